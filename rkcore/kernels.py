@@ -1,0 +1,236 @@
+"""Exact itemset kernels as Gram matrices.
+
+Every function has the signature ``(X, Y=None, ...)``, accepts dense arrays or
+scipy.sparse matrices, and returns a dense float64 array of shape
+(n_samples_X, n_samples_Y). ANOVA-type kernels use the power-sum recursion
+(paper eq. 12) on matrix products, so their cost is a few GEMMs of the data.
+"""
+from __future__ import annotations
+
+from typing import Iterator
+
+import numpy as np
+import scipy.sparse as sp
+
+from .itemsets import MAX_ENUMERATION, ItemsetFamily
+
+#: Bytes of temporary memory one block of a blocked computation may use.
+BLOCK_BYTES = 64 * 2**20
+
+
+def check_array(X, name: str = "X") -> np.ndarray | sp.csr_matrix:
+    """Validate a data matrix: 2-D, numeric, finite; returns float64 (dense or CSR)."""
+    if sp.issparse(X):
+        X = sp.csr_matrix(X, dtype=np.float64)
+        data = X.data
+    else:
+        try:
+            X = np.asarray(X, dtype=np.float64)
+        except (TypeError, ValueError):
+            raise ValueError(f"{name} must be a numeric matrix; it holds values that are not numbers.") from None
+        data = X
+    if X.ndim != 2:
+        raise ValueError(f"{name} must be a 2-D matrix (n_samples, n_features), got {X.ndim} dimension(s).")
+    if X.shape[0] == 0 or X.shape[1] == 0:
+        raise ValueError(f"{name} is empty (shape {X.shape}); it needs at least one sample and one feature.")
+    if not np.isfinite(data).all():
+        raise ValueError(f"{name} contains NaN or infinity; only finite values are allowed.")
+    return X
+
+
+def _pair(X, Y):
+    X = check_array(X, "X")
+    Y = X if Y is None else check_array(Y, "Y")
+    if X.shape[1] != Y.shape[1]:
+        raise ValueError(f"X has {X.shape[1]} features but Y has {Y.shape[1]}; they must match.")
+    return X, Y
+
+
+def _dense(A) -> np.ndarray:
+    return A.toarray() if sp.issparse(A) else A
+
+
+def _power(A, t: int):
+    """Element-wise t-th power, keeping sparsity."""
+    if t == 1:
+        return A
+    return A.power(t) if sp.issparse(A) else A**t
+
+
+def _gram(A, B) -> np.ndarray:
+    """A @ B.T as a dense float64 array (A, B dense or sparse)."""
+    out = A @ B.T
+    return _dense(out) if sp.issparse(out) else np.asarray(out)
+
+
+def row_blocks(n_rows: int, bytes_per_row: int, budget: int = BLOCK_BYTES) -> Iterator[slice]:
+    """Slices over rows so that one block needs at most ``budget`` bytes."""
+    step = max(1, int(budget // max(1, bytes_per_row)))
+    for start in range(0, n_rows, step):
+        yield slice(start, min(start + step, n_rows))
+
+
+# ---------------------------------------------------------------------- power sums
+def power_sums(X, Y, degree: int, y_is_sign: bool = False) -> list:
+    """P_t = <x^t, y^t> for t = 1..degree, as Gram matrices (index 0 unused).
+
+    With ``y_is_sign`` (Y has entries +-1 only, e.g. Rademacher weights) the odd
+    powers of Y equal Y and the even ones are all ones, so even P_t reduce to
+    row sums of X^t: a column vector that broadcasts, and half the GEMMs vanish.
+    """
+    P: list = [None]
+    for t in range(1, degree + 1):
+        if y_is_sign and t % 2 == 0:
+            P.append(np.asarray(_power(X, t).sum(axis=1), dtype=np.float64).reshape(-1, 1))
+        elif y_is_sign:
+            P.append(_gram(_power(X, t), Y))
+        else:
+            P.append(_gram(_power(X, t), _power(Y, t)))
+    return P
+
+
+def elementary_from_power_sums(P: list, degree: int) -> list:
+    """Newton's identities (paper eq. 12): e_k = (1/k) sum_{t=1}^k (-1)^(t+1) e_{k-t} P_t.
+
+    ``P[t]`` are arrays that broadcast together; returns e_0..e_degree (e_0 = 1.0).
+    """
+    e: list = [1.0]
+    for k in range(1, degree + 1):
+        acc = P[1] * e[k - 1]
+        for t in range(2, k + 1):
+            term = P[t] * e[k - t]
+            acc = acc - term if t % 2 == 0 else acc + term
+        e.append(acc / k)
+    return e
+
+
+def _broadcast_full(a, shape) -> np.ndarray:
+    return np.broadcast_to(np.asarray(a, dtype=np.float64), shape).copy()
+
+
+# ---------------------------------------------------------------------- named kernels
+def anova_kernel(X, Y=None, degree: int = 2) -> np.ndarray:
+    """ANOVA kernel of order m: sum over j_1 < ... < j_m of prod x_{j_k} y_{j_k} (paper eq. 2).
+
+    Cost: ``degree`` matrix products plus element-wise work, O(n_X n_Y d m).
+    """
+    X, Y = _pair(X, Y)
+    _check_degree(degree, X.shape[1], allow_zero=True)
+    if degree == 0:
+        return np.ones((X.shape[0], Y.shape[0]))
+    e = elementary_from_power_sums(power_sums(X, Y, degree), degree)
+    return _broadcast_full(e[degree], (X.shape[0], Y.shape[0]))
+
+
+def up_to_kernel(X, Y=None, degree: int = 2) -> np.ndarray:
+    """Sum of the ANOVA kernels of orders 0..m (itemsets of size at most m)."""
+    X, Y = _pair(X, Y)
+    _check_degree(degree, X.shape[1], allow_zero=True)
+    e = elementary_from_power_sums(power_sums(X, Y, degree), degree)
+    return _broadcast_full(sum(e), (X.shape[0], Y.shape[0]))
+
+
+def dot_kernel(X, Y=None) -> np.ndarray:
+    """The standard dot product <x, y> (itemsets = singletons)."""
+    X, Y = _pair(X, Y)
+    return _gram(X, Y)
+
+
+def all_subsets_kernel(X, Y=None) -> np.ndarray:
+    """All-subsets kernel prod_j (1 + x_j y_j) (paper eq. 3), in row blocks of bounded memory."""
+    X, Y = _pair(X, Y)
+    Yd = _dense(Y)
+    out = np.empty((X.shape[0], Y.shape[0]))
+    for rows in row_blocks(X.shape[0], 8 * Y.shape[0] * Y.shape[1]):
+        Xb = _dense(X[rows])
+        factors = Xb[:, None, :] * Yd[None, :, :]
+        factors += 1.0
+        np.prod(factors, axis=2, out=out[rows])
+    return out
+
+
+def polynomial_kernel(X, Y=None, degree: int = 2, c: float = 1.0) -> np.ndarray:
+    """Polynomial kernel (c + <x, y>)^m; c = 0 gives the homogeneous kernel <x, y>^m."""
+    return (c + dot_kernel(X, Y)) ** degree
+
+
+def _check_degree(degree, d: int, allow_zero: bool = False) -> None:
+    low = 0 if allow_zero else 1
+    if isinstance(degree, bool) or not isinstance(degree, (int, np.integer)) or not low <= degree <= d:
+        raise ValueError(
+            f"degree={degree!r} is not allowed: the order must be an integer between {low} and "
+            f"the number of features ({d})."
+        )
+
+
+# ---------------------------------------------------------------------- general families
+def explicit_features(X, family: ItemsetFamily, max_features: int = MAX_ENUMERATION) -> np.ndarray:
+    """phi_S(x): one column prod_{j in V} x_j per itemset V, in ``family.enumerate()`` order.
+
+    Refuses families with more than ``max_features`` itemsets (the matrix would be too big).
+    """
+    X = check_array(X)
+    _check_family_d(family, X.shape[1])
+    if family.n_itemsets > max_features:
+        raise ValueError(
+            f"explicit_features: the family has {family.n_itemsets:,} itemsets, more than the "
+            f"{max_features:,} columns allowed; use itemset_kernel, which never lists them."
+        )
+    itemsets = family.enumerate(limit=max_features)
+    Xd = _dense(X)
+    n = Xd.shape[0]
+    out = np.empty((n, len(itemsets)))
+    col = 0
+    by_size: dict[int, list] = {}
+    for v in itemsets:
+        by_size.setdefault(len(v), []).append(v)
+    # itemsets are ordered by size, so each size fills a contiguous block of columns
+    for size, group in by_size.items():
+        stop = col + len(group)
+        if size == 0:
+            out[:, col:stop] = 1.0
+        else:
+            idx = np.asarray(group, dtype=np.intp)  # (n_group, size)
+            for rows in row_blocks(n, 8 * idx.size):
+                out[rows, col:stop] = Xd[rows][:, idx].prod(axis=2)
+        col = stop
+    return out
+
+
+def _check_family_d(family: ItemsetFamily, d: int) -> None:
+    if not isinstance(family, ItemsetFamily):
+        raise ValueError(f"family must be an ItemsetFamily, got {type(family).__name__}.")
+    if family.d != d:
+        raise ValueError(f"The itemset family is defined over d={family.d} features but the data has {d}.")
+
+
+def cross_fields_kernel(X, Y, family: ItemsetFamily) -> np.ndarray:
+    """e_m of the per-field dot products <x_F, y_F>: one GEMM per field, then Newton's identities."""
+    fields = [np.asarray(f, dtype=np.intp) for f in family.fields]
+    G = [_gram(X[:, f], Y[:, f]) for f in fields]
+    P = [None] + [sum(g**t for g in G) for t in range(1, family.degree + 1)]
+    return _broadcast_full(elementary_from_power_sums(P, family.degree)[family.degree], (X.shape[0], Y.shape[0]))
+
+
+def itemset_kernel(X, Y=None, family: ItemsetFamily | None = None) -> np.ndarray:
+    """K_S(x, y) = sum_{V in S} prod_{j in V} x_j y_j (paper eq. 4) for any family S.
+
+    Named families take their fast path; cross-field families use per-field
+    products; custom families go through the explicit features phi_S.
+    """
+    if family is None:
+        raise ValueError("itemset_kernel needs family=: an ItemsetFamily (see rkcore.itemsets).")
+    X, Y = _pair(X, Y)
+    _check_family_d(family, X.shape[1])
+    kind = family.kind
+    if kind == "anova":
+        return anova_kernel(X, Y, family.degree)
+    if kind == "up_to":
+        return up_to_kernel(X, Y, family.degree)
+    if kind == "dot":
+        return dot_kernel(X, Y)
+    if kind == "all_subsets":
+        return all_subsets_kernel(X, Y)
+    if kind == "cross_fields":
+        return cross_fields_kernel(X, Y, family)
+    return _gram(explicit_features(X, family), explicit_features(Y, family))
