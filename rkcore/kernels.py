@@ -63,8 +63,9 @@ def _gram(A, B) -> np.ndarray:
     return _dense(out) if sp.issparse(out) else np.asarray(out)
 
 
-def row_blocks(n_rows: int, bytes_per_row: int, budget: int = BLOCK_BYTES) -> Iterator[slice]:
-    """Slices over rows so that one block needs at most ``budget`` bytes."""
+def row_blocks(n_rows: int, bytes_per_row: int, budget: int | None = None) -> Iterator[slice]:
+    """Slices over rows so that one block needs at most ``budget`` bytes (default BLOCK_BYTES)."""
+    budget = BLOCK_BYTES if budget is None else budget
     step = max(1, int(budget // max(1, bytes_per_row)))
     for start in range(0, n_rows, step):
         yield slice(start, min(start + step, n_rows))
