@@ -116,7 +116,7 @@ class RandomKernel(TransformerMixin, BaseEstimator):
         block = _block_mapper(self.family_, W, self.distribution == "rademacher")
         out = np.empty((n, D))
         # Block rows: intermediates are a few (rows x D) arrays, so memory stays bounded.
-        for rows in row_blocks(n, 8 * D * (block.temporaries + W.shape[1]), TRANSFORM_BLOCK_BYTES):
+        for rows in row_blocks(n, 8 * D * block.temporaries, TRANSFORM_BLOCK_BYTES):
             out[rows] = block(X[rows])
         return out
 
@@ -136,20 +136,24 @@ def _block_mapper(family: ItemsetFamily, W: np.ndarray, signs: bool):
         Wt = W.T * scale
         return _Mapper(lambda Xb: np.asarray(Xb @ Wt), 1)
 
-    if kind == "anova" and m == 2 and signs:
-        # K_A^2(x, w) = ((x.w)^2 - sum_j x_j^2) / 2 for w in {-1,1}^d; fold the 1/(2 sqrt D)
-        # into W so the whole map is one GEMM and two in-place passes.
+    if kind == "anova" and m == 2:
+        # K_A^2(x, w) = ((x.w)^2 - <x^2, w^2>) / 2; fold 1/(2 sqrt D) into W so the map is one
+        # GEMM and two in-place passes. For w in {-1,1}^d, <x^2, w^2> is just sum_j x_j^2.
         c = np.sqrt(scale / 2.0)
         Wc = W.T * c
+        W2c = None if signs else (W * W).T * (c * c)
 
         def anova2(Xb):
             Z = np.asarray(Xb @ Wc)
             np.square(Z, out=Z)
-            sq = np.asarray(_dense(Xb.multiply(Xb)) if sp.issparse(Xb) else Xb * Xb).sum(axis=1)
-            Z -= (sq * (c * c))[:, None]
+            X2 = Xb.multiply(Xb) if sp.issparse(Xb) else Xb * Xb
+            if signs:
+                Z -= (np.asarray(X2.sum(axis=1)).reshape(-1) * (c * c))[:, None]
+            else:
+                Z -= np.asarray(X2 @ W2c)
             return Z
 
-        return _Mapper(anova2, 1)
+        return _Mapper(anova2, 2)
 
     if kind in ("anova", "up_to"):
         powers = None if signs else [None] + [W**t for t in range(1, m + 1)]

@@ -1,0 +1,299 @@
+r"""Probabilistic error bounds of the RK feature map (Lemmas 1-3 of Atarashi, Maji & Oyama, AAAI-19).
+
+With :math:`\mathcal{E}(\mathbf{x}, \mathbf{y}) = \langle Z(\mathbf{x}), Z(\mathbf{y})\rangle - K_{\mathcal{S}}(\mathbf{x}, \mathbf{y})`
+the approximation error of a D-dimensional RK map and
+:math:`\mathbf{x}, \mathbf{y} \in \mathcal{B}_1(\mathbf{0}, R)` (L1 norm at most R, see :func:`l1_radius`):
+
+* Lemma 1 (eq. 8), any family S, one pair:
+  :math:`p(|\mathcal{E}| \ge \varepsilon) \le 2\exp\!\big(-D\varepsilon^2 / (2 e^{4R})\big)`.
+* Lemma 2 (eq. 9), any family S, uniformly over a compact :math:`\mathcal{B} \subset \mathcal{B}_1(\mathbf{0}, R)`:
+  :math:`p(\sup |\mathcal{E}| \ge \varepsilon) \le 2\big(32 R \sqrt{d e^{2R}} / \varepsilon\big)^{2d}
+  \exp\!\big(-D\varepsilon^2 / (8 e^{4R})\big)`, where :math:`\sqrt{d e^{2R}} = \sqrt{d}\, e^{R}`.
+* Lemma 3 (eq. 10), ANOVA kernel of order m, one pair:
+  :math:`p(|\mathcal{E}| \ge \varepsilon) \le 2\exp\!\big(-D\varepsilon^2 / (2 R^{4m})\big)`.
+
+Everything is evaluated in log space, so :math:`e^{4R}`, :math:`R^{4m}` and the
+power :math:`(\cdot)^{2d}` never overflow: ``log_lemma*`` return the natural log of the
+right-hand side as written (it may exceed log 1 = 0, where the bound is vacuous), and
+``lemma*`` return ``exp`` of it, clipped at 1 by default (``clip=True``) because a
+probability bound above 1 says nothing; pass ``clip=False`` for the raw value (which
+may be ``inf``). All functions broadcast over numpy arrays.
+
+The inverses ``min_components_lemma*`` give the smallest integer D with bound(D) <= delta,
+from the closed form of the log bound, rounded up and then corrected by one step either
+way so that ``log_bound(D) <= log(delta) < log_bound(D - 1)`` holds in floating point.
+"""
+from __future__ import annotations
+
+import numpy as np
+import pandas as pd
+import scipy.sparse as sp
+
+from .kernels import check_array
+
+_LOG2 = np.log(2.0)
+_LOG8 = np.log(8.0)
+_LOG32 = np.log(32.0)
+
+#: Below this, integers are exact in float64, so the +-1 correction of the inverses is meaningful.
+_EXACT_INTEGER_LIMIT = 2.0**52
+
+
+# ------------------------------------------------------------------------- validation
+def _as_float_array(value, name: str, what: str) -> np.ndarray:
+    try:
+        arr = np.asarray(value, dtype=np.float64)
+    except (TypeError, ValueError):
+        raise ValueError(f"{name} ({what}) must be a number or an array of numbers, got {value!r}.") from None
+    if not np.isfinite(arr).all():
+        raise ValueError(f"{name} ({what}) must be finite; got NaN or infinity.")
+    return arr
+
+
+def _first_bad(arr: np.ndarray, bad: np.ndarray) -> float:
+    return float(arr[bad].flat[0]) if arr.ndim else float(arr)
+
+
+def _check_positive(value, name: str, what: str) -> np.ndarray:
+    arr = _as_float_array(value, name, what)
+    bad = arr <= 0
+    if bad.any():
+        raise ValueError(f"{name} ({what}) must be > 0, got {_first_bad(arr, bad)!r}.")
+    return arr
+
+
+def _check_at_least_one(value, name: str, what: str, *, integer: bool) -> np.ndarray:
+    arr = _as_float_array(value, name, what)
+    bad = arr < 1
+    if integer:
+        bad = bad | (arr != np.round(arr))
+    if bad.any():
+        kind = "an integer >= 1" if integer else ">= 1"
+        raise ValueError(f"{name} ({what}) must be {kind}, got {_first_bad(arr, bad)!r}.")
+    return arr
+
+
+def _check_delta(value) -> np.ndarray:
+    arr = _as_float_array(value, "delta", "the failure probability")
+    bad = (arr <= 0) | (arr >= 1)
+    if bad.any():
+        raise ValueError(
+            f"delta (the failure probability) must lie strictly between 0 and 1, got {_first_bad(arr, bad)!r}."
+        )
+    return arr
+
+
+def _check_D(n_components) -> np.ndarray:
+    # Real D >= 1 is accepted so that bounds can be drawn as continuous curves in D.
+    return _check_at_least_one(n_components, "n_components", "D, the number of random features", integer=False)
+
+
+def _check_eps(eps) -> np.ndarray:
+    return _check_positive(eps, "eps", "the absolute error tolerance")
+
+
+def _check_R(R) -> np.ndarray:
+    return _check_positive(R, "R", "the bound on the L1 norm of the inputs")
+
+
+def _check_d(d) -> np.ndarray:
+    return _check_at_least_one(d, "d", "the number of original features", integer=True)
+
+
+def _check_degree(degree) -> np.ndarray:
+    return _check_at_least_one(degree, "degree", "the ANOVA order m", integer=True)
+
+
+def _scalar_or_array(arr: np.ndarray):
+    return arr[()] if arr.ndim == 0 else arr
+
+
+def _clip(log_value: np.ndarray, clip: bool):
+    with np.errstate(over="ignore"):
+        value = np.exp(log_value)
+    if clip:
+        value = np.minimum(value, 1.0)
+    return _scalar_or_array(value)
+
+
+# ------------------------------------------------------------------------- lemma 1
+def _log_lemma1(D, eps, R):
+    # D eps^2 / (2 e^{4R}) as exp of its log: e^{4R} alone overflows for R > 177.
+    with np.errstate(over="ignore"):
+        return _LOG2 - np.exp(np.log(D) + 2.0 * np.log(eps) - _LOG2 - 4.0 * R)
+
+
+def log_lemma1(n_components, eps, R):
+    r"""Natural log of the Lemma 1 bound (eq. 8): :math:`\log 2 - D\varepsilon^2 / (2e^{4R})`.
+
+    Not clipped: values above 0 mean the bound (a probability) is vacuous.
+    ``-inf`` only when the true value is below the float range.
+    """
+    D, eps, R = _check_D(n_components), _check_eps(eps), _check_R(R)
+    return _scalar_or_array(_log_lemma1(D, eps, R))
+
+
+def lemma1(n_components, eps, R, *, clip: bool = True):
+    r"""Lemma 1 (eq. 8): :math:`p(|\mathcal{E}(\mathbf{x},\mathbf{y})| \ge \varepsilon) \le 2\exp(-D\varepsilon^2/(2e^{4R}))`.
+
+    For any itemset family and any x, y with L1 norm at most R. ``clip=True`` caps the
+    value at 1 (a larger probability bound is vacuous).
+
+    >>> round(float(lemma1(1000, 0.2, 0.5)), 4)
+    0.1335
+    """
+    return _clip(log_lemma1(n_components, eps, R), clip)
+
+
+# ------------------------------------------------------------------------- lemma 2
+def _log_lemma2_prefactor(eps, R, d):
+    # log of 2 (32 R sqrt(d) e^R / eps)^{2d}
+    return _LOG2 + 2.0 * d * (_LOG32 + np.log(R) + 0.5 * np.log(d) + R - np.log(eps))
+
+
+def _log_lemma2(D, eps, R, d):
+    with np.errstate(over="ignore"):
+        decay = np.exp(np.log(D) + 2.0 * np.log(eps) - _LOG8 - 4.0 * R)
+    return _log_lemma2_prefactor(eps, R, d) - decay
+
+
+def log_lemma2(n_components, eps, R, d):
+    r"""Natural log of the Lemma 2 bound (eq. 9):
+    :math:`\log 2 + 2d \log\big(32 R \sqrt{d}\, e^{R}/\varepsilon\big) - D\varepsilon^2/(8e^{4R})`.
+
+    Not clipped (often far above 0 for small D: the uniform bound needs many features).
+    """
+    D, eps, R, d = _check_D(n_components), _check_eps(eps), _check_R(R), _check_d(d)
+    return _scalar_or_array(_log_lemma2(D, eps, R, d))
+
+
+def lemma2(n_components, eps, R, d, *, clip: bool = True):
+    r"""Lemma 2 (eq. 9): uniform bound
+    :math:`p(\sup_{\mathbf{x},\mathbf{y}\in\mathcal{B}} |\mathcal{E}| \ge \varepsilon) \le
+    2\big(32R\sqrt{de^{2R}}/\varepsilon\big)^{2d}\exp\big(-D\varepsilon^2/(8e^{4R})\big)`.
+
+    ``clip=True`` caps the value at 1; with ``clip=False`` it may be ``inf``.
+    """
+    return _clip(log_lemma2(n_components, eps, R, d), clip)
+
+
+# ------------------------------------------------------------------------- lemma 3
+def _log_lemma3(D, eps, R, m):
+    # R^{4m} as exp(4m log R): overflows (R > 1) or underflows (R < 1) directly for large m.
+    with np.errstate(over="ignore"):
+        return _LOG2 - np.exp(np.log(D) + 2.0 * np.log(eps) - _LOG2 - 4.0 * m * np.log(R))
+
+
+def log_lemma3(n_components, eps, R, degree):
+    r"""Natural log of the Lemma 3 bound (eq. 10): :math:`\log 2 - D\varepsilon^2/(2R^{4m})`.
+
+    ``-inf`` only when the true value is below the float range (tiny R, large m).
+    """
+    D, eps, R, m = _check_D(n_components), _check_eps(eps), _check_R(R), _check_degree(degree)
+    return _scalar_or_array(_log_lemma3(D, eps, R, m))
+
+
+def lemma3(n_components, eps, R, degree, *, clip: bool = True):
+    r"""Lemma 3 (eq. 10), ANOVA kernel of order m = ``degree``:
+    :math:`p(|\mathcal{E}| \ge \varepsilon) \le 2\exp(-D\varepsilon^2/(2R^{4m}))`.
+
+    ``clip=True`` caps the value at 1.
+    """
+    return _clip(log_lemma3(n_components, eps, R, degree), clip)
+
+
+# ------------------------------------------------------------------------- inverses
+def _smallest_D(log_D_star: np.ndarray, log_bound, log_delta: np.ndarray):
+    """ceil(D*) (at least 1), corrected by one step so that log_bound(D) <= log_delta < log_bound(D - 1).
+
+    ``log_bound(D)`` evaluates the log bound at the broadcast parameters. The closed form
+    is exact in real arithmetic; the correction absorbs rounding in exp/log.
+    """
+    with np.errstate(over="ignore"):
+        D = np.maximum(1.0, np.ceil(np.exp(log_D_star)))
+    exact = D < _EXACT_INTEGER_LIMIT
+    if exact.any():
+        too_small = exact & (log_bound(D) > log_delta)
+        D = np.where(too_small, D + 1.0, D)
+        lower = np.maximum(D - 1.0, 1.0)
+        can_lower = exact & (D > 1.0) & (log_bound(lower) <= log_delta)
+        D = np.where(can_lower, lower, D)
+    if D.ndim == 0:
+        return int(D) if np.isfinite(D) else float(D)
+    return D
+
+
+def min_components_lemma1(eps, delta, R):
+    r"""Smallest integer D with Lemma 1's bound <= delta:
+    :math:`D = \lceil 2 e^{4R} \log(2/\delta) / \varepsilon^2 \rceil`.
+
+    Returns a Python int for scalar input (``float('inf')`` beyond the float range), a
+    float64 array of whole numbers for array input (float, so values above 2**63 fit).
+    """
+    eps, delta, R = _check_eps(eps), _check_delta(delta), _check_R(R)
+    eps, delta, R = np.broadcast_arrays(eps, delta, R)
+    log_delta = np.log(delta)
+    log_D = _LOG2 + 4.0 * R + np.log(np.log(2.0 / delta)) - 2.0 * np.log(eps)
+    return _smallest_D(log_D, lambda D: _log_lemma1(D, eps, R), log_delta)
+
+
+def min_components_lemma2(eps, delta, R, d):
+    r"""Smallest integer D with Lemma 2's bound <= delta:
+    :math:`D = \lceil 8 e^{4R} \big(\log(2/\delta) + 2d\log(32R\sqrt{d}\,e^R/\varepsilon)\big) / \varepsilon^2 \rceil`
+    (1 when the bracket is <= 0). Return types as :func:`min_components_lemma1`.
+    """
+    eps, delta, R, d = _check_eps(eps), _check_delta(delta), _check_R(R), _check_d(d)
+    eps, delta, R, d = np.broadcast_arrays(eps, delta, R, d)
+    log_delta = np.log(delta)
+    bracket = _log_lemma2_prefactor(eps, R, d) - log_delta  # = log(2/delta) + 2d log(...)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        log_D = np.where(bracket > 0, _LOG8 + 4.0 * R - 2.0 * np.log(eps) + np.log(bracket), -np.inf)
+    return _smallest_D(log_D, lambda D: _log_lemma2(D, eps, R, d), log_delta)
+
+
+def min_components_lemma3(eps, delta, R, degree):
+    r"""Smallest integer D with Lemma 3's bound <= delta:
+    :math:`D = \lceil 2 R^{4m} \log(2/\delta) / \varepsilon^2 \rceil`.
+    Return types as :func:`min_components_lemma1`.
+    """
+    eps, delta, R, m = _check_eps(eps), _check_delta(delta), _check_R(R), _check_degree(degree)
+    eps, delta, R, m = np.broadcast_arrays(eps, delta, R, m)
+    log_delta = np.log(delta)
+    log_D = _LOG2 + 4.0 * m * np.log(R) + np.log(np.log(2.0 / delta)) - 2.0 * np.log(eps)
+    return _smallest_D(log_D, lambda D: _log_lemma3(D, eps, R, m), log_delta)
+
+
+# ------------------------------------------------------------------------- data
+def l1_radius(X) -> float:
+    r"""R = max_i ||x_i||_1, the smallest R with every row in :math:`\mathcal{B}_1(\mathbf{0}, R)`.
+
+    X is a dense array or a scipy.sparse matrix of shape (n_samples, n_features).
+    """
+    X = check_array(X)
+    if sp.issparse(X):
+        return float(abs(X).sum(axis=1).max())
+    return float(np.abs(X).sum(axis=1).max())
+
+
+def bounds_table(n_components, eps, R, d=None, degree=None) -> pd.DataFrame:
+    """Tidy table of the bounds over a grid: one row per (lemma, n_components, eps).
+
+    Columns: lemma ("lemma1", "lemma2", "lemma3"), n_components, eps, R, log_bound,
+    bound (clipped at 1). Lemma 2 needs ``d`` and Lemma 3 needs ``degree``; a lemma whose
+    parameter is None is left out. ``n_components`` and ``eps`` may be 1-D sequences.
+    """
+    D = np.atleast_1d(_check_D(n_components)).ravel()
+    E = np.atleast_1d(_check_eps(eps)).ravel()
+    R = float(_check_R(R))
+    DD, EE = (a.ravel() for a in np.meshgrid(D, E, indexing="ij"))
+    logs = {"lemma1": _log_lemma1(DD, EE, R)}
+    if d is not None:
+        logs["lemma2"] = _log_lemma2(DD, EE, R, float(_check_d(d)))
+    if degree is not None:
+        logs["lemma3"] = _log_lemma3(DD, EE, R, float(_check_degree(degree)))
+    frames = [
+        pd.DataFrame({"lemma": name, "n_components": DD, "eps": EE, "R": R,
+                      "log_bound": lv, "bound": np.minimum(np.exp(np.minimum(lv, 0.0)), 1.0)})
+        for name, lv in logs.items()
+    ]
+    return pd.concat(frames, ignore_index=True)
