@@ -1,0 +1,84 @@
+"""SCRK vs RK transform time for the ANOVA kernel (default: d=4096, D=8192, n=1000, paper Figure 1's largest d).
+
+Times, interleaved within each repeat so machine load hits all alike (median of --repeats):
+  * scrk        SignedCirculantRandomKernel.transform (FFT path)
+  * rk          RandomKernel.transform as shipped (rkcore.maps); skip with --no-shipped
+  * rk-64rows   RandomKernel.transform with rkcore.maps.TRANSFORM_BLOCK_BYTES raised so that
+                each block holds 64 rows (a GEMM per block instead of a GEMV per row)
+  * gemm        X @ Omega.T alone: a floor for any dense-Omega RK transform
+
+Usage: python benchmarks/bench_scrk.py [--repeats 5] [--degree 2 3] [--n 1000] [--d 4096] [--D 8192]
+       python benchmarks/bench_scrk.py --degree 2 --d 32 64 128 256 512 --no-shipped   # where SCRK starts to win
+"""
+from __future__ import annotations
+
+import argparse
+import time
+
+import numpy as np
+
+from rkcore import maps as rk_maps
+from rkcore.circulant import SignedCirculantRandomKernel
+from rkcore.maps import RandomKernel
+
+
+def _seconds(fn) -> float:
+    t0 = time.perf_counter()
+    fn()
+    return time.perf_counter() - t0
+
+
+def bench(n: int, d: int, D: int, degree: int, repeats: int, shipped: bool = True) -> dict[str, float]:
+    X = np.random.default_rng(0).standard_normal((n, d))
+    scrk = SignedCirculantRandomKernel(D, degree=degree, random_state=0).fit(X)
+    rk = RandomKernel(D, degree=degree, random_state=0).fit(X)
+    Wt = np.ascontiguousarray(rk.random_weights_.T)
+    shipped_budget = rk_maps.TRANSFORM_BLOCK_BYTES
+    # RandomKernel sizes a block as budget // (8 D (temporaries + d)) rows; 64 rows needs this:
+    budget_64 = 64 * 8 * D * (2 * degree + 1 + d)
+
+    def rk_64rows():
+        rk_maps.TRANSFORM_BLOCK_BYTES = budget_64
+        try:
+            rk.transform(X)
+        finally:
+            rk_maps.TRANSFORM_BLOCK_BYTES = shipped_budget
+
+    runs = {"scrk": lambda: scrk.transform(X), "rk": lambda: rk.transform(X),
+            "rk-64rows": rk_64rows, "gemm": lambda: X @ Wt}
+    if not shipped:
+        del runs["rk"]
+    for fn in runs.values():  # warm-up
+        fn()
+    times = {k: [] for k in runs}
+    for _ in range(repeats):
+        for k, fn in runs.items():
+            times[k].append(_seconds(fn))
+    return {k: float(np.median(v)) for k, v in times.items()}
+
+
+def main(argv=None) -> None:
+    p = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    p.add_argument("--n", type=int, default=1000)
+    p.add_argument("--d", type=int, nargs="+", default=[4096])
+    p.add_argument("--D", type=int, default=8192)
+    p.add_argument("--degree", type=int, nargs="+", default=[2, 3])
+    p.add_argument("--repeats", type=int, default=5)
+    p.add_argument("--no-shipped", action="store_true", help="skip RandomKernel as shipped (slow)")
+    a = p.parse_args(argv)
+    print(f"n={a.n}, D={a.D}, float64, median of {a.repeats} interleaved repeats\n")
+    print("| m | d | SCRK [ms] | RK shipped [ms] | RK 64-row blocks [ms] | GEMM X@Omega^T [ms] "
+          "| RK/SCRK | RK 64-row/SCRK | GEMM/SCRK |")
+    print("|---|---:|---:|---:|---:|---:|---:|---:|---:|")
+    for m in a.degree:
+        for d in a.d:
+            t = bench(a.n, d, a.D, m, a.repeats, shipped=not a.no_shipped)
+            s = t["scrk"]
+            rk = f"{t['rk']*1e3:.0f}" if "rk" in t else "-"
+            rk_ratio = f"{t['rk']/s:.1f}" if "rk" in t else "-"
+            print(f"| {m} | {d} | {s*1e3:.1f} | {rk} | {t['rk-64rows']*1e3:.1f} | {t['gemm']*1e3:.1f} "
+                  f"| {rk_ratio} | {t['rk-64rows']/s:.1f} | {t['gemm']/s:.1f} |", flush=True)
+
+
+if __name__ == "__main__":
+    main()

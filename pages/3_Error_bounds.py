@@ -1,0 +1,204 @@
+"""Error bounds: Lemmas 1-3 of the paper against the measured tail probability of the RK error."""
+import time
+
+import numpy as np
+import pandas as pd
+import streamlit as st
+from threadpoolctl import threadpool_limits
+
+from pages.common import (
+    ViewSpec, chart, escape_markdown, formula, guarded, load_data, notice, page, persistent_widget, reproduce,
+    require_memory, sidebar, table,
+)
+from rkcore.bounds import bounds_table, l1_radius
+from rkcore.experiments import error_study
+from rkcore.figures.bounds import (
+    LEMMA_LABELS, bounds_vs_D_figure, bounds_vs_eps_figure, measured_tails, required_components,
+)
+from rkcore.registry import ITEMSET_KERNELS
+from rkcore.views import format_bytes
+
+#: The D of the study (the vs-eps chart picks one of them, so changing it reruns nothing).
+D_GRID = (16, 32, 64, 128, 256, 512, 1024)
+#: The eps of the study: 1, 2, 5 per decade, exact decimal floats (they round-trip through the URL).
+EPS_GRID = tuple(float(f"{m}e{k}") for k in range(-6, 0) for m in (1, 2, 5)) + (1.0,)
+TRIALS = (5, 10, 20, 50, 100, 200)
+DELTAS = (0.01, 0.05, 0.1, 0.2)
+#: Studies estimated below this many seconds run at once; longer ones wait for the button.
+AUTO_SECONDS = 3.0
+#: Studies estimated above this are refused (the server is shared).
+MAX_SECONDS = 600.0
+#: Effective single-thread throughput for the estimate (GEMM flop/s on the shared 2-core machine,
+#: measured under load) and the fixed cost of one trial (map construction, validation).
+FLOPS = 2e9
+TASK_SECONDS = 2e-3
+
+page("Error bounds",
+     "How likely is the RK estimate ⟨Z(x), Z(y)⟩ to miss the kernel by ε or more? The paper bounds this "
+     "probability (Lemmas 1–3). Here the bounds meet the tail probability **measured** over random maps on "
+     "your data, as functions of ε and of D.")
+view = sidebar(kernels=ITEMSET_KERNELS, distributions="single", D=False)
+
+c1, c2, c3, c4 = st.columns(4)
+with c1:
+    eps = persistent_widget(st.select_slider, "ε (error threshold)", key="eb_eps", default=1e-3, options=EPS_GRID,
+                            format_func=lambda v: f"{v:g}", help="The D chart and the table use this ε.")
+with c2:
+    delta = persistent_widget(st.selectbox, "δ (allowed failure probability)", key="eb_delta", default=0.05,
+                              options=DELTAS, format_func=lambda v: f"{v:g}")
+with c3:
+    D_show = persistent_widget(st.select_slider, "D for the ε chart", key="eb_D", default=256, options=D_GRID)
+with c4:
+    trials = persistent_widget(st.select_slider, "Trials (random maps per D)", key="eb_trials", default=10,
+                               options=TRIALS, help="Each trial draws a new RK map and measures all n² pairs.")
+
+formula(r"p\big(|\mathcal{E}(\mathbf{x},\mathbf{y})| \ge \varepsilon\big) \le 2\exp\!\Big(\frac{-D\varepsilon^2}{2e^{4R}}\Big)"
+        r"\ \ (8),\qquad p\big(|\mathcal{E}| \ge \varepsilon\big) \le 2\exp\!\Big(-\frac{D\varepsilon^2}{2R^{4m}}\Big)"
+        r"\ \ (10,\ \text{ANOVA})",
+        "Lemmas 1 and 3: one pair x, y with ‖x‖₁, ‖y‖₁ ≤ R; E = ⟨Z(x), Z(y)⟩ − K(x, y).")
+formula(r"p\Big(\sup_{\mathbf{x},\mathbf{y}\in\mathcal{B}} |\mathcal{E}(\mathbf{x},\mathbf{y})| \ge \varepsilon\Big) \le "
+        r"2\Big(\frac{32R\sqrt{de^{2R}}}{\varepsilon}\Big)^{2d}\exp\!\Big(-\frac{D\varepsilon^2}{8e^{4R}}\Big)\ \ (9)",
+        "Lemma 2: all pairs at once (uniform over a compact set in the L1 ball of radius R).")
+
+
+def estimate_seconds(n: int, d: int, degree: int, trials: int) -> float:
+    """Rough cost of the study: per trial, the map (n×d×D×m) and the n×n×D sweep of the pairs."""
+    flops = sum(2.0 * n * d * D * max(degree, 2) + 2.0 * n * n * D + n * n * len(EPS_GRID) for D in D_GRID)
+    return trials * (flops / FLOPS + len(D_GRID) * TASK_SECONDS)
+
+
+@st.cache_data(show_spinner=False, max_entries=16)
+def bounds_study(view: ViewSpec, trials: int) -> pd.DataFrame:
+    """The error study of RK with the view's distribution over D_GRID and EPS_GRID (all pairs of X)."""
+    data = load_data(view)
+    spec = view.kernel_spec(data)
+    bar = st.progress(0.0, text="Measuring the errors…")
+    try:
+        # one BLAS thread: the products here are small, and threads fighting over a shared
+        # 2-core machine cost far more than they bring (a 200×20×256 product went from 0.2 to 40 ms)
+        with threadpool_limits(limits=1, user_api="blas"):
+            return error_study(data.X, spec, [("rk", view.distribution)], list(D_GRID), trials, eps=EPS_GRID,
+                               random_state=view.seed, progress=lambda f, m: bar.progress(min(f, 1.0), text=m))
+    finally:
+        bar.empty()
+
+
+def ready_to_run(seconds: float, params) -> bool:
+    """Cheap studies run at once; a long one waits for its button (and then stays shown while its
+    parameters do not change: the result is cached)."""
+    if seconds <= AUTO_SECONDS or st.session_state.get("_eb_ran") == params:
+        return True
+    st.warning(f"This study takes about **{seconds:.0f} s**. It runs when you press the button.",
+               icon=":material/timer:")
+    if st.button("Run the study", key="eb_run", type="primary"):
+        st.session_state["_eb_ran"] = params
+        return True
+    return False
+
+
+needed = None
+with guarded("the error bounds"):
+    data = load_data(view)
+    X = data.X
+    n, d = X.shape
+    spec = view.kernel_spec(data)
+    R = l1_radius(X)
+    degree = int(spec.degree) if spec.name == "anova" else None
+    require_memory({"Z (n × largest D)": (n, max(D_GRID)), "exact kernel rows cached (n×n)": (n, n),
+                    "error block (a few n×n temporaries)": (4, min(n, 1024), n)},
+                   hint="Lower n (the number of points).")
+    seconds = estimate_seconds(n, d, spec.degree, int(trials))
+    if seconds > MAX_SECONDS:
+        raise ValueError(f"This study would take about {seconds / 60:.0f} minutes ({trials} trials × {len(D_GRID)} "
+                         f"values of D over n² = {n * n:,} pairs), more than the {MAX_SECONDS / 60:.0f} minutes allowed. "
+                         "Lower n or the number of trials.")
+    st.caption(f"{escape_markdown(data.description)} n = {n} points (n² = {n * n:,} pairs, diagonal included), "
+               f"d = {d}, {view.normalization}-normalized; {escape_markdown(spec.label())} kernel; RK map with "
+               f"{view.distribution} weights, D ∈ {{{', '.join(map(str, D_GRID))}}}, {trials} trials each; "
+               f"estimated cost about {seconds:.1f} s.")
+    if ready_to_run(seconds, (view, int(trials))):
+        started = time.perf_counter()
+        study = bounds_study(view, int(trials))
+        elapsed = time.perf_counter() - started
+        measured = measured_tails(study)
+
+        m1, m2, m3, m4 = st.columns(4)
+        m1.metric("R = max ‖x‖₁ (from the data)", f"{R:.4g}")
+        m2.metric("d (features)", f"{d}")
+        at_D = study[study["D"] == D_show]
+        m3.metric(f"largest |E| seen at D = {D_show}", f"{at_D[at_D['metric'] == 'max_abs_error']['value'].max():.3g}")
+        m4.metric(f"mean |E| at D = {D_show}", f"{at_D[at_D['metric'] == 'mean_abs_error']['value'].mean():.3g}")
+
+        b_eps = bounds_table(D_show, np.logspace(np.log10(EPS_GRID[0]), 0.5, 160), R, d=d, degree=degree)
+        needed = required_components(float(eps), float(delta), R, d, degree, measured)
+        # the D axis reaches 10x the largest finite requirement of Lemmas 1 and 3 (Lemma 2 is far beyond)
+        pointwise = needed.loc[needed["lemma"] != "lemma2", "D_bound"].to_numpy(float)
+        pointwise = pointwise[np.isfinite(pointwise)]
+        D_top = float(np.clip(10 * pointwise.max() if pointwise.size else 1e6, 1e4, 1e12))
+        b_D = bounds_table(np.logspace(0, np.log10(D_top), 200), float(eps), R, d=d, degree=degree)
+        left, right = st.columns(2)
+        with left:
+            chart(bounds_vs_eps_figure(measured, b_eps, D=D_show, R=R), measured[measured["D"] == D_show],
+                  "Tail probability vs eps",
+                  caption=f"Solid: measured over {trials} random maps (blue: one pair, averaged over the {n * n:,} "
+                          "pairs; orange: the worst pair of each map). Dashed: the bounds, clipped at 1 where they say "
+                          "nothing. Open triangles: nothing observed, so the probability is below the triangle.")
+        with right:
+            chart(bounds_vs_D_figure(measured, b_D, eps=float(eps), R=R),
+                  measured[np.isclose(measured["eps"], float(eps))], "Tail probability vs D",
+                  caption=f"Measured at the D of the study ({D_GRID[0]} … {D_GRID[-1]}); the bounds are drawn out "
+                          "to where they drop below 1.")
+
+        st.subheader(f"How many features does each lemma ask for? (ε = {eps:g}, δ = {delta:g})")
+        display = pd.DataFrame({
+            "bound": [LEMMA_LABELS[k] for k in needed["lemma"]],
+            "bounds the probability of": needed["bounds"],
+            "D the lemma asks for": needed["D_bound"],
+            "D measured to suffice": needed["D_measured"],
+            "ratio (lemma / measured)": needed["ratio"],
+            "note": ["smallest D tried: the true need may be lower, the ratio larger" if s else
+                     ("" if np.isfinite(m) else f"no D up to {D_GRID[-1]} was enough")
+                     for s, m in zip(needed["at_smallest"], needed["D_measured"])],
+        })
+        for col, row in zip(st.columns(len(needed)), needed.itertuples(index=False)):
+            sign = "≥ " if row.at_smallest else ""
+            col.metric(f"{LEMMA_LABELS[row.lemma].split(' (')[0]} asks for D =", f"{row.D_bound:.3g}",
+                       delta=(f"{sign}{row.ratio:,.0f}× the D measured to suffice" if np.isfinite(row.ratio)
+                              else f"measured: not reached by D = {D_GRID[-1]}"), delta_color="off",
+                       delta_arrow="off")
+        table(display, "Components required by the lemmas",
+              caption="D the lemma asks for: the smallest D with bound ≤ δ (min_components_lemma*). D measured to "
+                      f"suffice: the smallest D of the study ({D_GRID[0]} … {D_GRID[-1]}) whose measured probability "
+                      "is ≤ δ.",
+              column_config={c: st.column_config.NumberColumn(format="%.3g") for c in
+                             ("D the lemma asks for", "D measured to suffice", "ratio (lemma / measured)")})
+        st.caption(f"Study: {elapsed:.2f} s this run (cached until the data, kernel, distribution, seed or trials "
+                   "change).")
+
+if needed is not None:
+    loose = needed.dropna(subset=["ratio"])
+    how_loose = (f"Here even the tightest lemma asks for {loose['ratio'].min():,.0f} times more features than the data "
+                 "needed. " if len(loose) else "")
+    notice("The measured tail (solid) falls off a cliff: a few times beyond the typical error no pair ever reaches ε. "
+           "The bounds (dashed) stay at 1, saying nothing, until ε or D is orders of magnitude larger. "
+           f"{how_loose}The bounds hold for every x, y in the L1 ball and every family S (Lemma 1 pays e^{{4R}}), "
+           "so they are loose by design: they prove the rate, not the constant. Lemma 3 (ANOVA only: R^{4m} "
+           "instead of e^{4R}) is the tightest for L1-normalized data (R = 1); Lemma 2 covers all pairs at once "
+           "and pays a factor (32R√d·e^R/ε)^{2d}. Lemmas 1–3 assume Rademacher weights (|K(x, ω)| ≤ e^R); with "
+           "other distributions the measured curves are shown for comparison only.")
+
+reproduce(view.code(
+    "from rkcore.bounds import bounds_table, l1_radius, min_components_lemma1, min_components_lemma3",
+    "from rkcore.experiments import error_study",
+    "from rkcore.figures.bounds import measured_tails, required_components, bounds_vs_eps_figure",
+    "",
+    "R = l1_radius(X)",
+    f"study = error_study(X, spec, [('rk', {view.distribution!r})], {list(D_GRID)}, {int(trials)},",
+    f"                    eps={list(EPS_GRID)}, random_state={view.seed})",
+    "measured = measured_tails(study)",
+    f"bounds = bounds_table({D_show}, np.logspace(-6, 0.5, 160), R, d=d"
+    + (f", degree={view.degree})" if view.kernel == "anova" else ")"),
+    f"bounds_vs_eps_figure(measured, bounds, D={D_show}, R=R).show()",
+    f"print(required_components({float(eps)!r}, {float(delta)!r}, R, d, "
+    + (f"{view.degree}, measured))" if view.kernel == "anova" else "None, measured))"),
+))

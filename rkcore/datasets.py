@@ -1,0 +1,417 @@
+"""Datasets: named synthetic generators, scikit-learn's bundled sets, user files, MovieLens 100K.
+
+Every loader returns a :class:`Dataset` (float64 ``X``, optional labels ``y``, readable
+feature names, optional feature groups ``fields``). Nothing here downloads anything:
+the built-ins are generated or ship with scikit-learn, and MovieLens is read from a
+folder the user already has.
+
+The paper (Atarashi, Maji & Oyama, AAAI-19, Section 6) L1-normalizes every feature
+vector so that R = max_i ||x_i||_1 = 1; :func:`normalize` does that row-wise.
+"""
+from __future__ import annotations
+
+import io
+import os
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Callable
+
+import numpy as np
+import pandas as pd
+import scipy.sparse as sp
+from sklearn import datasets as skdatasets
+from sklearn.preprocessing import normalize as _sk_normalize
+from sklearn.utils import check_random_state
+
+NORMALIZATIONS = ("l1", "l2", "none")
+
+
+@dataclass(frozen=True)
+class Dataset:
+    """A data matrix with optional labels.
+
+    ``X`` is float64 of shape (n, d), dense or CSR; ``y`` holds integer class labels
+    (or floats for a regression target read from a file) or is None; ``fields``
+    groups feature indices (e.g. user features vs item features) for cross-field
+    itemset families, or is None.
+    """
+
+    name: str
+    X: np.ndarray | sp.csr_matrix
+    y: np.ndarray | None
+    feature_names: tuple[str, ...]
+    fields: tuple[tuple[int, ...], ...] | None
+    description: str
+
+    @property
+    def n_samples(self) -> int:
+        return self.X.shape[0]
+
+    @property
+    def n_features(self) -> int:
+        return self.X.shape[1]
+
+
+@dataclass(frozen=True)
+class BuiltinDataset:
+    key: str
+    label: str
+    description: str
+    loader: Callable[..., Dataset]  # (n_samples, random_state) -> Dataset
+
+
+# ---------------------------------------------------------------------------- helpers
+def normalize(X, norm: str = "l1"):
+    """Row-wise normalization x / ||x||_p for p = 1 ("l1") or 2 ("l2"); "none" returns X.
+
+    Sparse input stays sparse (CSR); rows that are all zero stay zero
+    (scikit-learn's ``normalize`` leaves them untouched instead of dividing by 0).
+    """
+    if norm not in NORMALIZATIONS:
+        raise ValueError(f"Unknown normalization {norm!r}; allowed: {', '.join(map(repr, NORMALIZATIONS))}.")
+    if sp.issparse(X):
+        X = sp.csr_matrix(X, dtype=np.float64)
+    else:
+        X = np.asarray(X, dtype=np.float64)
+    if norm == "none":
+        return X.copy()
+    return _sk_normalize(X, norm=norm, axis=1, copy=True)
+
+
+try:  # the bound lives with the other bounds; keep datasets usable without it
+    from .bounds import l1_radius  # noqa: F401
+except ImportError:  # pragma: no cover - depends on whether rkcore.bounds exists yet
+    def l1_radius(X) -> float:
+        """R = max_i ||x_i||_1, the radius in the paper's error bounds."""
+        if sp.issparse(X):
+            return float(abs(sp.csr_matrix(X)).sum(axis=1).max()) if X.shape[0] else 0.0
+        X = np.asarray(X, dtype=np.float64)
+        return float(np.abs(X).sum(axis=1).max()) if X.shape[0] else 0.0
+
+
+def _subsample(n_total: int, n_samples: int | None, random_state) -> np.ndarray:
+    """Row indices: all rows, the first n (random_state None) or a seeded sorted subsample."""
+    if n_samples is None or n_samples >= n_total:
+        return np.arange(n_total)
+    if isinstance(n_samples, bool) or not isinstance(n_samples, (int, np.integer)) or n_samples < 1:
+        raise ValueError(f"n_samples must be a positive integer or None, got {n_samples!r}.")
+    if random_state is None:
+        return np.arange(n_samples)
+    rng = check_random_state(random_state)
+    return np.sort(rng.choice(n_total, size=n_samples, replace=False))
+
+
+def _check_n_samples(n_samples, default: int) -> int:
+    if n_samples is None:
+        return default
+    if isinstance(n_samples, bool) or not isinstance(n_samples, (int, np.integer)) or n_samples < 1:
+        raise ValueError(f"n_samples must be a positive integer or None, got {n_samples!r}.")
+    return int(n_samples)
+
+
+# ---------------------------------------------------------------------------- built-ins
+def make_interactions(n_samples: int = 1000, n_features: int = 20, n_interactions: int = 12,
+                      noise: float = 0.1, random_state=0) -> Dataset:
+    r"""Synthetic binary task whose label is a sparse pairwise-interaction function.
+
+    x ~ N(0, I_d); f(x) = \sum_{j<k} A_{jk} x_j x_k with ``n_interactions`` non-zero
+    A_{jk} ~ N(0, 1); y = [f(x) + noise * std(f) * eps > median], so the classes are
+    balanced. f is even (f(-x) = f(x)) and x is symmetric, so every linear function
+    of x is uncorrelated with y: a linear model on x is near chance while a model on
+    the pairwise products (a degree-2 ANOVA / polynomial kernel) can fit it.
+    """
+    n = _check_n_samples(n_samples, 1000)
+    d = int(n_features)
+    if d < 2:
+        raise ValueError(f"n_features must be at least 2 for pairwise interactions, got {n_features!r}.")
+    rng = check_random_state(random_state)
+    X = rng.standard_normal((n, d))
+    rows, cols = np.triu_indices(d, k=1)
+    n_pairs = min(int(n_interactions), rows.size)
+    chosen = rng.choice(rows.size, size=n_pairs, replace=False)
+    weights = rng.standard_normal(n_pairs)
+    f = (X[:, rows[chosen]] * X[:, cols[chosen]]) @ weights
+    f = f + noise * f.std() * rng.standard_normal(n)
+    y = (f > np.median(f)).astype(np.int64)
+    terms = " ".join(f"{w:+.2f}*x{j}*x{k}" for w, j, k in zip(weights, rows[chosen], cols[chosen]))
+    return Dataset(
+        name="interactions", X=X, y=y,
+        feature_names=tuple(f"x{j}" for j in range(d)), fields=None,
+        description=(f"Synthetic: {n} samples, {d} N(0,1) features; label = sign(f(x) + noise - median) "
+                     f"with f = {terms}. Balanced; linear models on x are near chance."),
+    )
+
+
+def make_gaussian(n_samples: int = 1000, n_features: int = 50, random_state=0) -> Dataset:
+    """N(0, 1) features without labels (the synthetic data of the paper's Figure 1)."""
+    n = _check_n_samples(n_samples, 1000)
+    d = int(n_features)
+    if d < 1:
+        raise ValueError(f"n_features must be at least 1, got {n_features!r}.")
+    X = check_random_state(random_state).standard_normal((n, d))
+    return Dataset(name="gaussian", X=X, y=None, feature_names=tuple(f"x{j}" for j in range(d)),
+                   fields=None, description=f"Synthetic: {n} x {d} i.i.d. N(0, 1) features, no labels.")
+
+
+def _sklearn_loader(key: str, fetch: Callable, text: str):
+    def load(n_samples=None, random_state=0) -> Dataset:
+        bunch = fetch()
+        X = np.asarray(bunch.data, dtype=np.float64)
+        rows = _subsample(X.shape[0], n_samples, random_state)
+        return Dataset(name=key, X=X[rows], y=np.asarray(bunch.target, dtype=np.int64)[rows],
+                       feature_names=tuple(str(f) for f in bunch.feature_names), fields=None,
+                       description=f"{text} ({rows.size} of {X.shape[0]} samples, {X.shape[1]} features; bundled with scikit-learn).")
+    return load
+
+
+BUILTIN: dict[str, BuiltinDataset] = {
+    b.key: b
+    for b in (
+        BuiltinDataset("interactions", "Synthetic pairwise interactions",
+                       "Binary labels from a sparse sum of x_j x_k terms: linear models fail, degree-2 kernels succeed.",
+                       lambda n_samples=None, random_state=0: make_interactions(n_samples or 1000, random_state=random_state)),
+        BuiltinDataset("gaussian", "Gaussian N(0, 1)",
+                       "i.i.d. standard normal features, no labels (for timing, as in the paper's Figure 1).",
+                       lambda n_samples=None, random_state=0: make_gaussian(n_samples or 1000, random_state=random_state)),
+        BuiltinDataset("breast_cancer", "Breast cancer (Wisconsin)", "569 x 30, binary.",
+                       _sklearn_loader("breast_cancer", skdatasets.load_breast_cancer, "Breast cancer Wisconsin, binary")),
+        BuiltinDataset("wine", "Wine", "178 x 13, 3 classes.",
+                       _sklearn_loader("wine", skdatasets.load_wine, "Wine recognition, 3 classes")),
+        BuiltinDataset("digits", "Digits (8x8)", "1797 x 64, 10 classes.",
+                       _sklearn_loader("digits", skdatasets.load_digits, "Handwritten digits 8x8, 10 classes")),
+    )
+}
+
+
+def load_builtin(key: str, n_samples: int | None = None, random_state: int = 0) -> Dataset:
+    """A built-in dataset by key (see :data:`BUILTIN`); ``n_samples`` caps / sets the size.
+
+    Synthetic sets generate ``n_samples`` rows (default 1000); bundled sets take a
+    seeded subsample of ``n_samples`` rows (all rows when None).
+    """
+    try:
+        entry = BUILTIN[key]
+    except (KeyError, TypeError):
+        raise ValueError(f"Unknown built-in dataset {key!r}; allowed: {', '.join(map(repr, BUILTIN))}.") from None
+    return entry.loader(n_samples=n_samples, random_state=random_state)
+
+
+# ---------------------------------------------------------------------------- files
+def _source_name(path_or_buffer, default: str) -> str:
+    name = getattr(path_or_buffer, "name", None) if not isinstance(path_or_buffer, (str, os.PathLike)) else path_or_buffer
+    return Path(str(name)).name if name else default
+
+
+def _rewind(buffer) -> None:
+    if hasattr(buffer, "seek"):
+        buffer.seek(0)
+
+
+def _encode_target(values: pd.Series) -> tuple[np.ndarray, str]:
+    """Integer class labels for categorical / integer targets; floats stay floats (regression).
+
+    Returns the labels and a note on the encoding of text classes (empty otherwise).
+    """
+    if values.isna().any():
+        raise ValueError(f"The target column {values.name!r} has missing values in {int(values.isna().sum())} row(s).")
+    if pd.api.types.is_bool_dtype(values):
+        return values.to_numpy().astype(np.int64), ""
+    if pd.api.types.is_numeric_dtype(values):
+        v = values.to_numpy(dtype=np.float64)
+        return (v.astype(np.int64) if np.all(v == np.round(v)) else v), ""
+    # text classes -> 0..k-1 in sorted order of the class names
+    names, codes = np.unique(values.astype(str).to_numpy(), return_inverse=True)
+    return codes.astype(np.int64), " (classes: " + ", ".join(f"{c}={k}" for k, c in enumerate(names[:20])) + ")"
+
+
+def load_csv(path_or_buffer, target: str | None = None, *, dropna: bool = False) -> Dataset:
+    """Read a CSV file with a header row (path, or file-like such as streamlit's UploadedFile).
+
+    ``target`` names the label column (None: no labels). All other columns must be
+    numeric (booleans count as 0/1). Missing values raise a ValueError naming the
+    columns, unless ``dropna=True``, which drops the incomplete rows.
+    """
+    _rewind(path_or_buffer)
+    try:
+        frame = pd.read_csv(path_or_buffer)
+    except pd.errors.EmptyDataError:
+        raise ValueError("The CSV file is empty: it needs a header row and at least one data row.") from None
+    except pd.errors.ParserError as exc:
+        raise ValueError(f"The file could not be parsed as CSV: {exc}") from None
+    name = _source_name(path_or_buffer, "csv")
+    if frame.shape[0] == 0:
+        raise ValueError(f"The CSV file {name!r} has a header but no data rows.")
+    columns = [str(c) for c in frame.columns]
+    frame.columns = columns
+    if target is not None and target not in columns:
+        raise ValueError(f"Target column {target!r} is not in the file; its columns are: {', '.join(map(repr, columns))}.")
+    features = [c for c in columns if c != target]
+    if not features:
+        raise ValueError(f"The CSV file {name!r} has no feature columns besides the target {target!r}.")
+    non_numeric = [c for c in features
+                   if not (pd.api.types.is_numeric_dtype(frame[c]) or pd.api.types.is_bool_dtype(frame[c]))]
+    if non_numeric:
+        raise ValueError(
+            f"Feature columns must be numeric; these are not: {', '.join(map(repr, non_numeric))}. "
+            "Encode them as numbers, drop them, or choose one of them as the target.")
+    with_nan = [c for c in columns if frame[c].isna().any() and (c in features or c == target)]
+    if with_nan and not dropna:
+        raise ValueError(
+            f"Missing values (NaN) in column(s): {', '.join(map(repr, with_nan))}. "
+            "Fill them, or pass dropna=True to drop the incomplete rows.")
+    if with_nan:
+        frame = frame.dropna(subset=with_nan)
+        if frame.shape[0] == 0:
+            raise ValueError("Every row has a missing value; nothing is left after dropping incomplete rows.")
+    X = frame[features].to_numpy(dtype=np.float64)
+    if not np.isfinite(X).all():
+        bad = [c for c, ok in zip(features, np.isfinite(X).all(axis=0)) if not ok]
+        raise ValueError(f"Infinite values in column(s): {', '.join(map(repr, bad))}; only finite numbers are allowed.")
+    y, classes = (None, "") if target is None else _encode_target(frame[target])
+    return Dataset(name=name, X=X, y=y, feature_names=tuple(features), fields=None,
+                   description=f"CSV {name}: {X.shape[0]} rows, {X.shape[1]} features"
+                               + (f", target {target!r}{classes}." if target else ", no target."))
+
+
+def load_libsvm(path_or_buffer) -> Dataset:
+    """Read a LIBSVM / svmlight file (``label index:value ...``) as CSR; labels become ints when integral."""
+    _rewind(path_or_buffer)
+    source = path_or_buffer
+    if isinstance(source, io.TextIOBase):  # sklearn's parser wants bytes
+        source = io.BytesIO(source.read().encode())
+    name = _source_name(path_or_buffer, "libsvm")
+    try:
+        X, y = skdatasets.load_svmlight_file(source, dtype=np.float64)
+    except ValueError as exc:
+        raise ValueError(f"The file {name!r} is not valid LIBSVM format (label index:value ...): {exc}") from None
+    if X.shape[0] == 0 or X.shape[1] == 0:
+        raise ValueError(f"The LIBSVM file {name!r} is empty: it has no samples or no features.")
+    X = sp.csr_matrix(X)
+    y = y.astype(np.int64) if np.all(y == np.round(y)) else y
+    return Dataset(name=name, X=X, y=y, feature_names=tuple(f"f{j + 1}" for j in range(X.shape[1])), fields=None,
+                   description=f"LIBSVM {name}: {X.shape[0]} rows, {X.shape[1]} features, {X.nnz} non-zeros.")
+
+
+# ---------------------------------------------------------------------------- MovieLens 100K
+# Category sets of the d = 78 MovieLens 100K features, as they occur in the real files
+# (u.user, u.item, u.occupation, u.genre); fixed here so that d and the feature names
+# do not depend on which rows are loaded.
+ML_AGES = (10, 20, 30, 40, 50, 60, 70)  # ages 7..73 rounded to the nearest 10
+ML_GENDERS = ("M", "F")
+ML_OCCUPATIONS = ("administrator", "artist", "doctor", "educator", "engineer", "entertainment", "executive",
+                  "healthcare", "homemaker", "lawyer", "librarian", "marketing", "none", "other", "programmer",
+                  "retired", "salesman", "scientist", "student", "technician", "writer")
+# First character of the zip code: the 10 digits of US zip codes plus the 9 letters that
+# begin the 18 Canadian postal codes in u.user (E, K, L, M, N, R, T, V, Y) = 19 values.
+ML_ZIP_PREFIXES = tuple("0123456789") + tuple("EKLMNRTVY")
+ML_YEARS = (0, 1920, 1930, 1940, 1950, 1960, 1970, 1980, 1990, 2000)  # 0 = release date missing
+ML_GENRES = ("unknown", "Action", "Adventure", "Animation", "Children's", "Comedy", "Crime", "Documentary",
+             "Drama", "Fantasy", "Film-Noir", "Horror", "Musical", "Mystery", "Romance", "Sci-Fi", "Thriller",
+             "War", "Western")
+ML_N_USER_FEATURES = len(ML_AGES) + len(ML_GENDERS) + len(ML_OCCUPATIONS) + len(ML_ZIP_PREFIXES)  # 49
+ML_N_FEATURES = ML_N_USER_FEATURES + len(ML_YEARS) + len(ML_GENRES)  # 78
+
+ML_FEATURE_NAMES = (
+    tuple(f"age={a}" for a in ML_AGES) + tuple(f"gender={g}" for g in ML_GENDERS)
+    + tuple(f"occupation={o}" for o in ML_OCCUPATIONS) + tuple(f"zip={z}" for z in ML_ZIP_PREFIXES)
+    + tuple(f"year={y}" if y else "year=missing" for y in ML_YEARS) + tuple(f"genre={g}" for g in ML_GENRES)
+)
+
+
+def _round_to_ten(values: np.ndarray) -> np.ndarray:
+    """Nearest multiple of 10, ties to even (numpy / Python 3 ``round(v, -1)``: 25 -> 20, 35 -> 40)."""
+    return (np.round(np.asarray(values, dtype=np.float64) / 10.0) * 10.0).astype(np.int64)
+
+
+def _codes(values, categories, what: str, file: str) -> np.ndarray:
+    """Index of each value in ``categories``; unknown values raise a ValueError naming them."""
+    index = pd.Index(categories)
+    codes = index.get_indexer(pd.Index(values))
+    if (codes < 0).any():
+        unknown = sorted({str(v) for v in np.asarray(values, dtype=object)[codes < 0]})[:10]
+        raise ValueError(f"{file}: unexpected {what} value(s) {', '.join(unknown)}; allowed: {', '.join(map(str, categories))}.")
+    return codes
+
+
+def _ml_file(folder: Path, name: str) -> Path:
+    path = folder / name
+    if not path.is_file():
+        raise ValueError(f"MovieLens 100K file {name!r} not found in {str(folder)!r}; expected u.data, u.user and u.item "
+                         "from ml-100k.zip (https://grouplens.org/datasets/movielens/100k/).")
+    return path
+
+
+def load_movielens(path, n_samples: int | None = None, random_state=None) -> Dataset:
+    """MovieLens 100K rating rows as d = 78 binary feature vectors (the paper's Section 6).
+
+    Each row of u.data (user, item, rating) becomes the one-hot / multi-hot vector
+
+    ========================  ====  ==================================================
+    user age, nearest 10       7    10..70, ties to even (25 -> 20, 35 -> 40)
+    user gender                2    M, F
+    user occupation           21    the list in u.occupation
+    zip code, 1st character   19    0-9 and the letters of Canadian codes E K L M N R T V Y
+    item release decade       10    year of u.item's date rounded to 10 (1920..2000); 0 = missing
+    item genres               19    multi-hot, u.item's last 19 columns
+    ========================  ====  ==================================================
+
+    with label y = 1 if the rating is 5 else 0. ``fields`` = (user features 0..48,
+    item features 49..77). ``n_samples`` with ``random_state=None`` keeps the first n
+    rating rows of u.data (already randomly ordered by GroupLens); with an integer
+    seed it takes a seeded subsample (sorted row order). Reads only local files.
+    """
+    folder = Path(path)
+    if not folder.is_dir():
+        raise ValueError(f"MovieLens folder {str(folder)!r} does not exist; it must hold u.data, u.user and u.item.")
+    f_data, f_user, f_item = (_ml_file(folder, n) for n in ("u.data", "u.user", "u.item"))
+    ratings = pd.read_csv(f_data, sep="\t", header=None, names=["user", "item", "rating", "time"],
+                          dtype={"user": np.int64, "item": np.int64, "rating": np.int64})
+    if ratings.shape[0] == 0:
+        raise ValueError(f"{f_data.name} has no ratings.")
+    users = pd.read_csv(f_user, sep="|", header=None, names=["user", "age", "gender", "occupation", "zip"],
+                        dtype={"zip": str, "gender": str, "occupation": str})
+    items = pd.read_csv(f_item, sep="|", header=None, encoding="latin-1", dtype={2: str})
+    if items.shape[1] != 5 + len(ML_GENRES):
+        raise ValueError(f"u.item must have {5 + len(ML_GENRES)} '|'-separated columns "
+                         f"(id, title, release date, video date, URL, 19 genres); found {items.shape[1]}.")
+    rows = _subsample(ratings.shape[0], n_samples, random_state)
+    ratings = ratings.iloc[rows].reset_index(drop=True)
+
+    # per-user / per-item column indices into the 78 features, then join onto the ratings
+    user_cols = pd.DataFrame({"user": users["user"].to_numpy()})
+    offset = 0
+    for col, codes, size in (
+        ("c_age", _codes(_round_to_ten(users["age"]), ML_AGES, "age", "u.user"), len(ML_AGES)),
+        ("c_gender", _codes(users["gender"].str.upper(), ML_GENDERS, "gender", "u.user"), len(ML_GENDERS)),
+        ("c_occ", _codes(users["occupation"].str.strip(), ML_OCCUPATIONS, "occupation", "u.user"), len(ML_OCCUPATIONS)),
+        ("c_zip", _codes(users["zip"].str.strip().str[0].str.upper(), ML_ZIP_PREFIXES, "zip code prefix", "u.user"), len(ML_ZIP_PREFIXES)),
+    ):
+        user_cols[col] = codes + offset
+        offset += size
+    years = pd.to_datetime(items[2], format="%d-%b-%Y", errors="coerce").dt.year
+    decade = np.where(years.isna(), 0, _round_to_ten(years.fillna(0).to_numpy()))
+    item_cols = pd.DataFrame({"item": items[0].to_numpy(), "c_year": _codes(decade, ML_YEARS, "release year", "u.item") + offset})
+    genres = items.iloc[:, 5:].to_numpy(dtype=np.float64)
+
+    merged = ratings.merge(user_cols, on="user", how="left", validate="many_to_one")
+    merged = merged.merge(item_cols, on="item", how="left", validate="many_to_one")
+    if merged["c_age"].isna().any():
+        missing = sorted(merged.loc[merged["c_age"].isna(), "user"].unique())[:10]
+        raise ValueError(f"u.data refers to user id(s) {missing} that are not in u.user.")
+    if merged["c_year"].isna().any():
+        missing = sorted(merged.loc[merged["c_year"].isna(), "item"].unique())[:10]
+        raise ValueError(f"u.data refers to item id(s) {missing} that are not in u.item.")
+
+    n = merged.shape[0]
+    X = np.zeros((n, ML_N_FEATURES))
+    one_hot = merged[["c_age", "c_gender", "c_occ", "c_zip", "c_year"]].to_numpy(dtype=np.intp)
+    X[np.arange(n)[:, None], one_hot] = 1.0
+    item_row = pd.Index(items[0].to_numpy()).get_indexer(merged["item"].to_numpy())
+    X[:, ML_N_USER_FEATURES + len(ML_YEARS):] = genres[item_row]
+    y = (merged["rating"].to_numpy() == 5).astype(np.int64)
+    fields = (tuple(range(ML_N_USER_FEATURES)), tuple(range(ML_N_USER_FEATURES, ML_N_FEATURES)))
+    return Dataset(
+        name="movielens100k", X=X, y=y, feature_names=ML_FEATURE_NAMES, fields=fields,
+        description=(f"MovieLens 100K (GroupLens; Harper & Konstan 2015): {n} rating rows, d = {ML_N_FEATURES} "
+                     "(age 7, gender 2, occupation 21, zip prefix 19, release decade 10, genres 19); y = rating == 5."),
+    )

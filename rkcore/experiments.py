@@ -1,0 +1,289 @@
+r"""Approximation-error engine: how far <Z(x_i), Z(x_j)> is from K(x_i, x_j) over all pairs.
+
+For a random feature map Z with D components, trial t and the n x n pairs of rows of X,
+the error of a pair is E_ij = <Z(x_i), Z(x_j)> - K(x_i, x_j). One trial reports, over
+the selected pairs P (all, or those with K_ij != 0.0; diagonal in or out),
+
+.. math::
+    \text{MAE} = \frac{1}{|P|}\sum_{P}|E_{ij}|,\quad
+    \text{RMS} = \Big(\frac{1}{|P|}\sum_{P}E_{ij}^2\Big)^{1/2},\quad
+    \max_{P}|E_{ij}|,\quad \frac{1}{|P|}\sum_{P}E_{ij},\quad
+    \Pr_P(|E| \ge \varepsilon).
+
+This is the protocol of Table 1 of Atarashi, Maji & Oyama (AAAI-19): MovieLens 100K,
+L1-normalized, n = 10,000 instances, 100 trials, mean absolute error. The n x n
+matrices are never materialized: Z = map(X) is computed once per (method, D, trial)
+and the pairs are swept in row blocks, exact block K[i, :] = spec.exact(X[i], X) and
+approximate block Z[i] @ Z.T, accumulating sums. The exact blocks are identical in
+every trial, so up to ``exact_cache_bytes`` of them are computed once and reused.
+Trials are independent joblib tasks: ``with joblib.parallel_config(backend="dask")``
+spreads a study over a Dask cluster.
+
+Output is tidy (long) form: one row per (method, D, trial, metric[, eps]).
+"""
+from __future__ import annotations
+
+import re
+import zlib
+from numbers import Integral, Real
+from typing import Callable, Sequence
+
+import numpy as np
+import pandas as pd
+import scipy.sparse as sp
+from joblib import Parallel, delayed
+
+from .distributions import get_distribution
+from .kernels import check_array
+from .registry import KernelSpec, get_map, make_map
+
+PAIRS = ("all", "nonzero")
+DEFAULT_EPS = (1e-4, 1e-3, 1e-2, 1e-1)
+#: Memory for one row block of the sweep (exact + approximate + error blocks and temporaries).
+BLOCK_BYTES = 64 * 2**20
+#: Memory for the exact Gram rows cached across trials (the paper's n = 10,000 needs 800 MB for all).
+EXACT_CACHE_BYTES = 512 * 2**20
+
+METRICS = ("mean_abs_error", "rms_error", "max_abs_error", "mean_error", "tail_prob")
+COLUMNS = ("method", "map", "distribution", "kernel", "D", "trial", "metric", "eps", "value", "n_pairs")
+
+
+def method_label(map_key: str, distribution: str | None = None) -> str:
+    """Short display label: "RK (Rademacher)" for maps with a choice of distribution, else "SCRK"."""
+    entry = get_map(map_key)
+    found = re.search(r"\(([^()]+)\)\s*$", entry.label)
+    short = found.group(1) if found else map_key.upper()
+    if len(entry.distributions) > 1 or map_key == "rk":
+        return f"{short} ({get_distribution(distribution or entry.distributions[0]).label})"
+    return short
+
+
+def trial_seed(random_state: int, map_key: str, distribution: str | None, n_components: int, trial: int) -> int:
+    """Seed of one (method, D, trial): a SeedSequence of the study seed, a stable hash of the
+    method, D and t, so every cell is reproducible on its own and independent of the others
+    (and does not depend on which other methods or D are in the study)."""
+    method_hash = zlib.crc32(f"{map_key}:{distribution}".encode())
+    seq = np.random.SeedSequence([int(random_state), method_hash, int(n_components), int(trial)])
+    return int(seq.generate_state(1, dtype=np.uint32)[0])
+
+
+# ---------------------------------------------------------------------------- validation
+def _check_int_list(values, name: str) -> list[int]:
+    values = [values] if isinstance(values, (Integral, np.integer)) else list(values)
+    if not values:
+        raise ValueError(f"{name} must list at least one value.")
+    for v in values:
+        if isinstance(v, bool) or not isinstance(v, (Integral, np.integer)) or v < 1:
+            raise ValueError(f"{name} must hold integers >= 1; got {v!r}.")
+    return [int(v) for v in values]
+
+
+def _check_methods(methods, spec: KernelSpec) -> list[tuple[str, str]]:
+    if isinstance(methods, tuple) and len(methods) == 2 and all(isinstance(m, str) for m in methods):
+        methods = [methods]
+    methods = list(methods)
+    if not methods:
+        raise ValueError("methods must list at least one (map_key, distribution) pair, e.g. [('rk', 'rademacher')].")
+    out = []
+    for item in methods:
+        if isinstance(item, str):
+            key, dist = item, None
+        else:
+            try:
+                key, dist = item
+            except (TypeError, ValueError):
+                raise ValueError(f"Each method must be a (map_key, distribution) pair; got {item!r}.") from None
+        entry = get_map(key)  # unknown key -> ValueError listing the allowed maps
+        dist = dist or entry.distributions[0]
+        make_map(key, spec, 1, dist, 0)  # checks kernel support and the distribution
+        out.append((key, dist))
+    if len(set(out)) != len(out):
+        raise ValueError(f"methods lists the same (map, distribution) more than once: {out}.")
+    return out
+
+
+def _check_eps(eps) -> tuple[float, ...]:
+    eps = (eps,) if isinstance(eps, Real) else tuple(eps)
+    for e in eps:
+        if isinstance(e, bool) or not isinstance(e, Real) or not np.isfinite(e) or e <= 0:
+            raise ValueError(f"eps values must be finite numbers > 0; got {e!r}.")
+    return tuple(float(e) for e in eps)
+
+
+def _block_rows(n: int, block_size: int | None, degree: int) -> int:
+    if block_size is not None:
+        if isinstance(block_size, bool) or not isinstance(block_size, (Integral, np.integer)) or block_size < 1:
+            raise ValueError(f"block_size must be an integer >= 1 or None (automatic); got {block_size!r}.")
+        return int(block_size)
+    # exact kernel temporaries (power sums and elementary polynomials: ~2m+2 blocks) plus
+    # the approximate / error block and two boolean masks
+    temporaries = 2 * degree + 6
+    return max(1, min(n, BLOCK_BYTES // (8 * n * temporaries)))
+
+
+# ---------------------------------------------------------------------------- the sweep
+def _exact_rows(X, spec: KernelSpec, rows: slice) -> np.ndarray:
+    return np.ascontiguousarray(spec.exact(X[rows], X), dtype=np.float64)
+
+
+def _exact_cache(X, spec: KernelSpec, n_rows: int, block: int) -> np.ndarray:
+    """The first ``n_rows`` rows of the exact Gram matrix, filled block by block so that the
+    kernel's temporaries stay at one block's size."""
+    cache = np.empty((n_rows, X.shape[0]))
+    for start in range(0, n_rows, block):
+        rows = slice(start, min(start + block, n_rows))
+        cache[rows] = spec.exact(X[rows], X)
+    return cache
+
+
+def _trial_errors(X, spec: KernelSpec, map_key: str, distribution: str, n_components: int, seed: int,
+                  pairs: str, include_diagonal: bool, eps: tuple[float, ...], block: int,
+                  exact_cache: np.ndarray | None) -> dict:
+    """Error sums of one (method, D, trial) over all pairs, sweeping row blocks."""
+    Z = make_map(map_key, spec, n_components, distribution, seed).fit(X).transform(X)
+    Z = np.ascontiguousarray(np.asarray(Z.toarray() if sp.issparse(Z) else Z, dtype=np.float64))
+    n = X.shape[0]
+    cached_rows = 0 if exact_cache is None else exact_cache.shape[0]
+    count = 0
+    sum_abs = sum_sq = sum_signed = 0.0
+    max_abs = 0.0
+    tails = np.zeros(len(eps), dtype=np.int64)
+    for start in range(0, n, block):
+        stop = min(start + block, n)
+        rows = slice(start, stop)
+        exact = exact_cache[rows] if stop <= cached_rows else _exact_rows(X, spec, rows)
+        E = Z[rows] @ Z.T
+        E -= exact
+        # excluded pairs become 0: they add nothing to the sums and never reach max or eps > 0
+        if pairs == "nonzero":
+            drop = exact == 0.0
+            if not include_diagonal:
+                drop[np.arange(stop - start), np.arange(start, stop)] = True
+            np.copyto(E, 0.0, where=drop)
+            count += E.size - int(np.count_nonzero(drop))
+        elif not include_diagonal:
+            E[np.arange(stop - start), np.arange(start, stop)] = 0.0
+            count += E.size - (stop - start)
+        else:
+            count += E.size
+        flat = E.reshape(-1)
+        sum_signed += float(flat.sum())
+        sum_sq += float(np.dot(flat, flat))
+        np.abs(flat, out=flat)
+        sum_abs += float(flat.sum())
+        max_abs = max(max_abs, float(flat.max()))
+        for k, e in enumerate(eps):
+            tails[k] += int(np.count_nonzero(flat >= e))
+    return {"count": count, "sum_abs": sum_abs, "sum_sq": sum_sq, "sum_signed": sum_signed,
+            "max_abs": max_abs, "tails": tails}
+
+
+def _rows_of(task: tuple, sums: dict, eps: tuple[float, ...], kernel: str) -> list[tuple]:
+    label, key, dist, D, trial = task
+    count = sums["count"]
+    if count == 0:
+        values = dict.fromkeys(("mean_abs_error", "rms_error", "max_abs_error", "mean_error"), np.nan)
+        tails = [np.nan] * len(eps)
+    else:
+        values = {"mean_abs_error": sums["sum_abs"] / count, "rms_error": np.sqrt(sums["sum_sq"] / count),
+                  "max_abs_error": sums["max_abs"], "mean_error": sums["sum_signed"] / count}
+        tails = (sums["tails"] / count).tolist()
+    head = (label, key, dist, kernel, D, trial)
+    out = [head + (metric, np.nan, value, count) for metric, value in values.items()]
+    out += [head + ("tail_prob", e, p, count) for e, p in zip(eps, tails)]
+    return out
+
+
+def error_study(X, spec: KernelSpec, methods: Sequence, n_components_list: Sequence[int], n_trials: int, *,
+                eps: Sequence[float] = DEFAULT_EPS, pairs: str = "all", include_diagonal: bool = True,
+                random_state: int = 0, block_size: int | None = None,
+                exact_cache_bytes: int = EXACT_CACHE_BYTES, n_jobs: int | None = 1,
+                progress: Callable[[float, str], None] | None = None) -> pd.DataFrame:
+    r"""Approximation errors of random feature maps over all pairs of rows of X.
+
+    Parameters
+    ----------
+    X : (n, d) array or CSR matrix
+        The instances (normalize first; the paper uses L1 so R = 1).
+    spec : KernelSpec
+        The kernel to approximate (its ``exact`` gives the reference Gram blocks).
+    methods : list of (map_key, distribution)
+        Maps from :data:`rkcore.registry.MAPS`, e.g. ``[("rk", "rademacher"), ("scrk", None)]``;
+        None takes the map's default distribution. Built only via ``make_map``.
+    n_components_list : list of int
+        The D values.
+    n_trials : int
+        Independent draws of the map per (method, D). Trial t of (method, D) uses
+        :func:`trial_seed` (random_state, method, D, t).
+    eps : floats > 0
+        Thresholds of the tail fractions P(|E| >= eps).
+    pairs : {"all", "nonzero"}
+        "nonzero" keeps only the pairs whose exact kernel, as computed in floating point
+        by ``spec.exact`` (power sums for ANOVA), is not exactly 0.0 - the protocol that
+        reproduces the paper's Table 1 (see the module docstring of rkcore.table1).
+    include_diagonal : bool
+        Whether the n pairs (i, i) count.
+    block_size : int or None
+        Rows per block of the sweep; None sizes blocks to about 64 MB of temporaries.
+    exact_cache_bytes : int
+        Memory for exact Gram rows reused by every trial; 0 disables the cache.
+    n_jobs : int
+        joblib workers over the (method, D, trial) tasks; honours ``joblib.parallel_config``.
+    progress : callable(fraction, message) or None
+        Called with a non-decreasing fraction ending at 1.0.
+
+    Returns
+    -------
+    DataFrame with columns ``method, map, distribution, kernel, D, trial, metric, eps,
+    value, n_pairs``: one row per trial and metric; ``metric`` is one of
+    ``mean_abs_error, rms_error, max_abs_error, mean_error`` (eps = NaN) or
+    ``tail_prob`` (one row per eps). ``n_pairs`` = |P|.
+    """
+    if not isinstance(spec, KernelSpec):
+        raise ValueError(f"spec must be a rkcore.registry.KernelSpec, got {type(spec).__name__}.")
+    X = check_array(X)
+    n = X.shape[0]
+    methods = _check_methods(methods, spec)
+    D_list = _check_int_list(n_components_list, "n_components_list (D)")
+    (n_trials,) = _check_int_list([n_trials], "n_trials")
+    eps = _check_eps(eps)
+    if pairs not in PAIRS:
+        raise ValueError(f"pairs={pairs!r} is not allowed; use one of {', '.join(map(repr, PAIRS))}.")
+    if isinstance(random_state, bool) or not isinstance(random_state, (Integral, np.integer)) or random_state < 0:
+        raise ValueError(f"random_state must be a non-negative integer, got {random_state!r}.")
+    block = _block_rows(n, block_size, spec.degree if spec.name in ("anova", "up_to") else 2)
+    report = progress or (lambda fraction, message: None)
+
+    tasks = [(method_label(key, dist), key, dist, D, t) for key, dist in methods for D in D_list for t in range(n_trials)]
+    # exact rows cached for every task: whole blocks, as many as the budget holds
+    cache_rows = min(n, (max(0, int(exact_cache_bytes)) // (8 * n)) // block * block)
+    report(0.0, f"exact kernel on {cache_rows} of {n} rows" if cache_rows else "starting")
+    exact_cache = _exact_cache(X, spec, cache_rows, block) if cache_rows else None
+
+    calls = (delayed(_trial_errors)(X, spec, key, dist, D, trial_seed(random_state, key, dist, D, t),
+                                    pairs, include_diagonal, eps, block, exact_cache)
+             for _, key, dist, D, t in tasks)
+    rows: list[tuple] = []
+    kernel = spec.label()
+    results = Parallel(n_jobs=n_jobs, return_as="generator")(calls)
+    for done, (task, sums) in enumerate(zip(tasks, results), start=1):
+        rows += _rows_of(task, sums, eps, kernel)
+        report(done / len(tasks), f"{task[0]}, D={task[3]}, trial {task[4] + 1}/{n_trials}")
+    frame = pd.DataFrame(rows, columns=list(COLUMNS))
+    return frame.astype({"D": np.int64, "trial": np.int64, "n_pairs": np.int64, "value": np.float64, "eps": np.float64})
+
+
+def summarize_errors(df: pd.DataFrame, ddof: int = 0) -> pd.DataFrame:
+    """Mean and standard deviation over trials per (method, D, metric, eps).
+
+    ``ddof=0`` is numpy's default ``np.std``, as in the "mean +- std" of the paper's Table 1.
+    Columns: method, map, distribution, kernel, D, metric, eps, mean, std, n_trials.
+    """
+    missing = {"method", "D", "trial", "metric", "value"} - set(df.columns)
+    if missing:
+        raise ValueError(f"summarize_errors needs the columns of error_study's output; missing: {sorted(missing)}.")
+    keys = [c for c in ("method", "map", "distribution", "kernel", "D", "metric", "eps") if c in df.columns]
+    grouped = df.groupby(keys, dropna=False, sort=False)["value"]
+    out = grouped.agg(mean="mean", n_trials="count").reset_index()
+    out["std"] = grouped.std(ddof=ddof).to_numpy()
+    return out[keys + ["mean", "std", "n_trials"]]

@@ -1,0 +1,158 @@
+"""Figures of the Classifiers page: test accuracy and train / test time against D (paper Figures 2 and 3).
+
+Input is :func:`rkcore.accuracy.accuracy_study` output (one row per fit: method, label, D -
+NaN for methods without random features -, trial, accuracy, train_seconds, test_seconds).
+Methods with random features are drawn against D (mean over trials, band: mean ± std);
+the exact kernel SVMs, factorization machines and the all-subsets model do not depend on
+D and are drawn as horizontal reference lines with their ± std band across the D range.
+"""
+from __future__ import annotations
+
+import numpy as np
+import pandas as pd
+import plotly.graph_objects as go
+from plotly.subplots import make_subplots
+
+from .style import FONT_SIZE, MAP_COLORS, PALETTE, TEMPLATE, new_figure
+
+METHOD_COLORS = {
+    "kernel_svm": "#000000",
+    "poly_svm": "#555555",
+    "fm": PALETTE[4],
+    "all_subsets_model": "#8C564B",
+    "rk": MAP_COLORS["rk"],
+    "scrk": MAP_COLORS["scrk"],
+    "ts": MAP_COLORS["ts"],
+    "rm": MAP_COLORS["rm"],
+    "sparse_rf": PALETTE[5],
+}
+REFERENCE_DASH = {"kernel_svm": "dash", "poly_svm": "dashdot", "fm": "dot", "all_subsets_model": "longdash"}
+PHASES = {"train_seconds": "training", "test_seconds": "testing"}
+
+
+def _rgba(hex_color: str, alpha: float) -> str:
+    h = hex_color.lstrip("#")
+    return f"rgba({int(h[0:2], 16)},{int(h[2:4], 16)},{int(h[4:6], 16)},{alpha})"
+
+
+def _color(method: str) -> str:
+    return METHOD_COLORS.get(method, PALETTE[6])
+
+
+def summarize_by_D(df: pd.DataFrame, value: str) -> pd.DataFrame:
+    """Mean, std (ddof = 0) and trial count of ``value`` per (method, label, D); D stays NaN for the
+    methods without random features."""
+    need = {"method", "label", "D", "trial", value}
+    missing = need - set(df.columns)
+    if missing:
+        raise ValueError(f"Need accuracy_study output; missing columns: {sorted(missing)}.")
+    g = df.groupby(["method", "label", "D"], dropna=False, sort=False)[value]
+    out = g.agg(mean="mean", n_trials="count").reset_index()
+    out["std"] = g.std(ddof=0).fillna(0.0).to_numpy()
+    return out
+
+
+def _x_range(df: pd.DataFrame) -> tuple[float, float]:
+    D = df["D"].dropna()
+    if D.empty:
+        return 1.0, 2.0  # only reference methods: any span draws their horizontal lines
+    return float(D.min()), float(D.max())
+
+
+def _add_series(fig: go.Figure, s: pd.DataFrame, x_span, *, scale: float = 1.0, row=None, col=None,
+                showlegend: bool = True, suffix: str = "", log_y: bool = False, unit: str = "") -> None:
+    """Lines against D for random-feature methods, horizontal reference lines for the others."""
+    where = {} if row is None else dict(row=row, col=col)
+    for method, g in s.groupby("method", sort=False):
+        label = g["label"].iloc[0]
+        color = _color(method)
+        mean, std = g["mean"].to_numpy(float) * scale, g["std"].to_numpy(float) * scale
+        if g["D"].isna().all():
+            x = np.array(x_span, dtype=float)
+            m, sd = float(mean[0]), float(std[0])
+            lo = m - sd if not log_y else max(m - sd, m * 0.2)
+            if sd > 0:
+                fig.add_trace(go.Scatter(x=np.r_[x, x[::-1]], y=[m + sd, m + sd, lo, lo], fill="toself",
+                                         fillcolor=_rgba(color, 0.12), line=dict(width=0), hoverinfo="skip",
+                                         legendgroup=method, showlegend=False, name=f"{label} ± std"), **where)
+            fig.add_trace(go.Scatter(x=x, y=[m, m], mode="lines", name=f"{label} (no D){suffix}", legendgroup=method,
+                                     showlegend=showlegend,
+                                     line=dict(color=color, width=2.5, dash=REFERENCE_DASH.get(method, "dash")),
+                                     hovertemplate=f"{label}: %{{y:.4g}}{unit}<extra></extra>"), **where)
+            continue
+        g = g.sort_values("D")
+        x = g["D"].to_numpy(float)
+        lo = mean - std if not log_y else np.maximum(mean - std, mean * 0.2)
+        if np.any(std > 0):
+            fig.add_trace(go.Scatter(x=np.r_[x, x[::-1]], y=np.r_[mean + std, lo[::-1]], fill="toself",
+                                     fillcolor=_rgba(color, 0.15), line=dict(width=0), hoverinfo="skip",
+                                     legendgroup=method, showlegend=False, name=f"{label} ± std"), **where)
+        fig.add_trace(go.Scatter(x=x, y=mean, mode="lines+markers", name=f"{label}{suffix}", legendgroup=method,
+                                 showlegend=showlegend, line=dict(color=color, width=3), marker=dict(size=8),
+                                 hovertemplate=f"D=%{{x}}<br>%{{y:.4g}}{unit}<extra>{label}</extra>"), **where)
+
+
+def _x_axis(fig: go.Figure, log2_x: bool, Ds, **where) -> None:
+    ticks = sorted({int(v) for v in Ds})
+    if log2_x:
+        fig.update_xaxes(type="log", title_text="D (random features, log₂ scale)", tickvals=ticks, **where)
+    else:
+        fig.update_xaxes(title_text="D (random features)", tickvals=ticks if len(ticks) <= 8 else None, **where)
+
+
+def accuracy_figure(df: pd.DataFrame, *, log2_x: bool = False, title: str | None = None) -> go.Figure:
+    """Test accuracy vs D: mean over trials with a ± std band; methods without D as horizontal lines."""
+    s = summarize_by_D(df, "accuracy")
+    n_test = int(df["n_test"].iloc[0]) if "n_test" in df.columns and len(df) else None
+    fig = new_figure(title or "Test accuracy vs D" + (f" ({n_test:,} test points)" if n_test else ""), height=520)
+    _add_series(fig, s, _x_range(df), unit="")
+    _x_axis(fig, log2_x, df["D"].dropna())
+    fig.update_yaxes(title_text="test accuracy (fraction correct)", tickformat=".0%")
+    fig.update_layout(legend=dict(orientation="h", yanchor="top", y=-0.2, x=0))
+    return fig
+
+
+def time_figure(df: pd.DataFrame, *, log2_x: bool = False, title: str | None = None) -> go.Figure:
+    """Training and testing time vs D side by side (log y): mean over trials, ± std band; methods
+    without D as horizontal lines. Times include the feature mapping."""
+    fig = make_subplots(rows=1, cols=2, subplot_titles=("training time (fit, mapping included)",
+                                                        "testing time (predict, mapping included)"),
+                        horizontal_spacing=0.1)
+    span = _x_range(df)
+    for col, (column, phase) in enumerate(PHASES.items(), start=1):
+        s = summarize_by_D(df, column)
+        _add_series(fig, s, span, scale=1.0, row=1, col=col, showlegend=col == 1, log_y=True, unit=" s")
+        _x_axis(fig, log2_x, df["D"].dropna(), row=1, col=col)
+        fig.update_yaxes(type="log", title_text=f"{phase} time (s, log scale)", exponentformat="power", row=1, col=col)
+    fig.update_layout(template=TEMPLATE, height=520, title_text=title or "Training and testing time vs D",
+                      legend=dict(orientation="h", yanchor="top", y=-0.2, x=0))
+    fig.update_annotations(font_size=FONT_SIZE)
+    return fig
+
+
+def estimate_figure(estimates: pd.DataFrame, *, log2_x: bool = False) -> go.Figure:
+    """Estimated training time per method vs D before a run (columns method, label, D, seconds;
+    D NaN for methods without random features), log y."""
+    if estimates.empty:
+        raise ValueError("No estimates to draw.")
+    s = estimates.assign(mean=estimates["seconds"], std=0.0)
+    fig = new_figure("Estimated training time per fit (before running; rough)", height=460)
+    _add_series(fig, s, _x_range(estimates), log_y=True, unit=" s")
+    _x_axis(fig, log2_x, estimates["D"].dropna())
+    fig.update_yaxes(type="log", title_text="estimated seconds per fit (log scale)", exponentformat="power")
+    fig.update_layout(legend=dict(orientation="h", yanchor="top", y=-0.2, x=0))
+    return fig
+
+
+def summary_table(df: pd.DataFrame) -> pd.DataFrame:
+    """One row per (method, D): accuracy mean / std, mean train and test seconds, C, trials."""
+    acc = summarize_by_D(df, "accuracy")
+    tr = summarize_by_D(df, "train_seconds")
+    te = summarize_by_D(df, "test_seconds")
+    out = acc.rename(columns={"mean": "accuracy", "std": "accuracy std", "n_trials": "trials"})
+    out["train s"] = tr["mean"].to_numpy()
+    out["test s"] = te["mean"].to_numpy()
+    if "C" in df.columns:
+        out["C"] = df.groupby(["method", "label", "D"], dropna=False, sort=False)["C"].first().to_numpy()
+    return out[["label", "method", "D", "accuracy", "accuracy std", "train s", "test s", *(["C"] if "C" in out else []),
+                "trials"]]

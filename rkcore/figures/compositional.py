@@ -1,0 +1,133 @@
+"""Figures of the compositional-kernels page: the skeleton, the dual activations, error vs D.
+
+Pure functions of :class:`rkcore.compositional.Skeleton` objects and the tidy DataFrame of
+:func:`rkcore.compositional.compositional_error_curve`.
+"""
+from __future__ import annotations
+
+import numpy as np
+import pandas as pd
+import plotly.graph_objects as go
+
+from ..compositional import ACTIVATIONS, Skeleton
+from .foundations import METRIC_LABELS, _quantiles, add_band, reference_slope
+from .style import PALETTE, new_figure, spans_decades
+
+DEDUP_LABELS = {
+    "none": "no de-duplication (D i.i.d. draws)",
+    "unbiased": "de-duplicated, Des Raj weights (unbiased)",
+    "counts": "de-duplicated, multiplicity weights (paper, biased)",
+}
+DEDUP_COLORS = {"none": PALETTE[3], "unbiased": PALETTE[2], "counts": PALETTE[4]}
+NODE_COLORS = {"sphere": PALETTE[0], "gaussian": PALETTE[5], "categorical": PALETTE[1]}
+
+
+def _layers(skeleton: Skeleton) -> list[int]:
+    depth = []
+    for i, node in enumerate(skeleton.nodes):
+        depth.append(0 if node.is_input else 1 + max(depth[c] for c in skeleton.children_of(i)))
+    return depth
+
+
+def skeleton_figure(skeleton: Skeleton) -> go.Figure:
+    """The skeleton as a layered DAG: inputs at the bottom, the output on top; hover for details."""
+    depth = _layers(skeleton)
+    pos: dict[int, tuple[float, float]] = {}
+    for level in sorted(set(depth)):
+        members = [i for i, dl in enumerate(depth) if dl == level]
+        for k, i in enumerate(members):
+            pos[i] = ((k + 1) / (len(members) + 1), float(level))
+    fig = new_figure(f"Computation skeleton “{skeleton.name}”: {len(skeleton.nodes)} nodes, "
+                     f"complexity {skeleton.complexity():.2f}", height=max(300, 130 * (max(depth) + 1) + 120))
+    ex, ey = [], []
+    for i, node in enumerate(skeleton.nodes):
+        if not node.is_input:
+            for c in skeleton.children_of(i):
+                ex += [pos[c][0], pos[i][0], None]
+                ey += [pos[c][1], pos[i][1], None]
+    fig.add_trace(go.Scatter(x=ex, y=ey, mode="lines", line=dict(color="#999", width=2), hoverinfo="skip",
+                             showlegend=False, name="edges"))
+    groups: dict[str, list[int]] = {}
+    for i, node in enumerate(skeleton.nodes):
+        groups.setdefault(node.kernel if node.is_input else f"act:{node.activation}", []).append(i)
+    for group, idx in groups.items():
+        is_input = not group.startswith("act:")
+        name = f"input: {group}" if is_input else f"node: {ACTIVATIONS[group[4:]].label}"
+        color = NODE_COLORS.get(group, PALETTE[0]) if is_input else PALETTE[2 + list(ACTIVATIONS).index(group[4:]) % 5]
+        fig.add_trace(go.Scatter(
+            x=[pos[i][0] for i in idx], y=[pos[i][1] for i in idx], mode="markers+text", name=name,
+            text=[skeleton.nodes[i].name for i in idx], textposition="bottom center" if is_input else "middle right",
+            textfont=dict(size=13),
+            marker=dict(size=22 if is_input else 28, color=color, symbol="square" if is_input else "circle",
+                        line=dict(color="#333", width=1)),
+            hovertext=[skeleton.nodes[i].label() for i in idx], hoverinfo="text"))
+    fig.update_xaxes(visible=False, range=[0, 1.08])
+    fig.update_yaxes(title_text="depth (0 = inputs)", dtick=1, range=[-0.5, max(depth) + 0.5])
+    fig.update_layout(legend=dict(orientation="h", yanchor="top", y=-0.05, x=0))
+    return fig
+
+
+def activation_figure(keys=None) -> go.Figure:
+    """The dual activations σ̂(ρ) on [-1, 1] (all map 1 to 1: the kernels stay normalized)."""
+    keys = list(ACTIVATIONS) if keys is None else list(keys)
+    rho = np.linspace(-1.0, 1.0, 201)
+    fig = new_figure("Dual activations σ̂(ρ)", height=420)
+    for k, key in enumerate(keys):
+        a = ACTIVATIONS[key]
+        fig.add_trace(go.Scatter(x=rho, y=a.dual(rho), mode="lines", name=a.label,
+                                 line=dict(width=3, color=PALETTE[(2 + k) % len(PALETTE)])))
+    fig.update_xaxes(title_text="ρ (mean of the children's kernel values)")
+    fig.update_yaxes(title_text="σ̂(ρ) (kernel value at the node)")
+    return fig
+
+
+def activation_table(keys=None, n_terms: int = 6) -> pd.DataFrame:
+    """The first power-series coefficients a_n of each activation (one row per activation and n)."""
+    keys = list(ACTIVATIONS) if keys is None else list(keys)
+    rows = []
+    for key in keys:
+        for n, a in enumerate(ACTIVATIONS[key].coefficients(n_terms)):
+            rows.append(dict(activation=key, n=n, a_n=float(a)))
+    return pd.DataFrame(rows)
+
+
+def compositional_error_figure(df: pd.DataFrame, metric: str = "rel_fro") -> go.Figure:
+    """Error vs D for each de-duplication mode: median over trials, 10-90% band, 1/√D guide."""
+    sub = df[df["metric"] == metric]
+    if sub.empty:
+        raise ValueError(f"No rows with metric {metric!r}; available: {sorted(df['metric'].unique())}.")
+    fig = new_figure("Compositional random features: Gram error vs D", height=520)
+    first = None
+    for mode, part in sub.groupby("dedup", sort=False):
+        q = _quantiles(part, ["D"])
+        add_band(fig, q["D"], q["q10"], q["q50"], q["q90"], name=DEDUP_LABELS.get(mode, mode),
+                 color=DEDUP_COLORS.get(mode, PALETTE[0]))
+        first = q if first is None else first
+    guide = reference_slope(first["D"], first["q50"].iloc[0], first["D"].iloc[0])
+    fig.add_trace(go.Scatter(x=first["D"], y=guide, mode="lines", name="∝ 1/√D (guide)",
+                             line=dict(color="#555", dash="dash", width=2)))
+    fig.update_xaxes(type="log", title_text="D (stored features, log scale)")
+    fig.update_yaxes(type="log", title_text=f"{METRIC_LABELS.get(metric, metric)} (log scale)")
+    fig.update_layout(legend=dict(orientation="h", yanchor="top", y=-0.18, x=0))
+    n_trials = int(sub["trial"].nunique())
+    fig.add_annotation(text=f"bands: 10–90% of {n_trials} trials", xref="paper", yref="paper", x=0.0, y=0.0,
+                       xanchor="left", yanchor="bottom", showarrow=False, font=dict(size=14, color="#555"))
+    return fig
+
+
+def draws_figure(df: pd.DataFrame) -> go.Figure:
+    """Executions of Algorithm 1 per stored feature vs D (de-duplication draws more to fill D)."""
+    sub = df[df["metric"] == "draws_per_feature"]
+    if sub.empty:
+        raise ValueError("No draws_per_feature rows to draw.")
+    fig = new_figure("Draws of Algorithm 1 per stored feature", height=420)
+    for mode, part in sub.groupby("dedup", sort=False):
+        q = part.groupby("D")["value"].median().reset_index()
+        fig.add_trace(go.Scatter(x=q["D"], y=q["value"], mode="lines+markers", name=DEDUP_LABELS.get(mode, mode),
+                                 line=dict(color=DEDUP_COLORS.get(mode, PALETTE[0]), width=3)))
+    fig.update_xaxes(type="log", title_text="D (stored features, log scale)")
+    log_y = spans_decades(sub["value"])
+    fig.update_yaxes(type="log" if log_y else "linear", rangemode="tozero",
+                     title_text="draws / D (median over trials" + (", log scale)" if log_y else ")"))
+    fig.update_layout(legend=dict(x=0.01, xanchor="left", y=0.99, yanchor="top"))
+    return fig

@@ -1,0 +1,182 @@
+"""Figures of the foundations pages: kernel-trick timing, random Fourier features, random projections.
+
+Pure functions of the tidy DataFrames of :mod:`rkcore.foundations`. Quantities that span
+decades (times, feature counts, errors vs D) are drawn on log axes; bands are quantiles
+over the trials (the figure says which).
+"""
+from __future__ import annotations
+
+import numpy as np
+import pandas as pd
+import plotly.graph_objects as go
+from plotly.subplots import make_subplots
+
+from ..foundations import chi2_band, theorem1_band
+from .style import PALETTE, TEMPLATE, new_figure
+
+METRIC_LABELS = {
+    "rel_fro": "relative error ‖K̂ − K‖_F / ‖K‖_F",
+    "max_abs": "max entry error max |K̂ − K|",
+    "mean_abs": "mean entry error mean |K̂ − K|",
+}
+
+
+def _rgba(hex_color: str, alpha: float) -> str:
+    h = hex_color.lstrip("#")
+    r, g, b = (int(h[i:i + 2], 16) for i in (0, 2, 4))
+    return f"rgba({r},{g},{b},{alpha})"
+
+
+def add_band(fig: go.Figure, x, low, mid, high, *, name: str, color: str, band_name: str | None = None,
+             dash: str | None = None, secondary_y: bool | None = None, showlegend: bool = True) -> None:
+    """A median line with a shaded band between ``low`` and ``high`` (one legend entry each)."""
+    x = np.asarray(x)
+    kw = {} if secondary_y is None else dict(secondary_y=secondary_y)
+    group = f"g_{name}"
+    fig.add_trace(go.Scatter(x=np.concatenate([x, x[::-1]]), y=np.concatenate([np.asarray(high), np.asarray(low)[::-1]]),
+                             fill="toself", fillcolor=_rgba(color, 0.18), line=dict(width=0), mode="lines", hoverinfo="skip",
+                             name=band_name or f"{name}: band", legendgroup=group, showlegend=False), **kw)
+    fig.add_trace(go.Scatter(x=x, y=mid, mode="lines+markers", name=name, legendgroup=group, showlegend=showlegend,
+                             line=dict(color=color, width=3, dash=dash), marker=dict(size=8)), **kw)
+
+
+def _quantiles(df: pd.DataFrame, by: list[str], value: str = "value", q=(0.1, 0.5, 0.9)) -> pd.DataFrame:
+    g = df.groupby(by)[value]
+    out = pd.concat({f"q{int(round(p * 100))}": g.quantile(p) for p in q}, axis=1).reset_index()
+    return out
+
+
+def reference_slope(x, y0: float, x0: float, slope: float = -0.5) -> np.ndarray:
+    """y0 * (x / x0)^slope: a guide line through (x0, y0)."""
+    return y0 * (np.asarray(x, dtype=np.float64) / x0) ** slope
+
+
+# ============================================================================ kernel trick
+def kernel_trick_figure(df: pd.DataFrame) -> go.Figure:
+    """Median time of the Gram matrix (explicit features vs kernel trick) vs d, and the feature count.
+
+    ``df`` is :func:`rkcore.foundations.kernel_trick_timing` output. Left axis: seconds
+    (median over repeats, band min-max); right axis: numbers per point each method works
+    with (explicit: the feature count; kernel: d), both log-log.
+    """
+    if df.empty:
+        raise ValueError("No timings to draw.")
+    n = int(df["n"].iloc[0])
+    fig = make_subplots(specs=[[{"secondary_y": True}]])
+    colors = {"explicit features": PALETTE[3], "kernel trick": PALETTE[0]}
+    for method, sub in df.groupby("method", sort=False):
+        q = sub.groupby("d")["seconds"].agg(["min", "median", "max"]).reset_index()
+        add_band(fig, q["d"], q["min"], q["median"], q["max"], name=f"time: {method}", color=colors.get(method, PALETTE[2]),
+                 secondary_y=False)
+    counts = df.groupby(["method", "d"])["n_features"].first().reset_index()
+    for method, sub in counts.groupby("method", sort=False):
+        label = "explicit feature count" if method == "explicit features" else "kernel trick: d numbers"
+        fig.add_trace(go.Scatter(x=sub["d"], y=sub["n_features"], mode="lines", name=label,
+                                 line=dict(color=colors.get(method, PALETTE[2]), dash="dot", width=2)),
+                      secondary_y=True)
+    kind = df["kind"].iloc[0]
+    fig.update_layout(template=TEMPLATE, height=520,
+                      title_text=f"Gram matrix of n = {n} points: explicit features vs kernel trick ({kind})",
+                      legend=dict(orientation="h", yanchor="top", y=-0.18, x=0))
+    fig.update_xaxes(type="log", title_text="d (input features, log scale)")
+    fig.update_yaxes(type="log", title_text="time per Gram matrix (s, log scale)", secondary_y=False)
+    fig.update_yaxes(type="log", title_text="numbers per point (log scale)", secondary_y=True, showgrid=False,
+                     dtick=1, exponentformat="power")
+    return fig
+
+
+def feature_count_figure(df: pd.DataFrame) -> go.Figure:
+    """Numbers per point vs d for each explicit expansion and for the kernel trick (log-log).
+
+    ``df`` is :func:`rkcore.foundations.feature_count_table` output.
+    """
+    if df.empty:
+        raise ValueError("No feature counts to draw.")
+    fig = new_figure("Explicit feature count vs d (what a linear method must store per point)", height=460)
+    colors = {"polynomial": PALETTE[3], "interactions": PALETTE[1], "all_subsets": PALETTE[4], "kernel trick": PALETTE[0]}
+    labels = {"polynomial": "polynomial m: C(d+m, m)", "interactions": "interactions m: C(d, m)",
+              "all_subsets": "all subsets: 2^d", "kernel trick": "kernel trick: d"}
+    for kind, sub in df.groupby("kind", sort=False):
+        fig.add_trace(go.Scatter(x=sub["d"], y=sub["n_features"].astype(float), mode="lines+markers",
+                                 name=labels.get(kind, kind), line=dict(color=colors.get(kind, PALETTE[2]), width=3,
+                                                                         dash="dash" if kind == "kernel trick" else None)))
+    fig.update_xaxes(type="log", title_text="d (input features, log scale)")
+    fig.update_yaxes(type="log", title_text="numbers per point (log scale)", exponentformat="power")
+    fig.update_layout(legend=dict(x=0.01, y=0.99))
+    return fig
+
+
+# ============================================================================ RFF
+def rff_error_figure(df: pd.DataFrame, metric: str = "rel_fro", *, title: str | None = None) -> go.Figure:
+    """Error of the random Fourier features vs D: median over trials, 10-90% band, and a 1/√D guide."""
+    sub = df[df["metric"] == metric]
+    if sub.empty:
+        raise ValueError(f"No rows with metric {metric!r}; available: {sorted(df['metric'].unique())}.")
+    q = _quantiles(sub, ["D"])
+    fig = new_figure(title or "Random Fourier features: Gaussian kernel approximation error vs D", height=500)
+    add_band(fig, q["D"], q["q10"], q["q50"], q["q90"], name="RFF (median over trials)", color=PALETTE[0])
+    guide = reference_slope(q["D"], q["q50"].iloc[0], q["D"].iloc[0])
+    fig.add_trace(go.Scatter(x=q["D"], y=guide, mode="lines", name="∝ 1/√D (guide)",
+                             line=dict(color="#555", dash="dash", width=2)))
+    fig.update_xaxes(type="log", title_text="D (random features, log scale)")
+    fig.update_yaxes(type="log", title_text=f"{METRIC_LABELS.get(metric, metric)} (log scale)")
+    fig.update_layout(legend=dict(x=0.99, xanchor="right", y=0.99))
+    n_trials = int(sub["trial"].nunique())
+    fig.add_annotation(text=f"band: 10–90% of {n_trials} trials", xref="paper", yref="paper", x=0.0, y=0.0,
+                       xanchor="left", yanchor="bottom", showarrow=False, font=dict(size=14, color="#555"))
+    return fig
+
+
+# ============================================================================ projections
+PROJECTION_COLORS = {"gaussian": PALETTE[0], "sparse": PALETTE[1]}
+
+
+def projection_distortion_figure(df: pd.DataFrame, delta: float = 0.05) -> go.Figure:
+    """‖Av‖²/‖v‖² vs m per projection kind: median and central 1 − δ range, with Theorem 1's band.
+
+    The theorem band is drawn as dashed lines (the lower bound is vacuous, < 0, for small m
+    and is then clipped to 0); the exact χ²_m/m interval of the Gaussian case is dotted.
+    """
+    if df.empty:
+        raise ValueError("No distortions to draw.")
+    ms = np.sort(df["m"].unique())
+    fig = new_figure(f"Distortion of squared norms vs target dimension m (δ = {delta:g})", height=540)
+    for kind, sub in df.groupby("kind", sort=False):
+        q = _quantiles(sub, ["m"], "ratio", (delta / 2, 0.5, 1 - delta / 2))
+        cols = [c for c in q.columns if c.startswith("q")]
+        add_band(fig, q["m"], q[cols[0]], q[cols[1]], q[cols[2]],
+                 name=f"{kind}: median, central {100 * (1 - delta):g}% of vectors × trials",
+                 color=PROJECTION_COLORS.get(kind, PALETTE[2]))
+    lo, hi = theorem1_band(ms, delta)
+    fig.add_trace(go.Scatter(x=ms, y=hi, mode="lines", name=f"Theorem 1 band (prob. ≥ {1 - delta:g})",
+                             line=dict(color="#222", dash="dash", width=2), legendgroup="thm"))
+    fig.add_trace(go.Scatter(x=ms, y=np.maximum(lo, 0.0), mode="lines", name="Theorem 1 lower", showlegend=False,
+                             line=dict(color="#222", dash="dash", width=2), legendgroup="thm"))
+    clo, chi = chi2_band(ms, delta)
+    fig.add_trace(go.Scatter(x=ms, y=chi, mode="lines", name="exact χ²ₘ/m interval (Gaussian)",
+                             line=dict(color="#777", dash="dot", width=2), legendgroup="chi"))
+    fig.add_trace(go.Scatter(x=ms, y=clo, mode="lines", showlegend=False, name="χ² lower",
+                             line=dict(color="#777", dash="dot", width=2), legendgroup="chi"))
+    fig.add_hline(y=1.0, line=dict(color="#999", width=1))
+    fig.update_xaxes(type="log", title_text="m (target dimension, log scale)")
+    fig.update_yaxes(title_text="‖Av‖² / ‖v‖²  (1 = norm preserved)", rangemode="tozero")
+    fig.update_layout(legend=dict(orientation="h", yanchor="top", y=-0.18, x=0))
+    return fig
+
+
+def band_violation_figure(summary: pd.DataFrame) -> go.Figure:
+    """Fraction of ratios outside the Theorem 1 band vs m per kind, against the promised δ."""
+    if summary.empty:
+        raise ValueError("No summary to draw.")
+    delta = float(summary["delta"].iloc[0])
+    fig = new_figure("How often the Theorem 1 band fails", height=420)
+    for kind, sub in summary.groupby("kind", sort=False):
+        fig.add_trace(go.Bar(x=sub["m"].astype(str), y=sub["outside"], name=kind,
+                             marker_color=PROJECTION_COLORS.get(kind, PALETTE[2])))
+    ms = [str(m) for m in np.sort(summary["m"].unique())]
+    fig.add_trace(go.Scatter(x=ms, y=[delta] * len(ms), mode="lines", name=f"δ = {delta:g}: what the theorem allows",
+                             line=dict(color="#222", dash="dash", width=2)))
+    fig.update_xaxes(title_text="m (target dimension)", type="category")
+    fig.update_yaxes(title_text="fraction of vectors outside the band", rangemode="tozero")
+    fig.update_layout(barmode="group")
+    return fig

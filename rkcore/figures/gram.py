@@ -1,0 +1,124 @@
+"""Figures of the Gram matrices page: exact vs approximate heatmaps, their difference, a scatter.
+
+Pure functions of arrays / tidy DataFrames (from :mod:`rkcore.views`). Heatmaps send at
+most ``max_side`` x ``max_side`` cells to the browser: larger matrices are averaged over
+b x b blocks (:func:`rkcore.views.block_average`) and the title says so. Axes are in
+units of the data point index i, j (block centers when averaged).
+"""
+from __future__ import annotations
+
+import numpy as np
+import pandas as pd
+import plotly.graph_objects as go
+from plotly.subplots import make_subplots
+
+from ..views import MAX_HEATMAP_SIDE, block_average
+from .style import DIVERGING, FONT_SIZE, PALETTE, SEQUENTIAL, TEMPLATE
+
+EXACT_LABEL = "Exact K"
+APPROX_LABEL = "Approximate K̂ = Z Zᵀ"
+
+
+def _axis_coords(n: int, b: int) -> np.ndarray:
+    """Centers of the b-blocks along a side of length n, in point-index units."""
+    starts = np.arange(0, n, b)
+    ends = np.minimum(starts + b, n)
+    return (starts + ends - 1) / 2.0
+
+
+def _ordinal(p: float) -> str:
+    text = f"{p:g}"
+    if not text.isdigit():
+        return text + "th"
+    n = int(text)
+    suffix = "th" if 10 <= n % 100 <= 20 else {1: "st", 2: "nd", 3: "rd"}.get(n % 10, "th")
+    return f"{n}{suffix}"
+
+
+def _block_note(b: int) -> str:
+    return "" if b == 1 else f" (averaged over {b}×{b} blocks)"
+
+
+def gram_heatmaps(K: np.ndarray, K_hat: np.ndarray, *, max_side: int = MAX_HEATMAP_SIDE,
+                  titles: tuple[str, str] = (EXACT_LABEL, APPROX_LABEL),
+                  clip_percentiles: tuple[float, float] | None = (1.0, 99.0)) -> go.Figure:
+    """The exact and approximate Gram matrices side by side on ONE shared color scale.
+
+    The color range is taken over both (drawn) matrices, so equal colors mean equal values
+    on both sides. With ``clip_percentiles`` it spans those percentiles of the entries:
+    the diagonal K(x, x) usually dwarfs the off-diagonal entries, and a full range would
+    paint everything but the diagonal one color (values beyond the range saturate).
+    The y axis runs downward (matrix orientation).
+    """
+    K_small, b = block_average(K, max_side)
+    Kh_small, _ = block_average(K_hat, max_side)
+    coords = _axis_coords(K.shape[0], b)
+    both = np.concatenate([K_small.ravel(), Kh_small.ravel()])
+    if clip_percentiles is None:
+        zmin, zmax = float(both.min()), float(both.max())
+    else:
+        zmin, zmax = (float(v) for v in np.percentile(both, clip_percentiles))
+        if zmax <= zmin:  # (nearly) constant matrices: fall back to the full range
+            zmin, zmax = float(both.min()), float(both.max())
+    clipped = clip_percentiles is not None and (zmin > both.min() or zmax < both.max())
+    fig = make_subplots(rows=1, cols=2, subplot_titles=titles, horizontal_spacing=0.1)
+    for col, (Z, name) in enumerate(((K_small, titles[0]), (Kh_small, titles[1])), start=1):
+        fig.add_trace(go.Heatmap(z=Z, x=coords, y=coords, coloraxis="coloraxis", name=name,
+                                 hovertemplate="i=%{y}<br>j=%{x}<br>value=%{z:.4g}<extra>" + name + "</extra>"),
+                      row=1, col=col)
+        fig.update_xaxes(title_text="point j", row=1, col=col, constrain="domain")
+        fig.update_yaxes(title_text="point i", autorange="reversed", row=1, col=col, constrain="domain",
+                         scaleanchor=f"x{'' if col == 1 else col}")
+    note = (f" (color range: {_ordinal(clip_percentiles[0])}–{_ordinal(clip_percentiles[1])} percentile)"
+            if clipped else "")
+    fig.update_layout(
+        template=TEMPLATE,
+        title_text=f"Gram matrices, n = {K.shape[0]}{_block_note(b)}{note}",
+        coloraxis=dict(colorscale=SEQUENTIAL, cmin=zmin, cmax=zmax,
+                       colorbar=dict(title=dict(text="K(xᵢ, xⱼ)", side="top"), exponentformat="e")),
+        height=540,
+    )
+    fig.update_annotations(font_size=FONT_SIZE + 1)
+    fig.update_xaxes(showgrid=False)
+    fig.update_yaxes(showgrid=False)
+    return fig
+
+
+def gram_difference(K: np.ndarray, K_hat: np.ndarray, *, max_side: int = MAX_HEATMAP_SIDE) -> go.Figure:
+    """The error K̂ - K on a diverging color scale centered at 0 (white = exact)."""
+    E_small, b = block_average(np.asarray(K_hat) - np.asarray(K), max_side)
+    coords = _axis_coords(K.shape[0], b)
+    bound = float(np.abs(E_small).max()) or 1.0
+    fig = go.Figure(go.Heatmap(
+        z=E_small, x=coords, y=coords, colorscale=DIVERGING, zmid=0.0, zmin=-bound, zmax=bound,
+        colorbar=dict(title=dict(text="K̂ − K", side="top"), exponentformat="e"), name="K̂ − K",
+        hovertemplate="i=%{y}<br>j=%{x}<br>K̂−K=%{z:.3g}<extra></extra>"))
+    fig.update_layout(template=TEMPLATE, title_text=f"Difference K̂ − K{_block_note(b)}", height=540)
+    fig.update_xaxes(title_text="point j", showgrid=False, constrain="domain")
+    fig.update_yaxes(title_text="point i", autorange="reversed", showgrid=False, scaleanchor="x", constrain="domain")
+    return fig
+
+
+def gram_scatter(pairs: pd.DataFrame, *, n_total: int | None = None) -> go.Figure:
+    """Approximate against exact entries (columns ``exact``, ``approx`` of :func:`rkcore.views.gram_pairs`)
+    with the line y = x: points on the line are estimated exactly."""
+    exact = pairs["exact"].to_numpy()
+    approx = pairs["approx"].to_numpy()
+    lo = float(min(exact.min(), approx.min()))
+    hi = float(max(exact.max(), approx.max()))
+    pad = 0.03 * (hi - lo or 1.0)
+    fig = go.Figure()
+    fig.add_trace(go.Scattergl(x=exact, y=approx, mode="markers", name="entries (i ≤ j)",
+                               marker=dict(size=5, color=PALETTE[0], opacity=0.45),
+                               hovertemplate="K=%{x:.4g}<br>K̂=%{y:.4g}<extra></extra>"))
+    fig.add_trace(go.Scatter(x=[lo - pad, hi + pad], y=[lo - pad, hi + pad], mode="lines", name="y = x (exact)",
+                             line=dict(color=PALETTE[3], width=2, dash="dash")))
+    shown = f"{len(pairs):,}" + (f" of {n_total:,}" if n_total and n_total > len(pairs) else "")
+    fig.update_layout(template=TEMPLATE, title_text=f"Approximate vs exact entries ({shown} entries)",
+                      xaxis_title="exact K(xᵢ, xⱼ)", yaxis_title="approximate K̂(xᵢ, xⱼ)", height=540,
+                      legend=dict(x=0.02, y=0.98, xanchor="left", yanchor="top"))
+    # same range on both axes (so y = x is the diagonal); no scaleanchor, which squeezes the
+    # plot and lets the y title run into the tick labels
+    fig.update_xaxes(range=[lo - pad, hi + pad], exponentformat="e")
+    fig.update_yaxes(range=[lo - pad, hi + pad], exponentformat="e", title_standoff=12)
+    return fig

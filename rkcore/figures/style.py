@@ -1,0 +1,109 @@
+"""One look for every figure: a plotly template readable on a projector, and fixed colors.
+
+Every figure builder in :mod:`rkcore.figures` starts from :func:`new_figure` (or calls
+:func:`apply_style`), so fonts, margins and colors match across the dashboard. Colors
+are keyed by the registry keys, so "Rademacher" or "RK" has the same color on every page.
+
+Public names
+------------
+FONT_SIZE, TITLE_SIZE          base and title font sizes (px)
+TEMPLATE                       the plotly template ("rkcore"), registered in plotly.io.templates
+SEQUENTIAL, DIVERGING          colorscales for magnitudes and for signed differences
+DISTRIBUTION_COLORS            {distribution key: color} for every entry of rkcore.distributions.DISTRIBUTIONS
+MAP_COLORS                     {map key: color} for every entry of rkcore.registry.MAPS
+color_for(key)                 color of a distribution or map key (falls back to a palette by hash)
+new_figure(title=None, **layout) -> go.Figure
+apply_style(fig, title=None, height=None) -> go.Figure
+spans_decades(values, decades=2) -> bool   (whether a log axis is the honest choice)
+"""
+from __future__ import annotations
+
+import zlib
+
+import numpy as np
+import plotly.graph_objects as go
+import plotly.io as pio
+
+FONT_SIZE = 17
+TITLE_SIZE = 21
+FONT_FAMILY = "Source Sans Pro, Helvetica, Arial, sans-serif"
+
+# Okabe-Ito palette: distinguishable for the common forms of color blindness.
+PALETTE = ("#0072B2", "#E69F00", "#009E73", "#D55E00", "#CC79A7", "#56B4E9", "#F0E442", "#000000")
+SEQUENTIAL = "Viridis"
+DIVERGING = "RdBu_r"  # red = positive, blue = negative, white = 0 (with zmid=0)
+
+TEMPLATE = go.layout.Template(
+    layout=go.Layout(
+        font=dict(family=FONT_FAMILY, size=FONT_SIZE, color="#222"),
+        title=dict(font=dict(size=TITLE_SIZE), x=0.0, xanchor="left"),
+        colorway=list(PALETTE),
+        paper_bgcolor="white",
+        plot_bgcolor="white",
+        margin=dict(l=70, r=30, t=70, b=60),
+        xaxis=dict(showgrid=True, gridcolor="#e5e5e5", zeroline=False, linecolor="#444", ticks="outside",
+                   title=dict(font=dict(size=FONT_SIZE + 1)), automargin=True),
+        yaxis=dict(showgrid=True, gridcolor="#e5e5e5", zeroline=False, linecolor="#444", ticks="outside",
+                   title=dict(font=dict(size=FONT_SIZE + 1)), automargin=True),
+        legend=dict(font=dict(size=FONT_SIZE - 1), bgcolor="rgba(255,255,255,0.8)"),
+        coloraxis=dict(colorbar=dict(thickness=18, tickfont=dict(size=FONT_SIZE - 2))),
+        hoverlabel=dict(font=dict(size=FONT_SIZE - 1)),
+    )
+)
+pio.templates["rkcore"] = TEMPLATE
+
+
+def _colors_for(keys) -> dict[str, str]:
+    return {k: PALETTE[i % len(PALETTE)] for i, k in enumerate(keys)}
+
+
+def _distribution_keys():
+    from ..distributions import DISTRIBUTIONS
+    return tuple(DISTRIBUTIONS)
+
+
+def _map_keys():
+    from ..registry import MAPS
+    return tuple(MAPS)
+
+
+DISTRIBUTION_COLORS: dict[str, str] = _colors_for(_distribution_keys())
+MAP_COLORS: dict[str, str] = _colors_for(_map_keys())
+
+
+def color_for(key: str) -> str:
+    """The color of a distribution or map key; unknown keys get a stable palette color."""
+    if key in DISTRIBUTION_COLORS:
+        return DISTRIBUTION_COLORS[key]
+    if key in MAP_COLORS:
+        return MAP_COLORS[key]
+    return PALETTE[zlib.crc32(str(key).encode()) % len(PALETTE)]
+
+
+def apply_style(fig: go.Figure, title: str | None = None, height: int | None = None) -> go.Figure:
+    """Put the rkcore template (and optionally a title and height) on an existing figure."""
+    fig.update_layout(template=TEMPLATE)
+    if title is not None:
+        fig.update_layout(title_text=title)
+    if height is not None:
+        fig.update_layout(height=height)
+    return fig
+
+
+def new_figure(title: str | None = None, **layout) -> go.Figure:
+    """An empty figure with the rkcore template and the given title / layout keywords."""
+    fig = go.Figure(layout=go.Layout(template=TEMPLATE))
+    if title is not None:
+        fig.update_layout(title_text=title)
+    if layout:
+        fig.update_layout(**layout)
+    return fig
+
+
+def spans_decades(values, decades: float = 2.0) -> bool:
+    """True when the positive values span at least ``decades`` orders of magnitude."""
+    v = np.asarray(values, dtype=np.float64)
+    v = v[np.isfinite(v) & (v > 0)]
+    if v.size < 2:
+        return False
+    return bool(np.log10(v.max()) - np.log10(v.min()) >= decades)

@@ -1,0 +1,841 @@
+"""Learners compared in the paper's accuracy study (Atarashi, Maji & Oyama, AAAI-19, Section 6).
+
+* :class:`ExactKernelSVC` - a kernel SVM on any exact kernel of the registry
+  (libsvm through ``SVC(kernel="precomputed")``, Gram matrices in row blocks).
+* :func:`random_feature_pipeline` - a linear SVM / logistic regression on any
+  registered random feature map (RK, SCRK, TS, RM, ...), built through
+  :func:`rkcore.registry.make_map`.
+* :class:`FactorizationMachineClassifier` - higher-order factorization machines
+  (paper eq. 5, Blondel et al. 2016a/b) of any ANOVA order m >= 2.
+* :class:`AllSubsetsModelClassifier` - the all-subsets model (paper eq. 6).
+* :class:`SparseRandomFeatureClassifier` - Sparse Random Features (Yen et al.,
+  NIPS 2014, Algorithm 1) over any registered map.
+
+The two factorized models are fitted with L-BFGS-B on their exact regularized
+objective with analytic, fully vectorized gradients (power sums and Newton's
+identities for the ANOVA kernel; sparse leave-one-out products for the
+all-subsets kernel). They are binary classifiers; wrap them in
+``sklearn.multiclass.OneVsRestClassifier`` for more classes.
+"""
+from __future__ import annotations
+
+import warnings
+from numbers import Integral, Real
+
+import numpy as np
+import scipy.sparse as sp
+from scipy.optimize import minimize
+from scipy.special import expit
+from sklearn.base import BaseEstimator, ClassifierMixin, _fit_context
+from sklearn.exceptions import ConvergenceWarning
+from sklearn.linear_model import LogisticRegression
+from sklearn.multiclass import OneVsRestClassifier
+from sklearn.pipeline import Pipeline
+from sklearn.preprocessing import LabelEncoder
+from sklearn.svm import SVC, LinearSVC
+from sklearn.utils import check_random_state
+from sklearn.utils._param_validation import Interval, StrOptions
+from sklearn.utils.metaestimators import available_if
+from sklearn.utils.multiclass import check_classification_targets
+from sklearn.utils.validation import _check_sample_weight, check_is_fitted, validate_data
+
+from .kernels import BLOCK_BYTES, elementary_from_power_sums, row_blocks
+from .registry import MAPS, KernelSpec, make_map
+
+LOSSES = ("squared_hinge", "logistic")
+CLASSIFIERS = ("linear_svc", "logistic")
+
+
+# ----------------------------------------------------------------------------- helpers
+def _check_degree_vs_features(kernel: str, degree: int, d: int, who: str) -> None:
+    """ANOVA-type kernels of order m need at least m features (no itemset of size m otherwise)."""
+    if kernel in ("anova", "up_to") and degree > d:
+        raise ValueError(
+            f"{who}: degree={degree} exceeds the number of features: X has {d} feature(s), and the "
+            f"{kernel} kernel needs itemsets of size at most d (allowed: 1 <= degree <= {d})."
+        )
+
+
+def _spec_or_default(spec) -> KernelSpec:
+    return KernelSpec() if spec is None else spec
+
+
+def _loss_and_derivative(loss: str, y: np.ndarray, f: np.ndarray):
+    """Per-sample loss L(y, f) and dL/df for labels y in {-1, +1}.
+
+    logistic: log(1 + exp(-y f)); squared hinge: max(0, 1 - y f)^2.
+    """
+    z = y * f
+    if loss == "logistic":
+        return np.logaddexp(0.0, -z), -y * expit(-z)
+    margin = np.maximum(0.0, 1.0 - z)
+    return margin * margin, -2.0 * y * margin
+
+
+def _rmatmul(X, M: np.ndarray) -> np.ndarray:
+    """X^T @ M as a dense array (X dense or sparse)."""
+    out = X.T @ M
+    return out.toarray() if sp.issparse(out) else np.asarray(out)
+
+
+def _binary_labels(estimator, y) -> np.ndarray:
+    """Set ``classes_`` and return y as -1/+1; these models are binary classifiers."""
+    check_classification_targets(y)
+    encoder = LabelEncoder().fit(y)
+    estimator.classes_ = encoder.classes_
+    if len(estimator.classes_) != 2:
+        raise ValueError(
+            f"Only binary classification is supported. {type(estimator).__name__} needs exactly 2 classes; "
+            f"y has {len(estimator.classes_)} class(es) ({', '.join(map(str, estimator.classes_[:10]))}). For more classes, "
+            "wrap it in sklearn.multiclass.OneVsRestClassifier."
+        )
+    return 2.0 * encoder.transform(y) - 1.0
+
+
+# ----------------------------------------------------------------------------- kernel SVM
+def _gram_blocks(spec: KernelSpec, n_rows: int, n_cols: int, block_size: int | None):
+    if block_size is not None:
+        return row_blocks(n_rows, 1, block_size)
+    # a few (rows x n_cols) temporaries per row (power sums, Newton's identities)
+    return row_blocks(n_rows, 8 * n_cols * (2 * spec.degree + 2), BLOCK_BYTES)
+
+
+def exact_gram(spec: KernelSpec, A, B=None, block_size: int | None = None) -> np.ndarray:
+    """The exact Gram matrix ``spec.exact(A, B)``, computed in row blocks of A.
+
+    ``block_size`` rows per block, or None for blocks of about 64 MB of temporaries.
+    """
+    B = A if B is None else B
+    out = np.empty((A.shape[0], B.shape[0]))
+    for rows in _gram_blocks(spec, A.shape[0], B.shape[0], block_size):
+        out[rows] = spec.exact(A[rows], B)
+    return out
+
+
+class ExactKernelSVC(ClassifierMixin, BaseEstimator):
+    r"""Kernel SVM on an exact kernel of the registry (libsvm, precomputed Gram matrices).
+
+    .. math::
+        f(\mathbf x) = \sum_{i \in SV} \alpha_i y_i K(\mathbf x_i, \mathbf x) + b
+
+    with K given by ``spec.exact`` (ANOVA, all-subsets, itemset, polynomial, ...).
+    ``fit`` computes the (n, n) training Gram matrix in row blocks and hands it to
+    ``SVC(kernel="precomputed")``; memory is 8 n^2 bytes, as for any libsvm kernel SVM.
+    Only the support vectors are kept, so prediction evaluates K(X, SV) (in row
+    blocks) - the O(n_SV) evaluation cost of kernel methods the paper contrasts
+    with random features.
+
+    Parameters
+    ----------
+    spec : KernelSpec, default=None
+        The kernel; None means ``KernelSpec()`` (second-order ANOVA).
+    C : float, default=1.0
+        SVM regularization: minimise C sum_i hinge_i + ||w||^2 / 2.
+    block_size : int or None, default=None
+        Rows per Gram block; None sizes blocks to about 64 MB of temporaries.
+    tol, cache_size, class_weight, max_iter :
+        Passed to :class:`sklearn.svm.SVC`.
+
+    Attributes
+    ----------
+    svc_ : SVC
+        The fitted libsvm model (on the precomputed kernel).
+    support_vectors_ : ndarray or sparse matrix of shape (n_SV, n_features)
+    classes_, support_, n_support_, dual_coef_, intercept_, n_iter_, n_features_in_
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from rkcore.models import ExactKernelSVC
+    >>> from rkcore.registry import KernelSpec
+    >>> X = np.random.RandomState(0).randn(40, 5); y = (X[:, 0] * X[:, 1] > 0).astype(int)
+    >>> ExactKernelSVC(KernelSpec("anova", 2), C=10.0).fit(X, y).score(X, y) > 0.8
+    True
+    """
+
+    _parameter_constraints: dict = {
+        "spec": [KernelSpec, None],
+        "C": [Interval(Real, 0, None, closed="neither")],
+        "block_size": [Interval(Integral, 1, None, closed="left"), None],
+        "tol": [Interval(Real, 0, None, closed="neither")],
+        "cache_size": [Interval(Real, 0, None, closed="neither")],
+        "class_weight": [StrOptions({"balanced"}), dict, None],
+        "max_iter": [Interval(Integral, -1, None, closed="left")],
+    }
+
+    def __init__(self, spec=None, *, C=1.0, block_size=None, tol=1e-3, cache_size=200,
+                 class_weight=None, max_iter=-1):
+        self.spec = spec
+        self.C = C
+        self.block_size = block_size
+        self.tol = tol
+        self.cache_size = cache_size
+        self.class_weight = class_weight
+        self.max_iter = max_iter
+
+    def _gram(self, A, B) -> np.ndarray:
+        return exact_gram(_spec_or_default(self.spec), A, B, block_size=self.block_size)
+
+    @_fit_context(prefer_skip_nested_validation=True)
+    def fit(self, X, y, sample_weight=None):
+        """Fit the SVM on the exact training Gram matrix K(X, X)."""
+        X, y = validate_data(self, X, y, accept_sparse="csr", dtype=np.float64)
+        check_classification_targets(y)
+        spec = _spec_or_default(self.spec)
+        _check_degree_vs_features(spec.name, spec.degree, X.shape[1], type(self).__name__)
+        svc = SVC(kernel="precomputed", C=self.C, tol=self.tol, cache_size=self.cache_size,
+                  class_weight=self.class_weight, max_iter=self.max_iter)
+        svc.fit(self._gram(X, X), y, sample_weight=sample_weight)
+        self.svc_ = svc
+        self.classes_ = svc.classes_
+        self.support_ = svc.support_
+        self.n_support_ = svc.n_support_
+        self.dual_coef_ = svc.dual_coef_
+        self.intercept_ = svc.intercept_
+        self.n_iter_ = svc.n_iter_
+        self.support_vectors_ = X[svc.support_]
+        self._n_train = X.shape[0]
+        return self
+
+    def _blockwise(self, X, fn):
+        """Apply fn to K(X_block, SV) for row blocks of X; returns the list of results."""
+        check_is_fitted(self)
+        X = validate_data(self, X, accept_sparse="csr", dtype=np.float64, reset=False)
+        n_sv = self.support_vectors_.shape[0]
+        return [fn(self._gram(X[rows], self.support_vectors_))
+                for rows in _gram_blocks(_spec_or_default(self.spec), X.shape[0], n_sv, self.block_size)]
+
+    def _full_columns(self, K_sv: np.ndarray) -> np.ndarray:
+        """libsvm's precomputed interface wants all n_train columns; it reads only the SV ones."""
+        K = np.zeros((K_sv.shape[0], self._n_train))
+        K[:, self.support_] = K_sv
+        return K
+
+    def decision_function(self, X):
+        """Binary: sum_i dual_coef_i K(sv_i, x) + intercept (> 0 means classes_[1]); else SVC's."""
+        check_is_fitted(self)
+        if len(self.classes_) == 2:
+            coef, b = self.dual_coef_[0], self.intercept_[0]
+            parts = self._blockwise(X, lambda K: K @ coef + b)
+        else:
+            parts = self._blockwise(X, lambda K: self.svc_.decision_function(self._full_columns(K)))
+        return np.concatenate(parts)
+
+    def predict(self, X):
+        check_is_fitted(self)
+        if len(self.classes_) == 2:
+            return self.classes_[(self.decision_function(X) > 0).astype(np.intp)]
+        return np.concatenate(self._blockwise(X, lambda K: self.svc_.predict(self._full_columns(K))))
+
+    def __sklearn_tags__(self):
+        tags = super().__sklearn_tags__()
+        tags.input_tags.sparse = True
+        return tags
+
+
+# ----------------------------------------------------------------------------- linear models on maps
+def random_feature_pipeline(map_key: str, spec: KernelSpec | None = None, n_components: int = 100,
+                            distribution: str | None = None, random_state=None,
+                            classifier: str = "linear_svc", C: float = 1.0,
+                            classifier_params: dict | None = None) -> Pipeline:
+    """``Pipeline(map, linear classifier)``: a linear model on the random features of any registered map.
+
+    The map comes from :func:`rkcore.registry.make_map` (so incompatible map/kernel
+    pairs raise there); the classifier is ``LinearSVC`` (liblinear, squared hinge,
+    as in the paper) or ``LogisticRegression``, both with inverse regularization C.
+    Step names: ``"map"`` and ``"clf"``.
+    """
+    spec = _spec_or_default(spec)
+    feature_map = make_map(map_key, spec, n_components, distribution=distribution, random_state=random_state)
+    params = dict(classifier_params or {})
+    if classifier == "linear_svc":
+        clf = LinearSVC(C=C, random_state=random_state, **params)
+    elif classifier == "logistic":
+        clf = LogisticRegression(C=C, **params)
+    else:
+        raise ValueError(f"Unknown classifier {classifier!r}; allowed: {', '.join(map(repr, CLASSIFIERS))}.")
+    return Pipeline([("map", feature_map), ("clf", clf)])
+
+
+# ----------------------------------------------------------------------------- factorized models
+class _LBFGSBinaryClassifier(ClassifierMixin, BaseEstimator):
+    """Shared machinery: labels, sample weights, L-BFGS-B with history and convergence report.
+
+    Subclasses provide ``_prepare(X)`` (data in the form the model needs),
+    ``_initial(rng, d)`` (flat parameter vector), ``_value_and_grad(theta, data, y, s)``
+    returning (objective, gradient, decision values), ``_store(theta, d)`` and
+    ``_decision(data)``.
+    """
+
+    def _optimize(self, X, y, sample_weight):
+        y_pm = _binary_labels(self, y)
+        s = _check_sample_weight(sample_weight, X, dtype=np.float64)
+        if s.sum() <= 0:
+            raise ValueError("sample_weight must have a positive sum; got all zeros.")
+        s = s / s.sum()  # weighted mean loss: weight 2 == the sample twice
+        rng = check_random_state(self.random_state)
+        data = self._prepare(X)
+        theta0 = self._initial(rng, X.shape[1])
+
+        def fun(theta):
+            value, grad, _ = self._value_and_grad(theta, data, y_pm, s)
+            return value, grad
+
+        history = [fun(theta0)[0]]
+        res = minimize(fun, theta0, jac=True, method="L-BFGS-B",
+                       callback=lambda intermediate_result: history.append(float(intermediate_result.fun)),
+                       options={"maxiter": self.max_iter, "gtol": self.tol, "ftol": self.tol * 1e-3})
+        self.n_iter_ = int(res.nit)
+        self.converged_ = bool(res.status == 0)
+        self.objective_ = float(res.fun)
+        self.objective_history_ = np.asarray(history)
+        self.optimizer_message_ = str(res.message)
+        self._store(res.x, X.shape[1])
+        if not self.converged_:
+            warnings.warn(
+                f"{type(self).__name__} did not converge in {self.n_iter_} L-BFGS-B iterations "
+                f"(max_iter={self.max_iter}, tol={self.tol}): {res.message}. Increase max_iter or tol.",
+                ConvergenceWarning,
+            )
+        return self
+
+    def decision_function(self, X):
+        """Real-valued model output f(x); f > 0 predicts ``classes_[1]``."""
+        check_is_fitted(self)
+        X = validate_data(self, X, accept_sparse="csr", dtype=np.float64, reset=False)
+        return self._decision(self._prepare(X))
+
+    def predict(self, X):
+        check_is_fitted(self)
+        return self.classes_[(self.decision_function(X) > 0).astype(np.intp)]
+
+    @available_if(lambda self: self.loss == "logistic")
+    def predict_proba(self, X):
+        """sigma(f(x)) for the logistic loss (columns: classes_[0], classes_[1])."""
+        p = expit(self.decision_function(X))
+        return np.column_stack([1.0 - p, p])
+
+    def __sklearn_tags__(self):
+        tags = super().__sklearn_tags__()
+        tags.input_tags.sparse = True
+        tags.classifier_tags.multi_class = False
+        return tags
+
+
+class FactorizationMachineClassifier(_LBFGSBinaryClassifier):
+    r"""Higher-order factorization machine for binary classification (paper eq. 5, generalised).
+
+    .. math::
+        f(\mathbf x) = b + \langle \mathbf w, \mathbf x\rangle
+            + \sum_{s=1}^{k} \lambda_s K_A^{m}(\mathbf p_s, \mathbf x),\qquad
+        \min_{b, \mathbf w, \mathbf P}\ \sum_i \tilde s_i\, L(y_i, f(\mathbf x_i))
+            + \tfrac{\alpha}{2}\|\mathbf w\|^2 + \tfrac{\beta}{2}\|\mathbf P\|_F^2
+
+    with sample weights normalised to sum 1 (``s~_i = 1/n`` without weights), so the
+    SVM objective ``C sum_i L_i + ||.||^2/2`` corresponds to alpha = beta = 1 / (n C).
+    The intercept b is not penalised. ``K_A^m(p, x) = e_m`` is computed from the power
+    sums ``p_t = <p^t, x^t>`` by Newton's identities (paper eq. 12), one GEMM per order,
+    and its gradient uses ``d e_m / d p_t = (-1)^(t-1) e_(m-t) / t``:
+
+    .. math::
+        \frac{\partial K_A^m(\mathbf p, \mathbf x)}{\partial p_j}
+            = \sum_{t=1}^{m} (-1)^{t-1} e_{m-t}\, p_j^{t-1} x_j^{t}
+
+    (m = 2: ``x_j <p, x> - p_j x_j^2``; m = 3: ``e_2 x_j - p_1 p_j x_j^2 + p_j^2 x_j^3``).
+    The objective is solved by L-BFGS-B (scipy) from ``P ~ N(0, init_scale^2)``, w = 0, b = 0.
+
+    The weights lambda_s are fixed to +-1 and not learned (as in polylearn, the
+    implementation the paper used): because ``K_A^m(c p, x) = c^m K_A^m(p, x)``, any real
+    lambda_s is absorbed into p_s up to its sign, and a learned, unpenalised
+    lambda would only shrink P to zero to evade the penalty. For odd m even the sign
+    is absorbed (``K_A^m(-p, x) = -K_A^m(p, x)``); for even m, mixed signs let
+    ``P^T diag(lambda) P`` be indefinite (Blondel et al. 2016b).
+
+    Parameters
+    ----------
+    degree : int, default=2
+        Order m >= 2 of the ANOVA kernel (interactions of exactly m distinct features).
+    n_components : int, default=30
+        Rank k (the paper follows Blondel et al. 2016a: k = 30).
+    alpha : float, default=1e-4
+        L2 penalty of the linear term w (used only with ``fit_linear=True``).
+    beta : float, default=1e-4
+        L2 penalty of the factors P.
+    loss : {"squared_hinge", "logistic"}, default="squared_hinge"
+    fit_linear : bool, default=False
+        Add the linear term <w, x> (the paper drops it: "little effect on accuracy").
+    fit_intercept : bool, default=True
+        Add an unpenalised bias b.
+    lambdas : {"random_signs", "ones"}, default="random_signs"
+        Fixed signs lambda_s: i.i.d. +-1 from ``random_state`` (polylearn's default) or all +1 (Rendle).
+    max_iter : int, default=200
+        L-BFGS-B iterations.
+    tol : float, default=1e-6
+        Stop when the largest gradient entry is below ``tol`` (and, relatively, when the
+        objective stops decreasing: ftol = tol * 1e-3).
+    init_scale : float, default=0.01
+        Standard deviation of the initial factors. For L1-normalised data (entries
+        ~ 1/nnz), larger values (~1) start away from the flat region near P = 0.
+    random_state : int, RandomState instance or None, default=None
+
+    Attributes
+    ----------
+    P_ : ndarray (n_components, n_features)
+    lambdas_ : ndarray (n_components,)
+    coef_ : ndarray (n_features,)  (zeros without ``fit_linear``)
+    intercept_ : float
+    n_iter_, converged_, objective_, objective_history_ (objective after every iteration,
+    the initial value first), classes_, n_features_in_
+
+    References
+    ----------
+    Rendle, ICDM 2010; Blondel, Fujino, Ueda & Ishihata, NIPS 2016 (higher-order FMs);
+    Blondel, Ishihata, Fujino & Ueda, ICML 2016 (lambda and polynomial networks).
+    """
+
+    _parameter_constraints: dict = {
+        "degree": [Interval(Integral, 2, None, closed="left")],
+        "n_components": [Interval(Integral, 1, None, closed="left")],
+        "alpha": [Interval(Real, 0, None, closed="left")],
+        "beta": [Interval(Real, 0, None, closed="left")],
+        "loss": [StrOptions(set(LOSSES))],
+        "fit_linear": ["boolean"],
+        "fit_intercept": ["boolean"],
+        "lambdas": [StrOptions({"random_signs", "ones"})],
+        "max_iter": [Interval(Integral, 1, None, closed="left")],
+        "tol": [Interval(Real, 0, None, closed="left")],
+        "init_scale": [Interval(Real, 0, None, closed="neither")],
+        "random_state": ["random_state"],
+    }
+
+    def __init__(self, degree=2, *, n_components=30, alpha=1e-4, beta=1e-4, loss="squared_hinge",
+                 fit_linear=False, fit_intercept=True, lambdas="random_signs", max_iter=200, tol=1e-6,
+                 init_scale=0.01, random_state=None):
+        self.degree = degree
+        self.n_components = n_components
+        self.alpha = alpha
+        self.beta = beta
+        self.loss = loss
+        self.fit_linear = fit_linear
+        self.fit_intercept = fit_intercept
+        self.lambdas = lambdas
+        self.max_iter = max_iter
+        self.tol = tol
+        self.init_scale = init_scale
+        self.random_state = random_state
+
+    @_fit_context(prefer_skip_nested_validation=True)
+    def fit(self, X, y, sample_weight=None):
+        """Minimise the regularized objective with L-BFGS-B (see the class docstring)."""
+        X, y = validate_data(self, X, y, accept_sparse="csr", dtype=np.float64)
+        _check_degree_vs_features("anova", self.degree, X.shape[1], type(self).__name__)
+        return self._optimize(X, y, sample_weight)
+
+    # layout of the flat parameter vector: [b] [w (d)] P (k x d)
+    def _split(self, theta, d):
+        i = 0
+        b = 0.0
+        if self.fit_intercept:
+            b, i = theta[0], 1
+        w = None
+        if self.fit_linear:
+            w, i = theta[i:i + d], i + d
+        return b, w, theta[i:].reshape(self.n_components, d)
+
+    def _initial(self, rng, d):
+        P = self.init_scale * rng.standard_normal((self.n_components, d))
+        if self.lambdas == "ones":
+            self.lambdas_ = np.ones(self.n_components)
+        else:
+            self.lambdas_ = np.where(rng.randint(0, 2, self.n_components) == 1, 1.0, -1.0)
+        head = np.zeros(int(self.fit_intercept) + (d if self.fit_linear else 0))
+        return np.concatenate([head, P.ravel()])
+
+    def _prepare(self, X):
+        # the element-wise powers X^t, t = 1..m, reused by every objective evaluation
+        return [None] + [X if t == 1 else (X.power(t) if sp.issparse(X) else X**t)
+                         for t in range(1, self.degree + 1)]
+
+    def _forward(self, b, w, P, Xp):
+        m = self.degree
+        power_sums = [None] + [np.asarray(Xp[t] @ (P**t).T) for t in range(1, m + 1)]
+        e = elementary_from_power_sums(power_sums, m)
+        f = e[m] @ self.lambdas_ + b
+        if w is not None:
+            f = f + np.asarray(Xp[1] @ w)
+        return f, e
+
+    def _value_and_grad(self, theta, Xp, y, s):
+        d = Xp[1].shape[1]
+        b, w, P = self._split(theta, d)
+        f, e = self._forward(b, w, P, Xp)
+        losses, dloss = _loss_and_derivative(self.loss, y, f)
+        g = s * dloss  # d(weighted mean loss) / d f_i
+        value = float(s @ losses) + 0.5 * self.beta * float(np.sum(P * P))
+        grads = []
+        if self.fit_intercept:
+            grads.append(np.array([g.sum()]))
+        if w is not None:
+            value += 0.5 * self.alpha * float(w @ w)
+            grads.append(_rmatmul(Xp[1], g) + self.alpha * w)
+        # dF/dP_sj = lambda_s sum_i g_i sum_t (-1)^(t-1) e_{m-t}(i, s) P_sj^(t-1) X_ij^t
+        m = self.degree
+        G = g[:, None] * self.lambdas_[None, :]
+        grad_P = self.beta * P
+        for t in range(1, m + 1):
+            if t == m:  # e_0 = 1: a matrix-vector product, then an outer product
+                term = np.outer(self.lambdas_, _rmatmul(Xp[t], g))
+            else:
+                term = _rmatmul(Xp[t], G * e[m - t]).T
+            if t > 1:
+                term = term * P ** (t - 1)
+            grad_P = grad_P + term if t % 2 == 1 else grad_P - term
+        grads.append(grad_P.ravel())
+        return value, np.concatenate(grads), f
+
+    def _store(self, theta, d):
+        b, w, P = self._split(theta, d)
+        self.intercept_ = float(b)
+        self.coef_ = np.zeros(d) if w is None else np.array(w)
+        self.P_ = np.array(P)
+
+    def _decision(self, Xp):
+        w = self.coef_ if self.fit_linear else None
+        return self._forward(self.intercept_, w, self.P_, Xp)[0]
+
+
+class AllSubsetsModelClassifier(_LBFGSBinaryClassifier):
+    r"""The all-subsets model (paper eq. 6; Blondel et al. 2016a) for binary classification.
+
+    .. math::
+        f(\mathbf x) = \sum_{s=1}^{k} \lambda_s \prod_{j=1}^{d} (1 + p_{sj} x_j),\qquad
+        \min_{\boldsymbol\lambda, \mathbf P}\ \sum_i \tilde s_i L(y_i, f(\mathbf x_i))
+            + \tfrac{\alpha}{2}\|\boldsymbol\lambda\|^2 + \tfrac{\beta}{2}\|\mathbf P\|_F^2
+
+    Unlike the FM, lambda is learned here: the constant 1 in every factor means a
+    scale of lambda_s cannot be absorbed into p_s (and sum_s lambda_s is the model's
+    bias: the empty itemset). It is penalised with alpha.
+
+    Only the non-zeros of X enter the products (x_j = 0 gives a factor 1), so one
+    evaluation costs O(nnz(X) k). Products are taken in log space with separate
+    counts of negative and of zero factors. The gradient needs the leave-one-out
+    product ``prod_{l != j}(1 + p_sl x_l)``: it is ``prod / (1 + p_sj x_j)`` when that
+    factor is non-zero, and when it is exactly zero it is the product of the
+    non-zero factors if this is the only zero factor, else 0 - never a division by 0.
+
+    Parameters are those of :class:`FactorizationMachineClassifier` without degree,
+    fit_linear, fit_intercept and lambdas; lambda starts at 0 and P ~ N(0, init_scale^2).
+
+    Attributes
+    ----------
+    P_ : ndarray (n_components, n_features)
+    lambdas_ : ndarray (n_components,)
+    n_iter_, converged_, objective_, objective_history_, classes_, n_features_in_
+    """
+
+    _parameter_constraints: dict = {
+        "n_components": [Interval(Integral, 1, None, closed="left")],
+        "alpha": [Interval(Real, 0, None, closed="left")],
+        "beta": [Interval(Real, 0, None, closed="left")],
+        "loss": [StrOptions(set(LOSSES))],
+        "max_iter": [Interval(Integral, 1, None, closed="left")],
+        "tol": [Interval(Real, 0, None, closed="left")],
+        "init_scale": [Interval(Real, 0, None, closed="neither")],
+        "random_state": ["random_state"],
+    }
+
+    #: bytes of (nnz x k) temporaries per block of rows
+    BLOCK_BYTES = 32 * 2**20
+
+    def __init__(self, n_components=30, *, alpha=1e-4, beta=1e-4, loss="squared_hinge", max_iter=200,
+                 tol=1e-6, init_scale=0.01, random_state=None):
+        self.n_components = n_components
+        self.alpha = alpha
+        self.beta = beta
+        self.loss = loss
+        self.max_iter = max_iter
+        self.tol = tol
+        self.init_scale = init_scale
+        self.random_state = random_state
+
+    @_fit_context(prefer_skip_nested_validation=True)
+    def fit(self, X, y, sample_weight=None):
+        """Minimise the regularized objective with L-BFGS-B (see the class docstring)."""
+        X, y = validate_data(self, X, y, accept_sparse="csr", dtype=np.float64)
+        return self._optimize(X, y, sample_weight)
+
+    def _initial(self, rng, d):
+        P = self.init_scale * rng.standard_normal((self.n_components, d))
+        return np.concatenate([np.zeros(self.n_components), P.ravel()])
+
+    def _split(self, theta, d):
+        k = self.n_components
+        return theta[:k], theta[k:].reshape(k, d)
+
+    def _prepare(self, X):
+        """Row blocks of X as (row slice, row index per non-zero, column, value)."""
+        X = sp.csr_matrix(X)
+        X.eliminate_zeros()
+        X.sort_indices()
+        n, d = X.shape
+        per_row = np.diff(X.indptr)
+        bytes_per_row = 8 * 8 * self.n_components * max(1.0, X.nnz / max(n, 1))
+        blocks = []
+        for rows in row_blocks(n, int(bytes_per_row), self.BLOCK_BYTES):
+            lo, hi = X.indptr[rows.start], X.indptr[rows.stop]
+            row_of = np.repeat(np.arange(rows.stop - rows.start), per_row[rows])
+            blocks.append((rows, row_of, X.indices[lo:hi], X.data[lo:hi]))
+        return n, d, blocks
+
+    @staticmethod
+    def _products(P, n_rows, row_of, cols, vals):
+        """prod_j (1 + p_sj x_ij) per (row, s), with the pieces the gradient needs."""
+        factors = 1.0 + vals[:, None] * P.T[cols]  # (nnz, k): one factor per non-zero x_ij and s
+        is_zero = factors == 0.0
+        with np.errstate(divide="ignore"):
+            log_abs = np.log(np.abs(factors))
+        log_abs[is_zero] = 0.0
+        # per-row sums of a (nnz, k) array as a sparse indicator product
+        rows_ind = sp.csr_matrix((np.ones(row_of.size), (row_of, np.arange(row_of.size))),
+                                 shape=(n_rows, row_of.size))
+        n_zero = np.rint(rows_ind @ is_zero.astype(np.float64))
+        n_neg = np.rint(rows_ind @ (factors < 0.0).astype(np.float64))
+        nonzero_product = np.exp(rows_ind @ log_abs) * np.where(n_neg % 2 == 1, -1.0, 1.0)
+        product = np.where(n_zero == 0, nonzero_product, 0.0)
+        return factors, is_zero, n_zero, nonzero_product, product
+
+    def _value_and_grad(self, theta, data, y, s):
+        n, d, blocks = data
+        lam, P = self._split(theta, d)
+        f = np.empty(n)
+        products = []
+        for rows, row_of, cols, vals in blocks:
+            pieces = self._products(P, rows.stop - rows.start, row_of, cols, vals)
+            f[rows] = pieces[-1] @ lam
+            products.append(pieces)
+        losses, dloss = _loss_and_derivative(self.loss, y, f)
+        g = s * dloss
+        value = float(s @ losses) + 0.5 * self.alpha * float(lam @ lam) + 0.5 * self.beta * float(np.sum(P * P))
+        grad_lam = self.alpha * lam
+        grad_Pt = np.zeros((d, self.n_components))
+        for (rows, row_of, cols, vals), (factors, is_zero, n_zero, nonzero_product, product) in zip(blocks, products):
+            g_b = g[rows]
+            grad_lam += product.T @ g_b
+            # leave-one-out products, one per non-zero x_ij and s (see the class docstring)
+            with np.errstate(divide="ignore", invalid="ignore"):
+                loo = np.where(is_zero, np.where(n_zero[row_of] == 1, nonzero_product[row_of], 0.0),
+                               product[row_of] / factors)
+            cols_ind = sp.csr_matrix((g_b[row_of] * vals, (cols, np.arange(cols.size))), shape=(d, cols.size))
+            grad_Pt += cols_ind @ loo
+        grad_P = grad_Pt.T * lam[:, None] + self.beta * P
+        return value, np.concatenate([grad_lam, grad_P.ravel()]), f
+
+    def _store(self, theta, d):
+        lam, P = self._split(theta, d)
+        self.lambdas_ = np.array(lam)
+        self.P_ = np.array(P)
+
+    def _decision(self, data):
+        n, d, blocks = data
+        f = np.empty(n)
+        for rows, row_of, cols, vals in blocks:
+            f[rows] = self._products(self.P_, rows.stop - rows.start, row_of, cols, vals)[-1] @ self.lambdas_
+        return f
+
+
+# ----------------------------------------------------------------------------- sparse random features
+class SparseRandomFeatureClassifier(ClassifierMixin, BaseEstimator):
+    r"""Sparse Random Features (Yen, Lin, Lin, Ravikumar & Dhillon, NIPS 2014, Algorithm 1).
+
+    Fully corrective randomized coordinate descent on the l1-regularized problem
+    over random features ``phi_h(x)`` of any registered map:
+
+    .. math::
+        \min_{\mathbf w}\ \|\mathbf w\|_1 + C \sum_i L\big(y_i, \textstyle\sum_{h \in A} w_h \phi_h(\mathbf x_i) + b\big)
+
+    (Yen et al.'s eq. 9 with lambda = 1 / (N C)). Starting from an empty working set A,
+    each of the ``n_iter`` iterations
+
+    1. draws ``batch`` new features: a fresh map from :func:`rkcore.registry.make_map`
+       with its own seed and ``n_components=batch``, fitted on X;
+    2. adds them to A;
+    3. solves the l1 problem on A with liblinear
+       (``LinearSVC(penalty="l1", dual=False)`` or ``LogisticRegression(l1_ratio=1,
+       solver="liblinear")``, one-vs-rest for more than two classes);
+    4. removes the features whose weight is zero (in every class).
+
+    Features are kept as (fitted map, column indices); ``predict`` maps X only
+    through the maps that still own a kept column. Note a map evaluates all of its
+    ``batch`` columns before the kept ones are selected.
+
+    Parameters
+    ----------
+    map_key : str, default="rk"
+        A key of :data:`rkcore.registry.MAPS`.
+    spec : KernelSpec, default=None
+        Kernel the map approximates; None means ``KernelSpec()`` (ANOVA, m = 2).
+    distribution : str or None, default=None
+        Weight distribution of the map (None: the map's default).
+    C : float, default=1.0
+        Inverse l1 regularization.
+    n_iter : int, default=10
+        Number of iterations T (features drawn in total: n_iter * batch).
+    batch : int, default=100
+        Features drawn per iteration R.
+    loss : {"squared_hinge", "logistic"}, default="squared_hinge"
+    tol : float, default=1e-4
+    max_iter : int, default=1000
+        liblinear iterations per sub-problem.
+    random_state : int, RandomState instance or None, default=None
+
+    Attributes
+    ----------
+    maps_ : list of fitted maps, those owning at least one kept feature
+    columns_ : list of int arrays, the kept columns of each map in ``maps_``
+    coef_ : ndarray (1 or n_classes, n_nonzero_)
+    intercept_ : ndarray (1 or n_classes,)
+    n_features_drawn_ : int
+    n_nonzero_ : int, size of the final working set
+    objective_history_ : ndarray (n_iter,), ||w||_1 + C sum_i L_i after each sub-problem
+    n_active_history_ : ndarray (n_iter,), working-set size after each pruning
+    n_iter_ : int, liblinear iterations of the last sub-problem
+    classes_, n_features_in_
+    """
+
+    _parameter_constraints: dict = {
+        "map_key": [StrOptions(set(MAPS))],
+        "spec": [KernelSpec, None],
+        "distribution": [str, None],
+        "C": [Interval(Real, 0, None, closed="neither")],
+        "n_iter": [Interval(Integral, 1, None, closed="left")],
+        "batch": [Interval(Integral, 1, None, closed="left")],
+        "loss": [StrOptions(set(LOSSES))],
+        "tol": [Interval(Real, 0, None, closed="neither")],
+        "max_iter": [Interval(Integral, 1, None, closed="left")],
+        "random_state": ["random_state"],
+    }
+
+    def __init__(self, map_key="rk", *, spec=None, distribution=None, C=1.0, n_iter=10, batch=100,
+                 loss="squared_hinge", tol=1e-4, max_iter=1000, random_state=None):
+        self.map_key = map_key
+        self.spec = spec
+        self.distribution = distribution
+        self.C = C
+        self.n_iter = n_iter
+        self.batch = batch
+        self.loss = loss
+        self.tol = tol
+        self.max_iter = max_iter
+        self.random_state = random_state
+
+    def _l1_model(self, seed: int, multiclass: bool):
+        if self.loss == "squared_hinge":
+            return LinearSVC(penalty="l1", loss="squared_hinge", dual=False, C=self.C, tol=self.tol,
+                             max_iter=self.max_iter, random_state=seed)
+        model = LogisticRegression(l1_ratio=1.0, solver="liblinear", C=self.C, tol=self.tol,
+                                   max_iter=self.max_iter, random_state=seed)
+        return OneVsRestClassifier(model) if multiclass else model
+
+    @staticmethod
+    def _coefficients(model):
+        if isinstance(model, OneVsRestClassifier):
+            return (np.vstack([e.coef_ for e in model.estimators_]),
+                    np.concatenate([np.ravel(e.intercept_) for e in model.estimators_]))
+        return np.atleast_2d(model.coef_), np.ravel(model.intercept_)
+
+    def _objective(self, Z, y_codes, coef, intercept) -> float:
+        """||W||_1 + C sum_i L_i summed over the one-vs-rest problems (liblinear's primal)."""
+        F = Z @ coef.T + intercept
+        if coef.shape[0] == 1:
+            Y = np.where(y_codes == 1, 1.0, -1.0)[:, None]
+        else:
+            Y = np.where(y_codes[:, None] == np.arange(coef.shape[0])[None, :], 1.0, -1.0)
+        losses, _ = _loss_and_derivative(self.loss, Y, F)
+        return float(np.abs(coef).sum() + self.C * losses.sum())
+
+    @_fit_context(prefer_skip_nested_validation=True)
+    def fit(self, X, y):
+        """Run Algorithm 1 of Yen et al. (2014) for ``n_iter`` iterations."""
+        X, y = validate_data(self, X, y, accept_sparse="csr", dtype=np.float64)
+        check_classification_targets(y)
+        encoder = LabelEncoder().fit(y)
+        self.classes_ = encoder.classes_
+        if len(self.classes_) < 2:
+            raise ValueError(f"{type(self).__name__} needs at least 2 classes in y; got 1 class "
+                             f"({self.classes_[0]!r}).")
+        y_codes = encoder.transform(y)
+        spec = _spec_or_default(self.spec)
+        _check_degree_vs_features(spec.name, spec.degree, X.shape[1], type(self).__name__)
+        multiclass = len(self.classes_) > 2
+        rng = check_random_state(self.random_state)
+
+        maps, cols = [], []  # working set: (fitted map, kept column indices)
+        Z = np.empty((X.shape[0], 0))
+        objective_history, active_history = [], []
+        coef = np.zeros((1 if not multiclass else len(self.classes_), 0))
+        intercept = np.zeros(coef.shape[0])
+        for _ in range(self.n_iter):
+            map_seed, solver_seed = rng.randint(np.iinfo(np.int32).max, size=2)
+            feature_map = make_map(self.map_key, spec, self.batch, distribution=self.distribution,
+                                   random_state=int(map_seed))
+            Z_new = np.asarray(feature_map.fit_transform(X))
+            maps.append(feature_map)
+            cols.append(np.arange(self.batch))
+            Z = np.hstack([Z, Z_new])
+            model = self._l1_model(int(solver_seed), multiclass).fit(Z, y_codes)
+            coef, intercept = self._coefficients(model)
+            objective_history.append(self._objective(Z, y_codes, coef, intercept))
+            keep = np.any(coef != 0.0, axis=0)
+            # step 4: drop zero-weight features from the working set (and maps left with none)
+            offsets = np.cumsum([0] + [c.size for c in cols])
+            maps_kept, cols_kept = [], []
+            for feature_map, c, start in zip(maps, cols, offsets[:-1]):
+                k = keep[start:start + c.size]
+                if k.any():
+                    maps_kept.append(feature_map)
+                    cols_kept.append(c[k])
+            maps, cols = maps_kept, cols_kept
+            Z, coef = Z[:, keep], coef[:, keep]
+            active_history.append(int(keep.sum()))
+
+        self.maps_, self.columns_ = maps, cols
+        self.coef_, self.intercept_ = coef, intercept
+        solvers = model.estimators_ if isinstance(model, OneVsRestClassifier) else [model]
+        self.n_iter_ = int(max(np.max(e.n_iter_) for e in solvers))
+        self.n_features_drawn_ = self.n_iter * self.batch
+        self.n_nonzero_ = int(coef.shape[1])
+        self.objective_history_ = np.asarray(objective_history)
+        self.n_active_history_ = np.asarray(active_history)
+        return self
+
+    def transform_kept(self, X) -> np.ndarray:
+        """The kept random features of X, (n_samples, n_nonzero_), in ``coef_`` column order."""
+        check_is_fitted(self)
+        X = validate_data(self, X, accept_sparse="csr", dtype=np.float64, reset=False)
+        parts = [np.asarray(m.transform(X))[:, c] for m, c in zip(self.maps_, self.columns_)]
+        return np.hstack(parts) if parts else np.empty((X.shape[0], 0))
+
+    def decision_function(self, X):
+        scores = self.transform_kept(X) @ self.coef_.T + self.intercept_
+        return scores.ravel() if scores.shape[1] == 1 else scores
+
+    def predict(self, X):
+        scores = self.decision_function(X)
+        if scores.ndim == 1:
+            return self.classes_[(scores > 0).astype(np.intp)]
+        return self.classes_[np.argmax(scores, axis=1)]
+
+    def __sklearn_tags__(self):
+        tags = super().__sklearn_tags__()
+        tags.input_tags.sparse = True
+        return tags
+
+
+__all__ = [
+    "exact_gram",
+    "ExactKernelSVC",
+    "FactorizationMachineClassifier",
+    "AllSubsetsModelClassifier",
+    "SparseRandomFeatureClassifier",
+    "random_feature_pipeline",
+]

@@ -1,0 +1,274 @@
+"""Timing engine for the random feature maps, and the paper's Figure 1 from the command line.
+
+:func:`time_maps` times ``fit`` and ``transform`` of registry maps on N(0, 1) data and
+returns one row per (map, d, D, n, repeat, phase). :func:`summarize` gives medians
+and spreads, :func:`growth_exponent` the log-log slope of time against d, D or n,
+and :func:`crossover` the smallest d from which one map stays faster than another.
+
+Command line (paper Figure 1: RK vs SCRK for the second-order ANOVA kernel)::
+
+    python -m rkcore timing --figure1 [--out figure1.csv] [--repeats 3]
+    python -m rkcore timing --maps rk scrk --d 256 512 --D 4096 --n 500 --repeats 5
+"""
+from __future__ import annotations
+
+import argparse
+import gc
+import sys
+import time
+import warnings
+from itertools import product
+from typing import Callable, Iterable
+
+import numpy as np
+import pandas as pd
+
+from .registry import MAPS, KernelSpec, get_map, make_map
+
+COLUMNS = ["map", "d", "D", "n", "repeat", "phase", "seconds"]
+DIMENSIONS = ("d", "D", "n")
+
+#: The kernel each map is timed on: the one the paper pairs it with. RK and SCRK
+#: approximate the ANOVA kernel; TS and RM the polynomial kernel (c + <x,y>)^m with
+#: c = 1 (KernelSpec's default), RFF the RBF kernel. A map not listed here is timed
+#: on the first kernel of its registry entry.
+TIMING_KERNELS = {
+    "rk": "anova",
+    "scrk": "anova",
+    "ts": "polynomial",
+    "rm": "polynomial",
+    "rff": "rbf",
+    "nystroem": "polynomial",
+}
+
+#: Paper Figure 1 (section 6): ANOVA m = 2, D = 8192 (printed as 8092 in the paper),
+#: N(0, 1) data with d in {512, ..., 4096}. The paper does not state n; we use 1000.
+FIGURE1 = {"maps": ["rk", "scrk", "ts", "rm"], "d": [512, 1024, 2048, 4096], "D": [8192], "n": [1000], "degree": 2}
+
+
+def timing_kernel(map_key: str, degree: int = 2) -> KernelSpec:
+    """The KernelSpec a map is timed on (see :data:`TIMING_KERNELS`)."""
+    entry = get_map(map_key)
+    return KernelSpec(name=TIMING_KERNELS.get(map_key, entry.kernels[0]), degree=degree)
+
+
+def _positive_ints(values, name: str) -> list[int]:
+    values = [values] if np.isscalar(values) else list(values)
+    if not values:
+        raise ValueError(f"{name} is empty; give at least one positive integer.")
+    for v in values:
+        if isinstance(v, bool) or not isinstance(v, (int, np.integer)) or v < 1:
+            raise ValueError(f"{name} must hold positive integers, got {v!r}.")
+    return [int(v) for v in values]
+
+
+def time_maps(map_keys: Iterable[str], d_values, D_values, n_values, *, kernel_degree: int = 2,
+              repeats: int = 5, warmup: int = 1, random_state: int = 0,
+              progress: Callable[[float, str], None] | None = None) -> pd.DataFrame:
+    """Time ``fit`` and ``transform`` of each map for every (d, D, n).
+
+    Each map is built with :func:`rkcore.registry.make_map` on the kernel from
+    :func:`timing_kernel` of degree ``kernel_degree``. Data are N(0, 1), drawn once
+    per (d, n) from ``random_state``. Every run builds a new map (seed
+    ``random_state + repeat``) and times ``fit(X)`` and ``transform(X)`` with
+    :func:`time.perf_counter`, the garbage collector off (as :mod:`timeit` does).
+    ``warmup`` untimed runs come first. Nothing is cached.
+
+    Returns a tidy DataFrame with columns map, d, D, n, repeat, phase ("fit" or
+    "transform"), seconds. ``progress(fraction_done, message)`` is called after every
+    run, ending with 1.0.
+    """
+    map_keys = [map_keys] if isinstance(map_keys, str) else list(map_keys)
+    if not map_keys:
+        raise ValueError(f"map_keys is empty; allowed keys: {', '.join(MAPS)}.")
+    specs = {key: timing_kernel(key, kernel_degree) for key in map_keys}  # raises on unknown keys
+    d_values, D_values, n_values = (_positive_ints(v, name) for v, name in
+                                    ((d_values, "d_values"), (D_values, "D_values"), (n_values, "n_values")))
+    if isinstance(repeats, bool) or not isinstance(repeats, (int, np.integer)) or repeats < 1:
+        raise ValueError(f"repeats must be an integer >= 1, got {repeats!r}.")
+    if isinstance(warmup, bool) or not isinstance(warmup, (int, np.integer)) or warmup < 0:
+        raise ValueError(f"warmup must be an integer >= 0, got {warmup!r}.")
+    for key, spec in specs.items():
+        if spec.name in ("anova", "up_to") and kernel_degree > min(d_values):
+            raise ValueError(f"kernel_degree={kernel_degree} exceeds d={min(d_values)} for map {key!r} "
+                             f"(the {spec.name} kernel needs 1 <= degree <= d).")
+
+    total = len(d_values) * len(n_values) * len(D_values) * len(map_keys) * (warmup + repeats)
+    done = 0
+    rows = []
+    for d, n in product(d_values, n_values):
+        X = np.random.default_rng([random_state, d, n]).standard_normal((n, d))
+        for D, key in product(D_values, map_keys):
+            for run in range(warmup + repeats):
+                repeat = run - warmup
+                fit_s, transform_s = _time_once(key, specs[key], D, random_state + max(repeat, 0), X)
+                if repeat >= 0:
+                    rows.append((key, d, D, n, repeat, "fit", fit_s))
+                    rows.append((key, d, D, n, repeat, "transform", transform_s))
+                done += 1
+                if progress is not None:
+                    what = "warm-up" if repeat < 0 else f"repeat {repeat + 1}/{repeats}"
+                    progress(done / total, f"{key} d={d} D={D} n={n} {what}")
+    return pd.DataFrame(rows, columns=COLUMNS)
+
+
+def _time_once(key: str, spec: KernelSpec, D: int, seed: int, X: np.ndarray) -> tuple[float, float]:
+    estimator = make_map(key, spec, D, random_state=seed)
+    gc_was_enabled = gc.isenabled()
+    gc.disable()
+    try:
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")  # e.g. Nystroem when D > n: it uses n components
+            t0 = time.perf_counter()
+            estimator.fit(X)
+            t1 = time.perf_counter()
+            Z = estimator.transform(X)
+            t2 = time.perf_counter()
+    finally:
+        if gc_was_enabled:
+            gc.enable()
+    del Z
+    return t1 - t0, t2 - t1
+
+
+def summarize(df: pd.DataFrame) -> pd.DataFrame:
+    """Median, quartiles, IQR, min, max and number of repeats of ``seconds`` per (map, d, D, n, phase)."""
+    _check_columns(df)
+    g = df.groupby(["map", "d", "D", "n", "phase"], sort=True)["seconds"]
+    out = g.agg(median="median", q1=lambda s: s.quantile(0.25), q3=lambda s: s.quantile(0.75),
+                min="min", max="max", repeats="count").reset_index()
+    out.insert(out.columns.get_loc("q3") + 1, "iqr", out["q3"] - out["q1"])
+    return out
+
+
+def growth_exponent(df: pd.DataFrame, along: str = "d", phase: str | None = "transform") -> pd.DataFrame:
+    """Slope of log(median seconds) against log(``along``), per map (and phase and the other dimensions).
+
+    Fitted with ``np.polyfit`` on the medians over repeats: time ~ C * along^slope.
+    Rows with fewer than two distinct values of ``along`` get NaN. ``phase=None`` keeps both phases.
+    """
+    _check_columns(df)
+    if along not in DIMENSIONS:
+        raise ValueError(f"along={along!r} is not a timing dimension; allowed: {', '.join(DIMENSIONS)}.")
+    if phase is not None:
+        if phase not in ("fit", "transform"):
+            raise ValueError(f"phase={phase!r} is not allowed; use 'fit', 'transform' or None.")
+        df = df[df["phase"] == phase]
+    others = [c for c in DIMENSIONS if c != along]
+    medians = df.groupby(["map", "phase", *others, along])["seconds"].median().reset_index()
+    rows = []
+    for key, g in medians.groupby(["map", "phase", *others], sort=True):
+        x, y = g[along].to_numpy(float), g["seconds"].to_numpy(float)
+        ok = y > 0
+        slope = np.polyfit(np.log(x[ok]), np.log(y[ok]), 1)[0] if np.unique(x[ok]).size >= 2 else np.nan
+        rows.append((*key, slope, int(ok.sum())))
+    return pd.DataFrame(rows, columns=["map", "phase", *others, "exponent", "n_points"])
+
+
+def crossover(df: pd.DataFrame, fast: str = "scrk", slow: str = "rk", along: str = "d",
+              phase: str = "transform"):
+    """Smallest value of ``along`` from which ``fast`` has a lower median time than ``slow``
+    at that value and every larger one measured; None if ``fast`` is not faster at the largest.
+
+    The other two dimensions must each take a single value in ``df``.
+    """
+    _check_columns(df)
+    for name in (fast, slow):
+        if name not in set(df["map"]):
+            raise ValueError(f"map {name!r} is not in the timings; present: {', '.join(sorted(set(df['map'])))}.")
+    sub = df[(df["phase"] == phase) & df["map"].isin([fast, slow])]
+    for other in DIMENSIONS:
+        if other != along and sub[other].nunique() > 1:
+            raise ValueError(f"crossover along {along!r} needs a single {other!r}; filter the timings first.")
+    med = sub.groupby([along, "map"])["seconds"].median().unstack("map").dropna().sort_index()
+    faster = (med[fast] < med[slow]).to_numpy()
+    if faster.size == 0 or not faster[-1]:
+        return None
+    first = faster.size - np.argmin(faster[::-1]) if not faster.all() else 0
+    return med.index[first].item()
+
+
+def _check_columns(df: pd.DataFrame) -> None:
+    missing = [c for c in COLUMNS if c != "repeat" and c not in df.columns]
+    if missing:
+        raise ValueError(f"timings DataFrame lacks column(s) {missing}; expected {COLUMNS} (see time_maps).")
+
+
+# ------------------------------------------------------------------------- command line
+def _parser() -> argparse.ArgumentParser:
+    p = argparse.ArgumentParser(
+        prog="python -m rkcore timing",
+        description="Time fit/transform of random feature maps on N(0,1) data (paper Figure 1 with --figure1).")
+    p.add_argument("--figure1", action="store_true",
+                   help="paper Figure 1: ANOVA m=2, D=8192, d in 512..4096, n=1000, maps rk scrk ts rm")
+    p.add_argument("--maps", nargs="+", help=f"map keys (allowed: {' '.join(MAPS)}); commas also work")
+    p.add_argument("--d", nargs="+", type=int, help="input dimensions d")
+    p.add_argument("--D", nargs="+", type=int, help="numbers of random features D")
+    p.add_argument("--n", nargs="+", type=int, help="numbers of samples n")
+    p.add_argument("--degree", type=int, help="kernel degree m (default 2)")
+    p.add_argument("--repeats", type=int, default=None, help="timed repeats (default 3 with --figure1, else 5)")
+    p.add_argument("--warmup", type=int, default=1, help="untimed runs first (default 1)")
+    p.add_argument("--seed", type=int, default=0)
+    p.add_argument("--out", help="write the tidy timings CSV here (default figure1.csv with --figure1)")
+    p.add_argument("--quiet", action="store_true", help="no progress on stderr")
+    return p
+
+
+def main(argv: list[str] | None = None) -> int:
+    args = _parser().parse_args(sys.argv[1:] if argv is None else argv)
+    preset = FIGURE1 if args.figure1 else {"maps": ["rk", "scrk"], "d": [128, 256, 512], "D": [2048],
+                                            "n": [500], "degree": 2}
+    maps = [k for item in (args.maps or preset["maps"]) for k in item.split(",") if k]
+    d_values, D_values, n_values = args.d or preset["d"], args.D or preset["D"], args.n or preset["n"]
+    degree = args.degree or preset["degree"]
+    repeats = args.repeats or (3 if args.figure1 else 5)
+    out = args.out or ("figure1.csv" if args.figure1 else None)
+
+    def report(fraction, message):
+        print(f"\r[{fraction:6.1%}] {message:<60}", end="" if fraction < 1 else "\n", file=sys.stderr, flush=True)
+
+    try:
+        df = time_maps(maps, d_values, D_values, n_values, kernel_degree=degree, repeats=repeats,
+                       warmup=args.warmup, random_state=args.seed, progress=None if args.quiet else report)
+    except ValueError as err:
+        print(f"error: {err}", file=sys.stderr)
+        return 2
+    if out:
+        df.to_csv(out, index=False)
+    print(render_report(df, degree))
+    if out:
+        print(f"\nwrote {len(df)} rows to {out}")
+    return 0
+
+
+def render_report(df: pd.DataFrame, degree: int) -> str:
+    """Plain-text tables: median transform (and fit) time per (D, n, d) x map, RK/SCRK ratio, crossover."""
+    lines = []
+    kernels = ", ".join(f"{k}: {timing_kernel(k, degree).label()}" for k in dict.fromkeys(df["map"]))
+    lines.append(f"Data N(0,1); kernels: {kernels}; repeats per cell: {df['repeat'].nunique()}.")
+    for (D, n), g in df.groupby(["D", "n"], sort=True):
+        for phase in ("transform", "fit"):
+            med = (g[g["phase"] == phase].groupby(["d", "map"])["seconds"].median().unstack("map") * 1e3)
+            med = med[[k for k in dict.fromkeys(df["map"])]]
+            if {"rk", "scrk"} <= set(med.columns):
+                med["RK/SCRK"] = med["rk"] / med["scrk"]
+            lines.append(f"\nMedian {phase} time [ms], D={D}, n={n}:")
+            lines.append(med.to_string(float_format=lambda v: f"{v:10.1f}"))
+        exps = growth_exponent(g, along="d")
+        if exps["exponent"].notna().any():
+            lines.append("Growth exponent of transform time in d (slope of log time vs log d): "
+                         + ", ".join(f"{r.map} {r.exponent:.2f}" for r in exps.itertuples()))
+        if {"rk", "scrk"} <= set(g["map"]):
+            d_star = crossover(g, "scrk", "rk")
+            ds = sorted(g["d"].unique())
+            if d_star is None:
+                lines.append(f"Crossover: none in range (SCRK is not faster than RK at d={ds[-1]}).")
+            elif d_star == ds[0]:
+                lines.append(f"Crossover: SCRK is faster than RK over the whole range, from d={d_star} (at or below).")
+            else:
+                lines.append(f"Crossover: SCRK becomes faster than RK at d={d_star}.")
+    return "\n".join(lines)
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,81 @@
+"""Shared fixtures.
+
+Browser tests (marker ``browser``) are skipped unless selected with ``-m browser``.
+
+App tests: ``run_page(path, **query)`` runs a page headless with streamlit's AppTest after
+clearing st.cache_data (cached results from an earlier test must not hide an error), with
+the given URL query parameters; ``plotly_figures(at)`` returns the figure JSON of every
+plotly chart on the page (``proto.spec``). Paths are relative to the repository root.
+"""
+from __future__ import annotations
+
+import json
+import sys
+from pathlib import Path
+
+import pytest
+
+REPO = Path(__file__).resolve().parent.parent
+if str(REPO) not in sys.path:  # pages import "pages.common" the way `streamlit run app.py` sees it
+    sys.path.insert(0, str(REPO))
+
+def pytest_collection_modifyitems(config, items):
+    """Real-browser tests take ~1.5 min: they run only when asked for (``-m browser``)."""
+    if "browser" in (config.getoption("-m") or ""):
+        return
+    skip = pytest.mark.skip(reason="browser test: run with `python -m pytest -m browser tests/test_browser.py`")
+    for item in items:
+        if "browser" in item.keywords:
+            item.add_marker(skip)
+
+
+#: Seconds one AppTest run may take (a cold run imports scikit-learn, plotly, ...).
+APP_TIMEOUT = 60
+
+
+def page_files() -> list[Path]:
+    """app.py and every page Streamlit would discover (pages/*.py), sorted."""
+    from pages.common import page_files as pages_in_order  # Streamlit's order: 9_x before 10_y
+
+    return [REPO / "app.py", *pages_in_order()]
+
+
+@pytest.fixture
+def clear_streamlit_cache():
+    """Clear st.cache_data / st.cache_resource before (and after) a test."""
+    import streamlit as st
+
+    st.cache_data.clear()
+    st.cache_resource.clear()
+    yield
+    st.cache_data.clear()
+    st.cache_resource.clear()
+
+
+@pytest.fixture
+def run_page(clear_streamlit_cache):
+    """Factory: run_page("pages/1_Gram_matrices.py", n=40, session={...}) -> a run AppTest.
+
+    Keyword arguments become URL query parameters (converted to str); ``session`` entries
+    are put in st.session_state before the run (e.g. an upload under UPLOAD_STATE_KEY).
+    """
+    from streamlit.testing.v1 import AppTest
+
+    def run(path: str | Path, *, session: dict | None = None, timeout: float = APP_TIMEOUT, **query):
+        at = AppTest.from_file(str(REPO / path), default_timeout=timeout)
+        for key, value in query.items():
+            at.query_params[key] = ",".join(value) if isinstance(value, (tuple, list)) else str(value)
+        for key, value in (session or {}).items():
+            at.session_state[key] = value
+        return at.run()
+
+    return run
+
+
+def plotly_figures(at) -> list[dict]:
+    """The figure JSON (data + layout) of every plotly chart the page drew."""
+    return [json.loads(el.proto.spec) for el in at.get("plotly_chart")]
+
+
+def error_texts(at) -> list[str]:
+    return [e.value for e in at.error]

@@ -1,0 +1,215 @@
+"""Real-browser test: `streamlit run app.py` in a subprocess, driven by Playwright + Debian's Chromium.
+
+Run alone with ``python -m pytest -q -m browser tests/test_browser.py``. Visits the landing
+page and every page found by globbing pages/*.py, waits for the plotly figures to be drawn,
+changes a widget on the Gram page, checks that no exception text appears, and saves
+screenshots to tests/screenshots/ (gitignored). Never downloads a browser: it is skipped
+when /usr/bin/chromium or the playwright package is missing.
+"""
+from __future__ import annotations
+
+import os
+import socket
+import subprocess
+import sys
+import time
+import urllib.request
+from pathlib import Path
+
+import pytest
+
+from tests.conftest import REPO, page_files
+
+pytestmark = pytest.mark.browser
+
+CHROMIUM = Path("/usr/bin/chromium")
+SHOTS = REPO / "tests" / "screenshots"
+CHROMIUM_ARGS = ["--no-sandbox", "--disable-gpu", "--disable-background-networking", "--disable-component-update",
+                 "--disable-sync", "--no-first-run", "--disable-quic"]
+ERROR_MARKERS = ("Traceback (most recent call last)", "StreamlitAPIException", "Uncaught app exception")
+
+try:
+    from playwright.sync_api import sync_playwright
+except ImportError:  # pragma: no cover - depends on the environment
+    sync_playwright = None
+
+
+def _free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+@pytest.fixture(scope="module")
+def server():
+    if not CHROMIUM.exists():
+        pytest.skip("browser test needs Debian's Chromium at /usr/bin/chromium (not downloaded on purpose)")
+    if sync_playwright is None:
+        pytest.skip("browser test needs the playwright Python package")
+    port = _free_port()
+    env = dict(os.environ, PYTHONPATH=str(REPO), STREAMLIT_BROWSER_GATHER_USAGE_STATS="false")
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "streamlit", "run", "app.py", "--server.headless", "true", "--server.port", str(port),
+         "--server.address", "127.0.0.1", "--server.fileWatcherType", "none"],
+        cwd=REPO, env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+    url = f"http://127.0.0.1:{port}"
+    deadline = time.time() + 60
+    while time.time() < deadline:
+        try:
+            if urllib.request.urlopen(f"{url}/_stcore/health", timeout=2).status == 200:
+                break
+        except OSError:
+            time.sleep(0.3)
+        if proc.poll() is not None:
+            pytest.fail(f"streamlit exited early:\n{proc.stdout.read()}")
+    else:
+        proc.terminate()
+        pytest.fail("streamlit did not answer /_stcore/health within 60 s")
+    yield url
+    proc.terminate()
+    try:
+        proc.wait(timeout=10)
+    except subprocess.TimeoutExpired:
+        proc.kill()
+
+
+@pytest.fixture(scope="module")
+def browser_page(server):
+    SHOTS.mkdir(parents=True, exist_ok=True)
+    with sync_playwright() as p:
+        browser = p.chromium.launch(executable_path=str(CHROMIUM), args=CHROMIUM_ARGS, headless=True)
+        context = browser.new_context(viewport={"width": 1600, "height": 1000}, device_scale_factor=1)
+        page = context.new_page()
+        yield page
+        context.close()
+        browser.close()
+
+
+def url_path(path: Path) -> str:
+    """Streamlit's URL for a page file: "3_Error_bounds.py" -> "Error_bounds"; app.py -> ""."""
+    if path.name == "app.py":
+        return ""
+    stem = path.stem
+    return stem.split("_", 1)[1] if stem[:1].isdigit() and "_" in stem else stem
+
+
+def wait_until_idle(page, timeout_ms: int = 90_000) -> None:
+    """Wait for the script run to finish (the status widget disappears) and for plotly to draw."""
+    page.wait_for_selector('[data-testid="stApp"]', timeout=timeout_ms)
+    page.wait_for_timeout(500)
+    page.wait_for_function(
+        "() => !document.querySelector('[data-testid=\"stStatusWidget\"]')", timeout=timeout_ms)
+
+
+def screenshot(page, name: str) -> None:
+    """The whole page: Streamlit scrolls inside its main block, so grow the viewport to its height."""
+    page.wait_for_timeout(800)  # let plotly finish its transitions
+    height = page.evaluate(
+        "() => { const m = document.querySelector('[data-testid=\"stMain\"]');"
+        " return m ? m.scrollHeight : document.body.scrollHeight; }")
+    size = page.viewport_size
+    page.set_viewport_size({"width": size["width"], "height": int(min(max(height + 40, size["height"]), 8000))})
+    page.wait_for_timeout(800)
+    page.screenshot(path=str(SHOTS / f"{name}.png"), full_page=True)
+    page.set_viewport_size(size)
+
+
+def body_text(page) -> str:
+    return page.inner_text("body")
+
+
+def assert_no_exception(page, name: str) -> None:
+    assert page.locator('[data-testid="stException"]').count() == 0, f"{name}: st.exception shown"
+    text = body_text(page)
+    for marker in ERROR_MARKERS:
+        assert marker not in text, f"{name}: {marker!r} on the page"
+
+
+@pytest.mark.parametrize("path", page_files(), ids=lambda p: p.name)
+def test_every_page_renders(server, browser_page, path):
+    page = browser_page
+    start = time.perf_counter()
+    page.goto(f"{server}/{url_path(path)}", wait_until="domcontentloaded")
+    wait_until_idle(page)
+    if path.name != "app.py":
+        page.wait_for_selector(".js-plotly-plot .main-svg", timeout=90_000)
+        assert page.locator(".js-plotly-plot").count() >= 1
+    else:
+        page.get_by_text("One-click presets").wait_for(timeout=30_000)
+    elapsed = time.perf_counter() - start
+    assert_no_exception(page, path.name)
+    screenshot(page, path.stem)
+    print(f"{path.name}: rendered in {elapsed:.2f} s")
+
+
+def test_gram_widget_change_redraws(server, browser_page):
+    page = browser_page
+    start = time.perf_counter()
+    page.goto(f"{server}/Gram_matrices", wait_until="domcontentloaded")
+    page.wait_for_function("() => document.querySelectorAll('.js-plotly-plot .main-svg').length >= 3",
+                           timeout=90_000)
+    print(f"Gram page, warm server: figures drawn {time.perf_counter() - start:.2f} s after navigation")
+    wait_until_idle(page)
+    field = page.locator('[data-testid="stSidebar"] [data-testid="stNumberInput"]').filter(
+        has_text="D (random features)").locator("input")
+    field.fill("1024")
+    start = time.perf_counter()
+    field.press("Enter")
+    page.get_by_text("D = 1024").first.wait_for(timeout=30_000)
+    print(f"Gram page: D = 1024 answered in {time.perf_counter() - start:.2f} s")
+    wait_until_idle(page)
+    page.wait_for_selector(".js-plotly-plot .main-svg", timeout=90_000)
+    assert "D=1024" in page.url
+    assert_no_exception(page, "Gram page after D=1024")
+    assert page.locator(".js-plotly-plot").count() >= 3
+    assert "D = 1024" in body_text(page)
+    screenshot(page, "1_Gram_matrices_D1024")
+
+    # a copied link reproduces the view in a new session
+    page.goto(f"{server}/Gram_matrices?kernel=all_subsets&D=128", wait_until="domcontentloaded")
+    wait_until_idle(page)
+    page.wait_for_selector(".js-plotly-plot .main-svg", timeout=90_000)
+    assert "All-subsets kernel" in body_text(page) and "D = 128" in body_text(page)
+    assert_no_exception(page, "Gram page from a link")
+
+
+def test_preset_switches_page(server, browser_page):
+    page = browser_page
+    page.goto(server, wait_until="domcontentloaded")
+    wait_until_idle(page)
+    page.get_by_role("button", name="All-subsets kernel").click()
+    page.wait_for_url("**/Gram_matrices**", timeout=30_000)
+    wait_until_idle(page)
+    page.wait_for_selector(".js-plotly-plot .main-svg", timeout=90_000)
+    assert "All-subsets kernel" in body_text(page)
+    assert "kernel=all_subsets" in page.url
+    assert_no_exception(page, "preset")
+
+
+def test_itemsets_all_subsets_from_link(server, browser_page):
+    page = browser_page
+    page.goto(f"{server}/Itemsets?kernel=all_subsets", wait_until="domcontentloaded")
+    wait_until_idle(page)
+    page.wait_for_selector(".js-plotly-plot .main-svg", timeout=90_000)
+    assert_no_exception(page, "Itemsets, all subsets")
+    assert "restricted" in body_text(page)
+    screenshot(page, "2_Itemsets_all_subsets")
+
+
+def test_settings_follow_to_another_page(server, browser_page):
+    page = browser_page
+    page.goto(f"{server}/Gram_matrices", wait_until="domcontentloaded")
+    wait_until_idle(page)
+    field = page.locator('[data-testid="stSidebar"] [data-testid="stNumberInput"]').filter(
+        has_text="Degree m").locator("input")
+    field.fill("3")
+    field.press("Enter")
+    page.wait_for_function("() => window.location.search.includes('m=3')", timeout=30_000)
+    wait_until_idle(page)
+    page.locator('[data-testid="stSidebar"]').get_by_role("link", name="Itemsets").click()
+    page.wait_for_url("**/Itemsets**", timeout=30_000)
+    wait_until_idle(page)
+    page.wait_for_selector(".js-plotly-plot .main-svg", timeout=90_000)
+    assert "itemsets of size 3" in body_text(page)
+    assert "m=3" in page.url
+    assert_no_exception(page, "Itemsets after m=3 on the Gram page")

@@ -1,0 +1,201 @@
+"""Tests for rkcore.datasets: built-ins, file loaders, normalization, MovieLens (on a written fixture)."""
+from __future__ import annotations
+
+import io
+
+import numpy as np
+import pytest
+import scipy.sparse as sp
+from sklearn.linear_model import LogisticRegression
+from sklearn.model_selection import cross_val_score
+from sklearn.pipeline import make_pipeline
+from sklearn.preprocessing import PolynomialFeatures
+
+from rkcore import datasets as ds
+
+
+# ---------------------------------------------------------------------------- built-ins
+@pytest.mark.parametrize("key", list(ds.BUILTIN))
+def test_builtin_shapes_and_reproducible(key):
+    a = ds.load_builtin(key, n_samples=120, random_state=3)
+    b = ds.load_builtin(key, n_samples=120, random_state=3)
+    assert a.X.dtype == np.float64 and a.X.shape == (min(120, a.X.shape[0]), len(a.feature_names))
+    assert np.isfinite(a.X).all()
+    np.testing.assert_array_equal(a.X, b.X)
+    if a.y is not None:
+        assert a.y.shape == (a.X.shape[0],)
+        np.testing.assert_array_equal(a.y, b.y)
+
+
+def test_builtin_unknown_key():
+    with pytest.raises(ValueError, match="interactions"):
+        ds.load_builtin("nope")
+
+
+def test_interactions_balanced_and_needs_pairwise_terms():
+    data = ds.load_builtin("interactions", n_samples=800, random_state=0)
+    assert np.bincount(data.y).tolist() == [400, 400]
+    linear = cross_val_score(LogisticRegression(max_iter=1000), data.X, data.y, cv=4).mean()
+    pairwise = cross_val_score(
+        make_pipeline(PolynomialFeatures(2, interaction_only=True, include_bias=False), LogisticRegression(max_iter=2000)),
+        data.X, data.y, cv=4).mean()
+    # A linear model is at chance: y depends on an even function of a symmetric x. With 800
+    # held-out predictions the SE of an accuracy near 0.5 is ~0.018, so 0.6 is > 5 SE away.
+    assert linear < 0.6
+    assert pairwise > 0.8
+    assert pairwise - linear > 0.2
+
+
+def test_gaussian_has_no_labels():
+    data = ds.load_builtin("gaussian", n_samples=50)
+    assert data.y is None and data.X.shape == (50, 50)
+
+
+# ---------------------------------------------------------------------------- normalize
+@pytest.mark.parametrize("norm,order", [("l1", 1), ("l2", 2)])
+def test_normalize_rows_and_zero_rows(norm, order):
+    X = np.array([[1.0, -3.0, 0.0], [0.0, 0.0, 0.0], [2.0, 2.0, 1.0]])
+    Z = ds.normalize(X, norm)
+    np.testing.assert_allclose(np.linalg.norm(Z[[0, 2]], ord=order, axis=1), 1.0)
+    np.testing.assert_array_equal(Z[1], 0.0)
+    np.testing.assert_allclose(Z[0], X[0] / np.linalg.norm(X[0], ord=order))
+    Zs = ds.normalize(sp.csr_matrix(X), norm)
+    assert sp.issparse(Zs)
+    np.testing.assert_allclose(Zs.toarray(), Z)
+    assert ds.l1_radius(ds.normalize(X, "l1")) == pytest.approx(1.0)
+
+
+def test_normalize_none_and_unknown():
+    X = np.arange(6.0).reshape(2, 3)
+    np.testing.assert_array_equal(ds.normalize(X, "none"), X)
+    with pytest.raises(ValueError, match="l1"):
+        ds.normalize(X, "max")
+
+
+# ---------------------------------------------------------------------------- CSV / LIBSVM
+def test_load_csv_path_and_buffer(tmp_path):
+    text = "a,b,label\n1,2,yes\n3,4.5,no\n0,1,yes\n"
+    path = tmp_path / "d.csv"
+    path.write_text(text)
+    data = ds.load_csv(path, target="label")
+    np.testing.assert_array_equal(data.X, [[1, 2], [3, 4.5], [0, 1]])
+    np.testing.assert_array_equal(data.y, [1, 0, 1])  # sorted class names: no=0, yes=1
+    assert data.feature_names == ("a", "b") and data.name == "d.csv"
+    assert "no=0, yes=1" in data.description
+    buffered = ds.load_csv(io.BytesIO(b"a,b,c\n1,2,3\n4,5,6\n"), target=None)
+    assert buffered.y is None
+    np.testing.assert_array_equal(buffered.X, [[1, 2, 3], [4, 5, 6]])
+    numeric_target = ds.load_csv(io.BytesIO(b"a,y\n1,2\n4,0\n"), target="y")
+    np.testing.assert_array_equal(numeric_target.y, [2, 0])
+
+
+def test_load_csv_errors(tmp_path):
+    with pytest.raises(ValueError, match="empty"):
+        ds.load_csv(io.BytesIO(b""))
+    with pytest.raises(ValueError, match="no data rows"):
+        ds.load_csv(io.BytesIO(b"a,b\n"))
+    with pytest.raises(ValueError, match="'city'"):
+        ds.load_csv(io.BytesIO(b"a,city,y\n1,Paris,0\n2,Rome,1\n"), target="y")
+    with pytest.raises(ValueError, match="'zz'.*'a'"):
+        ds.load_csv(io.BytesIO(b"a,y\n1,0\n"), target="zz")
+    with pytest.raises(ValueError, match="NaN.*'b'"):
+        ds.load_csv(io.BytesIO(b"a,b,y\n1,,0\n2,3,1\n"), target="y")
+    dropped = ds.load_csv(io.BytesIO(b"a,b,y\n1,,0\n2,3,1\n"), target="y", dropna=True)
+    np.testing.assert_array_equal(dropped.X, [[2, 3]])
+    np.testing.assert_array_equal(dropped.y, [1])
+
+
+def test_load_libsvm(tmp_path):
+    text = b"1 1:0.5 3:2\n-1 2:1\n1 1:1 2:1 3:1\n"
+    data = ds.load_libsvm(io.BytesIO(text))
+    assert sp.issparse(data.X) and data.X.shape == (3, 3)
+    np.testing.assert_array_equal(data.X.toarray(), [[0.5, 0, 2], [0, 1, 0], [1, 1, 1]])
+    np.testing.assert_array_equal(data.y, [1, -1, 1])
+    assert data.y.dtype == np.int64
+    path = tmp_path / "d.svm"
+    path.write_bytes(text)
+    np.testing.assert_array_equal(ds.load_libsvm(str(path)).X.toarray(), data.X.toarray())
+    with pytest.raises(ValueError, match="LIBSVM"):
+        ds.load_libsvm(io.BytesIO(b"1 a:b\n"))
+
+
+# ---------------------------------------------------------------------------- MovieLens
+USERS = [  # id, age, gender, occupation, zip
+    (1, 24, "M", "technician", "85711"),
+    (2, 25, "F", "other", "94043"),      # tie: 25 -> 20 (round half to even)
+    (3, 35, "M", "writer", "T8H1N"),     # tie: 35 -> 40; Canadian postal code -> zip=T
+    (4, 7, "F", "student", "01002"),
+    (5, 73, "M", "retired", "e2a4h"),    # lower case letter prefix -> zip=E
+]
+ITEMS = [  # id, title, date, genre indices
+    (1, "Toy Story (1995)", "01-Jan-1995", [3, 4, 5]),   # 1995 -> 2000 (tie to even)
+    (2, "Café au lait (1994)", "01-Jan-1994", [5, 14]),  # latin-1 title
+    (3, "unknown", "", [0]),                             # missing date -> year=missing
+    (4, "Metropolis (1926)", "01-Jan-1926", [8, 15]),
+    (5, "Casablanca (1942)", "01-Jan-1942", [8, 14, 17]),
+    (6, "Grease (1978)", "15-Jun-1978", [5, 12, 14]),
+]
+RATINGS = [(u, i, 1 + (3 * u + i) % 5) for u in range(1, 6) for i in range(1, 7)][:20]
+
+
+def write_movielens(folder):
+    folder.mkdir(parents=True, exist_ok=True)
+    (folder / "u.data").write_text("".join(f"{u}\t{i}\t{r}\t88125094{k % 10}\n" for k, (u, i, r) in enumerate(RATINGS)))
+    (folder / "u.user").write_text("".join(f"{u}|{a}|{g}|{o}|{z}\n" for u, a, g, o, z in USERS))
+    lines = []
+    for i, title, date, genres in ITEMS:
+        flags = ["1" if g in genres else "0" for g in range(19)]
+        lines.append("|".join([str(i), title, date, "", f"http://x/{i}"] + flags) + "\n")
+    (folder / "u.item").write_bytes("".join(lines).encode("latin-1"))
+    return folder
+
+
+def expected_names(user, item):
+    uid, age, gender, occ, zip_code = USERS[user - 1]
+    _, _, date, genres = ITEMS[item - 1]
+    decade = {"1995": 2000, "1994": 1990, "1926": 1930, "1942": 1940, "1978": 1980}.get(date[-4:], None)
+    age10 = {24: 20, 25: 20, 35: 40, 7: 10, 73: 70}[age]
+    names = {f"age={age10}", f"gender={gender}", f"occupation={occ}", f"zip={zip_code[0].upper()}",
+             f"year={decade}" if decade else "year=missing"}
+    return names | {f"genre={ds.ML_GENRES[g]}" for g in genres}
+
+
+def test_movielens_fixture(tmp_path):
+    data = ds.load_movielens(write_movielens(tmp_path / "ml"))
+    assert data.X.shape == (20, 78) and ds.ML_N_FEATURES == 78 and len(data.feature_names) == 78
+    assert data.fields == (tuple(range(49)), tuple(range(49, 78)))
+    assert set(data.X.ravel()) <= {0.0, 1.0}
+    for row, (u, i, r) in enumerate(RATINGS):
+        got = {data.feature_names[j] for j in np.flatnonzero(data.X[row])}
+        assert got == expected_names(u, i), (u, i)
+        assert data.y[row] == int(r == 5)
+    # user features live in field 0, item features in field 1
+    assert all(data.feature_names[j].split("=")[0] in ("age", "gender", "occupation", "zip") for j in data.fields[0])
+    assert all(data.feature_names[j].split("=")[0] in ("year", "genre") for j in data.fields[1])
+
+
+def test_movielens_subsample(tmp_path):
+    folder = write_movielens(tmp_path / "ml")
+    full = ds.load_movielens(folder)
+    first = ds.load_movielens(folder, n_samples=7)
+    np.testing.assert_array_equal(first.X, full.X[:7])
+    a = ds.load_movielens(folder, n_samples=7, random_state=1)
+    b = ds.load_movielens(folder, n_samples=7, random_state=1)
+    np.testing.assert_array_equal(a.X, b.X)
+    assert a.X.shape == (7, 78)
+
+
+def test_movielens_missing_files(tmp_path):
+    with pytest.raises(ValueError, match="does not exist"):
+        ds.load_movielens(tmp_path / "absent")
+    folder = write_movielens(tmp_path / "ml")
+    (folder / "u.item").unlink()
+    with pytest.raises(ValueError, match="u.item"):
+        ds.load_movielens(folder)
+
+
+def test_movielens_unknown_category(tmp_path):
+    folder = write_movielens(tmp_path / "ml")
+    (folder / "u.user").write_text((folder / "u.user").read_text().replace("technician", "astronaut"))
+    with pytest.raises(ValueError, match="astronaut"):
+        ds.load_movielens(folder)
