@@ -66,7 +66,7 @@ def main(pages: list[str]) -> None:
         elif page.endswith("Itemsets.py"):
             values = iter(["up_to", "anova", "all_subsets"])
             change = f"{best_of(lambda: at.selectbox(key='kernel').set_value(next(values)).run()):.2f} (kernel)"
-        print(f"| {page} | {t_cold:.2f} | {t_warm:.2f} | {change} | {t_cold / ref:.0f} |")
+        print(f"| {page} | {t_cold:.2f} | {t_warm:.2f} | {change} | {t_cold / ref:.2f} |")
 
 
 if __name__ == "__main__":

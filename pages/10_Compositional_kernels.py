@@ -5,8 +5,8 @@ import streamlit as st
 from threadpoolctl import threadpool_limits
 
 from pages.common import (
-    ViewSpec, chart, formula, guarded, load_data, notice, page, persistent_widget, reproduce, require_memory, sidebar,
-    table,
+    ViewSpec, chart, escape_markdown, formula, guarded, load_data, notice, page, persistent_widget, reproduce,
+    require_memory, sidebar, table,
 )
 from rkcore.compositional import (
     ACTIVATIONS, BASE_KERNELS, DEDUP_MODES, PRESETS, REAL_FEATURE_LATEX, CompositionalFeatures,
@@ -96,7 +96,7 @@ with guarded("the compositional kernel"):
                     "features (n × D, complex base factors ×4)": (n, 8 * int(max(D_max, D_gram)))},
                    hint="Lower n or D.")
     skel, Xp, K = prepared(view, preset)
-    st.caption(f"{data.description} n = {n} points, d = {d} columns ({view.normalization}-normalized rows, then "
+    st.caption(f"{escape_markdown(data.description)} n = {n} points, d = {d} columns ({view.normalization}-normalized rows, then "
                "standardized columns" + (f"; the last column binned into {int(Xp[:, -1].max()) + 1} quantile codes "
                                          "for the categorical node" if PRESETS[preset].n_categories else "") + ").")
     chart(skeleton_figure(skel), skel.describe(), "Skeleton nodes",

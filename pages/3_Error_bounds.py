@@ -61,6 +61,19 @@ formula(r"p\Big(\sup_{\mathbf{x},\mathbf{y}\in\mathcal{B}} |\mathcal{E}(\mathbf{
         "Lemma 2: all pairs at once (uniform over a compact set in the L1 ball of radius R).")
 
 
+_SUPERSCRIPT = str.maketrans("-0123456789", "⁻⁰¹²³⁴⁵⁶⁷⁸⁹")
+
+
+def sci(x: float) -> str:
+    """4.03·10⁸ (readable on a projector, unlike 4.03e+08); plain below 10⁴."""
+    if not np.isfinite(x):
+        return "∞" if x > 0 else "—"
+    if abs(x) < 1e4:
+        return f"{x:,.0f}" if x >= 1 else f"{x:.3g}"
+    exp = int(np.floor(np.log10(abs(x))))
+    return f"{x / 10**exp:.2f}·10{str(exp).translate(_SUPERSCRIPT)}"
+
+
 def estimate_seconds(n: int, d: int, degree: int, trials: int) -> float:
     """Rough cost of the study: per trial, the map (n×d×D×m) and the n×n×D sweep of the pairs."""
     flops = sum(2.0 * n * d * D * max(degree, 2) + 2.0 * n * n * D + n * n * len(EPS_GRID) for D in D_GRID)
@@ -162,22 +175,22 @@ with guarded("the error bounds"):
         })
         for col, row in zip(st.columns(len(needed)), needed.itertuples(index=False)):
             sign = "≥ " if row.at_smallest else ""
-            col.metric(f"{LEMMA_LABELS[row.lemma].split(' (')[0]} asks for D =", f"{row.D_bound:.3g}",
-                       delta=(f"{sign}{row.ratio:,.0f}× the D measured to suffice" if np.isfinite(row.ratio)
+            col.metric(f"{LEMMA_LABELS[row.lemma].split(' (')[0]} asks for D =", sci(row.D_bound),
+                       delta=(f"{sign}{sci(row.ratio)}× the D measured to suffice" if np.isfinite(row.ratio)
                               else f"measured: not reached by D = {D_GRID[-1]}"), delta_color="off",
                        delta_arrow="off")
         table(display, "Components required by the lemmas",
               caption="D the lemma asks for: the smallest D with bound ≤ δ (min_components_lemma*). D measured to "
                       f"suffice: the smallest D of the study ({D_GRID[0]} … {D_GRID[-1]}) whose measured probability "
                       "is ≤ δ.",
-              column_config={c: st.column_config.NumberColumn(format="%.3g") for c in
+              column_config={c: st.column_config.NumberColumn(format="compact") for c in
                              ("D the lemma asks for", "D measured to suffice", "ratio (lemma / measured)")})
         st.caption(f"Study: {elapsed:.2f} s this run (cached until the data, kernel, distribution, seed or trials "
                    "change).")
 
 if needed is not None:
     loose = needed.dropna(subset=["ratio"])
-    how_loose = (f"Here even the tightest lemma asks for {loose['ratio'].min():,.0f} times more features than the data "
+    how_loose = (f"Here even the tightest lemma asks for {sci(loose['ratio'].min())} times more features than the data "
                  "needed. " if len(loose) else "")
     notice("The measured tail (solid) falls off a cliff: a few times beyond the typical error no pair ever reaches ε. "
            "The bounds (dashed) stay at 1, saying nothing, until ε or D is orders of magnitude larger. "

@@ -5,8 +5,8 @@ import streamlit as st
 from threadpoolctl import threadpool_limits
 
 from pages.common import (
-    ViewSpec, chart, formula, guarded, load_data, notice, page, persistent_widget, reproduce, require_memory, sidebar,
-    table,
+    ViewSpec, chart, escape_markdown, formula, guarded, load_data, notice, page, persistent_widget, reproduce,
+    require_memory, sidebar, table,
 )
 from rkcore.figures.foundations import METRIC_LABELS, rff_error_figure
 from rkcore.foundations import median_heuristic_gamma, rff_error_curve
@@ -60,7 +60,7 @@ with guarded("the random Fourier features"):
     require_memory({"X": (n, d), "Z (n×D)": (n, int(D_max)), "K, K̂ (2 × n×n)": (2, n, n)},
                    hint="Lower n or the largest D.")
     gamma = median_heuristic_gamma(X) if bandwidth == "median" else float(gamma_manual)
-    st.caption(f"{data.description} n = {n} points, d = {d}, {view.normalization}-normalized rows; "
+    st.caption(f"{escape_markdown(data.description)} n = {n} points, d = {d}, {view.normalization}-normalized rows; "
                f"γ = {gamma:.4g} ({BANDWIDTHS[bandwidth].lower()}); D = {D_list[0]} … {D_list[-1]}, "
                f"{trials} trials each (seeds {view.seed} … {view.seed + trials - 1}).")
     df = error_curve(view, gamma, D_list, int(trials))

@@ -5,8 +5,8 @@ import streamlit as st
 from threadpoolctl import threadpool_limits
 
 from pages.common import (
-    ViewSpec, chart, formula, guarded, load_data, notice, page, persistent_widget, reproduce, require_memory, sidebar,
-    table,
+    ViewSpec, chart, escape_markdown, formula, guarded, load_data, notice, page, persistent_widget, reproduce,
+    require_memory, sidebar, table,
 )
 from rkcore.figures.foundations import band_violation_figure, projection_distortion_figure
 from rkcore.foundations import PROJECTIONS, distortion_summary, polynomial_features, projection_distortion
@@ -74,7 +74,7 @@ with guarded("the random projections"):
     require_memory({"vectors (n×D)": (n, dim), "projection matrix (m×D)": (m_max, dim), "A v (n×m)": (n, m_max)},
                    hint="Lower n, the largest m, or project the raw rows.")
     V, dropped = vectors_of(view, vectors)
-    st.caption(f"{data.description} {V.shape[0]} vectors of dimension D = {V.shape[1]:,} ({VECTORS[vectors]} of the "
+    st.caption(f"{escape_markdown(data.description)} {V.shape[0]} vectors of dimension D = {V.shape[1]:,} ({VECTORS[vectors]} of the "
                f"{view.normalization}-normalized rows{f'; {dropped} zero rows dropped' if dropped else ''}); "
                f"m = {m_list[0]} … {m_list[-1]}; {trials} independent draws of A per projection.")
     share = float(np.median((V**2).max(axis=1) / (V**2).sum(axis=1)))

@@ -46,8 +46,10 @@ from typing import Callable, Mapping, Sequence
 import numpy as np
 import pandas as pd
 import scipy.sparse as sp
+from sklearn.metrics import balanced_accuracy_score
 from sklearn.svm import SVC
 from sklearn.utils import check_random_state
+from threadpoolctl import threadpool_limits
 
 from .models import (
     AllSubsetsModelClassifier,
@@ -65,8 +67,8 @@ PAPER_SPLIT = (21_200, 1_000, 20_202)
 FM_RANK = 30
 SPARSE_RF_ITERATIONS = 4
 
-COLUMNS = ["method", "label", "kernel", "D", "trial", "seed", "accuracy", "train_seconds", "test_seconds",
-           "C", "model_size", "n_train", "n_test"]
+COLUMNS = ["method", "label", "kernel", "D", "trial", "seed", "accuracy", "balanced_accuracy", "train_seconds",
+           "test_seconds", "C", "model_size", "n_train", "n_test"]
 
 
 # ----------------------------------------------------------------------------- methods
@@ -261,10 +263,12 @@ def accuracy_study(dataset_or_XY, methods: Sequence[str], n_components_list: Seq
     Returns
     -------
     DataFrame with one row per fit and columns ``method, label, kernel, D`` (NaN for
-    methods without random features), ``trial, seed, accuracy, train_seconds,
-    test_seconds, C, model_size`` (support vectors / rank / D / non-zero features),
-    ``n_train, n_test``. ``df.attrs["validation"]`` holds the validation records
-    (method or kernel, D, C, val_accuracy) and ``df.attrs["split"]`` the sizes.
+    methods without random features), ``trial, seed, accuracy, balanced_accuracy``
+    (mean per-class recall: 0.5 for a constant prediction on two classes),
+    ``train_seconds, test_seconds, C, model_size`` (support vectors / rank / D /
+    non-zero features), ``n_train, n_test``. ``df.attrs["validation"]`` holds the
+    validation records (selection, kernel, D, C, val_accuracy); ``df.attrs["split"]``
+    the sizes and the test accuracy of always predicting the majority training class.
     """
     X, y = _as_xy(dataset_or_XY)
     kernel = KernelSpec("anova", 2) if kernel is None else kernel
@@ -336,13 +340,16 @@ def accuracy_study(dataset_or_XY, methods: Sequence[str], n_components_list: Seq
         rows.append({
             "method": method.key, "label": method.label, "kernel": spec.label(),
             "D": np.nan if D is None else float(D), "trial": trial, "seed": seed if method.randomized else np.nan,
-            "accuracy": float(np.mean(pred == y_te)), "train_seconds": train_seconds, "test_seconds": test_seconds,
+            "accuracy": float(np.mean(pred == y_te)),
+            "balanced_accuracy": float(balanced_accuracy_score(y_te, pred)), "train_seconds": train_seconds, "test_seconds": test_seconds,
             "C": C, "model_size": method.model_size(est, D), "n_train": n_train, "n_test": n_test,
         })
     notify(len(rows), "done")
     df = pd.DataFrame(rows, columns=COLUMNS)
     df.attrs["validation"] = validation
-    df.attrs["split"] = {"n_train": n_train, "n_val": n_val, "n_test": n_test}
+    labels, counts = np.unique(y_tr, return_counts=True)
+    df.attrs["split"] = {"n_train": n_train, "n_val": n_val, "n_test": n_test,
+                         "majority_accuracy": float(np.mean(y_te == labels[np.argmax(counts)]))}
     return df
 
 
@@ -351,10 +358,27 @@ def summarize(df: pd.DataFrame) -> pd.DataFrame:
     keys = ["method", "label", "D"]
     g = df.groupby(keys, dropna=False, sort=False)
     out = g.agg(accuracy_mean=("accuracy", "mean"), accuracy_std=("accuracy", "std"),
+                balanced_accuracy=("balanced_accuracy", "mean"),
                 train_seconds=("train_seconds", "mean"), test_seconds=("test_seconds", "mean"),
                 C=("C", "first"), model_size=("model_size", "mean"), trials=("trial", "count")).reset_index()
     out["accuracy_std"] = out["accuracy_std"].fillna(0.0)
     return out
+
+
+def speedups(df: pd.DataFrame, reference: str = "kernel_svm") -> pd.DataFrame:
+    """:func:`summarize` plus how many times faster than ``reference`` each method trains and tests.
+
+    Ratios of mean times measured in the same run (the machine's load cancels out as
+    far as it can); NaN when the reference method is not in ``df``.
+    """
+    s = summarize(df)
+    ref = s[s["method"] == reference]
+    if ref.empty:
+        s["train_speedup"] = s["test_speedup"] = np.nan
+        return s
+    s["train_speedup"] = float(ref["train_seconds"].iloc[0]) / s["train_seconds"]
+    s["test_speedup"] = float(ref["test_seconds"].iloc[0]) / s["test_seconds"]
+    return s
 
 
 def format_table(df: pd.DataFrame) -> str:
@@ -364,6 +388,7 @@ def format_table(df: pd.DataFrame) -> str:
         "method": s["method"],
         "D": s["D"].map(lambda v: "-" if pd.isna(v) else str(int(v))),
         "accuracy": [f"{m:.4f} +- {sd:.4f}" for m, sd in zip(s["accuracy_mean"], s["accuracy_std"])],
+        "balanced": s["balanced_accuracy"].map(lambda v: f"{v:.4f}"),
         "train s": s["train_seconds"].map(lambda v: f"{v:.3f}"),
         "test s": s["test_seconds"].map(lambda v: f"{v:.3f}"),
         "C": s["C"].map(lambda v: f"{v:g}"),
@@ -449,6 +474,8 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--param", action="append", default=[], help="METHOD.PARAM=VALUE estimator override (repeatable)")
     parser.add_argument("--seed", type=int, default=0)
     parser.add_argument("--out", default=None, help="write the tidy per-fit rows to this CSV file")
+    parser.add_argument("--blas-threads", type=int, default=None,
+                        help="limit BLAS threads for every method (steadier timings on a shared machine)")
     parser.add_argument("--quiet", action="store_true")
     args = parser.parse_args(argv)
 
@@ -473,16 +500,18 @@ def main(argv: list[str] | None = None) -> int:
             if not args.quiet:
                 print(f"[{done}/{total}] {text}", file=sys.stderr, flush=True)
 
-        df = accuracy_study((X, data.y), methods, Ds, args.trials, kernel=kernel, split=split, C_grid=C_grid,
-                            shared_C=not args.per_method_C, method_params=params, random_state=args.seed,
-                            progress=progress)
+        with threadpool_limits(args.blas_threads):
+            df = accuracy_study((X, data.y), methods, Ds, args.trials, kernel=kernel, split=split, C_grid=C_grid,
+                                shared_C=not args.per_method_C, method_params=params, random_state=args.seed,
+                                progress=progress)
     except ValueError as exc:
         print(f"error: {exc}", file=sys.stderr)
         return 2
 
     sizes = df.attrs["split"]
     print(f"{data.name}: d = {X.shape[1]}, train/val/test = {sizes['n_train']}/{sizes['n_val']}/{sizes['n_test']}, "
-          f"kernel = {kernel.label()}, normalization = {args.normalize}")
+          f"kernel = {kernel.label()}, normalization = {args.normalize}; "
+          f"majority-class test accuracy = {sizes['majority_accuracy']:.4f}")
     chosen = pd.DataFrame(df.attrs["validation"])
     if not chosen.empty:
         print("validation accuracy by C:")

@@ -57,14 +57,18 @@ activation) duplicates are frequent. Two weightings of the merged features:
 
 "Identical" means the same derivation up to the order of the factors at each node: the
 same input node with the same discrete parameter at the leaves, the same multiset of
-child sub-derivations at each internal node, and the same output phase. p_j is computed
-exactly along the derivation (a_n, the 1/|in(v)| child choices, the multinomial count of
-orderings, the base parameter probability, 1/2 for the phase of a complex product).
+child sub-derivations at each internal node, and the same output phase; moreover every
+call that multiplied no base feature at all is the constant 1, one feature however it was
+derived (probability e_v = sigma_v(mean_u e_u), e = 0 at inputs). p_j is computed exactly
+along the derivation (a_n, the 1/|in(v)| child choices, the multinomial count of orderings,
+the base parameter probability, 1/2 for the phase of a complex product). Two different
+derivations can still give the same function (the same leaves reached through different
+internal nodes); they stay separate features, which costs budget but not correctness.
 """
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from math import comb, e, pi
+from math import pi
 from numbers import Integral
 from typing import Callable
 
@@ -536,16 +540,16 @@ class Preset:
 PRESETS: dict[str, Preset] = {
     p.key: p
     for p in (
-        Preset("shallow", "Shallow: exp over sphere groups",
+        Preset("shallow", "Shallow (exp)",
                "One exponential node over sphere kernels on pairs of columns (a Gaussian kernel of the normalized pairs).",
                shallow_skeleton),
-        Preset("deep", "Deep: ReLU conv, ReLU conv, exp",
+        Preset("deep", "Deep (ReLU, ReLU, exp)",
                "Sphere kernels on pairs of columns, two layers of ReLU nodes over windows of 2, exponential output.",
                deep_skeleton),
-        Preset("gaussian", "Gaussian groups, quadratic",
+        Preset("gaussian", "Gaussian groups",
                "Gaussian kernels (γ = 0.25, standardized data) on groups of 4 columns under a quadratic node; continuous base features never repeat.",
                gaussian_skeleton),
-        Preset("mixed", "Mixed: sphere + categorical",
+        Preset("mixed", "Sphere + categorical",
                "ReLU node over sphere groups, exponential output over it and a categorical kernel on the last column (binned into 4 quantiles).",
                mixed_skeleton, n_categories=4),
     )
@@ -706,6 +710,10 @@ def _base_log_mass(node: InputNode) -> float:
     return -np.inf  # continuous parameter: a single feature has probability 0
 
 
+#: The id of the constant feature 1 (a call that multiplied no base feature), shared by all derivations.
+CONST = 0
+
+
 def _row_ids(rows: np.ndarray) -> np.ndarray:
     """Ids 0..k-1 of the distinct rows of an int matrix (np.unique(axis=0) is a slow void sort)."""
     order = np.lexsort(rows.T[::-1])
@@ -720,14 +728,19 @@ def _keys_and_masses(skel: Skeleton, forest: _Forest) -> tuple[np.ndarray, np.nd
     """Canonical id and exact log-probability of every feature's derivation.
 
     Bottom-up over the nodes: a leaf is identified by (node, discrete parameter) -- or
-    is unique when the parameter is continuous; an internal request by (node, sorted
-    multiset of its children's ids). Its probability is
-    a_n * (1/|in(v)|)^n * n! / prod(mult!) * prod(children's probabilities).
+    is unique when the parameter is continuous. A call that returned no base feature at
+    all (the constant 1) gets the shared id CONST, whatever its derivation: at node v that
+    happens with probability e_v = sigma_v(mean_{u in in(v)} e_u) (e = 0 at inputs). Any
+    other internal call is identified by (node, sorted multiset of its children's ids), with
+    probability a_n * n! / prod(mult!) * prod over its n slots of the slot's probability:
+    r_v = mean_u e_u for a CONST slot, (1/|in(v)|) * p(child) otherwise.
     """
     R = forest.node.size
     key = np.full(R, -1, dtype=np.int64)
     logp = np.zeros(R)
-    next_id = 0
+    leafless = np.zeros(R, dtype=bool)
+    e = np.zeros(len(skel.nodes))  # probability that a call at the node returns the constant 1
+    next_id = CONST + 1
     for v, node in enumerate(skel.nodes):
         if node.is_input:
             lv = forest.leaves[v]
@@ -740,6 +753,8 @@ def _keys_and_masses(skel: Skeleton, forest: _Forest) -> tuple[np.ndarray, np.nd
                 next_id += lv["req"].size
             logp[lv["req"]] = _base_log_mass(node)
             continue
+        r_v = e[skel.children_of(v)].mean()
+        e[v] = float(ACTIVATIONS[node.activation].dual(np.array([r_v]))[0])
         req = np.flatnonzero(forest.node == v)
         if req.size == 0:
             continue
@@ -765,10 +780,15 @@ def _keys_and_masses(skel: Skeleton, forest: _Forest) -> tuple[np.ndarray, np.nd
         new_run[1:] = (rows[1:] != rows[:-1]) | (kid_keys[1:] != kid_keys[:-1])
         run_start = np.maximum.accumulate(np.where(new_run, np.arange(rows.size), 0)) if rows.size else rows
         log_mult = np.bincount(rows, weights=np.log(np.arange(rows.size) - run_start + 1.0), minlength=req.size)
-        child_logp = np.bincount(rows, weights=logp[kids], minlength=req.size) if rows.size else np.zeros(req.size)
-        m = len(node.children)
-        logp[req] = (ACTIVATIONS[node.activation].log_coefficient(n) - n * np.log(m)
-                     + gammaln(n + 1.0) - log_mult + child_logp)
+        with np.errstate(divide="ignore"):
+            slot_logp = np.where(leafless[kids], np.log(r_v), logp[kids] - np.log(len(node.children)))
+        child_logp = np.bincount(rows, weights=slot_logp, minlength=req.size) if rows.size else np.zeros(req.size)
+        logp[req] = ACTIVATIONS[node.activation].log_coefficient(n) + gammaln(n + 1.0) - log_mult + child_logp
+        const = np.bincount(rows, weights=~leafless[kids], minlength=req.size) == 0 if rows.size else np.ones(req.size, bool)
+        leafless[req] = const
+        key[req[const]] = CONST
+        with np.errstate(divide="ignore"):
+            logp[req[const]] = np.log(e[v])
     return key[forest.root], logp[forest.root]
 
 

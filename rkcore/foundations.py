@@ -199,21 +199,22 @@ def n_explicit_features(kind: str, d: int, degree: int = 2) -> int:
     return int(get_expansion(kind).n_features(_check_int(d, "d"), _check_int(degree, "degree")))
 
 
-def feature_count_table(d_list=(2, 4, 8, 16, 32, 64, 128, 256, 512, 1024), degree: int = 2) -> pd.DataFrame:
+def feature_count_table(d_list=(2, 4, 8, 16, 32, 64, 128, 256, 512, 1024), degree: int = 2,
+                        max_subsets_d: int = 64) -> pd.DataFrame:
     """Columns of each explicit expansion vs d, next to the d numbers the kernel trick reads.
 
-    Tidy: one row per (kind, d) with columns kind, d, n_features (float: 2^d overflows int64).
+    The all-subsets count 2^d is listed up to ``max_subsets_d`` only (beyond, it dwarfs
+    every other curve of a chart). Tidy: one row per (kind, d) with columns kind, d,
+    n_features (float: 2^d overflows int64).
     """
     d_list = _int_list(d_list, "d_list")
     m = _check_int(degree, "degree")
     rows = []
     for d in d_list:
         for key, e in EXPANSIONS.items():
-            if key == "interactions" and m > d:
+            if (key == "interactions" and m > d) or (key == "all_subsets" and d > max_subsets_d):
                 continue
             count = e.n_features(d, m)
-            if count > 1e300:  # 2^d for d > 996 is not a float any more; nothing to draw there
-                continue
             rows.append(dict(kind=key, d=d, n_features=float(count)))
         rows.append(dict(kind="kernel trick", d=d, n_features=d))
     return pd.DataFrame(rows)

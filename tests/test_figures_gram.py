@@ -6,7 +6,6 @@ import json
 from math import comb
 
 import numpy as np
-import pandas as pd
 import plotly.io as pio
 import pytest
 

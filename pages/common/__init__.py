@@ -156,8 +156,6 @@ from rkcore.registry import KERNELS, MAPS, KernelSpec, maps_for
 from rkcore.views import (
     CostEstimate,
     format_bytes,
-    format_itemsets,
-    format_fields,
     nbytes,
     parse_fields,
     parse_itemsets,

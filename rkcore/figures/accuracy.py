@@ -14,6 +14,7 @@ import plotly.graph_objects as go
 from plotly.subplots import make_subplots
 
 from .style import FONT_SIZE, MAP_COLORS, PALETTE, TEMPLATE, new_figure
+from .variance import log_ticks
 
 METHOD_COLORS = {
     "kernel_svm": "#000000",
@@ -28,6 +29,8 @@ METHOD_COLORS = {
 }
 REFERENCE_DASH = {"kernel_svm": "dash", "poly_svm": "dashdot", "fm": "dot", "all_subsets_model": "longdash"}
 PHASES = {"train_seconds": "training", "test_seconds": "testing"}
+#: Legends right of the plot: the charts span the page width, and below they would collide with the D axis title.
+LEGEND_RIGHT = dict(x=1.02, xanchor="left", y=1.0, yanchor="top")
 
 
 def _rgba(hex_color: str, alpha: float) -> str:
@@ -72,10 +75,10 @@ def _add_series(fig: go.Figure, s: pd.DataFrame, x_span, *, scale: float = 1.0, 
             m, sd = float(mean[0]), float(std[0])
             lo = m - sd if not log_y else max(m - sd, m * 0.2)
             if sd > 0:
-                fig.add_trace(go.Scatter(x=np.r_[x, x[::-1]], y=[m + sd, m + sd, lo, lo], fill="toself",
+                fig.add_trace(go.Scatter(x=np.r_[x, x[::-1]], y=[m + sd, m + sd, lo, lo], mode="lines", fill="toself",
                                          fillcolor=_rgba(color, 0.12), line=dict(width=0), hoverinfo="skip",
                                          legendgroup=method, showlegend=False, name=f"{label} ± std"), **where)
-            fig.add_trace(go.Scatter(x=x, y=[m, m], mode="lines", name=f"{label} (no D){suffix}", legendgroup=method,
+            fig.add_trace(go.Scatter(x=x, y=[m, m], mode="lines", name=f"{label}, no D{suffix}", legendgroup=method,
                                      showlegend=showlegend,
                                      line=dict(color=color, width=2.5, dash=REFERENCE_DASH.get(method, "dash")),
                                      hovertemplate=f"{label}: %{{y:.4g}}{unit}<extra></extra>"), **where)
@@ -84,7 +87,7 @@ def _add_series(fig: go.Figure, s: pd.DataFrame, x_span, *, scale: float = 1.0, 
         x = g["D"].to_numpy(float)
         lo = mean - std if not log_y else np.maximum(mean - std, mean * 0.2)
         if np.any(std > 0):
-            fig.add_trace(go.Scatter(x=np.r_[x, x[::-1]], y=np.r_[mean + std, lo[::-1]], fill="toself",
+            fig.add_trace(go.Scatter(x=np.r_[x, x[::-1]], y=np.r_[mean + std, lo[::-1]], mode="lines", fill="toself",
                                      fillcolor=_rgba(color, 0.15), line=dict(width=0), hoverinfo="skip",
                                      legendgroup=method, showlegend=False, name=f"{label} ± std"), **where)
         fig.add_trace(go.Scatter(x=x, y=mean, mode="lines+markers", name=f"{label}{suffix}", legendgroup=method,
@@ -108,7 +111,7 @@ def accuracy_figure(df: pd.DataFrame, *, log2_x: bool = False, title: str | None
     _add_series(fig, s, _x_range(df), unit="")
     _x_axis(fig, log2_x, df["D"].dropna())
     fig.update_yaxes(title_text="test accuracy (fraction correct)", tickformat=".0%")
-    fig.update_layout(legend=dict(orientation="h", yanchor="top", y=-0.2, x=0))
+    fig.update_layout(legend=LEGEND_RIGHT)
     return fig
 
 
@@ -123,9 +126,10 @@ def time_figure(df: pd.DataFrame, *, log2_x: bool = False, title: str | None = N
         s = summarize_by_D(df, column)
         _add_series(fig, s, span, scale=1.0, row=1, col=col, showlegend=col == 1, log_y=True, unit=" s")
         _x_axis(fig, log2_x, df["D"].dropna(), row=1, col=col)
-        fig.update_yaxes(type="log", title_text=f"{phase} time (s, log scale)", exponentformat="power", row=1, col=col)
-    fig.update_layout(template=TEMPLATE, height=520, title_text=title or "Training and testing time vs D",
-                      legend=dict(orientation="h", yanchor="top", y=-0.2, x=0))
+        fig.update_yaxes(type="log", title_text=f"{phase} time (s, log scale)", row=1, col=col,
+                         **log_ticks(np.r_[s["mean"] + s["std"], s["mean"]]))
+    fig.update_layout(template=TEMPLATE, height=500, title_text=title or "Training and testing time vs D",
+                      legend=LEGEND_RIGHT)
     fig.update_annotations(font_size=FONT_SIZE)
     return fig
 
@@ -139,8 +143,8 @@ def estimate_figure(estimates: pd.DataFrame, *, log2_x: bool = False) -> go.Figu
     fig = new_figure("Estimated training time per fit (before running; rough)", height=460)
     _add_series(fig, s, _x_range(estimates), log_y=True, unit=" s")
     _x_axis(fig, log2_x, estimates["D"].dropna())
-    fig.update_yaxes(type="log", title_text="estimated seconds per fit (log scale)", exponentformat="power")
-    fig.update_layout(legend=dict(orientation="h", yanchor="top", y=-0.2, x=0))
+    fig.update_yaxes(type="log", title_text="estimated seconds per fit (log scale)", **log_ticks(estimates["seconds"]))
+    fig.update_layout(legend=LEGEND_RIGHT)
     return fig
 
 

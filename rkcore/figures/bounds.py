@@ -140,17 +140,16 @@ def _bound_traces(fig: go.Figure, bounds: pd.DataFrame, x: str) -> None:
             hovertemplate=f"{x}=%{{x:.3g}}<br>bound=%{{y:.3g}}<extra>{LEMMA_LABELS.get(lemma, lemma)}</extra>"))
 
 
-def _y_floor(*frames: pd.DataFrame) -> float:
-    """Lower end of the probability axis: a decade below the smallest value drawn, at least 1e-12."""
-    values = []
-    for f in frames:
-        for col in ("prob", "floor", "bound"):
-            if col in f.columns:
-                v = f[col].to_numpy(float)
-                values.append(v[np.isfinite(v) & (v > 0)])
-    v = np.concatenate(values) if values else np.array([])
+def _y_floor(measured: pd.DataFrame) -> float:
+    """Lower end of the probability axis: a decade below the smallest measured value or floor
+    (the bounds fall far lower; past that they are off the chart, which is the point)."""
+    v = np.concatenate([measured["prob"].to_numpy(float), measured["floor"].to_numpy(float)])
+    v = v[np.isfinite(v) & (v > 0)]
     low = float(v.min()) if v.size else 1e-6
-    return max(low / 10.0, 1e-12)
+    return max(low / 10.0, 1e-15)
+
+
+_LEGEND_BELOW = dict(orientation="h", yanchor="top", y=-0.3, x=0, tracegroupgap=2)
 
 
 def _probability_axis(fig: go.Figure, low: float) -> None:
@@ -168,12 +167,12 @@ def bounds_vs_eps_figure(measured: pd.DataFrame, bounds: pd.DataFrame, *, D: int
     sub = measured[measured["D"] == D]
     if sub.empty:
         raise ValueError(f"No measured tail probabilities at D = {D}; measured D: {sorted(measured['D'].unique())}.")
-    fig = new_figure(f"Tail probability vs ε at D = {D:,} (R = {R:.3g})", height=540)
+    fig = new_figure(f"Tail probability vs ε at D = {D:,} (R = {R:.3g})", height=640)
     _bound_traces(fig, bounds, "eps")
     _measured_traces(fig, sub, "eps", ("pair", "sup"))
     fig.update_xaxes(type="log", title_text="ε (absolute error threshold, log scale)", exponentformat="power")
-    _probability_axis(fig, _y_floor(sub, bounds[bounds["bound"] < 1]))
-    fig.update_layout(legend=dict(orientation="h", yanchor="top", y=-0.2, x=0))
+    _probability_axis(fig, _y_floor(sub))
+    fig.update_layout(legend=_LEGEND_BELOW)
     return fig
 
 
@@ -183,10 +182,10 @@ def bounds_vs_D_figure(measured: pd.DataFrame, bounds: pd.DataFrame, *, eps: flo
     sub = measured[np.isclose(measured["eps"], eps, rtol=1e-9, atol=0.0)]
     if sub.empty:
         raise ValueError(f"No measured tail probabilities at eps = {eps:g}.")
-    fig = new_figure(f"Tail probability vs D at ε = {eps:g} (R = {R:.3g})", height=540)
+    fig = new_figure(f"Tail probability vs D at ε = {eps:g} (R = {R:.3g})", height=640)
     _bound_traces(fig, bounds, "n_components")
     _measured_traces(fig, sub.rename(columns={"D": "n_components"}), "n_components", ("pair", "sup"))
     fig.update_xaxes(type="log", title_text="D (random features, log scale)", exponentformat="power")
-    _probability_axis(fig, _y_floor(sub, bounds[bounds["bound"] < 1]))
-    fig.update_layout(legend=dict(orientation="h", yanchor="top", y=-0.2, x=0))
+    _probability_axis(fig, _y_floor(sub))
+    fig.update_layout(legend=_LEGEND_BELOW)
     return fig

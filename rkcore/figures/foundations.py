@@ -102,7 +102,7 @@ def feature_count_figure(df: pd.DataFrame) -> go.Figure:
                                                                          dash="dash" if kind == "kernel trick" else None)))
     fig.update_xaxes(type="log", title_text="d (input features, log scale)")
     fig.update_yaxes(type="log", title_text="numbers per point (log scale)", exponentformat="power")
-    fig.update_layout(legend=dict(x=0.01, y=0.99))
+    fig.update_layout(legend=dict(x=0.03, y=0.99))
     return fig
 
 

@@ -22,6 +22,7 @@ import plotly.graph_objects as go
 from ..registry import MAPS
 from ..timing import growth_exponent
 from .style import MAP_COLORS, PALETTE, new_figure
+from .variance import log_ticks
 
 AXIS_LABELS = {
     "d": "d (input features, log scale)",
@@ -121,17 +122,18 @@ def timing_figure(df: pd.DataFrame, along: str = "d", phase: str = "transform", 
         slope = slopes.get(key, np.nan)
         name = f"{short_label(key)}: slope {slope:.2f}" if np.isfinite(slope) else short_label(key)
         fig.add_trace(go.Scatter(x=np.concatenate([x, x[::-1]]), y=np.concatenate([q["q3"], q["q1"][::-1]]) * 1e3,
-                                 fill="toself", fillcolor=_rgba(color, 0.18), line=dict(width=0), hoverinfo="skip",
+                                 mode="lines", fill="toself", fillcolor=_rgba(color, 0.18), line=dict(width=0), hoverinfo="skip",
                                  name=f"{short_label(key)}: interquartile range", legendgroup=key, showlegend=False))
         fig.add_trace(go.Scatter(x=x, y=q["median"] * 1e3, mode="lines+markers", name=name, legendgroup=key,
                                  line=dict(color=color, width=3), marker=dict(size=9),
                                  hovertemplate=f"{along}=%{{x}}<br>median %{{y:.3g}} ms<extra>{short_label(key)}</extra>"))
     fig.update_xaxes(type="log", title_text=AXIS_LABELS[along], tickvals=sorted(sub[along].unique()))
-    fig.update_yaxes(type="log", title_text=f"{PHASE_LABELS.get(phase, phase)} time (ms, log scale)")
-    fig.update_layout(legend=dict(x=0.01, y=0.99, title_text="map: fitted slope"))
-    fig.add_annotation(text=f"median of {repeats} repeats; band: interquartile range", xref="paper", yref="paper",
-                       x=1.0, y=0.0, xanchor="right", yanchor="bottom", showarrow=False,
-                       font=dict(size=14, color="#555"))
+    q = sub.groupby(["map", along])["seconds"]
+    fig.update_yaxes(type="log", title_text=f"{PHASE_LABELS.get(phase, phase)} time (ms, log scale)",
+                     **log_ticks(1e3 * np.r_[q.quantile(0.25), q.quantile(0.75)]))
+    fig.update_layout(legend=dict(orientation="h", yanchor="top", y=-0.22, x=0, title_text="fitted slope: "),
+                      title_text=fig.layout.title.text + f"<br><sup>median of {repeats} repeats · band: "
+                                                          "interquartile range</sup>")
     return fig
 
 
@@ -148,6 +150,7 @@ def predicted_figure(pred: pd.DataFrame, along: str, *, title: str | None = None
                                  line=dict(color=MAP_COLORS.get(key, PALETTE[7]), width=3, dash="dot"),
                                  marker=dict(size=7)))
     fig.update_xaxes(type="log", title_text=AXIS_LABELS[along], tickvals=sorted(pred[along].unique()))
-    fig.update_yaxes(type="log", title_text="operations per sample (log scale)", exponentformat="power")
-    fig.update_layout(legend=dict(x=0.01, y=0.99, title_text="map: slope at the right end"))
+    fig.update_yaxes(type="log", title_text="operations per sample (log scale)",
+                     **log_ticks(pred["operations"]))
+    fig.update_layout(legend=dict(orientation="h", yanchor="top", y=-0.22, x=0, title_text="slope at the right end: "))
     return fig

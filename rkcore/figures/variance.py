@@ -46,6 +46,34 @@ def method_color(map_key: str, distribution: str | None) -> str:
     return SCRK_COLOR if map_key == "scrk" else PALETTE[5]
 
 
+_SUPERSCRIPT = str.maketrans("-0123456789", "⁻⁰¹²³⁴⁵⁶⁷⁸⁹")
+
+
+def power_label(v: float) -> str:
+    """2·10⁻⁶ (1·10ᵏ is written 10ᵏ); numbers from 0.01 to 9999 stay plain."""
+    if 0.01 <= abs(v) < 1e4:
+        return f"{v:g}"
+    exp = int(np.floor(np.log10(abs(v)) + 1e-12))
+    mant = v / 10.0**exp
+    head = "" if np.isclose(mant, 1.0) else f"{mant:g}·"
+    return f"{head}10{str(exp).translate(_SUPERSCRIPT)}"
+
+
+def log_ticks(values) -> dict:
+    """tickvals / ticktext for a log axis over ``values``: 1-2-5 steps when they span less than two
+    decades (plotly would label every minor tick 2, 3, 4 ... there), powers of ten beyond."""
+    v = np.asarray(values, dtype=np.float64)
+    v = v[np.isfinite(v) & (v > 0)]
+    if v.size == 0:
+        return {}
+    lo, hi = np.floor(np.log10(v.min())), np.ceil(np.log10(v.max()))
+    span = np.log10(v.max() / v.min())
+    steps = (1.0, 1.5, 2.0, 3.0, 5.0, 7.0) if span <= 1 else (1.0, 2.0, 5.0) if span <= 2 else (1.0,)
+    ticks = [m * 10.0**k for k in np.arange(lo, hi + 1) for m in steps]
+    ticks = [t for t in ticks if v.min() / 1.5 <= t <= v.max() * 1.5]
+    return dict(tickvals=ticks, ticktext=[power_label(t) for t in ticks]) if len(ticks) >= 2 else {}
+
+
 # ============================================================================ data behind the charts
 def select_pairs(K: np.ndarray) -> pd.DataFrame:
     """Three fixed pairs to follow: the off-diagonal pair with the largest |K|, one at the median |K|,
@@ -219,8 +247,9 @@ def error_vs_D_figure(study: pd.DataFrame, metric: str = "mean_abs_error", *, ti
         color = method_color(map_key, dist)
         x = q["D"].to_numpy(float)
         fig.add_trace(go.Scatter(x=np.concatenate([x, x[::-1]]), y=np.concatenate([q["hi"], q["lo"][::-1]]),
-                                 fill="toself", fillcolor=_rgba(color, 0.15), line=dict(width=0), hoverinfo="skip",
-                                 name=f"{method}: 10–90% of trials", legendgroup=method, showlegend=False))
+                                 mode="lines", fill="toself", fillcolor=_rgba(color, 0.15), line=dict(width=0),
+                                 hoverinfo="skip", name=f"{method}: 10–90% of trials", legendgroup=method,
+                                 showlegend=False))
         fig.add_trace(go.Scatter(x=x, y=q["mean"], mode="lines+markers", name=method, legendgroup=method,
                                  line=dict(color=color, width=3, dash="dash" if map_key == "scrk" else None),
                                  marker=dict(size=8),
@@ -230,13 +259,15 @@ def error_vs_D_figure(study: pd.DataFrame, metric: str = "mean_abs_error", *, ti
     x, y0 = first
     fig.add_trace(go.Scatter(x=x, y=y0 * np.sqrt(x[0] / x), mode="lines", name="∝ 1/√D (guide)",
                              line=dict(color="#777", width=2, dash="dot")))
-    fig.update_xaxes(type="log", title_text="D (random features, log scale)")
-    fig.update_yaxes(type="log", title_text="mean |⟨Z(x), Z(y)⟩ − K(x, y)| over pairs (log scale)",
-                     exponentformat="power")
-    fig.update_layout(legend=dict(x=0.99, xanchor="right", y=0.99))
-    fig.add_annotation(text=f"line: mean of {n_trials} trials; band: 10–90% of the trials", xref="paper",
-                       yref="paper", x=0.0, y=0.0, xanchor="left", yanchor="bottom", showarrow=False,
-                       font=dict(size=FONT_SIZE - 3, color="#555"))
+    D_values = sorted(sub["D"].unique())
+    fig.update_xaxes(type="log", title_text="D (random features, log scale)", tickvals=D_values,
+                     ticktext=[str(D) for D in D_values])
+    g = sub.groupby(["method", "D"])["value"]
+    fig.update_yaxes(type="log", title_text="mean |K̂ − K| over pairs (log scale)",
+                     **log_ticks(np.r_[g.quantile(0.1), g.quantile(0.9)]))
+    fig.update_layout(legend=dict(x=0.99, xanchor="right", y=0.99),
+                      title_text=(title or "Mean absolute error vs D, by weight distribution")
+                      + f"<br><sup>line: mean of {n_trials} trials · band: 10–90% of the trials</sup>")
     return fig
 
 
@@ -267,8 +298,12 @@ def variance_figure(empirical: pd.DataFrame, exact: pd.DataFrame | None = None) 
                 error_y=dict(type="data", symmetric=False, array=g["var_high"] - g["variance"],
                              arrayminus=g["variance"] - g["var_low"], color=color, thickness=1.5, width=4),
                 hovertemplate="D=%{x}<br>empirical Var=%{y:.3g}<extra>" + name + "</extra>"), row=1, col=col)
-        fig.update_xaxes(type="log", title_text="D (log scale)", row=1, col=col)
-        fig.update_yaxes(type="log", exponentformat="power", row=1, col=col,
+        D_values = sorted(emp["D"].unique())
+        fig.update_xaxes(type="log", title_text="D (log scale)", tickvals=D_values,
+                         ticktext=[str(int(D)) for D in D_values], row=1, col=col)
+        shown = [emp["var_low"], emp["var_high"]] + ([] if exact is None else
+                                                     [exact.loc[exact["pair"] == label, "variance"]])
+        fig.update_yaxes(type="log", row=1, col=col, **log_ticks(np.concatenate([np.asarray(v) for v in shown])),
                          title_text="Var ⟨Z(x), Z(y)⟩ (log scale)" if col == 1 else None)
     fig.update_layout(template=TEMPLATE, height=520,
                       title_text="Variance of the estimate for three fixed pairs: exact (lines) vs over random maps "
@@ -292,10 +327,11 @@ def variance_by_distribution_figure(summary: pd.DataFrame, kernel_label: str = "
         hovertemplate="%{x}<br>mean D·Var=%{y:.3g}<extra></extra>"))
     n_pairs = int(s["n_pairs"].iloc[0])
     suffix = f", {kernel_label}" if kernel_label else ""
-    fig.update_layout(template=TEMPLATE, height=460, showlegend=False,
-                      title_text=f"Exact variance per feature, mean over {n_pairs:,} pairs{suffix}",
-                      yaxis_title="D · Var⟨Z(x), Z(y)⟩ (mean over pairs)", xaxis_title="weight distribution",
-                      bargap=0.35)
+    fig.update_layout(template=TEMPLATE, height=480, showlegend=False,
+                      title_text=f"Exact variance by distribution<br><sup>mean over {n_pairs:,} pairs{suffix}; "
+                                 "labels: ratio to Rademacher</sup>",
+                      yaxis_title="D · Var⟨Z(x), Z(y)⟩", xaxis_title="weight distribution", bargap=0.35)
+    fig.update_xaxes(tickangle=0)
     top = float(s["mean"].max())
     fig.update_yaxes(range=[0, top * 1.18], exponentformat="power")
     return fig

@@ -1,0 +1,173 @@
+"""App tests of the study pages (Error bounds, Distributions and variance, Timing, Classifiers):
+default views draw their figures (log axes where promised), the Timing and Classifiers runs
+start on their buttons with tiny sizes, widget changes update the view, and bad inputs or
+oversized studies answer with an st.error instead of a traceback."""
+from __future__ import annotations
+
+from tests.conftest import error_texts, plotly_figures
+
+BOUNDS = "pages/3_Error_bounds.py"
+VARIANCE = "pages/4_Distributions_and_variance.py"
+TIMING = "pages/5_Timing.py"
+CLASSIFIERS = "pages/6_Classifiers.py"
+
+
+def assert_clean(at):
+    assert not at.exception, [e.message for e in at.exception]
+    assert not error_texts(at), error_texts(at)
+
+
+def axis_types(fig: dict, axis: str) -> list[str | None]:
+    return [v.get("type") for k, v in fig["layout"].items() if k.startswith(axis)]
+
+
+def titles(at) -> list[str]:
+    return [f["layout"]["title"]["text"] for f in plotly_figures(at)]
+
+
+# ---------------------------------------------------------------------------- error bounds
+def test_bounds_default_view(run_page):
+    at = run_page(BOUNDS, n=60)
+    assert_clean(at)
+    figs = plotly_figures(at)
+    assert len(figs) == 2
+    for fig in figs:
+        assert {t["type"] for t in fig["data"]} == {"scatter"}
+        assert axis_types(fig, "xaxis") == ["log"] and axis_types(fig, "yaxis") == ["log"]
+    names = {t["name"] for t in figs[0]["data"]}
+    assert {"Lemma 1 bound (eq. 8), any S", "Lemma 3 bound (eq. 10), ANOVA",
+            "measured P(|E| ≥ ε), mean over pairs"} <= names
+    assert "D = 256" in figs[0]["layout"]["title"]["text"] and "ε = 0.001" in figs[1]["layout"]["title"]["text"]
+    labels = [m.label for m in at.metric]
+    assert "R = max ‖x‖₁ (from the data)" in labels and at.metric[0].value == "1"  # L1-normalized rows
+    assert any("Lemma 3" in lab for lab in labels)
+    table = at.dataframe[0].value
+    assert list(table["bound"].str[:7]) == ["Lemma 1", "Lemma 2", "Lemma 3"]
+
+
+def test_bounds_widget_change_and_no_lemma3_off_anova(run_page):
+    at = run_page(BOUNDS, n=40, kernel="all_subsets")
+    assert_clean(at)
+    names = {t["name"] for t in plotly_figures(at)[0]["data"]}
+    assert "Lemma 3 bound (eq. 10), ANOVA" not in names
+    at.select_slider(key="eb_eps").set_value(0.01).run()
+    assert_clean(at)
+    assert "ε = 0.01" in titles(at)[1]
+    assert at.query_params["eb_eps"] == "0.01"
+
+
+def test_bounds_heavy_study_waits_for_its_button_and_bad_degree(run_page):
+    at = run_page(BOUNDS, n=400, eb_trials=200)
+    assert_clean(at)
+    assert any("runs when you press the button" in w.value for w in at.warning)
+    assert not plotly_figures(at) and at.button(key="eb_run")
+    at = run_page(BOUNDS, ds="wine", n=40, kernel="anova", m=14)  # wine has d = 13
+    assert not at.exception
+    assert any("degree=14" in e and "d=13" in e for e in error_texts(at)), error_texts(at)
+
+
+# ---------------------------------------------------------------------------- distributions and variance
+def test_variance_default_view_compares_all_distributions(run_page):
+    at = run_page(VARIANCE, n=60)
+    assert_clean(at)
+    figs = plotly_figures(at)
+    assert len(figs) == 3
+    err, var, bars = figs
+    assert axis_types(err, "xaxis") == ["log"] and axis_types(err, "yaxis") == ["log"]
+    legend = [t["name"] for t in err["data"] if t.get("showlegend", True)]
+    assert legend == ["RK (Rademacher)", "RK (Gaussian)", "RK (Uniform)", "RK (Laplace)", "SCRK", "∝ 1/√D (guide)"]
+    assert set(axis_types(var, "yaxis")) == {"log"} and len(axis_types(var, "yaxis")) == 3
+    assert bars["data"][0]["type"] == "bar"
+    wide = at.dataframe[0].value
+    assert list(wide.columns) == ["Method", "D = 2d = 40", "D = 4d = 80", "D = 8d = 160", "D = 16d = 320"]
+    assert wide["D = 2d = 40"].str.contains("±").all()
+    summary = at.dataframe[2].value.set_index("distribution")
+    assert (summary["fraction of pairs ≥ Rademacher"] == 1.0).all()
+
+
+def test_variance_chosen_distributions_and_bad_multiples(run_page):
+    at = run_page(VARIANCE, n=40, dist="rademacher,laplace", dv_scrk="false", dv_vtrials=50)
+    assert_clean(at)
+    legend = [t["name"] for t in plotly_figures(at)[0]["data"] if t.get("showlegend", True)]
+    assert legend == ["RK (Rademacher)", "RK (Laplace)", "∝ 1/√D (guide)"]
+    at.multiselect(key="dv_mult").set_value([]).run()
+    assert not at.exception
+    assert any("at least one multiple of d" in e for e in error_texts(at)), error_texts(at)
+
+
+# ---------------------------------------------------------------------------- timing
+TINY_TIMING = dict(tm_maps="rk,scrk", tm_d="8,16", tm_Dfix="32", tm_D="16,32", tm_dfix="8", tm_n=10, tm_rep=1)
+
+
+def test_timing_default_shows_predictions_and_runs_on_the_button(run_page):
+    at = run_page(TIMING)
+    assert_clean(at)
+    figs = plotly_figures(at)
+    assert len(figs) == 2 and all(axis_types(f, "yaxis") == ["log"] for f in figs)
+    assert [t["name"] for t in figs[0]["data"]] == ["RK: slope 1.00", "SCRK: slope 0.15"]
+
+    at = run_page(TIMING, **TINY_TIMING)
+    at.button(key="tm_run").click().run()
+    assert_clean(at)
+    figs = plotly_figures(at)
+    assert len(figs) == 4
+    measured = [f for f in figs if f["layout"]["title"]["text"].startswith("Mapping time")]
+    assert len(measured) == 2
+    for fig in measured:
+        assert axis_types(fig, "xaxis") == ["log"] and axis_types(fig, "yaxis") == ["log"]
+        legend = [t["name"] for t in fig["data"] if t.get("showlegend", True)]
+        assert [n.split(":")[0] for n in legend] == ["RK", "SCRK"] and all("slope" in n for n in legend)
+    medians = at.dataframe[0].value
+    assert {"RK (ms)", "SCRK (ms)"} <= set(medians.columns) and (medians["RK (ms)"] > 0).all()
+    # a widget change keeps the last run on screen and says it is stale
+    at.select_slider(key="tm_n").set_value(50).run()
+    assert_clean(at)
+    assert any("settings changed" in i.value for i in at.info)
+
+
+def test_timing_bad_inputs(run_page):
+    at = run_page(TIMING, tm_d="64")
+    assert not at.exception
+    assert any("two values of d" in e for e in error_texts(at)), error_texts(at)
+    at = run_page(TIMING, tm_d="4,8", tm_m=5)
+    assert any("Degree m = 5" in e for e in error_texts(at)), error_texts(at)
+    at = run_page(TIMING, tm_maps="rk,rm,nystroem", tm_d="4096,8192", tm_Dfix="16384", tm_n=2000, tm_rep=9)
+    assert any("more than the" in e and "allowed per view" in e for e in error_texts(at)), error_texts(at)
+    at = run_page(TIMING, tm_maps="rk", tm_d="2048,4096", tm_Dfix="8192", tm_n=2000, tm_rep=9)
+    assert any("minutes" in e for e in error_texts(at)), error_texts(at)
+    assert not plotly_figures(at)
+
+
+# ---------------------------------------------------------------------------- classifiers
+def test_classifiers_estimate_then_run_on_the_button(run_page):
+    at = run_page(CLASSIFIERS)
+    assert_clean(at)
+    figs = plotly_figures(at)
+    assert len(figs) == 1 and figs[0]["layout"]["title"]["text"].startswith("Estimated")
+    assert axis_types(figs[0], "yaxis") == ["log"]
+
+    at = run_page(CLASSIFIERS, n=80, cl_methods="kernel_svm,rk", cl_mult="1,2", cl_trials=1)
+    at.button(key="cl_run").click().run()
+    assert_clean(at)
+    figs = plotly_figures(at)
+    assert [f["layout"]["title"]["text"].split(" (")[0] for f in figs] == ["Test accuracy vs D",
+                                                                          "Training and testing time vs D"]
+    acc, tim = figs
+    svm = next(t for t in acc["data"] if t["name"] == "Kernel SVM (exact), no D")
+    assert svm["y"][0] == svm["y"][1]  # a horizontal reference line
+    assert axis_types(tim, "yaxis") == ["log", "log"]
+    summary = at.dataframe[0].value
+    assert set(summary["method"]) == {"kernel_svm", "rk"} and summary["accuracy"].between(0, 1).all()
+    at.radio(key="cl_xaxis").set_value("log2").run()
+    assert_clean(at)
+    assert axis_types(plotly_figures(at)[0], "xaxis") == ["log"]
+
+
+def test_classifiers_bad_inputs(run_page):
+    at = run_page(CLASSIFIERS, ds="gaussian", n=50)
+    assert not at.exception
+    assert any("no labels" in e for e in error_texts(at)), error_texts(at)
+    at = run_page(CLASSIFIERS, n=20000, cl_methods="kernel_svm,poly_svm,all_subsets_model,rk")
+    assert any("minutes" in e for e in error_texts(at)), error_texts(at)
+    at = run_page(CLASSIFIERS, ds="wine", n=100, cl_methods="fm,rk")
+    assert any("3 classes" in e for e in error_texts(at)), error_texts(at)
