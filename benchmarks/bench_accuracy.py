@@ -64,6 +64,8 @@ def main(argv=None) -> int:
     parser.add_argument("--D", default="2,4,8,16", help="multiples of d (paper: 2, 4, 8, 16)")
     parser.add_argument("--trials", type=int, default=3)
     parser.add_argument("--C-grid", default="1,10,100,1000")
+    parser.add_argument("--select-by", default="accuracy", choices=["accuracy", "balanced_accuracy"],
+                        help="validation score that picks the shared C (paper: accuracy)")
     parser.add_argument("--seed", type=int, default=0)
     parser.add_argument("--blas-threads", type=int, default=1)
     parser.add_argument("--out-dir", default="/tmp/rk_accuracy", help="per-configuration CSV files (not in the repo)")
@@ -82,18 +84,22 @@ def main(argv=None) -> int:
         with threadpool_limits(args.blas_threads):
             df = accuracy_study(
                 (X, data.y), cfg["methods"], Ds, args.trials, kernel=cfg["kernel"],
-                split=(args.n_train, args.n_val, args.n_test), C_grid=C_grid, random_state=args.seed,
-                progress=lambda done, total, text: print(f"  [{name} {done}/{total}] {text}", file=sys.stderr, flush=True))
+                split=(args.n_train, args.n_val, args.n_test), C_grid=C_grid, select_by=args.select_by,
+                random_state=args.seed,
+                progress=lambda done, total, text: print(f"  [{name} {done}/{total}] {text}", file=sys.stderr,
+                                                         flush=True))
         elapsed = time.perf_counter() - start
         df.to_csv(out_dir / f"accuracy_{name}.csv", index=False)
         split = df.attrs["split"]
         val = pd.DataFrame(df.attrs["validation"])
-        print(f"\n### {name}: {cfg['kernel'].label()}, train/val/test = {split['n_train']}/{split['n_val']}/"
-              f"{split['n_test']}, majority-class test accuracy {split['majority_accuracy']:.4f}, "
+        print(f"\n### {name} (C by validation {args.select_by}): {cfg['kernel'].label()}, "
+              f"train/val/test = {split['n_train']}/{split['n_val']}/{split['n_test']}, "
+              f"majority-class test accuracy {split['majority_accuracy']:.4f}, "
               f"{args.trials} trials, wall time {elapsed / 60:.1f} min\n")
         if not val.empty:
-            print("Validation accuracy of the exact kernel SVM by C: " + "; ".join(
-                f"{k}: " + ", ".join(f"C={c:g} {a:.3f}" for c, a in zip(t["C"], t["val_accuracy"]))
+            print("Validation accuracy / balanced accuracy of the exact kernel SVM by C: " + "; ".join(
+                f"{k}: " + ", ".join(f"C={c:g} {a:.3f}/{b:.3f}" for c, a, b in
+                                     zip(t["C"], t["val_accuracy"], t["val_balanced_accuracy"]))
                 for k, t in val.groupby("kernel")) + "\n")
         print(markdown(df, cfg["reference"]), flush=True)
     return 0

@@ -16,7 +16,6 @@ from rkcore.figures.bounds import (
     LEMMA_LABELS, bounds_vs_D_figure, bounds_vs_eps_figure, measured_tails, required_components,
 )
 from rkcore.registry import ITEMSET_KERNELS
-from rkcore.views import format_bytes
 
 #: The D of the study (the vs-eps chart picks one of them, so changing it reruns nothing).
 D_GRID = (16, 32, 64, 128, 256, 512, 1024)

@@ -133,84 +133,84 @@ def ready_to_run(seconds: float, params) -> bool:
     return False
 
 
-shown = False
-with guarded("the distribution study"):
-    if not multiples:
-        raise ValueError("Choose at least one multiple of d for D (the paper uses 2d, 4d, 8d and 16d).")
-    data = load_data(view)
-    n, d = data.X.shape
-    spec = view.kernel_spec(data)
-    D_list = tuple(sorted(int(m) * d for m in multiples))
-    methods = methods_for(view, chosen, bool(with_scrk))
-    require_memory({"Z (n × largest D)": (n, D_list[-1]), "exact kernel rows cached (n×n)": (n, n),
-                    "error block (a few n×n temporaries)": (4, min(n, 1024), n)},
-                   hint="Lower n (the number of points) or the largest multiple of d.")
-    seconds = estimate_seconds(n, d, spec.degree, D_list, len(methods), int(trials))
-    if seconds > MAX_SECONDS:
-        raise ValueError(f"This study would take about {seconds / 60:.0f} minutes ({len(methods)} methods × "
-                         f"{len(D_list)} values of D × {trials} trials over n² = {n * n:,} pairs), more than the "
-                         f"{MAX_SECONDS / 60:.0f} minutes allowed. Lower n, the trials or the largest D.")
-    st.subheader("Error by distribution (the paper's Table 1 protocol)")
-    st.caption(f"{escape_markdown(data.description)} n = {n} points, d = {d}, {view.normalization}-normalized; "
-               f"{escape_markdown(spec.label())} kernel; D ∈ {{{', '.join(map(str, D_list))}}}; {trials} trials per "
-               f"cell; error = mean of |⟨Z(xᵢ), Z(xⱼ)⟩ − K(xᵢ, xⱼ)| over the pairs with K ≠ 0 (diagonal included), "
-               f"as in the paper. Estimated cost about {seconds:.1f} s.")
-    if ready_to_run(seconds, (view, chosen, D_list, int(trials), bool(with_scrk))):
-        started = time.perf_counter()
-        study = distribution_study(view, chosen, D_list, int(trials), bool(with_scrk))
-        elapsed = time.perf_counter() - started
-        wide, tidy = table1_view(study, d)
-        errors = study[study["metric"] == "mean_abs_error"]
-        chart(error_vs_D_figure(study), errors, "Mean absolute error vs D by distribution",
-              caption="Each trial is one random map; its error is averaged over all pairs. The dotted guide falls "
-                      "like 1/√D, the rate of a mean of D independent terms.")
-        st.markdown(f"**Table 1 view: mean absolute error, mean ± std over {trials} trials**")
-        st.dataframe(wide, hide_index=True)
-        best = tidy[tidy["lowest"]].groupby("D")["method"].first()
-        st.caption("Lowest mean per D: " + "; ".join(f"D = {D}: {m}" for D, m in best.items()) +
-                   f". Study: {elapsed:.2f} s this run (cached afterwards).")
-        with st.expander("Exact numbers (one row per method and D)"):
-            table(tidy, "Table 1 numbers", caption="std with ddof = 0, as in the paper; `lowest` marks the lowest "
-                                                   "mean at each D.",
-                  column_config={c: st.column_config.NumberColumn(format="%.4e") for c in ("mean", "std")})
-        shown = True
-
-with guarded("the variances"):
+spec = None
+with guarded("the data"):  # a data or kernel problem is said once, not once per section
     data = load_data(view)
     spec = view.kernel_spec(data)
-    d = data.X.shape[1]
-    D_list = tuple(sorted(int(m) * d for m in multiples)) or (2 * d,)
-    st.subheader("Variance of the estimate: exact vs measured")
-    require_memory({"random features of the 6 points (6 × maps × largest D)": (6, int(var_trials), D_list[-1])},
-                   hint="Lower the number of maps or the largest multiple of d.")
-    pairs, empirical, exact = pair_variances(view, chosen, D_list, int(var_trials))
-    chart(variance_figure(empirical, exact), empirical if exact is None else pd.concat(
-        [empirical.assign(kind="empirical"), exact.assign(kind="exact")], ignore_index=True),
-          "Variance exact vs empirical",
-          caption=f"Markers: sample variance of the estimate over {var_trials} independent RK maps (95% interval); "
-                  "lines: the exact variance (E[f²] − K²)/D. The markers sit on their lines, and the lines of a "
-                  "pair are ordered by E[ω⁴]." if exact is not None else
-                  "The exact variance covers ANOVA, all-subsets, dot and up-to-m kernels; for a custom family only "
-                  "the measured variance is shown.")
-    if spec.name in VARIANCE_KERNELS:
-        summary = variance_summary(view, chosen)
-        left, right = st.columns([1, 1])
-        with left:
-            chart(variance_by_distribution_figure(summary, spec.label()), summary, "Exact variance bars")
-        with right:
-            shown_summary = summary.rename(columns={
-                "label": "distribution", "distribution": "key", "fourth_moment": "E[ω⁴]", "mean": "mean D·Var",
-                "median": "median D·Var", "ratio_to_rademacher": "ratio to Rademacher",
-                "at_least_rademacher": "fraction of pairs ≥ Rademacher", "n_pairs": "pairs"}).drop(columns="key")
-            table(shown_summary, "Exact variance by distribution",
-                  caption="Exact per-feature variance D·Var⟨Z(x), Z(y)⟩ over a seeded sample of pairs i < j. "
-                          "Lemma 4 holds pair by pair here: every distribution's variance is at least Rademacher's "
-                          "at every pair (fraction 1).",
-                  column_config={"mean D·Var": st.column_config.NumberColumn(format="%.3e"),
-                                 "median D·Var": st.column_config.NumberColumn(format="%.3e"),
-                                 "ratio to Rademacher": st.column_config.NumberColumn(format="%.3f")})
 
-notice("Rademacher comes out lowest, in the error table and in the variance, as Lemma 4 says: the variance "
+if spec is not None:  # else the error above says why
+    with guarded("the distribution study"):
+        if not multiples:
+            raise ValueError("Choose at least one multiple of d for D (the paper uses 2d, 4d, 8d and 16d).")
+        n, d = data.X.shape
+        D_list = tuple(sorted(int(m) * d for m in multiples))
+        methods = methods_for(view, chosen, bool(with_scrk))
+        require_memory({"Z (n × largest D)": (n, D_list[-1]), "exact kernel rows cached (n×n)": (n, n),
+                        "error block (a few n×n temporaries)": (4, min(n, 1024), n)},
+                       hint="Lower n (the number of points) or the largest multiple of d.")
+        seconds = estimate_seconds(n, d, spec.degree, D_list, len(methods), int(trials))
+        if seconds > MAX_SECONDS:
+            raise ValueError(f"This study would take about {seconds / 60:.0f} minutes ({len(methods)} methods × "
+                             f"{len(D_list)} values of D × {trials} trials over n² = {n * n:,} pairs), more than the "
+                             f"{MAX_SECONDS / 60:.0f} minutes allowed. Lower n, the trials or the largest D.")
+        st.subheader("Error by distribution (the paper's Table 1 protocol)")
+        st.caption(f"{escape_markdown(data.description)} n = {n} points, d = {d}, {view.normalization}-normalized; "
+                   f"{escape_markdown(spec.label())} kernel; D ∈ {{{', '.join(map(str, D_list))}}}; {trials} trials per "
+                   f"cell; error = mean of |⟨Z(xᵢ), Z(xⱼ)⟩ − K(xᵢ, xⱼ)| over the pairs with K ≠ 0 (diagonal included), "
+                   f"as in the paper. Estimated cost about {seconds:.1f} s.")
+        if ready_to_run(seconds, (view, chosen, D_list, int(trials), bool(with_scrk))):
+            started = time.perf_counter()
+            study = distribution_study(view, chosen, D_list, int(trials), bool(with_scrk))
+            elapsed = time.perf_counter() - started
+            wide, tidy = table1_view(study, d)
+            errors = study[study["metric"] == "mean_abs_error"]
+            chart(error_vs_D_figure(study), errors, "Mean absolute error vs D by distribution",
+                  caption="Each trial is one random map; its error is averaged over all pairs. The dotted guide falls "
+                          "like 1/√D, the rate of a mean of D independent terms.")
+            st.markdown(f"**Table 1 view: mean absolute error, mean ± std over {trials} trials**")
+            st.dataframe(wide, hide_index=True)
+            best = tidy[tidy["lowest"]].groupby("D")["method"].first()
+            st.caption("Lowest mean per D: " + "; ".join(f"D = {D}: {m}" for D, m in best.items()) +
+                       f". Study: {elapsed:.2f} s this run (cached afterwards).")
+            with st.expander("Exact numbers (one row per method and D)"):
+                table(tidy, "Table 1 numbers", caption="std with ddof = 0, as in the paper; `lowest` marks the lowest "
+                                                       "mean at each D.",
+                      column_config={c: st.column_config.NumberColumn(format="%.4e") for c in ("mean", "std")})
+
+    with guarded("the variances"):
+        d = data.X.shape[1]
+        D_list = tuple(sorted(int(m) * d for m in multiples)) or (2 * d,)
+        st.subheader("Variance of the estimate: exact vs measured")
+        require_memory({"random features of the 6 points (6 × maps × largest D)": (6, int(var_trials), D_list[-1])},
+                       hint="Lower the number of maps or the largest multiple of d.")
+        pairs, empirical, exact = pair_variances(view, chosen, D_list, int(var_trials))
+        chart(variance_figure(empirical, exact), empirical if exact is None else pd.concat(
+            [empirical.assign(kind="empirical"), exact.assign(kind="exact")], ignore_index=True),
+              "Variance exact vs empirical",
+              caption=f"Markers: sample variance of the estimate over {var_trials} independent RK maps (95% interval); "
+                      "lines: the exact variance (E[f²] − K²)/D. The markers sit on their lines, and the lines of a "
+                      "pair are ordered by E[ω⁴]." if exact is not None else
+                      "The exact variance covers ANOVA, all-subsets, dot and up-to-m kernels; for a custom family only "
+                      "the measured variance is shown.")
+        if spec.name in VARIANCE_KERNELS:
+            summary = variance_summary(view, chosen)
+            left, right = st.columns([1, 1])
+            with left:
+                chart(variance_by_distribution_figure(summary, spec.label()), summary, "Exact variance bars")
+            with right:
+                shown_summary = summary.rename(columns={
+                    "label": "distribution", "distribution": "key", "fourth_moment": "E[ω⁴]", "mean": "mean D·Var",
+                    "median": "median D·Var", "ratio_to_rademacher": "ratio to Rademacher",
+                    "at_least_rademacher": "fraction of pairs ≥ Rademacher", "n_pairs": "pairs"}).drop(columns="key")
+                table(shown_summary, "Exact variance by distribution",
+                      caption="Exact per-feature variance D·Var⟨Z(x), Z(y)⟩ over a seeded sample of pairs i < j. "
+                              "Lemma 4 holds pair by pair here: every distribution's variance is at least Rademacher's "
+                              "at every pair (fraction 1).",
+                      column_config={"mean D·Var": st.column_config.NumberColumn(format="%.3e"),
+                                     "median D·Var": st.column_config.NumberColumn(format="%.3e"),
+                                     "ratio to Rademacher": st.column_config.NumberColumn(format="%.3f")})
+
+notice("Among the distributions Rademacher comes out lowest, in the error table and in the variance, as Lemma 4 says: the variance "
        "depends on the distribution only through E[ω⁴] (Rademacher 1, uniform 1.8, Gaussian 3, Laplace 6), so the "
        "ranking Rademacher < uniform < Gaussian < Laplace holds at every pair, and the gap is widest for ANOVA "
        "kernels (for the all-subsets kernel the distributions are close, as in the paper). Every curve falls "

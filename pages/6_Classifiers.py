@@ -159,7 +159,6 @@ with guarded("the classifier study"):
         st.session_state[RESULT_KEY] = result
         estimate_slot.empty()
 
-shown = False
 if result is not None:
     with guarded("the classifier results"):
         df = result["df"]
@@ -194,7 +193,6 @@ if result is not None:
                              "accuracy std": st.column_config.NumberColumn(format="%.4f"),
                              "train s": st.column_config.NumberColumn(format="%.3g"),
                              "test s": st.column_config.NumberColumn(format="%.3g")})
-        shown = True
 
 notice("As D grows the linear models on RK / SCRK features climb to the exact kernel SVM's accuracy (the paper: "
        "on par at D = 16d), while their training and testing stay much cheaper than the kernel SVM's and the "

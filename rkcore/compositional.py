@@ -58,8 +58,8 @@ activation) duplicates are frequent. Two weightings of the merged features:
 "Identical" means the same derivation up to the order of the factors at each node: the
 same input node with the same discrete parameter at the leaves, the same multiset of
 child sub-derivations at each internal node, and the same output phase; moreover every
-call that multiplied no base feature at all is the constant 1, one feature however it was
-derived (probability e_v = sigma_v(mean_u e_u), e = 0 at inputs). p_j is computed exactly
+call that multiplied no base feature (or only constant ones, e^{2 pi i 0 x / c} = 1) is the
+constant 1, one feature however it was derived (probability e_v = sigma_v(mean_u e_u)). p_j is computed exactly
 along the derivation (a_n, the 1/|in(v)| child choices, the multinomial count of orderings,
 the base parameter probability, 1/2 for the phase of a complex product). Two different
 derivations can still give the same function (the same leaves reached through different
@@ -730,7 +730,8 @@ def _keys_and_masses(skel: Skeleton, forest: _Forest) -> tuple[np.ndarray, np.nd
     Bottom-up over the nodes: a leaf is identified by (node, discrete parameter) -- or
     is unique when the parameter is continuous. A call that returned no base feature at
     all (the constant 1) gets the shared id CONST, whatever its derivation: at node v that
-    happens with probability e_v = sigma_v(mean_{u in in(v)} e_u) (e = 0 at inputs). Any
+    happens with probability e_v = sigma_v(mean_{u in in(v)} e_u); at an input node e is the
+    probability that the base feature is the constant 1 (1/c for a category, w = 0; else 0). Any
     other internal call is identified by (node, sorted multiset of its children's ids), with
     probability a_n * n! / prod(mult!) * prod over its n slots of the slot's probability:
     r_v = mean_u e_u for a CONST slot, (1/|in(v)|) * p(child) otherwise.
@@ -752,6 +753,10 @@ def _keys_and_masses(skel: Skeleton, forest: _Forest) -> tuple[np.ndarray, np.nd
                 key[lv["req"]] = next_id + np.arange(lv["req"].size)
                 next_id += lv["req"].size
             logp[lv["req"]] = _base_log_mass(node)
+            if node.kernel == "categorical":  # w = 0: the base feature is the constant 1
+                e[v] = 1.0 / node.n_categories
+                const = lv["req"][lv["index"] == 0]
+                key[const], leafless[const] = CONST, True
             continue
         r_v = e[skel.children_of(v)].mean()
         e[v] = float(ACTIVATIONS[node.activation].dual(np.array([r_v]))[0])
@@ -793,11 +798,30 @@ def _keys_and_masses(skel: Skeleton, forest: _Forest) -> tuple[np.ndarray, np.nd
 
 
 def _complex_features(skel: Skeleton, forest: _Forest) -> np.ndarray:
-    """Whether each feature has a complex factor (then its real version uses the output phase)."""
+    """Whether each feature's product psi can take non-real values (then its real version uses the phase).
+
+    Complex factors of one input node multiply to a single frequency: z^a conj(z)^b = z^(a-b) on a
+    circle (|z| = 1), prod_k e^{2 pi i w_k x / c} = e^{2 pi i (sum_k w_k) x / c} for a category. When
+    every such product is real (a = b; 2 sum w = 0 mod c, values +-1 on integer codes) and no
+    Gaussian factor is present, psi is real and is stored as is: no phase, so no all-zero or
+    doubled columns. (Products real only by a coincidence across nodes keep the phase: still
+    unbiased, just noisier.)
+    """
     out = np.zeros(forest.n_features, dtype=bool)
+    F = forest.n_features
     for i, lv in forest.leaves.items():
-        if _is_complex_base(skel.nodes[i]):
+        node = skel.nodes[i]
+        if not _is_complex_base(node) or lv["feature"].size == 0:
+            continue
+        if node.kernel == "gaussian":
             out[lv["feature"]] = True
+        elif node.kernel == "sphere":  # circle: +1 for z, -1 for conj(z)
+            net = np.bincount(lv["feature"], weights=np.where(lv["index"] == 0, 1.0, -1.0), minlength=F)
+            out |= net != 0
+        else:
+            # e^{2 pi i n x / c} on integer codes x is real (+-1) iff 2n = 0 mod c
+            net = np.bincount(lv["feature"], weights=lv["index"].astype(np.float64), minlength=F)
+            out |= np.mod(2 * np.round(net), node.n_categories) != 0
     return out
 
 

@@ -13,9 +13,12 @@ the selected pairs P (all, or those with K_ij != 0.0; diagonal in or out),
 This is the protocol of Table 1 of Atarashi, Maji & Oyama (AAAI-19): MovieLens 100K,
 L1-normalized, n = 10,000 instances, 100 trials, mean absolute error. The n x n
 matrices are never materialized: Z = map(X) is computed once per (method, D, trial)
-and the pairs are swept in row blocks, exact block K[i, :] = spec.exact(X[i], X) and
-approximate block Z[i] @ Z.T, accumulating sums. The exact blocks are identical in
-every trial, so up to ``exact_cache_bytes`` of them are computed once and reused.
+and the pairs are swept in row blocks I, exact strip K[I, a:] = spec.exact(X[I], X[a:])
+and approximate strip Z[I] @ Z[a:].T (a = first row of I), accumulating sums. Both
+matrices are symmetric (every kernel in the registry is), so only the upper block
+triangle is visited and the pairs outside the diagonal blocks count twice. The exact
+strips are identical in every trial, so up to ``exact_cache_bytes`` of them are
+computed once and reused (the default holds the whole upper triangle of n = 10,000).
 Trials are independent joblib tasks: ``with joblib.parallel_config(backend="dask")``
 spreads a study over a Dask cluster.
 
@@ -41,7 +44,7 @@ PAIRS = ("all", "nonzero")
 DEFAULT_EPS = (1e-4, 1e-3, 1e-2, 1e-1)
 #: Memory for one row block of the sweep (exact + approximate + error blocks and temporaries).
 BLOCK_BYTES = 64 * 2**20
-#: Memory for the exact Gram rows cached across trials (the paper's n = 10,000 needs 800 MB for all).
+#: Memory for the exact Gram strips cached across trials (the upper triangle of n = 10,000 is 400 MB).
 EXACT_CACHE_BYTES = 512 * 2**20
 
 METRICS = ("mean_abs_error", "rms_error", "max_abs_error", "mean_error", "tail_prob")
@@ -122,59 +125,82 @@ def _block_rows(n: int, block_size: int | None, degree: int) -> int:
 
 
 # ---------------------------------------------------------------------------- the sweep
-def _exact_rows(X, spec: KernelSpec, rows: slice) -> np.ndarray:
-    return np.ascontiguousarray(spec.exact(X[rows], X), dtype=np.float64)
+def _row_blocks(n: int, block: int) -> list[tuple[int, int]]:
+    return [(start, min(start + block, n)) for start in range(0, n, block)]
 
 
-def _exact_cache(X, spec: KernelSpec, n_rows: int, block: int) -> np.ndarray:
-    """The first ``n_rows`` rows of the exact Gram matrix, filled block by block so that the
-    kernel's temporaries stay at one block's size."""
-    cache = np.empty((n_rows, X.shape[0]))
-    for start in range(0, n_rows, block):
-        rows = slice(start, min(start + block, n_rows))
-        cache[rows] = spec.exact(X[rows], X)
+def _exact_upper(X, spec: KernelSpec, start: int, stop: int) -> np.ndarray:
+    """Exact kernel of rows start:stop against rows start:n (the block's upper-triangle strip)."""
+    return np.ascontiguousarray(spec.exact(X[start:stop], X[start:]), dtype=np.float64)
+
+
+def _exact_cache(X, spec: KernelSpec, blocks: list[tuple[int, int]], budget: int) -> list[np.ndarray]:
+    """Exact strips of the leading row blocks, as many as ``budget`` bytes hold (computed once,
+    shared by every trial). Strips hold only columns >= the block start, so the whole upper
+    triangle of n = 10,000 (400 MB) fits the default budget."""
+    n = X.shape[0]
+    cache, used = [], 0
+    for start, stop in blocks:
+        size = 8 * (stop - start) * (n - start)
+        if used + size > budget:
+            break
+        cache.append(_exact_upper(X, spec, start, stop))
+        used += size
     return cache
+
+
+def _strip_sums(E: np.ndarray, drop: np.ndarray | None, eps: tuple[float, ...]) -> tuple:
+    """(count, sum E, sum E^2, sum |E|, max |E|, tail counts) of the kept entries of a view E.
+
+    Dropped entries must already be 0 in E: they add nothing to the sums and, as eps > 0,
+    never reach the tails. E is overwritten by |E|.
+    """
+    count = E.size - (0 if drop is None else int(np.count_nonzero(drop)))
+    if E.size == 0:
+        return 0, 0.0, 0.0, 0.0, 0.0, np.zeros(len(eps), dtype=np.int64)
+    signed = float(E.sum())
+    squares = float(np.einsum("ij,ij->", E, E))
+    np.abs(E, out=E)
+    tails = np.array([np.count_nonzero(E >= e) for e in eps], dtype=np.int64)
+    return count, signed, squares, float(E.sum()), float(E.max()), tails
 
 
 def _trial_errors(X, spec: KernelSpec, map_key: str, distribution: str, n_components: int, seed: int,
                   pairs: str, include_diagonal: bool, eps: tuple[float, ...], block: int,
-                  exact_cache: np.ndarray | None) -> dict:
-    """Error sums of one (method, D, trial) over all pairs, sweeping row blocks."""
+                  exact_cache: list[np.ndarray]) -> dict:
+    """Error sums of one (method, D, trial) over all n^2 ordered pairs.
+
+    Both Gram matrices are symmetric, so the sweep visits only the upper block triangle:
+    row block [a, b) against columns [a, n). Its square part [a, b) x [a, b) holds both
+    (i, j) and (j, i) and counts once; the rest stands for itself and its mirror image and
+    counts twice. This halves the products and the element-wise passes.
+    """
     Z = make_map(map_key, spec, n_components, distribution, seed).fit(X).transform(X)
     Z = np.ascontiguousarray(np.asarray(Z.toarray() if sp.issparse(Z) else Z, dtype=np.float64))
     n = X.shape[0]
-    cached_rows = 0 if exact_cache is None else exact_cache.shape[0]
-    count = 0
-    sum_abs = sum_sq = sum_signed = 0.0
+    totals = np.zeros(4)  # count, sum E, sum E^2, sum |E|
     max_abs = 0.0
     tails = np.zeros(len(eps), dtype=np.int64)
-    for start in range(0, n, block):
-        stop = min(start + block, n)
-        rows = slice(start, stop)
-        exact = exact_cache[rows] if stop <= cached_rows else _exact_rows(X, spec, rows)
-        E = Z[rows] @ Z.T
+    for k, (start, stop) in enumerate(_row_blocks(n, block)):
+        b = stop - start
+        exact = exact_cache[k] if k < len(exact_cache) else _exact_upper(X, spec, start, stop)
+        E = Z[start:stop] @ Z[start:].T
         E -= exact
-        # excluded pairs become 0: they add nothing to the sums and never reach max or eps > 0
+        drop = None
         if pairs == "nonzero":
             drop = exact == 0.0
-            if not include_diagonal:
-                drop[np.arange(stop - start), np.arange(start, stop)] = True
+        if not include_diagonal:
+            if drop is None:
+                drop = np.zeros(E.shape, dtype=bool)
+            drop[np.arange(b), np.arange(b)] = True
+        if drop is not None:
             np.copyto(E, 0.0, where=drop)
-            count += E.size - int(np.count_nonzero(drop))
-        elif not include_diagonal:
-            E[np.arange(stop - start), np.arange(start, stop)] = 0.0
-            count += E.size - (stop - start)
-        else:
-            count += E.size
-        flat = E.reshape(-1)
-        sum_signed += float(flat.sum())
-        sum_sq += float(np.dot(flat, flat))
-        np.abs(flat, out=flat)
-        sum_abs += float(flat.sum())
-        max_abs = max(max_abs, float(flat.max()))
-        for k, e in enumerate(eps):
-            tails[k] += int(np.count_nonzero(flat >= e))
-    return {"count": count, "sum_abs": sum_abs, "sum_sq": sum_sq, "sum_signed": sum_signed,
+        for weight, cols in ((1, slice(0, b)), (2, slice(b, None))):
+            part = _strip_sums(E[:, cols], None if drop is None else drop[:, cols], eps)
+            totals += weight * np.array(part[:4], dtype=np.float64)
+            max_abs = max(max_abs, part[4])
+            tails += weight * part[5]
+    return {"count": int(totals[0]), "sum_signed": totals[1], "sum_sq": totals[2], "sum_abs": totals[3],
             "max_abs": max_abs, "tails": tails}
 
 
@@ -226,7 +252,9 @@ def error_study(X, spec: KernelSpec, methods: Sequence, n_components_list: Seque
     block_size : int or None
         Rows per block of the sweep; None sizes blocks to about 64 MB of temporaries.
     exact_cache_bytes : int
-        Memory for exact Gram rows reused by every trial; 0 disables the cache.
+        Memory for exact Gram strips reused by every trial (computed once, before the
+        trials; with joblib's process backends they are memory-mapped to the workers);
+        0 disables the cache and every trial recomputes the exact kernel.
     n_jobs : int
         joblib workers over the (method, D, trial) tasks; honours ``joblib.parallel_config``.
     progress : callable(fraction, message) or None
@@ -255,10 +283,9 @@ def error_study(X, spec: KernelSpec, methods: Sequence, n_components_list: Seque
     report = progress or (lambda fraction, message: None)
 
     tasks = [(method_label(key, dist), key, dist, D, t) for key, dist in methods for D in D_list for t in range(n_trials)]
-    # exact rows cached for every task: whole blocks, as many as the budget holds
-    cache_rows = min(n, (max(0, int(exact_cache_bytes)) // (8 * n)) // block * block)
-    report(0.0, f"exact kernel on {cache_rows} of {n} rows" if cache_rows else "starting")
-    exact_cache = _exact_cache(X, spec, cache_rows, block) if cache_rows else None
+    blocks = _row_blocks(n, block)
+    report(0.0, f"exact {spec.label()} kernel on {n} rows")
+    exact_cache = _exact_cache(X, spec, blocks, max(0, int(exact_cache_bytes)))
 
     calls = (delayed(_trial_errors)(X, spec, key, dist, D, trial_seed(random_state, key, dist, D, t),
                                     pairs, include_diagonal, eps, block, exact_cache)

@@ -103,6 +103,21 @@ def test_per_method_C(data):
         assert df.loc[df.method == method, "C"].iloc[0] == best
 
 
+def test_select_C_by_balanced_accuracy(data):
+    """On unbalanced labels the paper's accuracy criterion can tie at a constant classifier;
+    balanced accuracy (mean per-class recall) picks the C that best separates the classes."""
+    X, y = data.X, data.y.copy()
+    y[np.flatnonzero(y == 1)[::3]] = 0  # ~2/3 of one class relabelled: 67/33 labels
+    df = accuracy_study((X, y), ["kernel_svm"], [], 1, split=(250, 100, 150), C_grid=(0.01, 1.0, 10.0),
+                        select_by="balanced_accuracy", random_state=0)
+    val = pd.DataFrame(df.attrs["validation"])
+    best = val.loc[val["val_balanced_accuracy"] == val["val_balanced_accuracy"].max(), "C"].min()
+    assert df["C"].iloc[0] == best
+    assert val["val_balanced_accuracy"].between(0, 1).all()
+    with pytest.raises(ValueError, match="select_by must be one of 'accuracy', 'balanced_accuracy'"):
+        accuracy_study(data, ["rk"], [10], 1, select_by="auc")
+
+
 def test_progress_and_summary(data):
     calls = []
     df = accuracy_study((data.X, data.y), ["kernel_svm", "rk"], [40], 2, split=(0.4, 0.2, 0.4), C_grid=(1.0,),

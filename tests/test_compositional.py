@@ -231,6 +231,23 @@ def test_dedup_shapes_and_weights(X_disc):
     assert len(table) == 5
 
 
+def test_real_products_are_stored_without_phase():
+    """z * conj(z) = 1 and e^{2 pi i (w1 + w2) x / c} with w1 + w2 = 0 mod c are real: they must not get
+    the random output phase, which would store sqrt2 * Re or an all-zero -sqrt2 * Im column."""
+    skel = Skeleton((InputNode("c", "sphere", (0, 1)), InputNode("k", "categorical", (2,), n_categories=2),
+                     InternalNode("out", "polynomial", ("c", "k"))))
+    X = np.c_[np.random.RandomState(0).randn(30, 2), np.arange(30) % 2]
+    est = CompositionalFeatures(skel, 400, random_state=0).fit(X)
+    Z = est.transform(X)
+    assert not np.any(np.all(np.abs(Z) < 1e-12, axis=0)), "an all-zero feature column was stored"
+    real = ~est.complex_
+    assert real.any() and est.complex_.any()
+    # real products of unit-modulus factors on nonzero rows: |psi| = 1 for every point
+    table = describe_features(est, 400)
+    np.testing.assert_allclose(np.abs(Z[:, real]) / np.sqrt(est.weights_[real]), 1.0, atol=1e-12)
+    assert not table.loc[real, "expression"].str.contains("Re|Im").any()
+
+
 def test_complexity_matches_mean_number_of_calls():
     skel = deep_skeleton(8)
     forest = _sample_forest(skel, 20_000, np.random.RandomState(0))

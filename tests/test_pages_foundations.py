@@ -68,11 +68,11 @@ def test_projections_default_and_changes(run_page):
     assert_clean(at)
     (t1, types1), (t2, types2) = traces(at)
     assert types1.count("scatter") == 8  # 2 kinds x (band + median) + theorem band (2) + chi2 band (2)
-    assert types2 == ["bar", "bar"]
+    assert types2 == ["bar", "bar", "scatter"]  # one bar per kind + the delta line
     at.radio(key="rp_vec").set_value("raw").run()
     at.multiselect(key="rp_kinds").set_value(["sparse"]).run()
     assert_clean(at)
-    assert traces(at)[1][1] == ["bar"]
+    assert traces(at)[1][1] == ["bar", "scatter"]
 
 
 def test_projections_bad_input_is_an_error_in_place(run_page):

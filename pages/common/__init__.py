@@ -856,7 +856,8 @@ class guarded(ContextDecorator):
 
 
 def _slug(name: str) -> str:
-    return re.sub(r"[^a-z0-9]+", "_", name.lower()).strip("_") or "data"
+    # case kept: "error vs d" and "error vs D" are different charts and need different keys
+    return re.sub(r"[^A-Za-z0-9]+", "_", name).strip("_") or "data"
 
 
 def chart(fig, data: pd.DataFrame, name: str, *, caption: str | None = None, key: str | None = None) -> None:
