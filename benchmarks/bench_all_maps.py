@@ -15,7 +15,6 @@ import warnings
 
 import numpy as np
 
-from rkcore import maps as rk_maps
 from rkcore.registry import MAPS, make_map
 from rkcore.timing import timing_kernel
 
@@ -26,27 +25,21 @@ def _seconds(fn) -> float:
     return time.perf_counter() - t0
 
 
-def bench(keys, n, d, D, degree, repeats, rk_rows=None):
+def bench(keys, n, d, D, degree, repeats):
     rng = np.random.default_rng(0)
     X = rng.standard_normal((n, d))
     B = rng.standard_normal((d, D))
-    specs = {k: timing_kernel(k.removesuffix("*"), degree) for k in keys}
+    specs = {k: timing_kernel(k, degree) for k in keys}
     ratios = {k: {"fit": [], "transform": []} for k in keys}
     gemm = []
-    shipped_budget = rk_maps.TRANSFORM_BLOCK_BYTES
     for r in range(repeats + 1):  # the first round is a warm-up
         g = _seconds(lambda: X @ B)
         for k in keys:
-            est = make_map(k.removesuffix("*"), specs[k], D, random_state=r)
-            if k == "rk*":  # RK with row blocks of rk_rows rows (see the note in the results)
-                rk_maps.TRANSFORM_BLOCK_BYTES = rk_rows * 8 * D * (2 * degree + 1 + d)
-            try:
-                with warnings.catch_warnings():
-                    warnings.simplefilter("ignore")
-                    f = _seconds(lambda: est.fit(X))
-                    t = _seconds(lambda: est.transform(X))
-            finally:
-                rk_maps.TRANSFORM_BLOCK_BYTES = shipped_budget
+            est = make_map(k, specs[k], D, random_state=r)
+            with warnings.catch_warnings():
+                warnings.simplefilter("ignore")  # e.g. Nystroem when D > n
+                f = _seconds(lambda: est.fit(X))
+                t = _seconds(lambda: est.transform(X))
             if r:
                 ratios[k]["fit"].append(f / g)
                 ratios[k]["transform"].append(t / g)
@@ -57,24 +50,21 @@ def bench(keys, n, d, D, degree, repeats, rk_rows=None):
 
 def main(argv=None) -> None:
     p = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    p.add_argument("--maps", nargs="+", default=list(MAPS) + ["rk*"],
-                   help="registry keys; 'rk*' is RK with --rk-rows-per-block rows per block")
+    p.add_argument("--maps", nargs="+", default=list(MAPS), help="registry keys")
     p.add_argument("--n", type=int, default=10_000)
     p.add_argument("--d", type=int, default=78)
     p.add_argument("--D", type=int, default=1248)
     p.add_argument("--degree", type=int, default=2)
     p.add_argument("--repeats", type=int, default=5)
-    p.add_argument("--rk-rows-per-block", type=int, default=256)
     a = p.parse_args(argv)
-    gemm, ratios = bench(a.maps, a.n, a.d, a.D, a.degree, a.repeats, a.rk_rows_per_block)
+    gemm, ratios = bench(a.maps, a.n, a.d, a.D, a.degree, a.repeats)
     print(f"n={a.n}, d={a.d}, D={a.D}, m={a.degree}, dense float64; reference GEMM (n x d)@(d x D) "
           f"median {gemm*1e3:.1f} ms; ratios are medians over {a.repeats} repeats\n")
     print("| map | kernel | fit / GEMM | transform / GEMM | (fit + transform) / GEMM |")
     print("|---|---|---:|---:|---:|")
     for k in a.maps:
         r = ratios[k]
-        label = f"{k} ({a.rk_rows_per_block}-row blocks)" if k == "rk*" else k
-        print(f"| {label} | {timing_kernel(k.removesuffix('*'), a.degree).label()} | {r['fit']:.2f} "
+        print(f"| {k} | {timing_kernel(k, a.degree).label()} | {r['fit']:.2f} "
               f"| {r['transform']:.2f} | {r['fit'] + r['transform']:.2f} |")
 
 

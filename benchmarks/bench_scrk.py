@@ -2,13 +2,11 @@
 
 Times, interleaved within each repeat so machine load hits all alike (median of --repeats):
   * scrk        SignedCirculantRandomKernel.transform (FFT path)
-  * rk          RandomKernel.transform as shipped (rkcore.maps); skip with --no-shipped
-  * rk-64rows   RandomKernel.transform with rkcore.maps.TRANSFORM_BLOCK_BYTES raised so that
-                each block holds 64 rows (a GEMM per block instead of a GEMV per row)
+  * rk          RandomKernel.transform (rkcore.maps), Rademacher weights
   * gemm        X @ Omega.T alone: a floor for any dense-Omega RK transform
 
 Usage: python benchmarks/bench_scrk.py [--repeats 5] [--degree 2 3] [--n 1000] [--d 4096] [--D 8192]
-       python benchmarks/bench_scrk.py --degree 2 --d 32 64 128 256 512 --no-shipped   # where SCRK starts to win
+       python benchmarks/bench_scrk.py --degree 2 --d 16 32 64 128 256 512 1024   # where SCRK starts to win
 """
 from __future__ import annotations
 
@@ -17,7 +15,6 @@ import time
 
 import numpy as np
 
-from rkcore import maps as rk_maps
 from rkcore.circulant import SignedCirculantRandomKernel
 from rkcore.maps import RandomKernel
 
@@ -28,26 +25,12 @@ def _seconds(fn) -> float:
     return time.perf_counter() - t0
 
 
-def bench(n: int, d: int, D: int, degree: int, repeats: int, shipped: bool = True) -> dict[str, float]:
+def bench(n: int, d: int, D: int, degree: int, repeats: int) -> dict[str, float]:
     X = np.random.default_rng(0).standard_normal((n, d))
     scrk = SignedCirculantRandomKernel(D, degree=degree, random_state=0).fit(X)
     rk = RandomKernel(D, degree=degree, random_state=0).fit(X)
     Wt = np.ascontiguousarray(rk.random_weights_.T)
-    shipped_budget = rk_maps.TRANSFORM_BLOCK_BYTES
-    # RandomKernel sizes a block as budget // (8 D (temporaries + d)) rows; 64 rows needs this:
-    budget_64 = 64 * 8 * D * (2 * degree + 1 + d)
-
-    def rk_64rows():
-        rk_maps.TRANSFORM_BLOCK_BYTES = budget_64
-        try:
-            rk.transform(X)
-        finally:
-            rk_maps.TRANSFORM_BLOCK_BYTES = shipped_budget
-
-    runs = {"scrk": lambda: scrk.transform(X), "rk": lambda: rk.transform(X),
-            "rk-64rows": rk_64rows, "gemm": lambda: X @ Wt}
-    if not shipped:
-        del runs["rk"]
+    runs = {"scrk": lambda: scrk.transform(X), "rk": lambda: rk.transform(X), "gemm": lambda: X @ Wt}
     for fn in runs.values():  # warm-up
         fn()
     times = {k: [] for k in runs}
@@ -64,20 +47,16 @@ def main(argv=None) -> None:
     p.add_argument("--D", type=int, default=8192)
     p.add_argument("--degree", type=int, nargs="+", default=[2, 3])
     p.add_argument("--repeats", type=int, default=5)
-    p.add_argument("--no-shipped", action="store_true", help="skip RandomKernel as shipped (slow)")
     a = p.parse_args(argv)
     print(f"n={a.n}, D={a.D}, float64, median of {a.repeats} interleaved repeats\n")
-    print("| m | d | SCRK [ms] | RK shipped [ms] | RK 64-row blocks [ms] | GEMM X@Omega^T [ms] "
-          "| RK/SCRK | RK 64-row/SCRK | GEMM/SCRK |")
-    print("|---|---:|---:|---:|---:|---:|---:|---:|---:|")
+    print("| m | d | SCRK [ms] | RK [ms] | GEMM X@Omega^T [ms] | RK/SCRK | GEMM/SCRK |")
+    print("|---|---:|---:|---:|---:|---:|---:|")
     for m in a.degree:
         for d in a.d:
-            t = bench(a.n, d, a.D, m, a.repeats, shipped=not a.no_shipped)
+            t = bench(a.n, d, a.D, m, a.repeats)
             s = t["scrk"]
-            rk = f"{t['rk']*1e3:.0f}" if "rk" in t else "-"
-            rk_ratio = f"{t['rk']/s:.1f}" if "rk" in t else "-"
-            print(f"| {m} | {d} | {s*1e3:.1f} | {rk} | {t['rk-64rows']*1e3:.1f} | {t['gemm']*1e3:.1f} "
-                  f"| {rk_ratio} | {t['rk-64rows']/s:.1f} | {t['gemm']/s:.1f} |", flush=True)
+            print(f"| {m} | {d} | {s*1e3:.1f} | {t['rk']*1e3:.1f} | {t['gemm']*1e3:.1f} "
+                  f"| {t['rk']/s:.1f} | {t['gemm']/s:.1f} |", flush=True)
 
 
 if __name__ == "__main__":

@@ -91,10 +91,11 @@ except ImportError:  # pragma: no cover - depends on whether rkcore.bounds exist
 
 def _subsample(n_total: int, n_samples: int | None, random_state) -> np.ndarray:
     """Row indices: all rows, the first n (random_state None) or a seeded sorted subsample."""
+    if n_samples is not None and (isinstance(n_samples, bool) or not isinstance(n_samples, (int, np.integer))
+                                  or n_samples < 1):
+        raise ValueError(f"n_samples must be a positive integer or None, got {n_samples!r}.")
     if n_samples is None or n_samples >= n_total:
         return np.arange(n_total)
-    if isinstance(n_samples, bool) or not isinstance(n_samples, (int, np.integer)) or n_samples < 1:
-        raise ValueError(f"n_samples must be a positive integer or None, got {n_samples!r}.")
     if random_state is None:
         return np.arange(n_samples)
     rng = check_random_state(random_state)
@@ -110,7 +111,7 @@ def _check_n_samples(n_samples, default: int) -> int:
 
 
 # ---------------------------------------------------------------------------- built-ins
-def make_interactions(n_samples: int = 1000, n_features: int = 20, n_interactions: int = 12,
+def make_interactions(n_samples: int | None = 1000, n_features: int = 20, n_interactions: int = 12,
                       noise: float = 0.1, random_state=0) -> Dataset:
     r"""Synthetic binary task whose label is a sparse pairwise-interaction function.
 
@@ -142,7 +143,7 @@ def make_interactions(n_samples: int = 1000, n_features: int = 20, n_interaction
     )
 
 
-def make_gaussian(n_samples: int = 1000, n_features: int = 50, random_state=0) -> Dataset:
+def make_gaussian(n_samples: int | None = 1000, n_features: int = 50, random_state=0) -> Dataset:
     """N(0, 1) features without labels (the synthetic data of the paper's Figure 1)."""
     n = _check_n_samples(n_samples, 1000)
     d = int(n_features)
@@ -169,10 +170,10 @@ BUILTIN: dict[str, BuiltinDataset] = {
     for b in (
         BuiltinDataset("interactions", "Synthetic pairwise interactions",
                        "Binary labels from a sparse sum of x_j x_k terms: linear models fail, degree-2 kernels succeed.",
-                       lambda n_samples=None, random_state=0: make_interactions(n_samples or 1000, random_state=random_state)),
+                       lambda n_samples=None, random_state=0: make_interactions(n_samples, random_state=random_state)),
         BuiltinDataset("gaussian", "Gaussian N(0, 1)",
                        "i.i.d. standard normal features, no labels (for timing, as in the paper's Figure 1).",
-                       lambda n_samples=None, random_state=0: make_gaussian(n_samples or 1000, random_state=random_state)),
+                       lambda n_samples=None, random_state=0: make_gaussian(n_samples, random_state=random_state)),
         BuiltinDataset("breast_cancer", "Breast cancer (Wisconsin)", "569 x 30, binary.",
                        _sklearn_loader("breast_cancer", skdatasets.load_breast_cancer, "Breast cancer Wisconsin, binary")),
         BuiltinDataset("wine", "Wine", "178 x 13, 3 classes.",

@@ -262,7 +262,7 @@ class _LBFGSBinaryClassifier(ClassifierMixin, BaseEstimator):
     """Shared machinery: labels, sample weights, L-BFGS-B with history and convergence report.
 
     Subclasses provide ``_prepare(X)`` (data in the form the model needs),
-    ``_initial(rng, d)`` (flat parameter vector), ``_value_and_grad(theta, data, y, s)``
+    ``_initial(rng, d, scale)`` (flat parameter vector), ``_value_and_grad(theta, data, y, s)``
     returning (objective, gradient, decision values), ``_store(theta, d)`` and
     ``_decision(data)``.
     """
@@ -275,7 +275,7 @@ class _LBFGSBinaryClassifier(ClassifierMixin, BaseEstimator):
         s = s / s.sum()  # weighted mean loss: weight 2 == the sample twice
         rng = check_random_state(self.random_state)
         data = self._prepare(X)
-        theta0 = self._initial(rng, X.shape[1])
+        theta0 = self._initial(rng, X.shape[1], self._init_std(X))
 
         def fun(theta):
             value, grad, _ = self._value_and_grad(theta, data, y_pm, s)
@@ -298,6 +298,17 @@ class _LBFGSBinaryClassifier(ClassifierMixin, BaseEstimator):
                 ConvergenceWarning,
             )
         return self
+
+    def _init_std(self, X) -> float:
+        """Standard deviation of the initial factors; "auto" makes std <p_s, x> = 0.1 on average.
+
+        For p with i.i.d. N(0, s^2) entries, Var <p, x> = s^2 ||x||^2, so
+        s = 0.1 / sqrt(mean_i ||x_i||^2).
+        """
+        if not isinstance(self.init_scale, str):
+            return float(self.init_scale)
+        mean_sq_norm = float(X.multiply(X).sum() if sp.issparse(X) else np.sum(X * X)) / X.shape[0]
+        return 0.1 / np.sqrt(mean_sq_norm) if mean_sq_norm > 0 else 0.1
 
     def decision_function(self, X):
         """Real-valued model output f(x); f > 0 predicts ``classes_[1]``."""
@@ -373,9 +384,12 @@ class FactorizationMachineClassifier(_LBFGSBinaryClassifier):
     tol : float, default=1e-6
         Stop when the largest gradient entry is below ``tol`` (and, relatively, when the
         objective stops decreasing: ftol = tol * 1e-3).
-    init_scale : float, default=0.01
-        Standard deviation of the initial factors. For L1-normalised data (entries
-        ~ 1/nnz), larger values (~1) start away from the flat region near P = 0.
+    init_scale : float or "auto", default=0.01
+        Standard deviation of the initial factors (polylearn's 0.01). Near P = 0 the
+        m-order term and its gradient vanish like |P|^m and |P|^(m-1): on small-scale
+        data (e.g. L1-normalised rows) an m = 3 model can start where the gradient is
+        already below ``tol`` and stop as a constant. "auto" scales the factors to the
+        data: std = 0.1 / sqrt(mean_i ||x_i||^2), so that <p_s, x> has std 0.1.
     random_state : int, RandomState instance or None, default=None
 
     Attributes
@@ -404,7 +418,7 @@ class FactorizationMachineClassifier(_LBFGSBinaryClassifier):
         "lambdas": [StrOptions({"random_signs", "ones"})],
         "max_iter": [Interval(Integral, 1, None, closed="left")],
         "tol": [Interval(Real, 0, None, closed="left")],
-        "init_scale": [Interval(Real, 0, None, closed="neither")],
+        "init_scale": [Interval(Real, 0, None, closed="neither"), StrOptions({"auto"})],
         "random_state": ["random_state"],
     }
 
@@ -442,8 +456,8 @@ class FactorizationMachineClassifier(_LBFGSBinaryClassifier):
             w, i = theta[i:i + d], i + d
         return b, w, theta[i:].reshape(self.n_components, d)
 
-    def _initial(self, rng, d):
-        P = self.init_scale * rng.standard_normal((self.n_components, d))
+    def _initial(self, rng, d, scale):
+        P = scale * rng.standard_normal((self.n_components, d))
         if self.lambdas == "ones":
             self.lambdas_ = np.ones(self.n_components)
         else:
@@ -524,7 +538,8 @@ class AllSubsetsModelClassifier(_LBFGSBinaryClassifier):
     non-zero factors if this is the only zero factor, else 0 - never a division by 0.
 
     Parameters are those of :class:`FactorizationMachineClassifier` without degree,
-    fit_linear, fit_intercept and lambdas; lambda starts at 0 and P ~ N(0, init_scale^2).
+    fit_linear, fit_intercept and lambdas (init_scale also takes "auto"); lambda starts
+    at 0 and P ~ N(0, init_scale^2).
 
     Attributes
     ----------
@@ -540,7 +555,7 @@ class AllSubsetsModelClassifier(_LBFGSBinaryClassifier):
         "loss": [StrOptions(set(LOSSES))],
         "max_iter": [Interval(Integral, 1, None, closed="left")],
         "tol": [Interval(Real, 0, None, closed="left")],
-        "init_scale": [Interval(Real, 0, None, closed="neither")],
+        "init_scale": [Interval(Real, 0, None, closed="neither"), StrOptions({"auto"})],
         "random_state": ["random_state"],
     }
 
@@ -564,8 +579,8 @@ class AllSubsetsModelClassifier(_LBFGSBinaryClassifier):
         X, y = validate_data(self, X, y, accept_sparse="csr", dtype=np.float64)
         return self._optimize(X, y, sample_weight)
 
-    def _initial(self, rng, d):
-        P = self.init_scale * rng.standard_normal((self.n_components, d))
+    def _initial(self, rng, d, scale):
+        P = scale * rng.standard_normal((self.n_components, d))
         return np.concatenate([np.zeros(self.n_components), P.ravel()])
 
     def _split(self, theta, d):

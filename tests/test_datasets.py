@@ -27,9 +27,14 @@ def test_builtin_shapes_and_reproducible(key):
         np.testing.assert_array_equal(a.y, b.y)
 
 
-def test_builtin_unknown_key():
+def test_builtin_unknown_key_and_bad_size():
     with pytest.raises(ValueError, match="interactions"):
         ds.load_builtin("nope")
+    for key in ("interactions", "wine"):
+        with pytest.raises(ValueError, match="n_samples"):
+            ds.load_builtin(key, n_samples=0)
+        with pytest.raises(ValueError, match="n_samples"):
+            ds.load_builtin(key, n_samples="10")
 
 
 def test_interactions_balanced_and_needs_pairwise_terms():

@@ -137,7 +137,7 @@ def test_fm_gradient_matches_finite_differences(degree, loss, fit_linear, sparse
     fm = FactorizationMachineClassifier(degree=degree, n_components=3, loss=loss, fit_linear=fit_linear,
                                         alpha=0.05, beta=0.03, init_scale=0.7)
     rng = np.random.RandomState(1)
-    theta = fm._initial(rng, X.shape[1]) + 0.2 * rng.standard_normal(
+    theta = fm._initial(rng, X.shape[1], 0.7) + 0.2 * rng.standard_normal(
         int(fm.fit_intercept) + (X.shape[1] if fit_linear else 0) + 3 * X.shape[1])
     data = fm._prepare(X)
     s = np.full(X.shape[0], 1.0 / X.shape[0])
@@ -178,6 +178,45 @@ def test_fm_convergence_report():
     assert full.converged_ and full.n_iter_ < 2000
     assert full.objective_ == pytest.approx(full.objective_history_[-1])
     assert full.objective_ < short.objective_
+
+
+@pytest.mark.parametrize("sparse", [False, True])
+def test_auto_init_scale_gives_unit_tenth_projections(sparse):
+    """init_scale="auto": std of <p_s, x_i> over components and samples is 0.1.
+
+    With k d = 400 x 20 Gaussian entries and n = 300 rows the empirical std of the
+    n k = 120,000 projections (strongly dependent through the 300 rows) is within a
+    few percent; 10% tolerance. A missing sqrt or a per-feature instead of per-row
+    norm would be off by a factor ~sqrt(d) = 4.5."""
+    rng = np.random.RandomState(0)
+    X = rng.standard_normal((300, 20)) * 0.05  # small-scale data, like L1-normalised rows
+    X[rng.uniform(size=X.shape) < 0.5] = 0.0
+    if sparse:
+        X = sp.csr_matrix(X)
+    for model in (FactorizationMachineClassifier(n_components=400, init_scale="auto"),
+                  AllSubsetsModelClassifier(n_components=400, init_scale="auto")):
+        theta = model._initial(np.random.RandomState(1), 20, model._init_std(X))
+        P = theta[-400 * 20:].reshape(400, 20)
+        assert np.std(np.asarray(X @ P.T)) == pytest.approx(0.1, rel=0.1)
+
+
+def test_auto_init_lets_third_order_fm_leave_the_flat_start():
+    """MovieLens-like rows (7 of 40 binary features, L1-normalised): at P ~ N(0, 0.01^2) the
+    m = 3 gradient is ~1e-10, below tol, and L-BFGS stops as a constant (as measured on
+    MovieLens itself); "auto" starts where the model can fit the training set."""
+    rng = np.random.RandomState(0)
+    n, d = 400, 40
+    X = np.zeros((n, d))
+    X[np.arange(n)[:, None], rng.uniform(size=(n, d)).argsort(axis=1)[:, :7]] = 1.0 / 7
+    f = np.einsum("ij,jk,ik->i", X, np.triu(rng.standard_normal((d, d)), 1), X)
+    y = (f > np.median(f)).astype(int)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", ConvergenceWarning)
+        flat = FactorizationMachineClassifier(degree=3, n_components=10, random_state=0).fit(X, y)
+        auto = FactorizationMachineClassifier(degree=3, n_components=10, init_scale="auto", random_state=0).fit(X, y)
+    assert flat.converged_ and flat.n_iter_ < 10
+    assert np.ptp(flat.decision_function(X)) < 1e-6  # the intercept alone
+    assert auto.score(X, y) > 0.9
 
 
 def test_fm_deterministic_under_random_state():
