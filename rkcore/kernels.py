@@ -93,15 +93,28 @@ def power_sums(X, Y, degree: int, y_is_sign: bool = False) -> list:
 def elementary_from_power_sums(P: list, degree: int) -> list:
     """Newton's identities (paper eq. 12): e_k = (1/k) sum_{t=1}^k (-1)^(t+1) e_{k-t} P_t.
 
-    ``P[t]`` are arrays that broadcast together; returns e_0..e_degree (e_0 = 1.0).
+    ``P[t]`` are arrays that broadcast together (P is not modified); returns e_0..e_degree
+    with e_0 = 1.0 and each e_k a new array of the broadcast shape. The sums run in
+    place with one scratch buffer: these passes, not the GEMMs, dominate for small d.
     """
+    shape = np.broadcast_shapes(*(np.shape(p) for p in P[1:degree + 1]))
     e: list = [1.0]
+    scratch = np.empty(shape) if degree >= 2 else None
     for k in range(1, degree + 1):
-        acc = P[1] * e[k - 1]
+        acc = np.empty(shape)
+        np.multiply(P[1], e[k - 1], out=acc)
         for t in range(2, k + 1):
-            term = P[t] * e[k - t]
-            acc = acc - term if t % 2 == 0 else acc + term
-        e.append(acc / k)
+            if k == t:  # e_0 = 1: the term is P_t itself
+                term = P[t]
+            else:
+                term = np.multiply(P[t], e[k - t], out=scratch)
+            if t % 2 == 0:
+                acc -= term
+            else:
+                acc += term
+        if k > 1:
+            acc *= 1.0 / k
+        e.append(acc)
     return e
 
 

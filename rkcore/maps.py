@@ -32,7 +32,10 @@ RK_KERNELS = ("anova", "all_subsets", "dot", "up_to", "itemset")
 
 #: Temporary memory per row block in transform. Small enough that a block's
 #: (rows x D) intermediates stay in cache for the element-wise passes.
-TRANSFORM_BLOCK_BYTES = 4 * 2**20
+TRANSFORM_BLOCK_BYTES = 8 * 2**20
+#: ...but at least this many rows for maps built on GEMMs, so that W (D x d, up to
+#: hundreds of MB) is streamed through the product a few times, not once per tiny block.
+MIN_GEMM_BLOCK_ROWS = 256
 
 
 class RandomKernel(TransformerMixin, BaseEstimator):
@@ -116,7 +119,10 @@ class RandomKernel(TransformerMixin, BaseEstimator):
         block = _block_mapper(self.family_, W, self.distribution == "rademacher")
         out = np.empty((n, D))
         # Block rows: intermediates are a few (rows x D) arrays, so memory stays bounded.
-        for rows in row_blocks(n, 8 * D * block.temporaries, TRANSFORM_BLOCK_BYTES):
+        bytes_per_row = 8 * D * block.temporaries
+        if block.gemm:
+            bytes_per_row = min(bytes_per_row, max(1, TRANSFORM_BLOCK_BYTES // MIN_GEMM_BLOCK_ROWS))
+        for rows in row_blocks(n, bytes_per_row, TRANSFORM_BLOCK_BYTES):
             out[rows] = block(X[rows])
         return out
 
@@ -157,17 +163,27 @@ def _block_mapper(family: ItemsetFamily, W: np.ndarray, signs: bool):
 
     if kind in ("anova", "up_to"):
         powers = None if signs else [None] + [W**t for t in range(1, m + 1)]
+        # e_m(c x, w) = c^m e_m(x, w): scaling the (small) X block by D^(-1/(2m)) replaces a
+        # pass over the (rows x D) output. Sums over orders (up_to) need the output scaled.
+        x_scale = scale ** (1.0 / m) if kind == "anova" else 1.0
 
         def anova(Xb):
+            Xb = Xb * x_scale if x_scale != 1.0 else Xb
             if signs:
                 P = power_sums(Xb, W, m, y_is_sign=True)
             else:
                 P = [None] + [_gram(Xb.power(t) if sp.issparse(Xb) else Xb**t, powers[t]) for t in range(1, m + 1)]
             e = elementary_from_power_sums(P, m)
-            Z = e[m] if kind == "anova" else sum(e)
-            return np.broadcast_to(Z, (Xb.shape[0], D)) * scale
+            if kind == "anova":
+                return e[m]
+            Z = e[1]
+            for ek in e[2:]:
+                Z += ek
+            Z += 1.0
+            Z *= scale
+            return Z
 
-        return _Mapper(anova, 2 * m + 1)
+        return _Mapper(anova, m + 3)
 
     if kind == "all_subsets" and signs:
         return _Mapper(lambda Xb: _all_subsets_signs(_dense(Xb), W, -0.5 * np.log(D)), 3)
@@ -179,7 +195,7 @@ def _block_mapper(family: ItemsetFamily, W: np.ndarray, signs: bool):
             factors += 1.0
             return factors.prod(axis=2) * scale
 
-        return _Mapper(all_subsets, W.shape[1] + 1)
+        return _Mapper(all_subsets, W.shape[1] + 1, gemm=False)
 
     if kind == "custom":
         phi_W = explicit_features(W, family).T * scale
@@ -190,10 +206,11 @@ def _block_mapper(family: ItemsetFamily, W: np.ndarray, signs: bool):
 
 
 class _Mapper:
-    """A block function plus how many (rows x D) temporaries it allocates (for block sizing)."""
+    """A block function, how many (rows x D) temporaries it allocates, and whether it is
+    GEMM-bound (then blocks keep at least MIN_GEMM_BLOCK_ROWS rows); for block sizing."""
 
-    def __init__(self, fn, temporaries: int):
-        self.fn, self.temporaries = fn, temporaries
+    def __init__(self, fn, temporaries: int, gemm: bool = True):
+        self.fn, self.temporaries, self.gemm = fn, temporaries, gemm
 
     def __call__(self, Xb):
         return self.fn(Xb)

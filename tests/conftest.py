@@ -1,6 +1,7 @@
 """Shared fixtures.
 
-Browser tests (marker ``browser``) are skipped unless selected with ``-m browser``.
+Browser tests (marker ``browser``) run with the rest when Debian's chromium is installed
+(skip them with ``-m 'not browser'``, run them alone with ``-m browser``).
 
 App tests: ``run_page(path, **query)`` runs a page headless with streamlit's AppTest after
 clearing st.cache_data (cached results from an earlier test must not hide an error), with
@@ -18,16 +19,6 @@ import pytest
 REPO = Path(__file__).resolve().parent.parent
 if str(REPO) not in sys.path:  # pages import "pages.common" the way `streamlit run app.py` sees it
     sys.path.insert(0, str(REPO))
-
-def pytest_collection_modifyitems(config, items):
-    """Real-browser tests take ~1.5 min: they run only when asked for (``-m browser``)."""
-    if "browser" in (config.getoption("-m") or ""):
-        return
-    skip = pytest.mark.skip(reason="browser test: run with `python -m pytest -m browser tests/test_browser.py`")
-    for item in items:
-        if "browser" in item.keywords:
-            item.add_marker(skip)
-
 
 #: Seconds one AppTest run may take (a cold run imports scikit-learn, plotly, ...).
 APP_TIMEOUT = 60
