@@ -344,3 +344,37 @@ def test_itemsets_reproduce_code_runs(run_page):
     namespace: dict = {}
     exec(compile(code.replace("print(", "(lambda *a: None)("), "<reproduce>", "exec"), namespace)
     assert namespace["family"].n_itemsets == 1 + 20 + 190 + 1140
+
+
+# ---------------------------------------------------------------------------- every page x sidebar matrix
+STUDY_PAGES = [p for p in page_files() if p.name != "app.py"]
+BAD_UPLOAD = _csv("a,b,label\n1,2,0\n,3,1\n4,5,0\n")
+
+
+def assert_figures_or_message(at, where: str):
+    """A page either draws its figures or says in place why it cannot; never a traceback."""
+    assert_clean(at)
+    assert plotly_figures(at) or error_texts(at) or at.warning or at.info, f"{where}: neither figure nor message"
+
+
+@pytest.mark.parametrize("kernel", list(KERNELS))
+@pytest.mark.parametrize("path", STUDY_PAGES, ids=lambda p: p.name)
+def test_every_page_with_every_kernel(run_page, path, kernel):
+    at = run_page(path.relative_to(REPO), kernel=kernel, **SMALL)
+    assert_figures_or_message(at, f"{path.name} kernel={kernel}")
+
+
+@pytest.mark.parametrize("path", STUDY_PAGES, ids=lambda p: p.name)
+def test_every_page_with_a_custom_family_and_a_laplace_map(run_page, path):
+    at = run_page(path.relative_to(REPO), kernel="itemset", fam="custom", itemsets="0,1; 2,3; 1,2,4",
+                  dist="laplace", **SMALL)
+    assert_figures_or_message(at, f"{path.name} custom family")
+
+
+@pytest.mark.parametrize("path", STUDY_PAGES, ids=lambda p: p.name)
+def test_every_page_with_a_bad_upload(run_page, path):
+    at = run_page(path.relative_to(REPO), ds="upload", session={UPLOAD_KEY: BAD_UPLOAD}, **SMALL)
+    assert_clean(at)
+    reads_data = any(box.key == "ds" for box in at.selectbox)
+    if reads_data:  # pages without the data sidebar (e.g. Timing's own N(0,1) data) ignore the upload
+        assert any("Missing values" in e for e in error_texts(at)), (path.name, error_texts(at))

@@ -213,3 +213,23 @@ def test_settings_follow_to_another_page(server, browser_page):
     assert "itemsets of size 3" in body_text(page)
     assert "m=3" in page.url
     assert_no_exception(page, "Itemsets after m=3 on the Gram page")
+
+
+@pytest.mark.parametrize("path, button, result_text", [
+    ("Timing", "Run the timings", "Growth exponent"),
+    ("Classifiers", "Run the study", "Test accuracy"),
+], ids=["timing", "classifiers"])
+def test_button_pages_run_their_study(server, browser_page, path, button, result_text):
+    """The heavy pages only estimate until asked; a click runs the study and draws its results."""
+    page = browser_page
+    page.goto(f"{server}/{path}", wait_until="domcontentloaded")
+    wait_until_idle(page)
+    charts_before = page.locator(".js-plotly-plot").count()
+    start = time.perf_counter()
+    page.get_by_role("button", name=button).click()
+    page.get_by_text(result_text).first.wait_for(timeout=120_000)
+    wait_until_idle(page, timeout_ms=120_000)
+    print(f"{path}: default study ran in {time.perf_counter() - start:.2f} s")
+    assert_no_exception(page, f"{path} after {button!r}")
+    assert page.locator(".js-plotly-plot").count() > charts_before
+    screenshot(page, f"{path}_after_run")
