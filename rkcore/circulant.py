@@ -21,7 +21,7 @@ from sklearn.utils._param_validation import Interval
 from sklearn.utils.validation import check_is_fitted, validate_data
 
 from .distributions import get_distribution
-from .kernels import elementary_from_power_sums, row_blocks
+from .kernels import elementary_top, row_blocks
 
 #: Temporary memory per row block in transform (spectra, products, inverse FFTs).
 #: Measured at D=8192, n=1000, d in {512, 4096}: ~4 MB blocks (they stay in cache) were
@@ -189,7 +189,7 @@ class SignedCirculantRandomKernel(TransformerMixin, BaseEstimator):
         for t in range(1, m + 1):
             # Omega^{(t)} is Omega for odd t and all-ones for even t.
             P.append(P_odd[t // 2] if t % 2 else (Xb**t).sum(axis=1, keepdims=True))
-        np.copyto(out, elementary_from_power_sums(P, m)[m])
+        np.copyto(out, elementary_top(P, m))
 
     def __sklearn_tags__(self):
         tags = super().__sklearn_tags__()

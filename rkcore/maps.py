@@ -22,6 +22,7 @@ from .kernels import (
     _dense,
     _gram,
     elementary_from_power_sums,
+    elementary_top,
     explicit_features,
     itemset_kernel,
     power_sums,
@@ -173,9 +174,9 @@ def _block_mapper(family: ItemsetFamily, W: np.ndarray, signs: bool):
                 P = power_sums(Xb, W, m, y_is_sign=True)
             else:
                 P = [None] + [_gram(Xb.power(t) if sp.issparse(Xb) else Xb**t, powers[t]) for t in range(1, m + 1)]
-            e = elementary_from_power_sums(P, m)
             if kind == "anova":
-                return e[m]
+                return elementary_top(P, m)
+            e = elementary_from_power_sums(P, m)
             Z = e[1]
             for ek in e[2:]:
                 Z += ek

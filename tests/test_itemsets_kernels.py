@@ -162,3 +162,14 @@ def test_all_subsets_kernel_blocks(monkeypatch):
     blocks = list(K.row_blocks(50, 8 * 50 * 5, budget=1))
     assert len(blocks) == 50
     np.testing.assert_allclose(K.all_subsets_kernel(X), full, rtol=1e-13)
+
+
+@pytest.mark.parametrize("degree", [1, 2, 3, 4, 5])
+@pytest.mark.parametrize("even_as_column", [False, True])
+def test_elementary_top_equals_the_recursion(degree, even_as_column):
+    """The closed forms for e_2, e_3 (and the fallback) agree with Newton's recursion, also when the
+    even power sums are columns that broadcast (Rademacher weights)."""
+    rng = np.random.RandomState(degree)
+    P = [None] + [rng.randn(7, 1) if even_as_column and t % 2 == 0 else rng.randn(7, 5) for t in range(1, degree + 1)]
+    expected = K.elementary_from_power_sums([None if p is None else p.copy() for p in P], degree)[degree]
+    np.testing.assert_allclose(np.broadcast_to(K.elementary_top(P, degree), (7, 5)), expected, rtol=1e-12, atol=1e-12)
