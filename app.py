@@ -50,8 +50,8 @@ presets = [
      "The product kernel ∏(1 + x_j y_j): 2^d itemsets, never enumerated."),
     ("A custom itemset family", itemsets, {"kernel": "itemset", "fam": "custom", "itemsets": "0,1; 2,3; 1,2,4"},
      "Three itemsets you can edit: what S holds, its explicit features, and the kernel check."),
-    ("Linear model on RK features vs kernel SVM", classifiers, {"kernel": "anova", "m": 2, "D": 1024, "n": 1000},
-     "Accuracy and training time of a linear model on Z(x) against the exact kernel."),
+    ("Linear model on RK features vs kernel SVM", classifiers, {"kernel": "anova", "m": 2, "n": 4000},
+     "4,000 points: the linear SVM on RK features reaches the kernel SVM's accuracy at D = 16d and trains faster."),
 ]
 for row in range(0, len(presets), 3):
     cols = st.columns(3, gap="medium")
