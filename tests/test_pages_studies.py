@@ -167,7 +167,10 @@ def test_classifiers_bad_inputs(run_page):
     at = run_page(CLASSIFIERS, ds="gaussian", n=50)
     assert not at.exception
     assert any("no labels" in e for e in error_texts(at)), error_texts(at)
-    at = run_page(CLASSIFIERS, n=20000, cl_methods="kernel_svm,poly_svm,all_subsets_model,rk")
-    assert any("minutes" in e for e in error_texts(at)), error_texts(at)
+    # 20,000 points with d = 200 (a small LIBSVM file): the exact SVMs alone would take well over 10 minutes
+    wide = "\n".join(f"{i % 2} 1:{i % 7 / 7} {2 + i % 150}:0.5 200:0.25" for i in range(20000)).encode()
+    at = run_page(CLASSIFIERS, ds="upload", n=20000, cl_methods="kernel_svm,poly_svm,all_subsets_model,rk",
+                  session={"_rk_upload": ("wide.svm", wide)})
+    assert any("minutes" in e and "more than the 10 minutes allowed" in e for e in error_texts(at)), error_texts(at)
     at = run_page(CLASSIFIERS, ds="wine", n=100, cl_methods="fm,rk")
     assert any("3 classes" in e for e in error_texts(at)), error_texts(at)
