@@ -118,7 +118,6 @@ def elementary_from_power_sums(P: list, degree: int) -> list:
     return e
 
 
-
 def elementary_top(P: list, degree: int):
     """Only e_degree of :func:`elementary_from_power_sums`, in fewer passes over the output.
 
@@ -144,6 +143,7 @@ def elementary_top(P: list, degree: int):
     out += P[3]
     out *= 1.0 / 6.0
     return out
+
 
 def _broadcast_full(a, shape) -> np.ndarray:
     return np.broadcast_to(np.asarray(a, dtype=np.float64), shape).copy()
