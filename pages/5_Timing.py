@@ -40,7 +40,7 @@ with c1:
 with c2:
     degree = persistent_widget(st.number_input, "Degree m", key="tm_m", default=2, min_value=1, max_value=5)
 with c3:
-    n = persistent_widget(st.select_slider, "n (samples mapped)", key="tm_n", default=200, options=N_OPTIONS)
+    n = persistent_widget(st.select_slider, "n (samples mapped)", key="tm_n", default=1000, options=N_OPTIONS)
 c4, c5, c6, c7 = st.columns([2, 1, 2, 1])
 with c4:
     d_values = persistent_widget(st.multiselect, "d values (sweep over d)", key="tm_d",
@@ -54,7 +54,7 @@ with c7:
     d_fixed = persistent_widget(st.selectbox, "… at d =", key="tm_dfix", default="256", options=d_OPTIONS)
 c8, c9, _ = st.columns([1, 2, 2])
 with c8:
-    repeats = persistent_widget(st.select_slider, "Repeats", key="tm_rep", default=3, options=REPEATS,
+    repeats = persistent_widget(st.select_slider, "Repeats", key="tm_rep", default=5, options=REPEATS,
                                 help="Timed runs per cell after one untimed warm-up run; the median is shown.")
 with c9:
     one_thread = persistent_widget(st.checkbox, "Single-threaded BLAS", key="tm_1t", default=True,
