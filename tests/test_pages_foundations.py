@@ -54,7 +54,11 @@ def test_rff_default_and_changes(run_page):
     assert_clean(at)
     (title, types), = traces(at)
     assert types == ["scatter", "scatter", "scatter"] and "Random Fourier" in title
-    assert axis_types(plotly_figures(at)[0]) == ("log", "log")
+    fig = plotly_figures(at)[0]
+    assert axis_types(fig) == ("log", "log")
+    # ticks at the D values used and labelled steps on y: no 2, 3, 4 ... minor-tick clutter
+    assert fig["layout"]["xaxis"]["tickvals"] == [16, 32, 64, 128, 256]
+    assert len(fig["layout"]["yaxis"]["ticktext"]) >= 2
     at.radio(key="rff_bw").set_value("manual").run()
     at.number_input(key="rff_gamma").set_value(5.0).run()
     at.radio(key="rff_metric").set_value("max_abs").run()
@@ -94,6 +98,7 @@ def test_compositional_default(run_page):
     assert kinds[1][1] == ["heatmap", "heatmap"]
     assert kinds[2][1].count("scatter") == 5  # 2 modes x (band + median) + guide
     assert axis_types(plotly_figures(at)[2]) == ("log", "log")
+    assert plotly_figures(at)[2]["layout"]["xaxis"]["tickvals"] == [16, 32, 64]
 
 
 @pytest.mark.parametrize("preset", ["deep", "gaussian", "mixed"])

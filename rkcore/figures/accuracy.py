@@ -13,8 +13,7 @@ import pandas as pd
 import plotly.graph_objects as go
 from plotly.subplots import make_subplots
 
-from .style import FONT_SIZE, MAP_COLORS, PALETTE, TEMPLATE, new_figure
-from .variance import log_ticks
+from .style import FONT_SIZE, MAP_COLORS, PALETTE, TEMPLATE, log_ticks, new_figure
 
 METHOD_COLORS = {
     "kernel_svm": "#000000",

@@ -11,7 +11,7 @@ import plotly.graph_objects as go
 
 from ..compositional import ACTIVATIONS, Skeleton
 from .foundations import METRIC_LABELS, _quantiles, add_band, reference_slope
-from .style import PALETTE, new_figure, spans_decades
+from .style import PALETTE, log_ticks, new_figure, spans_decades
 
 DEDUP_LABELS = {
     "none": "no de-duplication (D i.i.d. draws)",
@@ -106,8 +106,9 @@ def compositional_error_figure(df: pd.DataFrame, metric: str = "rel_fro") -> go.
     guide = reference_slope(first["D"], first["q50"].iloc[0], first["D"].iloc[0])
     fig.add_trace(go.Scatter(x=first["D"], y=guide, mode="lines", name="∝ 1/√D (guide)",
                              line=dict(color="#555", dash="dash", width=2)))
-    fig.update_xaxes(type="log", title_text="D (stored features, log scale)")
-    fig.update_yaxes(type="log", title_text=f"{METRIC_LABELS.get(metric, metric)} (log scale)")
+    fig.update_xaxes(type="log", title_text="D (stored features, log scale)", tickvals=sorted(sub["D"].unique()))
+    fig.update_yaxes(type="log", title_text=f"{METRIC_LABELS.get(metric, metric)} (log scale)",
+                     **log_ticks(np.r_[sub["value"].to_numpy(), guide]))
     fig.update_layout(legend=dict(orientation="h", yanchor="top", y=-0.18, x=0))
     n_trials = int(sub["trial"].nunique())
     fig.add_annotation(text=f"bands: 10–90% of {n_trials} trials", xref="paper", yref="paper", x=0.0, y=0.0,
@@ -125,7 +126,7 @@ def draws_figure(df: pd.DataFrame) -> go.Figure:
         q = part.groupby("D")["value"].median().reset_index()
         fig.add_trace(go.Scatter(x=q["D"], y=q["value"], mode="lines+markers", name=DEDUP_LABELS.get(mode, mode),
                                  line=dict(color=DEDUP_COLORS.get(mode, PALETTE[0]), width=3)))
-    fig.update_xaxes(type="log", title_text="D (stored features, log scale)")
+    fig.update_xaxes(type="log", title_text="D (stored features, log scale)", tickvals=sorted(sub["D"].unique()))
     log_y = spans_decades(sub["value"])
     fig.update_yaxes(type="log" if log_y else "linear", rangemode="tozero",
                      title_text="draws / D (median over trials" + (", log scale)" if log_y else ")"))

@@ -12,7 +12,7 @@ import plotly.graph_objects as go
 from plotly.subplots import make_subplots
 
 from ..foundations import chi2_band, theorem1_band
-from .style import PALETTE, TEMPLATE, new_figure
+from .style import PALETTE, TEMPLATE, log_ticks, new_figure
 
 METRIC_LABELS = {
     "rel_fro": "relative error ‖K̂ − K‖_F / ‖K‖_F",
@@ -118,8 +118,9 @@ def rff_error_figure(df: pd.DataFrame, metric: str = "rel_fro", *, title: str | 
     guide = reference_slope(q["D"], q["q50"].iloc[0], q["D"].iloc[0])
     fig.add_trace(go.Scatter(x=q["D"], y=guide, mode="lines", name="∝ 1/√D (guide)",
                              line=dict(color="#555", dash="dash", width=2)))
-    fig.update_xaxes(type="log", title_text="D (random features, log scale)")
-    fig.update_yaxes(type="log", title_text=f"{METRIC_LABELS.get(metric, metric)} (log scale)")
+    fig.update_xaxes(type="log", title_text="D (random features, log scale)", tickvals=list(q["D"]))
+    fig.update_yaxes(type="log", title_text=f"{METRIC_LABELS.get(metric, metric)} (log scale)",
+                     **log_ticks(np.r_[q["q10"], q["q90"]]))
     fig.update_layout(legend=dict(x=0.99, xanchor="right", y=0.99))
     n_trials = int(sub["trial"].nunique())
     fig.add_annotation(text=f"band: 10–90% of {n_trials} trials", xref="paper", yref="paper", x=0.0, y=0.0,
@@ -158,7 +159,7 @@ def projection_distortion_figure(df: pd.DataFrame, delta: float = 0.05) -> go.Fi
     fig.add_trace(go.Scatter(x=ms, y=clo, mode="lines", showlegend=False, name="χ² lower",
                              line=dict(color="#777", dash="dot", width=2), legendgroup="chi"))
     fig.add_hline(y=1.0, line=dict(color="#999", width=1))
-    fig.update_xaxes(type="log", title_text="m (target dimension, log scale)")
+    fig.update_xaxes(type="log", title_text="m (target dimension, log scale)", tickvals=list(ms))
     fig.update_yaxes(title_text="‖Av‖² / ‖v‖²  (1 = norm preserved)", rangemode="tozero")
     fig.update_layout(legend=dict(orientation="h", yanchor="top", y=-0.18, x=0))
     return fig

@@ -21,8 +21,7 @@ import plotly.graph_objects as go
 
 from ..registry import MAPS
 from ..timing import growth_exponent
-from .style import MAP_COLORS, PALETTE, new_figure
-from .variance import log_ticks
+from .style import MAP_COLORS, PALETTE, log_ticks, new_figure
 
 AXIS_LABELS = {
     "d": "d (input features, log scale)",

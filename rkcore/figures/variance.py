@@ -26,7 +26,7 @@ from ..distributions import DISTRIBUTIONS, get_distribution
 from ..registry import KernelSpec, make_map
 from ..variance import VARIANCE_KERNELS, rk_variance
 from ..views import dense
-from .style import DISTRIBUTION_COLORS, FONT_SIZE, PALETTE, TEMPLATE, new_figure
+from .style import DISTRIBUTION_COLORS, FONT_SIZE, PALETTE, TEMPLATE, log_ticks, new_figure
 
 #: SCRK has no distribution of its own to take a color from: black, dashed.
 SCRK_COLOR = "#000000"
@@ -44,34 +44,6 @@ def method_color(map_key: str, distribution: str | None) -> str:
     if map_key == "rk" and distribution in DISTRIBUTION_COLORS:
         return DISTRIBUTION_COLORS[distribution]
     return SCRK_COLOR if map_key == "scrk" else PALETTE[5]
-
-
-_SUPERSCRIPT = str.maketrans("-0123456789", "⁻⁰¹²³⁴⁵⁶⁷⁸⁹")
-
-
-def power_label(v: float) -> str:
-    """2·10⁻⁶ (1·10ᵏ is written 10ᵏ); numbers from 0.01 to 9999 stay plain."""
-    if 0.01 <= abs(v) < 1e4:
-        return f"{v:g}"
-    exp = int(np.floor(np.log10(abs(v)) + 1e-12))
-    mant = v / 10.0**exp
-    head = "" if np.isclose(mant, 1.0) else f"{mant:g}·"
-    return f"{head}10{str(exp).translate(_SUPERSCRIPT)}"
-
-
-def log_ticks(values) -> dict:
-    """tickvals / ticktext for a log axis over ``values``: 1-2-5 steps when they span less than two
-    decades (plotly would label every minor tick 2, 3, 4 ... there), powers of ten beyond."""
-    v = np.asarray(values, dtype=np.float64)
-    v = v[np.isfinite(v) & (v > 0)]
-    if v.size == 0:
-        return {}
-    lo, hi = np.floor(np.log10(v.min())), np.ceil(np.log10(v.max()))
-    span = np.log10(v.max() / v.min())
-    steps = (1.0, 1.5, 2.0, 3.0, 5.0, 7.0) if span <= 1 else (1.0, 2.0, 5.0) if span <= 2 else (1.0,)
-    ticks = [m * 10.0**k for k in np.arange(lo, hi + 1) for m in steps]
-    ticks = [t for t in ticks if v.min() / 1.5 <= t <= v.max() * 1.5]
-    return dict(tickvals=ticks, ticktext=[power_label(t) for t in ticks]) if len(ticks) >= 2 else {}
 
 
 # ============================================================================ data behind the charts
