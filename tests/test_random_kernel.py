@@ -155,3 +155,16 @@ def test_different_n_features_at_transform():
     rk = RandomKernel(8, random_state=0).fit(np.ones((2, 4)))
     with pytest.raises(ValueError, match="4 features"):
         rk.transform(np.ones((2, 5)))
+
+
+@pytest.mark.parametrize("distribution", ["gaussian", "laplace"])
+def test_all_subsets_skips_zero_features_exactly(distribution):
+    """Rows with few non-zeros multiply only those factors; the map equals the full product."""
+    rng = np.random.RandomState(3)
+    X = rng.rand(60, 12) * (rng.rand(60, 12) < 0.25)  # sparse rows: the non-zero path
+    X[0] = 0.0  # an all-zero row maps to the constant 1/sqrt(D)
+    rk = RandomKernel(40, kernel="all_subsets", distribution=distribution, random_state=0).fit(X)
+    W = rk.random_weights_
+    full = np.prod(1.0 + X[:, None, :] * W[None, :, :], axis=2) / np.sqrt(40)
+    np.testing.assert_allclose(rk.transform(X), full, rtol=1e-12, atol=0)
+    np.testing.assert_allclose(rk.transform(sp.csr_matrix(X)), full, rtol=1e-12, atol=0)
