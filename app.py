@@ -53,11 +53,12 @@ presets = [
     ("Linear model on RK features vs kernel SVM", classifiers, {"kernel": "anova", "m": 2, "n": 4000},
      "4,000 points: the linear SVM on RK features reaches the kernel SVM's accuracy at D = 16d and trains faster."),
 ]
+RUNS_ON_ARRIVAL = {classifiers}  # the demo's last step shows results at once, not a second button
 for row in range(0, len(presets), 3):
     cols = st.columns(3, gap="medium")
     for col, (label, target, values, help_text) in zip(cols, presets[row:row + 3]):
         with col:
-            preset_button(label, target, values, help=help_text)
+            preset_button(label, target, values, help=help_text, run=target in RUNS_ON_ARRIVAL)
             st.caption(f"{help_text} → *{page_label(target)}*")
 
 st.divider()

@@ -12,7 +12,7 @@ from threadpoolctl import threadpool_limits
 
 from pages.common import (
     chart, escape_markdown, formula, guarded, load_data, notice, page, persistent_widget, reproduce,
-    require_memory, sidebar, table,
+    require_memory, run_requested, sidebar, table,
 )
 from rkcore.accuracy import METHODS, split_sizes
 from rkcore.accuracy import accuracy_study
@@ -115,6 +115,7 @@ def run_study(data, view, method_keys, D_list, n_trials):
 
 result = st.session_state.get(RESULT_KEY)
 params = None
+autorun = run_requested(__file__)  # a landing-page preset is a click on "Run the study" (consumed here, once)
 with guarded("the classifier study"):
     if not methods:
         raise ValueError("Choose at least one method.")
@@ -153,7 +154,7 @@ with guarded("the classifier study"):
                           "shared, so expect ±3×); run the study for real numbers.")
     st.markdown(f"**Estimated time of the whole study: about {seconds:.0f} s** "
                 f"({len(est)} method/D cells × {trials} trial(s), plus C validation).")
-    if st.button("Run the study", key="cl_run", type="primary", icon=":material/play_arrow:"):
+    if st.button("Run the study", key="cl_run", type="primary", icon=":material/play_arrow:") or autorun:
         started = time.perf_counter()
         df, n_warn = run_study(data, view, methods, D_list, int(trials))
         result = {"params": params, "df": df, "warnings": n_warn, "elapsed": time.perf_counter() - started,

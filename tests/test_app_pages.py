@@ -378,3 +378,17 @@ def test_every_page_with_a_bad_upload(run_page, path):
     reads_data = any(box.key == "ds" for box in at.selectbox)
     if reads_data:  # pages without the data sidebar (e.g. Timing's own N(0,1) data) ignore the upload
         assert any("Missing values" in e for e in error_texts(at)), (path.name, error_texts(at))
+
+
+def test_classifier_preset_runs_its_study_once_on_arrival(run_page):
+    """The demo's last preset opens the Classifiers page with results, not a second button to press."""
+    at = run_page("app.py")
+    at.button(key="preset_linear_model_on_rk_features_vs_kernel_svm").click().run()
+    assert_clean(at)
+    assert at.title[0].value == "Classifiers"
+    assert any(h.value == "Results" for h in at.subheader), [h.value for h in at.subheader]
+    assert "_rk_run_on_arrival" not in at.session_state  # consumed: a rerun does not start it again
+    # other presets do not start a study
+    at = run_page("app.py")
+    at.button(key="preset_all_subsets_kernel").click().run()
+    assert "_rk_run_on_arrival" not in at.session_state

@@ -233,3 +233,19 @@ def test_button_pages_run_their_study(server, browser_page, path, button, result
     assert_no_exception(page, f"{path} after {button!r}")
     assert page.locator(".js-plotly-plot").count() > charts_before
     screenshot(page, f"{path}_after_run")
+
+
+def test_demo_preset_lands_on_classifier_results(server, browser_page):
+    """The stakeholder demo's last step: one click on the landing page shows accuracy and time results."""
+    page = browser_page
+    page.goto(server, wait_until="domcontentloaded")
+    wait_until_idle(page)
+    start = time.perf_counter()
+    page.get_by_role("button", name="Linear model on RK features vs kernel SVM").click()
+    page.wait_for_url("**/Classifiers**", timeout=30_000)
+    page.get_by_text("Best on random features").wait_for(timeout=120_000)
+    wait_until_idle(page, timeout_ms=120_000)
+    print(f"demo preset: results shown {time.perf_counter() - start:.2f} s after the click")
+    assert_no_exception(page, "classifier preset")
+    assert page.locator(".js-plotly-plot").count() >= 2
+    screenshot(page, "Classifiers_from_preset")

@@ -163,9 +163,10 @@ from rkcore.views import (
 )
 
 __all__ = [
-    "MEMORY_BUDGET", "UPLOAD_STATE_KEY", "ViewSpec", "apply_preset", "chart", "escape_markdown", "estimate_cost",
-    "find_page", "formula", "guarded", "load_data", "max_size_within", "notice", "page", "page_files", "page_label",
-    "persistent_widget", "preset_button", "reproduce", "require_memory", "sidebar", "table",
+    "MEMORY_BUDGET", "RUN_REQUEST_KEY", "UPLOAD_STATE_KEY", "ViewSpec", "apply_preset", "chart", "escape_markdown",
+    "estimate_cost", "find_page", "formula", "guarded", "load_data", "max_size_within", "notice", "page", "page_files",
+    "page_label", "persistent_widget", "preset_button", "reproduce", "require_memory", "run_requested", "sidebar",
+    "table",
 ]
 
 logger = logging.getLogger("rkcore.app")
@@ -521,11 +522,32 @@ def apply_preset(values: dict, *, reset: bool = True) -> None:
         _store(key, tuple(value) if isinstance(_FIELDS[key].default, tuple) else value)
 
 
-def preset_button(label: str, page: str, values: dict, *, help: str | None = None, key: str | None = None) -> None:
-    """One click: apply ``values`` (see :func:`apply_preset`) and switch to ``page``."""
+#: session key: the page file name whose study a preset asked to start on arrival
+RUN_REQUEST_KEY = "_rk_run_on_arrival"
+
+
+def _apply_preset_and_request(values: dict, page: str, run: bool) -> None:
+    apply_preset(values)
+    if run:
+        st.session_state[RUN_REQUEST_KEY] = Path(page).name
+
+
+def preset_button(label: str, page: str, values: dict, *, help: str | None = None, key: str | None = None,
+                  run: bool = False) -> None:
+    """One click: apply ``values`` (see :func:`apply_preset`) and switch to ``page``; with ``run`` the page
+    also starts its study (the click is the user's go, as its own run button would be)."""
     key = key or "preset_" + re.sub(r"\W+", "_", label).strip("_").lower()
-    if st.button(label, key=key, help=help, on_click=apply_preset, args=(values,), width="stretch"):
+    if st.button(label, key=key, help=help, on_click=_apply_preset_and_request, args=(values, page, run),
+                 width="stretch"):
         st.switch_page(page)
+
+
+def run_requested(page_file: str) -> bool:
+    """True once, on the page a preset with ``run=True`` opened (``page_file``: that page's ``__file__``)."""
+    if st.session_state.get(RUN_REQUEST_KEY) == Path(page_file).name:
+        del st.session_state[RUN_REQUEST_KEY]
+        return True
+    return False
 
 
 # ============================================================================ the sidebar
