@@ -41,8 +41,6 @@ COST_MODELS = {
     "rm": lambda n, d, D, m: 1e-7 * n * D * max(d / 20, 1) + 0.003,
     "sparse_rf": lambda n, d, D, m: 1e-6 * n * D ** 1.5 / 10 + 0.02,
 }
-#: Methods whose C comes from the polynomial-kernel SVM (the others: the SVM on the study kernel).
-POLYNOMIAL_METHODS = ("poly_svm", "ts", "rm")
 
 page("Classifiers",
      "Does a linear model on random features learn as well as the kernel method it approximates, and how much "
@@ -88,11 +86,12 @@ def estimates(method_keys, n_train: int, n_test: int, d: int, D_list, m: int) ->
     return pd.DataFrame(rows)
 
 
-def total_seconds(est: pd.DataFrame, n_trials: int, n_train: int, d: int) -> float:
+def total_seconds(est: pd.DataFrame, n_trials: int, n_train: int, d: int, spec) -> float:
     fits = sum(row.seconds * (n_trials if METHODS[row.method].randomized else 1) for row in est.itertuples())
-    svms = {"poly_svm" if k in POLYNOMIAL_METHODS else "kernel_svm" for k in est["method"].unique()}
-    # C validation: the exact SVM of each kernel involved, for every C of the grid
-    validation = sum(len(C_GRID) * COST_MODELS[svm](n_train, d, 0, 2) for svm in svms)
+    # C validation: one exact SVM per distinct kernel the methods target (as the engine does), for every C
+    targets = {METHODS[k].kernel_of(spec) for k in est["method"].unique()}
+    validation = sum(len(C_GRID) * COST_MODELS["poly_svm" if t.name == "polynomial" else "kernel_svm"](n_train, d, 0, 2)
+                     for t in targets)
     return fits + validation
 
 
@@ -137,7 +136,7 @@ with guarded("the classifier study"):
                     "features Z (n × largest D)": (n, D_list[-1]), "RK weights (D × d)": (D_list[-1], d)},
                    hint="Lower n or the largest D.")
     est = estimates(methods, n_train, n_test, d, D_list, spec.degree)
-    seconds = total_seconds(est, int(trials), n_train, d)
+    seconds = total_seconds(est, int(trials), n_train, d, spec)
     if seconds > MAX_SECONDS:
         raise ValueError(f"This study would take about {seconds / 60:.0f} minutes (rough estimate), more than the "
                          f"{MAX_SECONDS / 60:.0f} minutes allowed. Lower n, the trials or the largest D, or drop the "
