@@ -73,6 +73,6 @@ def main(pages: list[str]) -> None:
 
 
 if __name__ == "__main__":
-    from pages.common import page_files
+    from rkapp.navigation import page_files
 
     main(sys.argv[1:] or ["app.py", *(f"pages/{p.name}" for p in page_files())])

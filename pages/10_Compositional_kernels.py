@@ -4,7 +4,7 @@ import pandas as pd
 import streamlit as st
 from threadpoolctl import threadpool_limits
 
-from pages.common import (
+from rkapp import (
     ViewSpec, chart, escape_markdown, formula, guarded, load_data, notice, page, persistent_widget, reproduce,
     require_memory, sidebar, table,
 )
@@ -32,20 +32,20 @@ view = sidebar(kernel=False, distributions=None, D=False, seed=True)
 
 c1, c2, c3, c4 = st.columns(4)
 with c1:
-    preset = persistent_widget(st.selectbox, "Skeleton", key="ck_preset", default="shallow", options=list(PRESETS),
+    preset = persistent_widget(st.selectbox, "Skeleton", key="ck_preset", options=list(PRESETS),
                                format_func=lambda k: PRESETS[k].label)
 with c2:
-    D_max = persistent_widget(st.select_slider, "Largest D", key="ck_Dmax", default=512, options=D_MAX_OPTIONS)
+    D_max = persistent_widget(st.select_slider, "Largest D", key="ck_Dmax", options=D_MAX_OPTIONS)
 with c3:
-    trials = persistent_widget(st.number_input, "Trials per D", key="ck_trials", default=4, min_value=2, max_value=40)
+    trials = persistent_widget(st.number_input, "Trials per D", key="ck_trials", min_value=2, max_value=40)
 with c4:
-    D_gram = persistent_widget(st.select_slider, "D for the Gram view", key="ck_Dgram", default=128, options=GRAM_D_OPTIONS)
+    D_gram = persistent_widget(st.select_slider, "D for the Gram view", key="ck_Dgram", options=GRAM_D_OPTIONS)
 c5, c6 = st.columns([2, 1])
 with c5:
-    modes = persistent_widget(st.multiselect, "De-duplication", key="ck_modes", default=("none", "unbiased"),
+    modes = persistent_widget(st.multiselect, "De-duplication", key="ck_modes",
                               options=list(DEDUP_MODES), format_func=DEDUP_LABELS.get)
 with c6:
-    metric = persistent_widget(st.selectbox, "Error measure", key="ck_metric", default="rel_fro",
+    metric = persistent_widget(st.selectbox, "Error measure", key="ck_metric",
                                options=list(METRIC_LABELS), format_func=METRIC_LABELS.get)
 st.caption(PRESETS[preset].description)
 

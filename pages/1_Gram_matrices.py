@@ -1,7 +1,7 @@
 """Gram matrices: the exact kernel K next to its random-feature estimate K̂ = Z Zᵀ."""
 import streamlit as st
 
-from pages.common import (
+from rkapp import (
     ViewSpec, chart, escape_markdown, formula, guarded, load_data, max_size_within, notice, page, reproduce,
     require_memory, sidebar, table,
 )

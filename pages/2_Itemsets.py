@@ -1,7 +1,7 @@
 """Itemsets: what the family S contains, its explicit feature map phi_S, and K_S = <phi_S, phi_S>."""
 import streamlit as st
 
-from pages.common import chart, formula, guarded, load_data, notice, page, reproduce, sidebar, table
+from rkapp import chart, formula, guarded, load_data, notice, page, reproduce, sidebar, table
 from rkcore.figures.itemsets import family_counts_figure
 from rkcore.registry import ITEMSET_KERNELS
 from rkcore.views import (
@@ -28,7 +28,7 @@ family = None
 with guarded("the itemset family"):
     data = load_data(view)
     d = data.X.shape[1]
-    family = view.family(data)
+    family = view.itemset_family(data)
     st.subheader("What S contains")
     st.latex(family.latex())
     st.markdown(f"**S** holds {family.describe()}.")

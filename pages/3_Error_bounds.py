@@ -6,7 +6,7 @@ import pandas as pd
 import streamlit as st
 from threadpoolctl import threadpool_limits
 
-from pages.common import (
+from rkapp import (
     ViewSpec, chart, escape_markdown, formula, guarded, load_data, notice, page, persistent_widget, reproduce,
     require_memory, sidebar, table,
 )
@@ -40,15 +40,15 @@ view = sidebar(kernels=ITEMSET_KERNELS, distributions="single", D=False)
 
 c1, c2, c3, c4 = st.columns(4)
 with c1:
-    eps = persistent_widget(st.select_slider, "ε (error threshold)", key="eb_eps", default=1e-3, options=EPS_GRID,
+    eps = persistent_widget(st.select_slider, "ε (error threshold)", key="eb_eps", options=EPS_GRID,
                             format_func=lambda v: f"{v:g}", help="The D chart and the table use this ε.")
 with c2:
-    delta = persistent_widget(st.selectbox, "δ (allowed failure probability)", key="eb_delta", default=0.05,
+    delta = persistent_widget(st.selectbox, "δ (allowed failure probability)", key="eb_delta",
                               options=DELTAS, format_func=lambda v: f"{v:g}")
 with c3:
-    D_show = persistent_widget(st.select_slider, "D for the ε chart", key="eb_D", default=256, options=D_GRID)
+    D_show = persistent_widget(st.select_slider, "D for the ε chart", key="eb_D", options=D_GRID)
 with c4:
-    trials = persistent_widget(st.select_slider, "Trials (random maps per D)", key="eb_trials", default=10,
+    trials = persistent_widget(st.select_slider, "Trials (random maps per D)", key="eb_trials",
                                options=TRIALS, help="Each trial draws a new RK map and measures all n² pairs.")
 
 formula(r"p\big(|\mathcal{E}(\mathbf{x},\mathbf{y})| \ge \varepsilon\big) \le 2\exp\!\Big(\frac{-D\varepsilon^2}{2e^{4R}}\Big)"

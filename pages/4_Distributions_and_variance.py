@@ -6,7 +6,7 @@ import pandas as pd
 import streamlit as st
 from threadpoolctl import threadpool_limits
 
-from pages.common import (
+from rkapp import (
     ViewSpec, chart, escape_markdown, formula, guarded, load_data, notice, page, persistent_widget, reproduce,
     require_memory, sidebar, table,
 )
@@ -38,17 +38,17 @@ view = sidebar(kernels=ITEMSET_KERNELS, distributions="multi", D=False)
 
 c1, c2, c3, c4 = st.columns(4)
 with c1:
-    multiples = persistent_widget(st.multiselect, "D as multiples of d", key="dv_mult", default=("2", "4", "8", "16"),
+    multiples = persistent_widget(st.multiselect, "D as multiples of d", key="dv_mult",
                                   options=[str(m) for m in MULTIPLES], format_func=lambda m: f"{m}d",
                                   help="The paper's Table 1 uses D = 2d, 4d, 8d, 16d.")
 with c2:
-    trials = persistent_widget(st.select_slider, "Trials (maps per D)", key="dv_trials", default=10, options=TRIALS,
+    trials = persistent_widget(st.select_slider, "Trials (maps per D)", key="dv_trials", options=TRIALS,
                                help="The paper uses 100 trials on 10,000 MovieLens rows.")
 with c3:
-    var_trials = persistent_widget(st.select_slider, "Maps for the pair variances", key="dv_vtrials", default=100,
+    var_trials = persistent_widget(st.select_slider, "Maps for the pair variances", key="dv_vtrials",
                                    options=VARIANCE_TRIALS, help="Independent maps behind each empirical variance.")
 with c4:
-    with_scrk = persistent_widget(st.checkbox, "Include SCRK (ANOVA)", key="dv_scrk", default=True,
+    with_scrk = persistent_widget(st.checkbox, "Include SCRK (ANOVA)", key="dv_scrk",
                                   disabled=view.kernel != "anova",
                                   help="The signed circulant map (Rademacher weights, FFT); ANOVA kernels only.")
 

@@ -7,7 +7,7 @@ import pandas as pd
 import streamlit as st
 from threadpoolctl import threadpool_limits
 
-from pages.common import (
+from rkapp import (
     chart, formula, guarded, notice, page, persistent_widget, reproduce, require_memory, sidebar, table,
 )
 from rkcore.figures.timing import (
@@ -33,31 +33,31 @@ view = sidebar(data=False, n=False, kernel=False, distributions=None, D=False, s
 
 c1, c2, c3 = st.columns([2, 1, 1])
 with c1:
-    maps = persistent_widget(st.multiselect, "Maps", key="tm_maps", default=("rk", "scrk"), options=list(MAPS),
+    maps = persistent_widget(st.multiselect, "Maps", key="tm_maps", options=list(MAPS),
                              format_func=lambda k: MAPS[k].label,
                              help="Each map is timed on its own kernel: RK and SCRK on ANOVA, TS / RM / Nystroem on "
                                   "the polynomial kernel, RFF on the Gaussian kernel.")
 with c2:
-    degree = persistent_widget(st.number_input, "Degree m", key="tm_m", default=2, min_value=1, max_value=5)
+    degree = persistent_widget(st.number_input, "Degree m", key="tm_m", min_value=1, max_value=5)
 with c3:
-    n = persistent_widget(st.select_slider, "n (samples mapped)", key="tm_n", default=1000, options=N_OPTIONS)
+    n = persistent_widget(st.select_slider, "n (samples mapped)", key="tm_n", options=N_OPTIONS)
 c4, c5, c6, c7 = st.columns([2, 1, 2, 1])
 with c4:
     d_values = persistent_widget(st.multiselect, "d values (sweep over d)", key="tm_d",
-                                 default=("128", "256", "512", "1024"), options=d_OPTIONS)
+                                 options=d_OPTIONS)
 with c5:
-    D_fixed = persistent_widget(st.selectbox, "… at D =", key="tm_Dfix", default="1024", options=D_OPTIONS)
+    D_fixed = persistent_widget(st.selectbox, "… at D =", key="tm_Dfix", options=D_OPTIONS)
 with c6:
     D_values = persistent_widget(st.multiselect, "D values (sweep over D)", key="tm_D",
-                                 default=("256", "512", "1024", "2048"), options=D_OPTIONS)
+                                 options=D_OPTIONS)
 with c7:
-    d_fixed = persistent_widget(st.selectbox, "… at d =", key="tm_dfix", default="256", options=d_OPTIONS)
+    d_fixed = persistent_widget(st.selectbox, "… at d =", key="tm_dfix", options=d_OPTIONS)
 c8, c9, _ = st.columns([1, 2, 2])
 with c8:
-    repeats = persistent_widget(st.select_slider, "Repeats", key="tm_rep", default=5, options=REPEATS,
+    repeats = persistent_widget(st.select_slider, "Repeats", key="tm_rep", options=REPEATS,
                                 help="Timed runs per cell after one untimed warm-up run; the median is shown.")
 with c9:
-    one_thread = persistent_widget(st.checkbox, "Single-threaded BLAS", key="tm_1t", default=True,
+    one_thread = persistent_widget(st.checkbox, "Single-threaded BLAS", key="tm_1t",
                                    help="RK's products use BLAS, SCRK's FFTs run on one thread: one BLAS thread "
                                         "compares like with like, and keeps other sessions on the shared machine "
                                         "from distorting the numbers.")

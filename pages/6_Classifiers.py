@@ -10,7 +10,7 @@ import streamlit as st
 from sklearn.exceptions import ConvergenceWarning
 from threadpoolctl import threadpool_limits
 
-from pages.common import (
+from rkapp import (
     chart, escape_markdown, formula, guarded, load_data, notice, page, persistent_widget, reproduce,
     require_memory, run_requested, sidebar, table,
 )
@@ -25,7 +25,6 @@ SPLIT = (0.5, 0.1, 0.4)  # train / validation / test fractions of the n points
 C_GRID = (0.1, 1.0, 10.0, 100.0, 1000.0)
 MAX_SECONDS = 600.0
 RESULT_KEY = "_cl_result"
-DEFAULT_METHODS = ("kernel_svm", "fm", "rk", "scrk")
 
 #: Rough seconds of one fit (+ prediction) on the 2-core machine, one BLAS thread, fitted to runs on the
 #: built-in data (n_train = 100 ... 2000, d = 20, D = 40 ... 320) with about 2x headroom; only for the
@@ -53,19 +52,19 @@ view = sidebar(kernels=[k for k in ITEMSET_KERNELS if k != "dot"], distributions
 allowed = [k for k, m in METHODS.items() if not m.requires or view.kernel in m.requires]
 c1, c2, c3, c4 = st.columns([3, 2, 1, 1])
 with c1:
-    methods = persistent_widget(st.multiselect, "Methods", key="cl_methods", default=DEFAULT_METHODS, options=allowed,
+    methods = persistent_widget(st.multiselect, "Methods", key="cl_methods", options=allowed,
                                 format_func=lambda k: METHODS[k].label,
                                 help="TS, RM and the polynomial SVM work on the polynomial kernel of the same degree "
                                      "(Figure 3); the FM on the ANOVA kernel; SCRK needs the ANOVA kernel.")
 with c2:
-    multiples = persistent_widget(st.multiselect, "D as multiples of d", key="cl_mult", default=("2", "4", "8", "16"),
+    multiples = persistent_widget(st.multiselect, "D as multiples of d", key="cl_mult",
                                   options=list(MULTIPLES), format_func=lambda m: f"{m}d",
                                   help="The paper uses D = 2d … 16d (16d = 1,248 on MovieLens).")
 with c3:
-    trials = persistent_widget(st.select_slider, "Trials", key="cl_trials", default=3, options=TRIALS,
+    trials = persistent_widget(st.select_slider, "Trials", key="cl_trials", options=TRIALS,
                                help="Seeds per (method, D); the paper averages 10.")
 with c4:
-    log2_x = persistent_widget(st.radio, "D axis", key="cl_xaxis", default="linear", options=["linear", "log2"],
+    log2_x = persistent_widget(st.radio, "D axis", key="cl_xaxis", options=["linear", "log2"],
                                horizontal=True) == "log2"
 
 formula(r"f(\mathbf{x}) = \langle \mathbf{w}, Z(\mathbf{x})\rangle\ \ \text{(linear SVM on } D \text{ random features)}"

@@ -4,7 +4,7 @@ import pandas as pd
 import streamlit as st
 from threadpoolctl import threadpool_limits
 
-from pages.common import chart, formula, guarded, notice, page, persistent_widget, reproduce, sidebar, table
+from rkapp import chart, formula, guarded, notice, page, persistent_widget, reproduce, sidebar, table
 from rkcore.figures.foundations import feature_count_figure, kernel_trick_figure
 from rkcore.foundations import EXPANSIONS, MAX_SUBSETS_D, feature_count_table, kernel_trick_timing
 
@@ -24,16 +24,16 @@ view = sidebar(data=False, n=False, kernel=False, distributions=None, D=False, s
 
 c1, c2, c3, c4 = st.columns(4)
 with c1:
-    kind = persistent_widget(st.selectbox, "Expansion", key="kt_kind", default="polynomial", options=list(EXPANSIONS),
+    kind = persistent_widget(st.selectbox, "Expansion", key="kt_kind", options=list(EXPANSIONS),
                              format_func=lambda k: EXPANSIONS[k].label)
 with c2:
-    degree = persistent_widget(st.number_input, "Degree m", key="kt_m", default=2, min_value=1, max_value=4,
+    degree = persistent_widget(st.number_input, "Degree m", key="kt_m", min_value=1, max_value=4,
                                disabled=kind == "all_subsets", help="Polynomial (1 + ⟨x, y⟩)^m / interactions of size m.")
 with c3:
     d_max = persistent_widget(st.select_slider, "Largest d timed", key="kt_dmax",
-                              default=64 if kind != "all_subsets" else 12, options=D_OPTIONS[kind])
+                              fallback=12 if kind == "all_subsets" else None, options=D_OPTIONS[kind])
 with c4:
-    n = persistent_widget(st.number_input, "Points n", key="kt_n", default=100, min_value=10, max_value=1000, step=10)
+    n = persistent_widget(st.number_input, "Points n", key="kt_n", min_value=10, max_value=1000, step=10)
 repeats = 3
 exp = EXPANSIONS[kind]
 m = 2 if kind == "all_subsets" else int(degree)

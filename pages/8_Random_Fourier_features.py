@@ -4,7 +4,7 @@ import pandas as pd
 import streamlit as st
 from threadpoolctl import threadpool_limits
 
-from pages.common import (
+from rkapp import (
     ViewSpec, chart, escape_markdown, formula, guarded, load_data, notice, page, persistent_widget, reproduce,
     require_memory, sidebar, table,
 )
@@ -24,16 +24,16 @@ view = sidebar(kernel=False, distributions=None, D=False, seed=True)
 
 c1, c2, c3, c4 = st.columns(4)
 with c1:
-    bandwidth = persistent_widget(st.radio, "Bandwidth γ", key="rff_bw", default="median", options=list(BANDWIDTHS),
+    bandwidth = persistent_widget(st.radio, "Bandwidth γ", key="rff_bw", options=list(BANDWIDTHS),
                                   format_func=BANDWIDTHS.get, horizontal=True)
 with c2:
-    gamma_manual = persistent_widget(st.number_input, "γ (by hand)", key="rff_gamma", default=1.0, min_value=1e-6,
+    gamma_manual = persistent_widget(st.number_input, "γ (by hand)", key="rff_gamma", min_value=1e-6,
                                      max_value=1e6, format="%.4g", disabled=bandwidth != "manual")
 with c3:
-    D_max = persistent_widget(st.select_slider, "Largest D", key="rff_Dmax", default=4096, options=D_MAX_OPTIONS)
+    D_max = persistent_widget(st.select_slider, "Largest D", key="rff_Dmax", options=D_MAX_OPTIONS)
 with c4:
-    trials = persistent_widget(st.number_input, "Trials per D", key="rff_trials", default=5, min_value=2, max_value=50)
-metric = persistent_widget(st.radio, "Error measure", key="rff_metric", default="rel_fro", options=list(METRIC_LABELS),
+    trials = persistent_widget(st.number_input, "Trials per D", key="rff_trials", min_value=2, max_value=50)
+metric = persistent_widget(st.radio, "Error measure", key="rff_metric", options=list(METRIC_LABELS),
                            format_func=METRIC_LABELS.get, horizontal=True)
 
 formula(r"K(\mathbf{x},\mathbf{y}) = e^{-\gamma\|\mathbf{x}-\mathbf{y}\|^2} = "

@@ -4,7 +4,7 @@ import pandas as pd
 import streamlit as st
 from threadpoolctl import threadpool_limits
 
-from pages.common import (
+from rkapp import (
     ViewSpec, chart, escape_markdown, formula, guarded, load_data, notice, page, persistent_widget, reproduce,
     require_memory, sidebar, table,
 )
@@ -24,17 +24,17 @@ view = sidebar(kernel=False, distributions=None, D=False, seed=True)
 
 c1, c2, c3, c4 = st.columns(4)
 with c1:
-    vectors = persistent_widget(st.radio, "Vectors v", key="rp_vec", default="phi", options=list(VECTORS),
+    vectors = persistent_widget(st.radio, "Vectors v", key="rp_vec", options=list(VECTORS),
                                 format_func=VECTORS.get, help="φ(x): all products of at most two features, "
                                 "1 + 2d + C(d, 2) dimensions (the notes project expanded features).")
 with c2:
-    m_max = persistent_widget(st.select_slider, "Largest m", key="rp_mmax", default=1024, options=M_MAX_OPTIONS)
+    m_max = persistent_widget(st.select_slider, "Largest m", key="rp_mmax", options=M_MAX_OPTIONS)
 with c3:
-    trials = persistent_widget(st.number_input, "Draws of A", key="rp_trials", default=10, min_value=2, max_value=100)
+    trials = persistent_widget(st.number_input, "Draws of A", key="rp_trials", min_value=2, max_value=100)
 with c4:
-    delta = persistent_widget(st.number_input, "δ (failure probability)", key="rp_delta", default=0.05,
+    delta = persistent_widget(st.number_input, "δ (failure probability)", key="rp_delta",
                               min_value=0.001, max_value=0.5, step=0.01, format="%.3f")
-kinds = persistent_widget(st.multiselect, "Projections", key="rp_kinds", default=tuple(PROJECTIONS),
+kinds = persistent_widget(st.multiselect, "Projections", key="rp_kinds",
                           options=list(PROJECTIONS), format_func=lambda k: PROJECTIONS[k].label)
 
 formula(r"\mathbf{A} = \tfrac{1}{\sqrt m}\mathbf{Z},\ Z_{ij}\sim\mathcal N(0,1):\quad "

@@ -17,7 +17,7 @@ from pathlib import Path
 import pytest
 
 REPO = Path(__file__).resolve().parent.parent
-if str(REPO) not in sys.path:  # pages import "pages.common" the way `streamlit run app.py` sees it
+if str(REPO) not in sys.path:  # pages import "rkapp" the way `streamlit run app.py` sees it
     sys.path.insert(0, str(REPO))
 
 #: Seconds one AppTest run may take (a cold run imports scikit-learn, plotly, ...).
@@ -25,8 +25,8 @@ APP_TIMEOUT = 60
 
 
 def page_files() -> list[Path]:
-    """app.py and every page Streamlit would discover (pages/*.py), sorted."""
-    from pages.common import page_files as pages_in_order  # Streamlit's order: 9_x before 10_y
+    """app.py (the navigation, opening Home) and every page of the navigation, in its order."""
+    from rkapp.navigation import page_files as pages_in_order  # 9_x before 10_y
 
     return [REPO / "app.py", *pages_in_order()]
 

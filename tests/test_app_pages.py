@@ -15,7 +15,7 @@ from tests.conftest import REPO, error_texts, page_files, plotly_figures
 GRAM = "pages/1_Gram_matrices.py"
 ITEMSETS = "pages/2_Itemsets.py"
 SMALL = {"n": 30, "D": 24}  # keep each run fast
-UPLOAD_KEY = "_rk_upload"  # pages.common.UPLOAD_STATE_KEY (AppTest cannot drive a file uploader)
+UPLOAD_KEY = "_rk_upload"  # rkapp.UPLOAD_STATE_KEY (AppTest cannot drive a file uploader)
 
 
 def assert_clean(at):
@@ -83,16 +83,16 @@ def test_settings_follow_across_pages_and_into_the_url(run_page):
     at = run_page("app.py", **SMALL)
     at.switch_page(GRAM).run()
     at.selectbox(key="kernel").set_value("up_to").run()
-    at.number_input(key="m").set_value(3).run()
-    assert at.query_params["kernel"] == "up_to" and at.query_params["m"] == "3"
+    at.number_input(key="degree").set_value(3).run()
+    assert at.query_params["kernel"] == "up_to" and at.query_params["degree"] == "3"
     at.switch_page(ITEMSETS).run()
     assert_clean(at)
     assert at.selectbox(key="kernel").value == "up_to"
-    assert at.number_input(key="m").value == 3
+    assert at.number_input(key="degree").value == 3
     # a copied link reproduces the view in a fresh session
     fresh = run_page(GRAM, **{k: at.query_params[k] for k in at.query_params})
     assert fresh.selectbox(key="kernel").value == "up_to"
-    assert fresh.number_input(key="m").value == 3
+    assert fresh.number_input(key="degree").value == 3
     assert fresh.number_input(key="n").value == SMALL["n"]
 
 
@@ -102,7 +102,7 @@ def test_settings_follow_across_pages_and_into_the_url(run_page):
 def test_gram_itemset_kernels_by_distribution(run_page, kernel, distribution):
     at = run_page(GRAM, kernel=kernel, dist=distribution, **SMALL)
     assert_gram_figures(at)
-    assert at.selectbox(key="dist").value == distribution
+    assert at.selectbox(key="distributions").value == distribution
 
 
 @pytest.mark.parametrize("kernel", [k for k in KERNELS if k not in ITEMSET_KERNELS])
@@ -161,9 +161,9 @@ def test_gram_bad_D_from_link(run_page, D):
 
 
 def test_gram_too_big_is_refused_with_the_size_that_fits(run_page, monkeypatch):
-    import pages.common as common
+    import rkapp.guard as guard
 
-    monkeypatch.setattr(common, "MEMORY_BUDGET", 2 * 2**20)  # 2 MB: n = 300 needs ~3 MB
+    monkeypatch.setattr(guard, "MEMORY_BUDGET", 2 * 2**20)  # 2 MB: n = 300 needs ~3 MB
     at = run_page(GRAM, n=300, D=24)
     assert_clean(at)
     errors = error_texts(at)
@@ -262,10 +262,14 @@ def test_itemsets_cross_fields_and_bad_input(run_page):
 # ---------------------------------------------------------------------------- frame helpers
 FRAME_SCRIPT = '''
 import streamlit as st
-from pages.common import guarded, persistent_widget, require_memory
+from rkapp import guarded, persistent_widget, require_memory
+from rkapp.state import FIELDS, Field
 
-trials = persistent_widget(st.slider, "Trials", key="trials", default=20, min_value=5, max_value=100)
-kinds = persistent_widget(st.multiselect, "Kinds", key="kinds", default=("a",), options=["a", "b", "c"])
+# a page declares its settings in the state table (rkapp/state.py); this test script declares its own
+FIELDS.setdefault("trials", Field("trials", 20, view=False))
+FIELDS.setdefault("kinds", Field("kinds", ("a",), view=False))
+trials = persistent_widget(st.slider, "Trials", key="trials", min_value=5, max_value=100)
+kinds = persistent_widget(st.multiselect, "Kinds", key="kinds", options=["a", "b", "c"])
 st.write(f"trials={trials} kinds={kinds}")
 
 @guarded("the decorated part")
@@ -375,7 +379,7 @@ def test_every_page_with_a_custom_family_and_a_laplace_map(run_page, path):
 def test_every_page_with_a_bad_upload(run_page, path):
     at = run_page(path.relative_to(REPO), ds="upload", session={UPLOAD_KEY: BAD_UPLOAD}, **SMALL)
     assert_clean(at)
-    reads_data = any(box.key == "ds" for box in at.selectbox)
+    reads_data = any(box.key == "dataset" for box in at.selectbox)
     if reads_data:  # pages without the data sidebar (e.g. Timing's own N(0,1) data) ignore the upload
         assert any("Missing values" in e for e in error_texts(at)), (path.name, error_texts(at))
 

@@ -204,14 +204,14 @@ def test_settings_follow_to_another_page(server, browser_page):
         has_text="Degree m").locator("input")
     field.fill("3")
     field.press("Enter")
-    page.wait_for_function("() => window.location.search.includes('m=3')", timeout=30_000)
+    page.wait_for_function("() => window.location.search.includes('degree=3')", timeout=30_000)
     wait_until_idle(page)
     page.locator('[data-testid="stSidebar"]').get_by_role("link", name="Itemsets").click()
     page.wait_for_url("**/Itemsets**", timeout=30_000)
     wait_until_idle(page)
     page.wait_for_selector(".js-plotly-plot .main-svg", timeout=90_000)
     assert "itemsets of size 3" in body_text(page)
-    assert "m=3" in page.url
+    assert "degree=3" in page.url
     assert_no_exception(page, "Itemsets after m=3 on the Gram page")
 
 

@@ -1,0 +1,32 @@
+"""rkapp: the Streamlit frame of the Random Kernel Explorer (the pages live in pages/).
+
+A page reads top to bottom::
+
+    from rkapp import page, sidebar, load_data, guarded, chart, formula, notice, reproduce
+
+    page("Gram matrices", "Exact versus random-feature Gram matrices.")
+    view = sidebar(maps=True, distributions="single")   # a ViewSpec: the shared settings
+    with guarded("the Gram matrices"):                   # errors -> st.error, the page goes on
+        data = load_data(view)
+        chart(my_figure(df), df, "my figure")
+    notice("..."); reproduce(view.code("Z = ..."))
+
+Modules: state (the one state table, ViewSpec, URL and session), widgets (sidebar, persistent_widget),
+data (cached loading), guard (guarded, errors, user text, memory budget), layout (page parts),
+navigation (the page list, presets), cli (the ``rkcore-app`` command).
+"""
+from .data import load_data
+from .guard import MEMORY_BUDGET, estimate_cost, guarded, literal, max_size_within, require_memory, show_error
+from .layout import chart, formula, notice, page, reproduce, table
+from .navigation import PAGES, RUN_REQUEST_KEY, find_page, page_files, page_label, preset_button, run_requested
+from .state import FIELDS, ViewSpec, apply_preset
+from .widgets import UPLOAD_STATE_KEY, persistent_widget, sidebar
+
+escape_markdown = literal  # the name the pages use
+
+__all__ = [
+    "FIELDS", "MEMORY_BUDGET", "PAGES", "RUN_REQUEST_KEY", "UPLOAD_STATE_KEY", "ViewSpec", "apply_preset", "chart",
+    "escape_markdown", "estimate_cost", "find_page", "formula", "guarded", "literal", "load_data", "max_size_within",
+    "notice", "page", "page_files", "page_label", "persistent_widget", "preset_button", "reproduce",
+    "require_memory", "run_requested", "show_error", "sidebar", "table",
+]

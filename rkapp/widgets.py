@@ -1,0 +1,209 @@
+"""Widgets bound to the state table: a value persists across pages and lives in the URL.
+
+Why not Streamlit's own ``bind="query-params"`` / ``persist_state``? A bound selectbox stores its
+label in the URL (not the registry key), a page with bound widgets cannot ``st.switch_page``, and
+``persist_state`` did not carry values across pages under AppTest. Here the widget's value is copied
+to a shadow session key in its on_change callback and restored before the widget is drawn.
+"""
+from __future__ import annotations
+
+import hashlib
+import io
+from typing import Any, Callable, Literal, Sequence
+
+import pandas as pd
+import streamlit as st
+
+from rkcore import datasets as rkdata
+from rkcore.distributions import DISTRIBUTIONS
+from rkcore.registry import KERNELS, MAPS, KernelSpec, maps_for
+from rkcore.spec import FAMILY_SOURCES, MOVIELENS, UPLOAD, dataset_label, is_csv
+from rkcore.views import format_bytes
+
+from .guard import literal, show_error
+from .state import FIELDS, NO_TARGET, VIEW_FIELDS, ViewSpec, check, is_stored, read_url, store, stored, write_url
+
+UPLOAD_STATE_KEY = "_rk_upload"  # (file name, bytes) of the uploaded file; tests may set it directly
+NORM_LABELS = {"l1": "L1 (paper)", "l2": "L2", "none": "none"}
+
+
+def _on_change(name: str, multi: bool) -> None:
+    value = st.session_state[name]
+    store(name, tuple(value) if multi else value)
+
+
+def persistent_widget(draw: Callable, label: str | None = None, *, key: str, options: Sequence | None = None,
+                      min_value=None, max_value=None, fallback=None, **kwargs):
+    """Draw ``draw(label, key=key, ...)`` for the table's field ``key``; returns its value (a tuple for
+    multiselects). Default, label, choices and bounds come from the table unless given here; a value from
+    the URL outside them is refused with an st.error. ``fallback`` replaces a stored value that is not among
+    this page's ``options`` (default: the field's default if allowed, else the first option)."""
+    f = FIELDS[key]  # a KeyError here means the field is missing from rkapp/state.py
+    label = label or f.label
+    if options is None and f.options is not None:
+        options = f.options()
+    min_value = f.min_value if min_value is None else min_value
+    max_value = f.max_value if max_value is None else max_value
+    kwargs.setdefault("help", f.help)
+    errors: list[str] = []
+    read_url(f, options, min_value, max_value, label, errors)
+    value = stored(key)
+    if options is not None:
+        opts = list(options)
+        if f.multi:
+            value = tuple(v for v in value if v in opts)
+        elif value not in opts:
+            # a value from a page with other choices: fall back quietly
+            value = fallback if fallback in opts else f.default if f.default in opts else opts[0]
+    else:
+        problem = check(value, None, min_value, max_value, label)
+        if problem:
+            errors.append(f"{problem} Using {f.dump(f.default)}.")
+            value = f.default
+    store(key, value)
+    st.session_state[key] = list(value) if f.multi else value
+    extra = {k: v for k, v in (("options", options), ("min_value", min_value), ("max_value", max_value))
+             if v is not None}
+    result = draw(label, key=key, on_change=_on_change, args=(key, f.multi), **extra, **kwargs)
+    if f.multi:
+        result = tuple(result)
+    store(key, result)
+    for message in errors:
+        show_error(message)
+    write_url(f, result)
+    return result
+
+
+# ============================================================================ the shared sidebar
+def _upload_section() -> tuple[str, str] | None:
+    """File uploader + target column; returns the upload reference (name, sha1) and draws the target."""
+    ss = st.session_state
+    file = st.sidebar.file_uploader("CSV (header row) or LIBSVM file", type=["csv", "txt", "svm", "libsvm", "svmlight"],
+                                    key="upload_file", help="CSV: numeric feature columns plus an optional target "
+                                    "column. LIBSVM: 'label index:value ...' lines.")
+    if file is not None:
+        ss[UPLOAD_STATE_KEY] = (file.name, file.getvalue())
+    upload = ss.get(UPLOAD_STATE_KEY)
+    if not upload:
+        st.sidebar.info("Upload a file to use it; until then the page explains what is missing.")
+        return None
+    name, content = upload
+    ref = (name, hashlib.sha1(content).hexdigest())
+    st.sidebar.caption(f"Using **{literal(name)}** ({format_bytes(len(content))}).")
+    if not is_csv(name):
+        return ref
+    try:
+        columns = [str(c) for c in pd.read_csv(io.BytesIO(content), nrows=0).columns]
+    except Exception as exc:  # noqa: BLE001 - any parse failure is reported, load_data says more
+        show_error(f"{name} could not be read as CSV: {exc}")
+        return ref
+    guess = next((c for c in columns if c.strip().lower() in ("target", "label", "class", "y")), NO_TARGET)
+    errors: list[str] = []
+    read_url(FIELDS["target"], None, None, None, FIELDS["target"].label, errors)
+    wanted = stored("target")
+    if wanted != NO_TARGET and wanted not in columns:
+        show_error(f"Target column {wanted!r} is not in {name}; its columns are: {', '.join(map(repr, columns))}. "
+                   "Using no target.")
+        store("target", NO_TARGET)
+    elif wanted == NO_TARGET and not is_stored("target"):
+        store("target", guess)
+    persistent_widget(st.sidebar.selectbox, key="target", options=[NO_TARGET, *columns],
+                      format_func=lambda c: c or "(none)")
+    return ref
+
+
+def sidebar(*, data: bool = True, n: bool = True, n_max: int = 5000, kernel: bool = True,
+            kernels: Sequence[str] | None = None, maps: bool | Sequence[str] = False,
+            distributions: Literal["single", "multi"] | None = "single", D: bool = True, D_max: int = 65536,
+            seed: bool = True) -> ViewSpec:
+    """Draw the shared sidebar (the sections asked for) and return the view; hidden fields keep their
+    stored values. ``maps=True`` offers the maps of the chosen kernel, a list restricts them."""
+    sb = st.sidebar
+    values: dict[str, Any] = {name: stored(name) for name in VIEW_FIELDS}
+    values["upload"] = None
+
+    if data:
+        sb.header("Data")
+        values["dataset"] = persistent_widget(sb.selectbox, key="dataset", format_func=dataset_label)
+        if values["dataset"] in rkdata.BUILTIN:
+            sb.caption(literal(rkdata.BUILTIN[values["dataset"]].description))
+        elif values["dataset"] == UPLOAD:
+            values["upload"] = _upload_section()
+            values["target"] = stored("target")
+        else:
+            values["movielens_path"] = persistent_widget(sb.text_input, key="movielens_path",
+                                                         placeholder="/path/to/ml-100k")
+        values["normalization"] = persistent_widget(sb.radio, key="normalization", format_func=NORM_LABELS.get,
+                                                    horizontal=True)
+    if n:
+        values["n"] = persistent_widget(sb.number_input, key="n", max_value=int(n_max), step=50)
+    if kernel:
+        sb.header("Kernel")
+        allowed = list(kernels) if kernels is not None else list(KERNELS)
+        values["kernel"] = persistent_widget(sb.selectbox, key="kernel", options=allowed,
+                                             format_func=lambda k: KERNELS[k].label)
+        if values["kernel"] == "itemset":
+            values["family"] = persistent_widget(sb.radio, key="family", format_func=FAMILY_SOURCES.get)
+            if values["family"] == "custom":
+                values["itemsets"] = persistent_widget(sb.text_input, key="itemsets")
+            else:
+                values["fields"] = persistent_widget(sb.text_input, key="fields",
+                                                     placeholder="the dataset's own fields")
+        if KERNELS[values["kernel"]].uses_degree or (values["kernel"] == "itemset" and values["family"] == "cross"):
+            values["degree"] = persistent_widget(sb.number_input, key="degree", step=1)
+        if values["kernel"] == "polynomial":
+            values["c"] = persistent_widget(sb.number_input, key="c", step=0.5)
+        if values["kernel"] == "rbf":
+            values["gamma"] = persistent_widget(sb.number_input, key="gamma", step=0.5, format="%.4g")
+    if maps:
+        sb.header("Random features")
+        supported = maps_for(KernelSpec(values["kernel"]))
+        if not isinstance(maps, bool):
+            supported = [k for k in supported if k in maps]
+        if supported:
+            values["map"] = persistent_widget(sb.selectbox, key="map", options=supported,
+                                              format_func=lambda k: MAPS[k].label)
+        else:
+            sb.warning(f"No feature map here approximates the {KERNELS[values['kernel']].label} kernel.")
+    elif D or distributions:
+        sb.header("Random features")
+    if distributions:
+        if distributions == "multi":
+            values["distributions"] = persistent_widget(sb.multiselect, "Weight distributions", key="distributions",
+                                                        format_func=lambda k: DISTRIBUTIONS[k].label)
+        else:
+            values["distributions"] = _single_distribution_widget()
+        if values["map"] != "rk" and maps:
+            sb.caption(f"{MAPS[values['map']].label} draws its own randomness; the distribution applies to RK.")
+    if D:
+        values["D"] = persistent_widget(sb.number_input, key="D", max_value=int(D_max), step=64)
+    if seed:
+        values["seed"] = persistent_widget(sb.number_input, key="seed", step=1)
+    sb.caption(":material/link: The page URL holds these settings: copy it to share this exact view.")
+    if values["dataset"] != UPLOAD:
+        values["target"] = NO_TARGET
+    return ViewSpec(**values)
+
+
+def _single_distribution_widget() -> tuple[str, ...]:
+    """A selectbox over the stored tuple of distributions: it shows the first. Merely visiting a
+    single-choice page keeps the tuple (a multiselect page finds its choices again); choosing
+    here replaces it by the one choice."""
+    f = FIELDS["distributions"]
+    errors: list[str] = []
+    read_url(f, list(DISTRIBUTIONS), None, None, f.label, errors)
+    for message in errors:
+        show_error(message)
+    kept = tuple(k for k in stored(f.name) if k in DISTRIBUTIONS)
+    st.session_state[f.name] = kept[0] if kept else "rademacher"
+    choice = st.sidebar.selectbox(f.label, options=list(DISTRIBUTIONS), key=f.name,
+                                  format_func=lambda k: DISTRIBUTIONS[k].label, on_change=_on_change_single,
+                                  help=f.help)
+    chosen = kept if kept and kept[0] == choice else (choice,)
+    store(f.name, chosen)
+    write_url(f, chosen)
+    return chosen
+
+
+def _on_change_single() -> None:
+    store("distributions", (st.session_state["distributions"],))

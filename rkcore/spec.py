@@ -1,0 +1,162 @@
+"""A view's settings as rkcore objects: data loading, the kernel spec built from typed text, the
+"reproduce in Python" code, and memory accounting. Pure (no streamlit): the dashboard's frame
+(rkapp) calls these with the values of its state table, a script can call them directly.
+"""
+from __future__ import annotations
+
+import dataclasses
+import io
+from typing import Callable, Sequence
+
+from . import datasets as rkdata
+from .itemsets import ItemsetFamily
+from .registry import KERNELS, KernelSpec
+from .views import CostEstimate, format_bytes, nbytes, parse_fields, parse_itemsets, subsample_rows
+
+#: Data sources beside the built-in datasets: a file the user uploaded, a local MovieLens 100K folder.
+UPLOAD = "upload"
+MOVIELENS = "movielens"
+DATASET_KEYS = (*rkdata.BUILTIN, UPLOAD, MOVIELENS)
+#: How an itemset kernel's family is given: a typed list of itemsets, or cross-field itemsets of size m.
+FAMILY_SOURCES = {"custom": "Custom list of itemsets", "cross": "Cross-field"}
+
+
+def dataset_label(key: str) -> str:
+    if key in rkdata.BUILTIN:
+        return rkdata.BUILTIN[key].label
+    return {UPLOAD: "Upload a file (CSV / LIBSVM)", MOVIELENS: "MovieLens 100K (local folder)"}.get(key, key)
+
+
+def is_csv(name) -> bool:
+    return str(name).lower().endswith((".csv", ".tsv"))
+
+
+# ---------------------------------------------------------------------------- data
+def load_view_data(dataset: str, normalization: str, n: int, *, target: str | None = None, movielens_path: str = "",
+                   upload_name: str | None = None, upload_bytes: bytes | None = None) -> rkdata.Dataset:
+    """The dataset of a view: loaded, at most ``n`` rows (seeded subsample), rows normalized."""
+    if dataset in rkdata.BUILTIN:
+        data = rkdata.load_builtin(dataset, n_samples=n, random_state=0)
+    elif dataset == UPLOAD:
+        if upload_bytes is None:
+            raise ValueError("No file uploaded yet: upload a CSV or LIBSVM file in the sidebar, "
+                             "or choose a built-in dataset.")
+        buffer = io.BytesIO(upload_bytes)
+        buffer.name = upload_name
+        data = rkdata.load_csv(buffer, target=target) if is_csv(upload_name) else rkdata.load_libsvm(buffer)
+    elif dataset == MOVIELENS:
+        if not movielens_path.strip():
+            raise ValueError("Enter the MovieLens 100K folder (holding u.data, u.user, u.item) in the sidebar, "
+                             "or choose a built-in dataset.")
+        data = rkdata.load_movielens(movielens_path.strip(), n_samples=n, random_state=0)
+    else:
+        raise ValueError(f"Unknown dataset {dataset!r}; allowed: {', '.join(DATASET_KEYS)}.")
+    X, y = subsample_rows(data.X, data.y, n, random_state=0)
+    return dataclasses.replace(data, X=rkdata.normalize(X, normalization), y=y)
+
+
+# ---------------------------------------------------------------------------- kernel
+def cross_fields(fields_text: str, d: int, data_fields: Sequence[Sequence[int]] | None = None):
+    """The fields of a cross-field family: typed ones, else the dataset's, else the two halves."""
+    if fields_text.strip():
+        return parse_fields(fields_text)
+    if data_fields:
+        return tuple(tuple(f) for f in data_fields)
+    if d < 2:
+        raise ValueError(f"A cross-field family needs at least 2 features; the data has d={d}.")
+    half = d // 2
+    return (tuple(range(half)), tuple(range(half, d)))
+
+
+def kernel_spec_from_text(kernel: str, d: int, *, degree: int = 2, family: str = "custom", itemsets: str = "",
+                          fields: str = "", c: float = 1.0, gamma: float = 1.0,
+                          data_fields: Sequence[Sequence[int]] | None = None) -> KernelSpec:
+    """The KernelSpec over d features; itemset families come from typed text. Raises ValueError if invalid."""
+    if kernel == "itemset":
+        if family == "cross":
+            itemset_family = ItemsetFamily.cross_fields(cross_fields(fields, d, data_fields), degree, d)
+        else:
+            itemset_family = ItemsetFamily.custom(d, parse_itemsets(itemsets))
+        return KernelSpec("itemset", degree=degree, itemsets=itemset_family)
+    spec = KernelSpec(kernel, degree=int(degree), c=float(c), gamma=float(gamma))
+    spec.family(d)  # itemset kernels: validates 1 <= m <= d now, with a message naming both
+    return spec
+
+
+# ---------------------------------------------------------------------------- reproduce in Python
+def reproduce_code(*, dataset: str, n: int, normalization: str, kernel: str, degree: int = 2, family: str = "custom",
+                   itemsets: str = "", fields: str = "", c: float = 1.0, gamma: float = 1.0, target: str | None = None,
+                   movielens_path: str = "", upload_name: str | None = None, extra_lines: Sequence[str] = ()) -> str:
+    """Python lines that rebuild the view's data (X, y, d) and kernel (spec) with rkcore, then ``extra_lines``."""
+    lines = ["import numpy as np", "from rkcore import datasets",
+             "from rkcore.registry import KernelSpec, make_map", "from rkcore.views import subsample_rows"]
+    if kernel == "itemset":
+        lines.append("from rkcore.itemsets import ItemsetFamily")
+    lines.append("")
+    if dataset in rkdata.BUILTIN:
+        lines.append(f"data = datasets.load_builtin({dataset!r}, n_samples={n}, random_state=0)")
+    elif dataset == UPLOAD:
+        name = upload_name or "your_file.csv"
+        if is_csv(name):
+            lines.append(f"data = datasets.load_csv({name!r}, target={target!r})")
+        else:
+            lines.append(f"data = datasets.load_libsvm({name!r})")
+    else:
+        lines.append(f"data = datasets.load_movielens({movielens_path or 'path/to/ml-100k'!r}, "
+                     f"n_samples={n}, random_state=0)")
+    lines += [f"X, y = subsample_rows(data.X, data.y, n={n}, random_state=0)",
+              f"X = datasets.normalize(X, {normalization!r})",
+              "d = X.shape[1]"]
+    if kernel == "itemset":
+        if family == "cross":
+            fields_code = "data.fields or (tuple(range(d // 2)), tuple(range(d // 2, d)))"
+            if fields.strip():
+                try:
+                    fields_code = repr(parse_fields(fields))
+                except ValueError:  # the page shows the error; the code keeps a valid example
+                    fields_code = "((0, 1, 2, 3, 4), (5, 6, 7, 8, 9))  # your fields"
+            lines.append(f"family = ItemsetFamily.cross_fields({fields_code}, {degree}, d)")
+        else:
+            try:
+                sets = repr(list(parse_itemsets(itemsets)))
+            except ValueError:
+                sets = "[(0, 1), (2, 3)]  # your itemsets"
+            lines.append(f"family = ItemsetFamily.custom(d, {sets})")
+        lines.append("spec = KernelSpec('itemset', itemsets=family)")
+    else:
+        args = [repr(kernel)]
+        if KERNELS[kernel].uses_degree:
+            args.append(f"degree={degree}")
+        if kernel == "polynomial":
+            args.append(f"c={c}")
+        if kernel == "rbf":
+            args.append(f"gamma={gamma}")
+        lines.append(f"spec = KernelSpec({', '.join(args)})")
+    return "\n".join(lines + list(extra_lines))
+
+
+# ---------------------------------------------------------------------------- memory accounting
+def estimate_cost(parts: dict[str, tuple[int, ...]]) -> CostEstimate:
+    """Bytes of float64 arrays named by ``parts`` (name -> shape)."""
+    sizes = tuple((name, nbytes(shape)) for name, shape in parts.items())
+    return CostEstimate(sum(b for _, b in sizes), sizes)
+
+
+def check_memory(parts: dict[str, tuple[int, ...]], budget: int, hint: str = "") -> None:
+    """Refuse (ValueError) a computation whose arrays would need more than ``budget`` bytes."""
+    cost = estimate_cost(parts)
+    if cost.bytes > budget:
+        raise ValueError(f"This view would need about {format_bytes(cost.bytes)} of memory ({cost.describe()}), "
+                         f"more than the {format_bytes(budget)} allowed per view. {hint}".strip())
+
+
+def max_size_within(bytes_for: Callable[[int], int], budget: int, upper: int = 10**7) -> int:
+    """The largest s in [0, upper] with bytes_for(s) <= budget (bytes_for must be increasing)."""
+    lo, hi = 0, upper
+    while lo < hi:
+        mid = (lo + hi + 1) // 2
+        if bytes_for(mid) <= budget:
+            lo = mid
+        else:
+            hi = mid - 1
+    return lo
