@@ -1,0 +1,111 @@
+"""The frame's state table and navigation: one name per setting, old links still open the same view,
+every page is reachable through st.navigation under its old URL path."""
+from __future__ import annotations
+
+import ast
+import re
+import dataclasses
+
+import pytest
+
+from rkapp.navigation import PAGES
+from rkapp.state import ALIASES, FIELDS, VIEW_FIELDS, ViewSpec
+from tests.conftest import REPO, error_texts, page_files, plotly_figures
+
+GRAM = "pages/1_Gram_matrices.py"
+
+
+def _widget_keys(path) -> set[str]:
+    """The ``key=`` of every persistent_widget call in a page file."""
+    keys = set()
+    for node in ast.walk(ast.parse(path.read_text())):
+        if isinstance(node, ast.Call) and getattr(node.func, "id", None) == "persistent_widget":
+            keys |= {kw.value.value for kw in node.keywords if kw.arg == "key" and isinstance(kw.value, ast.Constant)}
+    return keys
+
+
+def test_view_spec_is_the_table():
+    assert tuple(f.name for f in dataclasses.fields(ViewSpec) if f.name != "upload") == VIEW_FIELDS
+    assert {f.name: f.default for f in dataclasses.fields(ViewSpec) if f.name != "upload"} == \
+        {name: FIELDS[name].default for name in VIEW_FIELDS}
+    assert ViewSpec().query_params() == {}
+    assert ViewSpec(degree=3, distributions=("gaussian", "laplace")).query_params() == \
+        {"degree": "3", "distributions": "gaussian,laplace"}
+
+
+def test_old_url_keys_are_aliases_of_fields():
+    assert ALIASES == {"ds": "dataset", "mlpath": "movielens_path", "norm": "normalization", "m": "degree",
+                       "fam": "family", "dist": "distributions"}
+    assert not set(ALIASES) & set(FIELDS)
+
+
+@pytest.mark.parametrize("path", page_files()[1:], ids=lambda p: p.name)
+def test_every_page_widget_is_declared_in_the_table(path):
+    """No setting is made up at run time: a page's persistent widgets are rows of the table."""
+    undeclared = _widget_keys(path) - set(FIELDS)
+    assert not undeclared, f"{path.name}: {undeclared} missing from rkapp/state.py"
+
+
+def test_page_settings_keep_one_meaning():
+    owners: dict[str, str] = {}
+    for path in page_files()[1:]:
+        for key in _widget_keys(path):
+            assert FIELDS[key].view or owners.setdefault(key, path.name) == path.name, (key, owners.get(key))
+
+
+def test_old_link_opens_the_same_view(run_page):
+    """A link shared before the keys were renamed (ds, norm, m, dist) opens the same view; the URL is
+    rewritten to the field names."""
+    old = run_page(GRAM, ds="wine", norm="l2", m=3, dist="gaussian", n=30, D=24)
+    new = run_page(GRAM, dataset="wine", normalization="l2", degree=3, distributions="gaussian", n=30, D=24)
+    for at in (old, new):
+        assert not at.exception and not error_texts(at), error_texts(at)
+        assert at.selectbox(key="dataset").value == "wine"
+        assert at.radio(key="normalization").value == "l2"
+        assert at.number_input(key="degree").value == 3
+        assert at.selectbox(key="distributions").value == "gaussian"
+    assert plotly_figures(old) == plotly_figures(new)
+    assert {k: old.query_params[k] for k in old.query_params} == {
+        "dataset": "wine", "normalization": "l2", "degree": "3", "distributions": "gaussian", "n": "30", "D": "24"}
+
+
+def test_old_link_to_a_custom_family(run_page):
+    at = run_page(GRAM, kernel="itemset", fam="cross", fields="0-4 | 5-9", n=30, D=24)
+    assert not at.exception and not error_texts(at), error_texts(at)
+    assert at.radio(key="family").value == "cross"
+    assert at.query_params["family"] == "cross" and "fam" not in at.query_params
+
+
+def test_preset_with_a_page_setting_needs_no_earlier_visit(run_page):
+    """Presets may set any declared setting, page-specific ones included, in a fresh session."""
+    from streamlit.testing.v1 import AppTest
+
+    script = ("from rkapp import apply_preset, persistent_widget\nimport streamlit as st\n"
+              "apply_preset({'kernel': 'up_to', 'm': 3, 'eb_trials': 20})\n"
+              "st.write(f\"trials={persistent_widget(st.select_slider, 'Trials', key='eb_trials', options=[5, 10, 20])}\")\n")
+    at = AppTest.from_string(script, default_timeout=30).run()
+    assert not at.exception, [e.message for e in at.exception]
+    assert at.markdown[0].value == "trials=20"
+    assert at.session_state["_rk_v_degree"] == 3
+
+
+def test_navigation_keeps_the_old_url_paths():
+    assert [p.url_path for p in PAGES] == [
+        "Gram_matrices", "Itemsets", "Error_bounds", "Distributions_and_variance", "Timing", "Classifiers",
+        "Kernel_trick", "Random_Fourier_features", "Random_projections", "Compositional_kernels"]
+
+
+def _page_title(file: str) -> str:
+    """The title a page script gives itself: its page("...") call."""
+    return re.search(r'^page\(\s*"([^"]+)"', (REPO / "pages" / file).read_text(), re.M).group(1)
+
+
+def test_page_switching_through_the_navigation(run_page):
+    """app.py runs st.navigation: Home first, then each page by its path, settings carried along."""
+    at = run_page("app.py", n=30, D=24)
+    assert at.title[0].value == "Random Kernel Explorer"
+    for entry in PAGES[:3]:
+        at.switch_page(entry.path).run()
+        assert not at.exception, [e.message for e in at.exception]
+        assert at.title[0].value == _page_title(entry.file)
+        assert at.number_input(key="n").value == 30
