@@ -61,7 +61,7 @@ def run() -> None:
     """The app: Home and every page in the sidebar navigation; runs the chosen page."""
     home = st.Page(str(PAGES_DIR / HOME), title="Home", icon=":material/home:", default=True)
     pages = [st.Page(str(PAGES_DIR / e.file), title=e.title, url_path=e.url_path) for e in PAGES]
-    st.navigation([home, *pages]).run()
+    st.navigation([home, *pages], expanded=True).run()
 
 
 # ============================================================================ presets

@@ -258,11 +258,11 @@ def test_old_link_deep_links_the_page_with_its_settings(server, browser_page):
     page.goto(f"{server}/Itemsets?ds=wine&m=3", wait_until="domcontentloaded")
     wait_until_idle(page)
     page.wait_for_selector(".js-plotly-plot .main-svg", timeout=90_000)
-    assert page.locator("h1").first.inner_text().strip() == "Itemsets"
+    assert page.locator("h1").first.inner_text().strip() == "Itemset families"
     assert "itemsets of size 3" in body_text(page)
     page.wait_for_function("() => window.location.search.includes('degree=3')", timeout=30_000)
     assert "dataset=wine" in page.url and "ds=" not in page.url and "m=3" not in page.url.replace("degree=3", "")
     nav = page.locator('[data-testid="stSidebarNav"]')
     for path in page_files()[1:]:
-        assert nav.get_by_role("link", name=path.stem.split("_", 1)[1].replace("_", " ")).count() == 1
+        assert nav.get_by_role("link", name=path.stem.split("_", 1)[1].replace("_", " "), exact=True).count() == 1
     assert_no_exception(page, "old link to Itemsets")
