@@ -84,6 +84,7 @@ from sklearn.utils.validation import check_is_fitted, validate_data
 
 from .foundations import kernel_errors
 from .kernels import check_array, row_blocks
+from .validation import check_int
 
 DEDUP_MODES = ("none", "unbiased", "counts")
 
@@ -295,8 +296,7 @@ class InputNode:
             if len(cols) != 1:
                 raise ValueError(f"Input node {self.name!r}: a categorical node reads exactly one column, got {len(cols)}.")
             c = self.n_categories
-            if isinstance(c, bool) or not isinstance(c, (int, np.integer)) or c < 1:
-                raise ValueError(f"Input node {self.name!r}: n_categories must be an integer >= 1, got {c!r}.")
+            check_int(c, f"Input node {self.name!r}: n_categories")
 
     @property
     def is_input(self) -> bool:
@@ -595,9 +595,7 @@ def preset_skeleton(key: str, X) -> tuple[Skeleton, np.ndarray]:
 
 
 def _check_positive_int(value, name: str) -> int:
-    if isinstance(value, bool) or not isinstance(value, (int, np.integer)) or value < 1:
-        raise ValueError(f"{name} must be an integer >= 1, got {value!r}.")
-    return int(value)
+    return check_int(value, name)
 
 
 # ============================================================================ sampling (Algorithm 1)

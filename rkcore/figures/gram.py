@@ -2,7 +2,7 @@
 
 Pure functions of arrays / tidy DataFrames (from :mod:`rkcore.views`). Heatmaps send at
 most ``max_side`` x ``max_side`` cells to the browser: larger matrices are averaged over
-b x b blocks (:func:`rkcore.views.block_average`) and the title says so. Axes are in
+b x b blocks (:func:`rkcore.gram.block_average`) and the title says so. Axes are in
 units of the data point index i, j (block centers when averaged).
 """
 from __future__ import annotations
@@ -12,7 +12,7 @@ import pandas as pd
 import plotly.graph_objects as go
 from plotly.subplots import make_subplots
 
-from ..views import MAX_HEATMAP_SIDE, block_average
+from ..gram import MAX_HEATMAP_SIDE, block_average
 from .style import DIVERGING, FONT_SIZE, PALETTE, SEQUENTIAL, TEMPLATE
 
 EXACT_LABEL = "Exact K"
@@ -100,7 +100,7 @@ def gram_difference(K: np.ndarray, K_hat: np.ndarray, *, max_side: int = MAX_HEA
 
 
 def gram_scatter(pairs: pd.DataFrame, *, n_total: int | None = None) -> go.Figure:
-    """Approximate against exact entries (columns ``exact``, ``approx`` of :func:`rkcore.views.gram_pairs`)
+    """Approximate against exact entries (columns ``exact``, ``approx`` of :func:`rkcore.gram.gram_pairs`)
     with the line y = x: points on the line are estimated exactly."""
     exact = pairs["exact"].to_numpy()
     approx = pairs["approx"].to_numpy()
