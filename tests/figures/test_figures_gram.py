@@ -63,13 +63,16 @@ def test_heatmaps_share_one_color_scale(grams):
 def test_heatmaps_block_average_large_matrices():
     n = 1204
     K = np.add.outer(np.arange(n), np.arange(n)).astype(float)
-    fig = gram_heatmaps(K, K, max_side=500)
+    small, b = block_average(K, max_side=500)
+    fig = gram_heatmaps(small, small, block=b, n=n)
     z = np.asarray(fig.data[0].z)
     assert z.shape == (402, 402)  # b = ceil(1204 / 500) = 3; the last block holds one row
     assert z[-1, -1] == pytest.approx(K[-1, -1])
     assert "averaged over 3×3 blocks" in fig.layout.title.text
     assert z[0, 0] == pytest.approx(K[:3, :3].mean())
     assert np.asarray(fig.data[0].x)[0] == pytest.approx(1.0)  # block center, in point-index units
+    with pytest.raises(ValueError, match="need n"):
+        gram_heatmaps(small, small, block=b)  # averaged matrices cannot tell how many points they stand for
 
 
 def test_difference_is_diverging_and_centered(grams):
