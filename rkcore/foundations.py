@@ -28,6 +28,7 @@ import numpy as np
 import pandas as pd
 import scipy.sparse as sp
 from scipy.spatial.distance import pdist
+from scipy.special import gammaln
 from scipy.stats import chi2
 from sklearn.exceptions import DataDimensionalityWarning
 from sklearn.kernel_approximation import RBFSampler
@@ -94,8 +95,6 @@ def polynomial_features(X, degree: int = 2, c: float = 1.0) -> np.ndarray:
 
 
 def _polynomial_scales(powers: np.ndarray, m: int, c: float) -> np.ndarray:
-    from scipy.special import gammaln
-
     total = powers.sum(axis=1)
     log_coef = gammaln(m + 1) - gammaln(powers + 1).sum(axis=1) - gammaln(m - total + 1)
     with np.errstate(divide="ignore"):
@@ -391,6 +390,16 @@ PROJECTIONS: dict[str, Projection] = {
                                                         random_state=rs)),
     )
 }
+
+
+def distortion_bands(m_values, delta: float = 0.05) -> pd.DataFrame:
+    """Per target dimension m: Theorem 1's band (:func:`theorem1_band`, the lower end may be < 0) and
+    the exact chi^2_m / m interval of Gaussian A (:func:`chi2_band`). Columns: m, theorem_low,
+    theorem_high, chi2_low, chi2_high."""
+    ms = np.unique(np.asarray(m_values, dtype=np.int64))
+    lo, hi = theorem1_band(ms, delta)
+    clo, chi = chi2_band(ms, delta)
+    return pd.DataFrame({"m": ms, "theorem_low": lo, "theorem_high": hi, "chi2_low": clo, "chi2_high": chi})
 
 
 def get_projection(key: str) -> Projection:

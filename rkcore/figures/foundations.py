@@ -11,7 +11,6 @@ import pandas as pd
 import plotly.graph_objects as go
 from plotly.subplots import make_subplots
 
-from ..foundations import chi2_band, theorem1_band
 from .style import PALETTE, TEMPLATE, log_ticks, new_figure, rgba
 
 METRIC_LABELS = {
@@ -132,8 +131,10 @@ def rff_error_figure(df: pd.DataFrame, metric: str = "rel_fro", *, title: str | 
 PROJECTION_COLORS = {"gaussian": PALETTE[0], "sparse": PALETTE[1]}
 
 
-def projection_distortion_figure(df: pd.DataFrame, delta: float = 0.05) -> go.Figure:
+def projection_distortion_figure(df: pd.DataFrame, delta: float = 0.05, *, bands: pd.DataFrame) -> go.Figure:
     """‖Av‖²/‖v‖² vs m per projection kind: median and central 1 − δ range, with Theorem 1's band.
+
+    ``bands`` is :func:`rkcore.foundations.distortion_bands` at the same δ.
 
     The theorem band is drawn as dashed lines (the lower bound is vacuous, < 0, for small m
     and is then clipped to 0); the exact χ²_m/m interval of the Gaussian case is dotted.
@@ -148,12 +149,13 @@ def projection_distortion_figure(df: pd.DataFrame, delta: float = 0.05) -> go.Fi
         add_band(fig, q["m"], q[cols[0]], q[cols[1]], q[cols[2]],
                  name=f"{kind}: median, central {100 * (1 - delta):g}% of vectors × trials",
                  color=PROJECTION_COLORS.get(kind, PALETTE[2]))
-    lo, hi = theorem1_band(ms, delta)
+    bands = bands.set_index("m").loc[ms]
+    lo, hi = bands["theorem_low"].to_numpy(), bands["theorem_high"].to_numpy()
     fig.add_trace(go.Scatter(x=ms, y=hi, mode="lines", name=f"Theorem 1 band (prob. ≥ {1 - delta:g})",
                              line=dict(color="#222", dash="dash", width=2), legendgroup="thm"))
     fig.add_trace(go.Scatter(x=ms, y=np.maximum(lo, 0.0), mode="lines", name="Theorem 1 lower", showlegend=False,
                              line=dict(color="#222", dash="dash", width=2), legendgroup="thm"))
-    clo, chi = chi2_band(ms, delta)
+    clo, chi = bands["chi2_low"].to_numpy(), bands["chi2_high"].to_numpy()
     fig.add_trace(go.Scatter(x=ms, y=chi, mode="lines", name="exact χ²ₘ/m interval (Gaussian)",
                              line=dict(color="#777", dash="dot", width=2), legendgroup="chi"))
     fig.add_trace(go.Scatter(x=ms, y=clo, mode="lines", showlegend=False, name="χ² lower",
