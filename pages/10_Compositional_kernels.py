@@ -109,9 +109,9 @@ with guarded("the compositional kernel"):
         formula(BASE_KERNELS[key].feature_latex, "Its random features (paper, Section 4).")
 
     K_hat, features = gram_estimate(view, preset, int(D_gram))
-    K_small, _ = block_average(K)
+    K_small, b = block_average(K)
     K_hat_small, _ = block_average(K_hat)
-    chart(gram_heatmaps(K, K_hat, titles=("Exact compositional K", f"Random features K̂, D = {D_gram} (de-duplicated)")),
+    chart(gram_heatmaps(K_small, K_hat_small, block=b, n=K.shape[0], titles=("Exact compositional K", f"Random features K̂, D = {D_gram} (de-duplicated)")),
           gram_long(K_small, K_hat_small), "Compositional Gram matrices",
           caption=f"One shared color scale. Relative Frobenius error {np.linalg.norm(K_hat - K) / np.linalg.norm(K):.3f}; "
                   f"seed {view.seed}.")

@@ -59,13 +59,13 @@ with guarded("the Gram matrices"):
     K_hat_small, _ = block_average(K_hat)
     averaged = (f" Matrices larger than {MAX_HEATMAP_SIDE}×{MAX_HEATMAP_SIDE} are averaged over {b}×{b} blocks "
                 "before drawing; the CSV holds the drawn (averaged) values.") if b > 1 else ""
-    chart(gram_heatmaps(K, K_hat), gram_long(K_small, K_hat_small), "Gram matrices exact and approximate",
+    chart(gram_heatmaps(K_small, K_hat_small, block=b, n=n), gram_long(K_small, K_hat_small), "Gram matrices exact and approximate",
           caption="One shared color scale: equal colors mean equal values in both panels. The range spans the "
                   "1st–99th percentile of the entries, so the large diagonal K(x, x) saturates and the "
                   "off-diagonal pattern stays visible." + averaged)
     left, right = st.columns(2)
     with left:
-        chart(gram_difference(K, K_hat), gram_long(K_small, K_hat_small)[["i", "j", "difference"]],
+        chart(gram_difference(K_small, K_hat_small, block=b, n=n), gram_long(K_small, K_hat_small)[["i", "j", "difference"]],
               "Gram difference", caption="Diverging colors centered at 0: white is exact, red over-, blue under-estimates."
               + averaged)
     with right:

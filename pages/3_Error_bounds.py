@@ -10,11 +10,9 @@ from rkapp import (
     ViewSpec, chart, escape_markdown, formula, guarded, load_data, notice, page, persistent_widget, reproduce,
     require_memory, sidebar, table,
 )
-from rkcore.bounds import bounds_table, l1_radius
+from rkcore.bounds import bounds_table, l1_radius, measured_tails, required_components
 from rkcore.experiments import error_study
-from rkcore.figures.bounds import (
-    LEMMA_LABELS, bounds_vs_D_figure, bounds_vs_eps_figure, measured_tails, required_components,
-)
+from rkcore.figures.bounds import LEMMA_LABELS, bounds_vs_D_figure, bounds_vs_eps_figure
 from rkcore.registry import ITEMSET_KERNELS
 
 #: The D of the study (the vs-eps chart picks one of them, so changing it reruns nothing).
@@ -200,9 +198,9 @@ if needed is not None:
            "other distributions the measured curves are shown for comparison only.")
 
 reproduce(view.code(
-    "from rkcore.bounds import bounds_table, l1_radius, min_components_lemma1, min_components_lemma3",
+    "from rkcore.bounds import bounds_table, l1_radius, measured_tails, required_components",
     "from rkcore.experiments import error_study",
-    "from rkcore.figures.bounds import measured_tails, required_components, bounds_vs_eps_figure",
+    "from rkcore.figures.bounds import bounds_vs_eps_figure",
     "",
     "R = l1_radius(X)",
     f"study = error_study(X, spec, [('rk', {view.distribution!r})], {list(D_GRID)}, {int(trials)},",

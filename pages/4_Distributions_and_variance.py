@@ -12,12 +12,11 @@ from rkapp import (
 )
 from rkcore.distributions import DISTRIBUTIONS
 from rkcore.experiments import error_study
-from rkcore.figures.variance import (
-    empirical_pair_variance, error_vs_D_figure, exact_pair_variance, select_pairs, table1_view,
-    variance_by_distribution, variance_by_distribution_figure, variance_figure,
-)
+from rkcore.figures.variance import error_vs_D_figure, variance_by_distribution_figure, variance_figure
 from rkcore.registry import ITEMSET_KERNELS
+from rkcore.table1 import table1_view
 from rkcore.variance import VARIANCE_KERNELS
+from rkcore.variance_study import empirical_pair_variance, exact_pair_variance, select_pairs, variance_by_distribution
 from rkcore.views import dense
 
 MULTIPLES = (1, 2, 4, 8, 16, 32)
@@ -221,7 +220,8 @@ notice("Among the distributions Rademacher comes out lowest, in the error table 
 reproduce(view.code(
     "from rkcore.experiments import error_study, summarize_errors",
     "from rkcore.variance import rk_variance, variance_table",
-    "from rkcore.figures.variance import table1_view, error_vs_D_figure",
+    "from rkcore.table1 import table1_view",
+    "from rkcore.figures.variance import error_vs_D_figure",
     "",
     f"D_list = [m * d for m in {[int(m) for m in sorted(multiples, key=int)]}]",
     f"methods = {methods_for(view, chosen, bool(with_scrk))!r}",

@@ -10,18 +10,17 @@ from threadpoolctl import threadpool_limits
 from rkapp import (
     chart, formula, guarded, notice, page, persistent_widget, reproduce, require_memory, sidebar, table,
 )
-from rkcore.figures.timing import (
-    OPERATIONS, median_table, predicted_figure, predicted_operations, short_label, timing_figure,
-)
+from rkcore.figures.timing import predicted_figure, timing_figure
 from rkcore.registry import MAPS
-from rkcore.timing import growth_exponent, time_maps, timing_kernel
+from rkcore.timing import (
+    estimate_seconds, growth_exponent, median_table, predicted_operations, time_maps, timing_kernel,
+)
 
 D_OPTIONS = ("16", "32", "64", "128", "256", "512", "1024", "2048", "4096", "8192", "16384")
 d_OPTIONS = ("4", "8", "16", "32", "64", "128", "256", "512", "1024", "2048", "4096", "8192")
 N_OPTIONS = (10, 50, 100, 200, 500, 1000, 2000)
 REPEATS = (1, 3, 5, 9)
 MAX_SECONDS = 300.0  # refused beyond: the server is shared
-OPS_PER_SECOND = 2e9  # rough throughput of the maps' inner loops (one BLAS thread, measured under load)
 RESULT_KEY = "_tm_result"
 
 page("Timing",
@@ -65,16 +64,6 @@ with c9:
 formula(r"\text{RK: } O(D\,d\,m)\qquad \text{SCRK: } O(m\,D\log d)\qquad \text{TS: } O(m(d + D\log D))"
         r"\qquad \text{RM: } O(D\,d\,m)\qquad \text{RFF: } O(D\,d)",
         "Time per sample of each map's transform (paper, Sections 3–4; registry time_complexity).")
-
-
-def estimate_seconds(maps, d_list, D_at, D_list, d_at, n, m, repeats) -> float:
-    """Rough wall time of both sweeps: operations per sample × n × (warm-up + repeats) / throughput."""
-    ops = 0.0
-    for key in maps:
-        f = OPERATIONS.get(key, OPERATIONS["rk"])
-        ops += sum(float(f(np.float64(d), np.float64(D_at), m)) for d in d_list)
-        ops += sum(float(f(np.float64(d_at), np.float64(D), m)) for D in D_list)
-    return ops * n * (1 + repeats) / OPS_PER_SECOND + 0.01 * len(maps) * (len(d_list) + len(D_list)) * (1 + repeats)
 
 
 def run_timings(maps, d_list, D_at, D_list, d_at, n, m, repeats, seed, single_thread):
@@ -162,12 +151,12 @@ if result is not None:
         by_d, by_D = df[df["sweep"] == "d"], df[df["sweep"] == "D"]
         left, right = st.columns(2)
         with left:
-            chart(timing_figure(by_d, "d"), by_d, "Timings vs input dimension d")
+            chart(timing_figure(by_d, "d", slopes=growth_exponent(by_d, "d")), by_d, "Timings vs input dimension d")
         with right:
-            chart(timing_figure(by_D, "D"), by_D, "Timings vs feature count D")
+            chart(timing_figure(by_D, "D", slopes=growth_exponent(by_D, "D")), by_D, "Timings vs feature count D")
         slopes = pd.concat([growth_exponent(by_d, "d").assign(along="d"), growth_exponent(by_D, "D").assign(along="D")],
                            ignore_index=True)
-        slopes["map"] = slopes["map"].map(short_label)
+        slopes["map"] = [MAPS[k].short_label for k in slopes["map"]]
         medians = median_table(df.drop(columns="sweep"))
         a, b = st.columns([3, 2])
         with a:
@@ -198,6 +187,6 @@ reproduce("\n".join([
     f"    by_D = time_maps({list(maps)!r}, [{int(d_fixed)}], {sorted(int(v) for v in D_values)}, [{int(n)}], "
     f"kernel_degree={int(degree)}, repeats={int(repeats)}, random_state={view.seed})",
     "print(growth_exponent(by_d, 'd'), growth_exponent(by_D, 'D'))",
-    "timing_figure(by_d, 'd').show()",
+    "timing_figure(by_d, 'd', slopes=growth_exponent(by_d, 'd')).show()",
     "# paper Figure 1 from the command line: python -m rkcore timing --figure1",
 ]))

@@ -14,8 +14,9 @@ from rkapp import (
     chart, escape_markdown, formula, guarded, load_data, notice, page, persistent_widget, reproduce,
     require_memory, run_requested, sidebar, table,
 )
-from rkcore.accuracy import METHODS, split_sizes
-from rkcore.accuracy import accuracy_study
+from rkcore.accuracy import METHODS, accuracy_study, split_sizes
+from rkcore.accuracy import estimate_seconds as estimates
+from rkcore.accuracy import total_seconds
 from rkcore.figures.accuracy import accuracy_figure, estimate_figure, summary_table, time_figure
 from rkcore.registry import ITEMSET_KERNELS
 
@@ -25,21 +26,6 @@ SPLIT = (0.5, 0.1, 0.4)  # train / validation / test fractions of the n points
 C_GRID = (0.1, 1.0, 10.0, 100.0, 1000.0)
 MAX_SECONDS = 600.0
 RESULT_KEY = "_cl_result"
-
-#: Rough seconds of one fit (+ prediction) on the 2-core machine, one BLAS thread, fitted to runs on the
-#: built-in data (n_train = 100 ... 2000, d = 20, D = 40 ... 320) with about 2x headroom; only for the
-#: estimate shown before a run. n: training points, d: features, D: random features, m: degree.
-COST_MODELS = {
-    "kernel_svm": lambda n, d, D, m: 4e-8 * n * n * max(d / 20, 1) + 0.002,
-    "poly_svm": lambda n, d, D, m: 2e-7 * n * n * max(d / 20, 1) + 0.002,
-    "fm": lambda n, d, D, m: 2e-6 * n * d * m + 0.01,
-    "all_subsets_model": lambda n, d, D, m: 1e-5 * n * d + 0.01,
-    "rk": lambda n, d, D, m: 1e-7 * n * D * max(d / 20, 1) + 0.003,
-    "scrk": lambda n, d, D, m: 1.3e-7 * n * D * max(np.log2(d) / np.log2(20), 1) + 0.003,  # FFT constants
-    "ts": lambda n, d, D, m: 1.2e-7 * n * D + 0.003,
-    "rm": lambda n, d, D, m: 1e-7 * n * D * max(d / 20, 1) + 0.003,
-    "sparse_rf": lambda n, d, D, m: 1e-6 * n * D ** 1.5 / 10 + 0.02,
-}
 
 page("Classifiers",
      "Does a linear model on random features learn as well as the kernel method it approximates, and how much "
@@ -72,26 +58,6 @@ formula(r"f(\mathbf{x}) = \langle \mathbf{w}, Z(\mathbf{x})\rangle\ \ \text{(lin
         r"\text{(kernel SVM)}",
         "A linear model on Z trains in O(n·D) per pass and predicts in O(D·d·m); the kernel SVM needs the n × n "
         "Gram matrix.")
-
-
-def estimates(method_keys, n_train: int, n_test: int, d: int, D_list, m: int) -> pd.DataFrame:
-    rows = []
-    for key in method_keys:
-        model = COST_MODELS.get(key, COST_MODELS["rk"])
-        for D in (D_list if METHODS[key].uses_D else [np.nan]):
-            Dv = 0 if np.isnan(D) else D
-            seconds = model(n_train, d, Dv, m) + model(n_test, d, Dv, m) * 0.1  # predicting is far cheaper
-            rows.append({"method": key, "label": METHODS[key].label, "D": D, "seconds": seconds})
-    return pd.DataFrame(rows)
-
-
-def total_seconds(est: pd.DataFrame, n_trials: int, n_train: int, d: int, spec) -> float:
-    fits = sum(row.seconds * (n_trials if METHODS[row.method].randomized else 1) for row in est.itertuples())
-    # C validation: one exact SVM per distinct kernel the methods target (as the engine does), for every C
-    targets = {METHODS[k].kernel_of(spec) for k in est["method"].unique()}
-    validation = sum(len(C_GRID) * COST_MODELS["poly_svm" if t.name == "polynomial" else "kernel_svm"](n_train, d, 0, 2)
-                     for t in targets)
-    return fits + validation
 
 
 def run_study(data, view, method_keys, D_list, n_trials):
@@ -135,7 +101,7 @@ with guarded("the classifier study"):
                     "features Z (n × largest D)": (n, D_list[-1]), "RK weights (D × d)": (D_list[-1], d)},
                    hint="Lower n or the largest D.")
     est = estimates(methods, n_train, n_test, d, D_list, spec.degree)
-    seconds = total_seconds(est, int(trials), n_train, d, spec)
+    seconds = total_seconds(est, int(trials), n_train, d, spec, n_C=len(C_GRID))
     if seconds > MAX_SECONDS:
         raise ValueError(f"This study would take about {seconds / 60:.0f} minutes (rough estimate), more than the "
                          f"{MAX_SECONDS / 60:.0f} minutes allowed. Lower n, the trials or the largest D, or drop the "

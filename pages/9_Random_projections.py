@@ -9,7 +9,9 @@ from rkapp import (
     require_memory, sidebar, table,
 )
 from rkcore.figures.foundations import band_violation_figure, projection_distortion_figure
-from rkcore.foundations import PROJECTIONS, distortion_summary, polynomial_features, projection_distortion
+from rkcore.foundations import (
+    PROJECTIONS, distortion_bands, distortion_summary, polynomial_features, projection_distortion,
+)
 from rkcore.views import dense
 
 M_MAX_OPTIONS = [64, 128, 256, 512, 1024, 2048, 4096]
@@ -81,7 +83,7 @@ with guarded("the random projections"):
     st.metric("median share of ‖v‖² in its largest coordinate", f"{share:.2f}",
               help="Near 1: spiky vectors (one coordinate carries the norm); near 1/D: flat vectors.")
     df = distortions(view, vectors, m_list, tuple(kinds), int(trials))
-    chart(projection_distortion_figure(df, float(delta)), df, "Projection distortion",
+    chart(projection_distortion_figure(df, float(delta), bands=distortion_bands(df["m"], float(delta))), df, "Projection distortion",
           caption=f"Line: median of ‖Av‖²/‖v‖² over all vectors and draws; band: the central {100 * (1 - delta):g}%. "
                   "Dashed: Theorem 1's band (its lower edge is vacuous, clipped at 0, for small m); dotted: the exact "
                   "χ² interval. Each m uses the first m rows of one draw, rescaled (same distribution as a fresh draw).")
@@ -104,7 +106,7 @@ notice("Gaussian A: the ratio is centered on 1 at every m, its spread shrinks li
 
 reproduce("\n".join([
     *[line for line in view.code().splitlines() if "KernelSpec" not in line],
-    "from rkcore.foundations import polynomial_features, projection_distortion, distortion_summary",
+    "from rkcore.foundations import polynomial_features, projection_distortion, distortion_summary, distortion_bands",
     "from rkcore.figures.foundations import projection_distortion_figure",
     "import pandas as pd",
     "from rkcore.views import dense",
@@ -113,5 +115,5 @@ reproduce("\n".join([
     f"df = pd.concat([projection_distortion(V, {list(m_list)}, kind=k, trials={int(trials)}, seed={view.seed})",
     f"                for k in {list(kinds)}], ignore_index=True)",
     f"print(distortion_summary(df, delta={float(delta)}))",
-    f"projection_distortion_figure(df, delta={float(delta)}).show()",
+    f"projection_distortion_figure(df, delta={float(delta)}, bands=distortion_bands(df['m'], {float(delta)})).show()",
 ]))

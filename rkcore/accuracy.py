@@ -41,9 +41,10 @@ import ast
 import math
 import sys
 import time
+from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Callable, Mapping, Sequence
+from typing import Callable, Sequence
 
 import numpy as np
 import pandas as pd
@@ -61,7 +62,9 @@ from .models import (
     exact_gram,
     random_feature_pipeline,
 )
-from .registry import KERNELS, KernelSpec
+from .datasets import load_builtin, load_csv, load_libsvm, load_movielens, normalize
+from .registry import KERNELS, MAPS, KernelSpec, MapEntry, anova_of, polynomial_of, same_kernel
+from .validation import check_int
 
 DEFAULT_C_GRID = (0.1, 1.0, 10.0, 100.0, 1000.0)
 #: the paper's MovieLens 100K split (Section 6)
@@ -74,18 +77,6 @@ COLUMNS = ["method", "label", "kernel", "D", "trial", "seed", "accuracy", "balan
 
 
 # ----------------------------------------------------------------------------- methods
-def _polynomial(spec: KernelSpec) -> KernelSpec:
-    return KernelSpec("polynomial", degree=spec.degree)
-
-
-def _anova(spec: KernelSpec) -> KernelSpec:
-    return KernelSpec("anova", degree=spec.degree)
-
-
-def _same(spec: KernelSpec) -> KernelSpec:
-    return spec
-
-
 def _svm(spec, D, C, n_train, seed, params):
     return ExactKernelSVC(spec, C=C, **params)
 
@@ -117,9 +108,25 @@ def _sparse_rf(spec, D, C, n_train, seed, params):
                                          random_state=seed, **params)
 
 
+def _support_vectors(est, D) -> int:
+    return int(est.support_.size)
+
+
+def _rank(est, D) -> int:
+    return int(est.n_components)
+
+
+def _n_features(est, D) -> int:
+    return int(D)
+
+
+def _nonzero_features(est, D) -> int:
+    return int(est.n_nonzero_)
+
+
 @dataclass(frozen=True)
 class Method:
-    """One learner of the study: what kernel it targets and how to build it."""
+    """One learner of the study: what kernel it targets, how to build it, what it costs, how to draw it."""
 
     key: str
     label: str
@@ -127,33 +134,57 @@ class Method:
     randomized: bool  # results depend on the trial's seed (else run once)
     kernel_of: Callable[[KernelSpec], KernelSpec]  # study kernel -> the kernel this method targets
     build: Callable  # (spec, D, C, n_train, seed, params) -> unfitted estimator
+    model_size: Callable  # (fitted estimator, D) -> support vectors / rank / D / non-zero features
+    fit_seconds: Callable  # (n, d, D, m) -> rough seconds of one fit (the page's estimate before a run)
+    color: str  # "#rrggbb" in the accuracy and time charts
     requires: tuple[str, ...] = ()  # study kernels it needs (empty: any)
 
-    def model_size(self, est, D):
-        if self.key in ("kernel_svm", "poly_svm"):
-            return int(est.support_.size)
-        if self.key == "sparse_rf":
-            return int(est.n_nonzero_)
-        if self.key in ("fm", "all_subsets_model"):
-            return int(est.n_components)
-        return int(D)
+
+# Rough seconds of one fit (+ prediction) on the 2-core machine, one BLAS thread, fitted to runs on the
+# built-in data (n_train = 100 ... 2000, d = 20, D = 40 ... 320) with about 2x headroom. The linear
+# SVMs on random features take theirs from the map's registry entry (MapEntry.fit_seconds).
+_EXACT_METHODS = (
+    Method("kernel_svm", "Kernel SVM (exact)", False, False, same_kernel, _svm, _support_vectors,
+           lambda n, d, D, m: 4e-8 * n * n * max(d / 20, 1) + 0.002, "#000000"),
+    Method("poly_svm", "Kernel SVM (polynomial)", False, False, polynomial_of, _svm, _support_vectors,
+           lambda n, d, D, m: 2e-7 * n * n * max(d / 20, 1) + 0.002, "#555555"),
+    Method("fm", "Factorization machine", False, True, anova_of, _fm, _rank,
+           lambda n, d, D, m: 2e-6 * n * d * m + 0.01, "#CC79A7"),
+    Method("all_subsets_model", "All-subsets model", False, True, lambda spec: KernelSpec("all_subsets"),
+           _all_subsets_model, _rank, lambda n, d, D, m: 1e-5 * n * d + 0.01, "#8C564B"),
+)
+_SPARSE_RF = Method("sparse_rf", "Sparse RF (l1, RK)", True, True, same_kernel, _sparse_rf, _nonzero_features,
+                    lambda n, d, D, m: 1e-6 * n * D ** 1.5 / 10 + 0.02, "#56B4E9")
 
 
-METHODS: dict[str, Method] = {
-    m.key: m
-    for m in (
-        Method("kernel_svm", "Kernel SVM (exact)", False, False, _same, _svm),
-        Method("poly_svm", "Kernel SVM (polynomial)", False, False, _polynomial, _svm),
-        Method("fm", "Factorization machine", False, True, _anova, _fm),
-        Method("all_subsets_model", "All-subsets model", False, True,
-               lambda spec: KernelSpec("all_subsets"), _all_subsets_model),
-        Method("rk", "Linear SVM + RK", True, True, _same, _linear_on("rk")),
-        Method("scrk", "Linear SVM + SCRK", True, True, _same, _linear_on("scrk"), requires=("anova",)),
-        Method("ts", "Linear SVM + TS", True, True, _polynomial, _linear_on("ts")),
-        Method("rm", "Linear SVM + RM", True, True, _polynomial, _linear_on("rm")),
-        Method("sparse_rf", "Sparse RF (l1, RK)", True, True, _same, _sparse_rf),
-    )
-}
+def _map_method(entry: MapEntry) -> Method:
+    """A linear SVM on the features of a registry map (entries with a classifier_kernel)."""
+    # on the study kernel itself, the study kernel must be one the map approximates
+    requires = entry.kernels if entry.classifier_kernel is same_kernel else ()
+    return Method(entry.key, f"Linear SVM + {entry.short_label}", True, True, entry.classifier_kernel,
+                  _linear_on(entry.key), _n_features, entry.fit_seconds, entry.color, requires=requires)
+
+
+class MethodTable(Mapping):
+    """The learners of the study, keyed as in the paper: the exact learners, one linear SVM per
+    registry map that has a ``classifier_kernel`` (so a map registered at run time appears), and
+    sparse random features. Read-only; look-ups of unknown keys raise KeyError."""
+
+    def _methods(self) -> dict[str, Method]:
+        maps = [_map_method(e) for e in MAPS.values() if e.classifier_kernel is not None]
+        return {m.key: m for m in (*_EXACT_METHODS, *maps, _SPARSE_RF)}
+
+    def __getitem__(self, key: str) -> Method:
+        return self._methods()[key]
+
+    def __iter__(self):
+        return iter(self._methods())
+
+    def __len__(self) -> int:
+        return len(self._methods())
+
+
+METHODS = MethodTable()
 
 
 def get_method(key: str) -> Method:
@@ -161,6 +192,31 @@ def get_method(key: str) -> Method:
         return METHODS[key]
     except (KeyError, TypeError):
         raise ValueError(f"Unknown method {key!r}; allowed: {', '.join(map(repr, METHODS))}.") from None
+
+
+def estimate_seconds(method_keys: Sequence[str], n_train: int, n_test: int, d: int, D_list, degree: int) -> pd.DataFrame:
+    """Rough seconds of one fit + prediction per (method, D) from the methods' cost models
+    (predicting is taken as a tenth of fitting on as many points). Columns: method, label, D, seconds."""
+    rows = []
+    for key in method_keys:
+        method = get_method(key)
+        for D in (D_list if method.uses_D else [np.nan]):
+            Dv = 0 if np.isnan(D) else D
+            seconds = method.fit_seconds(n_train, d, Dv, degree) + method.fit_seconds(n_test, d, Dv, degree) * 0.1
+            rows.append({"method": key, "label": method.label, "D": D, "seconds": seconds})
+    return pd.DataFrame(rows, columns=["method", "label", "D", "seconds"])
+
+
+def total_seconds(estimates: pd.DataFrame, n_trials: int, n_train: int, d: int, spec: KernelSpec,
+                  n_C: int = len(DEFAULT_C_GRID)) -> float:
+    """Rough seconds of a whole study: :func:`estimate_seconds` rows times the trials of randomized
+    methods, plus C validation: one exact SVM per distinct kernel the methods target (as
+    :func:`accuracy_study` does with ``shared_C``), for each of ``n_C`` values of C."""
+    fits = sum(row.seconds * (n_trials if get_method(row.method).randomized else 1)
+               for row in estimates.itertuples())
+    targets = {get_method(k).kernel_of(spec) for k in estimates["method"].unique()}
+    svm = {t: METHODS["poly_svm" if t.name == "polynomial" else "kernel_svm"] for t in targets}
+    return fits + sum(n_C * svm[t].fit_seconds(n_train, d, 0, 2) for t in targets)
 
 
 # ----------------------------------------------------------------------------- data handling
@@ -296,8 +352,7 @@ def accuracy_study(dataset_or_XY, methods: Sequence[str], n_components_list: Seq
     if any(D < 1 for D in Ds) or (not Ds and any(m.uses_D for m in chosen)):
         raise ValueError("n_components_list must hold integers >= 1 for the random-feature methods; "
                          f"got {n_components_list!r}.")
-    if isinstance(n_trials, bool) or not isinstance(n_trials, (int, np.integer)) or n_trials < 1:
-        raise ValueError(f"n_trials must be an integer >= 1, got {n_trials!r}.")
+    n_trials = check_int(n_trials, "n_trials")
     C_grid = [float(c) for c in np.atleast_1d(C_grid)]
     if not C_grid or min(C_grid) <= 0:
         raise ValueError(f"C_grid must hold positive numbers; got {C_grid!r}.")
@@ -421,18 +476,16 @@ def format_table(df: pd.DataFrame) -> str:
 
 # ----------------------------------------------------------------------------- command line
 def _load(data: str, target: str | None, n_samples: int | None, seed: int):
-    from . import datasets
-
     if data.startswith("builtin:"):
-        return datasets.load_builtin(data.split(":", 1)[1], n_samples=n_samples, random_state=seed)
+        return load_builtin(data.split(":", 1)[1], n_samples=n_samples, random_state=seed)
     path = Path(data)
     if path.is_dir():
-        return datasets.load_movielens(path, n_samples=n_samples, random_state=seed if n_samples else None)
+        return load_movielens(path, n_samples=n_samples, random_state=seed if n_samples else None)
     if not path.is_file():
         raise ValueError(f"--data {data!r} is neither builtin:KEY, a MovieLens folder nor a file.")
     if path.suffix.lower() == ".csv":
-        return datasets.load_csv(path, target=target)
-    return datasets.load_libsvm(path)
+        return load_csv(path, target=target)
+    return load_libsvm(path)
 
 
 def _parse_Ds(text: str, d: int) -> list[int]:
@@ -503,8 +556,6 @@ def main(argv: list[str] | None = None) -> int:
     args = parser.parse_args(argv)
 
     try:
-        from .datasets import normalize
-
         data = _load(args.data, args.target, args.n_samples, args.seed)
         X = normalize(data.X, args.normalize)
         kernel = KernelSpec(args.kernel, degree=args.degree)

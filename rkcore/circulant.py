@@ -21,6 +21,7 @@ from sklearn.utils._param_validation import Interval
 from sklearn.utils.validation import check_is_fitted, validate_data
 
 from .distributions import get_distribution
+from .itemsets import check_degree_fits
 from .kernels import elementary_top, row_blocks
 
 #: Temporary memory per row block in transform (spectra, products, inverse FFTs).
@@ -121,11 +122,7 @@ class SignedCirculantRandomKernel(TransformerMixin, BaseEstimator):
         """Draw w_t and sigma_t for T = ceil(D / d) blocks; only the number of features of X is used."""
         X = validate_data(self, X, accept_sparse="csr", dtype=np.float64)
         d = X.shape[1]
-        if self.degree > d:
-            raise ValueError(
-                f"degree={self.degree} exceeds the number of features: X has {d} feature(s), and the "
-                f"ANOVA kernel needs itemsets of size at most d (allowed: 1 <= degree <= {d})."
-            )
+        check_degree_fits("anova", self.degree, d)
         rng = check_random_state(self.random_state)
         rademacher = get_distribution("rademacher")
         self.n_blocks_ = -(-self.n_components // d)

@@ -23,6 +23,8 @@ from sklearn import datasets as skdatasets
 from sklearn.preprocessing import normalize as _sk_normalize
 from sklearn.utils import check_random_state
 
+from .validation import check_int
+
 NORMALIZATIONS = ("l1", "l2", "none")
 
 
@@ -78,22 +80,10 @@ def normalize(X, norm: str = "l1"):
     return _sk_normalize(X, norm=norm, axis=1, copy=True)
 
 
-try:  # the bound lives with the other bounds; keep datasets usable without it
-    from .bounds import l1_radius  # noqa: F401
-except ImportError:  # pragma: no cover - depends on whether rkcore.bounds exists yet
-    def l1_radius(X) -> float:
-        """R = max_i ||x_i||_1, the radius in the paper's error bounds."""
-        if sp.issparse(X):
-            return float(abs(sp.csr_matrix(X)).sum(axis=1).max()) if X.shape[0] else 0.0
-        X = np.asarray(X, dtype=np.float64)
-        return float(np.abs(X).sum(axis=1).max()) if X.shape[0] else 0.0
-
-
 def _subsample(n_total: int, n_samples: int | None, random_state) -> np.ndarray:
     """Row indices: all rows, the first n (random_state None) or a seeded sorted subsample."""
-    if n_samples is not None and (isinstance(n_samples, bool) or not isinstance(n_samples, (int, np.integer))
-                                  or n_samples < 1):
-        raise ValueError(f"n_samples must be a positive integer or None, got {n_samples!r}.")
+    if n_samples is not None:
+        check_int(n_samples, "n_samples", expected="a positive integer or None")
     if n_samples is None or n_samples >= n_total:
         return np.arange(n_total)
     if random_state is None:
@@ -105,9 +95,7 @@ def _subsample(n_total: int, n_samples: int | None, random_state) -> np.ndarray:
 def _check_n_samples(n_samples, default: int) -> int:
     if n_samples is None:
         return default
-    if isinstance(n_samples, bool) or not isinstance(n_samples, (int, np.integer)) or n_samples < 1:
-        raise ValueError(f"n_samples must be a positive integer or None, got {n_samples!r}.")
-    return int(n_samples)
+    return check_int(n_samples, "n_samples", expected="a positive integer or None")
 
 
 # ---------------------------------------------------------------------------- built-ins

@@ -2,7 +2,7 @@
 
 One table: every distribution has a key (used by the UI, URLs and the maps), a label,
 a LaTeX formula, its fourth moment (which fixes the variance of the estimator, see
-:mod:`rkcore.variance`) and a sampler.
+:mod:`rkcore.variance`), a sampler and its colour in every chart.
 """
 from __future__ import annotations
 
@@ -19,6 +19,7 @@ class Distribution:
     latex: str
     fourth_moment: float
     sampler: Callable[[np.random.RandomState, tuple], np.ndarray]
+    color: str  # "#rrggbb", the same on every chart (Okabe-Ito: safe for colour-blind readers)
 
     def sample(self, rng: np.random.RandomState, shape: tuple) -> np.ndarray:
         """Draw float64 samples of the given shape."""
@@ -35,13 +36,14 @@ _SQRT3 = np.sqrt(3.0)
 DISTRIBUTIONS: dict[str, Distribution] = {
     d.key: d
     for d in (
-        Distribution("rademacher", "Rademacher", r"\omega_j \in \{-1, +1\}\ \text{w.p. } 1/2", 1.0, _rademacher),
+        Distribution("rademacher", "Rademacher", r"\omega_j \in \{-1, +1\}\ \text{w.p. } 1/2", 1.0, _rademacher,
+                     "#0072B2"),
         Distribution("gaussian", "Gaussian", r"\omega_j \sim \mathcal{N}(0, 1)", 3.0,
-                     lambda rng, shape: rng.standard_normal(size=shape)),
+                     lambda rng, shape: rng.standard_normal(size=shape), "#E69F00"),
         Distribution("uniform", "Uniform", r"\omega_j \sim \mathcal{U}(-\sqrt{3}, \sqrt{3})", 9.0 / 5.0,
-                     lambda rng, shape: rng.uniform(-_SQRT3, _SQRT3, size=shape)),
+                     lambda rng, shape: rng.uniform(-_SQRT3, _SQRT3, size=shape), "#009E73"),
         Distribution("laplace", "Laplace", r"\omega_j \sim \mathrm{Laplace}(0, 1/\sqrt{2})", 6.0,
-                     lambda rng, shape: rng.laplace(0.0, 1.0 / np.sqrt(2.0), size=shape)),
+                     lambda rng, shape: rng.laplace(0.0, 1.0 / np.sqrt(2.0), size=shape), "#D55E00"),
     )
 }
 

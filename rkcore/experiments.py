@@ -26,9 +26,8 @@ Output is tidy (long) form: one row per (method, D, trial, metric[, eps]).
 """
 from __future__ import annotations
 
-import re
 import zlib
-from numbers import Integral, Real
+from numbers import Real
 from typing import Callable, Sequence
 
 import numpy as np
@@ -38,7 +37,8 @@ from joblib import Parallel, delayed
 
 from .distributions import get_distribution
 from .kernels import check_array
-from .registry import KernelSpec, get_map, make_map
+from .registry import ORDERED_KERNELS, KernelSpec, get_map, make_map
+from .validation import check_int, check_int_list
 
 PAIRS = ("all", "nonzero")
 DEFAULT_EPS = (1e-4, 1e-3, 1e-2, 1e-1)
@@ -54,11 +54,9 @@ COLUMNS = ("method", "map", "distribution", "kernel", "D", "trial", "metric", "e
 def method_label(map_key: str, distribution: str | None = None) -> str:
     """Short display label: "RK (Rademacher)" for maps with a choice of distribution, else "SCRK"."""
     entry = get_map(map_key)
-    found = re.search(r"\(([^()]+)\)\s*$", entry.label)
-    short = found.group(1) if found else map_key.upper()
-    if len(entry.distributions) > 1 or map_key == "rk":
-        return f"{short} ({get_distribution(distribution or entry.distributions[0]).label})"
-    return short
+    if entry.takes_distribution:
+        return f"{entry.short_label} ({get_distribution(distribution or entry.distributions[0]).label})"
+    return entry.short_label
 
 
 def trial_seed(random_state: int, map_key: str, distribution: str | None, n_components: int, trial: int) -> int:
@@ -72,13 +70,7 @@ def trial_seed(random_state: int, map_key: str, distribution: str | None, n_comp
 
 # ---------------------------------------------------------------------------- validation
 def _check_int_list(values, name: str) -> list[int]:
-    values = [values] if isinstance(values, (Integral, np.integer)) else list(values)
-    if not values:
-        raise ValueError(f"{name} must list at least one value.")
-    for v in values:
-        if isinstance(v, bool) or not isinstance(v, (Integral, np.integer)) or v < 1:
-            raise ValueError(f"{name} must hold integers >= 1; got {v!r}.")
-    return [int(v) for v in values]
+    return check_int_list(values, name)
 
 
 def _check_methods(methods, spec: KernelSpec) -> list[tuple[str, str]]:
@@ -115,9 +107,7 @@ def _check_eps(eps) -> tuple[float, ...]:
 
 def _block_rows(n: int, block_size: int | None, degree: int) -> int:
     if block_size is not None:
-        if isinstance(block_size, bool) or not isinstance(block_size, (Integral, np.integer)) or block_size < 1:
-            raise ValueError(f"block_size must be an integer >= 1 or None (automatic); got {block_size!r}.")
-        return int(block_size)
+        return check_int(block_size, "block_size", expected="an integer >= 1 or None (automatic)")
     # exact kernel temporaries (power sums and elementary polynomials: ~2m+2 blocks) plus
     # the approximate / error block and two boolean masks
     temporaries = 2 * degree + 6
@@ -277,9 +267,8 @@ def error_study(X, spec: KernelSpec, methods: Sequence, n_components_list: Seque
     eps = _check_eps(eps)
     if pairs not in PAIRS:
         raise ValueError(f"pairs={pairs!r} is not allowed; use one of {', '.join(map(repr, PAIRS))}.")
-    if isinstance(random_state, bool) or not isinstance(random_state, (Integral, np.integer)) or random_state < 0:
-        raise ValueError(f"random_state must be a non-negative integer, got {random_state!r}.")
-    block = _block_rows(n, block_size, spec.degree if spec.name in ("anova", "up_to") else 2)
+    check_int(random_state, "random_state", minimum=0, expected="a non-negative integer")
+    block = _block_rows(n, block_size, spec.degree if spec.name in ORDERED_KERNELS else 2)
     report = progress or (lambda fraction, message: None)
 
     tasks = [(method_label(key, dist), key, dist, D, t) for key, dist in methods for D in D_list for t in range(n_trials)]

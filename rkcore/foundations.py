@@ -28,6 +28,7 @@ import numpy as np
 import pandas as pd
 import scipy.sparse as sp
 from scipy.spatial.distance import pdist
+from scipy.special import gammaln
 from scipy.stats import chi2
 from sklearn.exceptions import DataDimensionalityWarning
 from sklearn.kernel_approximation import RBFSampler
@@ -35,8 +36,11 @@ from sklearn.metrics.pairwise import rbf_kernel
 from sklearn.preprocessing import PolynomialFeatures
 from sklearn.random_projection import GaussianRandomProjection, SparseRandomProjection
 
+from .arrays import dense
+from .gram import gram_errors
 from .itemsets import ItemsetFamily
 from .kernels import all_subsets_kernel, anova_kernel, check_array, explicit_features, polynomial_kernel
+from .validation import check_int
 
 #: all_subsets_features refuses d above this (2^d columns).
 MAX_SUBSETS_D = 20
@@ -45,15 +49,8 @@ MAX_SUBSETS_D = 20
 MAX_EXPLICIT_BYTES = 256 * 2**20
 
 
-def _dense(X) -> np.ndarray:
-    X = check_array(X)
-    return X.toarray() if sp.issparse(X) else X
-
-
-def _check_int(value, name: str, low: int = 1) -> int:
-    if isinstance(value, bool) or not isinstance(value, (int, np.integer)) or value < low:
-        raise ValueError(f"{name} must be an integer >= {low}, got {value!r}.")
-    return int(value)
+def _checked_dense(X) -> np.ndarray:
+    return dense(check_array(X))
 
 
 def _check_positive(value, name: str) -> float:
@@ -68,7 +65,7 @@ def _check_positive(value, name: str) -> float:
 
 def _int_list(values, name: str) -> list[int]:
     try:
-        out = [_check_int(v, f"each value of {name}") for v in values]
+        out = [check_int(v, f"each value of {name}") for v in values]
     except TypeError:
         raise ValueError(f"{name} must be a list of positive integers, got {values!r}.") from None
     if not out:
@@ -87,8 +84,8 @@ def polynomial_features(X, degree: int = 2, c: float = 1.0) -> np.ndarray:
     :math:`(1, \sqrt2 x_j, x_j^2, \sqrt2 x_j x_k)`: :math:`\binom{d+2}{2} = 1 + 2d + \binom{d}{2}` columns.
     The monomials come from scikit-learn's ``PolynomialFeatures`` (same column order).
     """
-    X = _dense(X)
-    m = _check_int(degree, "degree")
+    X = _checked_dense(X)
+    m = check_int(degree, "degree")
     c = float(c)
     if not np.isfinite(c) or c < 0:
         raise ValueError(f"c must be a finite number >= 0, got {c!r}.")
@@ -98,8 +95,6 @@ def polynomial_features(X, degree: int = 2, c: float = 1.0) -> np.ndarray:
 
 
 def _polynomial_scales(powers: np.ndarray, m: int, c: float) -> np.ndarray:
-    from scipy.special import gammaln
-
     total = powers.sum(axis=1)
     log_coef = gammaln(m + 1) - gammaln(powers + 1).sum(axis=1) - gammaln(m - total + 1)
     with np.errstate(divide="ignore"):
@@ -109,8 +104,8 @@ def _polynomial_scales(powers: np.ndarray, m: int, c: float) -> np.ndarray:
 
 def polynomial_feature_names(d: int, degree: int = 2, c: float = 1.0) -> list[str]:
     """Readable names of the :func:`polynomial_features` columns, e.g. ``"1.414*x0*x1"``."""
-    d = _check_int(d, "d")
-    m = _check_int(degree, "degree")
+    d = check_int(d, "d")
+    m = check_int(degree, "degree")
     poly = PolynomialFeatures(degree=m, include_bias=True).fit(np.zeros((1, d)))
     scales = _polynomial_scales(poly.powers_, m, float(c))
     names = poly.get_feature_names_out([f"x{j}" for j in range(d)])
@@ -124,9 +119,9 @@ def interaction_features(X, degree: int = 2, lower_orders: bool = False) -> np.n
     :math:`\binom{d}{m}` columns (:math:`\sum_{k\le m}\binom{d}{k}` with lower orders): no squares, no
     scaling, so :math:`\langle\phi(x), \phi(y)\rangle = \sum_{|V| = m} \prod_{j \in V} x_j y_j`.
     """
-    X = _dense(X)
+    X = _checked_dense(X)
     d = X.shape[1]
-    m = _check_int(degree, "degree")
+    m = check_int(degree, "degree")
     if m > d:
         raise ValueError(f"degree={m} exceeds the number of features d={d}; allowed 1 <= degree <= d.")
     family = ItemsetFamily.up_to(d, m) if lower_orders else ItemsetFamily.anova(d, m)
@@ -139,7 +134,7 @@ def all_subsets_features(X) -> np.ndarray:
     :math:`\langle\phi(\mathbf{x}), \phi(\mathbf{y})\rangle = \prod_{i=1}^d (1 + x_i y_i)` (notes, Section 1.1).
     Refuses d > :data:`MAX_SUBSETS_D`.
     """
-    X = _dense(X)
+    X = _checked_dense(X)
     d = X.shape[1]
     if d > MAX_SUBSETS_D:
         raise ValueError(f"all_subsets_features lists 2^d columns; d={d} is too many (allowed d <= {MAX_SUBSETS_D}). "
@@ -196,7 +191,7 @@ def get_expansion(key: str) -> Expansion:
 
 def n_explicit_features(kind: str, d: int, degree: int = 2) -> int:
     """Number of columns of the explicit expansion ``kind`` over d features."""
-    return int(get_expansion(kind).n_features(_check_int(d, "d"), _check_int(degree, "degree")))
+    return int(get_expansion(kind).n_features(check_int(d, "d"), check_int(degree, "degree")))
 
 
 def feature_count_table(d_list=(2, 4, 8, 16, 32, 64, 128, 256, 512, 1024), degree: int = 2,
@@ -208,7 +203,7 @@ def feature_count_table(d_list=(2, 4, 8, 16, 32, 64, 128, 256, 512, 1024), degre
     n_features (float: 2^d overflows int64).
     """
     d_list = _int_list(d_list, "d_list")
-    m = _check_int(degree, "degree")
+    m = check_int(degree, "degree")
     rows = []
     for d in d_list:
         for key, e in EXPANSIONS.items():
@@ -242,9 +237,9 @@ def kernel_trick_timing(kind: str = "polynomial", d_list=(2, 4, 8, 16, 32, 64), 
     """
     exp = get_expansion(kind)
     d_list = _int_list(d_list, "d_list")
-    n = _check_int(n, "n")
-    m = _check_int(degree, "degree")
-    repeats = _check_int(repeats, "repeats")
+    n = check_int(n, "n")
+    m = check_int(degree, "degree")
+    repeats = check_int(repeats, "repeats")
     for d in d_list:
         if exp.max_d is not None and d > exp.max_d:
             raise ValueError(f"d={d} is too large for the {exp.label} expansion (allowed d <= {exp.max_d}).")
@@ -283,7 +278,7 @@ def gamma_from_sigma(sigma: float) -> float:
 
 def median_heuristic_gamma(X) -> float:
     """γ = 1 / (2 median²) with the median of the pairwise distances (a common default bandwidth)."""
-    X = _dense(X)
+    X = _checked_dense(X)
     if X.shape[0] < 2:
         raise ValueError("The median heuristic needs at least 2 points.")
     med = float(np.median(pdist(X)))
@@ -294,7 +289,7 @@ def median_heuristic_gamma(X) -> float:
 
 def gaussian_kernel(X, Y=None, gamma: float = 1.0) -> np.ndarray:
     r""":math:`K(\mathbf{x}, \mathbf{y}) = \exp(-\gamma\|\mathbf{x}-\mathbf{y}\|^2)` (scikit-learn ``rbf_kernel``)."""
-    return rbf_kernel(_dense(X), None if Y is None else _dense(Y), gamma=_check_positive(gamma, "gamma"))
+    return rbf_kernel(_checked_dense(X), None if Y is None else _checked_dense(Y), gamma=_check_positive(gamma, "gamma"))
 
 
 def rff_features(X, gamma: float = 1.0, n_components: int = 100, random_state=None) -> np.ndarray:
@@ -304,17 +299,16 @@ def rff_features(X, gamma: float = 1.0, n_components: int = 100, random_state=No
     The notes pair cos and sin of the same ω; the random phase b gives the same expectation
     :math:`\mathbb{E}\langle z(x), z(y)\rangle = e^{-\gamma\|x-y\|^2}` with one column per ω.
     """
-    sampler = RBFSampler(gamma=_check_positive(gamma, "gamma"), n_components=_check_int(n_components, "n_components"),
+    sampler = RBFSampler(gamma=_check_positive(gamma, "gamma"), n_components=check_int(n_components, "n_components"),
                          random_state=random_state)
-    return sampler.fit_transform(_dense(X))
+    return sampler.fit_transform(_checked_dense(X))
 
 
 def kernel_errors(K: np.ndarray, K_hat: np.ndarray) -> dict[str, float]:
-    """rel_fro = ||K̂ - K||_F / ||K||_F, max_abs = max |K̂ - K|, mean_abs = mean |K̂ - K|."""
-    E = np.abs(K_hat - K)
-    # element-wise sums, not np.linalg.norm: a BLAS dot on a shared, oversubscribed machine can
-    # cost more in thread hand-offs than the whole sum
-    return dict(rel_fro=float(np.sqrt((E * E).sum() / (K * K).sum())), max_abs=float(E.max()), mean_abs=float(E.mean()))
+    """rel_fro = ||K̂ - K||_F / ||K||_F, max_abs = max |K̂ - K|, mean_abs = mean |K̂ - K|: the
+    curves' three metrics out of :func:`rkcore.gram.gram_errors` (the one definition)."""
+    errors = gram_errors(K, K_hat)
+    return {key: errors[key] for key in ("rel_fro", "max_abs", "mean_abs")}
 
 
 def rff_error_curve(X, gamma: float = 1.0, D_list=(16, 32, 64, 128, 256, 512, 1024), trials: int = 5,
@@ -329,10 +323,10 @@ def rff_error_curve(X, gamma: float = 1.0, D_list=(16, 32, 64, 128, 256, 512, 10
     Tidy: one row per (D, trial, metric) with metric in {rel_fro, max_abs, mean_abs}
     (see :func:`kernel_errors`).
     """
-    X = _dense(X)
+    X = _checked_dense(X)
     gamma = _check_positive(gamma, "gamma")
     D_list = sorted(set(_int_list(D_list, "D_list")))
-    trials = _check_int(trials, "trials")
+    trials = check_int(trials, "trials")
     K = rbf_kernel(X, gamma=gamma)
     D_max = D_list[-1]
     rows = []
@@ -398,6 +392,16 @@ PROJECTIONS: dict[str, Projection] = {
 }
 
 
+def distortion_bands(m_values, delta: float = 0.05) -> pd.DataFrame:
+    """Per target dimension m: Theorem 1's band (:func:`theorem1_band`, the lower end may be < 0) and
+    the exact chi^2_m / m interval of Gaussian A (:func:`chi2_band`). Columns: m, theorem_low,
+    theorem_high, chi2_low, chi2_high."""
+    ms = np.unique(np.asarray(m_values, dtype=np.int64))
+    lo, hi = theorem1_band(ms, delta)
+    clo, chi = chi2_band(ms, delta)
+    return pd.DataFrame({"m": ms, "theorem_low": lo, "theorem_high": hi, "chi2_low": clo, "chi2_high": chi})
+
+
 def get_projection(key: str) -> Projection:
     try:
         return PROJECTIONS[key]
@@ -421,7 +425,7 @@ def projection_distortion(X, m_list=(8, 16, 32, 64, 128, 256, 512), kind: str = 
     proj = get_projection(kind)
     X = check_array(X)
     m_list = sorted(set(_int_list(m_list, "m_list")))
-    trials = _check_int(trials, "trials")
+    trials = check_int(trials, "trials")
     sq = np.asarray(X.multiply(X).sum(axis=1)).ravel() if sp.issparse(X) else np.einsum("ij,ij->i", X, X)
     if np.any(sq <= 0):
         raise ValueError(f"X has {int(np.sum(sq <= 0))} zero row(s); the distortion ||Av||^2/||v||^2 needs v != 0.")

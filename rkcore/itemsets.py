@@ -14,21 +14,25 @@ from typing import Iterable, Iterator
 
 import numpy as np
 
+from .validation import check_int, is_int
+
 FAMILY_KINDS = ("anova", "all_subsets", "dot", "up_to", "custom", "cross_fields")
+#: Kernel keys (rkcore.registry.KERNELS) that are itemset kernels K_S: "itemset" is a custom S.
+ITEMSET_KERNELS = ("anova", "all_subsets", "dot", "up_to", "itemset")
+#: Itemset kernels whose order m sets the itemset sizes (exactly m, or up to m): they need m <= d.
+ORDERED_KERNELS = ("anova", "up_to")
 
 #: Refuse to enumerate or list explicit features for families larger than this.
 MAX_ENUMERATION = 200_000
 
 
 def _check_d(d) -> int:
-    if isinstance(d, bool) or not isinstance(d, (int, np.integer)) or d < 1:
-        raise ValueError(f"d (the number of features) must be an integer >= 1, got {d!r}.")
-    return int(d)
+    return check_int(d, "d (the number of features)")
 
 
 def _check_order(m, d: int, *, allow_zero: bool = False, name: str = "degree") -> int:
     low = 0 if allow_zero else 1
-    if isinstance(m, bool) or not isinstance(m, (int, np.integer)):
+    if not is_int(m):
         raise ValueError(f"{name} must be an integer in [{low}, d={d}], got {m!r}.")
     if not low <= m <= d:
         raise ValueError(f"{name}={m} is out of range: allowed {name} is between {low} and d={d} (the number of features).")
@@ -226,9 +230,19 @@ class ItemsetFamily:
             if d != self.d:
                 raise ValueError(f"This {self.kind} family is defined over d={self.d} features, but the data has {d}.")
             return self
-        if self.kind in ("anova", "up_to"):
+        if self.kind in ORDERED_KERNELS:
             return getattr(ItemsetFamily, self.kind)(d, self.degree)
         return getattr(ItemsetFamily, self.kind)(d)
+
+
+def check_degree_fits(kernel: str, degree: int, d: int, who: str | None = None) -> None:
+    """Refuse an ordered itemset kernel (:data:`ORDERED_KERNELS`) of order m on fewer than m features:
+    no itemset of size m exists then. ``who`` prefixes the message (an estimator's name)."""
+    if kernel in ORDERED_KERNELS and degree > d:
+        raise ValueError(
+            f"{who + ': ' if who else ''}degree={degree} exceeds the number of features: X has {d} feature(s), and "
+            f"the {kernel} kernel needs itemsets of size at most d (allowed: 1 <= degree <= {d})."
+        )
 
 
 def family_from_spec(kernel: str, d: int, degree: int | None = None, itemsets=None) -> ItemsetFamily:
@@ -251,6 +265,4 @@ def family_from_spec(kernel: str, d: int, degree: int | None = None, itemsets=No
         if isinstance(itemsets, ItemsetFamily):
             return itemsets.with_d(d)
         return ItemsetFamily.custom(d, itemsets)
-    raise ValueError(
-        f"Unknown kernel {kernel!r}; allowed: 'anova', 'all_subsets', 'dot', 'up_to', 'itemset'."
-    )
+    raise ValueError(f"Unknown kernel {kernel!r}; allowed: {', '.join(map(repr, ITEMSET_KERNELS))}.")

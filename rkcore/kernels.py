@@ -13,6 +13,7 @@ import numpy as np
 import scipy.sparse as sp
 
 from .itemsets import MAX_ENUMERATION, ItemsetFamily
+from .validation import check_int
 
 #: Bytes of temporary memory one block of a blocked computation may use.
 BLOCK_BYTES = 64 * 2**20
@@ -197,11 +198,8 @@ def polynomial_kernel(X, Y=None, degree: int = 2, c: float = 1.0) -> np.ndarray:
 
 def _check_degree(degree, d: int, allow_zero: bool = False) -> None:
     low = 0 if allow_zero else 1
-    if isinstance(degree, bool) or not isinstance(degree, (int, np.integer)) or not low <= degree <= d:
-        raise ValueError(
-            f"degree={degree!r} is not allowed: the order must be an integer between {low} and "
-            f"the number of features ({d})."
-        )
+    check_int(degree, f"degree={degree!r} is not allowed: the order", low, d,
+              expected=f"an integer between {low} and the number of features ({d})")
 
 
 # ---------------------------------------------------------------------- general families

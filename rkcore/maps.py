@@ -17,7 +17,7 @@ from sklearn.utils._param_validation import Interval, StrOptions
 from sklearn.utils.validation import check_is_fitted, validate_data
 
 from .distributions import DISTRIBUTIONS, get_distribution
-from .itemsets import ItemsetFamily, family_from_spec
+from .itemsets import ItemsetFamily, check_degree_fits, family_from_spec
 from .kernels import (
     _dense,
     _gram,
@@ -101,11 +101,7 @@ class RandomKernel(TransformerMixin, BaseEstimator):
         """Draw the random weights; only the number of features of X is used."""
         X = validate_data(self, X, accept_sparse="csr", dtype=np.float64)
         d = X.shape[1]
-        if self.kernel in ("anova", "up_to") and self.degree > d:
-            raise ValueError(
-                f"degree={self.degree} exceeds the number of features: X has {d} feature(s), and "
-                f"the {self.kernel} kernel needs itemsets of size at most d (allowed: 1 <= degree <= {d})."
-            )
+        check_degree_fits(self.kernel, self.degree, d)
         self.family_ = family_from_spec(self.kernel, d, self.degree, self.itemsets)
         rng = check_random_state(self.random_state)
         self.random_weights_ = get_distribution(self.distribution).sample(rng, (self.n_components, d))

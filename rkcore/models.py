@@ -40,6 +40,7 @@ from sklearn.utils.multiclass import check_classification_targets
 from sklearn.utils.validation import _check_sample_weight, check_is_fitted, validate_data
 
 from .kernels import BLOCK_BYTES, elementary_from_power_sums, row_blocks
+from .itemsets import check_degree_fits
 from .registry import MAPS, KernelSpec, make_map
 
 LOSSES = ("squared_hinge", "logistic")
@@ -47,15 +48,6 @@ CLASSIFIERS = ("linear_svc", "logistic")
 
 
 # ----------------------------------------------------------------------------- helpers
-def _check_degree_vs_features(kernel: str, degree: int, d: int, who: str) -> None:
-    """ANOVA-type kernels of order m need at least m features (no itemset of size m otherwise)."""
-    if kernel in ("anova", "up_to") and degree > d:
-        raise ValueError(
-            f"{who}: degree={degree} exceeds the number of features: X has {d} feature(s), and the "
-            f"{kernel} kernel needs itemsets of size at most d (allowed: 1 <= degree <= {d})."
-        )
-
-
 def _spec_or_default(spec) -> KernelSpec:
     return KernelSpec() if spec is None else spec
 
@@ -182,7 +174,7 @@ class ExactKernelSVC(ClassifierMixin, BaseEstimator):
         X, y = validate_data(self, X, y, accept_sparse="csr", dtype=np.float64)
         check_classification_targets(y)
         spec = _spec_or_default(self.spec)
-        _check_degree_vs_features(spec.name, spec.degree, X.shape[1], type(self).__name__)
+        check_degree_fits(spec.name, spec.degree, X.shape[1], type(self).__name__)
         svc = SVC(kernel="precomputed", C=self.C, tol=self.tol, cache_size=self.cache_size,
                   class_weight=self.class_weight, max_iter=self.max_iter)
         svc.fit(self._gram(X, X), y, sample_weight=sample_weight)
@@ -442,7 +434,7 @@ class FactorizationMachineClassifier(_LBFGSBinaryClassifier):
     def fit(self, X, y, sample_weight=None):
         """Minimise the regularized objective with L-BFGS-B (see the class docstring)."""
         X, y = validate_data(self, X, y, accept_sparse="csr", dtype=np.float64)
-        _check_degree_vs_features("anova", self.degree, X.shape[1], type(self).__name__)
+        check_degree_fits("anova", self.degree, X.shape[1], type(self).__name__)
         return self._optimize(X, y, sample_weight)
 
     # layout of the flat parameter vector: [b] [w (d)] P (k x d)
@@ -780,7 +772,7 @@ class SparseRandomFeatureClassifier(ClassifierMixin, BaseEstimator):
                              f"({self.classes_[0]!r}).")
         y_codes = encoder.transform(y)
         spec = _spec_or_default(self.spec)
-        _check_degree_vs_features(spec.name, spec.degree, X.shape[1], type(self).__name__)
+        check_degree_fits(spec.name, spec.degree, X.shape[1], type(self).__name__)
         multiclass = len(self.classes_) > 2
         rng = check_random_state(self.random_state)
 

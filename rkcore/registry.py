@@ -1,14 +1,22 @@
 """The one table of names: kernels and random feature maps.
 
-The dashboard's widgets list these entries, URLs store their keys, the engines
-build from them and the tests iterate over them. Adding a map is one entry in
-:data:`MAPS`. Distributions live in :mod:`rkcore.distributions` and itemset
-families in :mod:`rkcore.itemsets`; both are re-exported here.
+The dashboard's widgets list these entries, URLs store their keys, the engines build
+from them and the tests iterate over them. A map is one :class:`MapEntry` carrying
+everything the app and the engines need: labels, the kernels and distributions it
+accepts, its complexity, the kernel it is timed on and its operation count (timing
+engine), whether and how a linear classifier uses it with its cost model (accuracy
+engine), and its colour. A missing field is an error when the entry is made, never a
+silent fallback to another map's numbers. :func:`register_map` adds an entry at run
+time (tests do this with a toy map).
+
+Distributions live in :mod:`rkcore.distributions` and the itemset-kernel vocabulary
+(which kernel keys are itemset kernels, which need m <= d) in :mod:`rkcore.itemsets`;
+both are re-exported here.
 """
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass, field, replace
-from importlib import import_module
 from typing import Callable
 
 import numpy as np
@@ -16,10 +24,20 @@ from sklearn.kernel_approximation import Nystroem, PolynomialCountSketch, RBFSam
 from sklearn.metrics.pairwise import rbf_kernel
 
 from . import kernels as K
-from .distributions import DISTRIBUTIONS, get_distribution  # noqa: F401  (re-export)
-from .itemsets import ItemsetFamily, family_from_spec
+from .circulant import SignedCirculantRandomKernel
+from .distributions import DISTRIBUTIONS, get_distribution
+from .itemsets import ITEMSET_KERNELS, ORDERED_KERNELS, ItemsetFamily, check_degree_fits, family_from_spec
+from .maclaurin import RandomMaclaurin
+from .maps import RandomKernel
+from .validation import check_int
 
-ITEMSET_KERNELS = ("anova", "all_subsets", "dot", "up_to", "itemset")
+__all__ = [
+    "DISTRIBUTIONS", "ITEMSET_KERNELS", "ORDERED_KERNELS", "KERNELS", "MAPS", "KernelEntry", "KernelSpec",
+    "MapEntry", "check_degree_fits", "get_distribution", "get_kernel", "get_map", "make_map", "maps_for",
+    "register_map", "unregister_map", "same_kernel", "polynomial_of", "anova_of",
+]
+
+_HEX_COLOR = re.compile(r"^#[0-9A-Fa-f]{6}$")
 
 
 # ---------------------------------------------------------------------------- kernels
@@ -48,11 +66,24 @@ class KernelSpec:
     def entry(self) -> "KernelEntry":
         return KERNELS[self.name]
 
+    @property
+    def coef0(self) -> float:
+        """The offset c of (c + <x, y>)^m as the maps take it: 0 for the homogeneous polynomial."""
+        return 0.0 if self.entry.homogeneous else float(self.c)
+
+    @property
+    def is_itemset(self) -> bool:
+        return self.name in ITEMSET_KERNELS
+
     def family(self, d: int) -> ItemsetFamily | None:
         """The itemset family S over d features, or None for non-itemset kernels."""
-        if self.name not in ITEMSET_KERNELS:
+        if not self.is_itemset:
             return None
         return family_from_spec(self.name, d, self.degree, self.itemsets)
+
+    def check_fits(self, d: int, who: str | None = None) -> None:
+        """Refuse an ANOVA / up-to kernel of order m > d (see :func:`rkcore.itemsets.check_degree_fits`)."""
+        check_degree_fits(self.name, self.degree, d, who)
 
     def exact(self, X, Y=None) -> np.ndarray:
         """The exact Gram matrix K(X, Y)."""
@@ -76,6 +107,7 @@ class KernelEntry:
     latex: str
     uses_degree: bool
     exact: Callable  # (X, Y, spec) -> Gram
+    homogeneous: bool = False  # polynomial without offset: c is ignored (taken as 0)
 
 
 def _family_exact(X, Y, spec: KernelSpec) -> np.ndarray:
@@ -88,6 +120,10 @@ def _rbf_exact(X, Y, spec: KernelSpec) -> np.ndarray:
     return rbf_kernel(X, None if Y is None else K.check_array(Y, "Y"), gamma=spec.gamma)
 
 
+def _polynomial_exact(X, Y, spec: KernelSpec) -> np.ndarray:
+    return K.polynomial_kernel(X, Y, spec.degree, spec.coef0)
+
+
 KERNELS: dict[str, KernelEntry] = {
     e.key: e
     for e in (
@@ -97,61 +133,103 @@ KERNELS: dict[str, KernelEntry] = {
         KernelEntry("up_to", "Itemsets up to size m", r"K(\mathbf{x},\mathbf{y}) = \sum_{k=0}^{m} K_A^{k}(\mathbf{x},\mathbf{y})", True, _family_exact),
         KernelEntry("itemset", "Custom itemset family", r"K_{\mathcal{S}}(\mathbf{x},\mathbf{y}) = \sum_{V\in\mathcal{S}}\prod_{j\in V} x_j y_j", False, _family_exact),
         KernelEntry("polynomial", "Polynomial", r"K_P^{m}(\mathbf{x},\mathbf{y}; c) = (c + \langle\mathbf{x},\mathbf{y}\rangle)^{m}", True,
-                    lambda X, Y, s: K.polynomial_kernel(X, Y, s.degree, s.c)),
+                    _polynomial_exact),
         KernelEntry("homogeneous_polynomial", "Homogeneous polynomial", r"K_{HP}^{m}(\mathbf{x},\mathbf{y}) = \langle\mathbf{x},\mathbf{y}\rangle^{m}", True,
-                    lambda X, Y, s: K.polynomial_kernel(X, Y, s.degree, 0.0)),
+                    _polynomial_exact, homogeneous=True),
         KernelEntry("rbf", "Gaussian (RBF)", r"K(\mathbf{x},\mathbf{y}) = \exp(-\gamma\|\mathbf{x}-\mathbf{y}\|^2)", False, _rbf_exact),
     )
 }
+POLYNOMIAL_KERNELS = ("polynomial", "homogeneous_polynomial")
+
+
+def get_kernel(key: str) -> KernelEntry:
+    try:
+        return KERNELS[key]
+    except (KeyError, TypeError):
+        raise ValueError(f"Unknown kernel {key!r}; allowed: {', '.join(map(repr, KERNELS))}.") from None
+
+
+# Which kernel a learner on a map (or an exact learner) targets, given the study kernel.
+def same_kernel(spec: KernelSpec) -> KernelSpec:
+    return spec
+
+
+def polynomial_of(spec: KernelSpec) -> KernelSpec:
+    """The polynomial kernel (1 + <x, y>)^m of the study kernel's degree (the paper's Figure 3)."""
+    return KernelSpec("polynomial", degree=spec.degree)
+
+
+def anova_of(spec: KernelSpec) -> KernelSpec:
+    return KernelSpec("anova", degree=spec.degree)
 
 
 # ---------------------------------------------------------------------------- maps
 @dataclass(frozen=True)
 class MapEntry:
-    """One random feature map: what it approximates, what it costs, how to build it."""
+    """One random feature map: what it approximates, what it costs, how to build it, how to draw it.
+
+    ``operations(d, D, m)`` is the per-sample operation count of ``transform`` without
+    constants (it must match ``time_complexity``; the Timing page compares slopes).
+    ``classifier_kernel`` maps a study kernel to the kernel a linear SVM on this map's
+    features approximates in the accuracy study (None: the map is not offered there);
+    ``fit_seconds(n, d, D, m)`` then estimates one fit + predict in seconds (the
+    Classifiers page's estimate before a run).
+    """
 
     key: str
     label: str
+    short_label: str
     kernels: tuple[str, ...]  # kernel keys it approximates without bias
     distributions: tuple[str, ...]  # weight distributions it accepts (first = default)
     time_complexity: str  # LaTeX, per sample
     memory_complexity: str  # LaTeX, parameters stored
     build: Callable  # (spec, n_components, distribution, random_state) -> unfitted estimator
+    timing_kernel: str  # the kernel it is timed on (the one the paper pairs it with)
+    operations: Callable  # (d, D, m) -> operations per sample (numpy arrays in, array out)
+    color: str  # "#rrggbb", the same on every chart
+    classifier_kernel: Callable | None = None  # study KernelSpec -> KernelSpec a linear SVM on it targets
+    fit_seconds: Callable | None = None  # (n, d, D, m) -> rough seconds of one classifier fit
     reference: str = ""
     notes: str = field(default="", compare=False)
 
+    def __post_init__(self):
+        unknown = [k for k in self.kernels if k not in KERNELS]
+        if not self.kernels or unknown:
+            raise ValueError(f"Map {self.key!r}: kernels must be keys of KERNELS; unknown: {unknown or 'none given'}.")
+        if not self.distributions or any(d not in DISTRIBUTIONS for d in self.distributions):
+            raise ValueError(f"Map {self.key!r}: distributions must be keys of DISTRIBUTIONS; got {self.distributions}.")
+        if self.timing_kernel not in self.kernels:
+            raise ValueError(f"Map {self.key!r}: timing_kernel {self.timing_kernel!r} is not one of its kernels.")
+        if not _HEX_COLOR.match(self.color):
+            raise ValueError(f"Map {self.key!r}: color must be '#rrggbb', got {self.color!r}.")
+        if self.classifier_kernel is not None and self.fit_seconds is None:
+            raise ValueError(f"Map {self.key!r} is offered to the accuracy study but has no fit_seconds cost model.")
+
+    @property
+    def takes_distribution(self) -> bool:
+        """Whether the user picks its weight distribution (RK); the others draw their own."""
+        return len(self.distributions) > 1
+
     def supports(self, spec: KernelSpec) -> bool:
-        if spec.name not in self.kernels:
-            return False
-        if self.key == "scrk":  # signed circulant trick exists for the ANOVA kernel only
-            return spec.name == "anova"
-        return True
-
-
-def _lazy(module: str, name: str):
-    """Import a class on first use, so optional modules do not slow `import rkcore`."""
-    return getattr(import_module(module, __package__), name)
+        return spec.name in self.kernels
 
 
 def _build_rk(spec, D, distribution, seed):
-    return _lazy(".maps", "RandomKernel")(
-        n_components=D, kernel=spec.name, degree=spec.degree,
-        itemsets=list(spec.itemsets) if isinstance(spec.itemsets, tuple) else spec.itemsets,
-        distribution=distribution, random_state=seed)
+    return RandomKernel(n_components=D, kernel=spec.name, degree=spec.degree,
+                        itemsets=list(spec.itemsets) if isinstance(spec.itemsets, tuple) else spec.itemsets,
+                        distribution=distribution, random_state=seed)
 
 
 def _build_scrk(spec, D, distribution, seed):
-    return _lazy(".circulant", "SignedCirculantRandomKernel")(n_components=D, degree=spec.degree, random_state=seed)
+    return SignedCirculantRandomKernel(n_components=D, degree=spec.degree, random_state=seed)
 
 
 def _build_rm(spec, D, distribution, seed):
-    c = 0.0 if spec.name == "homogeneous_polynomial" else spec.c
-    return _lazy(".maclaurin", "RandomMaclaurin")(n_components=D, degree=spec.degree, c=c, random_state=seed)
+    return RandomMaclaurin(n_components=D, degree=spec.degree, c=spec.coef0, random_state=seed)
 
 
 def _build_ts(spec, D, distribution, seed):
-    c = 0.0 if spec.name == "homogeneous_polynomial" else spec.c
-    return PolynomialCountSketch(n_components=D, degree=spec.degree, gamma=1.0, coef0=c, random_state=seed)
+    return PolynomialCountSketch(n_components=D, degree=spec.degree, gamma=1.0, coef0=spec.coef0, random_state=seed)
 
 
 def _build_rff(spec, D, distribution, seed):
@@ -161,30 +239,45 @@ def _build_rff(spec, D, distribution, seed):
 def _build_nystroem(spec, D, distribution, seed):
     if spec.name == "rbf":
         return Nystroem(kernel="rbf", gamma=spec.gamma, n_components=D, random_state=seed)
-    c = 0.0 if spec.name == "homogeneous_polynomial" else spec.c
-    return Nystroem(kernel="polynomial", degree=spec.degree, gamma=1.0, coef0=c, n_components=D, random_state=seed)
+    return Nystroem(kernel="polynomial", degree=spec.degree, gamma=1.0, coef0=spec.coef0, n_components=D,
+                    random_state=seed)
 
 
-_ALL_DISTRIBUTIONS = tuple(DISTRIBUTIONS)
-_POLY = ("polynomial", "homogeneous_polynomial")
+def _log2(v):
+    return np.log2(np.maximum(v, 2))
 
+
+# The fit_seconds models: rough seconds of one fit (+ prediction) on the 2-core machine, one BLAS
+# thread, fitted to runs on the built-in data (n_train = 100 ... 2000, d = 20, D = 40 ... 320) with
+# about 2x headroom; only for the estimate shown before a run.
 MAPS: dict[str, MapEntry] = {
     e.key: e
     for e in (
-        MapEntry("rk", "Random Kernel (RK)", ITEMSET_KERNELS, _ALL_DISTRIBUTIONS,
-                 r"O(D\,d\,m)", r"O(D\,d)", _build_rk, "Atarashi, Maji & Oyama, AAAI-19, Algorithm 1"),
-        MapEntry("scrk", "Signed Circulant RK (SCRK)", ("anova",), ("rademacher",),
-                 r"O(m\,D \log d)", r"O(D)", _build_scrk, "Atarashi, Maji & Oyama, AAAI-19, Section 4"),
-        MapEntry("ts", "Tensor Sketch (TS)", _POLY, ("rademacher",),
-                 r"O(m(d + D \log D))", r"O(m\,d)", _build_ts, "Pham & Pagh, KDD 2013 (scikit-learn PolynomialCountSketch)"),
-        MapEntry("rm", "Random Maclaurin (RM)", _POLY, ("rademacher",),
-                 r"O(D\,d\,m)", r"O(D\,d\,m)", _build_rm, "Kar & Karnick, AISTATS 2012"),
-        MapEntry("rff", "Random Fourier features (RFF)", ("rbf",), ("gaussian",),
-                 r"O(D\,d)", r"O(D\,d)", _build_rff, "Rahimi & Recht, NIPS 2008 (scikit-learn RBFSampler)"),
-        MapEntry("nystroem", "Nystroem", _POLY + ("rbf",), ("uniform",),
-                 r"O(D\,d + D^2)", r"O(D\,d + D^2)", _build_nystroem,
-                 "Williams & Seeger, NIPS 2001 (scikit-learn Nystroem)",
-                 "data-dependent: samples D training points; not an unbiased estimator"),
+        MapEntry("rk", "Random Kernel (RK)", "RK", ITEMSET_KERNELS, tuple(DISTRIBUTIONS),
+                 r"O(D\,d\,m)", r"O(D\,d)", _build_rk, "anova", lambda d, D, m: D * d * m, "#0072B2",
+                 same_kernel, lambda n, d, D, m: 1e-7 * n * D * max(d / 20, 1) + 0.003,
+                 "Atarashi, Maji & Oyama, AAAI-19, Algorithm 1"),
+        MapEntry("scrk", "Signed Circulant RK (SCRK)", "SCRK", ("anova",), ("rademacher",),
+                 r"O(m\,D \log d)", r"O(D)", _build_scrk, "anova", lambda d, D, m: m * D * _log2(d), "#E69F00",
+                 same_kernel, lambda n, d, D, m: 1.3e-7 * n * D * max(np.log2(d) / np.log2(20), 1) + 0.003,  # FFTs
+                 "Atarashi, Maji & Oyama, AAAI-19, Section 4"),
+        MapEntry("ts", "Tensor Sketch (TS)", "TS", POLYNOMIAL_KERNELS, ("rademacher",),
+                 r"O(m(d + D \log D))", r"O(m\,d)", _build_ts, "polynomial",
+                 lambda d, D, m: m * (d + D * _log2(D)), "#009E73",
+                 polynomial_of, lambda n, d, D, m: 1.2e-7 * n * D + 0.003,
+                 "Pham & Pagh, KDD 2013 (scikit-learn PolynomialCountSketch)"),
+        MapEntry("rm", "Random Maclaurin (RM)", "RM", POLYNOMIAL_KERNELS, ("rademacher",),
+                 r"O(D\,d\,m)", r"O(D\,d\,m)", _build_rm, "polynomial", lambda d, D, m: D * d * m, "#D55E00",
+                 polynomial_of, lambda n, d, D, m: 1e-7 * n * D * max(d / 20, 1) + 0.003,
+                 "Kar & Karnick, AISTATS 2012"),
+        MapEntry("rff", "Random Fourier features (RFF)", "RFF", ("rbf",), ("gaussian",),
+                 r"O(D\,d)", r"O(D\,d)", _build_rff, "rbf", lambda d, D, m: D * d, "#CC79A7",
+                 reference="Rahimi & Recht, NIPS 2008 (scikit-learn RBFSampler)"),
+        MapEntry("nystroem", "Nystroem", "Nystroem", POLYNOMIAL_KERNELS + ("rbf",), ("uniform",),
+                 r"O(D\,d + D^2)", r"O(D\,d + D^2)", _build_nystroem, "polynomial",
+                 lambda d, D, m: D * d + D * D, "#56B4E9",
+                 reference="Williams & Seeger, NIPS 2001 (scikit-learn Nystroem)",
+                 notes="data-dependent: samples D training points; not an unbiased estimator"),
     )
 }
 
@@ -194,6 +287,23 @@ def get_map(key: str) -> MapEntry:
         return MAPS[key]
     except (KeyError, TypeError):
         raise ValueError(f"Unknown map {key!r}; allowed: {', '.join(map(repr, MAPS))}.") from None
+
+
+def register_map(entry: MapEntry) -> MapEntry:
+    """Add a map to :data:`MAPS` (at the end); every widget, engine and test that lists maps picks it up."""
+    if not isinstance(entry, MapEntry):
+        raise ValueError(f"register_map takes a MapEntry, got {type(entry).__name__}.")
+    if entry.key in MAPS:
+        raise ValueError(f"A map with key {entry.key!r} is already registered.")
+    MAPS[entry.key] = entry
+    return entry
+
+
+def unregister_map(key: str) -> MapEntry:
+    """Remove a map added by :func:`register_map` (returns its entry)."""
+    entry = get_map(key)
+    del MAPS[key]
+    return entry
 
 
 def maps_for(spec: KernelSpec) -> list[str]:
@@ -211,13 +321,12 @@ def make_map(key: str, spec: KernelSpec, n_components: int, distribution: str | 
             f"{', '.join(KERNELS[k].label for k in entry.kernels)}."
         )
     distribution = distribution or entry.distributions[0]
-    if key == "rk":
-        get_distribution(distribution)
-    elif distribution not in entry.distributions:
+    if entry.takes_distribution:
+        get_distribution(distribution)  # unknown key -> "Unknown distribution ..., allowed: ..."
+    if distribution not in entry.distributions:
         raise ValueError(
             f"{entry.label} draws its own randomness ({entry.distributions[0]}); "
             f"distribution={distribution!r} is not allowed for it (allowed: {', '.join(entry.distributions)})."
         )
-    if isinstance(n_components, bool) or not isinstance(n_components, (int, np.integer)) or n_components < 1:
-        raise ValueError(f"n_components (D) must be an integer >= 1, got {n_components!r}.")
-    return entry.build(spec, int(n_components), distribution, random_state)
+    n_components = check_int(n_components, "n_components (D)")
+    return entry.build(spec, n_components, distribution, random_state)

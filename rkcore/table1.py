@@ -84,6 +84,36 @@ def methods_for(kernel_key: str) -> list[tuple[str, str | None]]:
     return methods + [("scrk", None)] if KERNELS[kernel_key][2] else methods
 
 
+def table1_view(study: pd.DataFrame, d: int, metric: str = "mean_abs_error") -> tuple[pd.DataFrame, pd.DataFrame]:
+    """The paper's Table 1 layout: one row per method, one column per D, cells "mean ± std".
+
+    ``study`` is :func:`rkcore.experiments.error_study` output; the std is numpy's (ddof = 0),
+    as in the paper. Returns (display table of strings, tidy numbers: method, map,
+    distribution, D, multiple, mean, std, n_trials, lowest — True for the lowest mean at that D).
+    """
+    sub = study[study["metric"] == metric]
+    if sub.empty:
+        raise ValueError(f"No rows with metric {metric!r} in the study.")
+    g = sub.groupby(["method", "map", "distribution", "D"], sort=False)["value"]
+    tidy = g.agg(mean="mean", n_trials="count").reset_index()
+    tidy["std"] = g.std(ddof=0).to_numpy()
+    tidy["multiple"] = tidy["D"] / d
+    tidy["lowest"] = tidy["mean"] == tidy.groupby("D")["mean"].transform("min")
+    tidy = tidy[["method", "map", "distribution", "D", "multiple", "mean", "std", "n_trials", "lowest"]]
+
+    def header(D: int) -> str:
+        mult = D / d
+        return f"D = {mult:g}d = {D}" if float(mult).is_integer() else f"D = {D}"
+
+    cells = tidy.assign(cell=[f"{m:.2e} ± {s:.2e}" for m, s in zip(tidy["mean"], tidy["std"])],
+                        column=[header(D) for D in tidy["D"]])
+    order = list(dict.fromkeys(tidy["method"]))
+    wide = cells.pivot(index="method", columns="column", values="cell").reindex(order)
+    wide = wide[[header(D) for D in sorted(tidy["D"].unique())]]
+    wide.columns.name = None
+    return wide.reset_index().rename(columns={"method": "Method"}), tidy
+
+
 def run_table1(X, *, kernels=tuple(KERNELS), multiples=MULTIPLES, n_trials: int = 100, pairs: str = "nonzero",
                random_state: int = 0, n_jobs: int = 1, progress=None, log=None) -> tuple[pd.DataFrame, pd.DataFrame]:
     """Run the study on (already normalized) X; returns (summary with paper columns, per-trial tidy frame)."""

@@ -18,28 +18,16 @@ import sys
 import time
 import warnings
 from itertools import product
-from typing import Callable, Iterable
+from typing import Callable, Iterable, Sequence
 
 import numpy as np
 import pandas as pd
 
 from .registry import MAPS, KernelSpec, get_map, make_map
+from .validation import check_int, check_int_list
 
 COLUMNS = ["map", "d", "D", "n", "repeat", "phase", "seconds"]
 DIMENSIONS = ("d", "D", "n")
-
-#: The kernel each map is timed on: the one the paper pairs it with. RK and SCRK
-#: approximate the ANOVA kernel; TS and RM the polynomial kernel (c + <x,y>)^m with
-#: c = 1 (KernelSpec's default), RFF the RBF kernel. A map not listed here is timed
-#: on the first kernel of its registry entry.
-TIMING_KERNELS = {
-    "rk": "anova",
-    "scrk": "anova",
-    "ts": "polynomial",
-    "rm": "polynomial",
-    "rff": "rbf",
-    "nystroem": "polynomial",
-}
 
 #: Paper Figure 1 (section 6): ANOVA m = 2, D = 8192 (printed as 8092 in the paper),
 #: N(0, 1) data with d in {512, ..., 4096}. The paper does not state n; we use 1000.
@@ -47,19 +35,9 @@ FIGURE1 = {"maps": ["rk", "scrk", "ts", "rm"], "d": [512, 1024, 2048, 4096], "D"
 
 
 def timing_kernel(map_key: str, degree: int = 2) -> KernelSpec:
-    """The KernelSpec a map is timed on (see :data:`TIMING_KERNELS`)."""
-    entry = get_map(map_key)
-    return KernelSpec(name=TIMING_KERNELS.get(map_key, entry.kernels[0]), degree=degree)
-
-
-def _positive_ints(values, name: str) -> list[int]:
-    values = [values] if np.isscalar(values) else list(values)
-    if not values:
-        raise ValueError(f"{name} is empty; give at least one positive integer.")
-    for v in values:
-        if isinstance(v, bool) or not isinstance(v, (int, np.integer)) or v < 1:
-            raise ValueError(f"{name} must hold positive integers, got {v!r}.")
-    return [int(v) for v in values]
+    """The KernelSpec a map is timed on: its registry ``timing_kernel``, the kernel the paper pairs
+    it with (RK and SCRK: ANOVA; TS, RM, Nystroem: the polynomial kernel with c = 1; RFF: RBF)."""
+    return KernelSpec(name=get_map(map_key).timing_kernel, degree=degree)
 
 
 def time_maps(map_keys: Iterable[str], d_values, D_values, n_values, *, kernel_degree: int = 2,
@@ -82,16 +60,16 @@ def time_maps(map_keys: Iterable[str], d_values, D_values, n_values, *, kernel_d
     if not map_keys:
         raise ValueError(f"map_keys is empty; allowed keys: {', '.join(MAPS)}.")
     specs = {key: timing_kernel(key, kernel_degree) for key in map_keys}  # raises on unknown keys
-    d_values, D_values, n_values = (_positive_ints(v, name) for v, name in
+    d_values, D_values, n_values = (check_int_list(v, name) for v, name in
                                     ((d_values, "d_values"), (D_values, "D_values"), (n_values, "n_values")))
-    if isinstance(repeats, bool) or not isinstance(repeats, (int, np.integer)) or repeats < 1:
-        raise ValueError(f"repeats must be an integer >= 1, got {repeats!r}.")
-    if isinstance(warmup, bool) or not isinstance(warmup, (int, np.integer)) or warmup < 0:
-        raise ValueError(f"warmup must be an integer >= 0, got {warmup!r}.")
+    repeats = check_int(repeats, "repeats")
+    warmup = check_int(warmup, "warmup", minimum=0)
     for key, spec in specs.items():
-        if spec.name in ("anova", "up_to") and kernel_degree > min(d_values):
+        try:
+            spec.check_fits(min(d_values))
+        except ValueError:
             raise ValueError(f"kernel_degree={kernel_degree} exceeds d={min(d_values)} for map {key!r} "
-                             f"(the {spec.name} kernel needs 1 <= degree <= d).")
+                             f"(the {spec.name} kernel needs 1 <= degree <= d).") from None
 
     total = len(d_values) * len(n_values) * len(D_values) * len(map_keys) * (warmup + repeats)
     done = 0
@@ -129,6 +107,57 @@ def _time_once(key: str, spec: KernelSpec, D: int, seed: int, X: np.ndarray) -> 
             gc.enable()
     del Z
     return t1 - t0, t2 - t1
+
+
+def predicted_operations(map_keys: Sequence[str], along: str, values: Sequence[int], *, d: int = 256,
+                         D: int = 1024, degree: int = 2) -> pd.DataFrame:
+    """Operations per sample predicted by the complexity formulas (registry ``operations``), along d
+    or D (the other fixed).
+
+    Returns one row per (map, value): map, label, ``along`` value, operations, slope (the local
+    slope of log operations against log ``along``, by finite differences).
+    """
+    if along not in ("d", "D"):
+        raise ValueError(f"along must be 'd' or 'D', got {along!r}.")
+    entries = [get_map(k) for k in map_keys]  # unknown keys raise, listing the registered maps
+    x = np.asarray(sorted(set(check_int_list(list(values), "values"))), dtype=np.float64)
+    frames = []
+    for entry in entries:
+        dd, DD = (x, np.full_like(x, D)) if along == "d" else (np.full_like(x, d), x)
+        ops = np.asarray(entry.operations(dd, DD, degree), dtype=np.float64) * np.ones_like(x)
+        slope = np.gradient(np.log(ops), np.log(x)) if x.size > 1 else np.full_like(x, np.nan)
+        frames.append(pd.DataFrame({"map": entry.key, "label": entry.short_label, along: x.astype(np.int64),
+                                    "operations": ops, "slope": slope}))
+    return pd.concat(frames, ignore_index=True)
+
+
+#: Rough throughput of the maps' inner loops (one BLAS thread, measured under load), operations / s.
+OPS_PER_SECOND = 2e9
+
+
+def estimate_seconds(map_keys: Sequence[str], d_list, D_at: int, D_list, d_at: int, n: int, degree: int,
+                     repeats: int) -> float:
+    """Rough wall time of a sweep over d (at D_at) and one over D (at d_at): registry operations per
+    sample x n x (warm-up + repeats) / :data:`OPS_PER_SECOND`, plus 10 ms of overhead per run."""
+    ops = 0.0
+    for key in map_keys:
+        f = get_map(key).operations
+        ops += sum(float(f(np.float64(d), np.float64(D_at), degree)) for d in d_list)
+        ops += sum(float(f(np.float64(d_at), np.float64(D), degree)) for D in D_list)
+    runs = (1 + repeats) * (len(d_list) + len(D_list))
+    return ops * n * (1 + repeats) / OPS_PER_SECOND + 0.01 * len(map_keys) * runs
+
+
+def median_table(df: pd.DataFrame, phase: str = "transform") -> pd.DataFrame:
+    """Median seconds per (d, D, n) x map for one phase, one column per map (milliseconds)."""
+    sub = df[df["phase"] == phase]
+    if sub.empty:
+        raise ValueError(f"No timings of phase {phase!r}.")
+    med = sub.groupby(["d", "D", "n", "map"])["seconds"].median().unstack("map") * 1e3
+    order = list(dict.fromkeys(sub["map"]))
+    med = med[order]
+    med.columns = [f"{get_map(k).short_label} (ms)" for k in order]
+    return med.reset_index()
 
 
 def summarize(df: pd.DataFrame) -> pd.DataFrame:

@@ -44,7 +44,7 @@ are outside this module.
 from __future__ import annotations
 
 from math import comb
-from numbers import Integral, Real
+from numbers import Real
 
 import numpy as np
 import pandas as pd
@@ -53,6 +53,7 @@ import scipy.sparse as sp
 from .distributions import DISTRIBUTIONS, Distribution, get_distribution
 from .itemsets import ItemsetFamily, family_from_spec
 from .kernels import _dense, _gram, check_array, row_blocks
+from .validation import check_int
 
 #: Families with a known size profile, which this module handles.
 VARIANCE_KERNELS = ("anova", "all_subsets", "dot", "up_to")
@@ -100,9 +101,7 @@ def _family(kernel, degree, d: int) -> ItemsetFamily:
 
 
 def _check_components(n_components) -> int:
-    if isinstance(n_components, bool) or not isinstance(n_components, Integral) or n_components < 1:
-        raise ValueError(f"n_components (D, the number of random features) must be an integer >= 1, got {n_components!r}.")
-    return int(n_components)
+    return check_int(n_components, "n_components (D, the number of random features)")
 
 
 def _paired(X, Y):

@@ -13,32 +13,18 @@ import pandas as pd
 import plotly.graph_objects as go
 from plotly.subplots import make_subplots
 
-from .style import FONT_SIZE, MAP_COLORS, PALETTE, TEMPLATE, log_ticks, new_figure
+from ..accuracy import get_method
+from .style import FONT_SIZE, TEMPLATE, log_ticks, new_figure, rgba
 
-METHOD_COLORS = {
-    "kernel_svm": "#000000",
-    "poly_svm": "#555555",
-    "fm": PALETTE[4],
-    "all_subsets_model": "#8C564B",
-    "rk": MAP_COLORS["rk"],
-    "scrk": MAP_COLORS["scrk"],
-    "ts": MAP_COLORS["ts"],
-    "rm": MAP_COLORS["rm"],
-    "sparse_rf": PALETTE[5],
-}
 REFERENCE_DASH = {"kernel_svm": "dash", "poly_svm": "dashdot", "fm": "dot", "all_subsets_model": "longdash"}
 PHASES = {"train_seconds": "training", "test_seconds": "testing"}
 #: Legends right of the plot: the charts span the page width, and below they would collide with the D axis title.
 LEGEND_RIGHT = dict(x=1.02, xanchor="left", y=1.0, yanchor="top")
 
 
-def _rgba(hex_color: str, alpha: float) -> str:
-    h = hex_color.lstrip("#")
-    return f"rgba({int(h[0:2], 16)},{int(h[2:4], 16)},{int(h[4:6], 16)},{alpha})"
-
-
 def _color(method: str) -> str:
-    return METHOD_COLORS.get(method, PALETTE[6])
+    """The method's colour from the study's method table (maps: their registry colour)."""
+    return get_method(method).color
 
 
 def summarize_by_D(df: pd.DataFrame, value: str) -> pd.DataFrame:
@@ -75,7 +61,7 @@ def _add_series(fig: go.Figure, s: pd.DataFrame, x_span, *, scale: float = 1.0, 
             lo = m - sd if not log_y else max(m - sd, m * 0.2)
             if sd > 0:
                 fig.add_trace(go.Scatter(x=np.r_[x, x[::-1]], y=[m + sd, m + sd, lo, lo], mode="lines", fill="toself",
-                                         fillcolor=_rgba(color, 0.12), line=dict(width=0), hoverinfo="skip",
+                                         fillcolor=rgba(color, 0.12), line=dict(width=0), hoverinfo="skip",
                                          legendgroup=method, showlegend=False, name=f"{label} ± std"), **where)
             fig.add_trace(go.Scatter(x=x, y=[m, m], mode="lines", name=f"{label}, no D{suffix}", legendgroup=method,
                                      showlegend=showlegend,
@@ -87,7 +73,7 @@ def _add_series(fig: go.Figure, s: pd.DataFrame, x_span, *, scale: float = 1.0, 
         lo = mean - std if not log_y else np.maximum(mean - std, mean * 0.2)
         if np.any(std > 0):
             fig.add_trace(go.Scatter(x=np.r_[x, x[::-1]], y=np.r_[mean + std, lo[::-1]], mode="lines", fill="toself",
-                                     fillcolor=_rgba(color, 0.15), line=dict(width=0), hoverinfo="skip",
+                                     fillcolor=rgba(color, 0.15), line=dict(width=0), hoverinfo="skip",
                                      legendgroup=method, showlegend=False, name=f"{label} ± std"), **where)
         fig.add_trace(go.Scatter(x=x, y=mean, mode="lines+markers", name=f"{label}{suffix}", legendgroup=method,
                                  showlegend=showlegend, line=dict(color=color, width=3), marker=dict(size=8),

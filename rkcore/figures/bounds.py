@@ -1,7 +1,7 @@
 r"""Figures of the Error bounds page: Lemmas 1-3 (paper eqs. 8-10) against measured tail probabilities.
 
-The measured side comes from :func:`rkcore.experiments.error_study` (one row per method, D,
-trial, metric[, eps]); :func:`measured_tails` turns it into two estimates per (D, eps):
+Pure drawing. The measured side is :func:`rkcore.bounds.measured_tails` of an
+:func:`rkcore.experiments.error_study` (two estimates per (D, eps)):
 
 * ``pair``: :math:`\hat p = \frac{1}{T}\sum_t \frac{1}{|P|}\sum_{(i,j)\in P} [|\mathcal{E}_{ij}| \ge \varepsilon]`,
   the tail probability of one pair averaged over the |P| pairs. Lemmas 1 and 3 bound
@@ -20,7 +20,7 @@ import numpy as np
 import pandas as pd
 import plotly.graph_objects as go
 
-from ..bounds import min_components_lemma1, min_components_lemma2, min_components_lemma3
+from ..bounds import MEASURED_QUANTITIES
 from .style import PALETTE, new_figure
 
 LEMMA_LABELS = {
@@ -29,84 +29,8 @@ LEMMA_LABELS = {
     "lemma3": "Lemma 3 bound (eq. 10), ANOVA",
 }
 LEMMA_COLORS = {"lemma1": PALETTE[3], "lemma2": PALETTE[4], "lemma3": PALETTE[2]}
-MEASURED_LABELS = {
-    "pair": "measured P(|E| ≥ ε), mean over pairs",
-    "sup": "measured P(max over pairs |E| ≥ ε)",
-}
+MEASURED_LABELS = {kind: f"measured {text}" for kind, text in MEASURED_QUANTITIES.items()}
 MEASURED_COLORS = {"pair": PALETTE[0], "sup": PALETTE[1]}
-#: Which measured quantity each lemma bounds.
-LEMMA_MEASURE = {"lemma1": "pair", "lemma2": "sup", "lemma3": "pair"}
-
-
-# ============================================================================ data behind the charts
-def measured_tails(study: pd.DataFrame) -> pd.DataFrame:
-    """Tail probabilities per (D, eps) from an error study of one method.
-
-    ``study`` is :func:`rkcore.experiments.error_study` output (``tail_prob`` rows for the
-    eps grid, ``max_abs_error`` rows per trial). Returns one row per (D, eps, kind) with
-    columns D, eps, kind ("pair" or "sup"), prob, floor (the smallest non-zero value the
-    measurement can show: 1 / (pairs x trials) for "pair", 1 / trials for "sup"),
-    n_trials, n_pairs.
-    """
-    need = {"D", "trial", "metric", "eps", "value", "n_pairs"}
-    missing = need - set(study.columns)
-    if missing:
-        raise ValueError(f"measured_tails needs error_study output; missing columns: {sorted(missing)}.")
-    if "method" in study.columns and study["method"].nunique() > 1:
-        raise ValueError(f"measured_tails takes the study of one method; got {sorted(study['method'].unique())}.")
-    tails = study[study["metric"] == "tail_prob"]
-    if tails.empty:
-        raise ValueError("The error study has no tail_prob rows: run it with a grid of eps values.")
-    pair = (tails.groupby(["D", "eps"])
-            .agg(prob=("value", "mean"), n_trials=("trial", "nunique"), n_pairs=("n_pairs", "first"))
-            .reset_index())
-    pair["kind"] = "pair"
-    pair["floor"] = 1.0 / (pair["n_pairs"] * pair["n_trials"])
-
-    maxima = study[study["metric"] == "max_abs_error"][["D", "trial", "value"]]
-    eps_grid = np.sort(tails["eps"].unique())
-    rows = []
-    for D, g in maxima.groupby("D"):
-        m = g["value"].to_numpy()
-        # fraction of trials whose worst pair reaches each eps (vectorized over the grid)
-        prob = (m[None, :] >= eps_grid[:, None]).mean(axis=1)
-        rows.append(pd.DataFrame({"D": D, "eps": eps_grid, "prob": prob, "n_trials": m.size,
-                                  "n_pairs": int(pair.loc[pair["D"] == D, "n_pairs"].iloc[0])}))
-    sup = pd.concat(rows, ignore_index=True)
-    sup["kind"] = "sup"
-    sup["floor"] = 1.0 / sup["n_trials"]
-    out = pd.concat([pair, sup], ignore_index=True)
-    return out[["D", "eps", "kind", "prob", "floor", "n_trials", "n_pairs"]].astype(
-        {"D": np.int64, "n_trials": np.int64, "n_pairs": np.int64})
-
-
-def required_components(eps: float, delta: float, R: float, d: int, degree: int | None,
-                        measured: pd.DataFrame) -> pd.DataFrame:
-    """The D each lemma asks for P(error >= eps) <= delta, beside the smallest measured D that achieved it.
-
-    ``measured`` is :func:`measured_tails` output restricted to this eps (or containing it).
-    Lemma 3 is included when ``degree`` is given (ANOVA). Columns: lemma, bounds (what it
-    bounds), D_bound (from ``min_components_lemma*``), D_measured (smallest D of the study
-    with measured probability <= delta; NaN if none), at_smallest (True when already the
-    smallest D tried was enough, so D_measured is an upper estimate of what is needed), ratio
-    D_bound / D_measured.
-    """
-    sub = measured[np.isclose(measured["eps"], eps, rtol=1e-9, atol=0.0)]
-    lemmas = [("lemma1", float(min_components_lemma1(eps, delta, R))),
-              ("lemma2", float(min_components_lemma2(eps, delta, R, d)))]
-    if degree is not None:
-        lemmas.append(("lemma3", float(min_components_lemma3(eps, delta, R, degree))))
-    rows = []
-    for lemma, D_bound in lemmas:
-        kind = LEMMA_MEASURE[lemma]
-        g = sub[sub["kind"] == kind].sort_values("D")
-        ok = g[g["prob"] <= delta]
-        D_measured = float(ok["D"].iloc[0]) if len(ok) else np.nan
-        at_smallest = bool(len(ok) and len(g) and ok["D"].iloc[0] == g["D"].iloc[0])
-        rows.append({"lemma": lemma, "bounds": MEASURED_LABELS[kind].replace("measured ", ""),
-                     "D_bound": D_bound, "D_measured": D_measured, "at_smallest": at_smallest,
-                     "ratio": D_bound / D_measured if np.isfinite(D_measured) else np.nan})
-    return pd.DataFrame(rows)
 
 
 # ============================================================================ figures
@@ -161,7 +85,7 @@ def _probability_axis(fig: go.Figure, low: float) -> None:
 def bounds_vs_eps_figure(measured: pd.DataFrame, bounds: pd.DataFrame, *, D: int, R: float) -> go.Figure:
     """Tail probability against eps at one D: measured curves and the lemma bounds, log-log.
 
-    ``measured``: :func:`measured_tails` rows (filtered here to ``D``); ``bounds``:
+    ``measured``: :func:`rkcore.bounds.measured_tails` rows (filtered here to ``D``); ``bounds``:
     :func:`rkcore.bounds.bounds_table` rows at this D over an eps grid.
     """
     sub = measured[measured["D"] == D]

@@ -10,7 +10,7 @@ import pandas as pd
 import plotly.graph_objects as go
 
 from ..compositional import ACTIVATIONS, Skeleton
-from .foundations import METRIC_LABELS, _quantiles, add_band, reference_slope
+from .foundations import METRIC_LABELS, quantiles, add_band, reference_slope
 from .style import PALETTE, log_ticks, new_figure, spans_decades
 
 DEDUP_LABELS = {
@@ -99,7 +99,7 @@ def compositional_error_figure(df: pd.DataFrame, metric: str = "rel_fro") -> go.
     fig = new_figure("Compositional random features: Gram error vs D", height=520)
     first = None
     for mode, part in sub.groupby("dedup", sort=False):
-        q = _quantiles(part, ["D"])
+        q = quantiles(part, ["D"])
         add_band(fig, q["D"], q["q10"], q["q50"], q["q90"], name=DEDUP_LABELS.get(mode, mode),
                  color=DEDUP_COLORS.get(mode, PALETTE[0]))
         first = q if first is None else first

@@ -11,8 +11,7 @@ import pandas as pd
 import plotly.graph_objects as go
 from plotly.subplots import make_subplots
 
-from ..foundations import chi2_band, theorem1_band
-from .style import PALETTE, TEMPLATE, log_ticks, new_figure
+from .style import PALETTE, TEMPLATE, log_ticks, new_figure, rgba
 
 METRIC_LABELS = {
     "rel_fro": "relative error ‖K̂ − K‖_F / ‖K‖_F",
@@ -21,7 +20,7 @@ METRIC_LABELS = {
 }
 
 
-def _rgba(hex_color: str, alpha: float) -> str:
+def rgba(hex_color: str, alpha: float) -> str:
     h = hex_color.lstrip("#")
     r, g, b = (int(h[i:i + 2], 16) for i in (0, 2, 4))
     return f"rgba({r},{g},{b},{alpha})"
@@ -34,13 +33,13 @@ def add_band(fig: go.Figure, x, low, mid, high, *, name: str, color: str, band_n
     kw = {} if secondary_y is None else dict(secondary_y=secondary_y)
     group = f"g_{name}"
     fig.add_trace(go.Scatter(x=np.concatenate([x, x[::-1]]), y=np.concatenate([np.asarray(high), np.asarray(low)[::-1]]),
-                             fill="toself", fillcolor=_rgba(color, 0.18), line=dict(width=0), mode="lines", hoverinfo="skip",
+                             fill="toself", fillcolor=rgba(color, 0.18), line=dict(width=0), mode="lines", hoverinfo="skip",
                              name=band_name or f"{name}: band", legendgroup=group, showlegend=False), **kw)
     fig.add_trace(go.Scatter(x=x, y=mid, mode="lines+markers", name=name, legendgroup=group, showlegend=showlegend,
                              line=dict(color=color, width=3, dash=dash), marker=dict(size=8)), **kw)
 
 
-def _quantiles(df: pd.DataFrame, by: list[str], value: str = "value", q=(0.1, 0.5, 0.9)) -> pd.DataFrame:
+def quantiles(df: pd.DataFrame, by: list[str], value: str = "value", q=(0.1, 0.5, 0.9)) -> pd.DataFrame:
     g = df.groupby(by)[value]
     out = pd.concat({f"q{int(round(p * 100))}": g.quantile(p) for p in q}, axis=1).reset_index()
     return out
@@ -112,7 +111,7 @@ def rff_error_figure(df: pd.DataFrame, metric: str = "rel_fro", *, title: str | 
     sub = df[df["metric"] == metric]
     if sub.empty:
         raise ValueError(f"No rows with metric {metric!r}; available: {sorted(df['metric'].unique())}.")
-    q = _quantiles(sub, ["D"])
+    q = quantiles(sub, ["D"])
     fig = new_figure(title or "Random Fourier features: Gaussian kernel approximation error vs D", height=500)
     add_band(fig, q["D"], q["q10"], q["q50"], q["q90"], name="RFF (median over trials)", color=PALETTE[0])
     guide = reference_slope(q["D"], q["q50"].iloc[0], q["D"].iloc[0])
@@ -132,8 +131,10 @@ def rff_error_figure(df: pd.DataFrame, metric: str = "rel_fro", *, title: str | 
 PROJECTION_COLORS = {"gaussian": PALETTE[0], "sparse": PALETTE[1]}
 
 
-def projection_distortion_figure(df: pd.DataFrame, delta: float = 0.05) -> go.Figure:
+def projection_distortion_figure(df: pd.DataFrame, delta: float = 0.05, *, bands: pd.DataFrame) -> go.Figure:
     """‖Av‖²/‖v‖² vs m per projection kind: median and central 1 − δ range, with Theorem 1's band.
+
+    ``bands`` is :func:`rkcore.foundations.distortion_bands` at the same δ.
 
     The theorem band is drawn as dashed lines (the lower bound is vacuous, < 0, for small m
     and is then clipped to 0); the exact χ²_m/m interval of the Gaussian case is dotted.
@@ -143,17 +144,18 @@ def projection_distortion_figure(df: pd.DataFrame, delta: float = 0.05) -> go.Fi
     ms = np.sort(df["m"].unique())
     fig = new_figure(f"Distortion of squared norms vs target dimension m (δ = {delta:g})", height=540)
     for kind, sub in df.groupby("kind", sort=False):
-        q = _quantiles(sub, ["m"], "ratio", (delta / 2, 0.5, 1 - delta / 2))
+        q = quantiles(sub, ["m"], "ratio", (delta / 2, 0.5, 1 - delta / 2))
         cols = [c for c in q.columns if c.startswith("q")]
         add_band(fig, q["m"], q[cols[0]], q[cols[1]], q[cols[2]],
                  name=f"{kind}: median, central {100 * (1 - delta):g}% of vectors × trials",
                  color=PROJECTION_COLORS.get(kind, PALETTE[2]))
-    lo, hi = theorem1_band(ms, delta)
+    bands = bands.set_index("m").loc[ms]
+    lo, hi = bands["theorem_low"].to_numpy(), bands["theorem_high"].to_numpy()
     fig.add_trace(go.Scatter(x=ms, y=hi, mode="lines", name=f"Theorem 1 band (prob. ≥ {1 - delta:g})",
                              line=dict(color="#222", dash="dash", width=2), legendgroup="thm"))
     fig.add_trace(go.Scatter(x=ms, y=np.maximum(lo, 0.0), mode="lines", name="Theorem 1 lower", showlegend=False,
                              line=dict(color="#222", dash="dash", width=2), legendgroup="thm"))
-    clo, chi = chi2_band(ms, delta)
+    clo, chi = bands["chi2_low"].to_numpy(), bands["chi2_high"].to_numpy()
     fig.add_trace(go.Scatter(x=ms, y=chi, mode="lines", name="exact χ²ₘ/m interval (Gaussian)",
                              line=dict(color="#777", dash="dot", width=2), legendgroup="chi"))
     fig.add_trace(go.Scatter(x=ms, y=clo, mode="lines", showlegend=False, name="χ² lower",

@@ -1,9 +1,10 @@
 """Figures of the Gram matrices page: exact vs approximate heatmaps, their difference, a scatter.
 
-Pure functions of arrays / tidy DataFrames (from :mod:`rkcore.views`). Heatmaps send at
-most ``max_side`` x ``max_side`` cells to the browser: larger matrices are averaged over
-b x b blocks (:func:`rkcore.views.block_average`) and the title says so. Axes are in
-units of the data point index i, j (block centers when averaged).
+Pure functions of arrays / tidy DataFrames (from :mod:`rkcore.gram`). The heatmaps draw the
+matrices they are given: the engine averages matrices larger than
+:data:`rkcore.gram.MAX_HEATMAP_SIDE` over b x b blocks (:func:`rkcore.gram.block_average`)
+and passes ``block=b`` and the number of points ``n``, so the title says so and the axes stay
+in units of the data point index i, j (block centers when averaged).
 """
 from __future__ import annotations
 
@@ -12,7 +13,6 @@ import pandas as pd
 import plotly.graph_objects as go
 from plotly.subplots import make_subplots
 
-from ..views import MAX_HEATMAP_SIDE, block_average
 from .style import DIVERGING, FONT_SIZE, PALETTE, SEQUENTIAL, TEMPLATE
 
 EXACT_LABEL = "Exact K"
@@ -39,10 +39,21 @@ def _block_note(b: int) -> str:
     return "" if b == 1 else f" (averaged over {b}×{b} blocks)"
 
 
-def gram_heatmaps(K: np.ndarray, K_hat: np.ndarray, *, max_side: int = MAX_HEATMAP_SIDE,
+def _points(K: np.ndarray, block: int, n: int | None) -> int:
+    if n is None:
+        if block != 1:
+            raise ValueError("Averaged matrices (block > 1) need n, the number of points they stand for.")
+        return K.shape[0]
+    return int(n)
+
+
+def gram_heatmaps(K: np.ndarray, K_hat: np.ndarray, *, block: int = 1, n: int | None = None,
                   titles: tuple[str, str] = (EXACT_LABEL, APPROX_LABEL),
                   clip_percentiles: tuple[float, float] | None = (1.0, 99.0)) -> go.Figure:
     """The exact and approximate Gram matrices side by side on ONE shared color scale.
+
+    ``K``, ``K_hat`` are drawn as given; when they are b x b block averages of n x n matrices
+    (:func:`rkcore.gram.block_average`), pass ``block=b`` and ``n``.
 
     The color range is taken over both (drawn) matrices, so equal colors mean equal values
     on both sides. With ``clip_percentiles`` it spans those percentiles of the entries:
@@ -50,9 +61,9 @@ def gram_heatmaps(K: np.ndarray, K_hat: np.ndarray, *, max_side: int = MAX_HEATM
     paint everything but the diagonal one color (values beyond the range saturate).
     The y axis runs downward (matrix orientation).
     """
-    K_small, b = block_average(K, max_side)
-    Kh_small, _ = block_average(K_hat, max_side)
-    coords = _axis_coords(K.shape[0], b)
+    K_small, Kh_small, b = np.asarray(K, dtype=np.float64), np.asarray(K_hat, dtype=np.float64), int(block)
+    n = _points(K_small, b, n)
+    coords = _axis_coords(n, b)
     both = np.concatenate([K_small.ravel(), Kh_small.ravel()])
     if clip_percentiles is None:
         zmin, zmax = float(both.min()), float(both.max())
@@ -73,7 +84,7 @@ def gram_heatmaps(K: np.ndarray, K_hat: np.ndarray, *, max_side: int = MAX_HEATM
             if clipped else "")
     fig.update_layout(
         template=TEMPLATE,
-        title_text=f"Gram matrices, n = {K.shape[0]}{_block_note(b)}{note}",
+        title_text=f"Gram matrices, n = {n}{_block_note(b)}{note}",
         coloraxis=dict(colorscale=SEQUENTIAL, cmin=zmin, cmax=zmax,
                        colorbar=dict(title=dict(text="K(xᵢ, xⱼ)", side="top"), exponentformat="e")),
         height=540,
@@ -84,10 +95,11 @@ def gram_heatmaps(K: np.ndarray, K_hat: np.ndarray, *, max_side: int = MAX_HEATM
     return fig
 
 
-def gram_difference(K: np.ndarray, K_hat: np.ndarray, *, max_side: int = MAX_HEATMAP_SIDE) -> go.Figure:
-    """The error K̂ - K on a diverging color scale centered at 0 (white = exact)."""
-    E_small, b = block_average(np.asarray(K_hat) - np.asarray(K), max_side)
-    coords = _axis_coords(K.shape[0], b)
+def gram_difference(K: np.ndarray, K_hat: np.ndarray, *, block: int = 1, n: int | None = None) -> go.Figure:
+    """The error K̂ - K on a diverging color scale centered at 0 (white = exact); ``block`` and ``n``
+    as in :func:`gram_heatmaps` (the difference of block averages is the block average of K̂ - K)."""
+    E_small, b = np.asarray(K_hat, dtype=np.float64) - np.asarray(K, dtype=np.float64), int(block)
+    coords = _axis_coords(_points(E_small, b, n), b)
     bound = float(np.abs(E_small).max()) or 1.0
     fig = go.Figure(go.Heatmap(
         z=E_small, x=coords, y=coords, colorscale=DIVERGING, zmid=0.0, zmin=-bound, zmax=bound,
@@ -100,7 +112,7 @@ def gram_difference(K: np.ndarray, K_hat: np.ndarray, *, max_side: int = MAX_HEA
 
 
 def gram_scatter(pairs: pd.DataFrame, *, n_total: int | None = None) -> go.Figure:
-    """Approximate against exact entries (columns ``exact``, ``approx`` of :func:`rkcore.views.gram_pairs`)
+    """Approximate against exact entries (columns ``exact``, ``approx`` of :func:`rkcore.gram.gram_pairs`)
     with the line y = x: points on the line are estimated exactly."""
     exact = pairs["exact"].to_numpy()
     approx = pairs["approx"].to_numpy()

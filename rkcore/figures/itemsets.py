@@ -9,7 +9,7 @@ from .style import FONT_SIZE, PALETTE, TEMPLATE, spans_decades
 
 def family_counts_figure(counts: pd.DataFrame, title: str = "Itemsets in S by size") -> go.Figure:
     """Bar chart of |{V in S : |V| = k}| against k (columns ``size``, ``count``, ``count_text``
-    of :func:`rkcore.views.family_counts`); the y axis is logarithmic when the counts span
+    of :func:`rkcore.family_views.family_counts`); the y axis is logarithmic when the counts span
     two decades or more, and each bar carries its exact count."""
     log_y = spans_decades(counts["count"], 2.0)
     # exact counts on the bars while they are short; SI prefixes (126k, 1.8M) beyond, so that

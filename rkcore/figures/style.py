@@ -2,23 +2,20 @@
 
 Every figure builder in :mod:`rkcore.figures` starts from :func:`new_figure` (or calls
 :func:`apply_style`), so fonts, margins and colors match across the dashboard. Colors
-are keyed by the registry keys, so "Rademacher" or "RK" has the same color on every page.
+live in the registries (``Distribution.color``, ``MapEntry.color``), so "Rademacher" or "RK" has
+the same color on every page.
 
 Public names
 ------------
 FONT_SIZE, TITLE_SIZE          base and title font sizes (px)
 TEMPLATE                       the plotly template ("rkcore"), registered in plotly.io.templates
 SEQUENTIAL, DIVERGING          colorscales for magnitudes and for signed differences
-DISTRIBUTION_COLORS            {distribution key: color} for every entry of rkcore.distributions.DISTRIBUTIONS
-MAP_COLORS                     {map key: color} for every entry of rkcore.registry.MAPS
-color_for(key)                 color of a distribution or map key (falls back to a palette by hash)
+rgba(hex_color, alpha)         a translucent version of a color (bands)
 new_figure(title=None, **layout) -> go.Figure
 apply_style(fig, title=None, height=None) -> go.Figure
 spans_decades(values, decades=2) -> bool   (whether a log axis is the honest choice)
 """
 from __future__ import annotations
-
-import zlib
 
 import numpy as np
 import plotly.graph_objects as go
@@ -53,31 +50,12 @@ TEMPLATE = go.layout.Template(
 pio.templates["rkcore"] = TEMPLATE
 
 
-def _colors_for(keys) -> dict[str, str]:
-    return {k: PALETTE[i % len(PALETTE)] for i, k in enumerate(keys)}
-
-
-def _distribution_keys():
-    from ..distributions import DISTRIBUTIONS
-    return tuple(DISTRIBUTIONS)
-
-
-def _map_keys():
-    from ..registry import MAPS
-    return tuple(MAPS)
-
-
-DISTRIBUTION_COLORS: dict[str, str] = _colors_for(_distribution_keys())
-MAP_COLORS: dict[str, str] = _colors_for(_map_keys())
-
-
-def color_for(key: str) -> str:
-    """The color of a distribution or map key; unknown keys get a stable palette color."""
-    if key in DISTRIBUTION_COLORS:
-        return DISTRIBUTION_COLORS[key]
-    if key in MAP_COLORS:
-        return MAP_COLORS[key]
-    return PALETTE[zlib.crc32(str(key).encode()) % len(PALETTE)]
+def rgba(hex_color: str, alpha: float) -> str:
+    """"#rrggbb" with an opacity, for translucent bands: rgba(r,g,b,alpha)."""
+    h = hex_color.lstrip("#")
+    if len(h) != 6:
+        raise ValueError(f"rgba needs a '#rrggbb' color, got {hex_color!r}.")
+    return f"rgba({int(h[0:2], 16)},{int(h[2:4], 16)},{int(h[4:6], 16)},{alpha})"
 
 
 def apply_style(fig: go.Figure, title: str | None = None, height: int | None = None) -> go.Figure:

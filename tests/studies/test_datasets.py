@@ -12,6 +12,7 @@ from sklearn.pipeline import make_pipeline
 from sklearn.preprocessing import PolynomialFeatures
 
 from rkcore import datasets as ds
+from rkcore.bounds import l1_radius
 
 
 # ---------------------------------------------------------------------------- built-ins
@@ -67,7 +68,7 @@ def test_normalize_rows_and_zero_rows(norm, order):
     Zs = ds.normalize(sp.csr_matrix(X), norm)
     assert sp.issparse(Zs)
     np.testing.assert_allclose(Zs.toarray(), Z)
-    assert ds.l1_radius(ds.normalize(X, "l1")) == pytest.approx(1.0)
+    assert l1_radius(ds.normalize(X, "l1")) == pytest.approx(1.0)
 
 
 def test_normalize_none_and_unknown():
@@ -125,39 +126,9 @@ def test_load_libsvm(tmp_path):
 
 
 # ---------------------------------------------------------------------------- MovieLens
-USERS = [  # id, age, gender, occupation, zip
-    (1, 24, "M", "technician", "85711"),
-    (2, 25, "F", "other", "94043"),      # tie: 25 -> 20 (round half to even)
-    (3, 35, "M", "writer", "T8H1N"),     # tie: 35 -> 40; Canadian postal code -> zip=T
-    (4, 7, "F", "student", "01002"),
-    (5, 73, "M", "retired", "e2a4h"),    # lower case letter prefix -> zip=E
-]
-ITEMS = [  # id, title, date, genre indices
-    (1, "Toy Story (1995)", "01-Jan-1995", [3, 4, 5]),   # 1995 -> 2000 (tie to even)
-    (2, "Café au lait (1994)", "01-Jan-1994", [5, 14]),  # latin-1 title
-    (3, "unknown", "", [0]),                             # missing date -> year=missing
-    (4, "Metropolis (1926)", "01-Jan-1926", [8, 15]),
-    (5, "Casablanca (1942)", "01-Jan-1942", [8, 14, 17]),
-    (6, "Grease (1978)", "15-Jun-1978", [5, 12, 14]),
-]
-RATINGS = [(u, i, 1 + (3 * u + i) % 5) for u in range(1, 6) for i in range(1, 7)][:20]
-
-
-def write_movielens(folder):
-    folder.mkdir(parents=True, exist_ok=True)
-    (folder / "u.data").write_text("".join(f"{u}\t{i}\t{r}\t88125094{k % 10}\n" for k, (u, i, r) in enumerate(RATINGS)))
-    (folder / "u.user").write_text("".join(f"{u}|{a}|{g}|{o}|{z}\n" for u, a, g, o, z in USERS))
-    lines = []
-    for i, title, date, genres in ITEMS:
-        flags = ["1" if g in genres else "0" for g in range(19)]
-        lines.append("|".join([str(i), title, date, "", f"http://x/{i}"] + flags) + "\n")
-    (folder / "u.item").write_bytes("".join(lines).encode("latin-1"))
-    return folder
-
-
-def expected_names(user, item):
-    uid, age, gender, occ, zip_code = USERS[user - 1]
-    _, _, date, genres = ITEMS[item - 1]
+def expected_names(movielens, user, item):
+    uid, age, gender, occ, zip_code = movielens.users[user - 1]
+    _, _, date, genres = movielens.items[item - 1]
     decade = {"1995": 2000, "1994": 1990, "1926": 1930, "1942": 1940, "1978": 1980}.get(date[-4:], None)
     age10 = {24: 20, 25: 20, 35: 40, 7: 10, 73: 70}[age]
     names = {f"age={age10}", f"gender={gender}", f"occupation={occ}", f"zip={zip_code[0].upper()}",
@@ -165,22 +136,22 @@ def expected_names(user, item):
     return names | {f"genre={ds.ML_GENRES[g]}" for g in genres}
 
 
-def test_movielens_fixture(tmp_path):
-    data = ds.load_movielens(write_movielens(tmp_path / "ml"))
+def test_movielens_fixture(tmp_path, movielens):
+    data = ds.load_movielens(movielens.write(tmp_path / "ml"))
     assert data.X.shape == (20, 78) and ds.ML_N_FEATURES == 78 and len(data.feature_names) == 78
     assert data.fields == (tuple(range(49)), tuple(range(49, 78)))
     assert set(data.X.ravel()) <= {0.0, 1.0}
-    for row, (u, i, r) in enumerate(RATINGS):
+    for row, (u, i, r) in enumerate(movielens.ratings):
         got = {data.feature_names[j] for j in np.flatnonzero(data.X[row])}
-        assert got == expected_names(u, i), (u, i)
+        assert got == expected_names(movielens, u, i), (u, i)
         assert data.y[row] == int(r == 5)
     # user features live in field 0, item features in field 1
     assert all(data.feature_names[j].split("=")[0] in ("age", "gender", "occupation", "zip") for j in data.fields[0])
     assert all(data.feature_names[j].split("=")[0] in ("year", "genre") for j in data.fields[1])
 
 
-def test_movielens_subsample(tmp_path):
-    folder = write_movielens(tmp_path / "ml")
+def test_movielens_subsample(tmp_path, movielens):
+    folder = movielens.write(tmp_path / "ml")
     full = ds.load_movielens(folder)
     first = ds.load_movielens(folder, n_samples=7)
     np.testing.assert_array_equal(first.X, full.X[:7])
@@ -190,17 +161,17 @@ def test_movielens_subsample(tmp_path):
     assert a.X.shape == (7, 78)
 
 
-def test_movielens_missing_files(tmp_path):
+def test_movielens_missing_files(tmp_path, movielens):
     with pytest.raises(ValueError, match="does not exist"):
         ds.load_movielens(tmp_path / "absent")
-    folder = write_movielens(tmp_path / "ml")
+    folder = movielens.write(tmp_path / "ml")
     (folder / "u.item").unlink()
     with pytest.raises(ValueError, match="u.item"):
         ds.load_movielens(folder)
 
 
-def test_movielens_unknown_category(tmp_path):
-    folder = write_movielens(tmp_path / "ml")
+def test_movielens_unknown_category(tmp_path, movielens):
+    folder = movielens.write(tmp_path / "ml")
     (folder / "u.user").write_text((folder / "u.user").read_text().replace("technician", "astronaut"))
     with pytest.raises(ValueError, match="astronaut"):
         ds.load_movielens(folder)

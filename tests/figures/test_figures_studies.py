@@ -16,7 +16,11 @@ from rkcore.figures import accuracy as fa
 from rkcore.figures import bounds as fb
 from rkcore.figures import timing as ft
 from rkcore.figures import variance as fv
-from rkcore.registry import KernelSpec, make_map
+from rkcore import bounds as eb
+from rkcore import table1 as t1
+from rkcore import timing as et
+from rkcore import variance_study as vs
+from rkcore.registry import MAPS, KernelSpec, make_map
 from rkcore.variance import rk_variance
 
 
@@ -42,7 +46,7 @@ def fake_study(D_list=(16, 64), eps=(0.01, 0.1), n_pairs=100, seed=0) -> pd.Data
 
 def test_measured_tails_against_definitions():
     study = fake_study()
-    m = fb.measured_tails(study)
+    m = eb.measured_tails(study)
     for (D, e), g in study[study.metric == "tail_prob"].groupby(["D", "eps"]):
         row = m[(m.D == D) & (m.eps == e) & (m.kind == "pair")].iloc[0]
         assert row.prob == pytest.approx(g.value.mean())
@@ -52,9 +56,9 @@ def test_measured_tails_against_definitions():
         assert sup.prob == pytest.approx(np.mean(maxima >= e))
         assert sup.floor == pytest.approx(1 / 4)
     with pytest.raises(ValueError, match="tail_prob"):
-        fb.measured_tails(study[study.metric != "tail_prob"])
+        eb.measured_tails(study[study.metric != "tail_prob"])
     with pytest.raises(ValueError, match="missing columns"):
-        fb.measured_tails(study.drop(columns="n_pairs"))
+        eb.measured_tails(study.drop(columns="n_pairs"))
 
 
 def test_measured_tails_on_a_real_study_sup_dominates_pairs():
@@ -62,31 +66,31 @@ def test_measured_tails_on_a_real_study_sup_dominates_pairs():
     X = np.abs(np.random.RandomState(1).rand(15, 5))
     X /= X.sum(axis=1, keepdims=True)
     study = error_study(X, KernelSpec("anova", 2), [("rk", "rademacher")], [8, 32], 6, eps=(1e-4, 1e-3, 1e-2))
-    m = fb.measured_tails(study).pivot_table(index=["D", "eps"], columns="kind", values="prob")
+    m = eb.measured_tails(study).pivot_table(index=["D", "eps"], columns="kind", values="prob")
     assert (m["sup"] >= m["pair"] - 1e-15).all()
     assert set(m.index.get_level_values("D")) == {8, 32}
 
 
 def test_required_components_matches_the_inverses():
     study = fake_study(D_list=(16, 64, 256))
-    m = fb.measured_tails(study)
-    out = fb.required_components(0.1, 0.05, 1.0, 10, 2, m).set_index("lemma")
+    m = eb.measured_tails(study)
+    out = eb.required_components(0.1, 0.05, 1.0, 10, 2, m).set_index("lemma")
     assert out.loc["lemma1", "D_bound"] == min_components_lemma1(0.1, 0.05, 1.0)
     assert out.loc["lemma2", "D_bound"] == min_components_lemma2(0.1, 0.05, 1.0, 10)
     assert out.loc["lemma3", "D_bound"] == min_components_lemma3(0.1, 0.05, 1.0, 2)
-    for lemma, kind in fb.LEMMA_MEASURE.items():
+    for lemma, kind in eb.LEMMA_MEASURE.items():
         g = m[(m.kind == kind) & np.isclose(m.eps, 0.1)].sort_values("D")
         ok = g[g.prob <= 0.05]
         expected = ok.D.iloc[0] if len(ok) else np.nan
         np.testing.assert_equal(out.loc[lemma, "D_measured"], expected)
         if len(ok):
             assert out.loc[lemma, "ratio"] == pytest.approx(out.loc[lemma, "D_bound"] / expected)
-    assert "lemma3" not in set(fb.required_components(0.1, 0.05, 1.0, 10, None, m).lemma)
+    assert "lemma3" not in set(eb.required_components(0.1, 0.05, 1.0, 10, None, m).lemma)
 
 
 def test_bounds_figures_log_axes_traces_and_floors():
     study = fake_study(D_list=(16, 64), eps=(0.001, 0.01, 0.1, 0.5))
-    m = fb.measured_tails(study)
+    m = eb.measured_tails(study)
     b = bounds_table(16, np.logspace(-3, 0, 30), 1.0, d=10, degree=2)
     fig = fb.bounds_vs_eps_figure(m, b, D=16, R=1.0)
     assert fig.layout.xaxis.type == "log" and fig.layout.yaxis.type == "log"
@@ -120,7 +124,7 @@ def small_data():
 
 def test_select_pairs_by_definition():
     K = np.array([[5.0, 0.1, -3.0, 0.2], [0.1, 1.0, 0.5, 0.0], [-3.0, 0.5, 2.0, 0.3], [0.2, 0.0, 0.3, 9.0]])
-    pairs = fv.select_pairs(K)
+    pairs = vs.select_pairs(K)
     assert (pairs.i[0], pairs.j[0]) == (0, 2)  # largest |K| off the diagonal: |-3|
     assert (pairs.i[2], pairs.j[2]) == (3, 3)  # largest K(x, x)
     off = np.abs(K[np.triu_indices(4, 1)])
@@ -138,9 +142,9 @@ def test_empirical_pair_variance_matches_exact(small_data, kernel, degree):
     (Checked over 60 seeds: worst |z| 3.4.) Gaussian weights make f so heavy-tailed (kurtosis
     ~170 here) that a sample variance is not a useful check; their means are."""
     spec = KernelSpec(kernel, degree)
-    pairs = fv.select_pairs(spec.exact(small_data))
+    pairs = vs.select_pairs(spec.exact(small_data))
     T = 400
-    emp = fv.empirical_pair_variance(small_data, pairs, spec, ["rademacher", "gaussian"], [10, 40], T, random_state=7)
+    emp = vs.empirical_pair_variance(small_data, pairs, spec, ["rademacher", "gaussian"], [10, 40], T, random_state=7)
     assert len(emp) == len(pairs) * 2 * 2
     big = 200_000
     Z = make_map("rk", spec, big, "rademacher", 12345).fit(small_data).transform(small_data) * np.sqrt(big)
@@ -160,30 +164,30 @@ def test_empirical_pair_variance_matches_exact(small_data, kernel, degree):
 
 def test_empirical_pair_variance_is_reproducible_and_validates(small_data):
     spec = KernelSpec("anova", 2)
-    pairs = fv.select_pairs(spec.exact(small_data))
-    a = fv.empirical_pair_variance(small_data, pairs, spec, ["rademacher"], [8], 20, random_state=1)
-    b = fv.empirical_pair_variance(small_data, pairs, spec, ["rademacher"], [8], 20, random_state=1)
+    pairs = vs.select_pairs(spec.exact(small_data))
+    a = vs.empirical_pair_variance(small_data, pairs, spec, ["rademacher"], [8], 20, random_state=1)
+    b = vs.empirical_pair_variance(small_data, pairs, spec, ["rademacher"], [8], 20, random_state=1)
     pd.testing.assert_frame_equal(a, b)
     with pytest.raises(ValueError, match="n_trials"):
-        fv.empirical_pair_variance(small_data, pairs, spec, ["rademacher"], [8], 1)
+        vs.empirical_pair_variance(small_data, pairs, spec, ["rademacher"], [8], 1)
     with pytest.raises(ValueError, match="Unknown distribution"):
-        fv.empirical_pair_variance(small_data, pairs, spec, ["cauchy"], [8], 5)
+        vs.empirical_pair_variance(small_data, pairs, spec, ["cauchy"], [8], 5)
 
 
 def test_exact_pair_variance_and_by_distribution(small_data):
     spec = KernelSpec("anova", 2)
-    pairs = fv.select_pairs(spec.exact(small_data))
-    ex = fv.exact_pair_variance(small_data, pairs, spec, ["gaussian"], [10.0, 100.0])
+    pairs = vs.select_pairs(spec.exact(small_data))
+    ex = vs.exact_pair_variance(small_data, pairs, spec, ["gaussian"], [10.0, 100.0])
     ref = rk_variance(small_data[pairs.i], small_data[pairs.j], 1, kernel="anova", degree=2, distribution="gaussian")
     np.testing.assert_allclose(ex[ex.D == 10.0].variance.to_numpy(), ref / 10, rtol=1e-12)
     np.testing.assert_allclose(ex[ex.D == 100.0].variance.to_numpy(), ref / 100, rtol=1e-12)
-    s = fv.variance_by_distribution(small_data, spec, list(DISTRIBUTIONS)).set_index("distribution")
+    s = vs.variance_by_distribution(small_data, spec, list(DISTRIBUTIONS)).set_index("distribution")
     assert s.loc["rademacher", "ratio_to_rademacher"] == pytest.approx(1.0)
     assert (s["at_least_rademacher"] == 1.0).all()  # Lemma 4, pointwise
     assert list(s.sort_values("fourth_moment").index) == list(s.sort_values("mean").index)
     assert s["n_pairs"].iloc[0] == 12 * 11 // 2
     with pytest.raises(ValueError, match="exact variance covers"):
-        fv.exact_pair_variance(small_data, pairs, KernelSpec("itemset", itemsets=((0, 1),)), ["gaussian"], [10])
+        vs.exact_pair_variance(small_data, pairs, KernelSpec("itemset", itemsets=((0, 1),)), ["gaussian"], [10])
 
 
 def study_frame(small_data) -> pd.DataFrame:
@@ -193,7 +197,7 @@ def study_frame(small_data) -> pd.DataFrame:
 
 def test_table1_view_cells_and_numbers(small_data):
     study = study_frame(small_data)
-    wide, tidy = fv.table1_view(study, d=5)
+    wide, tidy = t1.table1_view(study, d=5)
     assert list(wide.columns) == ["Method", "D = 2d = 10", "D = 4d = 20"]
     assert list(wide["Method"]) == ["RK (Rademacher)", "RK (Laplace)", "SCRK"]
     vals = study[(study.metric == "mean_abs_error") & (study.method == "RK (Laplace)") & (study.D == 20)].value
@@ -212,16 +216,16 @@ def test_error_vs_D_figure_log_log_with_bands_and_guide(small_data):
     bands = [t for t in fig.data if t.fill == "toself"]
     assert len(bands) == 3
     scrk = next(t for t in fig.data if t.name == "SCRK")
-    assert scrk.line.dash == "dash" and scrk.line.color == fv.SCRK_COLOR
+    assert scrk.line.dash == "dash" and scrk.line.color == fv.OWN_WEIGHTS_COLOR
     with pytest.raises(ValueError, match="metric"):
         fv.error_vs_D_figure(study_frame(small_data), metric="nope")
 
 
 def test_variance_figures(small_data):
     spec = KernelSpec("anova", 2)
-    pairs = fv.select_pairs(spec.exact(small_data))
-    emp = fv.empirical_pair_variance(small_data, pairs, spec, ["rademacher", "laplace"], [8, 16], 10)
-    ex = fv.exact_pair_variance(small_data, pairs, spec, ["rademacher", "laplace"], np.logspace(np.log10(8), np.log10(16), 5))
+    pairs = vs.select_pairs(spec.exact(small_data))
+    emp = vs.empirical_pair_variance(small_data, pairs, spec, ["rademacher", "laplace"], [8, 16], 10)
+    ex = vs.exact_pair_variance(small_data, pairs, spec, ["rademacher", "laplace"], np.logspace(np.log10(8), np.log10(16), 5))
     fig = fv.variance_figure(emp, ex)
     layout = fig.to_plotly_json()["layout"]
     for k in ("xaxis", "xaxis2", "xaxis3"):
@@ -232,7 +236,7 @@ def test_variance_figures(small_data):
     markers = [t for t in fig.data if t.mode == "markers"]
     assert len(markers) == 3 * 2 and all(t.error_y.array is not None for t in markers)
     assert sum(1 for t in fig.data if t.showlegend) == 4  # exact + empirical per distribution, once
-    bars = fv.variance_by_distribution_figure(fv.variance_by_distribution(small_data, spec, ["laplace", "rademacher"]))
+    bars = fv.variance_by_distribution_figure(vs.variance_by_distribution(small_data, spec, ["laplace", "rademacher"]))
     assert bars.data[0].type == "bar" and bars.data[0].text == ("×1.00", bars.data[0].text[1])
     assert bars.data[0].x[0].startswith("Rademacher")  # sorted by the fourth moment
     assert "D · Var" in bars.layout.yaxis.title.text
@@ -252,7 +256,7 @@ def timing_frame() -> pd.DataFrame:
 
 
 def test_timing_figure_slopes_in_legend_and_log_axes():
-    fig = ft.timing_figure(timing_frame(), "d")
+    fig = ft.timing_figure(timing_frame(), "d", slopes=et.growth_exponent(timing_frame(), "d"))
     assert fig.layout.xaxis.type == "log" and fig.layout.yaxis.type == "log"
     legend = [t.name for t in fig.data if t.showlegend is not False]
     assert legend == ["RK: slope 1.00", "SCRK: slope 0.50"]
@@ -265,26 +269,26 @@ def test_timing_figure_slopes_in_legend_and_log_axes():
 
 
 def test_predicted_operations_and_figure():
-    pred = ft.predicted_operations(["rk", "scrk", "ts"], "d", [64, 256, 1024], D=1024, degree=2)
+    pred = et.predicted_operations(["rk", "scrk", "ts"], "d", [64, 256, 1024], D=1024, degree=2)
     rk = pred[pred["map"] == "rk"]
     np.testing.assert_allclose(rk.operations, 1024 * np.array([64, 256, 1024]) * 2)
     np.testing.assert_allclose(rk.slope, 1.0)
     scrk = pred[pred["map"] == "scrk"]
     assert (scrk.slope < 0.3).all()  # log d growth
-    along_D = ft.predicted_operations(["rk"], "D", [128, 1024], d=100)
+    along_D = et.predicted_operations(["rk"], "D", [128, 1024], d=100)
     np.testing.assert_allclose(along_D.slope, 1.0)
     fig = ft.predicted_figure(pred, "d")
     assert fig.layout.xaxis.type == "log" and fig.layout.yaxis.type == "log"
     assert names(fig)[0] == "RK: slope 1.00"
-    with pytest.raises(ValueError, match="No complexity formula"):
-        ft.predicted_operations(["nope"], "d", [1, 2])
+    with pytest.raises(ValueError, match="Unknown map 'nope'"):
+        et.predicted_operations(["nope"], "d", [1, 2])
 
 
 def test_median_table_and_short_labels():
-    med = ft.median_table(timing_frame())
+    med = et.median_table(timing_frame())
     assert list(med.columns) == ["d", "D", "n", "RK (ms)", "SCRK (ms)"]
     np.testing.assert_allclose(med["RK (ms)"], 1e-2 * med["d"])
-    assert ft.short_label("rk") == "RK" and ft.short_label("nystroem") == "Nystroem"
+    assert MAPS["rk"].short_label == "RK" and MAPS["nystroem"].short_label == "Nystroem"
 
 
 # ============================================================================ classifiers

@@ -13,6 +13,7 @@ from scipy.stats import kstest
 from sklearn.kernel_approximation import RBFSampler
 
 from rkcore.foundations import (
+    distortion_bands,
     EXPANSIONS,
     MAX_SUBSETS_D,
     PROJECTIONS,
@@ -214,3 +215,13 @@ def test_projection_errors():
         projection_distortion(np.ones((2, 3)), [2], kind="fjlt")
     with pytest.raises(ValueError, match="m_list"):
         projection_distortion(np.ones((2, 3)), [])
+
+
+def test_distortion_bands_hold_the_exact_interval():
+    """Theorem 1 (Laurent-Massart, each tail <= delta/2) cannot be tighter than the exact central
+    chi^2_m / m interval, which holds 1 and narrows with m."""
+    b = distortion_bands([4096, 1, 10, 10, 100], delta=0.05)
+    assert list(b["m"]) == [1, 10, 100, 4096]
+    assert (b["theorem_low"] <= b["chi2_low"]).all() and (b["chi2_high"] <= b["theorem_high"]).all()
+    assert ((b["chi2_low"] < 1) & (1 < b["chi2_high"])).all()
+    assert (np.diff(b["chi2_high"] - b["chi2_low"]) < 0).all()

@@ -11,7 +11,9 @@ import pytest
 
 from rkcore.figures.gram import APPROX_LABEL, EXACT_LABEL, gram_difference, gram_heatmaps, gram_scatter
 from rkcore.figures.itemsets import family_counts_figure
-from rkcore.figures.style import DISTRIBUTION_COLORS, MAP_COLORS, color_for, spans_decades
+from rkcore.accuracy import METHODS
+from rkcore.figures.style import rgba, spans_decades
+from rkcore.figures.variance import method_color
 from rkcore.distributions import DISTRIBUTIONS
 from rkcore.itemsets import ItemsetFamily
 from rkcore.kernels import explicit_features, itemset_kernel
@@ -61,13 +63,16 @@ def test_heatmaps_share_one_color_scale(grams):
 def test_heatmaps_block_average_large_matrices():
     n = 1204
     K = np.add.outer(np.arange(n), np.arange(n)).astype(float)
-    fig = gram_heatmaps(K, K, max_side=500)
+    small, b = block_average(K, max_side=500)
+    fig = gram_heatmaps(small, small, block=b, n=n)
     z = np.asarray(fig.data[0].z)
     assert z.shape == (402, 402)  # b = ceil(1204 / 500) = 3; the last block holds one row
     assert z[-1, -1] == pytest.approx(K[-1, -1])
     assert "averaged over 3×3 blocks" in fig.layout.title.text
     assert z[0, 0] == pytest.approx(K[:3, :3].mean())
     assert np.asarray(fig.data[0].x)[0] == pytest.approx(1.0)  # block center, in point-index units
+    with pytest.raises(ValueError, match="need n"):
+        gram_heatmaps(small, small, block=b)  # averaged matrices cannot tell how many points they stand for
 
 
 def test_difference_is_diverging_and_centered(grams):
@@ -108,11 +113,20 @@ def test_counts_figure_goes_log_when_counts_span_decades():
     assert list(narrow.data[0].text) == ["10"] and narrow.data[0].texttemplate == "%{text}"
 
 
-def test_style_colors_cover_the_registries():
-    assert set(DISTRIBUTION_COLORS) == set(DISTRIBUTIONS) and set(MAP_COLORS) == set(MAPS)
-    assert len(set(DISTRIBUTION_COLORS.values())) == len(DISTRIBUTIONS)
-    assert color_for("rademacher") == DISTRIBUTION_COLORS["rademacher"]
-    assert color_for("something else") == color_for("something else")
+def test_registry_colors_tell_entries_apart():
+    """Lines of one chart must be distinguishable: distributions share the variance charts, maps the
+    timing chart and accuracy methods the classifier charts, so each group needs distinct colours."""
+    for colors in ([e.color for e in DISTRIBUTIONS.values()], [e.color for e in MAPS.values()],
+                   [m.color for m in METHODS.values()]):
+        assert len(set(c.lower() for c in colors)) == len(colors), colors
+    # SCRK is drawn beside the RK distributions on the variance page: it must not take one of their colours
+    assert method_color("scrk", None) not in {e.color for e in DISTRIBUTIONS.values()}
+    assert method_color("rk", "laplace") == DISTRIBUTIONS["laplace"].color
+    with pytest.raises(ValueError, match="Unknown map"):
+        method_color("nope", None)
+    assert rgba("#0072B2", 0.5) == "rgba(0,114,178,0.5)"
+    with pytest.raises(ValueError, match="#rrggbb"):
+        rgba("blue", 0.5)
     assert spans_decades([1, 10, 100]) and not spans_decades([1, 50])
 
 
