@@ -75,7 +75,10 @@ def normalize(X, norm: str = "l1"):
         X = np.asarray(X, dtype=np.float64)
     if norm == "none":
         return X.copy()
-    return _sk_normalize(X, norm=norm, axis=1, copy=True)
+    # Scale each row by a power of two (exact) so its largest entry is in [0.5, 1) first:
+    # the norm of a row like [1e308, 1e308, 1] would overflow and the row become zeros.
+    from .kernels import _row_power_of_two_scale
+    return _sk_normalize(_row_power_of_two_scale(X)[1], norm=norm, axis=1, copy=True)
 
 
 try:  # the bound lives with the other bounds; keep datasets usable without it

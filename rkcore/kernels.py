@@ -437,15 +437,46 @@ def dot_kernel(X, Y=None) -> np.ndarray:
 
 
 def all_subsets_kernel(X, Y=None) -> np.ndarray:
-    """All-subsets kernel prod_j (1 + x_j y_j) (paper eq. 3), in row blocks of bounded memory."""
+    """All-subsets kernel prod_j (1 + x_j y_j) (paper eq. 3), in row blocks of bounded memory.
+
+    Products that overflow on the way (a huge factor before a small one, or x_j y_j itself
+    beyond float64) are recomputed in log space: inf only where the exact value is.
+    """
     X, Y = _pair(X, Y)
     Yd = _dense(Y)
     out = np.empty((X.shape[0], Y.shape[0]))
     for rows in row_blocks(X.shape[0], 8 * Y.shape[0] * Y.shape[1]):
         Xb = _dense(X[rows])
-        factors = Xb[:, None, :] * Yd[None, :, :]
-        factors += 1.0
-        np.prod(factors, axis=2, out=out[rows])
+        with np.errstate(over="ignore", invalid="ignore"):
+            factors = Xb[:, None, :] * Yd[None, :, :]
+            factors += 1.0
+            np.prod(factors, axis=2, out=out[rows])
+        bad = ~np.isfinite(out[rows])
+        if bad.any():
+            r, c = np.nonzero(bad)
+            out[rows.start + r, c] = product_one_plus(Xb[r], Yd[c])
+    return out
+
+
+def product_one_plus(U: np.ndarray, V: np.ndarray, log_scale: float = 0.0) -> np.ndarray:
+    """prod_j (1 + u_j v_j) * exp(log_scale) for each row of U, V (N, d), in log space.
+
+    The sum of log|factor| (log|u_j| + log|v_j| where u_j v_j overflows, the 1 being
+    negligible there), the parity of negative factors and any exact zero factor give the
+    product without overflow on the way; exp saturates to inf only where the exact value
+    exceeds float64. Relative error about |log value| * u.
+    """
+    with np.errstate(over="ignore", divide="ignore", invalid="ignore"):
+        z = U * V
+        finite = np.isfinite(z)
+        f = 1.0 + np.where(finite, z, 0.0)
+        logs = np.where(finite, np.log(np.abs(f)), np.log(np.abs(U)) + np.log(np.abs(V)))
+        negative = np.where(finite, f < 0, (U < 0) != (V < 0))
+        zero = finite & (f == 0)
+        logs[zero] = 0.0
+        out = np.exp(logs.sum(axis=1) + log_scale)
+    out[negative.sum(axis=1) % 2 == 1] *= -1.0
+    out[zero.any(axis=1)] = 0.0
     return out
 
 
@@ -505,11 +536,36 @@ def _check_family_d(family: ItemsetFamily, d: int) -> None:
 
 
 def cross_fields_kernel(X, Y, family: ItemsetFamily) -> np.ndarray:
-    """e_m of the per-field dot products <x_F, y_F>: one GEMM per field, then Newton's identities."""
+    """e_m of the per-field dot products g_F = <x_F, y_F>: one GEMM per field, then the
+    stable recursion e_k <- e_k + g_F e_{k-1} over the (few) fields.
+
+    Accuracy contract: rows are first scaled by powers of two (exact) so that no g_F
+    overflows, and the scale is restored with ldexp (inf only where the exact value is).
+    The recursion has no cancellation beyond rounding, so the error is a small multiple of
+    gamma_d * sum_V |prod_{j in V} x_j y_j|.
+    """
+    X, Y = _pair(X, Y)
+    m = family.degree
+    ex, Xs = _row_power_of_two_scale(X)
+    ey, Ys = _row_power_of_two_scale(Y)
     fields = [np.asarray(f, dtype=np.intp) for f in family.fields]
-    G = [_gram(X[:, f], Y[:, f]) for f in fields]
-    P = [None] + [sum(g**t for g in G) for t in range(1, family.degree + 1)]
-    return _broadcast_full(elementary_top(P, family.degree), (X.shape[0], Y.shape[0]))
+    e = [np.ones((X.shape[0], Y.shape[0]))] + [np.zeros((X.shape[0], Y.shape[0])) for _ in range(m)]
+    for n_done, f in enumerate(fields, start=1):
+        g = _gram(Xs[:, f], Ys[:, f])
+        for k in range(min(n_done, m), 0, -1):
+            e[k] += g * e[k - 1]
+    with np.errstate(over="ignore", under="ignore"):
+        return np.ldexp(e[m], m * (ex[:, None] + ey[None, :]))
+
+
+def _row_power_of_two_scale(A):
+    """(exponents E_i, A_i * 2^-E_i) with max_j |A_ij 2^-E_i| in [0.5, 1): an exact scaling."""
+    amax = np.asarray(abs(A).max(axis=1).todense() if sp.issparse(A) else np.abs(A).max(axis=1)).reshape(-1)
+    E = np.frexp(amax)[1].astype(np.int64)
+    factor = np.ldexp(1.0, -E)
+    if sp.issparse(A):
+        return E, sp.csr_matrix(sp.diags(factor) @ A)
+    return E, A * factor[:, None]
 
 
 def itemset_kernel(X, Y=None, family: ItemsetFamily | None = None) -> np.ndarray:
