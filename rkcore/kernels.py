@@ -253,6 +253,18 @@ def newton_is_safe(Pa: list, degree: int, gamma, *, all_orders: bool = False,
         return ok & np.isfinite(err) & np.isfinite(scale)
 
 
+def may_overflow(x_absmax: float, y_absmax: float, n_terms: int, degree: int) -> bool:
+    """False when no power x^t, y^t or power sum (t <= degree) of n_terms products can
+    overflow: then the fast path's values are finite and the finiteness pass is skipped."""
+    big = max(float(x_absmax), float(y_absmax), max(n_terms, 1) * float(x_absmax) * float(y_absmax), 1.0)
+    return degree * np.log10(big) > 290 if np.isfinite(big) else True
+
+
+def _abs_max(A) -> float:
+    data = A.data if sp.issparse(A) else A
+    return float(np.abs(data).max(initial=0.0))
+
+
 def _frexp64(a: np.ndarray):
     """(mantissa, int64 exponent) with exact zeros given _ZERO_EXPONENT."""
     f, E = np.frexp(a)
@@ -367,6 +379,7 @@ def contract_elementary(X, Y, degree: int, all_orders: bool = False):
     nonneg = _is_nonnegative(X) and _is_nonnegative(Y)
     gamma = float(rounding_gamma(min(_max_nnz_per_row(X), _max_nnz_per_row(Y)) + 2 * degree))
     Ypow = [None] + [_power(Y, t) for t in range(1, degree + 1)]
+    y_max = _abs_max(Y)
     Yabs = [None] + [None if nonneg or t % 2 == 0 else _power(abs(Y), t) for t in range(1, degree + 1)]
     out = [1.0] + [np.empty((nX, nY)) for _ in range(degree)] if all_orders else np.empty((nX, nY))
     bad_rows, bad_cols = [], []
@@ -381,12 +394,17 @@ def contract_elementary(X, Y, degree: int, all_orders: bool = False):
                 Pa.append(P[t] if nonneg or t % 2 == 0 else _gram(_power(Xabs, t), Yabs[t]))
             # the check first: elementary_top overwrites P[2] and P[3], which Pa shares
             ok = newton_is_safe(Pa, degree, gamma, all_orders=all_orders)
+            risky = may_overflow(_abs_max(Xb), y_max, Y.shape[1], degree)
             if all_orders:
                 e = elementary_from_power_sums(P, degree)
                 for k in range(1, degree + 1):
                     out[k][rows] = e[k]
+                    if risky:
+                        ok = ok & np.isfinite(out[k][rows])
             else:
                 out[rows] = elementary_top(P, degree)
+                if risky:
+                    ok = ok & np.isfinite(out[rows])
             if not ok.all():
                 r, c = np.nonzero(~np.broadcast_to(ok, (Xb.shape[0], nY)))
                 bad_rows.append(r + rows.start)

@@ -21,6 +21,7 @@ from .itemsets import ItemsetFamily, family_from_spec
 from .kernels import (
     _dense,
     _gram,
+    _abs_max,
     _max_nnz_per_row,
     _power,
     elementary_from_power_sums,
@@ -28,6 +29,7 @@ from .kernels import (
     elementary_top,
     explicit_features,
     itemset_kernel,
+    may_overflow,
     newton_is_safe,
     product_one_plus,
     power_sums,
@@ -169,8 +171,12 @@ def _block_mapper(family: ItemsetFamily, W: np.ndarray, signs: bool):
                 Pa.append(_gram(_power(abs(Xb), t), W_abs_T.T ** t if t > 1 else W_abs_T.T))
         return Pa
 
+    w_max = _abs_max(W)
+
     def repair(Z, Xb, ok, degree, all_orders, factor):
-        """Recompute the features where ``ok`` is False with the stable recursion."""
+        """Recompute the features where ``ok`` is False (or not finite) with the stable recursion."""
+        if may_overflow(_abs_max(Xb), w_max, W.shape[1], degree):
+            ok = ok & np.isfinite(Z)
         if ok.all():
             return Z
         rows, cols = np.nonzero(~np.broadcast_to(ok, Z.shape))

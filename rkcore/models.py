@@ -39,7 +39,7 @@ from sklearn.utils.metaestimators import available_if
 from sklearn.utils.multiclass import check_classification_targets
 from sklearn.utils.validation import _check_sample_weight, check_is_fitted, validate_data
 
-from .kernels import (BLOCK_BYTES, _max_nnz_per_row, elementary_from_power_sums, elementary_pairs, newton_is_safe,
+from .kernels import (BLOCK_BYTES, _abs_max, _max_nnz_per_row, may_overflow, elementary_from_power_sums, elementary_pairs, newton_is_safe,
                       rounding_gamma, row_blocks)
 from .registry import MAPS, KernelSpec, make_map
 
@@ -501,6 +501,8 @@ class FactorizationMachineClassifier(_LBFGSBinaryClassifier):
                                  for t in range(1, m + 1)]
             ok = newton_is_safe(abs_sums, m, rounding_gamma(_max_nnz_per_row(Xp[1]) + 2 * m))
             e = elementary_from_power_sums(power_sums, m)
+            if may_overflow(_abs_max(Xp[1]), _abs_max(P), P.shape[1], m):
+                ok = ok & np.all([np.isfinite(ek) for ek in e[1:]], axis=0)
         if not ok.all():
             rows, cols = np.nonzero(~np.broadcast_to(ok, e[m].shape))
             fixed = elementary_pairs(Xp[1], P, rows, cols, m, all_orders=True)
