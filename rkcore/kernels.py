@@ -586,6 +586,40 @@ def _row_power_of_two_scale(A):
     return E, A * factor[:, None]
 
 
+def itemset_support(X, Y, family: ItemsetFamily) -> np.ndarray:
+    """Boolean (n_X, n_Y): whether some itemset V of the family has x_j y_j != 0 for all j in V.
+
+    Decided combinatorially from the non-zero patterns (counts of shared non-zeros), so it
+    does not depend on rounding or blocking: outside it K_S is exactly 0 (and is returned
+    as 0.0 by the kernels here); inside it K_S is usually, not always, non-zero (signed
+    terms can cancel).
+    """
+    X, Y = _pair(X, Y)
+    _check_family_d(family, X.shape[1])
+    shape = (X.shape[0], Y.shape[0])
+    B = (X != 0).astype(np.float64)
+    C = (Y != 0).astype(np.float64)
+    kind = family.kind
+    if kind in ("up_to", "all_subsets"):  # the empty itemset is in the family
+        return np.ones(shape, dtype=bool)
+    if kind in ("anova", "dot"):
+        return _gram(B, C) >= (family.degree if kind == "anova" else 1)
+    if kind == "cross_fields":
+        hits = sum((_gram(B[:, list(f)], C[:, list(f)]) >= 1).astype(np.int64) for f in family.fields)
+        return hits >= family.degree
+    if () in family.itemsets:
+        return np.ones(shape, dtype=bool)
+    return _gram(explicit_features(B, family), explicit_features(C, family)) > 0
+
+
+def anova_newton_float(X, Y, degree: int) -> np.ndarray:
+    """The paper's eq. 12 as plain floating point (power sums, Newton's identities), without
+    the accuracy contract: only for reproducing protocols that depend on its rounding
+    (``error_study(pairs="nonzero_float")``). Implementation-dependent; do not use for values."""
+    X, Y = _pair(X, Y)
+    return _broadcast_full(elementary_top(power_sums(X, Y, degree), degree), (X.shape[0], Y.shape[0]))
+
+
 def itemset_kernel(X, Y=None, family: ItemsetFamily | None = None) -> np.ndarray:
     """K_S(x, y) = sum_{V in S} prod_{j in V} x_j y_j (paper eq. 4) for any family S.
 
