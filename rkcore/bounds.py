@@ -214,13 +214,13 @@ def _decimal_ceil(D_star_decimal, *params) -> np.ndarray:
     import decimal
 
     arrays = np.broadcast_arrays(*params)
-    out = np.empty(arrays[0].shape)
+    out = np.empty(arrays[0].shape, dtype=object)
     with decimal.localcontext() as ctx:
         ctx.prec = 60
         for idx in np.ndindex(out.shape):
             value = D_star_decimal(*(decimal.Decimal(float(a[idx])) for a in arrays))
-            out[idx] = max(1.0, float(value.to_integral_value(rounding=decimal.ROUND_CEILING)))
-    return out
+            out[idx] = max(1, int(value.to_integral_value(rounding=decimal.ROUND_CEILING)))
+    return out  # Python ints: exact beyond 2**53
 
 
 def _smallest_D(log_D_star: np.ndarray, log_bound, log_delta: np.ndarray, exact_D=None):
@@ -232,9 +232,12 @@ def _smallest_D(log_D_star: np.ndarray, log_bound, log_delta: np.ndarray, exact_
     """
     with np.errstate(over="ignore"):
         D = np.maximum(1.0, np.ceil(np.exp(log_D_star)))
-    large = (D >= _EXACT_INTEGER_LIMIT) & np.isfinite(log_D_star)
+    large = (D >= _EXACT_INTEGER_LIMIT) & np.isfinite(log_D_star) & (log_D_star < 700)
     if exact_D is not None and large.any():
-        D = np.where(large, exact_D(), D)
+        exact_ints = exact_D()
+        if D.ndim == 0:
+            return int(exact_ints[()])  # a Python int, exact beyond 2**53
+        D = np.where(large, exact_ints.astype(np.float64), D)
     exact = D < _EXACT_INTEGER_LIMIT
     if exact.any():
         too_small = exact & (log_bound(D) > log_delta)

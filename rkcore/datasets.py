@@ -61,6 +61,11 @@ class BuiltinDataset:
 
 
 # ---------------------------------------------------------------------------- helpers
+def _is_int(value) -> bool:
+    from .kernels import is_integer
+    return is_integer(value)
+
+
 def normalize(X, norm: str = "l1"):
     """Row-wise normalization x / ||x||_p for p = 1 ("l1") or 2 ("l2"); "none" returns X.
 
@@ -125,6 +130,10 @@ def make_interactions(n_samples: int | None = 1000, n_features: int = 20, n_inte
     the pairwise products (a degree-2 ANOVA / polynomial kernel) can fit it.
     """
     n = _check_n_samples(n_samples, 1000)
+    if not _is_int(n_features):
+        raise ValueError(f"n_features must be an integer, got {n_features!r}.")
+    if not _is_int(n_interactions) or n_interactions < 0:
+        raise ValueError(f"n_interactions must be an integer >= 0, got {n_interactions!r}.")
     d = int(n_features)
     if d < 2:
         raise ValueError(f"n_features must be at least 2 for pairwise interactions, got {n_features!r}.")
@@ -149,6 +158,8 @@ def make_interactions(n_samples: int | None = 1000, n_features: int = 20, n_inte
 def make_gaussian(n_samples: int | None = 1000, n_features: int = 50, random_state=0) -> Dataset:
     """N(0, 1) features without labels (the synthetic data of the paper's Figure 1)."""
     n = _check_n_samples(n_samples, 1000)
+    if not _is_int(n_features):
+        raise ValueError(f"n_features must be an integer, got {n_features!r}.")
     d = int(n_features)
     if d < 1:
         raise ValueError(f"n_features must be at least 1, got {n_features!r}.")

@@ -108,6 +108,8 @@ def _check_methods(methods, spec: KernelSpec) -> list[tuple[str, str]]:
 
 
 def _check_eps(eps) -> tuple[float, ...]:
+    if isinstance(eps, (str, bytes)):
+        raise ValueError(f"eps must be a number or a list of numbers > 0, got the string {eps!r}.")
     eps = (eps,) if isinstance(eps, Real) else tuple(eps)
     for e in eps:
         if isinstance(e, bool) or not isinstance(e, Real) or not np.isfinite(e) or e <= 0:

@@ -51,16 +51,37 @@ ROUNDING_LAMBDA = 10.0
 _ZERO_EXPONENT = -(2**40)
 
 
+def is_integer(value) -> bool:
+    """True for Python / numpy integers, False for bool, floats (even 2.0) and everything else."""
+    return isinstance(value, (int, np.integer)) and not isinstance(value, (bool, np.bool_))
+
+
 def check_array(X, name: str = "X") -> np.ndarray | sp.csr_matrix:
     """Validate a data matrix: 2-D, numeric, finite; returns float64 (dense or CSR)."""
+    complex_error = f"{name} holds complex numbers; only real values are allowed (the imaginary part would be lost)."
     if sp.issparse(X):
+        if np.iscomplexobj(X.data):
+            raise ValueError(complex_error)
         X = sp.csr_matrix(X, dtype=np.float64)
         data = X.data
     else:
         try:
-            X = np.asarray(X, dtype=np.float64)
-        except (TypeError, ValueError):
-            raise ValueError(f"{name} must be a numeric matrix; it holds values that are not numbers.") from None
+            X = np.asarray(X)
+            if np.iscomplexobj(X):
+                raise ValueError(complex_error)
+            X = X.astype(np.float64, copy=False)
+        except ValueError as err:
+            if str(err) == complex_error:
+                raise
+            raise ValueError(
+                f"{name} must be a numeric matrix with rows of equal length; it is ragged or holds values "
+                "that are not numbers."
+            ) from None
+        except TypeError:
+            raise ValueError(
+                f"{name} must be a numeric matrix with rows of equal length; it is ragged or holds values "
+                "that are not numbers."
+            ) from None
         data = X
     if X.ndim != 2:
         raise ValueError(f"{name} must be a 2-D matrix (n_samples, n_features), got {X.ndim} dimension(s).")
@@ -499,8 +520,22 @@ def product_one_plus(U: np.ndarray, V: np.ndarray, log_scale: float = 0.0) -> np
 
 
 def polynomial_kernel(X, Y=None, degree: int = 2, c: float = 1.0) -> np.ndarray:
-    """Polynomial kernel (c + <x, y>)^m; c = 0 gives the homogeneous kernel <x, y>^m."""
+    """Polynomial kernel (c + <x, y>)^m; c = 0 gives the homogeneous kernel <x, y>^m.
+
+    m must be an integer >= 0 and c a finite number >= 0: otherwise (c + <x, y>)^m is not
+    a positive semi-definite kernel (and can be NaN).
+    """
+    check_polynomial_parameters(degree, c)
     return (c + dot_kernel(X, Y)) ** degree
+
+
+def check_polynomial_parameters(degree, c) -> None:
+    """Refuse orders and offsets for which (c + <x, y>)^m is not a kernel."""
+    if not is_integer(degree) or degree < 0:
+        raise ValueError(f"degree={degree!r} is not allowed: the polynomial kernel needs an integer order >= 0.")
+    if isinstance(c, (bool, np.bool_)) or not isinstance(c, (int, float, np.integer, np.floating)) \
+            or not np.isfinite(c) or c < 0:
+        raise ValueError(f"c={c!r} is not allowed: the polynomial kernel's offset must be a finite number >= 0.")
 
 
 def _check_degree(degree, d: int, allow_zero: bool = False) -> None:

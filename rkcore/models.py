@@ -282,6 +282,8 @@ class _LBFGSBinaryClassifier(ClassifierMixin, BaseEstimator):
     def _optimize(self, X, y, sample_weight):
         y_pm = _binary_labels(self, y)
         s = _check_sample_weight(sample_weight, X, dtype=np.float64)
+        if (s < 0).any():
+            raise ValueError(f"sample_weight must be >= 0; got {int((s < 0).sum())} negative weight(s) (smallest {s.min()!r}).")
         if s.sum() <= 0:
             raise ValueError("sample_weight must have a positive sum; got all zeros.")
         s = s / s.sum()  # weighted mean loss: weight 2 == the sample twice
