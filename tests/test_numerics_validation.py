@@ -65,7 +65,18 @@ def test_nonzero_float_is_the_papers_mask_and_named_in_the_table1_cli():
 
 # ---------------------------------------------------------------------------- item 6
 def test_variance_is_never_negative():
-    from rkcore.variance import rk_variance, rk_variance_gram
+    """x with exactly m non-zeros and Rademacher weights: K_A^m(x, w)^2 = prod x_j^2 for every w,
+    so the variance is exactly 0; E f^2 - K^2 cancels and rounded to -48 (K^2 ~ 2e16) before."""
+    from rkcore.variance import rk_variance, rk_variance_gram, second_moment
+    x = np.array([[4.19918831, 96.22613949, 45.8860569]])
+    v = rk_variance(x, x, 1, kernel="anova", degree=3, distribution="rademacher")
+    assert v[0] >= 0
+    assert v[0] <= 1e-14 * second_moment(x, x, kernel="anova", degree=3)[0]  # rounding of E f^2 only
+    rng = np.random.default_rng(0)
+    for m in (1, 2, 3):
+        X = np.zeros((50, 4))
+        X[:, :m] = rng.random((50, m)) * 10.0 ** rng.integers(-3, 3, (50, m))
+        assert (rk_variance(X, X, 1, kernel="anova", degree=m, distribution="rademacher") >= 0).all()
     x = np.array([[0.3, 0.0, 0.0, 0.0], [0.1, 0.7, 0.0, 0.0]])
     for kernel in ("anova", "up_to", "dot", "all_subsets"):
         for dist in ("rademacher", "gaussian"):
