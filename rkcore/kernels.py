@@ -377,6 +377,12 @@ def _is_nonnegative(A) -> bool:
     return data.size == 0 or bool(data.min() >= 0)
 
 
+def _zero_fraction(A) -> float:
+    if sp.issparse(A):
+        return 1.0 - A.nnz / max(1, A.shape[0] * A.shape[1])
+    return 1.0 - np.count_nonzero(A) / max(1, A.size)
+
+
 def _max_nnz_per_row(A) -> int:
     if sp.issparse(A):
         return int(np.diff(A.indptr).max(initial=0))
@@ -401,6 +407,11 @@ def contract_elementary(X, Y, degree: int, all_orders: bool = False):
     gamma = float(rounding_gamma(min(_max_nnz_per_row(X), _max_nnz_per_row(Y)) + 2 * degree))
     Ypow = [None] + [_power(Y, t) for t in range(1, degree + 1)]
     y_max = _abs_max(Y)
+    # Sparse-ish data (e.g. one-hot rows): many pairs share fewer than m non-zeros, so their
+    # value is exactly 0 but the check cannot vouch for Newton's (S = 0). One more product of
+    # the non-zero patterns counts the shared non-zeros and settles those pairs directly.
+    count_shared = not all_orders and degree >= 2 and (_zero_fraction(X) > 0.25 or _zero_fraction(Y) > 0.25)
+    Ymask = (Y != 0).astype(np.float64) if count_shared else None
     Yabs = [None] + [None if nonneg or t % 2 == 0 else _power(abs(Y), t) for t in range(1, degree + 1)]
     out = [1.0] + [np.empty((nX, nY)) for _ in range(degree)] if all_orders else np.empty((nX, nY))
     bad_rows, bad_cols = [], []
@@ -426,6 +437,10 @@ def contract_elementary(X, Y, degree: int, all_orders: bool = False):
                 out[rows] = elementary_top(P, degree)
                 if risky:
                     ok = ok & np.isfinite(out[rows])
+                if count_shared and not ok.all():
+                    too_few = _gram((Xb != 0).astype(np.float64), Ymask) < degree
+                    out[rows][too_few] = 0.0
+                    ok = ok | too_few
             if not ok.all():
                 r, c = np.nonzero(~np.broadcast_to(ok, (Xb.shape[0], nY)))
                 bad_rows.append(r + rows.start)
