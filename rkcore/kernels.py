@@ -389,8 +389,10 @@ def _max_nnz_per_row(A) -> int:
     return int(np.count_nonzero(A, axis=1).max(initial=0))
 
 
-#: Bytes per row block of :func:`contract_elementary`: its element-wise passes stay in cache.
-CONTRACT_BLOCK_BYTES = 2 * 2**20
+#: Bytes per row block of :func:`contract_elementary` (bounded memory; few, large GEMMs).
+CONTRACT_BLOCK_BYTES = 64 * 2**20
+#: ...but at least this many rows per block.
+CONTRACT_MIN_ROWS = 1024
 
 
 def contract_elementary(X, Y, degree: int, all_orders: bool = False):
@@ -416,7 +418,10 @@ def contract_elementary(X, Y, degree: int, all_orders: bool = False):
     out = [1.0] + [np.empty((nX, nY)) for _ in range(degree)] if all_orders else np.empty((nX, nY))
     bad_rows, bad_cols = [], []
     with np.errstate(over="ignore", invalid="ignore"):
-        for rows in row_blocks(nX, 8 * nY * (degree + 4), CONTRACT_BLOCK_BYTES):
+        # at least CONTRACT_MIN_ROWS rows per block: many small GEMMs are slow (BLAS threads
+        # synchronise once per call, which costs a lot on a loaded machine)
+        bytes_per_row = min(8 * nY * (degree + 4), max(1, CONTRACT_BLOCK_BYTES // CONTRACT_MIN_ROWS))
+        for rows in row_blocks(nX, bytes_per_row, CONTRACT_BLOCK_BYTES):
             Xb = X[rows]
             Xabs = None if nonneg else abs(Xb)
             P, Pa = [None], [None]
