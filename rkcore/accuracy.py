@@ -245,8 +245,9 @@ def split_sizes(n: int, split) -> tuple[int, int, int]:
         raise ValueError(f"split must be (train, validation, test); got {split!r}.")
     sizes = []
     for part in split:
-        if isinstance(part, (bool, np.bool_)) or not isinstance(part, (int, float, np.integer, np.floating)) or part <= 0:
-            raise ValueError(f"split entries must be positive counts or fractions in (0, 1); got {split!r}.")
+        if isinstance(part, (bool, np.bool_)) or not isinstance(part, (int, float, np.integer, np.floating)) \
+                or not np.isfinite(part) or part <= 0 or (part >= 1 and float(part) != int(part)):
+            raise ValueError(f"split entries must be positive whole counts or fractions in (0, 1); got {split!r}.")
         sizes.append(int(part) if float(part) >= 1 else int(round(float(part) * n)))
     if sum(sizes) > n:
         raise ValueError(f"split {split!r} asks for {sum(sizes)} samples but the dataset has only {n}.")
@@ -348,7 +349,11 @@ def accuracy_study(dataset_or_XY, methods: Sequence[str], n_components_list: Seq
     if not isinstance(kernel, KernelSpec):
         raise ValueError(f"kernel must be a KernelSpec, got {type(kernel).__name__}.")
     chosen = _check_methods(methods, kernel)
-    Ds = [int(D) for D in n_components_list]
+    from .kernels import is_integer
+    Ds = list(n_components_list)
+    if any(not is_integer(D) for D in Ds):
+        raise ValueError(f"n_components_list must hold integers >= 1; got {n_components_list!r}.")
+    Ds = [int(D) for D in Ds]
     if any(D < 1 for D in Ds) or (not Ds and any(m.uses_D for m in chosen)):
         raise ValueError("n_components_list must hold integers >= 1 for the random-feature methods; "
                          f"got {n_components_list!r}.")

@@ -22,7 +22,7 @@ from sklearn.utils.validation import check_is_fitted, validate_data
 
 from .distributions import get_distribution
 from .itemsets import check_degree_fits
-from .kernels import elementary_top, row_blocks
+from .kernels import BLOCK_BYTES, _abs_max, elementary_pairs, may_overflow, elementary_top, newton_is_safe, rounding_gamma, row_blocks
 
 #: Temporary memory per row block in transform (spectra, products, inverse FFTs).
 #: Measured at D=8192, n=1000, d in {512, 4096}: ~4 MB blocks (they stay in cache) were
@@ -135,10 +135,28 @@ class SignedCirculantRandomKernel(TransformerMixin, BaseEstimator):
         """The explicit Omega of shape (n_components, n_features): row t*d + i of block t is
         ``sigma_t[i] * w_t[(i - j) mod d]`` over j. For tests and teaching; transform never builds it."""
         check_is_fitted(self)
+        return self._omega_rows(0, self.n_components)
+
+    def _omega_rows(self, start: int, stop: int) -> np.ndarray:
+        """Rows start..stop-1 of Omega, built from the blocks they fall in."""
         T, d = self.random_weights_.shape
         shift = (np.arange(d)[:, None] - np.arange(d)[None, :]) % d
-        blocks = self.random_signs_[:, :, None] * self.random_weights_[:, shift]  # (T, d, d)
-        return blocks.reshape(T * d, d)[: self.n_components]
+        first, last = start // d, -(-stop // d)
+        blocks = self.random_signs_[first:last, :, None] * self.random_weights_[first:last][:, shift]
+        return blocks.reshape(-1, d)[start - first * d: stop - first * d]
+
+    def _repair_rows(self, Xb: np.ndarray, bad: np.ndarray, out: np.ndarray) -> None:
+        """Features of the rows ``bad`` of the (scaled) block by the stable recursion
+        (accuracy contract, rkcore.kernels), over chunks of Omega's rows."""
+        D, d, m = self.n_components, Xb.shape[1], self.degree
+        step = max(d, (BLOCK_BYTES // (8 * d)) // d * d)
+        for start in range(0, D, step):
+            stop = min(start + step, D)
+            omega = self._omega_rows(start, stop)
+            rows = np.repeat(bad, stop - start)
+            cols = np.tile(np.arange(stop - start), len(bad))
+            fixed = elementary_pairs(Xb, omega, rows, cols, m)
+            out[bad, start:stop] = fixed.reshape(len(bad), stop - start)
 
     def transform(self, X):
         """Map X (n_samples, n_features) to Z (n_samples, n_components)."""
@@ -167,7 +185,22 @@ class SignedCirculantRandomKernel(TransformerMixin, BaseEstimator):
         return scipy.fft.irfft(prod, n=d, axis=-1, workers=FFT_WORKERS, overwrite_x=True).reshape(b, -1)
 
     def _transform_block(self, Xb: np.ndarray, out: np.ndarray) -> None:
-        """Features of one (already scaled) row block, written into ``out``."""
+        """Features of one (already scaled) row block, written into ``out``, meeting the
+        accuracy contract: the entries of Omega are +-1, so the power sums of |x * omega_s|
+        are the row sums of |x|^t and newton_is_safe decides per row; the rows it cannot vouch
+        for are recomputed by the stable recursion."""
+        m = self.degree
+        with np.errstate(over="ignore", invalid="ignore"):
+            self._newton_block(Xb, out)
+            Pa = [None] + [(np.abs(Xb) ** t).sum(axis=1) for t in range(1, m + 1)]
+            ok = newton_is_safe(Pa, m, rounding_gamma(np.count_nonzero(Xb, axis=1).max(initial=0) + 2 * m))
+            if may_overflow(_abs_max(Xb), 1.0, Xb.shape[1], m):
+                ok = ok & np.isfinite(out).all(axis=1)
+        if not ok.all():
+            self._repair_rows(Xb, np.flatnonzero(~ok), out)
+
+    def _newton_block(self, Xb: np.ndarray, out: np.ndarray) -> None:
+        """The fast path: power sums by FFT and Newton's identities."""
         D, m, b = self.n_components, self.degree, Xb.shape[0]
         if m == 2:
             # e_2 = (p_1^2 - p_2) / 2: one squaring into `out` and one in-place subtraction.

@@ -63,6 +63,11 @@ class BuiltinDataset:
 
 
 # ---------------------------------------------------------------------------- helpers
+def _is_int(value) -> bool:
+    from .kernels import is_integer
+    return is_integer(value)
+
+
 def normalize(X, norm: str = "l1"):
     """Row-wise normalization x / ||x||_p for p = 1 ("l1") or 2 ("l2"); "none" returns X.
 
@@ -77,7 +82,10 @@ def normalize(X, norm: str = "l1"):
         X = np.asarray(X, dtype=np.float64)
     if norm == "none":
         return X.copy()
-    return _sk_normalize(X, norm=norm, axis=1, copy=True)
+    # Scale each row by a power of two (exact) so its largest entry is in [0.5, 1) first:
+    # the norm of a row like [1e308, 1e308, 1] would overflow and the row become zeros.
+    from .kernels import _row_power_of_two_scale
+    return _sk_normalize(_row_power_of_two_scale(X)[1], norm=norm, axis=1, copy=True)
 
 
 def _subsample(n_total: int, n_samples: int | None, random_state) -> np.ndarray:
@@ -110,6 +118,10 @@ def make_interactions(n_samples: int | None = 1000, n_features: int = 20, n_inte
     the pairwise products (a degree-2 ANOVA / polynomial kernel) can fit it.
     """
     n = _check_n_samples(n_samples, 1000)
+    if not _is_int(n_features):
+        raise ValueError(f"n_features must be an integer, got {n_features!r}.")
+    if not _is_int(n_interactions) or n_interactions < 0:
+        raise ValueError(f"n_interactions must be an integer >= 0, got {n_interactions!r}.")
     d = int(n_features)
     if d < 2:
         raise ValueError(f"n_features must be at least 2 for pairwise interactions, got {n_features!r}.")
@@ -134,6 +146,8 @@ def make_interactions(n_samples: int | None = 1000, n_features: int = 20, n_inte
 def make_gaussian(n_samples: int | None = 1000, n_features: int = 50, random_state=0) -> Dataset:
     """N(0, 1) features without labels (the synthetic data of the paper's Figure 1)."""
     n = _check_n_samples(n_samples, 1000)
+    if not _is_int(n_features):
+        raise ValueError(f"n_features must be an integer, got {n_features!r}.")
     d = int(n_features)
     if d < 1:
         raise ValueError(f"n_features must be at least 1, got {n_features!r}.")

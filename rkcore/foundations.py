@@ -366,6 +366,8 @@ def theorem1_band(m, delta: float = 0.05) -> tuple[np.ndarray, np.ndarray]:
 def chi2_band(m, delta: float = 0.05) -> tuple[np.ndarray, np.ndarray]:
     r"""The exact central 1 - δ interval of :math:`\|A v\|^2/\|v\|^2 \sim \chi^2_m / m` (Gaussian A)."""
     m = np.asarray(m, dtype=np.float64)
+    if m.size == 0 or not np.all(np.isfinite(m)) or np.any(m < 1):
+        raise ValueError(f"m (the number of projected dimensions) must be >= 1, got {m.tolist()!r}.")
     if not 0 < float(delta) < 1:
         raise ValueError(f"delta must be in (0, 1), got {delta!r}.")
     return chi2.ppf(delta / 2, m) / m, chi2.ppf(1 - delta / 2, m) / m

@@ -120,7 +120,12 @@ class ItemsetFamily:
         ``fields`` are disjoint groups of feature indices (e.g. user features and item
         features); ``d`` defaults to one more than the largest index.
         """
-        groups = [tuple(sorted(int(i) for i in f)) for f in fields]
+        groups = []
+        for f in fields:
+            f = (f,) if isinstance(f, (int, np.integer)) else tuple(f)
+            if not all(isinstance(i, (int, np.integer)) and not isinstance(i, (bool, np.bool_)) for i in f):
+                raise ValueError(f"cross_fields: field {f!r} must hold integer feature indices.")
+            groups.append(tuple(sorted(int(i) for i in f)))
         groups = [g for g in groups if g]
         if len(groups) < 2:
             raise ValueError("cross_fields needs at least two non-empty fields (groups of feature indices).")

@@ -21,11 +21,19 @@ from .itemsets import ItemsetFamily, check_degree_fits, family_from_spec
 from .kernels import (
     _dense,
     _gram,
+    _abs_max,
+    _max_nnz_per_row,
+    _power,
     elementary_from_power_sums,
+    elementary_pairs,
     elementary_top,
     explicit_features,
     itemset_kernel,
+    may_overflow,
+    newton_is_safe,
+    product_one_plus,
     power_sums,
+    rounding_gamma,
     row_blocks,
 )
 
@@ -139,6 +147,39 @@ def _block_mapper(family: ItemsetFamily, W: np.ndarray, signs: bool):
         Wt = W.T * scale
         return _Mapper(lambda Xb: np.asarray(Xb @ Wt), 1)
 
+    if kind == "up_to" and m == 0:  # only the empty itemset: every feature is 1 / sqrt(D)
+        return _Mapper(lambda Xb: np.full((Xb.shape[0], D), scale), 1, gemm=False)
+
+    # Accuracy contract (rkcore.kernels): Newton's identities where newton_is_safe vouches for
+    # them, the stable recursion elsewhere. For Rademacher weights |x_j w_j| = |x_j|, so the
+    # power sums of |z| are row sums and the check costs O(d) per row.
+    W_abs_T = None if signs else np.abs(W).T
+
+    def abs_power_sums(Xb, P, upto):
+        """Power sums of |x * w| (even ones are P's): row sums, or one GEMM per odd order."""
+        Pa = [None]
+        for t in range(1, upto + 1):
+            if t % 2 == 0:
+                Pa.append(P[t])
+            elif signs:
+                Pa.append(np.asarray(abs(_power(Xb, t)).sum(axis=1)).reshape(-1, 1))
+            else:
+                Pa.append(_gram(_power(abs(Xb), t), W_abs_T.T ** t if t > 1 else W_abs_T.T))
+        return Pa
+
+    w_max = _abs_max(W)
+
+    def repair(Z, Xb, ok, degree, all_orders, factor):
+        """Recompute the features where ``ok`` is False (or not finite) with the stable recursion."""
+        if may_overflow(_abs_max(Xb), w_max, W.shape[1], degree):
+            ok = ok & np.isfinite(Z)
+        if ok.all():
+            return Z
+        rows, cols = np.nonzero(~np.broadcast_to(ok, Z.shape))
+        fixed = elementary_pairs(Xb, W, rows, cols, degree, all_orders)
+        Z[rows, cols] = (sum(fixed) if all_orders else fixed) * factor
+        return Z
+
     if kind == "anova" and m == 2:
         # K_A^2(x, w) = ((x.w)^2 - <x^2, w^2>) / 2; fold 1/(2 sqrt D) into W so the map is one
         # GEMM and two in-place passes. For w in {-1,1}^d, <x^2, w^2> is just sum_j x_j^2.
@@ -147,16 +188,22 @@ def _block_mapper(family: ItemsetFamily, W: np.ndarray, signs: bool):
         W2c = None if signs else (W * W).T * (c * c)
 
         def anova2(Xb):
-            Z = np.asarray(Xb @ Wc)
-            np.square(Z, out=Z)
-            X2 = Xb.multiply(Xb) if sp.issparse(Xb) else Xb * Xb
-            if signs:
-                Z -= (np.asarray(X2.sum(axis=1)).reshape(-1) * (c * c))[:, None]
-            else:
-                Z -= np.asarray(X2 @ W2c)
-            return Z
+            with np.errstate(over="ignore", invalid="ignore"):
+                Z = np.asarray(Xb @ Wc)
+                np.square(Z, out=Z)
+                X2 = Xb.multiply(Xb) if sp.issparse(Xb) else Xb * Xb
+                if signs:
+                    P2 = np.asarray(X2.sum(axis=1)).reshape(-1, 1)
+                    Z -= P2 * (c * c)
+                    Pa = [None, np.asarray(abs(Xb).sum(axis=1)).reshape(-1, 1), P2]
+                else:
+                    P2 = np.asarray(X2 @ W2c)
+                    Z -= P2
+                    Pa = [None, _gram(abs(Xb), W_abs_T.T) * c, P2]
+                ok = newton_is_safe(Pa, 2, rounding_gamma(_max_nnz_per_row(Xb) + 4))
+            return repair(Z, Xb, ok, 2, False, scale)
 
-        return _Mapper(anova2, 2)
+        return _Mapper(anova2, 3)
 
     if kind in ("anova", "up_to"):
         powers = None if signs else [None] + [W**t for t in range(1, m + 1)]
@@ -166,19 +213,25 @@ def _block_mapper(family: ItemsetFamily, W: np.ndarray, signs: bool):
 
         def anova(Xb):
             Xb = Xb * x_scale if x_scale != 1.0 else Xb
-            if signs:
-                P = power_sums(Xb, W, m, y_is_sign=True)
-            else:
-                P = [None] + [_gram(Xb.power(t) if sp.issparse(Xb) else Xb**t, powers[t]) for t in range(1, m + 1)]
-            if kind == "anova":
-                return elementary_top(P, m)
-            e = elementary_from_power_sums(P, m)
-            Z = e[1]
-            for ek in e[2:]:
-                Z += ek
-            Z += 1.0
-            Z *= scale
-            return Z
+            gamma = rounding_gamma(_max_nnz_per_row(Xb) + 2 * m)
+            with np.errstate(over="ignore", invalid="ignore"):
+                if signs:
+                    P = power_sums(Xb, W, m, y_is_sign=True)
+                else:
+                    P = [None] + [_gram(Xb.power(t) if sp.issparse(Xb) else Xb**t, powers[t]) for t in range(1, m + 1)]
+                ok = newton_is_safe(abs_power_sums(Xb, P, m), m, gamma, all_orders=kind == "up_to")
+                if kind == "anova":
+                    Z = elementary_top(P, m)
+                    if Z.shape != (Xb.shape[0], D):
+                        Z = np.broadcast_to(Z, (Xb.shape[0], D)).copy()
+                    return repair(Z, Xb, ok, m, False, 1.0)
+                e = elementary_from_power_sums(P, m)
+                Z = np.broadcast_to(e[1], (Xb.shape[0], D)).copy()
+                for ek in e[2:]:
+                    Z += ek
+                Z += 1.0
+                Z *= scale
+            return repair(Z, Xb, ok, m, True, scale)
 
         return _Mapper(anova, m + 3)
 
@@ -200,7 +253,13 @@ def _block_mapper(family: ItemsetFamily, W: np.ndarray, signs: bool):
                 vals = np.take_along_axis(Xd, cols, axis=1)
                 factors = vals[:, None, :] * W_T[cols].transpose(0, 2, 1)
             factors += 1.0
-            return factors.prod(axis=2) * scale
+            with np.errstate(over="ignore", invalid="ignore"):
+                Z = factors.prod(axis=2) * scale
+            bad = ~np.isfinite(Z)
+            if bad.any():  # overflow on the way: the product in log space, scale folded in
+                r, c = np.nonzero(bad)
+                Z[r, c] = product_one_plus(Xd[r], W[c], np.log(scale))
+            return Z
 
         return _Mapper(all_subsets, W.shape[1] + 1, gemm=False)
 

@@ -39,8 +39,9 @@ from sklearn.utils.metaestimators import available_if
 from sklearn.utils.multiclass import check_classification_targets
 from sklearn.utils.validation import _check_sample_weight, check_is_fitted, validate_data
 
-from .kernels import BLOCK_BYTES, elementary_from_power_sums, row_blocks
 from .itemsets import check_degree_fits
+from .kernels import (BLOCK_BYTES, _abs_max, _max_nnz_per_row, may_overflow, elementary_from_power_sums, elementary_pairs, newton_is_safe,
+                      rounding_gamma, row_blocks)
 from .registry import MAPS, KernelSpec, make_map
 
 LOSSES = ("squared_hinge", "logistic")
@@ -250,6 +251,17 @@ def random_feature_pipeline(map_key: str, spec: KernelSpec | None = None, n_comp
 
 
 # ----------------------------------------------------------------------------- factorized models
+def _check_finite_decision(f: np.ndarray, name: str) -> None:
+    """Refuse decision values that overflowed float64 instead of predicting from NaN or inf."""
+    bad = ~np.isfinite(f)
+    if bad.any():
+        raise ValueError(
+            f"{name}: the decision value of {int(bad.sum())} of {f.size} sample(s) overflows float64 "
+            f"(first: sample {int(np.flatnonzero(bad)[0])}); their feature values are too large in "
+            "magnitude for this model. Rescale X, e.g. rkcore.datasets.normalize(X, 'l1')."
+        )
+
+
 class _LBFGSBinaryClassifier(ClassifierMixin, BaseEstimator):
     """Shared machinery: labels, sample weights, L-BFGS-B with history and convergence report.
 
@@ -262,6 +274,8 @@ class _LBFGSBinaryClassifier(ClassifierMixin, BaseEstimator):
     def _optimize(self, X, y, sample_weight):
         y_pm = _binary_labels(self, y)
         s = _check_sample_weight(sample_weight, X, dtype=np.float64)
+        if (s < 0).any():
+            raise ValueError(f"sample_weight must be >= 0; got {int((s < 0).sum())} negative weight(s) (smallest {s.min()!r}).")
         if s.sum() <= 0:
             raise ValueError("sample_weight must have a positive sum; got all zeros.")
         s = s / s.sum()  # weighted mean loss: weight 2 == the sample twice
@@ -274,6 +288,12 @@ class _LBFGSBinaryClassifier(ClassifierMixin, BaseEstimator):
             return value, grad
 
         history = [fun(theta0)[0]]
+        if not np.isfinite(history[0]):
+            raise ValueError(
+                f"{type(self).__name__}: the objective at the starting point is not a finite number: "
+                "the model's values overflow float64 on this data (feature values too large in "
+                "magnitude). Rescale X, e.g. rkcore.datasets.normalize(X, 'l1')."
+            )
         res = minimize(fun, theta0, jac=True, method="L-BFGS-B",
                        callback=lambda intermediate_result: history.append(float(intermediate_result.fun)),
                        options={"maxiter": self.max_iter, "gtol": self.tol, "ftol": self.tol * 1e-3})
@@ -306,7 +326,9 @@ class _LBFGSBinaryClassifier(ClassifierMixin, BaseEstimator):
         """Real-valued model output f(x); f > 0 predicts ``classes_[1]``."""
         check_is_fitted(self)
         X = validate_data(self, X, accept_sparse="csr", dtype=np.float64, reset=False)
-        return self._decision(self._prepare(X))
+        f = self._decision(self._prepare(X))
+        _check_finite_decision(f, type(self).__name__)
+        return f
 
     def predict(self, X):
         check_is_fitted(self)
@@ -463,9 +485,23 @@ class FactorizationMachineClassifier(_LBFGSBinaryClassifier):
                          for t in range(1, self.degree + 1)]
 
     def _forward(self, b, w, P, Xp):
+        """Decision values and e_0..e_m of z = x * p_s, meeting the accuracy contract of
+        rkcore.kernels for e_m: Newton's identities where newton_is_safe vouches for them
+        (one more GEMM of absolute values per odd order), the stable recursion elsewhere."""
         m = self.degree
-        power_sums = [None] + [np.asarray(Xp[t] @ (P**t).T) for t in range(1, m + 1)]
-        e = elementary_from_power_sums(power_sums, m)
+        with np.errstate(over="ignore", invalid="ignore"):
+            power_sums = [None] + [np.asarray(Xp[t] @ (P**t).T) for t in range(1, m + 1)]
+            abs_sums = [None] + [power_sums[t] if t % 2 == 0 else np.asarray(abs(Xp[t]) @ (np.abs(P) ** t).T)
+                                 for t in range(1, m + 1)]
+            ok = newton_is_safe(abs_sums, m, rounding_gamma(_max_nnz_per_row(Xp[1]) + 2 * m))
+            e = elementary_from_power_sums(power_sums, m)
+            if may_overflow(_abs_max(Xp[1]), _abs_max(P), P.shape[1], m):
+                ok = ok & np.all([np.isfinite(ek) for ek in e[1:]], axis=0)
+        if not ok.all():
+            rows, cols = np.nonzero(~np.broadcast_to(ok, e[m].shape))
+            fixed = elementary_pairs(Xp[1], P, rows, cols, m, all_orders=True)
+            for k in range(1, m + 1):
+                e[k][rows, cols] = fixed[k]
         f = e[m] @ self.lambdas_ + b
         if w is not None:
             f = f + np.asarray(Xp[1] @ w)
