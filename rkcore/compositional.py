@@ -75,7 +75,7 @@ from typing import Callable
 import numpy as np
 import pandas as pd
 from scipy.special import gammaln
-from sklearn.base import BaseEstimator, TransformerMixin, _fit_context
+from sklearn.base import BaseEstimator, ClassNamePrefixFeaturesOutMixin, TransformerMixin, _fit_context
 from sklearn.metrics.pairwise import rbf_kernel
 from sklearn.preprocessing import KBinsDiscretizer, StandardScaler
 from sklearn.utils import check_random_state
@@ -899,7 +899,7 @@ def _select(forest: _Forest, chosen: np.ndarray, D: int) -> _Forest:
 
 
 # ============================================================================ transformer
-class CompositionalFeatures(TransformerMixin, BaseEstimator):
+class CompositionalFeatures(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseEstimator):
     r"""Random features of a compositional kernel (Daniely et al. 2017, Algorithm 1).
 
     .. math::
@@ -1026,9 +1026,16 @@ class CompositionalFeatures(TransformerMixin, BaseEstimator):
         Zx = self.transform(X)
         return Zx @ (Zx if Y is None else self.transform(Y)).T
 
+    @property
+    def _n_features_out(self):
+        return self.weights_.size
+
     def __sklearn_tags__(self):
         tags = super().__sklearn_tags__()
         tags.input_tags.sparse = False
+        # float64 only: the base features are complex128 trigonometric products whose
+        # float32 error has not been analysed.
+        tags.transformer_tags.preserves_dtype = ["float64"]
         return tags
 
 
