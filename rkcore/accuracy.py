@@ -252,7 +252,8 @@ def accuracy_study(dataset_or_XY, methods: Sequence[str], n_components_list: Seq
     ----------
     dataset_or_XY : Dataset or (X, y)
         Labelled data (normalize it beforehand if wanted; the paper L1-normalizes).
-    methods : sequence of keys of :data:`METHODS`
+    methods : sequence of str
+        Keys of :data:`METHODS`, e.g. ``["kernel_svm", "fm", "rk", "scrk"]``.
     n_components_list : sequence of int
         The numbers of random features D (used by the random-feature methods only).
     n_trials : int
@@ -275,6 +276,7 @@ def accuracy_study(dataset_or_XY, methods: Sequence[str], n_components_list: Seq
     random_state : int
         Seeds the split; trial t of a randomized method uses seed ``random_state + t``.
     progress : callable (done, total, message) or None
+        Called before every fit and once at the end (done == total).
 
     Returns
     -------
@@ -286,6 +288,16 @@ def accuracy_study(dataset_or_XY, methods: Sequence[str], n_components_list: Seq
     validation records (selection, kernel, D, C, val_accuracy, val_balanced_accuracy);
     ``df.attrs["split"]``
     the sizes and the test accuracy of always predicting the majority training class.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from rkcore.accuracy import accuracy_study
+    >>> rng = np.random.RandomState(0)
+    >>> X = rng.rand(200, 6); y = (X[:, 0] * X[:, 1] > 0.25).astype(int)
+    >>> df = accuracy_study((X, y), ["kernel_svm", "rk"], [32], n_trials=2, C_grid=[1.0, 10.0])
+    >>> df[["method", "D", "trial"]].to_numpy().tolist()
+    [['kernel_svm', nan, 0], ['rk', 32.0, 0], ['rk', 32.0, 1]]
     """
     X, y = _as_xy(dataset_or_XY)
     kernel = KernelSpec("anova", 2) if kernel is None else kernel

@@ -77,6 +77,8 @@ class SignedCirculantRandomKernel(ClassNamePrefixFeaturesOutMixin, TransformerMi
     degree : int, default=2
         Order m of the ANOVA kernel, 1 <= m <= n_features.
     random_state : int, RandomState instance or None, default=None
+        Seeds the random draw: an int gives the same circulant blocks on every call (and on every
+        machine), None uses numpy's global random state. See :term:`Glossary <random_state>`.
 
     Attributes
     ----------
@@ -118,7 +120,20 @@ class SignedCirculantRandomKernel(ClassNamePrefixFeaturesOutMixin, TransformerMi
 
     @_fit_context(prefer_skip_nested_validation=True)
     def fit(self, X, y=None):
-        """Draw w_t and sigma_t for T = ceil(D / d) blocks; only the number of features of X is used."""
+        """Draw w_t and sigma_t for T = ceil(D / d) blocks; only the number of features of X is used.
+
+        Parameters
+        ----------
+        X : {array-like, sparse matrix} of shape (n_samples, n_features)
+            Training data; only its number of features is used.
+        y : None
+            Ignored; present for API consistency with scikit-learn pipelines.
+
+        Returns
+        -------
+        self : object
+            The fitted transformer.
+        """
         X = validate_data(self, X, accept_sparse="csr", dtype=np.float64)
         d = X.shape[1]
         if self.degree > d:
@@ -135,8 +150,14 @@ class SignedCirculantRandomKernel(ClassNamePrefixFeaturesOutMixin, TransformerMi
         return self
 
     def projection_matrix(self) -> np.ndarray:
-        """The explicit Omega of shape (n_components, n_features): row t*d + i of block t is
-        ``sigma_t[i] * w_t[(i - j) mod d]`` over j. For tests and teaching; transform never builds it."""
+        """The explicit projection matrix Omega, for tests and teaching (transform never builds it).
+
+        Row t*d + i of block t is ``sigma_t[i] * w_t[(i - j) mod d]`` over j.
+
+        Returns
+        -------
+        Omega : ndarray of shape (n_components, n_features)
+            The first n_components rows of the stacked signed circulant blocks."""
         check_is_fitted(self)
         T, d = self.random_weights_.shape
         shift = (np.arange(d)[:, None] - np.arange(d)[None, :]) % d

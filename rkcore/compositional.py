@@ -921,6 +921,8 @@ class CompositionalFeatures(ClassNamePrefixFeaturesOutMixin, TransformerMixin, B
         weights them by Des Raj's estimator, "counts" by multiplicity / draws (biased, kept
         for comparison). See the module docstring.
     random_state : int, RandomState instance or None, default=None
+        Seeds the random draw: an int gives the same features on every call (and on every
+        machine), None uses numpy's global random state. See :term:`Glossary <random_state>`.
 
     Attributes
     ----------
@@ -965,7 +967,20 @@ class CompositionalFeatures(ClassNamePrefixFeaturesOutMixin, TransformerMixin, B
 
     @_fit_context(prefer_skip_nested_validation=True)
     def fit(self, X, y=None):
-        """Draw the features; X is only checked against the skeleton."""
+        """Draw the features; X is only checked against the skeleton.
+
+        Parameters
+        ----------
+        X : {array-like, sparse matrix} of shape (n_samples, n_features)
+            Training data; checked against the skeleton (its column ranges and input domains).
+        y : None
+            Ignored; present for API consistency with scikit-learn pipelines.
+
+        Returns
+        -------
+        self : object
+            The fitted transformer.
+        """
         X = validate_data(self, X, dtype=np.float64)
         skel = self._resolve_skeleton(X.shape[1])
         skel.check_X(X)
@@ -1002,7 +1017,18 @@ class CompositionalFeatures(ClassNamePrefixFeaturesOutMixin, TransformerMixin, B
         return self
 
     def transform(self, X):
-        """Map X (n_samples, n_features) to Z (n_samples, n_components)."""
+        """Map X to its compositional random features.
+
+        Parameters
+        ----------
+        X : array-like of shape (n_samples, n_features)
+            The samples, valid for the skeleton's input nodes.
+
+        Returns
+        -------
+        Z : ndarray of shape (n_samples, n_components)
+            The features (float64); <Z(x), Z(y)> estimates the skeleton's kernel.
+        """
         check_is_fitted(self)
         X = validate_data(self, X, dtype=np.float64, reset=False)
         skel = self.skeleton_
@@ -1022,7 +1048,20 @@ class CompositionalFeatures(ClassNamePrefixFeaturesOutMixin, TransformerMixin, B
         return out * self._scale
 
     def kernel_estimate(self, X, Y=None) -> np.ndarray:
-        """<Z(x), Z(y)> for all pairs: the random-feature estimate of the Gram matrix."""
+        """<Z(x), Z(y)> for all pairs: the random-feature estimate of the Gram matrix.
+
+        Parameters
+        ----------
+        X : array-like of shape (n_samples_X, n_features)
+            Rows of the Gram matrix.
+        Y : array-like of shape (n_samples_Y, n_features), default=None
+            Columns of the Gram matrix; None means X.
+
+        Returns
+        -------
+        K_hat : ndarray of shape (n_samples_X, n_samples_Y)
+            The estimate Z(X) Z(Y)^T.
+        """
         Zx = self.transform(X)
         return Zx @ (Zx if Y is None else self.transform(Y)).T
 

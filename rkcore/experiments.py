@@ -249,6 +249,9 @@ def error_study(X, spec: KernelSpec, methods: Sequence, n_components_list: Seque
         reproduces the paper's Table 1 (see the module docstring of rkcore.table1).
     include_diagonal : bool
         Whether the n pairs (i, i) count.
+    random_state : int
+        Study seed (non-negative); every (method, D, trial) draws its map from
+        :func:`trial_seed`, so a cell's result does not depend on the scheduler.
     block_size : int or None
         Rows per block of the sweep; None sizes blocks to about 64 MB of temporaries.
     exact_cache_bytes : int
@@ -266,6 +269,16 @@ def error_study(X, spec: KernelSpec, methods: Sequence, n_components_list: Seque
     value, n_pairs``: one row per trial and metric; ``metric`` is one of
     ``mean_abs_error, rms_error, max_abs_error, mean_error`` (eps = NaN) or
     ``tail_prob`` (one row per eps). ``n_pairs`` = |P|.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from rkcore.experiments import error_study
+    >>> from rkcore.registry import KernelSpec
+    >>> X = np.random.RandomState(0).rand(30, 6)
+    >>> df = error_study(X, KernelSpec("anova", 2), [("rk", "rademacher")], [16, 64], n_trials=2)
+    >>> sorted(df["D"].unique().tolist()), df["trial"].nunique()
+    ([16, 64], 2)
     """
     if not isinstance(spec, KernelSpec):
         raise ValueError(f"spec must be a rkcore.registry.KernelSpec, got {type(spec).__name__}.")

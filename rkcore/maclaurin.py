@@ -58,6 +58,8 @@ class RandomMaclaurin(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseEst
     fix_order : bool or None, default=None
         Fix every order to m (see above); None means ``c == 0``.
     random_state : int, RandomState instance or None, default=None
+        Seeds the random draw: an int gives the same orders and vectors on every call (and on every
+        machine), None uses numpy's global random state. See :term:`Glossary <random_state>`.
 
     Attributes
     ----------
@@ -104,7 +106,20 @@ class RandomMaclaurin(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseEst
 
     @_fit_context(prefer_skip_nested_validation=True)
     def fit(self, X, y=None):
-        """Draw the orders and the Rademacher vectors; only the number of features of X is used."""
+        """Draw the orders and the Rademacher vectors; only the number of features of X is used.
+
+        Parameters
+        ----------
+        X : {array-like, sparse matrix} of shape (n_samples, n_features)
+            Training data; only its number of features is used.
+        y : None
+            Ignored; present for API consistency with scikit-learn pipelines.
+
+        Returns
+        -------
+        self : object
+            The fitted transformer.
+        """
         X = validate_data(self, X, accept_sparse="csr", dtype=np.float64)
         d = X.shape[1]
         D, m, c = self.n_components, self.degree, float(self.c)

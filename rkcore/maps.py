@@ -61,6 +61,8 @@ class RandomKernel(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseEstima
         Distribution of the entries of w_s; all have mean 0 and variance 1.
         Rademacher has the minimax-optimal variance (Lemma 4).
     random_state : int, RandomState instance or None, default=None
+        Seeds the random draw: an int gives the same weights on every call (and on every
+        machine), None uses numpy's global random state. See :term:`Glossary <random_state>`.
 
     Attributes
     ----------
@@ -98,7 +100,20 @@ class RandomKernel(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseEstima
 
     @_fit_context(prefer_skip_nested_validation=True)
     def fit(self, X, y=None):
-        """Draw the random weights; only the number of features of X is used."""
+        """Draw the random weights; only the number of features of X is used.
+
+        Parameters
+        ----------
+        X : {array-like, sparse matrix} of shape (n_samples, n_features)
+            Training data; only its number of features is used.
+        y : None
+            Ignored; present for API consistency with scikit-learn pipelines.
+
+        Returns
+        -------
+        self : object
+            The fitted transformer.
+        """
         X = validate_data(self, X, accept_sparse="csr", dtype=np.float64)
         d = X.shape[1]
         if self.kernel in ("anova", "up_to") and self.degree > d:

@@ -74,9 +74,34 @@ def time_maps(map_keys: Iterable[str], d_values, D_values, n_values, *, kernel_d
     :func:`time.perf_counter`, the garbage collector off (as :mod:`timeit` does).
     ``warmup`` untimed runs come first. Nothing is cached.
 
-    Returns a tidy DataFrame with columns map, d, D, n, repeat, phase ("fit" or
-    "transform"), seconds. ``progress(fraction_done, message)`` is called after every
-    run, ending with 1.0.
+    Parameters
+    ----------
+    map_keys : str or iterable of str
+        Keys of :data:`rkcore.registry.MAPS`.
+    d_values, D_values, n_values : int or iterable of int
+        Numbers of input features, of random features and of rows (all >= 1).
+    kernel_degree : int, default=2
+        Order m of the kernel each map is timed on.
+    repeats : int, default=5
+        Timed runs per (map, d, D, n).
+    warmup : int, default=1
+        Untimed runs first.
+    random_state : int, default=0
+        Seeds the data and, with the repeat number, each map.
+    progress : callable(fraction, message) or None, default=None
+        Called after every run, ending with 1.0.
+
+    Returns
+    -------
+    DataFrame
+        Tidy: columns map, d, D, n, repeat, phase ("fit" or "transform"), seconds.
+
+    Examples
+    --------
+    >>> from rkcore.timing import time_maps
+    >>> df = time_maps(["rk", "scrk"], [16], [64], [50], repeats=2)
+    >>> df.groupby(["map", "phase"]).size().tolist()
+    [2, 2, 2, 2]
     """
     map_keys = [map_keys] if isinstance(map_keys, str) else list(map_keys)
     if not map_keys:
