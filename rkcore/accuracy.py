@@ -49,6 +49,7 @@ import numpy as np
 import pandas as pd
 import scipy.sparse as sp
 from sklearn.metrics import balanced_accuracy_score
+from sklearn.model_selection import train_test_split
 from sklearn.svm import SVC
 from sklearn.utils import check_random_state
 from threadpoolctl import threadpool_limits
@@ -245,7 +246,8 @@ def accuracy_study(dataset_or_XY, methods: Sequence[str], n_components_list: Seq
                    kernel: KernelSpec | None = None, split=(0.5, 0.1, 0.4), C_grid=DEFAULT_C_GRID,
                    shared_C: bool = True, select_by: str = "accuracy",
                    method_params: Mapping[str, dict] | None = None, random_state=0,
-                   progress: Callable[[int, int, str], None] | None = None) -> pd.DataFrame:
+                   progress: Callable[[int, int, str], None] | None = None, stratify: bool = True,
+                   client=None) -> pd.DataFrame:
     """Test accuracy and train / test time of each method, D and trial (paper Figures 2 and 3).
 
     Parameters
@@ -262,6 +264,9 @@ def accuracy_study(dataset_or_XY, methods: Sequence[str], n_components_list: Seq
         The study kernel (the paper: ANOVA m = 2, 3 and all-subsets).
     split : (train, validation, test)
         Counts, or fractions of n; one seeded random split shared by all fits.
+    stratify : bool, default=True
+        Keep the class proportions in all three parts (``train_test_split(...,
+        stratify=y)``; MovieLens has 21% positives); False draws a plain permutation.
     C_grid : sequence of float
         Candidate C values, chosen by validation accuracy (see the module docstring).
     shared_C : bool
@@ -277,6 +282,9 @@ def accuracy_study(dataset_or_XY, methods: Sequence[str], n_components_list: Seq
         Seeds the split; trial t of a randomized method uses seed ``random_state + t``.
     progress : callable (done, total, message) or None
         Called before every fit and once at the end (done == total).
+    client : dask.distributed.Client or None
+        Run the fits on this Dask cluster (C is validated locally first); the split data
+        are scattered once. Same seeds, same accuracies as a local run (times differ).
 
     Returns
     -------
@@ -320,8 +328,7 @@ def accuracy_study(dataset_or_XY, methods: Sequence[str], n_components_list: Seq
         get_method(key)
 
     n_train, n_val, n_test = split_sizes(X.shape[0], split)
-    order = check_random_state(random_state).permutation(X.shape[0])
-    tr, va, te = order[:n_train], order[n_train:n_train + n_val], order[n_train + n_val:n_train + n_val + n_test]
+    tr, va, te = split_indices(y, (n_train, n_val, n_test), random_state, stratify)
     X_tr, y_tr, X_va, y_va, X_te, y_te = X[tr], y[tr], X[va], y[va], X[te], y[te]
     seed0 = 0 if random_state is None else int(random_state)
 
@@ -357,33 +364,90 @@ def accuracy_study(dataset_or_XY, methods: Sequence[str], n_components_list: Seq
         return C_of[key]
 
     rows: list[dict] = []
-    for method, D, trial in jobs:
-        C = C_for(method, D)
-        seed = seed0 + trial
-        spec = method.kernel_of(kernel)
-        est = method.build(spec, D, C, n_train, seed, params.get(method.key, {}))
-        notify(len(rows), f"{method.label}" + (f" D={D}" if D else "") + f" trial {trial}")
-        start = time.perf_counter()
-        est.fit(X_tr, y_tr)
-        train_seconds = time.perf_counter() - start
-        start = time.perf_counter()
-        pred = est.predict(X_te)
-        test_seconds = time.perf_counter() - start
-        rows.append({
-            "method": method.key, "label": method.label, "kernel": spec.label(),
-            "D": np.nan if D is None else float(D), "trial": trial, "seed": seed if method.randomized else np.nan,
-            "accuracy": float(np.mean(pred == y_te)),
-            "balanced_accuracy": float(balanced_accuracy_score(y_te, pred)),
-            "train_seconds": train_seconds, "test_seconds": test_seconds,
-            "C": C, "model_size": method.model_size(est, D), "n_train": n_train, "n_test": n_test,
-        })
+    # C first (validation fits run here), then the fits: independent tasks with their own seeds
+    fits = [(method.key, kernel, D, C_for(method, D), n_train, seed0 + trial, trial, params.get(method.key, {}))
+            for method, D, trial in jobs]
+    shared = {"X_train": X_tr, "y_train": y_tr, "X_test": X_te, "y_test": y_te}
+    if client is not None:
+        from .distributed import run_tasks
+
+        results = run_tasks(client, _fit_and_score, fits, shared)
+    else:
+        results = (_fit_and_score(*fit, **shared) for fit in fits)
+    rows.extend(_announce(results, fits, notify))
     notify(len(rows), "done")
     df = pd.DataFrame(rows, columns=COLUMNS)
     df.attrs["validation"] = validation
     labels, counts = np.unique(y_tr, return_counts=True)
-    df.attrs["split"] = {"n_train": n_train, "n_val": n_val, "n_test": n_test,
+    df.attrs["split"] = {"n_train": n_train, "n_val": n_val, "n_test": n_test, "stratified": bool(stratify),
                          "majority_accuracy": float(np.mean(y_te == labels[np.argmax(counts)]))}
     return df
+
+
+def split_indices(y, sizes: tuple[int, int, int], random_state=0, stratify: bool = True):
+    """Train, validation and test row indices of the given sizes, stratified by y if asked.
+
+    Parameters
+    ----------
+    y : ndarray of shape (n_samples,)
+        Labels.
+    sizes : (int, int, int)
+        Train, validation and test counts (sum <= n_samples).
+    random_state : int or None, default=0
+        Seed of the split.
+    stratify : bool, default=True
+        Keep the class proportions of y in each part (each class needs at least two
+        members in every part it is split between).
+
+    Returns
+    -------
+    train, validation, test : ndarray of int
+        Disjoint row indices.
+    """
+    n_train, n_val, n_test = sizes
+    index = np.arange(len(y))
+    if not stratify:
+        order = check_random_state(random_state).permutation(len(y))
+        return order[:n_train], order[n_train:n_train + n_val], order[n_train + n_val:n_train + n_val + n_test]
+    try:
+        rest, test = train_test_split(index, train_size=n_train + n_val, test_size=n_test, stratify=y,
+                                      random_state=random_state)
+        train, val = train_test_split(rest, train_size=n_train, test_size=n_val, stratify=y[rest],
+                                      random_state=random_state)
+    except ValueError as exc:
+        raise ValueError(f"cannot stratify the split {sizes} by class: {exc} "
+                         "(use fewer classes, larger parts, or stratify=False).") from None
+    return train, val, test
+
+
+def _announce(results, fits, notify):
+    """Report each fit as it starts (local run) or is collected (Dask)."""
+    for done, fit in enumerate(fits):
+        key, _, D, _, _, _, trial, _ = fit
+        notify(done, f"{get_method(key).label}" + (f" D={D}" if D else "") + f" trial {trial}")
+        yield next(results)
+
+
+def _fit_and_score(method_key: str, kernel: KernelSpec, D, C: float, n_train: int, seed: int, trial: int,
+                   params: dict, *, X_train, y_train, X_test, y_test) -> dict:
+    """Build, fit and test one (method, D, trial); times measured here, where it runs."""
+    method = get_method(method_key)
+    spec = method.kernel_of(kernel)
+    est = method.build(spec, D, C, n_train, seed, params)
+    start = time.perf_counter()
+    est.fit(X_train, y_train)
+    train_seconds = time.perf_counter() - start
+    start = time.perf_counter()
+    pred = est.predict(X_test)
+    test_seconds = time.perf_counter() - start
+    return {
+        "method": method.key, "label": method.label, "kernel": spec.label(),
+        "D": np.nan if D is None else float(D), "trial": trial, "seed": seed if method.randomized else np.nan,
+        "accuracy": float(np.mean(pred == y_test)),
+        "balanced_accuracy": float(balanced_accuracy_score(y_test, pred)),
+        "train_seconds": train_seconds, "test_seconds": test_seconds,
+        "C": C, "model_size": method.model_size(est, D), "n_train": n_train, "n_test": len(y_test),
+    }
 
 
 def summarize(df: pd.DataFrame) -> pd.DataFrame:

@@ -64,7 +64,7 @@ def _positive_ints(values, name: str) -> list[int]:
 
 def time_maps(map_keys: Iterable[str], d_values, D_values, n_values, *, kernel_degree: int = 2,
               repeats: int = 5, warmup: int = 1, random_state: int = 0,
-              progress: Callable[[float, str], None] | None = None) -> pd.DataFrame:
+              progress: Callable[[float, str], None] | None = None, client=None) -> pd.DataFrame:
     """Time ``fit`` and ``transform`` of each map for every (d, D, n).
 
     Each map is built with :func:`rkcore.registry.make_map` on the kernel from
@@ -89,7 +89,11 @@ def time_maps(map_keys: Iterable[str], d_values, D_values, n_values, *, kernel_d
     random_state : int, default=0
         Seeds the data and, with the repeat number, each map.
     progress : callable(fraction, message) or None, default=None
-        Called after every run, ending with 1.0.
+        Called after every run (on Dask: after every (map, d, D, n) cell), ending with 1.0.
+    client : dask.distributed.Client or None, default=None
+        Time the (map, d, D, n) cells on this Dask cluster, one task per cell (its
+        warm-up and repeats run back to back on one worker). Data and seeds are those
+        of a local run; the times are the workers'.
 
     Returns
     -------
@@ -119,6 +123,17 @@ def time_maps(map_keys: Iterable[str], d_values, D_values, n_values, *, kernel_d
                              f"(the {spec.name} kernel needs 1 <= degree <= d).")
 
     total = len(d_values) * len(n_values) * len(D_values) * len(map_keys) * (warmup + repeats)
+    if client is not None:
+        from .distributed import run_tasks
+
+        cells = [(key, specs[key], d, D, n, repeats, warmup, random_state)
+                 for d, n in product(d_values, n_values) for D, key in product(D_values, map_keys)]
+        rows = []
+        for i, (cell, cell_rows) in enumerate(zip(cells, run_tasks(client, _time_cell, cells)), start=1):
+            rows += cell_rows
+            if progress is not None:
+                progress(i / len(cells), f"{cell[0]} d={cell[2]} D={cell[3]} n={cell[4]}")
+        return pd.DataFrame(rows, columns=COLUMNS)
     done = 0
     rows = []
     for d, n in product(d_values, n_values):
@@ -135,6 +150,19 @@ def time_maps(map_keys: Iterable[str], d_values, D_values, n_values, *, kernel_d
                     what = "warm-up" if repeat < 0 else f"repeat {repeat + 1}/{repeats}"
                     progress(done / total, f"{key} d={d} D={D} n={n} {what}")
     return pd.DataFrame(rows, columns=COLUMNS)
+
+
+def _time_cell(key: str, spec: KernelSpec, d: int, D: int, n: int, repeats: int, warmup: int,
+               random_state: int) -> list[tuple]:
+    """Warm-up and timed runs of one (map, d, D, n) cell, on the same data as a local run."""
+    X = np.random.default_rng([random_state, d, n]).standard_normal((n, d))
+    rows = []
+    for run in range(warmup + repeats):
+        repeat = run - warmup
+        fit_s, transform_s = _time_once(key, spec, D, random_state + max(repeat, 0), X)
+        if repeat >= 0:
+            rows += [(key, d, D, n, repeat, "fit", fit_s), (key, d, D, n, repeat, "transform", transform_s)]
+    return rows
 
 
 def _time_once(key: str, spec: KernelSpec, D: int, seed: int, X: np.ndarray) -> tuple[float, float]:
