@@ -36,7 +36,6 @@ Times are wall-clock ``time.perf_counter()`` around ``fit(X_train)`` and
 """
 from __future__ import annotations
 
-import argparse
 import ast
 import math
 import sys
@@ -52,7 +51,6 @@ from sklearn.metrics import balanced_accuracy_score
 from sklearn.model_selection import train_test_split
 from sklearn.svm import SVC
 from sklearn.utils import check_random_state
-from threadpoolctl import threadpool_limits
 
 from .models import (
     AllSubsetsModelClassifier,
@@ -62,7 +60,7 @@ from .models import (
     exact_gram,
     random_feature_pipeline,
 )
-from .registry import KERNELS, KernelSpec
+from .registry import KernelSpec
 
 DEFAULT_C_GRID = (0.1, 1.0, 10.0, 100.0, 1000.0)
 #: the paper's MovieLens 100K split (Section 6)
@@ -212,6 +210,50 @@ def _check_methods(methods: Sequence[str], kernel: KernelSpec) -> list[Method]:
             raise ValueError(f"Method {m.key!r} needs the {' or '.join(m.requires)} kernel, not {kernel.name!r}; "
                              f"with {kernel.name!r} the allowed methods are: {', '.join(allowed)}.")
     return chosen
+
+
+def check_study(methods: Sequence[str], kernel: KernelSpec, n_features: int, n_components_list: Sequence[int],
+                method_params: Mapping[str, dict] | None = None) -> None:
+    """Raise ValueError for any study that would fail after work has started.
+
+    Checks the methods against the kernel, the degrees against the number of features,
+    D values, and builds every method's estimator once with its parameter overrides
+    (unknown parameter names and invalid values are caught here, not in the first fit).
+
+    Parameters
+    ----------
+    methods : sequence of str
+        Keys of :data:`METHODS`.
+    kernel : KernelSpec
+        The study kernel.
+    n_features : int
+        Number of features d of the data.
+    n_components_list : sequence of int
+        The D values.
+    method_params : mapping or None, default=None
+        Estimator overrides per method key, as for :func:`accuracy_study`.
+    """
+    from sklearn.pipeline import Pipeline
+
+    chosen = _check_methods(methods, kernel)
+    Ds = [int(D) for D in n_components_list]
+    if any(D < 1 for D in Ds) or (not Ds and any(m.uses_D for m in chosen)):
+        raise ValueError(f"numbers of random features D must be integers >= 1; got {list(n_components_list)!r}.")
+    params = {k: dict(v) for k, v in (method_params or {}).items()}
+    for key in params:
+        get_method(key)
+        if key not in [m.key for m in chosen]:
+            raise ValueError(f"parameters given for method {key!r}, which is not in the study ({', '.join(methods)}).")
+    for method in chosen:
+        spec = method.kernel_of(kernel)
+        if spec.name in ("anova", "up_to", "polynomial") and spec.degree > n_features and spec.name != "polynomial":
+            raise ValueError(f"{method.key}: degree {spec.degree} exceeds the number of features d = {n_features}.")
+        try:
+            est = method.build(spec, max(Ds) if method.uses_D else None, 1.0, 100, 0, params.get(method.key, {}))
+            for step in ([s for _, s in est.steps] if isinstance(est, Pipeline) else [est]):
+                step._validate_params()
+        except (TypeError, ValueError) as exc:
+            raise ValueError(f"method {method.key!r}: {exc}") from None
 
 
 # ----------------------------------------------------------------------------- validation of C
@@ -550,78 +592,10 @@ def _parse_split(n: int, n_train, n_val, n_test):
 
 
 def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(
-        prog="python -m rkcore accuracy",
-        description="Accuracy and train/test time of kernel SVMs, FMs and linear models on random features "
-                    "(Atarashi et al., AAAI-19, Figures 2 and 3).")
-    parser.add_argument("--data", required=True, help="builtin:KEY, a MovieLens 100K folder, a .csv or a LIBSVM file")
-    parser.add_argument("--target", default=None, help="label column of a CSV file")
-    parser.add_argument("--n-samples", type=int, default=None, help="load only this many rows (seeded subsample)")
-    parser.add_argument("--normalize", default="l1", choices=["l1", "l2", "none"], help="row normalization (paper: l1)")
-    parser.add_argument("--kernel", default="anova", choices=sorted(KERNELS), help="study kernel")
-    parser.add_argument("--degree", type=int, default=2)
-    parser.add_argument("--D", default="2d,4d,8d,16d", help="numbers of random features, e.g. 156,312 or 2d,16d")
-    parser.add_argument("--trials", type=int, default=3)
-    parser.add_argument("--methods", default=None, help=f"comma-separated keys of {', '.join(METHODS)}")
-    parser.add_argument("--n-train", type=float, default=None)
-    parser.add_argument("--n-val", type=float, default=None)
-    parser.add_argument("--n-test", type=float, default=None)
-    parser.add_argument("--C-grid", default=",".join(f"{c:g}" for c in DEFAULT_C_GRID))
-    parser.add_argument("--per-method-C", action="store_true", help="validate C per method instead of sharing the SVM's")
-    parser.add_argument("--select-by", default="accuracy", choices=SELECTION_METRICS,
-                        help="validation score that picks C (paper: accuracy)")
-    parser.add_argument("--param", action="append", default=[], help="METHOD.PARAM=VALUE estimator override (repeatable)")
-    parser.add_argument("--seed", type=int, default=0)
-    parser.add_argument("--out", default=None, help="write the tidy per-fit rows to this CSV file")
-    parser.add_argument("--blas-threads", type=int, default=None,
-                        help="limit BLAS threads for every method (steadier timings on a shared machine)")
-    parser.add_argument("--quiet", action="store_true")
-    args = parser.parse_args(argv)
+    """``rkcore accuracy ...`` (see :mod:`rkcore.cli`); returns the exit code."""
+    from .cli import main as cli_main
 
-    try:
-        from .datasets import normalize
-
-        data = _load(args.data, args.target, args.n_samples, args.seed)
-        X = normalize(data.X, args.normalize)
-        kernel = KernelSpec(args.kernel, degree=args.degree)
-        if args.methods:
-            methods = [m.strip() for m in args.methods.split(",") if m.strip()]
-        elif args.kernel == "anova":
-            methods = ["kernel_svm", "fm", "rk", "scrk"]
-        else:
-            methods = ["kernel_svm", "rk"]
-        Ds = _parse_Ds(args.D, X.shape[1])
-        split = _parse_split(X.shape[0], args.n_train, args.n_val, args.n_test)
-        C_grid = [float(c) for c in args.C_grid.split(",") if c.strip()]
-        params = _parse_params(args.param)
-
-        def progress(done, total, text):
-            if not args.quiet:
-                print(f"[{done}/{total}] {text}", file=sys.stderr, flush=True)
-
-        with threadpool_limits(args.blas_threads):
-            df = accuracy_study((X, data.y), methods, Ds, args.trials, kernel=kernel, split=split, C_grid=C_grid,
-                                shared_C=not args.per_method_C, select_by=args.select_by,
-                                method_params=params, random_state=args.seed,
-                                progress=progress)
-    except ValueError as exc:
-        print(f"error: {exc}", file=sys.stderr)
-        return 2
-
-    sizes = df.attrs["split"]
-    print(f"{data.name}: d = {X.shape[1]}, train/val/test = {sizes['n_train']}/{sizes['n_val']}/{sizes['n_test']}, "
-          f"kernel = {kernel.label()}, normalization = {args.normalize}; "
-          f"majority-class test accuracy = {sizes['majority_accuracy']:.4f}")
-    chosen = pd.DataFrame(df.attrs["validation"])
-    if not chosen.empty:
-        print(f"validation {args.select_by.replace('_', ' ')} by C:")
-        print(chosen.pivot_table(index=["selection", "kernel", "D"], columns="C", values=f"val_{args.select_by}",
-                                 dropna=False).to_string())
-    print(format_table(df))
-    if args.out:
-        df.to_csv(args.out, index=False)
-        print(f"wrote {len(df)} rows to {args.out}")
-    return 0
+    return cli_main(["accuracy", *(sys.argv[1:] if argv is None else argv)])
 
 
 if __name__ == "__main__":  # pragma: no cover

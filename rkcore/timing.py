@@ -12,7 +12,6 @@ Command line (paper Figure 1: RK vs SCRK for the second-order ANOVA kernel)::
 """
 from __future__ import annotations
 
-import argparse
 import gc
 import sys
 import time
@@ -248,50 +247,11 @@ def _check_columns(df: pd.DataFrame) -> None:
 
 
 # ------------------------------------------------------------------------- command line
-def _parser() -> argparse.ArgumentParser:
-    p = argparse.ArgumentParser(
-        prog="python -m rkcore timing",
-        description="Time fit/transform of random feature maps on N(0,1) data (paper Figure 1 with --figure1).")
-    p.add_argument("--figure1", action="store_true",
-                   help="paper Figure 1: ANOVA m=2, D=8192, d in 512..4096, n=1000, maps rk scrk ts rm")
-    p.add_argument("--maps", nargs="+", help=f"map keys (allowed: {' '.join(MAPS)}); commas also work")
-    p.add_argument("--d", nargs="+", type=int, help="input dimensions d")
-    p.add_argument("--D", nargs="+", type=int, help="numbers of random features D")
-    p.add_argument("--n", nargs="+", type=int, help="numbers of samples n")
-    p.add_argument("--degree", type=int, help="kernel degree m (default 2)")
-    p.add_argument("--repeats", type=int, default=None, help="timed repeats (default 3 with --figure1, else 5)")
-    p.add_argument("--warmup", type=int, default=1, help="untimed runs first (default 1)")
-    p.add_argument("--seed", type=int, default=0)
-    p.add_argument("--out", help="write the tidy timings CSV here (default figure1.csv with --figure1)")
-    p.add_argument("--quiet", action="store_true", help="no progress on stderr")
-    return p
-
-
 def main(argv: list[str] | None = None) -> int:
-    args = _parser().parse_args(sys.argv[1:] if argv is None else argv)
-    preset = FIGURE1 if args.figure1 else {"maps": ["rk", "scrk"], "d": [128, 256, 512], "D": [2048],
-                                            "n": [500], "degree": 2}
-    maps = [k for item in (args.maps or preset["maps"]) for k in item.split(",") if k]
-    d_values, D_values, n_values = args.d or preset["d"], args.D or preset["D"], args.n or preset["n"]
-    degree = args.degree or preset["degree"]
-    repeats = args.repeats or (3 if args.figure1 else 5)
-    out = args.out or ("figure1.csv" if args.figure1 else None)
+    """``rkcore timing ...`` (see :mod:`rkcore.cli`); returns the exit code."""
+    from .cli import main as cli_main
 
-    def report(fraction, message):
-        print(f"\r[{fraction:6.1%}] {message:<60}", end="" if fraction < 1 else "\n", file=sys.stderr, flush=True)
-
-    try:
-        df = time_maps(maps, d_values, D_values, n_values, kernel_degree=degree, repeats=repeats,
-                       warmup=args.warmup, random_state=args.seed, progress=None if args.quiet else report)
-    except ValueError as err:
-        print(f"error: {err}", file=sys.stderr)
-        return 2
-    if out:
-        df.to_csv(out, index=False)
-    print(render_report(df, degree))
-    if out:
-        print(f"\nwrote {len(df)} rows to {out}")
-    return 0
+    return cli_main(["timing", *(sys.argv[1:] if argv is None else argv)])
 
 
 def render_report(df: pd.DataFrame, degree: int) -> str:
