@@ -545,7 +545,8 @@ def _load(data: str, target: str | None, n_samples: int | None, seed: int):
         return datasets.load_builtin(data.split(":", 1)[1], n_samples=n_samples, random_state=seed)
     path = Path(data)
     if path.is_dir():
-        return datasets.load_movielens(path, n_samples=n_samples, random_state=seed if n_samples else None)
+        return datasets.load_movielens(path, n_samples=n_samples, random_state=seed if n_samples else None,
+                                       sparse=True)
     if not path.is_file():
         raise ValueError(f"--data {data!r} is neither builtin:KEY, a MovieLens folder nor a file.")
     if path.suffix.lower() == ".csv":

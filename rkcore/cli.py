@@ -252,7 +252,8 @@ def _run_table1(args, progress: Progress, client) -> tuple[dict, dict]:
     from .datasets import load_movielens, normalize
     from .table1 import format_tables, run_table1
 
-    data = load_movielens(args.data, n_samples=args.n, random_state=args.seed if args.sample == "random" else None)
+    data = load_movielens(args.data, n_samples=args.n, random_state=args.seed if args.sample == "random" else None,
+                          sparse=True)
     X = normalize(data.X, "l1")
     progress.note(f"MovieLens 100K: n = {X.shape[0]}, d = {X.shape[1]}, L1-normalized; {args.trials} trials; "
                   f"pairs = {args.pairs}")
