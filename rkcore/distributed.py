@@ -63,7 +63,8 @@ def connect(address: str, *, n_workers: int = 1, threads_per_worker: int | None 
         # thread workers talk in-process (nothing listens); process workers bind to 127.0.0.1 only
         where = {"host": "127.0.0.1"} if processes else {}
         cluster = distributed.LocalCluster(n_workers=n_workers, threads_per_worker=threads_per_worker,
-                                           processes=processes, dashboard_address=None, **where)
+                                           processes=processes, dashboard_address=None,
+                                           scheduler_kwargs={"dashboard": False}, **where)
         client = distributed.Client(cluster)
         client._rkcore_cluster = cluster  # closed with the client (see close)
         return client
