@@ -65,22 +65,28 @@ def graph_sizes(n: int, trials: int) -> dict:
     try:
         import warnings
 
+        def sizes_reported(caught) -> list[str]:
+            found = [m for m in messages + [str(w.message) for w in caught] if "large graph" in m]
+            messages.clear()
+            return [re.search(r"large graph of size ([\d.]+ \w+)", m).group(1) for m in found]
+
         with warnings.catch_warnings(record=True) as caught:
             warnings.simplefilter("always")
             t0 = time.perf_counter()
             with parallel_config(backend="dask"):
                 old = error_study(X, spec, [("rk", "rademacher")], [156], trials, pairs="nonzero", n_jobs=2)
             out["old_seconds"] = time.perf_counter() - t0
+            out["old_warnings"] = sizes_reported(caught)
+        with warnings.catch_warnings(record=True) as caught:
+            warnings.simplefilter("always")
             t0 = time.perf_counter()
             new = error_study(X, spec, [("rk", "rademacher")], [156], trials, pairs="nonzero", client=client)
             out["new_seconds"] = time.perf_counter() - t0
-        messages += [str(w.message) for w in caught]
+            out["new_warnings"] = sizes_reported(caught)
         out["same_results"] = bool(old.equals(new))
     finally:
         close(client)
         logging.getLogger("distributed").removeHandler(handler)
-    sizes = [m for m in messages if "large graph" in m]
-    out["distributed_warnings"] = [re.search(r"large graph of size ([\d.]+ \w+)", m).group(1) for m in sizes]
     return out
 
 
@@ -127,7 +133,8 @@ def main(argv=None):
         print(f"exact strips cached: {g['cache_MB']:.0f} MB (computed in {g['cache_seconds']:.1f} s)")
         print(f"task arguments, inline (old path): {g['inline_MB']:.1f} MB; scattered once (client=): "
               f"{g['scattered_KB']:.1f} KB")
-        print(f"distributed's 'Sending large graph' sizes during the two runs: {g['distributed_warnings']}")
+        print(f"distributed's 'Sending large graph' warnings: old path {g['old_warnings']}, "
+              f"client= path {g['new_warnings'] or 'none'}")
         print(f"wall time old path {g['old_seconds']:.1f} s, client= path {g['new_seconds']:.1f} s; "
               f"identical results: {g['same_results']}")
     r = out_of_core(a.n_rows, a.d, a.D, a.chunk, a.workers)
