@@ -15,7 +15,7 @@ from numbers import Integral
 import numpy as np
 import scipy.fft
 import scipy.sparse as sp
-from sklearn.base import BaseEstimator, TransformerMixin, _fit_context
+from sklearn.base import BaseEstimator, ClassNamePrefixFeaturesOutMixin, TransformerMixin, _fit_context
 from sklearn.utils import check_random_state
 from sklearn.utils._param_validation import Interval
 from sklearn.utils.validation import check_is_fitted, validate_data
@@ -32,7 +32,7 @@ TRANSFORM_BLOCK_BYTES = 4 * 2**20
 FFT_WORKERS = -1
 
 
-class SignedCirculantRandomKernel(TransformerMixin, BaseEstimator):
+class SignedCirculantRandomKernel(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseEstimator):
     r"""Signed circulant random kernel (SCRK) map for the m-order ANOVA kernel.
 
     The D random vectors of the RK map (Algorithm 1) are the rows of
@@ -78,6 +78,8 @@ class SignedCirculantRandomKernel(TransformerMixin, BaseEstimator):
     degree : int, default=2
         Order m of the ANOVA kernel, 1 <= m <= n_features.
     random_state : int, RandomState instance or None, default=None
+        Seeds the random draw: an int gives the same circulant blocks on every call (and on every
+        machine), None uses numpy's global random state. See :term:`Glossary <random_state>`.
 
     Attributes
     ----------
@@ -119,7 +121,20 @@ class SignedCirculantRandomKernel(TransformerMixin, BaseEstimator):
 
     @_fit_context(prefer_skip_nested_validation=True)
     def fit(self, X, y=None):
-        """Draw w_t and sigma_t for T = ceil(D / d) blocks; only the number of features of X is used."""
+        """Draw w_t and sigma_t for T = ceil(D / d) blocks; only the number of features of X is used.
+
+        Parameters
+        ----------
+        X : {array-like, sparse matrix} of shape (n_samples, n_features)
+            Training data; only its number of features is used.
+        y : None
+            Ignored; present for API consistency with scikit-learn pipelines.
+
+        Returns
+        -------
+        self : object
+            The fitted transformer.
+        """
         X = validate_data(self, X, accept_sparse="csr", dtype=np.float64)
         d = X.shape[1]
         check_degree_fits("anova", self.degree, d)
@@ -132,8 +147,14 @@ class SignedCirculantRandomKernel(TransformerMixin, BaseEstimator):
         return self
 
     def projection_matrix(self) -> np.ndarray:
-        """The explicit Omega of shape (n_components, n_features): row t*d + i of block t is
-        ``sigma_t[i] * w_t[(i - j) mod d]`` over j. For tests and teaching; transform never builds it."""
+        """The explicit projection matrix Omega, for tests and teaching (transform never builds it).
+
+        Row t*d + i of block t is ``sigma_t[i] * w_t[(i - j) mod d]`` over j.
+
+        Returns
+        -------
+        Omega : ndarray of shape (n_components, n_features)
+            The first n_components rows of the stacked signed circulant blocks."""
         check_is_fitted(self)
         return self._omega_rows(0, self.n_components)
 
@@ -159,12 +180,25 @@ class SignedCirculantRandomKernel(TransformerMixin, BaseEstimator):
             out[bad, start:stop] = fixed.reshape(len(bad), stop - start)
 
     def transform(self, X):
-        """Map X (n_samples, n_features) to Z (n_samples, n_components)."""
+        """Map X to its SCRK features.
+
+        Parameters
+        ----------
+        X : {array-like, sparse matrix} of shape (n_samples, n_features)
+            The samples. float32 input gives float32 output; each row block is computed
+            in float64 (FFTs and Newton's identities) and stored in float32.
+
+        Returns
+        -------
+        Z : ndarray of shape (n_samples, n_components)
+            The random features; <Z(x), Z(y)> estimates the ANOVA kernel without bias.
+        """
         check_is_fitted(self)
-        X = validate_data(self, X, accept_sparse="csr", dtype=np.float64, reset=False)
+        X = validate_data(self, X, accept_sparse="csr", dtype=[np.float64, np.float32], reset=False)
+        out_dtype = X.dtype
         n, d = X.shape
         D, T, m = self.n_components, self.n_blocks_, self.degree
-        out = np.empty((n, D))
+        out = np.empty((n, D), dtype=out_dtype)
         odd_orders = (m + 1) // 2
         # Per row: per odd order a power of x, its spectrum, the complex product (T d/2
         # complex) and its inverse FFT (T d reals); then the m power sums and the recursion.
@@ -172,6 +206,7 @@ class SignedCirculantRandomKernel(TransformerMixin, BaseEstimator):
         for rows in row_blocks(n, bytes_per_row, TRANSFORM_BLOCK_BYTES):
             Xb = X[rows]
             Xb = Xb.toarray() if sp.issparse(Xb) else Xb  # densify one row block at a time
+            Xb = Xb.astype(np.float64, copy=False)
             # e_m is homogeneous of degree m in x, so scaling x by D^(-1/(2m)) scales the
             # features by 1/sqrt(D): the map's scale costs one pass over (b, d), not (b, D).
             self._transform_block(Xb * D ** (-0.5 / m), out[rows])
@@ -221,7 +256,12 @@ class SignedCirculantRandomKernel(TransformerMixin, BaseEstimator):
             P.append(P_odd[t // 2] if t % 2 else (Xb**t).sum(axis=1, keepdims=True))
         np.copyto(out, elementary_top(P, m))
 
+    @property
+    def _n_features_out(self):
+        return self.n_components
+
     def __sklearn_tags__(self):
         tags = super().__sklearn_tags__()
         tags.input_tags.sparse = True
+        tags.transformer_tags.preserves_dtype = ["float64", "float32"]
         return tags

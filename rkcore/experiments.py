@@ -20,8 +20,10 @@ matrices are symmetric (every kernel in the registry is), so only the upper bloc
 triangle is visited and the pairs outside the diagonal blocks count twice. The exact
 strips are identical in every trial, so up to ``exact_cache_bytes`` of them are
 computed once and reused (the default holds the whole upper triangle of n = 10,000).
-Trials are independent joblib tasks: ``with joblib.parallel_config(backend="dask")``
-spreads a study over a Dask cluster.
+Trials are independent tasks: joblib workers (``n_jobs``), or a Dask cluster with
+``client=`` (X and the exact strips are scattered to the workers once, so the task graph
+holds only the per-trial arguments; see :mod:`rkcore.distributed`). Every trial has its
+own seed, so the results do not depend on where it ran.
 
 Output is tidy (long) form: one row per (method, D, trial, metric[, eps]).
 """
@@ -221,6 +223,13 @@ def _trial_errors(X, spec: KernelSpec, map_key: str, distribution: str, n_compon
             "max_abs": max_abs, "tails": tails}
 
 
+def _trial_task(spec: KernelSpec, map_key: str, distribution: str, n_components: int, seed: int, pairs: str,
+                include_diagonal: bool, eps: tuple[float, ...], block: int, *, X, exact_cache) -> dict:
+    """:func:`_trial_errors` with the large read-only inputs as keywords (scattered on Dask)."""
+    return _trial_errors(X, spec, map_key, distribution, n_components, seed, pairs, include_diagonal, eps, block,
+                         exact_cache)
+
+
 def _rows_of(task: tuple, sums: dict, eps: tuple[float, ...], kernel: str) -> list[tuple]:
     label, key, dist, D, trial = task
     count = sums["count"]
@@ -245,7 +254,7 @@ def error_study(X, spec: KernelSpec, methods: Sequence, n_components_list: Seque
                 eps: Sequence[float] = DEFAULT_EPS, pairs: str = "all", include_diagonal: bool = True,
                 random_state: int = 0, block_size: int | None = None,
                 exact_cache_bytes: int = EXACT_CACHE_BYTES, n_jobs: int | None = 1,
-                progress: Callable[[float, str], None] | None = None) -> pd.DataFrame:
+                progress: Callable[[float, str], None] | None = None, client=None) -> pd.DataFrame:
     r"""Approximation errors of random feature maps over all pairs of rows of X.
 
     Parameters
@@ -274,6 +283,9 @@ def error_study(X, spec: KernelSpec, methods: Sequence, n_components_list: Seque
         kept because it is the protocol that reproduces the paper's Table 1 (rkcore.table1).
     include_diagonal : bool
         Whether the n pairs (i, i) count.
+    random_state : int
+        Study seed (non-negative); every (method, D, trial) draws its map from
+        :func:`trial_seed`, so a cell's result does not depend on the scheduler.
     block_size : int or None
         Rows per block of the sweep; None sizes blocks to about 64 MB of temporaries.
     exact_cache_bytes : int
@@ -284,6 +296,9 @@ def error_study(X, spec: KernelSpec, methods: Sequence, n_components_list: Seque
         joblib workers over the (method, D, trial) tasks; honours ``joblib.parallel_config``.
     progress : callable(fraction, message) or None
         Called with a non-decreasing fraction ending at 1.0.
+    client : dask.distributed.Client or None
+        Run the trials on this Dask cluster (``n_jobs`` is then ignored): X and the exact
+        strips are scattered once. Same seeds, same results as a local run.
 
     Returns
     -------
@@ -291,6 +306,16 @@ def error_study(X, spec: KernelSpec, methods: Sequence, n_components_list: Seque
     value, n_pairs``: one row per trial and metric; ``metric`` is one of
     ``mean_abs_error, rms_error, max_abs_error, mean_error`` (eps = NaN) or
     ``tail_prob`` (one row per eps). ``n_pairs`` = |P|.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from rkcore.experiments import error_study
+    >>> from rkcore.registry import KernelSpec
+    >>> X = np.random.RandomState(0).rand(30, 6)
+    >>> df = error_study(X, KernelSpec("anova", 2), [("rk", "rademacher")], [16, 64], n_trials=2)
+    >>> sorted(df["D"].unique().tolist()), df["trial"].nunique()
+    ([16, 64], 2)
     """
     if not isinstance(spec, KernelSpec):
         raise ValueError(f"spec must be a rkcore.registry.KernelSpec, got {type(spec).__name__}.")
@@ -311,12 +336,17 @@ def error_study(X, spec: KernelSpec, methods: Sequence, n_components_list: Seque
     report(0.0, f"exact {spec.label()} kernel on {n} rows")
     exact_cache = _exact_cache(X, spec, blocks, max(0, int(exact_cache_bytes)))
 
-    calls = (delayed(_trial_errors)(X, spec, key, dist, D, trial_seed(random_state, key, dist, D, t),
-                                    pairs, include_diagonal, eps, block, exact_cache)
-             for _, key, dist, D, t in tasks)
+    arguments = [(spec, key, dist, D, trial_seed(random_state, key, dist, D, t), pairs, include_diagonal, eps, block)
+                 for _, key, dist, D, t in tasks]
+    shared = {"X": X, "exact_cache": exact_cache}
     rows: list[tuple] = []
     kernel = spec.label()
-    results = Parallel(n_jobs=n_jobs, return_as="generator")(calls)
+    if client is not None:
+        from .distributed import run_tasks
+
+        results = run_tasks(client, _trial_task, arguments, shared)
+    else:
+        results = Parallel(n_jobs=n_jobs, return_as="generator")(delayed(_trial_task)(*a, **shared) for a in arguments)
     for done, (task, sums) in enumerate(zip(tasks, results), start=1):
         rows += _rows_of(task, sums, eps, kernel)
         report(done / len(tasks), f"{task[0]}, D={task[3]}, trial {task[4] + 1}/{n_trials}")

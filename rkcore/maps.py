@@ -11,7 +11,7 @@ from numbers import Integral
 
 import numpy as np
 import scipy.sparse as sp
-from sklearn.base import BaseEstimator, TransformerMixin, _fit_context
+from sklearn.base import BaseEstimator, ClassNamePrefixFeaturesOutMixin, TransformerMixin, _fit_context
 from sklearn.utils import check_random_state
 from sklearn.utils._param_validation import Interval, StrOptions
 from sklearn.utils.validation import check_is_fitted, validate_data
@@ -47,7 +47,7 @@ TRANSFORM_BLOCK_BYTES = 8 * 2**20
 MIN_GEMM_BLOCK_ROWS = 256
 
 
-class RandomKernel(TransformerMixin, BaseEstimator):
+class RandomKernel(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseEstimator):
     r"""Random kernel (RK) feature map for the itemset kernel (Algorithm 1).
 
     .. math::
@@ -69,6 +69,8 @@ class RandomKernel(TransformerMixin, BaseEstimator):
         Distribution of the entries of w_s; all have mean 0 and variance 1.
         Rademacher has the minimax-optimal variance (Lemma 4).
     random_state : int, RandomState instance or None, default=None
+        Seeds the random draw: an int gives the same weights on every call (and on every
+        machine), None uses numpy's global random state. See :term:`Glossary <random_state>`.
 
     Attributes
     ----------
@@ -106,7 +108,20 @@ class RandomKernel(TransformerMixin, BaseEstimator):
 
     @_fit_context(prefer_skip_nested_validation=True)
     def fit(self, X, y=None):
-        """Draw the random weights; only the number of features of X is used."""
+        """Draw the random weights; only the number of features of X is used.
+
+        Parameters
+        ----------
+        X : {array-like, sparse matrix} of shape (n_samples, n_features)
+            Training data; only its number of features is used.
+        y : None
+            Ignored; present for API consistency with scikit-learn pipelines.
+
+        Returns
+        -------
+        self : object
+            The fitted transformer.
+        """
         X = validate_data(self, X, accept_sparse="csr", dtype=np.float64)
         d = X.shape[1]
         check_degree_fits(self.kernel, self.degree, d)
@@ -116,13 +131,31 @@ class RandomKernel(TransformerMixin, BaseEstimator):
         return self
 
     def transform(self, X):
-        """Map X (n_samples, n_features) to Z (n_samples, n_components)."""
+        """Map X to its random features.
+
+        Parameters
+        ----------
+        X : {array-like, sparse matrix} of shape (n_samples, n_features)
+            The samples. float32 input gives float32 output (see :func:`_float32_safe`).
+
+        Returns
+        -------
+        Z : ndarray of shape (n_samples, n_components)
+            The random features; <Z(x), Z(y)> estimates K_S(x, y) without bias.
+        """
         check_is_fitted(self)
-        X = validate_data(self, X, accept_sparse="csr", dtype=np.float64, reset=False)
-        W = self.random_weights_
+        X = validate_data(self, X, accept_sparse="csr", dtype=[np.float64, np.float32], reset=False)
+        # float32 arithmetic only where the map is one GEMM and a few element-wise passes
+        # (error that of the float32 GEMM); other families compute each block in float64
+        # and store it in float32, saving the output memory but not the time.
+        out_dtype = X.dtype
+        compute32 = out_dtype == np.float32 and _float32_safe(self.family_)
+        if out_dtype == np.float32 and not compute32:
+            X = X.astype(np.float64)
+        W = self.random_weights_.astype(np.float32) if compute32 else self.random_weights_
         n, D = X.shape[0], W.shape[0]
         block = _block_mapper(self.family_, W, self.distribution == "rademacher")
-        out = np.empty((n, D))
+        out = np.empty((n, D), dtype=out_dtype)
         # Block rows: intermediates are a few (rows x D) arrays, so memory stays bounded.
         bytes_per_row = 8 * D * block.temporaries
         if block.gemm:
@@ -131,10 +164,23 @@ class RandomKernel(TransformerMixin, BaseEstimator):
             out[rows] = block(X[rows])
         return out
 
+    @property
+    def _n_features_out(self):
+        return self.n_components
+
     def __sklearn_tags__(self):
         tags = super().__sklearn_tags__()
         tags.input_tags.sparse = True
+        tags.transformer_tags.preserves_dtype = ["float64", "float32"]
         return tags
+
+
+def _float32_safe(family: ItemsetFamily) -> bool:
+    """Whether the map of this family is computed in float32 for float32 input: the dot and
+    second-order ANOVA maps (one GEMM plus element-wise passes, exact Rademacher weights).
+    Higher orders go through Newton's identities, whose cancellation float32's 24-bit
+    mantissa does not absorb; they are computed in float64 and stored in float32."""
+    return family.kind == "dot" or (family.kind == "anova" and family.degree == 2)
 
 
 def _block_mapper(family: ItemsetFamily, W: np.ndarray, signs: bool):

@@ -3,7 +3,6 @@ from __future__ import annotations
 
 import numpy as np
 import pandas as pd
-import pytest
 
 from rkcore import table1
 from rkcore.__main__ import main as rkcore_main
@@ -80,7 +79,8 @@ def test_cli_options_change_the_protocol(tmp_path, capsys, movielens):
 def test_cli_errors(tmp_path, capsys):
     assert table1.main(["--data", str(tmp_path / "absent"), "--quiet"]) == 2
     assert "does not exist" in capsys.readouterr().err
-    with pytest.raises(SystemExit):
-        table1.main(["--data", str(tmp_path), "--kernels", "rbf"])
-    with pytest.raises(SystemExit):
-        table1.main(["--data", str(tmp_path), "--trials", "0"])
+    # usage errors: exit code 2 with the reason, before any data is read
+    assert table1.main(["--data", str(tmp_path), "--kernels", "rbf"]) == 2
+    assert "unknown kernel(s) ['rbf']" in capsys.readouterr().err
+    assert table1.main(["--data", str(tmp_path), "--trials", "0"]) == 2
+    assert "must be an integer >= 1, got 0" in capsys.readouterr().err
