@@ -58,9 +58,9 @@ def test_nonzero_pairs_are_the_exact_support_independent_of_blocking():
 
 def test_nonzero_float_is_the_papers_mask_and_named_in_the_table1_cli():
     from rkcore.experiments import PAIRS
-    from rkcore.table1 import build_parser
+    from rkcore.cli import build_parser
     assert "nonzero_float" in PAIRS
-    assert build_parser().parse_args(["--data", "x"]).pairs == "nonzero_float"
+    assert build_parser().parse_args(["table1", "--data", "x"]).pairs == "nonzero_float"
 
 
 # ---------------------------------------------------------------------------- item 6
