@@ -20,6 +20,7 @@ from sklearn.utils import check_random_state
 from sklearn.utils._param_validation import Interval
 from sklearn.utils.validation import check_is_fitted, validate_data
 
+from .limits import check_allocation
 from .distributions import get_distribution
 from .kernels import elementary_top, row_blocks
 
@@ -126,6 +127,8 @@ class SignedCirculantRandomKernel(TransformerMixin, BaseEstimator):
                 f"degree={self.degree} exceeds the number of features: X has {d} feature(s), and the "
                 f"ANOVA kernel needs itemsets of size at most d (allowed: 1 <= degree <= {d})."
             )
+        check_allocation("The random weights", (2 * -(-self.n_components // d), d),
+                         hint="Lower n_components (D).")
         rng = check_random_state(self.random_state)
         rademacher = get_distribution("rademacher")
         self.n_blocks_ = -(-self.n_components // d)
@@ -149,6 +152,7 @@ class SignedCirculantRandomKernel(TransformerMixin, BaseEstimator):
         X = validate_data(self, X, accept_sparse="csr", dtype=np.float64, reset=False)
         n, d = X.shape
         D, T, m = self.n_components, self.n_blocks_, self.degree
+        check_allocation("The random features Z", (n, D), hint="Transform fewer rows at a time or lower n_components (D).")
         out = np.empty((n, D))
         odd_orders = (m + 1) // 2
         # Per row: per odd order a power of x, its spectrum, the complex product (T d/2

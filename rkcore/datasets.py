@@ -23,6 +23,8 @@ from sklearn import datasets as skdatasets
 from sklearn.preprocessing import normalize as _sk_normalize
 from sklearn.utils import check_random_state
 
+from .limits import check_allocation
+
 NORMALIZATIONS = ("l1", "l2", "none")
 
 
@@ -125,6 +127,7 @@ def make_interactions(n_samples: int | None = 1000, n_features: int = 20, n_inte
     d = int(n_features)
     if d < 2:
         raise ValueError(f"n_features must be at least 2 for pairwise interactions, got {n_features!r}.")
+    check_allocation("The synthetic data", (n, d), hint="Lower n_samples.")
     rng = check_random_state(random_state)
     X = rng.standard_normal((n, d))
     rows, cols = np.triu_indices(d, k=1)
@@ -149,6 +152,7 @@ def make_gaussian(n_samples: int | None = 1000, n_features: int = 50, random_sta
     d = int(n_features)
     if d < 1:
         raise ValueError(f"n_features must be at least 1, got {n_features!r}.")
+    check_allocation("The synthetic data", (n, d), hint="Lower n_samples.")
     X = check_random_state(random_state).standard_normal((n, d))
     return Dataset(name="gaussian", X=X, y=None, feature_names=tuple(f"x{j}" for j in range(d)),
                    fields=None, description=f"Synthetic: {n} x {d} i.i.d. N(0, 1) features, no labels.")

@@ -18,6 +18,7 @@ from sklearn.utils.validation import check_is_fitted, validate_data
 
 from .distributions import DISTRIBUTIONS, get_distribution
 from .itemsets import ItemsetFamily, family_from_spec
+from .limits import check_allocation
 from .kernels import (
     _dense,
     _gram,
@@ -107,6 +108,8 @@ class RandomKernel(TransformerMixin, BaseEstimator):
                 f"the {self.kernel} kernel needs itemsets of size at most d (allowed: 1 <= degree <= {d})."
             )
         self.family_ = family_from_spec(self.kernel, d, self.degree, self.itemsets)
+        check_allocation("The random weights", (self.n_components, d),
+                         hint="Lower n_components (D) or the number of features.")
         rng = check_random_state(self.random_state)
         self.random_weights_ = get_distribution(self.distribution).sample(rng, (self.n_components, d))
         return self
@@ -117,6 +120,7 @@ class RandomKernel(TransformerMixin, BaseEstimator):
         X = validate_data(self, X, accept_sparse="csr", dtype=np.float64, reset=False)
         W = self.random_weights_
         n, D = X.shape[0], W.shape[0]
+        check_allocation("The random features Z", (n, D), hint="Transform fewer rows at a time or lower n_components (D).")
         block = _block_mapper(self.family_, W, self.distribution == "rademacher")
         out = np.empty((n, D))
         # Block rows: intermediates are a few (rows x D) arrays, so memory stays bounded.

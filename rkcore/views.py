@@ -15,13 +15,13 @@ from __future__ import annotations
 
 import math
 import re
-from dataclasses import dataclass
 
 import numpy as np
 import pandas as pd
 import scipy.sparse as sp
 
 from .itemsets import ItemsetFamily
+from .limits import CostEstimate, format_bytes, nbytes  # noqa: F401 - re-exported for the pages
 
 #: Heatmaps send at most this many cells per side to the browser (block-averaged beyond).
 MAX_HEATMAP_SIDE = 500
@@ -127,19 +127,7 @@ def dense(X) -> np.ndarray:
 
 
 # ---------------------------------------------------------------------------- memory / cost
-def nbytes(*shapes: tuple[int, ...], itemsize: int = 8) -> int:
-    """Bytes of float64 arrays with these shapes."""
-    return int(sum(math.prod(int(s) for s in shape) for shape in shapes) * itemsize)
-
-
-def format_bytes(n: float) -> str:
-    for unit in ("B", "KB", "MB", "GB", "TB"):
-        if abs(n) < 1024 or unit == "TB":
-            return f"{n:,.0f} {unit}" if unit == "B" else f"{n:,.1f} {unit}"
-        n /= 1024
-    return f"{n} B"  # pragma: no cover
-
-
+# nbytes, format_bytes and CostEstimate live in rkcore.limits (imported above, re-exported here).
 def gram_view_bytes(n: int, D: int, d: int) -> int:
     """Peak memory of :func:`gram_pair` plus the view: X, Z, and ~4 n x n matrices
     (exact, approximate, difference, and one temporary of the power-sum recursion)."""
@@ -344,14 +332,3 @@ def kernel_check(X, family: ItemsetFamily, n_pairs: int = 6, random_state: int =
     phi_i, phi_j = explicit_features(Xd[i], family), explicit_features(Xd[j], family)
     inner = np.einsum("kf,kf->k", phi_i, phi_j)
     return pd.DataFrame({"i": i, "j": j, "kernel": K, "inner_product": inner, "difference": inner - K})
-
-
-@dataclass(frozen=True)
-class CostEstimate:
-    """What a view would need: bytes of memory, and a human description of the biggest arrays."""
-
-    bytes: int
-    parts: tuple[tuple[str, int], ...]
-
-    def describe(self) -> str:
-        return ", ".join(f"{name} {format_bytes(b)}" for name, b in self.parts)
