@@ -56,13 +56,13 @@ def _log2_elementary(sizes, m: int) -> float:
     return float(e[m])
 
 
-def format_count(count, log2: float | None = None) -> str:
-    """A count for people: exact with thousands separators below 10^15, else "≈ 1.23 × 10^456".
+def format_count(count, log2: float | None = None, exact_digits: int = 15) -> str:
+    """A count for people: exact with thousands separators below 10^exact_digits, else "≈ 1.23 × 10^456".
 
     ``count`` may be an int, a float or ``math.inf`` (then ``log2``, its base-2 logarithm, gives the size).
     Never converts a huge integer to decimal (quadratic, and refused by Python beyond 4300 digits).
     """
-    if isinstance(count, (int, np.integer)) and count < 10**15:
+    if isinstance(count, (int, np.integer)) and int(count).bit_length() <= 3.33 * exact_digits and count < 10**exact_digits:
         return f"{int(count):,}"
     if log2 is None:
         log2 = math.log2(count) if count != math.inf else math.inf

@@ -212,7 +212,7 @@ def gram_long(K: np.ndarray, K_hat: np.ndarray) -> pd.DataFrame:
 # ---------------------------------------------------------------------------- itemset families
 def family_counts(family: ItemsetFamily) -> pd.DataFrame:
     """Itemsets per size: columns ``size``, ``count`` (float; inf beyond ~1.8e308),
-    ``log10_count`` (always finite) and ``count_text`` (exact below 10^15, else "≈ 1.23 × 10^456").
+    ``log10_count`` (always finite) and ``count_text`` (exact up to 2^EXACT_COUNT_BITS, else "≈ 1.23 × 10^456").
 
     Works for any d: the counts come from :meth:`ItemsetFamily.log2_counts_by_size`, and exact
     integers are used only where :meth:`ItemsetFamily.counts_by_size` has them.
@@ -231,7 +231,7 @@ def family_counts(family: ItemsetFamily) -> pd.DataFrame:
         "size": sizes,
         "count": count,
         "log10_count": log2_counts * np.log10(2.0),
-        "count_text": [format_count(exact[k], l2) for k, l2 in zip(sizes.tolist(), log2_counts.tolist())],
+        "count_text": [format_count(exact[k], l2, exact_digits=1300) for k, l2 in zip(sizes.tolist(), log2_counts.tolist())],
     })
 
 
