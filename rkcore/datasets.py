@@ -218,6 +218,7 @@ _CSV_DELIMITERS = (",", ";", "\t", "|")
 _DELIMITER_NAMES = {",": "comma", ";": "semicolon", "\t": "tab", "|": "vertical bar"}
 _COMMA_DECIMAL = re.compile(r"^\s*[+-]?\d+,\d+(?:[eE][+-]?\d+)?\s*$")
 _DOT_DECIMAL = re.compile(r"^\s*[+-]?\d*\.\d+(?:[eE][+-]?\d+)?\s*$")
+_INTEGER = re.compile(r"^\s*[+-]?\d+\s*$")
 
 
 def _source_name(path_or_buffer, default: str) -> str:
@@ -414,7 +415,13 @@ def load_csv(path_or_buffer, target: str | None = None, *, dropna: bool = False,
     if non_numeric:
         examples = []
         for c in non_numeric[:5]:
-            bad = frame[c][pd.to_numeric(frame[c], errors="coerce").isna() & frame[c].notna()]
+            values = frame[c].dropna().astype(str)
+            comma, point = values.str.match(_COMMA_DECIMAL.pattern), values.str.match(_DOT_DECIMAL.pattern)
+            if comma.any() and point.any():
+                examples.append(f"{c!r} (it mixes decimal commas like {values[comma].iloc[0][:20]!r} and decimal "
+                                f"points like {values[point].iloc[0][:20]!r}: use one decimal mark)")
+                continue
+            bad = values[pd.to_numeric(values, errors="coerce").isna()]
             examples.append(f"{c!r} (e.g. {str(bad.iloc[0])[:40]!r})" if len(bad) else repr(c))
         more = f" and {len(non_numeric) - 5:,} more" if len(non_numeric) > 5 else ""
         raise ValueError(
@@ -453,10 +460,11 @@ def _comma_decimal_columns(frame: pd.DataFrame, features: list[str]) -> pd.DataF
     file) become numbers; anything else is left for the non-numeric check to report."""
     for c in features:
         col = frame[c]
-        if col.dtype == object:
+        if not (pd.api.types.is_numeric_dtype(col) or pd.api.types.is_bool_dtype(col)):
             values = col.dropna().astype(str)
-            if len(values) and values.str.match(_COMMA_DECIMAL.pattern).all():
-                frame[c] = pd.to_numeric(col.str.replace(",", ".", regex=False))
+            comma = values.str.match(_COMMA_DECIMAL.pattern)
+            if len(values) and comma.any() and (comma | values.str.match(_INTEGER.pattern)).all():
+                frame[c] = pd.to_numeric(col.astype(str).str.replace(",", ".", regex=False).where(col.notna()))
     return frame
 
 
