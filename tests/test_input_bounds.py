@@ -289,3 +289,33 @@ def test_len_of_astronomical_family_is_a_clear_error():
 def test_enumerate_refusal_message_is_cheap():
     with pytest.raises(ValueError, match=r"≈ .* × 10\^"):
         ItemsetFamily.all_subsets(5000).enumerate()
+
+
+# ============================================================================ through the app
+UPLOAD_KEY = "_rk_upload"  # pages.common.UPLOAD_STATE_KEY
+
+
+@pytest.mark.parametrize("name, raw", [
+    ("u16.csv", "a;b;label\n0,5;1;0\n1,5;0;1\n2,0;1;0\n0,25;2;1\n".encode("utf-16")),
+    ("latin.csv", "größe\tb\tlabel\n0.5\t1\t0\n1.5\t0\t1\n2\t1\t0\n0.25\t2\t1\n".encode("latin-1")),
+])
+def test_app_reads_utf16_semicolon_and_latin1_tab_uploads(run_page, name, raw):
+    from tests.conftest import error_texts, plotly_figures
+
+    at = run_page("pages/1_Gram_matrices.py", ds="upload", target="label", session={UPLOAD_KEY: (name, raw)})
+    assert not at.exception and not error_texts(at), error_texts(at)
+    assert "label" in at.sidebar.selectbox(key="target").options
+    assert len(plotly_figures(at)) >= 3
+
+
+@pytest.mark.parametrize("name, raw, expected", [
+    ("bomb.svm", b"1 1:1 100000000:2\n", "at most 10,000 features"),
+    ("wide.csv", (",".join(f"c{j}" for j in range(20_000)) + "\n" + ",".join(["1"] * 20_000) + "\n").encode(),
+     "20,000 columns"),
+])
+def test_app_refuses_bombs_in_place(run_page, name, raw, expected):
+    from tests.conftest import error_texts
+
+    at = run_page("pages/1_Gram_matrices.py", ds="upload", session={UPLOAD_KEY: (name, raw)})
+    assert not at.exception
+    assert any(expected in e for e in error_texts(at)), error_texts(at)
