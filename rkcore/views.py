@@ -21,7 +21,7 @@ import pandas as pd
 import scipy.sparse as sp
 
 from .itemsets import ItemsetFamily
-from .limits import CostEstimate, format_bytes, nbytes  # noqa: F401 - re-exported for the pages
+from .limits import CostEstimate, format_bytes, nbytes, require_memory  # noqa: F401 - re-exported for the pages
 
 #: Heatmaps send at most this many cells per side to the browser (block-averaged beyond).
 MAX_HEATMAP_SIDE = 500
@@ -191,6 +191,9 @@ def gram_pair(X, spec, map_key: str = "rk", n_components: int = 256, distributio
     """
     from .registry import make_map
 
+    n, d = X.shape
+    require_memory({"X": (n, d), "Z": (n, n_components), "K, K_hat and temporaries": (4, n, n)}, what="gram_pair",
+                   hint=f"Use fewer points (n = {n:,}) or a smaller D.")
     K = spec.exact(X)
     Z = make_map(map_key, spec, n_components, distribution=distribution, random_state=random_state).fit_transform(X)
     Z = dense(Z)

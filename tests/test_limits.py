@@ -168,3 +168,14 @@ def test_rff_and_projection_sizes_are_checked():
     with memory_budget_set(1000):
         with pytest.raises(ValueError, match="interaction features"):
             interaction_features(np.ones((100, 5)), 2)
+
+
+def test_gram_pair_refuses_huge_n():
+    import scipy.sparse as sp
+
+    from rkcore.registry import KernelSpec
+    from rkcore.views import gram_pair
+
+    X = sp.csr_matrix((10**6, 5))  # a million (empty) rows cost nothing to hold
+    with pytest.raises(ValueError, match=r"gram_pair would need about 29\.1 TB"):
+        gram_pair(X, KernelSpec("anova", degree=2), "rk", 16)
