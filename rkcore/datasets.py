@@ -296,7 +296,11 @@ def sniff_csv(text: str) -> tuple[str, str]:
     means ",". A decimal comma is detected when the delimiter is not a comma and the
     cells that look like numbers are written "1,5" (none "1.5").
     """
-    lines = [ln for ln in text.splitlines()[:21] if ln.strip()]
+    head = text[:1_000_000]  # a header of 100,000 columns fits; the rest of a big file is never split
+    lines = head.splitlines()
+    if len(head) < len(text) and len(lines) > 1:
+        lines = lines[:-1]  # the last line of the head may be cut
+    lines = [ln for ln in lines[:21] if ln.strip()]
     best, best_fields = ",", 1
     for sep in _CSV_DELIMITERS:
         counts = {len(_split_fields(ln, sep)) for ln in lines}
@@ -468,8 +472,24 @@ def _comma_decimal_columns(frame: pd.DataFrame, features: list[str]) -> pd.DataF
     return frame
 
 
-_LIBSVM_INDEX = re.compile(rb"(\d+):")
 _LIBSVM_COMMENT = re.compile(rb"#[^\n]*")
+
+
+def _libsvm_largest_index(raw: bytes, max_features: int) -> tuple[int, str] | None:
+    """(index, as text) of a feature index above ``max_features``, or None; scans the bytes with
+    two regular expressions and converts only indices as long as ``max_features`` (never a list of
+    every index, never int() of a huge digit string)."""
+    if b"#" in raw:
+        raw = _LIBSVM_COMMENT.sub(b"", raw)
+    k = len(str(int(max_features)))
+    longer = re.search(rb"(?<![\w.])0*([1-9]\d{%d,}):" % k, raw)  # more digits than the limit: too large
+    if longer:
+        digits = longer.group(1).decode()
+        text = f"{int(digits):,}" if len(digits) <= 30 else f"{digits[:20]}… ({len(digits):,} digits)"
+        return (int(digits) if len(digits) <= 30 else -1), text
+    same = [int(m) for m in re.findall(rb"(?<![\w.])0*([1-9]\d{%d}):" % (k - 1), raw)]
+    largest = max(same, default=0)
+    return (largest, f"{largest:,}") if largest > max_features else None
 
 
 def load_libsvm(path_or_buffer, *, max_features: int = MAX_FEATURES) -> Dataset:
@@ -483,10 +503,9 @@ def load_libsvm(path_or_buffer, *, max_features: int = MAX_FEATURES) -> Dataset:
     raw = _read_bytes(path_or_buffer)
     if raw.startswith((b"\xff\xfe", b"\xfe\xff", b"\xef\xbb\xbf")) or b"\x00" in raw[:4096]:
         raw = decode_text(raw, repr(name))[0].encode("utf-8")  # sklearn's parser reads ASCII bytes
-    indices = _LIBSVM_INDEX.findall(_LIBSVM_COMMENT.sub(b"", raw))
-    largest = max(map(int, indices), default=0)
-    if largest > max_features:
-        raise ValueError(f"The LIBSVM file {name!r} uses feature index {largest:,}; at most {max_features:,} "
+    too_large = _libsvm_largest_index(raw, max_features)
+    if too_large:
+        raise ValueError(f"The LIBSVM file {name!r} uses feature index {too_large[1]}; at most {max_features:,} "
                          "features are allowed (the index sets the number of columns). Renumber the features "
                          "from 1 in your file and upload it again.")
     try:

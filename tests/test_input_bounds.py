@@ -48,8 +48,15 @@ def test_libsvm_huge_feature_index_is_refused_before_allocating(index):
     out, peak = traced(lambda: ds.load_libsvm(f))
     assert isinstance(out, ValueError), out
     msg = str(out)
-    assert f"{index:,}" in msg and f"at most {ds.MAX_FEATURES:,} features" in msg
+    assert (f"{index:,}" if index < 10**30 else "(41 digits)") in msg and f"at most {ds.MAX_FEATURES:,} features" in msg
     assert peak < SMALL
+
+
+def test_libsvm_index_scan_finds_the_largest():
+    assert ds._libsvm_largest_index(b"1 1:1 10001:2\n0 0009999:1 2:0.5\n", 10_000) == (10_001, "10,001")
+    assert ds._libsvm_largest_index(b"1 1:1 10000:2 qid:123456\n0 00000000001:1\n", 10_000) is None
+    assert ds._libsvm_largest_index(b"1 5:1 12:3\n", 10) == (12, "12")
+    assert ds._libsvm_largest_index(b"1 " + b"9" * 5000 + b":1\n", 10)[1].endswith("(5,000 digits)")
 
 
 def test_libsvm_limit_is_configurable_and_comments_ignored():
