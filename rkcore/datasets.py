@@ -339,7 +339,19 @@ def csv_columns(path_or_buffer, *, max_features: int = MAX_FEATURES, max_cells: 
     """The column names of a CSV file (header row), with the same encoding and delimiter
     detection and size limits as :func:`load_csv`; raises ValueError with a message otherwise."""
     name, text, sep, decimal, encoding, columns = _prepare_csv(path_or_buffer, max_features, max_cells)
-    return [str(c).strip() for c in columns]
+    return _header_names(columns, name)
+
+
+def _header_names(fields: list[str], name: str) -> list[str]:
+    """Column names as load_csv reads them (pandas' "Unnamed: k" for empty ones); repeated names are refused
+    (pandas would silently rename the second "a" to "a.1")."""
+    names = [f.strip().strip('"').strip() or f"Unnamed: {k}" for k, f in enumerate(fields)]
+    if len(set(names)) != len(names):
+        seen: set[str] = set()
+        dup = [c for c in names if c in seen or seen.add(c)]
+        raise ValueError(f"The CSV file {name!r} repeats the column name(s) {', '.join(map(repr, dup[:5]))}; "
+                         "give every column a different name and upload it again.")
+    return names
 
 
 def _encode_target(values: pd.Series, max_classes: int = MAX_CLASSES) -> tuple[np.ndarray, str]:
@@ -401,12 +413,9 @@ def load_csv(path_or_buffer, target: str | None = None, *, dropna: bool = False,
                          f"{str(exc).strip()[:300]}") from None
     if frame.shape[0] == 0:
         raise ValueError(f"The CSV file {name!r} has a header but no data rows.")
+    _header_names(header, name)  # refuses repeated names, which pandas would rename
     columns = [str(c).strip() for c in frame.columns]
     frame.columns = columns
-    if len(set(columns)) != len(columns):
-        dup = sorted({c for c in columns if columns.count(c) > 1})[:5]
-        raise ValueError(f"The CSV file {name!r} repeats the column name(s) {', '.join(map(repr, dup))}; "
-                         "give every column a different name.")
     if target is not None and target not in columns:
         shown = ", ".join(map(repr, columns[:30])) + (f", ... ({len(columns):,} columns)" if len(columns) > 30 else "")
         raise ValueError(f"Target column {target!r} is not in the file; its columns are: {shown}.")

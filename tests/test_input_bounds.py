@@ -163,6 +163,13 @@ def test_csv_column_named_none_is_an_ordinary_column():
     assert data.feature_names == ("(none)", "b") and data.y is None
 
 
+def test_repeated_and_empty_column_names():
+    with pytest.raises(ValueError, match="repeats the column name"):
+        ds.load_csv(upload(b"a,b,a\n1,2,3\n", "dup.csv"))
+    assert ds.csv_columns(upload(b"a,,c\n1,2,3\n", "e.csv")) == ["a", "Unnamed: 1", "c"]
+    assert ds.load_csv(upload(b"a,,c\n1,2,3\n", "e.csv")).feature_names == ("a", "Unnamed: 1", "c")
+
+
 def test_binary_file_refused():
     with pytest.raises(ValueError, match="binary file"):
         ds.load_csv(upload(b"\x89PNG\r\n\x1a\n\x00\x00\x00\rIHDR" + bytes(range(256)), "img.csv"))
