@@ -70,14 +70,11 @@ class Server:
         return self.ps.memory_info().rss
 
     def cpu_split(self) -> tuple[float, float]:
-        """(main thread, other threads) CPU seconds so far."""
-        main = other = 0.0
-        for t in self.ps.threads():
-            if t.id == self.proc.pid:
-                main += t.user_time + t.system_time
-            else:
-                other += t.user_time + t.system_time
-        return main, other
+        """(main thread, all other threads) CPU seconds so far. The process total includes threads
+        that have exited (each script run's ScriptRunner thread ends with the run)."""
+        total = self.ps.cpu_times()
+        main = next((t.user_time + t.system_time for t in self.ps.threads() if t.id == self.proc.pid), 0.0)
+        return main, total.user + total.system - main
 
     def stop(self) -> None:
         self.proc.terminate()
@@ -195,6 +192,87 @@ async def classroom(url: str, n: int) -> dict:
     return results
 
 
+# ----------------------------------------------------------------------------- protocol clients (no browser)
+# The same steps over Streamlit's own websocket protocol (BackMsg / ForwardMsg protobufs, as the
+# browser sends them): time from the request until the server's script_finished, with the 3
+# plotly charts and the new caption among the deltas. No rendering, so at N = 30 this measures
+# the server, not 30 Chromium renderers sharing its 2 cores.
+async def _proto_run(ws, page_name: str, widget: tuple[str, int] | None = None) -> tuple[float, list]:
+    from streamlit.proto.BackMsg_pb2 import BackMsg
+    from streamlit.proto.ForwardMsg_pb2 import ForwardMsg
+
+    back = BackMsg()
+    back.rerun_script.query_string = ""
+    back.rerun_script.page_name = page_name
+    if widget:
+        state = back.rerun_script.widget_states.widgets.add()
+        state.id, state.int_value = widget
+    t0 = time.perf_counter()
+    await ws.send(back.SerializeToString())
+    elements = []
+    while True:
+        fm = ForwardMsg()
+        fm.ParseFromString(await asyncio.wait_for(ws.recv(), STEP_TIMEOUT_MS / 1000))
+        kind = fm.WhichOneof("type")
+        if kind == "delta" and fm.delta.WhichOneof("type") == "new_element":
+            elements.append(fm.delta.new_element)
+        elif kind == "script_finished":
+            return time.perf_counter() - t0, elements
+
+
+def _proto_errors(elements) -> list[str]:
+    out = []
+    for el in elements:
+        kind = el.WhichOneof("type")
+        if kind == "exception":
+            out.append("exception: " + el.exception.message[:120])
+        elif kind == "alert" and el.alert.format == 1:  # Alert.ERROR
+            out.append("error box: " + el.alert.body[:120])
+    return out
+
+
+def _proto_check(elements, caption: str | None) -> None:
+    charts = sum(1 for el in elements if el.WhichOneof("type") == "plotly_chart")
+    if charts < 3:
+        raise RuntimeError(f"{charts} plotly charts sent, expected 3")
+    if caption and not any(el.WhichOneof("type") == "markdown" and caption in el.markdown.body for el in elements):
+        raise RuntimeError(f"caption {caption!r} not sent")
+
+
+async def proto_student(url: str, k: int, out: dict) -> None:
+    import websockets
+
+    times: dict[str, float] = {}
+    errors: list[str] = []
+    step = "landing"
+    try:
+        async with websockets.connect(url.replace("http", "ws") + "/_stcore/stream", subprotocols=["streamlit"],
+                                      max_size=2**28, open_timeout=STEP_TIMEOUT_MS / 1000) as ws:
+            times["landing"], els = await _proto_run(ws, "")
+            errors += _proto_errors(els)
+            step = "gram"
+            times["gram"], els = await _proto_run(ws, "Gram_matrices")
+            _proto_check(els, None)
+            errors += _proto_errors(els)
+            ids = {el.number_input.label: el.number_input.id for el in els if el.WhichOneof("type") == "number_input"}
+            for step, label, value, caption in (("D=512", "D (random features)", 512, "D = 512"),
+                                                ("seed", "Seed", 1 + k % 5, f"seed = {1 + k % 5}"),
+                                                ("n=300", "n (points)", 300, "n = 300 points")):
+                times[step], els = await _proto_run(ws, "Gram_matrices", (ids[label], value))
+                _proto_check(els, caption)
+                errors += _proto_errors(els)
+    except Exception as exc:  # noqa: BLE001 - a timeout or a crash is the measurement
+        errors.append(f"{step}: {type(exc).__name__}: {str(exc).splitlines()[0][:160] if str(exc) else ''}")
+    out[k] = dict(times=times, errors=errors)
+
+
+async def proto_classroom(url: str, n: int) -> dict:
+    results: dict[int, dict] = {}
+    await asyncio.gather(*(proto_student(url, k, results) for k in range(n)))
+    results["client_cpu"] = float("nan")
+    return results
+
+
 # ----------------------------------------------------------------------------- report
 def pct(values: list[float], q: float) -> float:
     if not values:
@@ -206,13 +284,14 @@ def pct(values: list[float], q: float) -> float:
 STEPS = ("landing", "gram", "D=512", "seed", "n=300")
 
 
-def run(port: int, sessions: list[int]) -> tuple[list[dict], dict]:
+def run(port: int, sessions: list[int], client: str = "browser") -> tuple[list[dict], dict]:
+    drive = classroom if client == "browser" else proto_classroom
     server = Server(port)
     rows = []
     try:
         warm = RssSampler(server)
         warm.start()
-        asyncio.run(classroom(server.url, 1))  # warm-up: imports, first compile; not reported
+        asyncio.run(drive(server.url, 1))  # warm-up: imports, first compile; not reported
         warm.stop()
         idle_rss = server.rss()
         for n in sessions:
@@ -222,7 +301,7 @@ def run(port: int, sessions: list[int]) -> tuple[list[dict], dict]:
             cpu0 = server.cpu_split()
             sampler.start()
             t0 = time.perf_counter()
-            results = asyncio.run(classroom(server.url, n))
+            results = asyncio.run(drive(server.url, n))
             client = results.pop("client_cpu", float("nan"))
             wall = time.perf_counter() - t0
             peak = sampler.stop()
@@ -273,11 +352,14 @@ def main() -> None:
     ap.add_argument("--sessions", type=int, nargs="+", default=[1, 10, 30])
     ap.add_argument("--port", type=int, default=8790)
     ap.add_argument("--out", default=str(REPO / "benchmarks" / "results" / "classroom.md"))
+    ap.add_argument("--client", choices=("browser", "protocol"), default="browser",
+                    help="browser: headless Chromium sessions (what students see); protocol: Streamlit's websocket "
+                         "protocol without rendering (what the server can serve)")
     a = ap.parse_args()
     if max(a.sessions) > 60:
         raise SystemExit("at most 60 sessions: this is a classroom, not a load test of the machine")
     print(HEADER, flush=True)
-    rows, extra = run(a.port, a.sessions)
+    rows, extra = run(a.port, a.sessions, a.client)
     lines = [
         "# Classroom load benchmark",
         "",
