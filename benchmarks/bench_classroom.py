@@ -363,14 +363,17 @@ def main() -> None:
     lines = [
         "# Classroom load benchmark",
         "",
-        f"`python benchmarks/bench_classroom.py --sessions {' '.join(map(str, a.sessions))}` on "
+        f"`python benchmarks/bench_classroom.py --client {a.client} --sessions {' '.join(map(str, a.sessions))}` on "
         f"{time.strftime('%Y-%m-%d %H:%M %Z')}; {os.cpu_count()} cores, "
         f"{psutil.virtual_memory().total / 2**30:.0f} GiB, Streamlit server and all Chromium sessions on the same "
         "machine, which other developers' jobs share (see the load average).",
         "",
         "Each session: landing page, then /Gram_matrices (3 plotly charts), then three sidebar changes "
         "(D = 512, seed = 1 + k mod 5, n = 300), each timed from Enter until the caption shows the value and the "
-        "3 charts are drawn again. Times are seconds, p50 / p95 over sessions.",
+        "3 charts are drawn again" + ("" if a.client == "browser" else
+                                      " (protocol client: until the server's script_finished, with the 3 plotly "
+                                      "charts and the caption among the deltas; nothing is rendered)") +
+        ". Times are seconds, p50 / p95 over sessions.",
         f"Idle server RSS after a warm-up session: {mb(extra['idle_rss'])} MB.",
         "",
         HEADER,
