@@ -423,8 +423,8 @@ def load_csv(path_or_buffer, target: str | None = None, *, dropna: bool = False,
     if not features:
         raise ValueError(f"The CSV file {name!r} has no feature columns besides the target {target!r}.")
     frame = _comma_decimal_columns(frame, features)
-    kinds = frame[features].dtypes
-    non_numeric = [c for c, k in zip(features, kinds) if not (pd.api.types.is_numeric_dtype(k) or pd.api.types.is_bool_dtype(k))]
+    kinds = frame.dtypes  # one Series for the whole frame: per-column frame[c] is slow on wide files
+    non_numeric = [c for c in features if not _is_number_kind(kinds[c])]
     if non_numeric:
         examples = []
         for c in non_numeric[:5]:
@@ -441,9 +441,12 @@ def load_csv(path_or_buffer, target: str | None = None, *, dropna: bool = False,
             f"Feature columns must be numeric; these are not: {', '.join(examples)}{more}. "
             f"(The file was read as {_DELIMITER_NAMES[sep]}-separated, {encoding}.) Choose such a column as the "
             "target, or encode it as numbers or delete it in your file and upload it again.")
-    used = features + ([target] if target is not None else [])
-    na_counts = frame[used].isna().sum()
-    with_nan = [c for c in used if na_counts[c]]
+    X = frame[features].to_numpy(dtype=np.float64)
+    missing = np.isnan(X)
+    na_counts = dict(zip(features, missing.sum(axis=0).tolist()))
+    if target is not None:
+        na_counts[target] = int(frame[target].isna().sum())
+    with_nan = [c for c in (features + ([target] if target is not None else [])) if na_counts[c]]
     if with_nan and not dropna:
         raise ValueError(
             f"Missing values (NaN or empty cells) in column(s): "
@@ -451,10 +454,12 @@ def load_csv(path_or_buffer, target: str | None = None, *, dropna: bool = False,
             f"{' ...' if len(with_nan) > 10 else ''}. Fill them in or delete those rows in your file and upload "
             "it again.")
     if with_nan:
-        frame = frame.dropna(subset=with_nan)
+        keep = ~missing.any(axis=1)
+        if target is not None:
+            keep &= frame[target].notna().to_numpy()
+        frame, X = frame[keep], X[keep]
         if frame.shape[0] == 0:
             raise ValueError("Every row has a missing value; nothing is left after dropping incomplete rows.")
-    X = frame[features].to_numpy(dtype=np.float64)
     finite = np.isfinite(X)
     if not finite.all():
         bad = [c for c, ok in zip(features, finite.all(axis=0)) if not ok]
@@ -468,12 +473,17 @@ def load_csv(path_or_buffer, target: str | None = None, *, dropna: bool = False,
                                + (f", target {target!r}{classes}" if target else ", no target") + read_as + ".")
 
 
+def _is_number_kind(kind) -> bool:
+    return pd.api.types.is_numeric_dtype(kind) or pd.api.types.is_bool_dtype(kind)
+
+
 def _comma_decimal_columns(frame: pd.DataFrame, features: list[str]) -> pd.DataFrame:
     """Text columns whose every value is a decimal-comma number ("1,5", quoted in a comma-separated
     file) become numbers; anything else is left for the non-numeric check to report."""
+    kinds = frame.dtypes
     for c in features:
-        col = frame[c]
-        if not (pd.api.types.is_numeric_dtype(col) or pd.api.types.is_bool_dtype(col)):
+        if not _is_number_kind(kinds[c]):
+            col = frame[c]
             values = col.dropna().astype(str)
             comma = values.str.match(_COMMA_DECIMAL.pattern)
             if len(values) and comma.any() and (comma | values.str.match(_INTEGER.pattern)).all():
