@@ -3,30 +3,24 @@ through, and the per-view memory budget."""
 from __future__ import annotations
 
 import logging
-import os
 import re
 from contextlib import ContextDecorator
 from typing import Callable
 
 import streamlit as st
 
-from rkcore.spec import check_memory, estimate_cost, max_size_within as _max_size_within
+from rkcore.limits import estimate_cost, physical_memory
+from rkcore.limits import max_size_within as _max_size_within
+from rkcore.limits import require_memory as _require_memory
 
 __all__ = ["MEMORY_BUDGET", "estimate_cost", "guarded", "literal", "max_size_within", "require_memory", "show_error"]
 
 logger = logging.getLogger("rkcore.app")
 
 
-def _physical_memory() -> int:
-    try:
-        return os.sysconf("SC_PAGE_SIZE") * os.sysconf("SC_PHYS_PAGES")
-    except (ValueError, OSError, AttributeError):  # pragma: no cover - non-POSIX
-        return 8 * 2**30
-
-
 #: Bytes one view may allocate: a quarter of the machine's memory, at most 2 GB
 #: (the server is shared by every open session).
-MEMORY_BUDGET = int(min(2 * 2**30, _physical_memory() // 4))
+MEMORY_BUDGET = int(min(2 * 2**30, physical_memory() // 4))
 
 
 def literal(text) -> str:
@@ -42,12 +36,12 @@ def show_error(message: str) -> None:
 
 def require_memory(parts: dict[str, tuple[int, ...]], *, budget: int | None = None, hint: str = "") -> None:
     """Refuse (ValueError, shown by :class:`guarded`) arrays of these shapes beyond the budget."""
-    check_memory(parts, MEMORY_BUDGET if budget is None else budget, hint)
+    _require_memory(parts, budget=MEMORY_BUDGET if budget is None else budget, hint=hint)
 
 
 def max_size_within(bytes_for: Callable[[int], int], *, budget: int | None = None, upper: int = 10**7) -> int:
     """The largest size s (e.g. n) with ``bytes_for(s) <= budget``, for "reduce n to ..." hints."""
-    return _max_size_within(bytes_for, MEMORY_BUDGET if budget is None else budget, upper)
+    return _max_size_within(bytes_for, budget=MEMORY_BUDGET if budget is None else budget, upper=upper)
 
 
 class guarded(ContextDecorator):

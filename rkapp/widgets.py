@@ -92,10 +92,10 @@ def _upload_section() -> tuple[str, str] | None:
     st.sidebar.caption(f"Using **{literal(name)}** ({format_bytes(len(content))}).")
     if not is_csv(name):
         return ref
-    try:
-        columns = [str(c) for c in pd.read_csv(io.BytesIO(content), nrows=0).columns]
-    except Exception as exc:  # noqa: BLE001 - any parse failure is reported, load_data says more
-        show_error(f"{name} could not be read as CSV: {exc}")
+    try:  # same encoding / delimiter detection and size limits as load_csv (UTF-16, ';', tabs, ...)
+        columns = rkdata.csv_columns(io.BytesIO(content))
+    except ValueError as exc:  # load_data shows the same message in place of the page
+        st.sidebar.caption(literal(f"No target column to choose: {exc}"))
         return ref
     guess = next((c for c in columns if c.strip().lower() in ("target", "label", "class", "y")), NO_TARGET)
     errors: list[str] = []

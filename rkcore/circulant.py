@@ -20,6 +20,7 @@ from sklearn.utils import check_random_state
 from sklearn.utils._param_validation import Interval
 from sklearn.utils.validation import check_is_fitted, validate_data
 
+from .limits import check_allocation
 from .distributions import get_distribution
 from .itemsets import check_degree_fits
 from .kernels import BLOCK_BYTES, _abs_max, elementary_pairs, may_overflow, elementary_top, newton_is_safe, rounding_gamma, row_blocks
@@ -138,6 +139,8 @@ class SignedCirculantRandomKernel(ClassNamePrefixFeaturesOutMixin, TransformerMi
         X = validate_data(self, X, accept_sparse="csr", dtype=np.float64)
         d = X.shape[1]
         check_degree_fits("anova", self.degree, d)
+        check_allocation("The random weights", (2 * -(-self.n_components // d), d),
+                         hint="Lower n_components (D).")
         rng = check_random_state(self.random_state)
         rademacher = get_distribution("rademacher")
         self.n_blocks_ = -(-self.n_components // d)
@@ -198,6 +201,7 @@ class SignedCirculantRandomKernel(ClassNamePrefixFeaturesOutMixin, TransformerMi
         out_dtype = X.dtype
         n, d = X.shape
         D, T, m = self.n_components, self.n_blocks_, self.degree
+        check_allocation("The random features Z", (n, D), hint="Transform fewer rows at a time or lower n_components (D).")
         out = np.empty((n, D), dtype=out_dtype)
         odd_orders = (m + 1) // 2
         # Per row: per odd order a power of x, its spectrum, the complex product (T d/2

@@ -575,7 +575,7 @@ def explicit_features(X, family: ItemsetFamily, max_features: int = MAX_ENUMERAT
     _check_family_d(family, X.shape[1])
     if family.n_itemsets > max_features:
         raise ValueError(
-            f"explicit_features: the family has {family.n_itemsets:,} itemsets, more than the "
+            f"explicit_features: the family has {family.n_itemsets_text} itemsets, more than the "
             f"{max_features:,} columns allowed; use itemset_kernel, which never lists them."
         )
     itemsets = family.enumerate(limit=max_features)

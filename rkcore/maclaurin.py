@@ -10,6 +10,7 @@ from sklearn.utils import check_random_state
 from sklearn.utils._param_validation import Interval
 from sklearn.utils.validation import check_is_fitted, validate_data
 
+from .limits import check_allocation
 from .distributions import get_distribution
 from .kernels import row_blocks
 
@@ -123,6 +124,7 @@ class RandomMaclaurin(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseEst
         X = validate_data(self, X, accept_sparse="csr", dtype=np.float64)
         d = X.shape[1]
         D, m, c = self.n_components, self.degree, float(self.c)
+        check_allocation("The random weights", (D, d + 1), hint="Lower n_components (D) or the number of features.")
         rng = check_random_state(self.random_state)
         fixed = (c == 0.0) if self.fix_order is None else bool(self.fix_order)
         self._augmented = fixed and c > 0.0
@@ -171,6 +173,7 @@ class RandomMaclaurin(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseEst
         Wt = W[:, :d].T
         offset = np.sqrt(float(self.c)) * W[:, d] if self._augmented else None
         D = self.n_components
+        check_allocation("The random features Z", (n, D), hint="Transform fewer rows at a time or lower n_components (D).")
         out = np.empty((n, D), dtype=X.dtype)
         constants = self.feature_scales_[self._constant_cols].astype(X.dtype)  # order 0: sqrt(a_0 / P(0)) / sqrt(D)
         for rows in row_blocks(n, 8 * (W.shape[0] + d), TRANSFORM_BLOCK_BYTES):

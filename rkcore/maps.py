@@ -18,6 +18,7 @@ from sklearn.utils.validation import check_is_fitted, validate_data
 
 from .distributions import DISTRIBUTIONS, get_distribution
 from .itemsets import ItemsetFamily, check_degree_fits, family_from_spec
+from .limits import check_allocation
 from .kernels import (
     _dense,
     _gram,
@@ -126,6 +127,8 @@ class RandomKernel(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseEstima
         d = X.shape[1]
         check_degree_fits(self.kernel, self.degree, d)
         self.family_ = family_from_spec(self.kernel, d, self.degree, self.itemsets)
+        check_allocation("The random weights", (self.n_components, d),
+                         hint="Lower n_components (D) or the number of features.")
         rng = check_random_state(self.random_state)
         self.random_weights_ = get_distribution(self.distribution).sample(rng, (self.n_components, d))
         return self
@@ -154,6 +157,7 @@ class RandomKernel(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseEstima
             X = X.astype(np.float64)
         W = self.random_weights_.astype(np.float32) if compute32 else self.random_weights_
         n, D = X.shape[0], W.shape[0]
+        check_allocation("The random features Z", (n, D), hint="Transform fewer rows at a time or lower n_components (D).")
         block = _block_mapper(self.family_, W, self.distribution == "rademacher")
         out = np.empty((n, D), dtype=out_dtype)
         # Block rows: intermediates are a few (rows x D) arrays, so memory stays bounded.
