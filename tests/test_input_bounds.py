@@ -18,7 +18,8 @@ import pytest
 from rkcore import datasets as ds
 from rkcore import itemsets as its
 from rkcore.itemsets import ItemsetFamily
-from rkcore.views import MAX_INDEX, family_counts, parse_fields, parse_itemsets
+from rkcore.family_views import family_counts
+from rkcore.textformats import MAX_INDEX, parse_fields, parse_itemsets
 
 SMALL = 32 * 2**20  # bytes: far below what the refused inputs would allocate
 

@@ -174,7 +174,7 @@ def test_gram_pair_refuses_huge_n():
     import scipy.sparse as sp
 
     from rkcore.registry import KernelSpec
-    from rkcore.views import gram_pair
+    from rkcore.gram import gram_pair
 
     X = sp.csr_matrix((10**6, 5))  # a million (empty) rows cost nothing to hold
     with pytest.raises(ValueError, match=r"gram_pair would need about 29\.1 TB"):
