@@ -16,7 +16,7 @@ from sklearn.utils.metaestimators import available_if
 from sklearn.utils.validation import _check_sample_weight, check_is_fitted, validate_data
 
 from ..itemsets import check_degree_fits
-from ..kernels import BLOCK_BYTES, elementary_from_power_sums, row_blocks
+from ..kernels import elementary_from_power_sums, row_blocks
 from .common import _binary_labels, _loss_and_derivative, LOSSES, _rmatmul
 
 
