@@ -9,11 +9,11 @@ from rkapp import (
     require_memory, sidebar, table,
 )
 from rkcore.compositional import (
-    ACTIVATIONS, BASE_KERNELS, DEDUP_MODES, PRESETS, REAL_FEATURE_LATEX, CompositionalFeatures,
-    compositional_error_curve, describe_features, preset_skeleton,
+    ACTIVATIONS, BASE_KERNELS, DEDUP_MODES, PRESETS, REAL_FEATURE_LATEX, CompositionalFeatures, activation_curves,
+    activation_table, compositional_error_curve, describe_features, preset_skeleton,
 )
 from rkcore.figures.compositional import (
-    DEDUP_LABELS, activation_figure, activation_table, compositional_error_figure, draws_figure, skeleton_figure,
+    DEDUP_LABELS, activation_figure, compositional_error_figure, draws_figure, skeleton_figure,
 )
 from rkcore.figures.foundations import METRIC_LABELS
 from rkcore.figures.gram import gram_heatmaps
@@ -137,7 +137,7 @@ with guarded("the compositional kernel"):
 
 with st.expander("The dual activations"):
     with guarded("the activations"):
-        chart(activation_figure(), activation_table(), "Dual activations",
+        chart(activation_figure(activation_curves()), activation_table(), "Dual activations",
               caption="All satisfy σ̂(1) = 1 (normalized kernels) and σ̂'(1) = 1; the CSV lists the first coefficients a_n.")
         st.latex(r",\quad ".join(f"\\text{{{a.label.split(' (')[0]}}}: {a.latex}" for a in ACTIVATIONS.values()))
 

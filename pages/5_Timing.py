@@ -2,7 +2,6 @@
 import time
 from datetime import datetime
 
-import numpy as np
 import pandas as pd
 import streamlit as st
 from threadpoolctl import threadpool_limits

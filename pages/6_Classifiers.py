@@ -5,7 +5,6 @@ import warnings
 from datetime import datetime
 
 import numpy as np
-import pandas as pd
 import streamlit as st
 from sklearn.exceptions import ConvergenceWarning
 from threadpoolctl import threadpool_limits

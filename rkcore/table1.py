@@ -35,7 +35,7 @@ import time
 import numpy as np
 import pandas as pd
 
-from .experiments import error_study, method_label, summarize_errors
+from .experiments import error_study, summarize_errors
 from .registry import KernelSpec
 
 MULTIPLES = (2, 4, 8, 16)

@@ -79,6 +79,7 @@ rkcore.compositional.studies                error curves and feature tables
 """
 # Re-exports: every name of the former module, public and private (tests use some).
 from .activations import (
+    activation_curves, activation_table,
     Activation, ACTIVATIONS, _exp_log_coefficient, _exp_sample, get_activation, _relu_dual, _relu_log_b,
     _relu_log_coefficient, _RELU_RATIO_MAX, _relu_sample, _table_activation, _ZIPF_A,
 )

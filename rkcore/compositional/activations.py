@@ -6,6 +6,7 @@ from math import pi
 from typing import Callable
 
 import numpy as np
+import pandas as pd
 from scipy.special import gammaln
 
 
@@ -128,3 +129,22 @@ def get_activation(key: str) -> Activation:
         return ACTIVATIONS[key]
     except (KeyError, TypeError):
         raise ValueError(f"Unknown activation {key!r}; allowed: {', '.join(map(repr, ACTIVATIONS))}.") from None
+
+
+def activation_curves(keys=None, n_points: int = 201) -> pd.DataFrame:
+    """The dual activations on a grid of rho in [-1, 1]: one row per (activation, rho) with columns
+    activation, label, rho, value."""
+    keys = list(ACTIVATIONS) if keys is None else list(keys)
+    rho = np.linspace(-1.0, 1.0, n_points)
+    return pd.DataFrame([{"activation": key, "label": get_activation(key).label, "rho": r, "value": v}
+                         for key in keys for r, v in zip(rho, get_activation(key).dual(rho))])
+
+
+def activation_table(keys=None, n_terms: int = 6) -> pd.DataFrame:
+    """The first power-series coefficients a_n of each activation (one row per activation and n)."""
+    keys = list(ACTIVATIONS) if keys is None else list(keys)
+    rows = []
+    for key in keys:
+        for n, a in enumerate(ACTIVATIONS[key].coefficients(n_terms)):
+            rows.append(dict(activation=key, n=n, a_n=float(a)))
+    return pd.DataFrame(rows)

@@ -67,28 +67,20 @@ def skeleton_figure(skeleton: Skeleton) -> go.Figure:
     return fig
 
 
-def activation_figure(keys=None) -> go.Figure:
-    """The dual activations σ̂(ρ) on [-1, 1] (all map 1 to 1: the kernels stay normalized)."""
-    keys = list(ACTIVATIONS) if keys is None else list(keys)
-    rho = np.linspace(-1.0, 1.0, 201)
+def activation_figure(curves: pd.DataFrame) -> go.Figure:
+    """The dual activations σ̂(ρ) on [-1, 1] (all map 1 to 1: the kernels stay normalized).
+
+    ``curves`` is :func:`rkcore.compositional.activation_curves` output (activation, label, rho, value).
+    """
+    if curves.empty:
+        raise ValueError("No activation curves to draw.")
     fig = new_figure("Dual activations σ̂(ρ)", height=420)
-    for k, key in enumerate(keys):
-        a = ACTIVATIONS[key]
-        fig.add_trace(go.Scatter(x=rho, y=a.dual(rho), mode="lines", name=a.label,
+    for k, (_, g) in enumerate(curves.groupby("activation", sort=False)):
+        fig.add_trace(go.Scatter(x=g["rho"], y=g["value"], mode="lines", name=g["label"].iloc[0],
                                  line=dict(width=3, color=PALETTE[(2 + k) % len(PALETTE)])))
     fig.update_xaxes(title_text="ρ (mean of the children's kernel values)")
     fig.update_yaxes(title_text="σ̂(ρ) (kernel value at the node)")
     return fig
-
-
-def activation_table(keys=None, n_terms: int = 6) -> pd.DataFrame:
-    """The first power-series coefficients a_n of each activation (one row per activation and n)."""
-    keys = list(ACTIVATIONS) if keys is None else list(keys)
-    rows = []
-    for key in keys:
-        for n, a in enumerate(ACTIVATIONS[key].coefficients(n_terms)):
-            rows.append(dict(activation=key, n=n, a_n=float(a)))
-    return pd.DataFrame(rows)
 
 
 def compositional_error_figure(df: pd.DataFrame, metric: str = "rel_fro") -> go.Figure:

@@ -20,12 +20,6 @@ METRIC_LABELS = {
 }
 
 
-def rgba(hex_color: str, alpha: float) -> str:
-    h = hex_color.lstrip("#")
-    r, g, b = (int(h[i:i + 2], 16) for i in (0, 2, 4))
-    return f"rgba({r},{g},{b},{alpha})"
-
-
 def add_band(fig: go.Figure, x, low, mid, high, *, name: str, color: str, band_name: str | None = None,
              dash: str | None = None, secondary_y: bool | None = None, showlegend: bool = True) -> None:
     """A median line with a shaded band between ``low`` and ``high`` (one legend entry each)."""

@@ -23,6 +23,7 @@ from rkcore.compositional import (
     _keys_and_masses,
     _relu_log_b,
     _sample_forest,
+    activation_curves,
     compositional_error_curve,
     deep_skeleton,
     describe_features,
@@ -307,3 +308,14 @@ def test_registries_are_complete():
                           CompositionalFeatures(n_components=16, dedup="unbiased", random_state=0)])
 def test_sklearn_compatible(estimator, check):
     check(estimator)
+
+
+def test_activation_curves_are_normalized_duals():
+    """a_n >= 0 with sum 1: every dual maps 1 to 1 and is non-decreasing on [0, 1]."""
+    curves = activation_curves(n_points=101)
+    assert set(curves["activation"]) == set(ACTIVATIONS)
+    for key, g in curves.groupby("activation"):
+        g = g.sort_values("rho")
+        assert g["value"].iloc[-1] == pytest.approx(1.0, abs=1e-9), key
+        right = g[g["rho"] >= 0]["value"].to_numpy()
+        assert (np.diff(right) >= -1e-12).all(), key
