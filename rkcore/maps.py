@@ -70,6 +70,14 @@ class RandomKernel(TransformerMixin, BaseEstimator):
         Rademacher has the minimax-optimal variance (Lemma 4).
     random_state : int, RandomState instance or None, default=None
 
+    Notes
+    -----
+    Accuracy contract (see :mod:`rkcore.kernels`): every feature is within
+    1e-12 * sum_{V in S} |prod_{j in V} x_j w_sj| / sqrt(D) of K_S(x, w_s) / sqrt(D), and
+    finite wherever that value is. Newton's identities are used where an a-posteriori bound
+    vouches for them (for Rademacher weights the bound costs O(d) per row; for other
+    weights one more GEMM of absolute values per odd order), the stable recursion elsewhere.
+
     Attributes
     ----------
     random_weights_ : ndarray of shape (n_components, n_features)
