@@ -246,7 +246,7 @@ def split_sizes(n: int, split) -> tuple[int, int, int]:
     for part in split:
         if isinstance(part, (bool, np.bool_)) or not isinstance(part, (int, float, np.integer, np.floating)) \
                 or not np.isfinite(part) or part <= 0 or (part >= 1 and float(part) != int(part)):
-            raise ValueError(f"split entries must be positive whole counts or fractions in (0, 1); got {split!r}.")
+            raise ValueError(f"split entries must be positive counts or fractions in (0, 1), counts whole numbers; got {split!r}.")
         sizes.append(int(part) if float(part) >= 1 else int(round(float(part) * n)))
     if sum(sizes) > n:
         raise ValueError(f"split {split!r} asks for {sum(sizes)} samples but the dataset has only {n}.")

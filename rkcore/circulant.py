@@ -69,6 +69,12 @@ class SignedCirculantRandomKernel(ClassNamePrefixFeaturesOutMixin, TransformerMi
     paper's Table 1a). This implementation skips the sign multiplication for even m;
     the output is identical.
 
+    Accuracy contract (see :mod:`rkcore.kernels`): each feature is within
+    1e-12 * e_m(|x| * |omega_s|) / sqrt(D) of its exact value and finite wherever that is.
+    The entries of Omega are +-1, so the a-posteriori bound on Newton's identities is a
+    function of the row alone (O(d) per row); rows it cannot vouch for are recomputed with
+    the stable recursion against the explicit rows of Omega, a chunk at a time.
+
     When D is not a multiple of d, whole blocks are computed and the first D rows of
     Omega are kept; ``n_components`` is never changed.
 

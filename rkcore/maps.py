@@ -73,6 +73,14 @@ class RandomKernel(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseEstima
         Seeds the random draw: an int gives the same weights on every call (and on every
         machine), None uses numpy's global random state. See :term:`Glossary <random_state>`.
 
+    Notes
+    -----
+    Accuracy contract (see :mod:`rkcore.kernels`): every feature is within
+    1e-12 * sum_{V in S} |prod_{j in V} x_j w_sj| / sqrt(D) of K_S(x, w_s) / sqrt(D), and
+    finite wherever that value is. Newton's identities are used where an a-posteriori bound
+    vouches for them (for Rademacher weights the bound costs O(d) per row; for other
+    weights one more GEMM of absolute values per odd order), the stable recursion elsewhere.
+
     Attributes
     ----------
     random_weights_ : ndarray of shape (n_components, n_features)

@@ -52,8 +52,7 @@ def check_value(label: str, computed: float, exact: Fraction, scale: Fraction) -
     assert np.isfinite(computed), f"{label}: {computed} where the exact value is {float(exact)!r}"
     diff = abs(fr(computed) - exact)
     rel = 0.0 if diff == 0 else (float(diff / scale) if scale else float("inf"))
-    if diff > TINY:
-        WORST[label] = max(WORST.get(label, 0.0), rel)
+    WORST[label] = max(WORST.get(label, 0.0), rel if diff > TINY else 0.0)
     assert diff <= Fraction(CONTRACT_RTOL) * scale + TINY, (
         f"{label}: computed {computed!r}, exact {float(exact)!r}, error/scale {rel:.3g}")
 
