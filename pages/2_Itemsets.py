@@ -58,7 +58,8 @@ if family is not None:
         table(phi.reset_index(), "Explicit features phi_S",
               caption=f"φ_S(x) for the first 5 points{cols_note}; a column is the product of the features it names "
                       "(∅ is the empty itemset, always 1).",
-              column_config={c: st.column_config.NumberColumn(format="%.3g") for c in phi.columns})
+              # fixed width: auto-sized columns clipped the minus sign and leading digits of "-0.0123"
+              column_config={c: st.column_config.NumberColumn(format="%.3g", width="small") for c in phi.columns})
 
         st.subheader("Check: K_S(x, y) = ⟨φ_S(x), φ_S(y)⟩")
         check = kernel_check(X_sub, sub, n_pairs=6, random_state=0)
@@ -70,7 +71,7 @@ if family is not None:
                              "difference": st.column_config.NumberColumn(format="%.2e")})
 
 notice("The number of itemsets explodes with d and the itemset size (the y axis turns logarithmic when it spans "
-       "decades): the all-subsets family over d features holds 2^d itemsets. Yet the kernel column of the check "
+       "decades): the all-subsets family over d features holds $2^d$ itemsets. Yet the kernel column of the check "
        "costs O(d·m) per pair and agrees with the explicit inner product to rounding error. That is why the "
        "RK map evaluates K_S against random vectors instead of building φ_S.")
 

@@ -98,9 +98,12 @@ def ready_to_run(seconds: float, params) -> bool:
     parameters do not change: the result is cached)."""
     if seconds <= AUTO_SECONDS or st.session_state.get("_eb_ran") == params:
         return True
-    st.warning(f"This study takes about **{seconds:.0f} s**. It runs when you press the button.",
-               icon=":material/timer:")
+    # in a placeholder, so the estimate goes away once the button is pressed (not left above the results)
+    waiting = st.empty()
+    waiting.warning(f"This study takes about **{seconds:.0f} s**. It runs when you press the button.",
+                    icon=":material/timer:")
     if st.button("Run the study", key="eb_run", type="primary"):
+        waiting.empty()
         st.session_state["_eb_ran"] = params
         return True
     return False
@@ -191,10 +194,10 @@ if needed is not None:
                  "needed. " if len(loose) else "")
     notice("The measured tail (solid) falls off a cliff: a few times beyond the typical error no pair ever reaches ε. "
            "The bounds (dashed) stay at 1, saying nothing, until ε or D is orders of magnitude larger. "
-           f"{how_loose}The bounds hold for every x, y in the L1 ball and every family S (Lemma 1 pays e^{{4R}}), "
-           "so they are loose by design: they prove the rate, not the constant. Lemma 3 (ANOVA only: R^{4m} "
-           "instead of e^{4R}) is the tightest for L1-normalized data (R = 1); Lemma 2 covers all pairs at once "
-           "and pays a factor (32R√d·e^R/ε)^{2d}. Lemmas 1–3 assume Rademacher weights (|K(x, ω)| ≤ e^R); with "
+           f"{how_loose}The bounds hold for every x, y in the L1 ball and every family S (Lemma 1 pays $e^{{4R}}$), "
+           "so they are loose by design: they prove the rate, not the constant. Lemma 3 (ANOVA only: $R^{4m}$ "
+           "instead of $e^{4R}$) is the tightest for L1-normalized data (R = 1); Lemma 2 covers all pairs at once "
+           "and pays a factor $(32R\\sqrt{d}\\,e^R/\\varepsilon)^{2d}$. Lemmas 1–3 assume Rademacher weights ($|K(\\mathbf{x}, \\boldsymbol\\omega)| \\le e^R$); with "
            "other distributions the measured curves are shown for comparison only.")
 
 reproduce(view.code(

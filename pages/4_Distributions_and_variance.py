@@ -124,9 +124,12 @@ def ready_to_run(seconds: float, params) -> bool:
     """Cheap studies run at once; a long one waits for its button (then stays shown, cached)."""
     if seconds <= AUTO_SECONDS or st.session_state.get("_dv_ran") == params:
         return True
-    st.warning(f"This study takes about **{seconds:.0f} s**. It runs when you press the button.",
-               icon=":material/timer:")
+    # in a placeholder, so the estimate goes away once the button is pressed (not left above the results)
+    waiting = st.empty()
+    waiting.warning(f"This study takes about **{seconds:.0f} s**. It runs when you press the button.",
+                    icon=":material/timer:")
     if st.button("Run the study", key="dv_run", type="primary"):
+        waiting.empty()
         st.session_state["_dv_ran"] = params
         return True
     return False

@@ -7,6 +7,7 @@ from threadpoolctl import threadpool_limits
 from rkapp import chart, formula, guarded, notice, page, persistent_widget, reproduce, sidebar, table
 from rkcore.figures.foundations import feature_count_figure, kernel_trick_figure
 from rkcore.foundations import EXPANSIONS, MAX_SUBSETS_D, feature_count_table, kernel_trick_timing
+from rkcore.registry import latex_with_degree
 
 D_OPTIONS = {  # largest d to time, per expansion (explicit features must fit in memory and time)
     "polynomial": [8, 16, 32, 64, 128, 256],
@@ -18,7 +19,7 @@ assert max(D_OPTIONS["all_subsets"]) <= MAX_SUBSETS_D
 page("Kernel trick",
      "A linear method on expanded features φ(x) needs only inner products ⟨φ(x), φ(y)⟩. For the expansions "
      "below the inner product has a closed form that costs O(d), while listing φ(x) costs one number per "
-     "feature: C(d+2, 2) for all products of at most two features, 2^d for all subsets "
+     "feature: $\\binom{d+2}{2}$ for all products of at most two features, $2^d$ for all subsets "
      "(Hsu, *Features*, Section 1.1). Here both ways compute the same n × n Gram matrix and are timed.")
 view = sidebar(data=False, n=False, kernel=False, distributions=None, D=False, seed=True)
 
@@ -37,8 +38,8 @@ with c4:
 repeats = 3
 exp = EXPANSIONS[kind]
 m = 2 if kind == "all_subsets" else int(degree)
-formula(exp.feature_latex.replace("{m}", str(m)), "The explicit feature map φ.")
-formula(exp.kernel_latex.replace("{m}", str(m)) + r"\qquad \text{cost per pair: } O(\#\phi) \text{ explicit vs } O(d) \text{ by the formula}",
+formula(latex_with_degree(exp.feature_latex, m), "The explicit feature map φ.")
+formula(latex_with_degree(exp.kernel_latex, m) + r"\qquad \text{cost per pair: } O(\#\phi) \text{ explicit vs } O(d) \text{ by the formula}",
         "The kernel trick: the same inner product from the closed form.")
 
 with guarded("the timings"):

@@ -93,8 +93,10 @@ with guarded("the random projections"):
                   "all (vector, draw) pairs; vectors share each draw of A, so similar vectors fail together.")
     table(summary[["kind", "m", "q_low", "median", "q_high", "band_low", "band_high", "outside"]],
           "Projection distortion summary",
-          column_config={k: st.column_config.NumberColumn(format="%.4g")
-                         for k in ("q_low", "median", "q_high", "band_low", "band_high", "outside")})
+          column_config={k: st.column_config.NumberColumn(label, format="%.4g") for k, label in (
+              ("q_low", f"lower {100 * delta / 2:g}% quantile"), ("median", "median"),
+              ("q_high", f"upper {100 * delta / 2:g}% quantile"), ("band_low", "band: lower edge"),
+              ("band_high", "band: upper edge"), ("outside", "fraction outside"))})
 
 notice("Gaussian A: the ratio is centered on 1 at every m, its spread shrinks like 1/√m (four times more rows, "
        "half the spread), and it stays inside Theorem 1's dashed band, which is loose next to the dotted exact χ² "
