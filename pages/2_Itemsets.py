@@ -13,9 +13,8 @@ EXPLICIT_MAX = 4096      # columns of phi_S computed for the check (restrict the
 SHOWN_COLUMNS = 16       # columns of phi_S shown in the table
 
 page("Itemset families",
-     "The itemset kernel sums, over every itemset $V$ of a family $\\mathcal{S}$, the product of the features "
-     "in $V$. Choose the family in the sidebar: named families (ANOVA, all subsets, dot product, up to m), "
-     "your own list of itemsets, or cross-field itemsets.")
+     "Over every itemset $V$ of a family $\\mathcal{S}$ the kernel sums the product of the features in $V$; "
+     "choose the family in the sidebar.")
 view = sidebar(kernels=ITEMSET_KERNELS, distributions=None, D=False, seed=False)
 
 formula(r"K_{\mathcal{S}}(\mathbf{x},\mathbf{y}) = \sum_{V\in\mathcal{S}} \prod_{j\in V} x_j y_j "
@@ -29,11 +28,11 @@ with guarded("the itemset family"):
     data = load_data(view)
     d = data.X.shape[1]
     family = view.itemset_family(data)
-    st.subheader("What S contains")
-    st.latex(family.latex())
-    st.markdown(f"**S** holds {family.describe()}.")
     counts = family_counts(family)
-    c1, c2, c3 = st.columns(3)
+    what, c1, c2, c3 = st.columns([4, 1, 1, 1], vertical_alignment="center")
+    with what:
+        st.latex(family.latex())
+        st.markdown(f"**S** holds {family.describe()}.")
     c1.metric("|S| (itemsets)", f"{family.n_itemsets:,}" if family.n_itemsets < 10**15 else f"{family.n_itemsets:.3e}")
     c2.metric("d (features)", d)
     c3.metric("largest itemset", family.max_size)

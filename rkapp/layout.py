@@ -12,7 +12,7 @@ import streamlit as st
 # padding is 6rem, its h1 2.75rem), formulas no wider than their column, captions that wrap.
 _CSS = """
 <style>
-  .block-container, [data-testid="stMainBlockContainer"] { padding-top: 2.2rem; padding-bottom: 3rem;
+  .block-container, [data-testid="stMainBlockContainer"] { padding-top: 3.6rem; padding-bottom: 3rem;
       padding-left: 2.2rem; padding-right: 2.2rem; }
   h1 { font-size: 2.0rem !important; padding-top: 0 !important; padding-bottom: 0.3rem !important; }
   section[data-testid="stSidebar"] label p { font-size: 1.0rem; font-weight: 600; }
