@@ -10,7 +10,7 @@ from rkcore.views import (
 
 LISTING_LIMIT = 200      # list the whole family up to this many itemsets
 EXPLICIT_MAX = 4096      # columns of phi_S computed for the check (restrict the features beyond)
-SHOWN_COLUMNS = 16       # columns of phi_S shown in the table
+SHOWN_COLUMNS = 8        # columns of phi_S shown in the table (more would scroll sideways at 1280 px)
 
 page("Itemset families",
      "Over every itemset $V$ of a family $\\mathcal{S}$ the kernel sums the product of the features in $V$; "

@@ -110,3 +110,26 @@ def test_story_gram_sentence_numbers(run_page):
     rel = np.linalg.norm(K_hat - K) / np.linalg.norm(K)
     assert f"relative error {rel:.2f}" in note
     assert re.search(r"average \d\.\d\d× the kernel value", note)
+
+
+def test_kernel_trick_note_numbers_are_the_metrics(run_page):
+    at = run_page("pages/7_Kernel_trick.py", kt_dmax=16, kt_n=40, timeout=120)
+    assert not at.exception and not at.error
+    metrics = {m.label: m.value for m in at.metric}
+    note = note_text(at)
+    ratio = next(v for k, v in metrics.items() if k.startswith("explicit / kernel"))
+    assert f"takes {ratio} the time" in note
+    slope = metrics["log-log slope of the explicit time (last 3 d)"]
+    assert f"last three d is {slope}" in note
+    features = next(v for k, v in metrics.items() if k.startswith("explicit features at d"))
+    assert f"builds {features} features" in note
+
+
+def test_timing_note_reports_the_measured_exponents():
+    import pandas as pd
+
+    from rkcore.figures.timing import timing_note
+
+    slopes = pd.DataFrame({"map": ["RK", "RK", "SCRK"], "along": ["d", "D", "d"], "exponent": [0.41, 0.72, 0.12]})
+    note = timing_note(slopes)
+    assert "RK: time ∝ d^0.41, time ∝ D^0.72" in note and "SCRK: time ∝ d^0.12" in note

@@ -93,3 +93,16 @@ def predicted_figure(pred: pd.DataFrame, along: str, *, title: str | None = None
                      **log_ticks(pred["operations"]))
     fig.update_layout(legend=dict(orientation="h", yanchor="top", y=-0.22, x=0, title_text="slope at the right end: "))
     return fig
+
+
+def timing_note(slopes: pd.DataFrame) -> str:
+    """The Timing page's "what to notice" from the growth-exponent table it shows (columns ``map``
+    (label), ``along`` ("d" or "D"), ``exponent``): the measured slopes, then what the formulas predict."""
+    parts = []
+    for label, rows in slopes.groupby("map", sort=False):
+        each = ", ".join(f"time ∝ {r.along}^{r.exponent:.2f}" for r in rows.itertuples())
+        parts.append(f"{label}: {each}")
+    return ("Measured on this run: " + "; ".join(parts) + ". The operation counts predict slope 1 for RK in "
+            "both d and D (one dense D × d product) and, for SCRK, about 1 in D but well below 1 in d (FFTs: "
+            "log d). Slopes below the prediction mean fixed overheads still dominate at these sizes: raise n "
+            "or the largest d / D to see the asymptotic rates.")
