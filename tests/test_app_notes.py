@@ -133,3 +133,15 @@ def test_timing_note_reports_the_measured_exponents():
     slopes = pd.DataFrame({"map": ["RK", "RK", "SCRK"], "along": ["d", "D", "d"], "exponent": [0.41, 0.72, 0.12]})
     note = timing_note(slopes)
     assert "RK: time ∝ d^0.41, time ∝ D^0.72" in note and "SCRK: time ∝ d^0.12" in note
+
+
+def test_distributions_note_is_the_table(run_page):
+    at = run_page("pages/4_Distributions_and_variance.py", n=40, dv_mult="2,4", dv_trials=5, dv_vtrials=50,
+                  timeout=180)
+    assert not at.exception and not at.error, [e.value for e in at.error]
+    note = note_text(at)
+    lowest = next(c.value for c in at.caption if c.value.startswith("Lowest mean per D"))
+    winners = [part.split(": ", 1)[1].rstrip(".") for part in lowest.split(". Study")[0]
+               .removeprefix("Lowest mean per D: ").split("; ")]
+    top = max(set(winners), key=winners.count)
+    assert f"Lowest mean error: {top} at {winners.count(top)} of {len(winners)} values of D" in note
