@@ -23,11 +23,8 @@ D_MAX_OPTIONS = [64, 128, 256, 512, 1024, 2048, 4096]
 GRAM_D_OPTIONS = [16, 32, 64, 128, 256, 512, 1024, 2048]
 
 page("Compositional kernels",
-     "A computation skeleton builds a kernel the way a network builds a function: input nodes hold base kernels "
-     "on groups of features, every internal node averages its children's kernels and applies a dual activation "
-     "σ̂. Random features follow the same graph: sample a power-series term, recurse into random children, "
-     "multiply (Daniely, Frostig, Gupta & Singer 2017, Algorithm 1). Features are discrete objects, so repeated "
-     "ones can be merged and the budget spent on new ones.")
+     "A computation skeleton builds a kernel like a network builds a function (base kernels at the inputs, dual "
+     "activations σ̂ inside); its random features follow the same graph (Daniely et al. 2017, Algorithm 1).")
 view = sidebar(kernel=False, distributions=None, D=False, seed=True)
 
 c1, c2, c3, c4 = st.columns(4)
@@ -96,12 +93,12 @@ with guarded("the compositional kernel"):
                     "features (n × D, complex base factors ×4)": (n, 8 * int(max(D_max, D_gram)))},
                    hint="Lower n or D.")
     skel, Xp, K = prepared(view, preset)
-    st.caption(f"{escape_markdown(data.description)} n = {n} points, d = {d} columns ({view.normalization}-normalized rows, then "
-               "standardized columns" + (f"; the last column binned into {int(Xp[:, -1].max()) + 1} quantile codes "
-                                         "for the categorical node" if PRESETS[preset].n_categories else "") + ").")
     chart(skeleton_figure(skel), skel.describe(), "Skeleton nodes",
           caption="Squares: input nodes (base kernels); circles: dual activations. Hover a node for its formula. "
                   "Complexity: expected calls of Algorithm 1 per feature (paper, eq. 11).")
+    st.caption(f"{escape_markdown(data.description)} n = {n} points, d = {d} columns ({view.normalization}-normalized rows, then "
+               "standardized columns" + (f"; the last column binned into {int(Xp[:, -1].max()) + 1} quantile codes "
+                                         "for the categorical node" if PRESETS[preset].n_categories else "") + ").")
     if len(skel.nodes) <= 12:
         st.latex(r"\begin{aligned}" + skel.latex().replace(" = ", " &= ") + r"\end{aligned}")
     for key in sorted({nd.kernel for nd in skel.input_nodes}):

@@ -169,10 +169,12 @@ with guarded("the error bounds"):
             "D the lemma asks for": needed["D_bound"],
             "D measured to suffice": needed["D_measured"],
             "ratio (lemma / measured)": needed["ratio"],
-            "note": ["smallest D tried: the true need may be lower, the ratio larger" if s else
-                     ("" if np.isfinite(m) else f"no D up to {D_GRID[-1]} was enough")
-                     for s, m in zip(needed["at_smallest"], needed["D_measured"])],
         })
+        # the notes go under the table (a long text column made it scroll sideways at 1280 px)
+        notes = ["smallest D tried: the true need may be lower, the ratio larger" if s else
+                 ("" if np.isfinite(m) else f"no D up to {D_GRID[-1]} was enough")
+                 for s, m in zip(needed["at_smallest"], needed["D_measured"])]
+        notes_text = "".join(f" {label.split(' (')[0]}: {note}." for label, note in zip(display["bound"], notes) if note)
         for col, row in zip(st.columns(len(needed)), needed.itertuples(index=False)):
             sign = "≥ " if row.at_smallest else ""
             col.metric(f"{LEMMA_LABELS[row.lemma].split(' (')[0]} asks for D =", sci(row.D_bound),
@@ -182,7 +184,7 @@ with guarded("the error bounds"):
         table(display, "Components required by the lemmas",
               caption="D the lemma asks for: the smallest D with bound ≤ δ (min_components_lemma*). D measured to "
                       f"suffice: the smallest D of the study ({D_GRID[0]} … {D_GRID[-1]}) whose measured probability "
-                      "is ≤ δ.",
+                      "is ≤ δ." + notes_text,
               column_config={c: st.column_config.NumberColumn(format="compact") for c in
                              ("D the lemma asks for", "D measured to suffice", "ratio (lemma / measured)")})
         st.caption(f"Study: {elapsed:.2f} s this run (cached until the data, kernel, distribution, seed or trials "

@@ -199,7 +199,8 @@ if spec is not None:  # else the error above says why
                       "the measured variance is shown.")
         if spec.name in VARIANCE_KERNELS:
             summary = variance_summary(view, chosen)
-            left, right = st.columns([1, 1])
+            # stacked: the table has eight columns, too many for half the width at 1280 px
+            left = right = st.container()
             with left:
                 chart(variance_by_distribution_figure(summary, spec.label()), summary, "Exact variance bars")
             with right:

@@ -104,7 +104,7 @@ def wrap_title(text: str, width: int) -> str:
 
 
 #: characters per title line: a full-width chart at 1280x720 (~850 px at 21 px type), half of it
-TITLE_CHARS = {"full": 64, "half": 30}
+TITLE_CHARS = {"full": 64, "half": 30, "third": 24}
 
 
 def fit_for_screen(fig, *, narrow: bool = False):
@@ -117,6 +117,11 @@ def fit_for_screen(fig, *, narrow: bool = False):
         if extra:
             top = fig.layout.margin.t if fig.layout.margin.t is not None else 70
             fig.update_layout(title_text=wrapped, margin_t=top + 26 * extra)
+    if "xaxis3" in fig.layout:
+        # three or more panels: a subplot title gets a third of the width
+        for annotation in fig.layout.annotations or ():
+            if annotation.text and len(annotation.text) > TITLE_CHARS["third"]:
+                annotation.text = wrap_title(annotation.text, TITLE_CHARS["third"])
     if presenter():
         size = fig.layout.font.size or 17
         fig.update_layout(font_size=size + PRESENTER_FONT_STEP)

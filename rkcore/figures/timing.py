@@ -70,7 +70,8 @@ def timing_figure(df: pd.DataFrame, along: str = "d", phase: str = "transform", 
     q = sub.groupby(["map", along])["seconds"]
     fig.update_yaxes(type="log", title_text=f"{PHASE_LABELS.get(phase, phase)} time (ms, log scale)",
                      **log_ticks(1e3 * np.r_[q.quantile(0.25), q.quantile(0.75)]))
-    fig.update_layout(legend=dict(orientation="h", yanchor="top", y=-0.22, x=0, title_text="fitted slope: "),
+    # inside the plot, top left (times grow to the right): a horizontal legend below ran off the figure
+    fig.update_layout(legend=dict(x=0.01, xanchor="left", y=0.99, yanchor="top", title_text="fitted slope"),
                       title_text=fig.layout.title.text + f"<br><sup>median of {repeats} repeats · band: "
                                                           "interquartile range</sup>")
     return fig
@@ -91,7 +92,7 @@ def predicted_figure(pred: pd.DataFrame, along: str, *, title: str | None = None
     fig.update_xaxes(type="log", title_text=AXIS_LABELS[along], tickvals=sorted(pred[along].unique()))
     fig.update_yaxes(type="log", title_text="operations per sample (log scale)",
                      **log_ticks(pred["operations"]))
-    fig.update_layout(legend=dict(orientation="h", yanchor="top", y=-0.22, x=0, title_text="slope at the right end: "))
+    fig.update_layout(legend=dict(x=0.01, xanchor="left", y=0.99, yanchor="top", title_text="slope at the right end"))
     return fig
 
 
