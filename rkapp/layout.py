@@ -67,6 +67,7 @@ def page(title: str, intro: str | None = None, *, icon: str = ":material/scatter
     st.set_page_config(page_title=f"{title} · Random Kernel Explorer", page_icon=icon, layout="wide",
                        initial_sidebar_state="collapsed" if on else "auto")
     _run.formulas = None
+    _run.settings = {}
     _run.presenter = bool(persistent_widget(st.sidebar.toggle, key="presenter"))
     st.html(_CSS + (_PRESENTER_CSS if _run.presenter else ""))
     st.title(title)
@@ -150,10 +151,34 @@ def table(data: pd.DataFrame, name: str, *, caption: str | None = None, **datafr
     _download(data, name, _slug(name))
 
 
+def record_settings(settings: dict) -> None:
+    """The settings this run's sidebar shows (called by :func:`rkapp.widgets.sidebar`): every CSV of the
+    page carries them."""
+    _run.settings = dict(settings)
+
+
+def csv_with_settings(data: pd.DataFrame, settings: dict) -> bytes:
+    """The CSV with its settings as "# key = value" header lines (pandas: ``read_csv(f, comment="#")``)."""
+    header = "".join(f"# {k} = {','.join(map(str, v)) if isinstance(v, tuple) else v}\n" for k, v in settings.items())
+    return (header + data.to_csv(index=False)).encode()
+
+
+def csv_file_name(slug: str, settings: dict) -> str:
+    """``gram_difference_interactions_anova_m2_D256_seed0.csv``: the file name names the view."""
+    parts = [slug]
+    for key, prefix in (("dataset", ""), ("kernel", ""), ("degree", "m"), ("map", ""), ("distributions", ""),
+                        ("D", "D"), ("n", "n"), ("seed", "seed")):
+        if key in settings:
+            value = settings[key]
+            parts.append(prefix + ("+".join(value) if isinstance(value, tuple) else str(value)))
+    return re.sub(r"[^A-Za-z0-9_+.-]+", "-", "_".join(parts))[:150] + ".csv"
+
+
 def _download(data: pd.DataFrame, name: str, slug: str) -> None:
+    settings = {"page": name, **getattr(_run, "settings", {})}
     st.download_button(f"Download data: {name} (CSV)", icon=":material/download:",
-                       data=lambda: data.to_csv(index=False).encode(), file_name=f"{slug}.csv", mime="text/csv",
-                       key=f"download_{slug}", on_click="ignore")
+                       data=lambda: csv_with_settings(data, settings), file_name=csv_file_name(slug, settings),
+                       mime="text/csv", key=f"download_{slug}", on_click="ignore")
 
 
 _INVISIBLE = re.compile(r"\\(mathbf|boldsymbol|mathcal|mathbb|mathrm|text|operatorname|displaystyle|textstyle|"

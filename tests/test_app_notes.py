@@ -145,3 +145,35 @@ def test_distributions_note_is_the_table(run_page):
                .removeprefix("Lowest mean per D: ").split("; ")]
     top = max(set(winners), key=winners.count)
     assert f"Lowest mean error: {top} at {winners.count(top)} of {len(winners)} values of D" in note
+
+
+def test_csv_carries_its_settings():
+    import io
+
+    import pandas as pd
+
+    from rkapp.layout import csv_file_name, csv_with_settings
+
+    settings = {"page": "Gram difference", "dataset": "interactions", "kernel": "anova", "degree": 2,
+                "distributions": ("rademacher", "gaussian"), "D": 256, "seed": 7}
+    df = pd.DataFrame({"i": [0, 1], "value": [0.5, -1.25]})
+    raw = csv_with_settings(df, settings).decode()
+    assert "# seed = 7\n" in raw and "# distributions = rademacher,gaussian\n" in raw
+    pd.testing.assert_frame_equal(pd.read_csv(io.StringIO(raw), comment="#"), df)
+    name = csv_file_name("Gram_difference", settings)
+    assert name == "Gram_difference_interactions_anova_m2_rademacher+gaussian_D256_seed7.csv"
+
+
+def test_csv_settings_are_the_sections_the_sidebar_drew():
+    from rkapp.widgets import _shown_settings
+
+    values = {"dataset": "wine", "normalization": "l1", "n": 100, "kernel": "anova", "degree": 3, "map": "rk",
+              "distributions": ("gaussian",), "D": 512, "seed": 4, "upload": None}
+    everything = _shown_settings(values, data=True, n=True, kernel=True, maps=True, distributions="single",
+                                 D=True, seed=True)
+    assert everything == {"dataset": "wine", "normalization": "l1", "n": 100, "kernel": "anova", "degree": 3,
+                          "map": "rk", "distributions": ("gaussian",), "D": 512, "seed": 4}
+    # a page without D or distributions (Itemsets) does not label its files with them
+    assert _shown_settings(values, data=True, n=True, kernel=True, maps=False, distributions=None, D=False,
+                           seed=False) == {"dataset": "wine", "normalization": "l1", "n": 100, "kernel": "anova",
+                                           "degree": 3}
