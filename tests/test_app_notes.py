@@ -177,3 +177,20 @@ def test_csv_settings_are_the_sections_the_sidebar_drew():
     assert _shown_settings(values, data=True, n=True, kernel=True, maps=False, distributions=None, D=False,
                            seed=False) == {"dataset": "wine", "normalization": "l1", "n": 100, "kernel": "anova",
                                            "degree": 3}
+
+
+def test_classifier_note_says_slower_when_it_is_slower():
+    import numpy as np
+    import pandas as pd
+
+    from rkcore.figures.accuracy import classifier_note
+
+    summary = pd.DataFrame({"label": ["Kernel SVM (exact)", "Linear SVM + RK", "Linear SVM + RK", "FM"],
+                            "method": ["kernel_svm", "rk", "rk", "fm"], "D": [np.nan, 64.0, 320.0, np.nan],
+                            "accuracy": [0.88, 0.80, 0.87, 0.91], "train s": [0.2, 0.1, 0.34, 1.0]})
+    note = classifier_note(summary, 100)
+    assert "(Linear SVM + RK, D = 320) scores 87.0%, -1.0 points against the kernel SVM's 88.0%" in note
+    assert "trains 1.7× slower" in note and "faster (measured" not in note
+    assert "Most accurate here: FM (91.0%)" in note
+    summary.loc[2, "train s"] = 0.05
+    assert "trains 4× faster" in classifier_note(summary, 100)
