@@ -8,7 +8,7 @@ page("Random Kernel Explorer",
 
 story = find_page("story")
 if story:
-    st.page_link(story, label="Start the five-minute story: the paper's argument in six screens",
+    st.page_link(story, label="Start the five-minute story: the paper's argument in five screens",
                  icon=":material/play_circle:")
 
 STEPS = [
