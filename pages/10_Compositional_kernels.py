@@ -8,6 +8,7 @@ from rkapp import (
     ViewSpec, chart, escape_markdown, formula, guarded, load_data, notice, page, persistent_widget, reproduce,
     require_memory, sidebar, table,
 )
+from rkapp.layout import fit_formula
 from rkcore.compositional import (
     ACTIVATIONS, BASE_KERNELS, DEDUP_MODES, PRESETS, REAL_FEATURE_LATEX, CompositionalFeatures,
     compositional_error_curve, describe_features, preset_skeleton,
@@ -136,7 +137,8 @@ with st.expander("The dual activations"):
     with guarded("the activations"):
         chart(activation_figure(), activation_table(), "Dual activations",
               caption="All satisfy σ̂(1) = 1 (normalized kernels) and σ̂'(1) = 1; the CSV lists the first coefficients a_n.")
-        st.latex(r",\quad ".join(f"\\text{{{a.label.split(' (')[0]}}}: {a.latex}" for a in ACTIVATIONS.values()))
+        st.latex(fit_formula(r",\quad ".join(f"\\text{{{a.label.split(' (')[0]}}}: {a.latex}"
+                                              for a in ACTIVATIONS.values())))
 
 notice("De-duplication pays off most where features repeat: with the exponential output, a third of all draws "
        "(probability e⁻¹) are the constant feature 1, and on two-column spheres every base feature is one of two "

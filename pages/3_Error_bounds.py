@@ -185,8 +185,10 @@ with guarded("the error bounds"):
               caption="D the lemma asks for: the smallest D with bound ≤ δ (min_components_lemma*). D measured to "
                       f"suffice: the smallest D of the study ({D_GRID[0]} … {D_GRID[-1]}) whose measured probability "
                       "is ≤ δ." + notes_text,
-              column_config={c: st.column_config.NumberColumn(format="compact") for c in
-                             ("D the lemma asks for", "D measured to suffice", "ratio (lemma / measured)")})
+              column_config={"bound": st.column_config.TextColumn(width="medium"),
+                             "bounds the probability of": st.column_config.TextColumn(width="medium"),
+                             **{c: st.column_config.NumberColumn(format="compact") for c in
+                                ("D the lemma asks for", "D measured to suffice", "ratio (lemma / measured)")}})
         st.caption(f"Study: {elapsed:.2f} s this run (cached until the data, kernel, distribution, seed or trials "
                    "change).")
 

@@ -93,9 +93,9 @@ with guarded("the random projections"):
     table(summary[["kind", "m", "q_low", "median", "q_high", "band_low", "band_high", "outside"]],
           "Projection distortion summary",
           column_config={k: st.column_config.NumberColumn(label, format="%.4g") for k, label in (
-              ("q_low", f"lower {100 * delta / 2:g}% quantile"), ("median", "median"),
-              ("q_high", f"upper {100 * delta / 2:g}% quantile"), ("band_low", "band: lower edge"),
-              ("band_high", "band: upper edge"), ("outside", "fraction outside"))})
+              ("q_low", f"q {100 * delta / 2:g}%"), ("median", "median"),
+              ("q_high", f"q {100 - 100 * delta / 2:g}%"), ("band_low", "band low"),
+              ("band_high", "band high"), ("outside", "outside band"))})
 
 notice("Gaussian A: the ratio is centered on 1 at every m, its spread shrinks like 1/√m (four times more rows, "
        "half the spread), and it stays inside Theorem 1's dashed band, which is loose next to the dotted exact χ² "

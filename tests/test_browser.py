@@ -251,7 +251,7 @@ def test_presenter_mode_from_link(server, browser_page):
                            timeout=90_000)
     wait_until_idle(page)
     sidebar = page.locator('[data-testid="stSidebar"]')
-    assert sidebar.get_attribute("aria-expanded") == "false"
+    assert sidebar.get_attribute("data-collapsed") == "true"
     lefts = page.evaluate("() => [...document.querySelectorAll('.js-plotly-plot')].map(p => "
                           "Math.round(p.getBoundingClientRect().left))")
     assert len(set(lefts)) == 1, f"charts side by side in presenter mode: {lefts}"
