@@ -59,7 +59,7 @@ def error_curve_figure(trials: pd.DataFrame, medians: pd.DataFrame, title: str) 
     fig.update_layout(template=TEMPLATE, title_text=title, height=420,
                       legend=dict(x=0.98, y=0.98, xanchor="right", yanchor="top"))
     fig.update_xaxes(type="log", title_text="D (random features)", **log_ticks(D))
-    fig.update_yaxes(type="log", title_text="relative error ‖K̂ − K‖_F / ‖K‖_F",
+    fig.update_yaxes(type="log", title_text="relative error ‖K̂ − K‖ / ‖K‖ (Frobenius)",
                      **log_ticks(pd.concat([trials["rel_fro"], medians["median_rel_fro"]])))
     return fig
 
