@@ -166,9 +166,9 @@ with guarded("the error bounds"):
         display = pd.DataFrame({
             "bound": [LEMMA_LABELS[k] for k in needed["lemma"]],
             "bounds the probability of": needed["bounds"],
-            "D the lemma asks for": needed["D_bound"],
-            "D measured to suffice": needed["D_measured"],
-            "ratio (lemma / measured)": needed["ratio"],
+            "D (lemma)": needed["D_bound"],
+            "D (measured)": needed["D_measured"],
+            "lemma / measured": needed["ratio"],
         })
         # the notes go under the table (a long text column made it scroll sideways at 1280 px)
         notes = ["smallest D tried: the true need may be lower, the ratio larger" if s else
@@ -182,13 +182,13 @@ with guarded("the error bounds"):
                               else f"measured: not reached by D = {D_GRID[-1]}"), delta_color="off",
                        delta_arrow="off")
         table(display, "Components required by the lemmas",
-              caption="D the lemma asks for: the smallest D with bound ≤ δ (min_components_lemma*). D measured to "
-                      f"suffice: the smallest D of the study ({D_GRID[0]} … {D_GRID[-1]}) whose measured probability "
+              caption="D (lemma): the smallest D with bound ≤ δ (min_components_lemma*). D (measured): "
+                      f"the smallest D of the study ({D_GRID[0]} … {D_GRID[-1]}) whose measured probability "
                       "is ≤ δ." + notes_text,
               column_config={"bound": st.column_config.TextColumn(width="medium"),
                              "bounds the probability of": st.column_config.TextColumn(width="medium"),
                              **{c: st.column_config.NumberColumn(format="compact") for c in
-                                ("D the lemma asks for", "D measured to suffice", "ratio (lemma / measured)")}})
+                                ("D (lemma)", "D (measured)", "lemma / measured")}})
         st.caption(f"Study: {elapsed:.2f} s this run (cached until the data, kernel, distribution, seed or trials "
                    "change).")
 
