@@ -14,7 +14,7 @@ from plotly.subplots import make_subplots
 from .style import PALETTE, TEMPLATE, log_ticks, new_figure, rgba
 
 METRIC_LABELS = {
-    "rel_fro": "relative error ‖K̂ − K‖_F / ‖K‖_F",
+    "rel_fro": "relative error ‖K̂ − K‖ / ‖K‖ (Frobenius)",  # no "_F": it reads as raw markup
     "max_abs": "max entry error max |K̂ − K|",
     "mean_abs": "mean entry error mean |K̂ − K|",
 }
