@@ -30,11 +30,8 @@ FLOPS = 2e9           # effective single-thread flop/s of the shared machine (me
 TASK_SECONDS = 2e-3   # fixed cost of one (method, D, trial): map construction and validation
 
 page("Distributions and variance",
-     "The RK map works with any weight distribution of mean 0 and variance 1 (Proposition 2), but they are "
-     "not equally precise. The variance of the estimate depends on the distribution only through its fourth "
-     "moment E[ω⁴], and Rademacher weights (±1, E[ω⁴] = 1, the smallest possible) minimize it (Lemma 4). "
-     "Below: the error by distribution as in the paper's Table 1, and the exact variance against the "
-     "variance measured over random maps.")
+     "Any weight distribution of mean 0 and variance 1 works (Proposition 2); the variance depends on it only "
+     "through E[ω⁴], smallest for Rademacher (±1), which Lemma 4 says minimizes the worst-case variance.")
 view = sidebar(kernels=ITEMSET_KERNELS, distributions="multi", D=False)
 
 c1, c2, c3, c4 = st.columns(4)
