@@ -8,6 +8,7 @@ from rkapp import (
     ViewSpec, chart, escape_markdown, formula, guarded, load_data, notice, page, persistent_widget, reproduce,
     require_memory, sidebar, table,
 )
+from rkapp.layout import fit_formula
 from rkcore.compositional import (
     ACTIVATIONS, BASE_KERNELS, DEDUP_MODES, PRESETS, REAL_FEATURE_LATEX, CompositionalFeatures, activation_curves,
     activation_table, compositional_error_curve, describe_features, preset_skeleton,
@@ -23,11 +24,8 @@ D_MAX_OPTIONS = [64, 128, 256, 512, 1024, 2048, 4096]
 GRAM_D_OPTIONS = [16, 32, 64, 128, 256, 512, 1024, 2048]
 
 page("Compositional kernels",
-     "A computation skeleton builds a kernel the way a network builds a function: input nodes hold base kernels "
-     "on groups of features, every internal node averages its children's kernels and applies a dual activation "
-     "σ̂. Random features follow the same graph: sample a power-series term, recurse into random children, "
-     "multiply (Daniely, Frostig, Gupta & Singer 2017, Algorithm 1). Features are discrete objects, so repeated "
-     "ones can be merged and the budget spent on new ones.")
+     "A computation skeleton builds a kernel like a network builds a function (base kernels at the inputs, dual "
+     "activations σ̂ inside); its random features follow the same graph (Daniely et al. 2017, Algorithm 1).")
 view = sidebar(kernel=False, distributions=None, D=False, seed=True)
 
 c1, c2, c3, c4 = st.columns(4)
@@ -96,12 +94,12 @@ with guarded("the compositional kernel"):
                     "features (n × D, complex base factors ×4)": (n, 8 * int(max(D_max, D_gram)))},
                    hint="Lower n or D.")
     skel, Xp, K = prepared(view, preset)
-    st.caption(f"{escape_markdown(data.description)} n = {n} points, d = {d} columns ({view.normalization}-normalized rows, then "
-               "standardized columns" + (f"; the last column binned into {int(Xp[:, -1].max()) + 1} quantile codes "
-                                         "for the categorical node" if PRESETS[preset].n_categories else "") + ").")
     chart(skeleton_figure(skel), skel.describe(), "Skeleton nodes",
           caption="Squares: input nodes (base kernels); circles: dual activations. Hover a node for its formula. "
                   "Complexity: expected calls of Algorithm 1 per feature (paper, eq. 11).")
+    st.caption(f"{escape_markdown(data.description)} n = {n} points, d = {d} columns ({view.normalization}-normalized rows, then "
+               "standardized columns" + (f"; the last column binned into {int(Xp[:, -1].max()) + 1} quantile codes "
+                                         "for the categorical node" if PRESETS[preset].n_categories else "") + ").")
     if len(skel.nodes) <= 12:
         st.latex(r"\begin{aligned}" + skel.latex().replace(" = ", " &= ") + r"\end{aligned}")
     for key in sorted({nd.kernel for nd in skel.input_nodes}):
@@ -139,7 +137,8 @@ with st.expander("The dual activations"):
     with guarded("the activations"):
         chart(activation_figure(activation_curves()), activation_table(), "Dual activations",
               caption="All satisfy σ̂(1) = 1 (normalized kernels) and σ̂'(1) = 1; the CSV lists the first coefficients a_n.")
-        st.latex(r",\quad ".join(f"\\text{{{a.label.split(' (')[0]}}}: {a.latex}" for a in ACTIVATIONS.values()))
+        st.latex(fit_formula(r",\quad ".join(f"\\text{{{a.label.split(' (')[0]}}}: {a.latex}"
+                                              for a in ACTIVATIONS.values())))
 
 notice("De-duplication pays off most where features repeat: with the exponential output, a third of all draws "
        "(probability e⁻¹) are the constant feature 1, and on two-column spheres every base feature is one of two "

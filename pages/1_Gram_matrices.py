@@ -2,28 +2,29 @@
 import streamlit as st
 
 from rkapp import (
-    ViewSpec, chart, escape_markdown, formula, guarded, load_data, max_size_within, notice, page, reproduce,
-    require_memory, sidebar, table,
+    ViewSpec, chart, columns, escape_markdown, formula, guarded, load_data, max_size_within, notice, page,
+    reproduce, require_memory, sidebar, table,
 )
-from rkcore.figures.gram import gram_difference, gram_heatmaps, gram_scatter
-from rkcore.registry import KERNELS, MAPS
+from rkcore.distributions import DISTRIBUTIONS
+from rkcore.figures.gram import gram_difference, gram_heatmaps, gram_note, gram_scatter
+from rkcore.registry import KERNELS, MAPS, latex_with_degree
 from rkcore.views import (
-    MAX_HEATMAP_SIDE, block_average, gram_error_stats, gram_long, gram_pair, gram_pairs, gram_view_bytes,
+    block_average, gram_error_stats, gram_long, gram_pair, gram_pairs, gram_view_bytes,
 )
 
 page("Gram matrices",
-     "Each random feature map gives an estimate $\\hat K = ZZ^\\top$ of the Gram matrix "
-     "$K_{ij} = K(\\mathbf{x}_i, \\mathbf{x}_j)$. Here both sit side by side on one color scale, "
-     "with their difference and the error statistics.")
+     "The exact Gram matrix $K$ next to its random-feature estimate $\\hat K = ZZ^\\top$, on one color scale.")
 view = sidebar(maps=True, distributions="single")
+#: at most this many cells per heatmap side are sent to the browser (3 heatmaps of 250² ≈ 190k numbers)
+HEATMAP_SIDE = 250
 
-formula(KERNELS[view.kernel].latex.replace("{m}", str(view.degree)), "The kernel (exact).")
+formula(latex_with_degree(KERNELS[view.kernel].latex, view.degree), "The kernel (exact).")
 if view.map == "rk":
     formula(r"Z(\mathbf{x}) = \tfrac{1}{\sqrt{D}}\big(K(\mathbf{x}, \boldsymbol\omega_1), \dots, "
             r"K(\mathbf{x}, \boldsymbol\omega_D)\big),\quad \hat K(\mathbf{x}, \mathbf{y}) = "
             r"\langle Z(\mathbf{x}), Z(\mathbf{y})\rangle,\quad \mathbb{E}\,\hat K = K",
-            "The RK map (Algorithm 1): ω_s has i.i.d. zero-mean, unit-variance entries "
-            f"({view.distribution}).")
+            "The RK map (Algorithm 1): each of the D random vectors ω has i.i.d. zero-mean, unit-variance entries "
+            f"({DISTRIBUTIONS[view.distribution].label} weights here).")
 else:
     st.caption(f"Map: {MAPS[view.map].label} — {MAPS[view.map].reference}. {MAPS[view.map].notes}")
 
@@ -46,40 +47,34 @@ with guarded("the Gram matrices"):
     K, K_hat, stats, pairs = compute(view)
     kernel_text = (f"{spec.label()} kernel" if view.kernel != "itemset"
                    else f"itemset kernel over {spec.family(d).describe()}")
-    st.caption(f"{escape_markdown(data.description)} Showing n = {n} points, d = {d} features, "
-               f"{view.normalization}-normalized; {kernel_text}; {MAPS[view.map].label}, D = {view.D}, "
-               f"seed = {view.seed}.")
-
     rel = stats.set_index("metric")["value"]
     cols = st.columns(4)
     for col, metric in zip(cols, stats["metric"]):
         col.metric(metric, f"{rel[metric]:.3g}")
 
-    K_small, b = block_average(K)
-    K_hat_small, _ = block_average(K_hat)
-    averaged = (f" Matrices larger than {MAX_HEATMAP_SIDE}×{MAX_HEATMAP_SIDE} are averaged over {b}×{b} blocks "
+    K_small, b = block_average(K, max_side=HEATMAP_SIDE)
+    K_hat_small, _ = block_average(K_hat, max_side=HEATMAP_SIDE)
+    averaged = (f" Matrices larger than {HEATMAP_SIDE}×{HEATMAP_SIDE} are averaged over {b}×{b} blocks "
                 "before drawing; the CSV holds the drawn (averaged) values.") if b > 1 else ""
     chart(gram_heatmaps(K_small, K_hat_small, block=b, n=n), gram_long(K_small, K_hat_small), "Gram matrices exact and approximate",
           caption="One shared color scale: equal colors mean equal values in both panels. The range spans the "
                   "1st–99th percentile of the entries, so the large diagonal K(x, x) saturates and the "
                   "off-diagonal pattern stays visible." + averaged)
-    left, right = st.columns(2)
+    st.caption(f"Showing n = {n} points, d = {d} features, {view.normalization}-normalized; {kernel_text}; "
+               f"{MAPS[view.map].label}, D = {view.D}, seed = {view.seed}. Data: {escape_markdown(data.description)}")
+    notice(gram_note(stats, D=view.D, map_label=MAPS[view.map].label,
+                     distribution_label=DISTRIBUTIONS[view.distribution].label if view.map == "rk" else None))
+    left, right = columns(2)
     with left:
         chart(gram_difference(K_small, K_hat_small, block=b, n=n), gram_long(K_small, K_hat_small)[["i", "j", "difference"]],
-              "Gram difference", caption="Diverging colors centered at 0: white is exact, red over-, blue under-estimates."
-              + averaged)
+              "Gram difference", narrow=True,
+              caption="Diverging colors centered at 0: white is exact, red over-, blue under-estimates." + averaged)
     with right:
-        chart(gram_scatter(pairs, n_total=n * (n + 1) // 2), pairs, "Gram entries exact vs approximate",
+        chart(gram_scatter(pairs, n_total=n * (n + 1) // 2), pairs, "Gram entries exact vs approximate", narrow=True,
               caption="Each dot is one entry (i ≤ j; a seeded subsample beyond 4,000). On the dashed line the "
                       "estimate is exact.")
     table(stats, "Gram error statistics", caption="E = K̂ − K over all n² entries.",
           column_config={"value": st.column_config.NumberColumn(format="%.4g")})
-
-notice("The approximate panel reproduces the exact one: the bright diagonal K(x, x) and the pattern of the "
-       "off-diagonal entries. The estimate is unbiased, so in the scatter the dots straddle the y = x line; their "
-       "spread is the variance. It shrinks like 1/√D: set D to 1024 and the relative Frobenius error halves "
-       "(on the default data about 0.63 → 0.31 → 0.16 for D = 256, 1024, 4096). Switch the weights to Gaussian or "
-       "Laplace and the error grows (≈ 0.92 at D = 256): Rademacher weights have the smallest variance (Lemma 4).")
 
 reproduce(view.code(
     "",

@@ -10,12 +10,11 @@ from rkcore.views import (
 
 LISTING_LIMIT = 200      # list the whole family up to this many itemsets
 EXPLICIT_MAX = 4096      # columns of phi_S computed for the check (restrict the features beyond)
-SHOWN_COLUMNS = 16       # columns of phi_S shown in the table
+SHOWN_COLUMNS = 8        # columns of phi_S shown in the table (more would scroll sideways at 1280 px)
 
 page("Itemset families",
-     "The itemset kernel sums, over every itemset $V$ of a family $\\mathcal{S}$, the product of the features "
-     "in $V$. Choose the family in the sidebar: named families (ANOVA, all subsets, dot product, up to m), "
-     "your own list of itemsets, or cross-field itemsets.")
+     "Over every itemset $V$ of a family $\\mathcal{S}$ the kernel sums the product of the features in $V$; "
+     "choose the family in the sidebar.")
 view = sidebar(kernels=ITEMSET_KERNELS, distributions=None, D=False, seed=False)
 
 formula(r"K_{\mathcal{S}}(\mathbf{x},\mathbf{y}) = \sum_{V\in\mathcal{S}} \prod_{j\in V} x_j y_j "
@@ -29,11 +28,11 @@ with guarded("the itemset family"):
     data = load_data(view)
     d = data.X.shape[1]
     family = view.itemset_family(data)
-    st.subheader("What S contains")
-    st.latex(family.latex())
-    st.markdown(f"**S** holds {family.describe()}.")
     counts = family_counts(family)
-    c1, c2, c3 = st.columns(3)
+    what, c1, c2, c3 = st.columns([4, 1, 1, 1], vertical_alignment="center")
+    with what:
+        st.latex(family.latex())
+        st.markdown(f"**S** holds {family.describe()}.")
     c1.metric("|S| (itemsets)", family.n_itemsets_text)
     c2.metric("d (features)", d)
     c3.metric("largest itemset", family.max_size)
@@ -58,7 +57,8 @@ if family is not None:
         table(phi.reset_index(), "Explicit features phi_S",
               caption=f"φ_S(x) for the first 5 points{cols_note}; a column is the product of the features it names "
                       "(∅ is the empty itemset, always 1).",
-              column_config={c: st.column_config.NumberColumn(format="%.3g") for c in phi.columns})
+              # fixed width: auto-sized columns clipped the minus sign and leading digits of "-0.0123"
+              column_config={c: st.column_config.NumberColumn(format="%.3g", width="small") for c in phi.columns})
 
         st.subheader("Check: K_S(x, y) = ⟨φ_S(x), φ_S(y)⟩")
         check = kernel_check(X_sub, sub, n_pairs=6, random_state=0)
@@ -70,7 +70,7 @@ if family is not None:
                              "difference": st.column_config.NumberColumn(format="%.2e")})
 
 notice("The number of itemsets explodes with d and the itemset size (the y axis turns logarithmic when it spans "
-       "decades): the all-subsets family over d features holds 2^d itemsets. Yet the kernel column of the check "
+       "decades): the all-subsets family over d features holds $2^d$ itemsets. Yet the kernel column of the check "
        "costs O(d·m) per pair and agrees with the explicit inner product to rounding error. That is why the "
        "RK map evaluates K_S against random vectors instead of building φ_S.")
 

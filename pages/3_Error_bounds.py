@@ -98,9 +98,12 @@ def ready_to_run(seconds: float, params) -> bool:
     parameters do not change: the result is cached)."""
     if seconds <= AUTO_SECONDS or st.session_state.get("_eb_ran") == params:
         return True
-    st.warning(f"This study takes about **{seconds:.0f} s**. It runs when you press the button.",
-               icon=":material/timer:")
+    # in a placeholder, so the estimate goes away once the button is pressed (not left above the results)
+    waiting = st.empty()
+    waiting.warning(f"This study takes about **{seconds:.0f} s**. It runs when you press the button.",
+                    icon=":material/timer:")
     if st.button("Run the study", key="eb_run", type="primary"):
+        waiting.empty()
         st.session_state["_eb_ran"] = params
         return True
     return False
@@ -163,13 +166,15 @@ with guarded("the error bounds"):
         display = pd.DataFrame({
             "bound": [LEMMA_LABELS[k] for k in needed["lemma"]],
             "bounds the probability of": needed["bounds"],
-            "D the lemma asks for": needed["D_bound"],
-            "D measured to suffice": needed["D_measured"],
-            "ratio (lemma / measured)": needed["ratio"],
-            "note": ["smallest D tried: the true need may be lower, the ratio larger" if s else
-                     ("" if np.isfinite(m) else f"no D up to {D_GRID[-1]} was enough")
-                     for s, m in zip(needed["at_smallest"], needed["D_measured"])],
+            "D (lemma)": needed["D_bound"],
+            "D (measured)": needed["D_measured"],
+            "lemma / measured": needed["ratio"],
         })
+        # the notes go under the table (a long text column made it scroll sideways at 1280 px)
+        notes = ["smallest D tried: the true need may be lower, the ratio larger" if s else
+                 ("" if np.isfinite(m) else f"no D up to {D_GRID[-1]} was enough")
+                 for s, m in zip(needed["at_smallest"], needed["D_measured"])]
+        notes_text = "".join(f" {label.split(' (')[0]}: {note}." for label, note in zip(display["bound"], notes) if note)
         for col, row in zip(st.columns(len(needed)), needed.itertuples(index=False)):
             sign = "≥ " if row.at_smallest else ""
             col.metric(f"{LEMMA_LABELS[row.lemma].split(' (')[0]} asks for D =", sci(row.D_bound),
@@ -177,11 +182,13 @@ with guarded("the error bounds"):
                               else f"measured: not reached by D = {D_GRID[-1]}"), delta_color="off",
                        delta_arrow="off")
         table(display, "Components required by the lemmas",
-              caption="D the lemma asks for: the smallest D with bound ≤ δ (min_components_lemma*). D measured to "
-                      f"suffice: the smallest D of the study ({D_GRID[0]} … {D_GRID[-1]}) whose measured probability "
-                      "is ≤ δ.",
-              column_config={c: st.column_config.NumberColumn(format="compact") for c in
-                             ("D the lemma asks for", "D measured to suffice", "ratio (lemma / measured)")})
+              caption="D (lemma): the smallest D with bound ≤ δ (min_components_lemma*). D (measured): "
+                      f"the smallest D of the study ({D_GRID[0]} … {D_GRID[-1]}) whose measured probability "
+                      "is ≤ δ." + notes_text,
+              column_config={"bound": st.column_config.TextColumn(width="medium"),
+                             "bounds the probability of": st.column_config.TextColumn(width="medium"),
+                             **{c: st.column_config.NumberColumn(format="compact") for c in
+                                ("D (lemma)", "D (measured)", "lemma / measured")}})
         st.caption(f"Study: {elapsed:.2f} s this run (cached until the data, kernel, distribution, seed or trials "
                    "change).")
 
@@ -191,10 +198,10 @@ if needed is not None:
                  "needed. " if len(loose) else "")
     notice("The measured tail (solid) falls off a cliff: a few times beyond the typical error no pair ever reaches ε. "
            "The bounds (dashed) stay at 1, saying nothing, until ε or D is orders of magnitude larger. "
-           f"{how_loose}The bounds hold for every x, y in the L1 ball and every family S (Lemma 1 pays e^{{4R}}), "
-           "so they are loose by design: they prove the rate, not the constant. Lemma 3 (ANOVA only: R^{4m} "
-           "instead of e^{4R}) is the tightest for L1-normalized data (R = 1); Lemma 2 covers all pairs at once "
-           "and pays a factor (32R√d·e^R/ε)^{2d}. Lemmas 1–3 assume Rademacher weights (|K(x, ω)| ≤ e^R); with "
+           f"{how_loose}The bounds hold for every x, y in the L1 ball and every family S (Lemma 1 pays $e^{{4R}}$), "
+           "so they are loose by design: they prove the rate, not the constant. Lemma 3 (ANOVA only: $R^{4m}$ "
+           "instead of $e^{4R}$) is the tightest for L1-normalized data (R = 1); Lemma 2 covers all pairs at once "
+           "and pays a factor $(32R\\sqrt{d}\\,e^R/\\varepsilon)^{2d}$. Lemmas 1–3 assume Rademacher weights ($|K(\\mathbf{x}, \\boldsymbol\\omega)| \\le e^R$); with "
            "other distributions the measured curves are shown for comparison only.")
 
 reproduce(view.code(

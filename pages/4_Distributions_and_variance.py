@@ -12,7 +12,9 @@ from rkapp import (
 )
 from rkcore.distributions import DISTRIBUTIONS
 from rkcore.experiments import error_study
-from rkcore.figures.variance import error_vs_D_figure, variance_by_distribution_figure, variance_figure
+from rkcore.figures.variance import (
+    distribution_note, error_vs_D_figure, variance_by_distribution_figure, variance_figure,
+)
 from rkcore.registry import ITEMSET_KERNELS
 from rkcore.table1 import table1_view
 from rkcore.variance import VARIANCE_KERNELS
@@ -28,11 +30,8 @@ FLOPS = 2e9           # effective single-thread flop/s of the shared machine (me
 TASK_SECONDS = 2e-3   # fixed cost of one (method, D, trial): map construction and validation
 
 page("Distributions and variance",
-     "The RK map works with any weight distribution of mean 0 and variance 1 (Proposition 2), but they are "
-     "not equally precise. The variance of the estimate depends on the distribution only through its fourth "
-     "moment E[ω⁴], and Rademacher weights (±1, E[ω⁴] = 1, the smallest possible) minimize it (Lemma 4). "
-     "Below: the error by distribution as in the paper's Table 1, and the exact variance against the "
-     "variance measured over random maps.")
+     "Any weight distribution of mean 0 and variance 1 works (Proposition 2); the variance depends on it only "
+     "through E[ω⁴], smallest for Rademacher (±1), which Lemma 4 says minimizes the worst-case variance.")
 view = sidebar(kernels=ITEMSET_KERNELS, distributions="multi", D=False)
 
 c1, c2, c3, c4 = st.columns(4)
@@ -124,15 +123,19 @@ def ready_to_run(seconds: float, params) -> bool:
     """Cheap studies run at once; a long one waits for its button (then stays shown, cached)."""
     if seconds <= AUTO_SECONDS or st.session_state.get("_dv_ran") == params:
         return True
-    st.warning(f"This study takes about **{seconds:.0f} s**. It runs when you press the button.",
-               icon=":material/timer:")
+    # in a placeholder, so the estimate goes away once the button is pressed (not left above the results)
+    waiting = st.empty()
+    waiting.warning(f"This study takes about **{seconds:.0f} s**. It runs when you press the button.",
+                    icon=":material/timer:")
     if st.button("Run the study", key="dv_run", type="primary"):
+        waiting.empty()
         st.session_state["_dv_ran"] = params
         return True
     return False
 
 
 spec = None
+best = summary = None  # what the note reports: filled by the sections that ran
 with guarded("the data"):  # a data or kernel problem is said once, not once per section
     data = load_data(view)
     spec = view.kernel_spec(data)
@@ -193,7 +196,8 @@ if spec is not None:  # else the error above says why
                       "the measured variance is shown.")
         if spec.name in VARIANCE_KERNELS:
             summary = variance_summary(view, chosen)
-            left, right = st.columns([1, 1])
+            # stacked: the table has eight columns, too many for half the width at 1280 px
+            left = right = st.container()
             with left:
                 chart(variance_by_distribution_figure(summary, spec.label()), summary, "Exact variance bars")
             with right:
@@ -202,20 +206,13 @@ if spec is not None:  # else the error above says why
                     "median": "median D·Var", "ratio_to_rademacher": "ratio to Rademacher",
                     "at_least_rademacher": "fraction of pairs ≥ Rademacher", "n_pairs": "pairs"}).drop(columns="key")
                 table(shown_summary, "Exact variance by distribution",
-                      caption="Exact per-feature variance D·Var⟨Z(x), Z(y)⟩ over a seeded sample of pairs i < j. "
-                              "Lemma 4 holds pair by pair here: every distribution's variance is at least Rademacher's "
-                              "at every pair (fraction 1).",
+                      caption="Exact per-feature variance D·Var⟨Z(x), Z(y)⟩ over a seeded sample of pairs i < j; "
+                              "the last column: the fraction of pairs where it is at least Rademacher's.",
                       column_config={"mean D·Var": st.column_config.NumberColumn(format="%.3e"),
                                      "median D·Var": st.column_config.NumberColumn(format="%.3e"),
                                      "ratio to Rademacher": st.column_config.NumberColumn(format="%.3f")})
 
-notice("Among the distributions Rademacher comes out lowest, in the error table and in the variance, as Lemma 4 says: the variance "
-       "depends on the distribution only through E[ω⁴] (Rademacher 1, uniform 1.8, Gaussian 3, Laplace 6), so the "
-       "ranking Rademacher < uniform < Gaussian < Laplace holds at every pair, and the gap is widest for ANOVA "
-       "kernels (for the all-subsets kernel the distributions are close, as in the paper). Every curve falls "
-       "like 1/√D: doubling the features divides the error by about 1.4. SCRK, built from Rademacher circulant "
-       "blocks, tracks RK (Rademacher) on average but with a wider spread over trials, most visibly for even m, "
-       "where its random signs cancel out (paper, Section 4).")
+notice(distribution_note(best, summary))
 
 reproduce(view.code(
     "from rkcore.experiments import error_study, summarize_errors",

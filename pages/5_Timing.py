@@ -9,7 +9,7 @@ from threadpoolctl import threadpool_limits
 from rkapp import (
     chart, formula, guarded, notice, page, persistent_widget, reproduce, require_memory, sidebar, table,
 )
-from rkcore.figures.timing import predicted_figure, timing_figure
+from rkcore.figures.timing import predicted_figure, timing_figure, timing_note
 from rkcore.registry import MAPS
 from rkcore.timing import (
     estimate_seconds, growth_exponent, median_table, predicted_operations, time_maps, timing_kernel,
@@ -167,13 +167,11 @@ if result is not None:
             table(slopes[["map", "along", "exponent", "n_points"]], "Growth exponents",
                   caption="Slope of log(median time) against log d or log D (np.polyfit): time ∝ d^slope.",
                   column_config={"exponent": st.column_config.NumberColumn(format="%.2f")})
+        notice(timing_note(slopes))
 
-notice("RK's time grows linearly in both d and D (slopes near 1): one dense D × d product per batch. SCRK's grows "
-       "like log d (its slope in d falls well below 1), so it wins once d is large, and loses for small d "
-       "where the FFT's constants dominate. The paper's Figure 1 put the crossover between d = 512 and 1024 "
-       "(D = 8192); rkcore's batched FFTs bring it down to d ≈ 64–256 on our 2-core machine. In D "
-       "both are linear. At small sizes fixed overheads flatten every curve (slopes below 1): raise n or D to see "
-       "the asymptotic rates.")
+if result is None:
+    notice("Press **Run the timings**: the note then reports the growth exponents this run measured next to "
+           "what the operation counts predict (slope 1 for RK in d and D; below 1 in d for SCRK).")
 
 reproduce("\n".join([
     "from rkcore.timing import time_maps, growth_exponent, summarize",

@@ -18,13 +18,11 @@ M_MAX_OPTIONS = [64, 128, 256, 512, 1024, 2048, 4096]
 VECTORS = {"phi": "explicit degree-2 features φ(x)", "raw": "the data rows x"}
 
 page("Random projections",
-     "A random linear map A: ℝᴰ → ℝᵐ, drawn without looking at the data, keeps every fixed vector's squared "
-     "norm within a factor 1 ± O(√(log(1/δ)/m)) with probability 1 − δ (Hsu, *Features*, Section 3, Theorem 1). "
-     "Here A projects high-dimensional feature vectors; each point is one vector v and one draw of A. Gaussian "
-     "and sparse matrices come from `sklearn.random_projection`.")
+     "A random map A: ℝᴰ → ℝᵐ, drawn without looking at the data, keeps every fixed vector's squared norm within "
+     "1 ± O(√(log(1/δ)/m)) with probability 1 − δ (Hsu, *Features*, Section 3, Theorem 1).")
 view = sidebar(kernel=False, distributions=None, D=False, seed=True)
 
-c1, c2, c3, c4 = st.columns(4)
+c1, c2, c3, c4, c5 = st.columns([3, 2, 2, 2, 3])
 with c1:
     vectors = persistent_widget(st.radio, "Vectors v", key="rp_vec", options=list(VECTORS),
                                 format_func=VECTORS.get, help="φ(x): all products of at most two features, "
@@ -36,8 +34,9 @@ with c3:
 with c4:
     delta = persistent_widget(st.number_input, "δ (failure probability)", key="rp_delta",
                               min_value=0.001, max_value=0.5, step=0.01, format="%.3f")
-kinds = persistent_widget(st.multiselect, "Projections", key="rp_kinds",
-                          options=list(PROJECTIONS), format_func=lambda k: PROJECTIONS[k].label)
+with c5:
+    kinds = persistent_widget(st.multiselect, "Projections", key="rp_kinds",
+                              options=list(PROJECTIONS), format_func=lambda k: PROJECTIONS[k].label)
 
 formula(r"\mathbf{A} = \tfrac{1}{\sqrt m}\mathbf{Z},\ Z_{ij}\sim\mathcal N(0,1):\quad "
         r"\Pr\Big[1 - 2\sqrt{\tfrac{\ln(2/\delta)}{m}} \le \frac{\|\mathbf{A}\mathbf{v}\|^2}{\|\mathbf{v}\|^2} "
@@ -76,25 +75,27 @@ with guarded("the random projections"):
     require_memory({"vectors (n×D)": (n, dim), "projection matrix (m×D)": (m_max, dim), "A v (n×m)": (n, m_max)},
                    hint="Lower n, the largest m, or project the raw rows.")
     V, dropped = vectors_of(view, vectors)
+    df = distortions(view, vectors, m_list, tuple(kinds), int(trials))
+    chart(projection_distortion_figure(df, float(delta), bands=distortion_bands(df["m"], float(delta))), df, "Projection distortion",
+          caption=f"Line: median of ‖Av‖²/‖v‖² over all vectors and draws; band: the central {100 * (1 - delta):g}%. "
+                  "Dashed: Theorem 1's band (its lower edge is vacuous, clipped at 0, for small m); dotted: the exact "
+                  "χ² interval. Each m uses the first m rows of one draw, rescaled (same distribution as a fresh draw).")
     st.caption(f"{escape_markdown(data.description)} {V.shape[0]} vectors of dimension D = {V.shape[1]:,} ({VECTORS[vectors]} of the "
                f"{view.normalization}-normalized rows{f'; {dropped} zero rows dropped' if dropped else ''}); "
                f"m = {m_list[0]} … {m_list[-1]}; {trials} independent draws of A per projection.")
     share = float(np.median((V**2).max(axis=1) / (V**2).sum(axis=1)))
     st.metric("median share of ‖v‖² in its largest coordinate", f"{share:.2f}",
               help="Near 1: spiky vectors (one coordinate carries the norm); near 1/D: flat vectors.")
-    df = distortions(view, vectors, m_list, tuple(kinds), int(trials))
-    chart(projection_distortion_figure(df, float(delta), bands=distortion_bands(df["m"], float(delta))), df, "Projection distortion",
-          caption=f"Line: median of ‖Av‖²/‖v‖² over all vectors and draws; band: the central {100 * (1 - delta):g}%. "
-                  "Dashed: Theorem 1's band (its lower edge is vacuous, clipped at 0, for small m); dotted: the exact "
-                  "χ² interval. Each m uses the first m rows of one draw, rescaled (same distribution as a fresh draw).")
     summary = distortion_summary(df, float(delta))
     chart(band_violation_figure(summary), summary, "Theorem 1 band violations",
           caption=f"The theorem allows a fraction δ = {delta:g} outside its band for Gaussian A. Fractions are over "
                   "all (vector, draw) pairs; vectors share each draw of A, so similar vectors fail together.")
     table(summary[["kind", "m", "q_low", "median", "q_high", "band_low", "band_high", "outside"]],
           "Projection distortion summary",
-          column_config={k: st.column_config.NumberColumn(format="%.4g")
-                         for k in ("q_low", "median", "q_high", "band_low", "band_high", "outside")})
+          column_config={k: st.column_config.NumberColumn(label, format="%.4g") for k, label in (
+              ("q_low", f"q {100 * delta / 2:g}%"), ("median", "median"),
+              ("q_high", f"q {100 - 100 * delta / 2:g}%"), ("band_low", "band low"),
+              ("band_high", "band high"), ("outside", "outside band"))})
 
 notice("Gaussian A: the ratio is centered on 1 at every m, its spread shrinks like 1/√m (four times more rows, "
        "half the spread), and it stays inside Theorem 1's dashed band, which is loose next to the dotted exact χ² "

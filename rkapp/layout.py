@@ -1,29 +1,85 @@
-"""The parts every page is built from: page(), chart(), table(), formula(), notice(), reproduce()."""
+"""The parts every page is built from: page(), chart(), table(), formula(), notice(), reproduce(),
+and the projector rules they share (compact header, formulas that fit, titles that wrap, presenter mode)."""
 from __future__ import annotations
 
 import re
+import threading
 
 import pandas as pd
 import streamlit as st
 
+# At 1280x720 the page's first chart must start above the fold: a compact header (Streamlit's own top
+# padding is 6rem, its h1 2.75rem), formulas no wider than their column, captions that wrap.
 _CSS = """
 <style>
-  /* projector: larger widget labels, captions and tables */
+  .block-container, [data-testid="stMainBlockContainer"] { padding-top: 3.6rem; padding-bottom: 3rem;
+      padding-left: 2.2rem; padding-right: 2.2rem; }
+  h1 { font-size: 2.0rem !important; padding-top: 0 !important; padding-bottom: 0.3rem !important; }
   section[data-testid="stSidebar"] label p { font-size: 1.0rem; font-weight: 600; }
-  div[data-testid="stCaptionContainer"] { font-size: 0.95rem; }
-  div[data-testid="stMetricValue"] { font-size: 2.0rem; }
+  div[data-testid="stCaptionContainer"] { font-size: 0.95rem; overflow-wrap: anywhere; }
+  div[data-testid="stMetricValue"] { font-size: 1.8rem; }
+  div[data-testid="stMetricLabel"] p { white-space: normal; }
+  .katex { font-size: 1.1em; }
+  .katex-display { margin: 0.4em 0; }
+  div[data-testid="stColumn"] .katex { font-size: 1.0em; }
+  /* a button label wraps instead of being cut ("Linear model on RK featu…") */
+  div[data-testid="stButton"] button p { white-space: normal; }
+</style>
+"""
+# Presenter mode: everything larger, one chart per row (see :func:`columns`).
+_PRESENTER_CSS = """
+<style>
+  [data-testid="stMain"] { font-size: 1.2rem; }
+  [data-testid="stMain"] p, [data-testid="stMain"] li { font-size: 1.2rem; }
+  div[data-testid="stCaptionContainer"] p { font-size: 1.1rem; }
+  h1 { font-size: 2.4rem !important; }
   .katex { font-size: 1.25em; }
 </style>
 """
+#: Plotly font sizes grow by this many px in presenter mode.
+PRESENTER_FONT_STEP = 4
+
+_run = threading.local()  # per script run (each session runs its script in its own thread)
+
+
+def presenter() -> bool:
+    """Whether presenter mode is on (the ``presenter`` field: URL ``presenter=true``, or its toggle)."""
+    return bool(getattr(_run, "presenter", False))
+
+
+def _presenter_from_url_or_session() -> bool:
+    from .state import FIELDS, stored
+
+    if "presenter" in st.query_params:
+        try:
+            return bool(FIELDS["presenter"].parse(st.query_params["presenter"]))
+        except (KeyError, ValueError):
+            return False
+    return bool(stored("presenter"))
 
 
 def page(title: str, intro: str | None = None, *, icon: str = ":material/scatter_plot:") -> None:
-    """Set up a page: wide layout, projector-friendly CSS, title and intro (navigation is app.py's)."""
-    st.set_page_config(page_title=f"{title} · Random Kernel Explorer", page_icon=icon, layout="wide")
-    st.html(_CSS)
+    """Set up a page: wide layout, projector-friendly CSS, the presenter toggle, title and a compact intro
+    (navigation is app.py's). In presenter mode the sidebar starts collapsed and the type is larger."""
+    from .widgets import persistent_widget
+
+    on = _presenter_from_url_or_session()
+    st.set_page_config(page_title=f"{title} · Random Kernel Explorer", page_icon=icon, layout="wide",
+                       initial_sidebar_state="collapsed" if on else "auto")
+    _run.formulas = None
+    _run.settings = {}
+    _run.presenter = bool(persistent_widget(st.sidebar.toggle, key="presenter"))
+    st.html(_CSS + (_PRESENTER_CSS if _run.presenter else ""))
     st.title(title)
     if intro:
         st.markdown(intro)
+
+
+def columns(n: int, **kwargs):
+    """``st.columns(n)``, or in presenter mode n full-width containers (one chart per row)."""
+    if presenter():
+        return [st.container() for _ in range(n)]
+    return st.columns(n, **kwargs)
 
 
 def _slug(name: str) -> str:
@@ -31,9 +87,54 @@ def _slug(name: str) -> str:
     return re.sub(r"[^A-Za-z0-9]+", "_", name).strip("_") or "data"
 
 
-def chart(fig, data: pd.DataFrame, name: str, *, caption: str | None = None, key: str | None = None) -> None:
-    """The figure, an optional caption, and a CSV download of the data behind it."""
+def wrap_title(text: str, width: int) -> str:
+    """A plot title broken with <br> at spaces so no line is longer than ``width`` characters
+    (plotly never wraps a title: it runs off the figure)."""
+    lines, line = [], ""
+    for word in str(text).replace("<br>", " <br> ").split(" "):
+        if word == "<br>":
+            lines.append(line)
+            line = ""
+        elif line and len(line) + 1 + len(word) > width:
+            lines.append(line)
+            line = word
+        else:
+            line = f"{line} {word}" if line else word
+    lines.append(line)
+    return "<br>".join(x for x in lines if x)
+
+
+#: characters per title line: a full-width chart at 1280x720 (~850 px at 21 px type), half of it
+TITLE_CHARS = {"full": 64, "half": 30, "third": 24}
+
+
+def fit_for_screen(fig, *, narrow: bool = False):
+    """Wrap a long title (more top margin per extra line); larger type in presenter mode."""
+    width = TITLE_CHARS["half" if narrow else "full"]
+    title = fig.layout.title.text
+    if title:
+        wrapped = wrap_title(title, width)
+        extra = wrapped.count("<br>")
+        if extra:
+            top = fig.layout.margin.t if fig.layout.margin.t is not None else 70
+            fig.update_layout(title_text=wrapped, margin_t=top + 26 * extra)
+    if "xaxis3" in fig.layout:
+        # three or more panels: a subplot title gets a third of the width
+        for annotation in fig.layout.annotations or ():
+            if annotation.text and len(annotation.text) > TITLE_CHARS["third"]:
+                annotation.text = wrap_title(annotation.text, TITLE_CHARS["third"])
+    if presenter():
+        size = fig.layout.font.size or 17
+        fig.update_layout(font_size=size + PRESENTER_FONT_STEP)
+    return fig
+
+
+def chart(fig, data: pd.DataFrame, name: str, *, caption: str | None = None, key: str | None = None,
+          narrow: bool = False) -> None:
+    """The figure, an optional caption, and a CSV download of the data behind it. ``narrow``: the chart
+    sits in a half-width column (its title wraps sooner)."""
     slug = key or _slug(name)
+    fit_for_screen(fig, narrow=narrow and not presenter())
     st.plotly_chart(fig, theme=None, key=f"chart_{slug}",
                     config={"displaylogo": False, "toImageButtonOptions": {"format": "png", "scale": 2}})
     if caption:
@@ -50,16 +151,96 @@ def table(data: pd.DataFrame, name: str, *, caption: str | None = None, **datafr
     _download(data, name, _slug(name))
 
 
+def record_settings(settings: dict) -> None:
+    """The settings this run's sidebar shows (called by :func:`rkapp.widgets.sidebar`): every CSV of the
+    page carries them."""
+    _run.settings = dict(settings)
+
+
+def csv_with_settings(data: pd.DataFrame, settings: dict) -> bytes:
+    """The CSV with its settings as "# key = value" header lines (pandas: ``read_csv(f, comment="#")``)."""
+    header = "".join(f"# {k} = {','.join(map(str, v)) if isinstance(v, tuple) else v}\n" for k, v in settings.items())
+    return (header + data.to_csv(index=False)).encode()
+
+
+def csv_file_name(slug: str, settings: dict) -> str:
+    """``gram_difference_interactions_anova_m2_D256_seed0.csv``: the file name names the view."""
+    parts = [slug]
+    for key, prefix in (("dataset", ""), ("kernel", ""), ("degree", "m"), ("map", ""), ("distributions", ""),
+                        ("D", "D"), ("n", "n"), ("seed", "seed")):
+        if key in settings:
+            value = settings[key]
+            parts.append(prefix + ("+".join(value) if isinstance(value, tuple) else str(value)))
+    return re.sub(r"[^A-Za-z0-9_+.-]+", "-", "_".join(parts))[:150] + ".csv"
+
+
 def _download(data: pd.DataFrame, name: str, slug: str) -> None:
+    settings = {"page": name, **getattr(_run, "settings", {})}
     st.download_button(f"Download data: {name} (CSV)", icon=":material/download:",
-                       data=lambda: data.to_csv(index=False).encode(), file_name=f"{slug}.csv", mime="text/csv",
-                       key=f"download_{slug}", on_click="ignore")
+                       data=lambda: csv_with_settings(data, settings), file_name=csv_file_name(slug, settings),
+                       mime="text/csv", key=f"download_{slug}", on_click="ignore")
+
+
+_INVISIBLE = re.compile(r"\\(mathbf|boldsymbol|mathcal|mathbb|mathrm|text|operatorname|displaystyle|textstyle|"
+                        r"bigg|Bigg|big|Big|left|right|[,;:! ])")
+#: a display formula longer than this (visible symbols) is broken into lines at its top-level spaces
+FORMULA_CHARS = 50
+
+
+def visible_length(latex: str) -> int:
+    """Roughly how many symbols a formula shows (commands count as one, styling and braces as none)."""
+    s = _INVISIBLE.sub("", latex)
+    s = re.sub(r"\\[A-Za-z]+", "X", s)
+    return len(re.sub(r"[{}^_\s&]", "", s))
+
+
+def _split_top_level(latex: str) -> list[str]:
+    """Parts of a formula separated by ``\\qquad`` or ``\\quad`` outside braces, \\left..\\right and environments."""
+    parts, start, depth, i = [], 0, 0, 0
+    while i < len(latex):
+        if latex.startswith(r"\begin", i) or latex.startswith(r"\left", i):
+            depth += 1
+        elif latex.startswith(r"\end", i) or latex.startswith(r"\right", i):
+            depth -= 1
+        elif latex[i] == "{":
+            depth += 1
+        elif latex[i] == "}":
+            depth -= 1
+        for sep in (r"\qquad", r"\quad"):
+            if depth == 0 and latex.startswith(sep, i) and not latex[i + len(sep):i + len(sep) + 1].isalpha():
+                parts.append(latex[start:i].rstrip().rstrip(",").rstrip())
+                i += len(sep)
+                start = i
+                break
+        else:
+            i += 1
+            continue
+    parts.append(latex[start:])
+    return [p.strip() for p in parts if p.strip()]
+
+
+def fit_formula(latex: str, max_chars: int = FORMULA_CHARS) -> str:
+    """A display formula that fits a 1280-px screen: when it is long, its top-level parts (separated by
+    \\quad / \\qquad) go on separate lines of a ``gathered`` block."""
+    if visible_length(latex) <= max_chars:
+        return latex
+    parts = _split_top_level(latex)
+    if len(parts) < 2:
+        return latex
+    return r"\begin{gathered}" + r" \\ ".join(parts) + r"\end{gathered}"
 
 
 def formula(latex: str, caption: str | None = None) -> None:
-    st.latex(latex)
-    if caption:
-        st.caption(caption)
+    """A display formula (broken into lines when long) and its caption, inside the page's one
+    "Formulas" expander (opened in presenter mode): the chart, not the math, is what fits above the fold."""
+    box = getattr(_run, "formulas", None)
+    if box is None:
+        box = _run.formulas = st.expander("Formulas (from the paper)", icon=":material/function:",
+                                          expanded=presenter())
+    with box:
+        st.latex(fit_formula(latex))
+        if caption:
+            st.caption(caption)
 
 
 def notice(text: str) -> None:

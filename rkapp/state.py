@@ -104,6 +104,10 @@ _TABLE: list[Field] = [
           help="Entries of the random vectors ω: zero mean, unit variance (Proposition 2)."),
     Field("D", 256, "D (random features)", min_value=1, max_value=65536),
     Field("seed", 0, "Seed", min_value=0, max_value=2**31 - 1),
+    # ---- the frame: presenter mode (larger type, sidebar collapsed, one chart per row) and the story's step
+    Field("presenter", False, "Presenter mode", view=False,
+          help="Larger type, sidebar collapsed, one chart per row: for a projector. Kept in the URL (presenter=true)."),
+    Field("story_step", 1, "Story step", lambda: list(range(1, 6)), view=False, page="Story"),
     # ---- page-specific settings (choices and bounds are given where the page draws them)
     *_page("Error bounds", ("eb_eps", 1e-3), ("eb_delta", 0.05), ("eb_D", 256), ("eb_trials", 10)),
     *_page("Distributions and variance", ("dv_mult", ("2", "4", "8", "16")), ("dv_trials", 10),

@@ -21,6 +21,7 @@ from rkcore.spec import FAMILY_SOURCES, MOVIELENS, UPLOAD, dataset_label, is_csv
 from rkcore.views import format_bytes
 
 from .guard import literal, show_error
+from .layout import record_settings
 from .state import FIELDS, NO_TARGET, VIEW_FIELDS, ViewSpec, check, is_stored, read_url, store, stored, write_url
 
 UPLOAD_STATE_KEY = "_rk_upload"  # (file name, bytes) of the uploaded file; tests may set it directly
@@ -169,6 +170,10 @@ def sidebar(*, data: bool = True, n: bool = True, n_max: int = 5000, kernel: boo
         sb.header("Random features")
     if distributions:
         if distributions == "multi":
+            if len(stored("distributions")) < 2:
+                # a comparison page compares: the sidebar shows every distribution the page draws, not the
+                # one a single-choice page left behind (a link's own choice still wins, read in the widget)
+                store("distributions", tuple(DISTRIBUTIONS))
             values["distributions"] = persistent_widget(sb.multiselect, "Weight distributions", key="distributions",
                                                         format_func=lambda k: DISTRIBUTIONS[k].label)
         else:
@@ -182,7 +187,32 @@ def sidebar(*, data: bool = True, n: bool = True, n_max: int = 5000, kernel: boo
     sb.caption(":material/link: The page URL holds these settings: copy it to share this exact view.")
     if values["dataset"] != UPLOAD:
         values["target"] = NO_TARGET
+    record_settings(_shown_settings(values, data=data, n=n, kernel=kernel, maps=maps,
+                                    distributions=distributions, D=D, seed=seed))
     return ViewSpec(**values)
+
+
+def _shown_settings(values: dict, **drawn) -> dict:
+    """The settings a page's sidebar drew, for the page's CSV files (hidden fields do not apply)."""
+    shown: dict[str, Any] = {}
+    if drawn["data"]:
+        shown["dataset"] = values["upload"][0] if values["dataset"] == UPLOAD and values["upload"] else values["dataset"]
+        shown["normalization"] = values["normalization"]
+    if drawn["n"]:
+        shown["n"] = values["n"]
+    if drawn["kernel"]:
+        shown["kernel"] = values["kernel"]
+        if KERNELS[values["kernel"]].uses_degree:
+            shown["degree"] = values["degree"]
+    if drawn["maps"]:
+        shown["map"] = values["map"]
+    if drawn["distributions"]:
+        shown["distributions"] = tuple(values["distributions"])
+    if drawn["D"]:
+        shown["D"] = values["D"]
+    if drawn["seed"]:
+        shown["seed"] = values["seed"]
+    return shown
 
 
 def _single_distribution_widget() -> tuple[str, ...]:

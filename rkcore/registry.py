@@ -41,6 +41,12 @@ _HEX_COLOR = re.compile(r"^#[0-9A-Fa-f]{6}$")
 
 
 # ---------------------------------------------------------------------------- kernels
+def latex_with_degree(latex: str, degree: int) -> str:
+    """The formula with its symbolic degree ``{m}`` replaced by a number, kept in braces so that
+    m = 20 renders K^{20}, not K^2 0."""
+    return latex.replace("{m}", "{" + str(int(degree)) + "}")
+
+
 @dataclass(frozen=True)
 class KernelSpec:
     """What to approximate: a kernel key from :data:`KERNELS` plus its parameters.
@@ -103,7 +109,7 @@ class KernelSpec:
         return f"{e.label} (m={self.degree})" if e.uses_degree else e.label
 
     def latex(self) -> str:
-        return self.entry.latex.replace("{m}", str(self.degree))
+        return latex_with_degree(self.entry.latex, self.degree)
 
     def with_(self, **changes) -> "KernelSpec":
         return replace(self, **changes)

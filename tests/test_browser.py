@@ -26,6 +26,9 @@ CHROMIUM = Path("/usr/bin/chromium")
 SHOTS = REPO / "tests" / "screenshots"
 CHROMIUM_ARGS = ["--no-sandbox", "--disable-gpu", "--disable-background-networking", "--disable-component-update",
                  "--disable-sync", "--no-first-run", "--disable-quic"]
+#: the projector and the laptop: every page is checked at both
+PROJECTOR = {"width": 1280, "height": 720}
+LAPTOP = {"width": 1440, "height": 900}
 ERROR_MARKERS = ("Traceback (most recent call last)", "StreamlitAPIException", "Uncaught app exception")
 
 try:
@@ -78,7 +81,7 @@ def browser_page(server):
     SHOTS.mkdir(parents=True, exist_ok=True)
     with sync_playwright() as p:
         browser = p.chromium.launch(executable_path=str(CHROMIUM), args=CHROMIUM_ARGS, headless=True)
-        context = browser.new_context(viewport={"width": 1600, "height": 1000}, device_scale_factor=1)
+        context = browser.new_context(viewport=PROJECTOR, device_scale_factor=1)
         page = context.new_page()
         yield page
         context.close()
@@ -125,21 +128,135 @@ def assert_no_exception(page, name: str) -> None:
         assert marker not in text, f"{name}: {marker!r} on the page"
 
 
+#: In the DOM: what overflows its box. KaTeX blocks wider than their element; plot titles, legends, axis
+#: titles and annotations outside their figure; tables that scroll sideways (a column off the screen).
+OVERFLOWS_JS = """
+() => {
+  const bad = [];
+  const shown = e => e.offsetParent !== null && e.getBoundingClientRect().width > 0;
+  document.querySelectorAll('.katex-display').forEach(e => {
+    if (!shown(e)) return;
+    const box = (e.closest('[data-testid="stElementContainer"]') || e.parentElement).getBoundingClientRect();
+    const k = (e.querySelector('.katex') || e).getBoundingClientRect();
+    if (e.scrollWidth > e.clientWidth + 2 || k.right > box.right + 2 || k.left < box.left - 2)
+      bad.push('formula: ' + e.textContent.slice(0, 50));
+  });
+  document.querySelectorAll('.js-plotly-plot').forEach(p => {
+    const svg = p.querySelector('.main-svg');
+    if (!svg || !shown(p)) return;
+    const box = svg.getBoundingClientRect();
+    p.querySelectorAll('.gtitle, .legend, .g-xtitle, .g-ytitle, .annotation-text').forEach(t => {
+      const r = t.getBoundingClientRect();
+      if (r.width === 0) return;
+      if (r.left < box.left - 2 || r.right > box.right + 2 || r.top < box.top - 2 || r.bottom > box.bottom + 2)
+        bad.push('plot ' + (t.getAttribute('class') || '') + ': ' + t.textContent.slice(0, 50));
+    });
+  });
+  document.querySelectorAll('[data-testid="stDataFrame"] .dvn-scroller').forEach(s => {
+    if (shown(s) && s.scrollWidth > s.clientWidth + 2) bad.push('table scrolls sideways');
+  });
+  return bad;
+}
+"""
+
+#: Where the page's first chart, or else its primary (run) button, starts: y in px from the top.
+MAIN_TOP_JS = """
+() => {
+  const chart = document.querySelector('.js-plotly-plot');
+  const button = document.querySelector('[data-testid="stBaseButton-primary"]');
+  const el = chart || button;
+  return el ? el.getBoundingClientRect().top : null;
+}
+"""
+
+
+def open_formulas(page) -> None:
+    """Open the "Formulas" expanders (client-side, no rerun) so their KaTeX is measured too."""
+    for summary in page.locator('[data-testid="stExpander"] summary').filter(has_text="Formulas").all():
+        summary.click()
+    page.wait_for_timeout(500)
+
+
+def check_layout(page, name: str) -> None:
+    problems = page.evaluate(OVERFLOWS_JS)
+    assert not problems, f"{name}: cut or overflowing: {problems}"
+
+
 @pytest.mark.parametrize("path", page_files(), ids=lambda p: p.name)
 def test_every_page_renders(server, browser_page, path):
+    """Every page at 1280x720 (projector) and 1440x900: no error, the main chart (or run button) starts
+    in the first screen at 1280x720, nothing overflows; screenshots of the first screen and the page."""
     page = browser_page
+    page.set_viewport_size(PROJECTOR)
     start = time.perf_counter()
     page.goto(f"{server}/{url_path(path)}", wait_until="domcontentloaded")
     wait_until_idle(page)
     if path.name != "app.py":
-        page.wait_for_selector(".js-plotly-plot .main-svg", timeout=90_000)
-        assert page.locator(".js-plotly-plot").count() >= 1
+        page.wait_for_selector('.js-plotly-plot .main-svg, [data-testid="stBaseButton-primary"]', timeout=90_000)
     else:
         page.get_by_text("One-click presets").wait_for(timeout=30_000)
     elapsed = time.perf_counter() - start
+    wait_until_idle(page)
     assert_no_exception(page, path.name)
-    screenshot(page, path.stem)
+    page.wait_for_timeout(800)
+    page.screenshot(path=str(SHOTS / f"{path.stem}_1280x720_first_screen.png"))
+    if path.name != "app.py":
+        top = page.evaluate(MAIN_TOP_JS)
+        assert top is not None and top < PROJECTOR["height"] - 60, f"{path.name}: main chart starts at {top} px"
+    for size in (PROJECTOR, LAPTOP):
+        page.set_viewport_size(size)
+        page.wait_for_timeout(1200)  # plotly relayouts on resize
+        open_formulas(page)
+        check_layout(page, f"{path.name} at {size['width']}x{size['height']}")
+        screenshot(page, f"{path.stem}_{size['width']}x{size['height']}")
+    page.set_viewport_size(PROJECTOR)
     print(f"{path.name}: rendered in {elapsed:.2f} s")
+
+
+def test_story_walks_end_to_end(server, browser_page):
+    """The five-minute demo: from the landing page into the story, Next through every step; each step
+    is one screen with its sentence and its chart, the step is in the URL."""
+    page = browser_page
+    page.set_viewport_size(PROJECTOR)
+    page.goto(server, wait_until="domcontentloaded")
+    wait_until_idle(page)
+    page.get_by_role("link", name="Start the five-minute story").click()
+    page.wait_for_url("**/Story**", timeout=30_000)
+    for step in range(1, 6):
+        wait_until_idle(page, timeout_ms=180_000)
+        page.wait_for_selector(".js-plotly-plot .main-svg", timeout=180_000)
+        assert_no_exception(page, f"story step {step}")
+        note = page.locator('[data-testid="stAlert"]').filter(has_text="What to notice")
+        assert note.count() == 1
+        top = page.evaluate(MAIN_TOP_JS)
+        assert top is not None and top < PROJECTOR["height"] - 100, f"story step {step}: chart at {top} px"
+        check_layout(page, f"story step {step}")
+        page.screenshot(path=str(SHOTS / f"story_step{step}_1280x720.png"))
+        if step > 1:
+            assert f"story_step={step}" in page.url
+        if step < 5:
+            page.get_by_role("button", name="Next").click()
+            page.wait_for_function(f"() => window.location.search.includes('story_step={step + 1}')",
+                                   timeout=30_000)
+    assert "measured just now" in note.inner_text()
+
+
+def test_presenter_mode_from_link(server, browser_page):
+    """presenter=true: sidebar collapsed, larger type, the Gram page's charts one per row."""
+    page = browser_page
+    page.set_viewport_size(PROJECTOR)
+    page.goto(f"{server}/Gram_matrices?presenter=true", wait_until="domcontentloaded")
+    wait_until_idle(page)
+    page.wait_for_function("() => document.querySelectorAll('.js-plotly-plot .main-svg').length >= 3",
+                           timeout=90_000)
+    wait_until_idle(page)
+    sidebar = page.locator('[data-testid="stSidebar"]')
+    assert sidebar.get_attribute("data-collapsed") == "true"
+    lefts = page.evaluate("() => [...document.querySelectorAll('.js-plotly-plot')].map(p => "
+                          "Math.round(p.getBoundingClientRect().left))")
+    assert len(set(lefts)) == 1, f"charts side by side in presenter mode: {lefts}"
+    check_layout(page, "Gram, presenter mode")
+    page.screenshot(path=str(SHOTS / "presenter_Gram_1280x720.png"))
 
 
 def test_gram_widget_change_redraws(server, browser_page):

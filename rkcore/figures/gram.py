@@ -134,3 +134,21 @@ def gram_scatter(pairs: pd.DataFrame, *, n_total: int | None = None) -> go.Figur
     fig.update_xaxes(range=[lo - pad, hi + pad], exponentformat="e")
     fig.update_yaxes(range=[lo - pad, hi + pad], exponentformat="e", title_standoff=12)
     return fig
+
+
+def gram_note(stats: pd.DataFrame, *, D: int, map_label: str, distribution_label: str | None = None) -> str:
+    """The Gram page's "what to notice", from the error table it shows (``metric``/``value`` rows of
+    :func:`rkcore.gram.gram_error_stats`): every number in the sentence is one on the screen; what
+    the theory predicts is stated as a prediction ("if ... falls like 1/√D"), not as a measurement."""
+    value = stats.set_index("metric")["value"]
+    rel, mean_abs, max_abs = (float(value[k]) for k in ("relative Frobenius error", "mean absolute error",
+                                                          "max absolute error"))
+    weights = f" with {distribution_label} weights" if distribution_label else ""
+    halved = float(f"{rel:.3g}") / 2  # half of the number shown, so the reader's arithmetic agrees
+    quality = ("the two heatmaps should look alike" if rel < 0.3 else
+               "expect the approximate heatmap to look noisier than the exact one" if rel < 1.0 else
+               "the approximate heatmap is dominated by noise at this D")
+    return (f"{map_label}{weights} at D = {D:,}: relative Frobenius error {rel:.3g} (mean |K̂ − K| = "
+            f"{mean_abs:.3g}, largest {max_abs:.3g}), so {quality}. The estimate is unbiased: in the scatter "
+            f"the dots straddle the dashed line y = x and their spread is the variance. If the error falls "
+            f"like 1/√D, D = {4 * D:,} brings it to about {halved:.3g}; try it in the sidebar.")
