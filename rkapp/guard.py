@@ -12,7 +12,8 @@ import streamlit as st
 
 from rkcore.spec import check_memory, estimate_cost, max_size_within as _max_size_within
 
-__all__ = ["MEMORY_BUDGET", "estimate_cost", "guarded", "literal", "max_size_within", "require_memory", "show_error"]
+__all__ = ["MEMORY_BUDGET", "estimate_cost", "guarded", "literal", "max_size_within", "require_memory", "show_error",
+           "show_warning"]
 
 logger = logging.getLogger("rkcore.app")
 
@@ -29,15 +30,30 @@ def _physical_memory() -> int:
 MEMORY_BUDGET = int(min(2 * 2**30, _physical_memory() // 4))
 
 
+#: Every ASCII punctuation character: CommonMark lets each be backslash-escaped, and escaping them all
+#: also defeats what plain escaping of []()*_ misses: GFM autolinks ("https://", "www.", "a@b.c"),
+#: Streamlit's directives (":red[...]", ":material/x:") and LaTeX ("$...$").
+_MARKDOWN_PUNCTUATION = re.compile(r"([!-/:-@\[-`{-~])")
+_LINE_BREAKS = re.compile(r"[\r\n\u2028\u2029]+")
+
+
 def literal(text) -> str:
-    """Text shown literally by st.markdown / st.caption (no italics from x_j or *): every echo of
-    something a user typed or a file named goes through here."""
-    return re.sub(r"([\\`*_{}\[\]<>#+!|~$])", r"\\\1", str(text))
+    """Text shown literally by st.markdown / st.caption / st.error (no link, image, heading or italics
+    from what a user typed): every echo of user text (URL values, file names, paths, itemsets, column
+    names, messages quoting them) goes through here, once. Line breaks become spaces (a blank line
+    would start a new Markdown block)."""
+    return _MARKDOWN_PUNCTUATION.sub(r"\\\1", _LINE_BREAKS.sub(" ", str(text)))
 
 
 def show_error(message: str) -> None:
-    """The one place an error reaches the user: in place, as st.error."""
-    st.error(message)
+    """The one place an error reaches the user: in place, as st.error. ``message`` is plain text (it
+    may quote what the user typed): it is shown literally."""
+    st.error(literal(message))
+
+
+def show_warning(message: str, *, icon: str | None = None) -> None:
+    """A warning in place, as st.warning; ``message`` is plain text, shown literally."""
+    st.warning(literal(message), icon=icon)
 
 
 def require_memory(parts: dict[str, tuple[int, ...]], *, budget: int | None = None, hint: str = "") -> None:

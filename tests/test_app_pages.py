@@ -10,7 +10,7 @@ import pytest
 
 from rkcore.distributions import DISTRIBUTIONS
 from rkcore.registry import ITEMSET_KERNELS, KERNELS, KernelSpec, maps_for
-from tests.conftest import REPO, error_texts, page_files, plotly_figures
+from tests.conftest import REPO, error_texts, page_files, plotly_figures, warning_texts
 
 GRAM = "pages/1_Gram_matrices.py"
 ITEMSETS = "pages/2_Itemsets.py"
@@ -243,7 +243,7 @@ def test_itemsets_counts_listing_and_check(run_page):
 def test_itemsets_all_subsets_is_restricted_and_log_scaled(run_page):
     at = run_page(ITEMSETS, kernel="all_subsets", n=30)  # d = 20: 2^20 itemsets
     assert_clean(at)
-    assert any("restricted" in w.value for w in at.warning)
+    assert any("restricted" in w for w in warning_texts(at))
     fig = plotly_figures(at)[0]
     assert fig["layout"]["yaxis"]["type"] == "log"
     check = [df.value for df in at.dataframe][-1]
