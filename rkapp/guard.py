@@ -10,9 +10,12 @@ from typing import Callable
 
 import streamlit as st
 
+from rkcore.costs import RunCost
+from rkcore.memory import format_bytes
 from rkcore.spec import check_memory, estimate_cost, max_size_within as _max_size_within
 
-__all__ = ["MEMORY_BUDGET", "estimate_cost", "guarded", "literal", "max_size_within", "require_memory", "show_error",
+__all__ = ["AUTO_RUN_SECONDS", "MAX_RUN_SECONDS", "MEMORY_BUDGET", "Waiting", "estimate_cost", "guarded",
+           "largest_fitting", "literal", "max_size_within", "require_memory", "run_or_wait", "show_error",
            "show_warning"]
 
 logger = logging.getLogger("rkcore.app")
@@ -66,6 +69,62 @@ def max_size_within(bytes_for: Callable[[int], int], *, budget: int | None = Non
     return _max_size_within(bytes_for, MEMORY_BUDGET if budget is None else budget, upper)
 
 
+# ============================================================================ the run protocol
+#: Runs estimated below this start at once; longer ones wait for their button.
+AUTO_RUN_SECONDS = 2.0
+#: Runs estimated above this are refused (the server is shared by a whole class).
+MAX_RUN_SECONDS = 300.0
+
+
+class Waiting(Exception):
+    """Raised by :func:`run_or_wait` while a long run waits for its button: :class:`guarded` ends the
+    block quietly (the estimate and the button are on the page)."""
+
+
+def within_limits(cost: RunCost) -> bool:
+    return cost.seconds <= MAX_RUN_SECONDS and cost.bytes <= MEMORY_BUDGET
+
+
+def largest_fitting(cost_of: Callable[[int], RunCost], upper: int) -> int:
+    """The largest size s <= upper (e.g. n) whose run fits the time ceiling and the memory budget, for
+    "n up to ... fits" (cost_of must grow with s)."""
+    return _max_size_within(lambda s: 0 if s == 0 or within_limits(cost_of(s)) else 1, 0, int(upper))
+
+
+def _duration(seconds: float) -> str:
+    return f"{seconds:.0f} s" if seconds < 120 else f"{seconds / 60:.0f} minutes"
+
+
+def run_or_wait(cost: RunCost, *, key: str, params, what: str, fits: str = "", autorun: bool = False) -> bool:
+    """The one run protocol of every page, called before computing with the cost of everything the page
+    will compute (:mod:`rkcore.costs`). Beyond the time ceiling or the memory budget: ValueError naming
+    the estimate and ``fits`` (the largest settings that fit). Below AUTO_RUN_SECONDS, or once its button
+    was pressed for these ``params`` (the result is cached), or with ``autorun`` (a preset's click):
+    True. Otherwise the estimate and a button are shown and :class:`Waiting` ends the guarded block;
+    the estimate goes away as soon as the run starts."""
+    if not within_limits(cost):
+        raise ValueError(
+            f"Computing {what} would take about {_duration(cost.seconds)} and {format_bytes(cost.bytes)} of memory "
+            f"({cost.describe()}), more than the {_duration(MAX_RUN_SECONDS)} and {format_bytes(MEMORY_BUDGET)} "
+            f"allowed per view. {fits}".strip())
+    ran_key = f"_rk_ran_{key}"
+    if cost.seconds <= AUTO_RUN_SECONDS or autorun or st.session_state.get(ran_key) == params:
+        st.session_state[ran_key] = params
+        return True
+    slot = st.empty()
+    with slot.container():
+        show_warning(f"Computing {what} takes about {_duration(cost.seconds)} and {format_bytes(cost.bytes)} of "
+                     f"memory on this server ({cost.describe()}). It runs when you press the button.",
+                     icon=":material/timer:")
+        pressed = st.button(f"Run ({_duration(cost.seconds)})", key=f"{key}_run", type="primary",
+                            icon=":material/play_arrow:")
+    if not pressed:
+        raise Waiting(what)
+    st.session_state[ran_key] = params
+    slot.empty()  # the results replace the estimate
+    return True
+
+
 class guarded(ContextDecorator):
     """Run a page's compute: ValueError -> its message, MemoryError -> "reduce n or D", anything else ->
     logged with its traceback and a short message; the page goes on. ``g.failed`` tells after the block."""
@@ -82,6 +141,8 @@ class guarded(ContextDecorator):
         if exc_type is None or not issubclass(exc_type, Exception):
             return False  # st.stop / st.rerun / st.switch_page are BaseExceptions: let them through
         self.failed = True
+        if issubclass(exc_type, Waiting):
+            return True  # the estimate and the run button are shown
         if issubclass(exc_type, MemoryError):
             show_error(f"Out of memory while computing {self.what}: reduce n or D.")
         elif issubclass(exc_type, ValueError):
