@@ -14,14 +14,16 @@ from dataclasses import dataclass
 
 from .memory import format_bytes, nbytes
 
-#: flop/s of a large float64 GEMM on one thread (measured under load: 1.2e10 ... 2.5e10).
-GEMM_FLOPS = 1.5e10
+# Calibrated by benchmarks/bench_run_estimates.py on the shared 2-core machine at load average ~17
+# (six sessions at work): a quiet machine runs 3-5x faster, so estimates err on the slow side there.
+#: flop/s of a large float64 GEMM on one thread.
+GEMM_FLOPS = 3e9
 #: seconds per element of one numpy element-wise pass over a large array (read + write + temporaries).
-ELEMENT_SECONDS = 3e-9
+ELEMENT_SECONDS = 1.2e-8
 #: seconds per random number drawn by numpy's Generator (normal / uniform / Rademacher).
-RNG_SECONDS = 8e-9
+RNG_SECONDS = 3e-8
 #: seconds of fixed overhead of one engine call (validation, estimator construction, a small DataFrame).
-CALL_SECONDS = 2e-3
+CALL_SECONDS = 8e-3
 #: bytes of one row of a tidy result frame (a few float / int / object columns and the index).
 TIDY_ROW_BYTES = 80
 #: seconds per row of a tidy result frame built from Python dicts.
@@ -97,7 +99,7 @@ def error_study_cost(n: int, d: int, kernel: str, degree: int, D_list, n_methods
     n² pairs in row blocks against cached exact strips (the exact kernel once)."""
     D_list = [int(D) for D in D_list]
     per_trial = sum(map_transform_seconds(n, d, D, degree) + _gemm(n, D, n) + _elements(n * n * (8 + n_eps))
-                    + CALL_SECONDS for D in D_list)
+                    + 3 * CALL_SECONDS for D in D_list)
     seconds = exact_kernel_seconds(n, n, d, degree, kernel) + n_methods * trials * per_trial
     block = min(n, max(1, 64 * 2**20 // (8 * n * (2 * max(degree, 2) + 6))))
     peak = nbytes((n, max(D_list)), (min(n * n, 64 * 2**20 // 8),), (block * (2 * max(degree, 2) + 6), n))
@@ -113,11 +115,11 @@ def pair_variance_cost(d: int, kernel: str, degree: int, D_list, n_distributions
     m = max(int(degree), 1)
     draws = n_distributions * var_trials * D_max
     seconds = (exact_kernel_seconds(400, 400, d, degree, kernel)
-               + draws * (RNG_SECONDS * d + 6 * 2.0 * d * m / 2e9)       # weights, and 6×d×m products per feature
+               + draws * (RNG_SECONDS * d + 24 * d * m * ELEMENT_SECONDS)  # weights; the 6 points' features
                + n_distributions * var_trials * CALL_SECONDS / 10)
     if exact_line:
         seconds += n_distributions * _elements(2000 * d * m * m * 40)  # variance formulas over sampled pairs
-    chunk = min(var_trials, max(1, 256 * 2**20 // (8 * D_max * 6 * (d + 2))))
+    chunk = min(var_trials, max(1, 32 * 2**20 // (8 * D_max * 6 * (d + 2))))  # variance_study.CHUNK_BYTES
     return section("pair variances", seconds, nbytes((400, 400), (chunk * D_max * 6, d + 2)))
 
 
@@ -141,9 +143,9 @@ def projection_cost(n: int, dim: int, m_list, trials: int, kinds) -> RunCost:
     per_draw = {"gaussian": RNG_SECONDS * m_max * dim + _gemm(n, dim, m_max),
                 "sparse": RNG_SECONDS * m_max * dim * 0.1 + _elements(n * dim * 2) + _gemm(n, dim, m_max) * 0.2}
     seconds = (_elements(4 * n * dim)
-               + trials * sum(per_draw.get(k, per_draw["gaussian"]) + _elements(3 * n * m_max) + CALL_SECONDS
+               + trials * sum(per_draw.get(k, per_draw["gaussian"]) + _elements(3 * n * m_max) + 20 * CALL_SECONDS
                               for k in kinds)
-               + rows * 4e-7)  # the tidy frames: built column-wise, concatenated, summarized
+               + rows * 1e-6)  # the tidy frames: built column-wise, concatenated, summarized
     peak = nbytes((n, dim), (m_max, dim), (2, n, m_max)) + 2 * rows * TIDY_ROW_BYTES
     return section("projections", seconds, peak)
 
@@ -154,7 +156,7 @@ def compositional_cost(n: int, d: int, D_list, trials: int, n_modes: int, D_gram
     D_list = [int(D) for D in D_list]
 
     def one_estimate(D: int) -> float:
-        return (_elements(n * D * n_nodes * 6) + D * n_nodes * 3e-6 + 2 * _gemm(n, D, n) + _elements(8 * n * n)
+        return (_elements(n * D * n_nodes * 2) + D * n_nodes * 3e-6 + 2 * _gemm(n, D, n) + _elements(8 * n * n)
                 + CALL_SECONDS)
 
     seconds = (_elements(n * n * n_nodes * 6) + one_estimate(int(D_gram))
