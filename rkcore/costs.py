@@ -163,3 +163,14 @@ def compositional_cost(n: int, d: int, D_list, trials: int, n_modes: int, D_gram
                + n_modes * trials * sum(one_estimate(D) for D in D_list))
     D_top = max(max(D_list), int(D_gram))
     return section("compositional kernel", seconds, nbytes(*[(n, n)] * 4, (n, 8 * D_top)))
+
+
+def kernel_trick_cost(n_features, d_list, n: int, degree: int, repeats: int) -> RunCost:
+    """rkcore.foundations.kernel_trick_timing: per d, (repeats + 1 warm-up) × (explicit features
+    Φ (n × F) and Φ Φᵀ, then the kernel formula on n² pairs)."""
+    m = max(int(degree), 1)
+    seconds = sum((repeats + 1) * (_elements(n * F * (m + 1)) + _gemm(n, F, n) + _gemm(n, d, n)
+                                   + _elements(n * n * (m + 3)) + 2 * CALL_SECONDS)
+                  for F, d in zip(n_features, d_list))
+    F_max = max(n_features, default=1)
+    return section("kernel trick timings", seconds, nbytes((n, F_max), (2, n, n)))
