@@ -34,13 +34,13 @@ with guarded("the itemset family"):
     st.markdown(f"**S** holds {literal(family.describe())}.")
     counts = family_counts(family)
     c1, c2, c3 = st.columns(3)
-    c1.metric("|S| (itemsets)", f"{family.n_itemsets:,}" if family.n_itemsets < 10**15 else f"{family.n_itemsets:.3e}")
+    c1.metric("|S| (itemsets)", family.n_itemsets_text)
     c2.metric("d (features)", d)
     c3.metric("largest itemset", family.max_size)
     chart(family_counts_figure(counts), counts[["size", "count_text"]].rename(columns={"count_text": "count"}),
           "Itemset counts by size", caption="Counts are exact (combinatorial, never enumerated).")
     listing = family_listing(family, limit=LISTING_LIMIT, feature_names=data.feature_names)
-    shown = "all" if family.n_itemsets <= LISTING_LIMIT else f"the first {len(listing)} of {family.n_itemsets:,}"
+    shown = "all" if family.n_itemsets <= LISTING_LIMIT else f"the first {len(listing)} of {family.n_itemsets_text}"
     with st.expander(f"List of itemsets ({shown})", expanded=family.n_itemsets <= 30):
         table(listing, "Itemsets listing", caption="Ordered by size, then lexicographically.")
 
@@ -50,7 +50,7 @@ if family is not None:
         sub = explicit_view_family(family, max_itemsets=EXPLICIT_MAX)
         X_sub = data.X[:, :sub.d]
         if sub.d < family.d:
-            show_warning(f"φ_S would have {family.n_itemsets:,} columns. Below, the family is restricted to the "
+            show_warning(f"φ_S would have {family.n_itemsets_text} columns. Below, the family is restricted to the "
                        f"itemsets within the first d′ = {sub.d} features ({sub.n_itemsets:,} itemsets), and the "
                        "data to those features.")
         phi = explicit_feature_table(X_sub, sub, rows=5, max_columns=SHOWN_COLUMNS, feature_names=data.feature_names)

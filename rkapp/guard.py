@@ -3,7 +3,6 @@ through, and the per-view memory budget."""
 from __future__ import annotations
 
 import logging
-import os
 import re
 from contextlib import ContextDecorator
 from typing import Callable
@@ -11,8 +10,9 @@ from typing import Callable
 import streamlit as st
 
 from rkcore.costs import RunCost
-from rkcore.memory import format_bytes
-from rkcore.spec import check_memory, estimate_cost, max_size_within as _max_size_within
+from rkcore.limits import estimate_cost, format_bytes, physical_memory
+from rkcore.limits import max_size_within as _max_size_within
+from rkcore.limits import require_memory as _require_memory
 
 __all__ = ["AUTO_RUN_SECONDS", "MAX_RUN_SECONDS", "MEMORY_BUDGET", "Waiting", "estimate_cost", "guarded",
            "largest_fitting", "literal", "max_size_within", "require_memory", "run_or_wait", "show_error",
@@ -21,16 +21,9 @@ __all__ = ["AUTO_RUN_SECONDS", "MAX_RUN_SECONDS", "MEMORY_BUDGET", "Waiting", "e
 logger = logging.getLogger("rkcore.app")
 
 
-def _physical_memory() -> int:
-    try:
-        return os.sysconf("SC_PAGE_SIZE") * os.sysconf("SC_PHYS_PAGES")
-    except (ValueError, OSError, AttributeError):  # pragma: no cover - non-POSIX
-        return 8 * 2**30
-
-
 #: Bytes one view may allocate: a quarter of the machine's memory, at most 2 GB
 #: (the server is shared by every open session).
-MEMORY_BUDGET = int(min(2 * 2**30, _physical_memory() // 4))
+MEMORY_BUDGET = int(min(2 * 2**30, physical_memory() // 4))
 
 
 #: Every ASCII punctuation character: CommonMark lets each be backslash-escaped, and escaping them all
@@ -61,12 +54,12 @@ def show_warning(message: str, *, icon: str | None = None) -> None:
 
 def require_memory(parts: dict[str, tuple[int, ...]], *, budget: int | None = None, hint: str = "") -> None:
     """Refuse (ValueError, shown by :class:`guarded`) arrays of these shapes beyond the budget."""
-    check_memory(parts, MEMORY_BUDGET if budget is None else budget, hint)
+    _require_memory(parts, budget=MEMORY_BUDGET if budget is None else budget, hint=hint)
 
 
 def max_size_within(bytes_for: Callable[[int], int], *, budget: int | None = None, upper: int = 10**7) -> int:
     """The largest size s (e.g. n) with ``bytes_for(s) <= budget``, for "reduce n to ..." hints."""
-    return _max_size_within(bytes_for, MEMORY_BUDGET if budget is None else budget, upper)
+    return _max_size_within(bytes_for, budget=MEMORY_BUDGET if budget is None else budget, upper=upper)
 
 
 # ============================================================================ the run protocol
@@ -88,7 +81,7 @@ def within_limits(cost: RunCost) -> bool:
 def largest_fitting(cost_of: Callable[[int], RunCost], upper: int) -> int:
     """The largest size s <= upper (e.g. n) whose run fits the time ceiling and the memory budget, for
     "n up to ... fits" (cost_of must grow with s)."""
-    return _max_size_within(lambda s: 0 if s == 0 or within_limits(cost_of(s)) else 1, 0, int(upper))
+    return _max_size_within(lambda s: 0 if s == 0 or within_limits(cost_of(s)) else 1, budget=0, upper=int(upper))
 
 
 def _duration(seconds: float) -> str:

@@ -24,6 +24,7 @@ from rkcore.views import format_bytes
 from .guard import literal, show_error
 from .state import FIELDS, NO_TARGET, VIEW_FIELDS, ViewSpec, check, is_stored, read_url, store, stored, write_url
 
+
 def _let_non_finite_numbers_through() -> None:
     """Streamlit 1.67 turns an integer number_input's incoming value into int before its own bounds
     check, so NaN/inf sent by a crafted client raise "cannot convert float NaN to integer" before any
@@ -119,10 +120,10 @@ def _upload_section() -> tuple[str, str] | None:
     st.sidebar.caption(f"Using **{literal(name)}** ({format_bytes(len(content))}).")
     if not is_csv(name):
         return ref
-    try:
-        columns = [str(c) for c in pd.read_csv(io.BytesIO(content), nrows=0).columns]
-    except Exception as exc:  # noqa: BLE001 - any parse failure is reported, load_data says more
-        show_error(f"{name} could not be read as CSV: {exc}")
+    try:  # same encoding / delimiter detection and size limits as load_csv (UTF-16, ';', tabs, ...)
+        columns = rkdata.csv_columns(io.BytesIO(content))
+    except ValueError as exc:  # load_data shows the same message in place of the page
+        st.sidebar.caption(literal(f"No target column to choose: {exc}"))
         return ref
     guess = next((c for c in columns if c.strip().lower() in ("target", "label", "class", "y")), NO_TARGET)
     errors: list[str] = []

@@ -36,7 +36,6 @@ Times are wall-clock ``time.perf_counter()`` around ``fit(X_train)`` and
 """
 from __future__ import annotations
 
-import argparse
 import ast
 import math
 import sys
@@ -50,9 +49,9 @@ import numpy as np
 import pandas as pd
 import scipy.sparse as sp
 from sklearn.metrics import balanced_accuracy_score
+from sklearn.model_selection import train_test_split
 from sklearn.svm import SVC
 from sklearn.utils import check_random_state
-from threadpoolctl import threadpool_limits
 
 from .models import (
     AllSubsetsModelClassifier,
@@ -245,8 +244,9 @@ def split_sizes(n: int, split) -> tuple[int, int, int]:
         raise ValueError(f"split must be (train, validation, test); got {split!r}.")
     sizes = []
     for part in split:
-        if isinstance(part, (bool, np.bool_)) or not isinstance(part, (int, float, np.integer, np.floating)) or part <= 0:
-            raise ValueError(f"split entries must be positive counts or fractions in (0, 1); got {split!r}.")
+        if isinstance(part, (bool, np.bool_)) or not isinstance(part, (int, float, np.integer, np.floating)) \
+                or not np.isfinite(part) or part <= 0 or (part >= 1 and float(part) != int(part)):
+            raise ValueError(f"split entries must be positive whole counts or fractions in (0, 1); got {split!r}.")
         sizes.append(int(part) if float(part) >= 1 else int(round(float(part) * n)))
     if sum(sizes) > n:
         raise ValueError(f"split {split!r} asks for {sum(sizes)} samples but the dataset has only {n}.")
@@ -267,6 +267,50 @@ def _check_methods(methods: Sequence[str], kernel: KernelSpec) -> list[Method]:
             raise ValueError(f"Method {m.key!r} needs the {' or '.join(m.requires)} kernel, not {kernel.name!r}; "
                              f"with {kernel.name!r} the allowed methods are: {', '.join(allowed)}.")
     return chosen
+
+
+def check_study(methods: Sequence[str], kernel: KernelSpec, n_features: int, n_components_list: Sequence[int],
+                method_params: Mapping[str, dict] | None = None) -> None:
+    """Raise ValueError for any study that would fail after work has started.
+
+    Checks the methods against the kernel, the degrees against the number of features,
+    D values, and builds every method's estimator once with its parameter overrides
+    (unknown parameter names and invalid values are caught here, not in the first fit).
+
+    Parameters
+    ----------
+    methods : sequence of str
+        Keys of :data:`METHODS`.
+    kernel : KernelSpec
+        The study kernel.
+    n_features : int
+        Number of features d of the data.
+    n_components_list : sequence of int
+        The D values.
+    method_params : mapping or None, default=None
+        Estimator overrides per method key, as for :func:`accuracy_study`.
+    """
+    from sklearn.pipeline import Pipeline
+
+    chosen = _check_methods(methods, kernel)
+    Ds = [int(D) for D in n_components_list]
+    if any(D < 1 for D in Ds) or (not Ds and any(m.uses_D for m in chosen)):
+        raise ValueError(f"numbers of random features D must be integers >= 1; got {list(n_components_list)!r}.")
+    params = {k: dict(v) for k, v in (method_params or {}).items()}
+    for key in params:
+        get_method(key)
+        if key not in [m.key for m in chosen]:
+            raise ValueError(f"parameters given for method {key!r}, which is not in the study ({', '.join(methods)}).")
+    for method in chosen:
+        spec = method.kernel_of(kernel)
+        if spec.name in ("anova", "up_to", "polynomial") and spec.degree > n_features and spec.name != "polynomial":
+            raise ValueError(f"{method.key}: degree {spec.degree} exceeds the number of features d = {n_features}.")
+        try:
+            est = method.build(spec, max(Ds) if method.uses_D else None, 1.0, 100, 0, params.get(method.key, {}))
+            for step in ([s for _, s in est.steps] if isinstance(est, Pipeline) else [est]):
+                step._validate_params()
+        except (TypeError, ValueError) as exc:
+            raise ValueError(f"method {method.key!r}: {exc}") from None
 
 
 # ----------------------------------------------------------------------------- validation of C
@@ -301,14 +345,16 @@ def accuracy_study(dataset_or_XY, methods: Sequence[str], n_components_list: Seq
                    kernel: KernelSpec | None = None, split=(0.5, 0.1, 0.4), C_grid=DEFAULT_C_GRID,
                    shared_C: bool = True, select_by: str = "accuracy",
                    method_params: Mapping[str, dict] | None = None, random_state=0,
-                   progress: Callable[[int, int, str], None] | None = None) -> pd.DataFrame:
+                   progress: Callable[[int, int, str], None] | None = None, stratify: bool = True,
+                   client=None) -> pd.DataFrame:
     """Test accuracy and train / test time of each method, D and trial (paper Figures 2 and 3).
 
     Parameters
     ----------
     dataset_or_XY : Dataset or (X, y)
         Labelled data (normalize it beforehand if wanted; the paper L1-normalizes).
-    methods : sequence of keys of :data:`METHODS`
+    methods : sequence of str
+        Keys of :data:`METHODS`, e.g. ``["kernel_svm", "fm", "rk", "scrk"]``.
     n_components_list : sequence of int
         The numbers of random features D (used by the random-feature methods only).
     n_trials : int
@@ -317,6 +363,9 @@ def accuracy_study(dataset_or_XY, methods: Sequence[str], n_components_list: Seq
         The study kernel (the paper: ANOVA m = 2, 3 and all-subsets).
     split : (train, validation, test)
         Counts, or fractions of n; one seeded random split shared by all fits.
+    stratify : bool, default=True
+        Keep the class proportions in all three parts (``train_test_split(...,
+        stratify=y)``; MovieLens has 21% positives); False draws a plain permutation.
     C_grid : sequence of float
         Candidate C values, chosen by validation accuracy (see the module docstring).
     shared_C : bool
@@ -331,6 +380,10 @@ def accuracy_study(dataset_or_XY, methods: Sequence[str], n_components_list: Seq
     random_state : int
         Seeds the split; trial t of a randomized method uses seed ``random_state + t``.
     progress : callable (done, total, message) or None
+        Called before every fit and once at the end (done == total).
+    client : dask.distributed.Client or None
+        Run the fits on this Dask cluster (C is validated locally first); the split data
+        are scattered once. Same seeds, same accuracies as a local run (times differ).
 
     Returns
     -------
@@ -342,13 +395,27 @@ def accuracy_study(dataset_or_XY, methods: Sequence[str], n_components_list: Seq
     validation records (selection, kernel, D, C, val_accuracy, val_balanced_accuracy);
     ``df.attrs["split"]``
     the sizes and the test accuracy of always predicting the majority training class.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from rkcore.accuracy import accuracy_study
+    >>> rng = np.random.RandomState(0)
+    >>> X = rng.rand(200, 6); y = (X[:, 0] * X[:, 1] > 0.25).astype(int)
+    >>> df = accuracy_study((X, y), ["kernel_svm", "rk"], [32], n_trials=2, C_grid=[1.0, 10.0])
+    >>> df[["method", "D", "trial"]].to_numpy().tolist()
+    [['kernel_svm', nan, 0], ['rk', 32.0, 0], ['rk', 32.0, 1]]
     """
     X, y = _as_xy(dataset_or_XY)
     kernel = KernelSpec("anova", 2) if kernel is None else kernel
     if not isinstance(kernel, KernelSpec):
         raise ValueError(f"kernel must be a KernelSpec, got {type(kernel).__name__}.")
     chosen = _check_methods(methods, kernel)
-    Ds = [int(D) for D in n_components_list]
+    from .kernels import is_integer
+    Ds = list(n_components_list)
+    if any(not is_integer(D) for D in Ds):
+        raise ValueError(f"n_components_list must hold integers >= 1; got {n_components_list!r}.")
+    Ds = [int(D) for D in Ds]
     if any(D < 1 for D in Ds) or (not Ds and any(m.uses_D for m in chosen)):
         raise ValueError("n_components_list must hold integers >= 1 for the random-feature methods; "
                          f"got {n_components_list!r}.")
@@ -363,8 +430,7 @@ def accuracy_study(dataset_or_XY, methods: Sequence[str], n_components_list: Seq
         get_method(key)
 
     n_train, n_val, n_test = split_sizes(X.shape[0], split)
-    order = check_random_state(random_state).permutation(X.shape[0])
-    tr, va, te = order[:n_train], order[n_train:n_train + n_val], order[n_train + n_val:n_train + n_val + n_test]
+    tr, va, te = split_indices(y, (n_train, n_val, n_test), random_state, stratify)
     X_tr, y_tr, X_va, y_va, X_te, y_te = X[tr], y[tr], X[va], y[va], X[te], y[te]
     seed0 = 0 if random_state is None else int(random_state)
 
@@ -400,33 +466,90 @@ def accuracy_study(dataset_or_XY, methods: Sequence[str], n_components_list: Seq
         return C_of[key]
 
     rows: list[dict] = []
-    for method, D, trial in jobs:
-        C = C_for(method, D)
-        seed = seed0 + trial
-        spec = method.kernel_of(kernel)
-        est = method.build(spec, D, C, n_train, seed, params.get(method.key, {}))
-        notify(len(rows), f"{method.label}" + (f" D={D}" if D else "") + f" trial {trial}")
-        start = time.perf_counter()
-        est.fit(X_tr, y_tr)
-        train_seconds = time.perf_counter() - start
-        start = time.perf_counter()
-        pred = est.predict(X_te)
-        test_seconds = time.perf_counter() - start
-        rows.append({
-            "method": method.key, "label": method.label, "kernel": spec.label(),
-            "D": np.nan if D is None else float(D), "trial": trial, "seed": seed if method.randomized else np.nan,
-            "accuracy": float(np.mean(pred == y_te)),
-            "balanced_accuracy": float(balanced_accuracy_score(y_te, pred)),
-            "train_seconds": train_seconds, "test_seconds": test_seconds,
-            "C": C, "model_size": method.model_size(est, D), "n_train": n_train, "n_test": n_test,
-        })
+    # C first (validation fits run here), then the fits: independent tasks with their own seeds
+    fits = [(method.key, kernel, D, C_for(method, D), n_train, seed0 + trial, trial, params.get(method.key, {}))
+            for method, D, trial in jobs]
+    shared = {"X_train": X_tr, "y_train": y_tr, "X_test": X_te, "y_test": y_te}
+    if client is not None:
+        from .distributed import run_tasks
+
+        results = run_tasks(client, _fit_and_score, fits, shared)
+    else:
+        results = (_fit_and_score(*fit, **shared) for fit in fits)
+    rows.extend(_announce(results, fits, notify))
     notify(len(rows), "done")
     df = pd.DataFrame(rows, columns=COLUMNS)
     df.attrs["validation"] = validation
     labels, counts = np.unique(y_tr, return_counts=True)
-    df.attrs["split"] = {"n_train": n_train, "n_val": n_val, "n_test": n_test,
+    df.attrs["split"] = {"n_train": n_train, "n_val": n_val, "n_test": n_test, "stratified": bool(stratify),
                          "majority_accuracy": float(np.mean(y_te == labels[np.argmax(counts)]))}
     return df
+
+
+def split_indices(y, sizes: tuple[int, int, int], random_state=0, stratify: bool = True):
+    """Train, validation and test row indices of the given sizes, stratified by y if asked.
+
+    Parameters
+    ----------
+    y : ndarray of shape (n_samples,)
+        Labels.
+    sizes : (int, int, int)
+        Train, validation and test counts (sum <= n_samples).
+    random_state : int or None, default=0
+        Seed of the split.
+    stratify : bool, default=True
+        Keep the class proportions of y in each part (each class needs at least two
+        members in every part it is split between).
+
+    Returns
+    -------
+    train, validation, test : ndarray of int
+        Disjoint row indices.
+    """
+    n_train, n_val, n_test = sizes
+    index = np.arange(len(y))
+    if not stratify:
+        order = check_random_state(random_state).permutation(len(y))
+        return order[:n_train], order[n_train:n_train + n_val], order[n_train + n_val:n_train + n_val + n_test]
+    try:
+        rest, test = train_test_split(index, train_size=n_train + n_val, test_size=n_test, stratify=y,
+                                      random_state=random_state)
+        train, val = train_test_split(rest, train_size=n_train, test_size=n_val, stratify=y[rest],
+                                      random_state=random_state)
+    except ValueError as exc:
+        raise ValueError(f"cannot stratify the split {sizes} by class: {exc} "
+                         "(use fewer classes, larger parts, or stratify=False).") from None
+    return train, val, test
+
+
+def _announce(results, fits, notify):
+    """Report each fit as it starts (local run) or is collected (Dask)."""
+    for done, fit in enumerate(fits):
+        key, _, D, _, _, _, trial, _ = fit
+        notify(done, f"{get_method(key).label}" + (f" D={D}" if D else "") + f" trial {trial}")
+        yield next(results)
+
+
+def _fit_and_score(method_key: str, kernel: KernelSpec, D, C: float, n_train: int, seed: int, trial: int,
+                   params: dict, *, X_train, y_train, X_test, y_test) -> dict:
+    """Build, fit and test one (method, D, trial); times measured here, where it runs."""
+    method = get_method(method_key)
+    spec = method.kernel_of(kernel)
+    est = method.build(spec, D, C, n_train, seed, params)
+    start = time.perf_counter()
+    est.fit(X_train, y_train)
+    train_seconds = time.perf_counter() - start
+    start = time.perf_counter()
+    pred = est.predict(X_test)
+    test_seconds = time.perf_counter() - start
+    return {
+        "method": method.key, "label": method.label, "kernel": spec.label(),
+        "D": np.nan if D is None else float(D), "trial": trial, "seed": seed if method.randomized else np.nan,
+        "accuracy": float(np.mean(pred == y_test)),
+        "balanced_accuracy": float(balanced_accuracy_score(y_test, pred)),
+        "train_seconds": train_seconds, "test_seconds": test_seconds,
+        "C": C, "model_size": method.model_size(est, D), "n_train": n_train, "n_test": len(y_test),
+    }
 
 
 def summarize(df: pd.DataFrame) -> pd.DataFrame:
@@ -480,7 +603,7 @@ def _load(data: str, target: str | None, n_samples: int | None, seed: int):
         return load_builtin(data.split(":", 1)[1], n_samples=n_samples, random_state=seed)
     path = Path(data)
     if path.is_dir():
-        return load_movielens(path, n_samples=n_samples, random_state=seed if n_samples else None)
+        return load_movielens(path, n_samples=n_samples, random_state=seed if n_samples else None, sparse=True)
     if not path.is_file():
         raise ValueError(f"--data {data!r} is neither builtin:KEY, a MovieLens folder nor a file.")
     if path.suffix.lower() == ".csv":
@@ -527,76 +650,10 @@ def _parse_split(n: int, n_train, n_val, n_test):
 
 
 def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(
-        prog="python -m rkcore accuracy",
-        description="Accuracy and train/test time of kernel SVMs, FMs and linear models on random features "
-                    "(Atarashi et al., AAAI-19, Figures 2 and 3).")
-    parser.add_argument("--data", required=True, help="builtin:KEY, a MovieLens 100K folder, a .csv or a LIBSVM file")
-    parser.add_argument("--target", default=None, help="label column of a CSV file")
-    parser.add_argument("--n-samples", type=int, default=None, help="load only this many rows (seeded subsample)")
-    parser.add_argument("--normalize", default="l1", choices=["l1", "l2", "none"], help="row normalization (paper: l1)")
-    parser.add_argument("--kernel", default="anova", choices=sorted(KERNELS), help="study kernel")
-    parser.add_argument("--degree", type=int, default=2)
-    parser.add_argument("--D", default="2d,4d,8d,16d", help="numbers of random features, e.g. 156,312 or 2d,16d")
-    parser.add_argument("--trials", type=int, default=3)
-    parser.add_argument("--methods", default=None, help=f"comma-separated keys of {', '.join(METHODS)}")
-    parser.add_argument("--n-train", type=float, default=None)
-    parser.add_argument("--n-val", type=float, default=None)
-    parser.add_argument("--n-test", type=float, default=None)
-    parser.add_argument("--C-grid", default=",".join(f"{c:g}" for c in DEFAULT_C_GRID))
-    parser.add_argument("--per-method-C", action="store_true", help="validate C per method instead of sharing the SVM's")
-    parser.add_argument("--select-by", default="accuracy", choices=SELECTION_METRICS,
-                        help="validation score that picks C (paper: accuracy)")
-    parser.add_argument("--param", action="append", default=[], help="METHOD.PARAM=VALUE estimator override (repeatable)")
-    parser.add_argument("--seed", type=int, default=0)
-    parser.add_argument("--out", default=None, help="write the tidy per-fit rows to this CSV file")
-    parser.add_argument("--blas-threads", type=int, default=None,
-                        help="limit BLAS threads for every method (steadier timings on a shared machine)")
-    parser.add_argument("--quiet", action="store_true")
-    args = parser.parse_args(argv)
+    """``rkcore accuracy ...`` (see :mod:`rkcore.cli`); returns the exit code."""
+    from .cli import main as cli_main
 
-    try:
-        data = _load(args.data, args.target, args.n_samples, args.seed)
-        X = normalize(data.X, args.normalize)
-        kernel = KernelSpec(args.kernel, degree=args.degree)
-        if args.methods:
-            methods = [m.strip() for m in args.methods.split(",") if m.strip()]
-        elif args.kernel == "anova":
-            methods = ["kernel_svm", "fm", "rk", "scrk"]
-        else:
-            methods = ["kernel_svm", "rk"]
-        Ds = _parse_Ds(args.D, X.shape[1])
-        split = _parse_split(X.shape[0], args.n_train, args.n_val, args.n_test)
-        C_grid = [float(c) for c in args.C_grid.split(",") if c.strip()]
-        params = _parse_params(args.param)
-
-        def progress(done, total, text):
-            if not args.quiet:
-                print(f"[{done}/{total}] {text}", file=sys.stderr, flush=True)
-
-        with threadpool_limits(args.blas_threads):
-            df = accuracy_study((X, data.y), methods, Ds, args.trials, kernel=kernel, split=split, C_grid=C_grid,
-                                shared_C=not args.per_method_C, select_by=args.select_by,
-                                method_params=params, random_state=args.seed,
-                                progress=progress)
-    except ValueError as exc:
-        print(f"error: {exc}", file=sys.stderr)
-        return 2
-
-    sizes = df.attrs["split"]
-    print(f"{data.name}: d = {X.shape[1]}, train/val/test = {sizes['n_train']}/{sizes['n_val']}/{sizes['n_test']}, "
-          f"kernel = {kernel.label()}, normalization = {args.normalize}; "
-          f"majority-class test accuracy = {sizes['majority_accuracy']:.4f}")
-    chosen = pd.DataFrame(df.attrs["validation"])
-    if not chosen.empty:
-        print(f"validation {args.select_by.replace('_', ' ')} by C:")
-        print(chosen.pivot_table(index=["selection", "kernel", "D"], columns="C", values=f"val_{args.select_by}",
-                                 dropna=False).to_string())
-    print(format_table(df))
-    if args.out:
-        df.to_csv(args.out, index=False)
-        print(f"wrote {len(df)} rows to {args.out}")
-    return 0
+    return cli_main(["accuracy", *(sys.argv[1:] if argv is None else argv)])
 
 
 if __name__ == "__main__":  # pragma: no cover

@@ -22,6 +22,10 @@ may be ``inf``). All functions broadcast over numpy arrays.
 The inverses ``min_components_lemma*`` give the smallest integer D with bound(D) <= delta,
 from the closed form of the log bound, rounded up and then corrected by one step either
 way so that ``log_bound(D) <= log(delta) < log_bound(D - 1)`` holds in floating point.
+That property needs the log bounds of D and D - 1 to differ in float64, which fails above
+about D = 1e10 (they differ by ~|log delta| / D, below their rounding): there D is
+instead ceil(D*) with D* evaluated in 60-digit decimal arithmetic, the smallest integer
+with bound(D) <= delta in exact arithmetic.
 """
 from __future__ import annotations
 
@@ -35,8 +39,9 @@ _LOG2 = np.log(2.0)
 _LOG8 = np.log(8.0)
 _LOG32 = np.log(32.0)
 
-#: Below this, integers are exact in float64, so the +-1 correction of the inverses is meaningful.
-_EXACT_INTEGER_LIMIT = 2.0**52
+#: Below this, float64 log bounds of D and D - 1 differ reliably, so the +-1 correction of
+#: the inverses is meaningful; above it D comes from the closed form in decimal arithmetic.
+_EXACT_INTEGER_LIMIT = 1e10
 
 
 # ------------------------------------------------------------------------- validation
@@ -203,14 +208,36 @@ def lemma3(n_components, eps, R, degree, *, clip: bool = True):
 
 
 # ------------------------------------------------------------------------- inverses
-def _smallest_D(log_D_star: np.ndarray, log_bound, log_delta: np.ndarray):
+def _decimal_ceil(D_star_decimal, *params) -> np.ndarray:
+    """ceil(D*) element-wise with D* from ``D_star_decimal(*floats)`` in 60-digit decimals
+    (inf beyond the float64 range)."""
+    import decimal
+
+    arrays = np.broadcast_arrays(*params)
+    out = np.empty(arrays[0].shape, dtype=object)
+    with decimal.localcontext() as ctx:
+        ctx.prec = 60
+        for idx in np.ndindex(out.shape):
+            value = D_star_decimal(*(decimal.Decimal(float(a[idx])) for a in arrays))
+            out[idx] = max(1, int(value.to_integral_value(rounding=decimal.ROUND_CEILING)))
+    return out  # Python ints: exact beyond 2**53
+
+
+def _smallest_D(log_D_star: np.ndarray, log_bound, log_delta: np.ndarray, exact_D=None):
     """ceil(D*) (at least 1), corrected by one step so that log_bound(D) <= log_delta < log_bound(D - 1).
 
     ``log_bound(D)`` evaluates the log bound at the broadcast parameters. The closed form
-    is exact in real arithmetic; the correction absorbs rounding in exp/log.
+    is exact in real arithmetic; the correction absorbs rounding in exp/log. Where D is
+    beyond _EXACT_INTEGER_LIMIT, ``exact_D()`` (decimal arithmetic) gives it instead.
     """
     with np.errstate(over="ignore"):
         D = np.maximum(1.0, np.ceil(np.exp(log_D_star)))
+    large = (D >= _EXACT_INTEGER_LIMIT) & np.isfinite(log_D_star) & (log_D_star < 700)
+    if exact_D is not None and large.any():
+        exact_ints = exact_D()
+        if D.ndim == 0:
+            return int(exact_ints[()])  # a Python int, exact beyond 2**53
+        D = np.where(large, exact_ints.astype(np.float64), D)
     exact = D < _EXACT_INTEGER_LIMIT
     if exact.any():
         too_small = exact & (log_bound(D) > log_delta)
@@ -234,7 +261,8 @@ def min_components_lemma1(eps, delta, R):
     eps, delta, R = np.broadcast_arrays(eps, delta, R)
     log_delta = np.log(delta)
     log_D = _LOG2 + 4.0 * R + np.log(np.log(2.0 / delta)) - 2.0 * np.log(eps)
-    return _smallest_D(log_D, lambda D: _log_lemma1(D, eps, R), log_delta)
+    exact = lambda: _decimal_ceil(lambda e, dl, r: 2 * (4 * r).exp() * (2 / dl).ln() / (e * e), eps, delta, R)  # noqa: E731
+    return _smallest_D(log_D, lambda D: _log_lemma1(D, eps, R), log_delta, exact)
 
 
 def min_components_lemma2(eps, delta, R, d):
@@ -248,7 +276,14 @@ def min_components_lemma2(eps, delta, R, d):
     bracket = _log_lemma2_prefactor(eps, R, d) - log_delta  # = log(2/delta) + 2d log(...)
     with np.errstate(divide="ignore", invalid="ignore"):
         log_D = np.where(bracket > 0, _LOG8 + 4.0 * R - 2.0 * np.log(eps) + np.log(bracket), -np.inf)
-    return _smallest_D(log_D, lambda D: _log_lemma2(D, eps, R, d), log_delta)
+
+    def exact():
+        def D_star(e, dl, r, dd):
+            bracket = (2 / dl).ln() + 2 * dd * (32 * r * dd.sqrt() * r.exp() / e).ln()
+            return 8 * (4 * r).exp() * bracket / (e * e) if bracket > 0 else bracket * 0 + 1
+        return _decimal_ceil(D_star, eps, delta, R, d)
+
+    return _smallest_D(log_D, lambda D: _log_lemma2(D, eps, R, d), log_delta, exact)
 
 
 def min_components_lemma3(eps, delta, R, degree):
@@ -260,7 +295,8 @@ def min_components_lemma3(eps, delta, R, degree):
     eps, delta, R, m = np.broadcast_arrays(eps, delta, R, m)
     log_delta = np.log(delta)
     log_D = _LOG2 + 4.0 * m * np.log(R) + np.log(np.log(2.0 / delta)) - 2.0 * np.log(eps)
-    return _smallest_D(log_D, lambda D: _log_lemma3(D, eps, R, m), log_delta)
+    exact = lambda: _decimal_ceil(lambda e, dl, r, mm: 2 * r ** (4 * mm) * (2 / dl).ln() / (e * e), eps, delta, R, m)  # noqa: E731
+    return _smallest_D(log_D, lambda D: _log_lemma3(D, eps, R, m), log_delta, exact)
 
 
 # ------------------------------------------------------------------------- data

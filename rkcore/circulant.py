@@ -15,14 +15,15 @@ from numbers import Integral
 import numpy as np
 import scipy.fft
 import scipy.sparse as sp
-from sklearn.base import BaseEstimator, TransformerMixin, _fit_context
+from sklearn.base import BaseEstimator, ClassNamePrefixFeaturesOutMixin, TransformerMixin, _fit_context
 from sklearn.utils import check_random_state
 from sklearn.utils._param_validation import Interval
 from sklearn.utils.validation import check_is_fitted, validate_data
 
+from .limits import check_allocation
 from .distributions import get_distribution
 from .itemsets import check_degree_fits
-from .kernels import elementary_top, row_blocks
+from .kernels import BLOCK_BYTES, _abs_max, elementary_pairs, may_overflow, elementary_top, newton_is_safe, rounding_gamma, row_blocks
 
 #: Temporary memory per row block in transform (spectra, products, inverse FFTs).
 #: Measured at D=8192, n=1000, d in {512, 4096}: ~4 MB blocks (they stay in cache) were
@@ -32,7 +33,7 @@ TRANSFORM_BLOCK_BYTES = 4 * 2**20
 FFT_WORKERS = -1
 
 
-class SignedCirculantRandomKernel(TransformerMixin, BaseEstimator):
+class SignedCirculantRandomKernel(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseEstimator):
     r"""Signed circulant random kernel (SCRK) map for the m-order ANOVA kernel.
 
     The D random vectors of the RK map (Algorithm 1) are the rows of
@@ -78,6 +79,8 @@ class SignedCirculantRandomKernel(TransformerMixin, BaseEstimator):
     degree : int, default=2
         Order m of the ANOVA kernel, 1 <= m <= n_features.
     random_state : int, RandomState instance or None, default=None
+        Seeds the random draw: an int gives the same circulant blocks on every call (and on every
+        machine), None uses numpy's global random state. See :term:`Glossary <random_state>`.
 
     Attributes
     ----------
@@ -119,10 +122,25 @@ class SignedCirculantRandomKernel(TransformerMixin, BaseEstimator):
 
     @_fit_context(prefer_skip_nested_validation=True)
     def fit(self, X, y=None):
-        """Draw w_t and sigma_t for T = ceil(D / d) blocks; only the number of features of X is used."""
+        """Draw w_t and sigma_t for T = ceil(D / d) blocks; only the number of features of X is used.
+
+        Parameters
+        ----------
+        X : {array-like, sparse matrix} of shape (n_samples, n_features)
+            Training data; only its number of features is used.
+        y : None
+            Ignored; present for API consistency with scikit-learn pipelines.
+
+        Returns
+        -------
+        self : object
+            The fitted transformer.
+        """
         X = validate_data(self, X, accept_sparse="csr", dtype=np.float64)
         d = X.shape[1]
         check_degree_fits("anova", self.degree, d)
+        check_allocation("The random weights", (2 * -(-self.n_components // d), d),
+                         hint="Lower n_components (D).")
         rng = check_random_state(self.random_state)
         rademacher = get_distribution("rademacher")
         self.n_blocks_ = -(-self.n_components // d)
@@ -132,21 +150,59 @@ class SignedCirculantRandomKernel(TransformerMixin, BaseEstimator):
         return self
 
     def projection_matrix(self) -> np.ndarray:
-        """The explicit Omega of shape (n_components, n_features): row t*d + i of block t is
-        ``sigma_t[i] * w_t[(i - j) mod d]`` over j. For tests and teaching; transform never builds it."""
+        """The explicit projection matrix Omega, for tests and teaching (transform never builds it).
+
+        Row t*d + i of block t is ``sigma_t[i] * w_t[(i - j) mod d]`` over j.
+
+        Returns
+        -------
+        Omega : ndarray of shape (n_components, n_features)
+            The first n_components rows of the stacked signed circulant blocks."""
         check_is_fitted(self)
+        return self._omega_rows(0, self.n_components)
+
+    def _omega_rows(self, start: int, stop: int) -> np.ndarray:
+        """Rows start..stop-1 of Omega, built from the blocks they fall in."""
         T, d = self.random_weights_.shape
         shift = (np.arange(d)[:, None] - np.arange(d)[None, :]) % d
-        blocks = self.random_signs_[:, :, None] * self.random_weights_[:, shift]  # (T, d, d)
-        return blocks.reshape(T * d, d)[: self.n_components]
+        first, last = start // d, -(-stop // d)
+        blocks = self.random_signs_[first:last, :, None] * self.random_weights_[first:last][:, shift]
+        return blocks.reshape(-1, d)[start - first * d: stop - first * d]
+
+    def _repair_rows(self, Xb: np.ndarray, bad: np.ndarray, out: np.ndarray) -> None:
+        """Features of the rows ``bad`` of the (scaled) block by the stable recursion
+        (accuracy contract, rkcore.kernels), over chunks of Omega's rows."""
+        D, d, m = self.n_components, Xb.shape[1], self.degree
+        step = max(d, (BLOCK_BYTES // (8 * d)) // d * d)
+        for start in range(0, D, step):
+            stop = min(start + step, D)
+            omega = self._omega_rows(start, stop)
+            rows = np.repeat(bad, stop - start)
+            cols = np.tile(np.arange(stop - start), len(bad))
+            fixed = elementary_pairs(Xb, omega, rows, cols, m)
+            out[bad, start:stop] = fixed.reshape(len(bad), stop - start)
 
     def transform(self, X):
-        """Map X (n_samples, n_features) to Z (n_samples, n_components)."""
+        """Map X to its SCRK features.
+
+        Parameters
+        ----------
+        X : {array-like, sparse matrix} of shape (n_samples, n_features)
+            The samples. float32 input gives float32 output; each row block is computed
+            in float64 (FFTs and Newton's identities) and stored in float32.
+
+        Returns
+        -------
+        Z : ndarray of shape (n_samples, n_components)
+            The random features; <Z(x), Z(y)> estimates the ANOVA kernel without bias.
+        """
         check_is_fitted(self)
-        X = validate_data(self, X, accept_sparse="csr", dtype=np.float64, reset=False)
+        X = validate_data(self, X, accept_sparse="csr", dtype=[np.float64, np.float32], reset=False)
+        out_dtype = X.dtype
         n, d = X.shape
         D, T, m = self.n_components, self.n_blocks_, self.degree
-        out = np.empty((n, D))
+        check_allocation("The random features Z", (n, D), hint="Transform fewer rows at a time or lower n_components (D).")
+        out = np.empty((n, D), dtype=out_dtype)
         odd_orders = (m + 1) // 2
         # Per row: per odd order a power of x, its spectrum, the complex product (T d/2
         # complex) and its inverse FFT (T d reals); then the m power sums and the recursion.
@@ -154,6 +210,7 @@ class SignedCirculantRandomKernel(TransformerMixin, BaseEstimator):
         for rows in row_blocks(n, bytes_per_row, TRANSFORM_BLOCK_BYTES):
             Xb = X[rows]
             Xb = Xb.toarray() if sp.issparse(Xb) else Xb  # densify one row block at a time
+            Xb = Xb.astype(np.float64, copy=False)
             # e_m is homogeneous of degree m in x, so scaling x by D^(-1/(2m)) scales the
             # features by 1/sqrt(D): the map's scale costs one pass over (b, d), not (b, D).
             self._transform_block(Xb * D ** (-0.5 / m), out[rows])
@@ -167,7 +224,22 @@ class SignedCirculantRandomKernel(TransformerMixin, BaseEstimator):
         return scipy.fft.irfft(prod, n=d, axis=-1, workers=FFT_WORKERS, overwrite_x=True).reshape(b, -1)
 
     def _transform_block(self, Xb: np.ndarray, out: np.ndarray) -> None:
-        """Features of one (already scaled) row block, written into ``out``."""
+        """Features of one (already scaled) row block, written into ``out``, meeting the
+        accuracy contract: the entries of Omega are +-1, so the power sums of |x * omega_s|
+        are the row sums of |x|^t and newton_is_safe decides per row; the rows it cannot vouch
+        for are recomputed by the stable recursion."""
+        m = self.degree
+        with np.errstate(over="ignore", invalid="ignore"):
+            self._newton_block(Xb, out)
+            Pa = [None] + [(np.abs(Xb) ** t).sum(axis=1) for t in range(1, m + 1)]
+            ok = newton_is_safe(Pa, m, rounding_gamma(np.count_nonzero(Xb, axis=1).max(initial=0) + 2 * m))
+            if may_overflow(_abs_max(Xb), 1.0, Xb.shape[1], m):
+                ok = ok & np.isfinite(out).all(axis=1)
+        if not ok.all():
+            self._repair_rows(Xb, np.flatnonzero(~ok), out)
+
+    def _newton_block(self, Xb: np.ndarray, out: np.ndarray) -> None:
+        """The fast path: power sums by FFT and Newton's identities."""
         D, m, b = self.n_components, self.degree, Xb.shape[0]
         if m == 2:
             # e_2 = (p_1^2 - p_2) / 2: one squaring into `out` and one in-place subtraction.
@@ -188,7 +260,12 @@ class SignedCirculantRandomKernel(TransformerMixin, BaseEstimator):
             P.append(P_odd[t // 2] if t % 2 else (Xb**t).sum(axis=1, keepdims=True))
         np.copyto(out, elementary_top(P, m))
 
+    @property
+    def _n_features_out(self):
+        return self.n_components
+
     def __sklearn_tags__(self):
         tags = super().__sklearn_tags__()
         tags.input_tags.sparse = True
+        tags.transformer_tags.preserves_dtype = ["float64", "float32"]
         return tags

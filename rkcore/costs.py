@@ -5,14 +5,14 @@ estimate a run, refuse it, or search the largest settings that fit.
 The constants are single-thread rates of the shared 2-core machine under load (the pages limit BLAS
 to one thread); ``benchmarks/bench_run_estimates.py`` compares every model with measured runs (time
 and peak memory) and writes benchmarks/results/run_estimates.md. Memory uses
-:func:`rkcore.memory.nbytes` (float64 arrays), the same accounting as the per-view budget.
+:func:`rkcore.limits.nbytes` (float64 arrays), the same accounting as the per-view budget.
 """
 from __future__ import annotations
 
 import math
 from dataclasses import dataclass
 
-from .memory import format_bytes, nbytes
+from .limits import format_bytes, nbytes
 
 # Calibrated by benchmarks/bench_run_estimates.py on the shared 2-core machine at load average ~17
 # (six sessions at work): a quiet machine runs 3-5x faster, so estimates err on the slow side there.

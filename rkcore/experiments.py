@@ -2,7 +2,8 @@ r"""Approximation-error engine: how far <Z(x_i), Z(x_j)> is from K(x_i, x_j) ove
 
 For a random feature map Z with D components, trial t and the n x n pairs of rows of X,
 the error of a pair is E_ij = <Z(x_i), Z(x_j)> - K(x_i, x_j). One trial reports, over
-the selected pairs P (all, or those with K_ij != 0.0; diagonal in or out),
+the selected pairs P (all, the kernel's exact support, or the paper's floating-point
+K_ij != 0.0 mask; diagonal in or out),
 
 .. math::
     \text{MAE} = \frac{1}{|P|}\sum_{P}|E_{ij}|,\quad
@@ -19,8 +20,10 @@ matrices are symmetric (every kernel in the registry is), so only the upper bloc
 triangle is visited and the pairs outside the diagonal blocks count twice. The exact
 strips are identical in every trial, so up to ``exact_cache_bytes`` of them are
 computed once and reused (the default holds the whole upper triangle of n = 10,000).
-Trials are independent joblib tasks: ``with joblib.parallel_config(backend="dask")``
-spreads a study over a Dask cluster.
+Trials are independent tasks: joblib workers (``n_jobs``), or a Dask cluster with
+``client=`` (X and the exact strips are scattered to the workers once, so the task graph
+holds only the per-trial arguments; see :mod:`rkcore.distributed`). Every trial has its
+own seed, so the results do not depend on where it ran.
 
 Output is tidy (long) form: one row per (method, D, trial, metric[, eps]).
 """
@@ -36,11 +39,12 @@ import scipy.sparse as sp
 from joblib import Parallel, delayed
 
 from .distributions import get_distribution
-from .kernels import check_array
+from .itemsets import ItemsetFamily
+from .kernels import anova_newton_float, check_array, itemset_support
 from .registry import ORDERED_KERNELS, KernelSpec, get_map, make_map
 from .validation import check_int, check_int_list
 
-PAIRS = ("all", "nonzero")
+PAIRS = ("all", "nonzero", "nonzero_float")
 DEFAULT_EPS = (1e-4, 1e-3, 1e-2, 1e-1)
 #: Memory for one row block of the sweep (exact + approximate + error blocks and temporaries).
 BLOCK_BYTES = 64 * 2**20
@@ -98,6 +102,8 @@ def _check_methods(methods, spec: KernelSpec) -> list[tuple[str, str]]:
 
 
 def _check_eps(eps) -> tuple[float, ...]:
+    if isinstance(eps, (str, bytes)):
+        raise ValueError(f"eps must be a number or a list of numbers > 0, got the string {eps!r}.")
     eps = (eps,) if isinstance(eps, Real) else tuple(eps)
     for e in eps:
         if isinstance(e, bool) or not isinstance(e, Real) or not np.isfinite(e) or e <= 0:
@@ -122,6 +128,27 @@ def _row_blocks(n: int, block: int) -> list[tuple[int, int]]:
 def _exact_upper(X, spec: KernelSpec, start: int, stop: int) -> np.ndarray:
     """Exact kernel of rows start:stop against rows start:n (the block's upper-triangle strip)."""
     return np.ascontiguousarray(spec.exact(X[start:stop], X[start:]), dtype=np.float64)
+
+
+def _support_upper(X, spec: KernelSpec, start: int, stop: int) -> np.ndarray:
+    """Exact support of the kernel on the strip (see :func:`rkcore.kernels.itemset_support`):
+    pairs sharing an itemset; for (c + <x, y>)^m with c != 0 and the RBF kernel every pair;
+    for <x, y>^m the pairs sharing a non-zero feature. Independent of rounding and blocking."""
+    A, B = X[start:stop], X[start:]
+    family = spec.family(X.shape[1])
+    if family is not None:
+        return itemset_support(A, B, family)
+    if spec.name == "homogeneous_polynomial" or (spec.name == "polynomial" and spec.c == 0):
+        return itemset_support(A, B, ItemsetFamily.dot(X.shape[1]))
+    return np.ones((stop - start, X.shape[0] - start), dtype=bool)
+
+
+def _float_formula_upper(X, spec: KernelSpec, start: int, stop: int) -> np.ndarray:
+    """The strip as the paper's floating-point formula gives it (eq. 12 for ANOVA, whose
+    rounding residues decide the mask; the exact kernel otherwise)."""
+    if spec.name == "anova":
+        return anova_newton_float(X[start:stop], X[start:], spec.degree)
+    return _exact_upper(X, spec, start, stop)
 
 
 def _exact_cache(X, spec: KernelSpec, blocks: list[tuple[int, int]], budget: int) -> list[np.ndarray]:
@@ -178,7 +205,9 @@ def _trial_errors(X, spec: KernelSpec, map_key: str, distribution: str, n_compon
         E -= exact
         drop = None
         if pairs == "nonzero":
-            drop = exact == 0.0
+            drop = ~_support_upper(X, spec, start, stop)
+        elif pairs == "nonzero_float":
+            drop = _float_formula_upper(X, spec, start, stop) == 0.0
         if not include_diagonal:
             if drop is None:
                 drop = np.zeros(E.shape, dtype=bool)
@@ -194,13 +223,24 @@ def _trial_errors(X, spec: KernelSpec, map_key: str, distribution: str, n_compon
             "max_abs": max_abs, "tails": tails}
 
 
+def _trial_task(spec: KernelSpec, map_key: str, distribution: str, n_components: int, seed: int, pairs: str,
+                include_diagonal: bool, eps: tuple[float, ...], block: int, *, X, exact_cache) -> dict:
+    """:func:`_trial_errors` with the large read-only inputs as keywords (scattered on Dask)."""
+    return _trial_errors(X, spec, map_key, distribution, n_components, seed, pairs, include_diagonal, eps, block,
+                         exact_cache)
+
+
 def _rows_of(task: tuple, sums: dict, eps: tuple[float, ...], kernel: str) -> list[tuple]:
     label, key, dist, D, trial = task
     count = sums["count"]
     if count == 0:
-        values = dict.fromkeys(("mean_abs_error", "rms_error", "max_abs_error", "mean_error"), np.nan)
-        tails = [np.nan] * len(eps)
-    else:
+        raise ValueError(
+            "error_study: no pair of rows is selected, so there is no error to average: with "
+            "pairs='nonzero' no two rows share an itemset of the kernel (e.g. m common non-zero "
+            "features for ANOVA-m), or the only pairs were the diagonal and include_diagonal=False. "
+            "Use pairs='all', more rows, or a lower order."
+        )
+    if True:
         values = {"mean_abs_error": sums["sum_abs"] / count, "rms_error": np.sqrt(sums["sum_sq"] / count),
                   "max_abs_error": sums["max_abs"], "mean_error": sums["sum_signed"] / count}
         tails = (sums["tails"] / count).tolist()
@@ -214,7 +254,7 @@ def error_study(X, spec: KernelSpec, methods: Sequence, n_components_list: Seque
                 eps: Sequence[float] = DEFAULT_EPS, pairs: str = "all", include_diagonal: bool = True,
                 random_state: int = 0, block_size: int | None = None,
                 exact_cache_bytes: int = EXACT_CACHE_BYTES, n_jobs: int | None = 1,
-                progress: Callable[[float, str], None] | None = None) -> pd.DataFrame:
+                progress: Callable[[float, str], None] | None = None, client=None) -> pd.DataFrame:
     r"""Approximation errors of random feature maps over all pairs of rows of X.
 
     Parameters
@@ -233,12 +273,19 @@ def error_study(X, spec: KernelSpec, methods: Sequence, n_components_list: Seque
         :func:`trial_seed` (random_state, method, D, t).
     eps : floats > 0
         Thresholds of the tail fractions P(|E| >= eps).
-    pairs : {"all", "nonzero"}
-        "nonzero" keeps only the pairs whose exact kernel, as computed in floating point
-        by ``spec.exact`` (power sums for ANOVA), is not exactly 0.0 - the protocol that
-        reproduces the paper's Table 1 (see the module docstring of rkcore.table1).
+    pairs : {"all", "nonzero", "nonzero_float"}
+        "nonzero" keeps the pairs in the exact support of the kernel: those sharing at
+        least one itemset of the family (for ANOVA-m, at least m common non-zero features),
+        decided combinatorially, so the pair set does not depend on ``block_size``.
+        "nonzero_float" keeps the pairs where the paper's floating-point formula (power
+        sums and Newton's identities for ANOVA, eq. 12) is not exactly 0.0: rounding
+        residues decide, so the set is implementation-dependent (BLAS, blocking); it is
+        kept because it is the protocol that reproduces the paper's Table 1 (rkcore.table1).
     include_diagonal : bool
         Whether the n pairs (i, i) count.
+    random_state : int
+        Study seed (non-negative); every (method, D, trial) draws its map from
+        :func:`trial_seed`, so a cell's result does not depend on the scheduler.
     block_size : int or None
         Rows per block of the sweep; None sizes blocks to about 64 MB of temporaries.
     exact_cache_bytes : int
@@ -249,6 +296,9 @@ def error_study(X, spec: KernelSpec, methods: Sequence, n_components_list: Seque
         joblib workers over the (method, D, trial) tasks; honours ``joblib.parallel_config``.
     progress : callable(fraction, message) or None
         Called with a non-decreasing fraction ending at 1.0.
+    client : dask.distributed.Client or None
+        Run the trials on this Dask cluster (``n_jobs`` is then ignored): X and the exact
+        strips are scattered once. Same seeds, same results as a local run.
 
     Returns
     -------
@@ -256,6 +306,16 @@ def error_study(X, spec: KernelSpec, methods: Sequence, n_components_list: Seque
     value, n_pairs``: one row per trial and metric; ``metric`` is one of
     ``mean_abs_error, rms_error, max_abs_error, mean_error`` (eps = NaN) or
     ``tail_prob`` (one row per eps). ``n_pairs`` = |P|.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from rkcore.experiments import error_study
+    >>> from rkcore.registry import KernelSpec
+    >>> X = np.random.RandomState(0).rand(30, 6)
+    >>> df = error_study(X, KernelSpec("anova", 2), [("rk", "rademacher")], [16, 64], n_trials=2)
+    >>> sorted(df["D"].unique().tolist()), df["trial"].nunique()
+    ([16, 64], 2)
     """
     if not isinstance(spec, KernelSpec):
         raise ValueError(f"spec must be a rkcore.registry.KernelSpec, got {type(spec).__name__}.")
@@ -276,12 +336,17 @@ def error_study(X, spec: KernelSpec, methods: Sequence, n_components_list: Seque
     report(0.0, f"exact {spec.label()} kernel on {n} rows")
     exact_cache = _exact_cache(X, spec, blocks, max(0, int(exact_cache_bytes)))
 
-    calls = (delayed(_trial_errors)(X, spec, key, dist, D, trial_seed(random_state, key, dist, D, t),
-                                    pairs, include_diagonal, eps, block, exact_cache)
-             for _, key, dist, D, t in tasks)
+    arguments = [(spec, key, dist, D, trial_seed(random_state, key, dist, D, t), pairs, include_diagonal, eps, block)
+                 for _, key, dist, D, t in tasks]
+    shared = {"X": X, "exact_cache": exact_cache}
     rows: list[tuple] = []
     kernel = spec.label()
-    results = Parallel(n_jobs=n_jobs, return_as="generator")(calls)
+    if client is not None:
+        from .distributed import run_tasks
+
+        results = run_tasks(client, _trial_task, arguments, shared)
+    else:
+        results = Parallel(n_jobs=n_jobs, return_as="generator")(delayed(_trial_task)(*a, **shared) for a in arguments)
     for done, (task, sums) in enumerate(zip(tasks, results), start=1):
         rows += _rows_of(task, sums, eps, kernel)
         report(done / len(tasks), f"{task[0]}, D={task[3]}, trial {task[4] + 1}/{n_trials}")

@@ -2,6 +2,7 @@
 kernel-vs-inner-product check, and restricting a family to the first features (no streamlit here)."""
 from __future__ import annotations
 
+import math
 from itertools import combinations, islice, product
 
 import numpy as np
@@ -12,12 +13,27 @@ from .itemsets import ORDERED_KERNELS, ItemsetFamily
 from .kernels import explicit_features, itemset_kernel
 
 def family_counts(family: ItemsetFamily) -> pd.DataFrame:
-    """Itemsets per size: columns ``size``, ``count`` (float, exact below 2^53) and ``count_text`` (exact)."""
-    counts = family.counts_by_size()
+    """Itemsets per size: columns ``size``, ``count`` (float; inf beyond ~1.8e308),
+    ``log10_count`` (always finite) and ``count_text`` (exact up to 2^EXACT_COUNT_BITS, else "≈ 1.23 × 10^456").
+
+    Works for any d: the counts come from :meth:`ItemsetFamily.log2_counts_by_size`, and exact
+    integers are used only where :meth:`ItemsetFamily.counts_by_size` has them.
+    """
+    from .itemsets import format_count
+
+    log2 = family.log2_counts_by_size()
+    sizes = np.fromiter(log2.keys(), dtype=np.int64, count=len(log2))
+    log2_counts = np.fromiter(log2.values(), dtype=np.float64, count=len(log2))
+    exact = family.counts_by_size()  # ints where cheap (up to 2^EXACT_COUNT_BITS), inf beyond
+    with np.errstate(over="ignore"):
+        count = np.exp2(log2_counts)
+    small = [i for i, k in enumerate(sizes.tolist()) if exact[k] != math.inf and log2_counts[i] < 1000]
+    count[small] = [float(exact[int(sizes[i])]) for i in small]  # exact where a float holds it
     return pd.DataFrame({
-        "size": list(counts),
-        "count": [float(c) for c in counts.values()],
-        "count_text": [f"{c:,}" for c in counts.values()],
+        "size": sizes,
+        "count": count,
+        "log10_count": log2_counts * np.log10(2.0),
+        "count_text": [format_count(exact[k], l2, exact_digits=1300) for k, l2 in zip(sizes.tolist(), log2_counts.tolist())],
     })
 
 

@@ -39,6 +39,7 @@ from sklearn.random_projection import GaussianRandomProjection, SparseRandomProj
 from .arrays import dense
 from .gram import gram_errors
 from .itemsets import ItemsetFamily
+from .limits import check_allocation, require_memory
 from .kernels import all_subsets_kernel, anova_kernel, check_array, explicit_features, polynomial_kernel
 from .validation import check_int
 
@@ -89,6 +90,12 @@ def polynomial_features(X, degree: int = 2, c: float = 1.0) -> np.ndarray:
     c = float(c)
     if not np.isfinite(c) or c < 0:
         raise ValueError(f"c must be a finite number >= 0, got {c!r}.")
+    n, d = X.shape
+    n_out = comb(d + m, m)
+    # sklearn builds the output and, for the scales, the (columns x d) exponent table powers_
+    require_memory({"the features": (n, n_out), "their exponent table": (n_out, d)}, what="polynomial_features",
+                   hint=f"{d:,} columns at degree {m} give {n_out:,} monomials; use fewer columns or the kernel "
+                        "(rkcore.kernels.polynomial_kernel), which costs O(d) per pair.")
     poly = PolynomialFeatures(degree=m, include_bias=True)
     F = poly.fit_transform(X)
     return F * _polynomial_scales(poly.powers_, m, c)
@@ -106,6 +113,9 @@ def polynomial_feature_names(d: int, degree: int = 2, c: float = 1.0) -> list[st
     """Readable names of the :func:`polynomial_features` columns, e.g. ``"1.414*x0*x1"``."""
     d = check_int(d, "d")
     m = check_int(degree, "degree")
+    n_out = comb(d + m, m)
+    require_memory({"the names' exponent table": (n_out, d)}, what="polynomial_feature_names",
+                   hint="Use fewer features or a lower degree.")
     poly = PolynomialFeatures(degree=m, include_bias=True).fit(np.zeros((1, d)))
     scales = _polynomial_scales(poly.powers_, m, float(c))
     names = poly.get_feature_names_out([f"x{j}" for j in range(d)])
@@ -125,6 +135,8 @@ def interaction_features(X, degree: int = 2, lower_orders: bool = False) -> np.n
     if m > d:
         raise ValueError(f"degree={m} exceeds the number of features d={d}; allowed 1 <= degree <= d.")
     family = ItemsetFamily.up_to(d, m) if lower_orders else ItemsetFamily.anova(d, m)
+    check_allocation("The interaction features", (X.shape[0], family.n_itemsets),
+                     hint="Use fewer columns or a lower degree, or the kernel (rkcore.kernels.anova_kernel).")
     return explicit_features(X, family)
 
 
@@ -250,6 +262,9 @@ def kernel_trick_timing(kind: str = "polynomial", d_list=(2, 4, 8, 16, 32, 64), 
             raise ValueError(f"d={d}: the explicit features would be {n} x {F:,} floats "
                              f"({8 * n * F / 2**20:,.0f} MB, more than {MAX_EXPLICIT_BYTES / 2**20:.0f} MB); "
                              "lower d or n.")
+    # both methods build the n x n Gram matrix (plus one temporary of the same size)
+    require_memory({"the data X": (n, max(d_list)), "two n x n Gram matrices": (2, n, n)}, what="kernel_trick_timing",
+                   hint=f"Lower n (n={n:,} points give an n x n Gram matrix).")
     rng = np.random.RandomState(seed)
     rows = []
     for d in d_list:
@@ -299,9 +314,12 @@ def rff_features(X, gamma: float = 1.0, n_components: int = 100, random_state=No
     The notes pair cos and sin of the same ω; the random phase b gives the same expectation
     :math:`\mathbb{E}\langle z(x), z(y)\rangle = e^{-\gamma\|x-y\|^2}` with one column per ω.
     """
-    sampler = RBFSampler(gamma=_check_positive(gamma, "gamma"), n_components=check_int(n_components, "n_components"),
-                         random_state=random_state)
-    return sampler.fit_transform(_checked_dense(X))
+    X = _checked_dense(X)
+    D = check_int(n_components, "n_components")
+    require_memory({"the random weights": (X.shape[1], D), "the features": (X.shape[0], D)}, what="rff_features",
+                   hint="Lower n_components (D) or the number of rows.")
+    sampler = RBFSampler(gamma=_check_positive(gamma, "gamma"), n_components=D, random_state=random_state)
+    return sampler.fit_transform(X)
 
 
 def kernel_errors(K: np.ndarray, K_hat: np.ndarray) -> dict[str, float]:
@@ -327,6 +345,9 @@ def rff_error_curve(X, gamma: float = 1.0, D_list=(16, 32, 64, 128, 256, 512, 10
     gamma = _check_positive(gamma, "gamma")
     D_list = sorted(set(_int_list(D_list, "D_list")))
     trials = check_int(trials, "trials")
+    n = X.shape[0]
+    require_memory({"K, its estimate and the error": (3, n, n), "the features Z": (n, D_list[-1])},
+                   what="rff_error_curve", hint="Use fewer rows or a smaller largest D.")
     K = rbf_kernel(X, gamma=gamma)
     D_max = D_list[-1]
     rows = []
@@ -366,6 +387,8 @@ def theorem1_band(m, delta: float = 0.05) -> tuple[np.ndarray, np.ndarray]:
 def chi2_band(m, delta: float = 0.05) -> tuple[np.ndarray, np.ndarray]:
     r"""The exact central 1 - δ interval of :math:`\|A v\|^2/\|v\|^2 \sim \chi^2_m / m` (Gaussian A)."""
     m = np.asarray(m, dtype=np.float64)
+    if m.size == 0 or not np.all(np.isfinite(m)) or np.any(m < 1):
+        raise ValueError(f"m (the number of projected dimensions) must be >= 1, got {m.tolist()!r}.")
     if not 0 < float(delta) < 1:
         raise ValueError(f"delta must be in (0, 1), got {delta!r}.")
     return chi2.ppf(delta / 2, m) / m, chi2.ppf(1 - delta / 2, m) / m
@@ -431,6 +454,8 @@ def projection_distortion(X, m_list=(8, 16, 32, 64, 128, 256, 512), kind: str = 
         raise ValueError(f"X has {int(np.sum(sq <= 0))} zero row(s); the distortion ||Av||^2/||v||^2 needs v != 0.")
     m_max = m_list[-1]
     n = X.shape[0]
+    require_memory({"the projection matrix": (m_max, X.shape[1]), "the projections and their sums": (2, n, m_max)},
+                   what="projection_distortion", hint="Use a smaller largest m or fewer rows.")
     ms = np.asarray(m_list)
     parts = []
     for t in range(trials):

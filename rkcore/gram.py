@@ -8,7 +8,7 @@ import numpy as np
 import pandas as pd
 
 from .arrays import dense
-from .memory import nbytes
+from .limits import nbytes, require_memory
 from .registry import make_map
 
 #: Heatmaps send at most this many cells per side to the browser (block-averaged beyond).
@@ -28,6 +28,9 @@ def gram_pair(X, spec, map_key: str = "rk", n_components: int = 256, distributio
     ``spec`` is a :class:`rkcore.registry.KernelSpec`; the map is built by
     :func:`rkcore.registry.make_map` from (map_key, spec, D, distribution, seed).
     """
+    n, d = X.shape
+    require_memory({"X": (n, d), "Z": (n, n_components), "K, K_hat and temporaries": (4, n, n)}, what="gram_pair",
+                   hint=f"Use fewer points (n = {n:,}) or a smaller D.")
     K = spec.exact(X)
     Z = make_map(map_key, spec, n_components, distribution=distribution, random_state=random_state).fit_transform(X)
     Z = dense(Z)

@@ -4,6 +4,30 @@ Every function has the signature ``(X, Y=None, ...)``, accepts dense arrays or
 scipy.sparse matrices, and returns a dense float64 array of shape
 (n_samples_X, n_samples_Y). ANOVA-type kernels use the power-sum recursion
 (paper eq. 12) on matrix products, so their cost is a few GEMMs of the data.
+
+Accuracy contract
+-----------------
+For any finite input, every value K_S(x, y) returned here (and every RK/SCRK feature
+K_S(x, w) / sqrt(D), and the factorization machine's forward pass) is within
+
+    CONTRACT_RTOL * sum_{V in S} |prod_{j in V} z_j|,   z = x * y (or x * w),
+
+of the exact value (plus the float64 underflow threshold), and is never NaN or inf
+where the exact value is a finite float64. Where the exact value is 0 because fewer
+than m products z_j are non-zero, 0.0 is returned exactly.
+
+Newton's identities (the fast path) cancel catastrophically when one |z_j| dominates
+or m is close to d. :func:`newton_is_safe` bounds their rounding error a posteriori
+from the power sums of |z| (for Rademacher weights: row sums) and the entries where
+the bound exceeds the contract are recomputed by :func:`elementary_stable`, the
+recursion e_k <- e_k + z_j e_{k-1} (Blondel et al. 2016) over their non-zeros, in
+(mantissa, exponent) form so that no intermediate overflows or underflows.
+
+The bound models the rounding error of an inner product of n non-zero terms as
+gamma_n * sum |terms| with gamma_n = u * min(n, LAMBDA * sqrt(n)), u = 2^-53: the
+deterministic worst case for n <= LAMBDA^2 = 100, and above that the probabilistic
+bound of Higham & Mary (SIAM J. Sci. Comput. 2019), which fails with probability
+below n * 2 exp(-LAMBDA^2 / 2) ~ 4e-22 n under their model of independent rounding.
 """
 from __future__ import annotations
 
@@ -18,17 +42,47 @@ from .validation import check_int
 #: Bytes of temporary memory one block of a blocked computation may use.
 BLOCK_BYTES = 64 * 2**20
 
+#: Relative accuracy promised against sum_V |prod_{j in V} z_j| (see the module docstring).
+CONTRACT_RTOL = 1e-12
+#: Unit roundoff of float64.
+UNIT_ROUNDOFF = 2.0**-53
+#: lambda of the probabilistic rounding-error bound (see the module docstring).
+ROUNDING_LAMBDA = 10.0
+#: Exponent that stands for "exactly zero" in the (mantissa, exponent) recursion.
+_ZERO_EXPONENT = -(2**40)
+
+
+def is_integer(value) -> bool:
+    """True for Python / numpy integers, False for bool, floats (even 2.0) and everything else."""
+    return isinstance(value, (int, np.integer)) and not isinstance(value, (bool, np.bool_))
+
 
 def check_array(X, name: str = "X") -> np.ndarray | sp.csr_matrix:
     """Validate a data matrix: 2-D, numeric, finite; returns float64 (dense or CSR)."""
+    complex_error = f"{name} holds complex numbers; only real values are allowed (the imaginary part would be lost)."
     if sp.issparse(X):
+        if np.iscomplexobj(X.data):
+            raise ValueError(complex_error)
         X = sp.csr_matrix(X, dtype=np.float64)
         data = X.data
     else:
         try:
-            X = np.asarray(X, dtype=np.float64)
-        except (TypeError, ValueError):
-            raise ValueError(f"{name} must be a numeric matrix; it holds values that are not numbers.") from None
+            X = np.asarray(X)
+            if np.iscomplexobj(X):
+                raise ValueError(complex_error)
+            X = X.astype(np.float64, copy=False)
+        except ValueError as err:
+            if str(err) == complex_error:
+                raise
+            raise ValueError(
+                f"{name} must be a numeric matrix with rows of equal length; it is ragged or holds values "
+                "that are not numbers."
+            ) from None
+        except TypeError:
+            raise ValueError(
+                f"{name} must be a numeric matrix with rows of equal length; it is ragged or holds values "
+                "that are not numbers."
+            ) from None
         data = X
     if X.ndim != 2:
         raise ValueError(f"{name} must be a 2-D matrix (n_samples, n_features), got {X.ndim} dimension(s).")
@@ -146,6 +200,268 @@ def elementary_top(P: list, degree: int):
     return out
 
 
+# ---------------------------------------------------------------------- accuracy contract
+def rounding_gamma(n_terms):
+    """gamma_n: relative rounding error of a sum of n products (deterministic up to n = 100,
+    probabilistic above; see the module docstring). Scalar or array."""
+    n = np.maximum(np.asarray(n_terms, dtype=np.float64), 1.0)
+    return 1.01 * UNIT_ROUNDOFF * np.minimum(n, ROUNDING_LAMBDA * np.sqrt(n))
+
+
+def newton_error_bounds(Pa: list, degree: int, gamma) -> list:
+    """Bounds eps_0..eps_degree on |computed e_k - e_k| for Newton's identities.
+
+    ``Pa[t]`` = sum_j |z_j|^t (the power sums of |z|, arrays that broadcast), ``gamma`` the
+    relative error of each computed power sum. With A = Pa[1] and |e_j| <= A^j / j!,
+    eps_k = (1/k) sum_t Pa_t ((1 + 3 gamma) eps_{k-t} + 3 gamma A^{k-t} / (k-t)!): the
+    3 gamma covers the power sum, the product and the k-term sum of each step.
+    """
+    A = Pa[1]
+    e_bar = [1.0]
+    for j in range(1, degree + 1):
+        e_bar.append(e_bar[-1] * A / j)
+    eps: list = [0.0]
+    for k in range(1, degree + 1):
+        acc = 0.0
+        for t in range(1, k + 1):
+            acc = acc + Pa[t] * ((1 + 3 * gamma) * eps[k - t] + 3 * gamma * e_bar[k - t])
+        eps.append(acc / k)
+    return eps
+
+
+def newton_is_safe(Pa: list, degree: int, gamma, *, all_orders: bool = False,
+                   tol: float = CONTRACT_RTOL) -> np.ndarray:
+    """Where Newton's identities meet the contract: a boolean array (the broadcast shape of Pa).
+
+    True where 2 eps <= tol * (S - eps), S = e_degree(|z|) (or sum_{k<=degree} e_k(|z|) with
+    ``all_orders``) computed from Pa, eps its error bound (:func:`newton_error_bounds`);
+    False wherever a value is not finite. Orders 1 to 3 use closed forms with fewer passes
+    over the data (eps_2 <= 5 gamma A^2, eps_3 <= 6 gamma A^3 and S_3 >= (A^3 - 3 A Pa_2)/6
+    when Pa[3] is None). ``Pa[t]`` for even t equals the signed power sum P_t.
+    """
+    A = np.asarray(Pa[1], dtype=np.float64)
+    gamma = np.asarray(gamma, dtype=np.float64)
+    with np.errstate(over="ignore", invalid="ignore", divide="ignore"):
+        if not all_orders and degree == 1:
+            return np.isfinite(A) & (gamma * 2 <= tol)
+        if not all_orders and degree == 2:
+            bound = np.multiply(A, A)
+            bound *= 1.0 - 10.0 * gamma - 20.0 * gamma / tol
+            ok = np.less_equal(Pa[2], bound)
+            return ok & np.isfinite(bound) if not np.isfinite(bound).all() else ok
+        if not all_orders and degree == 3:
+            bound = np.multiply(A, A)
+            bound *= 1.0 - 36.0 * gamma - 72.0 * gamma / tol
+            lhs = np.multiply(Pa[2], 3.0)
+            ok = np.less_equal(lhs, bound)
+            if len(Pa) > 3 and Pa[3] is not None and not ok.all():
+                # S_3 = (A^3 - 3 A Pa_2 + 2 Pa_3) / 6: the Pa_3 term only where it is needed
+                full = np.broadcast_shapes(np.shape(A), np.shape(Pa[2]), np.shape(Pa[3]))
+                ok = np.broadcast_to(ok, full).copy()
+                idx = ~ok
+                Ab = np.broadcast_to(A, full)[idx]
+                lhs_b = np.broadcast_to(lhs, full)[idx] - 2.0 * np.broadcast_to(Pa[3], full)[idx] / np.where(Ab > 0, Ab, 1.0)
+                ok[idx] = lhs_b <= np.broadcast_to(bound, full)[idx]
+            cube_ok = np.isfinite(bound * A)
+            return ok & cube_ok if not cube_ok.all() else ok
+        S = elementary_from_power_sums(Pa, degree)
+        eps = newton_error_bounds(Pa, degree, gamma)
+        if all_orders:
+            err = sum(eps[1:])
+            scale = sum(S)
+        else:
+            err, scale = eps[degree], S[degree]
+        ok = 2.0 * err * (1.0 + tol) <= tol * (scale - err)
+        return ok & np.isfinite(err) & np.isfinite(scale)
+
+
+def may_overflow(x_absmax: float, y_absmax: float, n_terms: int, degree: int) -> bool:
+    """False when no power x^t, y^t or power sum (t <= degree) of n_terms products can
+    overflow: then the fast path's values are finite and the finiteness pass is skipped."""
+    big = max(float(x_absmax), float(y_absmax), max(n_terms, 1) * float(x_absmax) * float(y_absmax), 1.0)
+    return degree * np.log10(big) > 290 if np.isfinite(big) else True
+
+
+def _abs_max(A) -> float:
+    data = A.data if sp.issparse(A) else A
+    return float(np.abs(data).max(initial=0.0))
+
+
+def _frexp64(a: np.ndarray):
+    """(mantissa, int64 exponent) with exact zeros given _ZERO_EXPONENT."""
+    f, E = np.frexp(a)
+    E = E.astype(np.int64)
+    E[f == 0] = _ZERO_EXPONENT
+    return f, E
+
+
+def elementary_stable(U: np.ndarray, V: np.ndarray | None = None, degree: int = 2,
+                      all_orders: bool = False):
+    """e_0..e_degree of each row of z = U * V (element-wise; V=None: z = U), computed stably.
+
+    The recursion e_k <- e_k + z_j e_{k-1} over the columns (Blondel et al. 2016) adds
+    every product prod_{j in V} z_j with at most ``k + d`` roundings, so the error is at most
+    gamma_{k+d} * e_k(|z|) - no cancellation beyond that. Values are held as a mantissa and
+    a 64-bit exponent (and z_j = u_j v_j is never formed), so nothing overflows or
+    underflows in between: the result is inf only where the exact value exceeds float64.
+    Zero columns are skipped exactly, so fewer than k non-zeros give exactly 0.
+
+    U, V: float arrays of shape (N, d). Returns e_degree of shape (N,), or with
+    ``all_orders`` a list e_0..e_degree.
+    """
+    U = np.asarray(U, dtype=np.float64)
+    N, d = U.shape
+    zf, zE = _frexp64(U)
+    if V is not None:
+        vf, vE = _frexp64(np.asarray(V, dtype=np.float64))
+        zf = zf * vf
+        zE = np.where(zf == 0, _ZERO_EXPONENT, zE + vE)
+    ef = np.zeros((degree + 1, N))
+    eE = np.full((degree + 1, N), _ZERO_EXPONENT, dtype=np.int64)
+    ef[0], eE[0] = 0.5, 1  # e_0 = 1 = 0.5 * 2^1
+    # exponents of terms far below the other summand: their mantissa shifts to 0 (saturate)
+    floor = -1100
+    for j in range(d):
+        fj, Ej = zf[:, j], zE[:, j]
+        if not fj.any():
+            continue
+        for q in range(min(j + 1, degree), 0, -1):
+            tf = fj * ef[q - 1]
+            tE = Ej + eE[q - 1]
+            E = np.maximum(eE[q], tE)
+            f = np.ldexp(ef[q], np.maximum(eE[q] - E, floor)) + np.ldexp(tf, np.maximum(tE - E, floor))
+            f, dE = np.frexp(f)
+            E = E + dE
+            E[f == 0] = _ZERO_EXPONENT
+            ef[q], eE[q] = f, E
+    # ldexp saturates to inf / 0 exactly where the value leaves float64's range
+    with np.errstate(over="ignore", under="ignore"):
+        out = np.ldexp(ef, np.clip(eE, -2200, 2200))
+    return list(out) if all_orders else out[degree]
+
+
+def elementary_pairs(X, Y, rows: np.ndarray, cols: np.ndarray, degree: int,
+                     all_orders: bool = False):
+    """:func:`elementary_stable` of z = x_i * y_j for the pairs (rows[p], cols[p]), in chunks
+    of bounded memory, over each pair's shared non-zeros. X, Y: dense or sparse (n, d)."""
+    n_pairs, d = len(rows), X.shape[1]
+    out = np.empty((degree + 1, n_pairs)) if all_orders else np.empty(n_pairs)
+    step = max(1, BLOCK_BYTES // (8 * 8 * d))
+    for start in range(0, n_pairs, step):
+        sl = slice(start, min(start + step, n_pairs))
+        U, V = _dense(X[rows[sl]]), _dense(Y[cols[sl]])
+        U, V = _shared_nonzeros(U, V)
+        e = elementary_stable(U, V, degree, all_orders)
+        if all_orders:
+            out[:, sl] = np.asarray(e)
+        else:
+            out[sl] = e
+    return list(out) if all_orders else out
+
+
+def _shared_nonzeros(U: np.ndarray, V: np.ndarray):
+    """Columns where both U and V are non-zero moved first, the rest cut to the widest row."""
+    both = (U != 0) & (V != 0)
+    k = int(both.sum(axis=1).max()) if both.size else 0
+    if k >= U.shape[1]:
+        return U, V
+    order = np.argsort(~both, axis=1, kind="stable")[:, :max(k, 1)]
+    U = np.take_along_axis(U, order, axis=1)
+    V = np.take_along_axis(V, order, axis=1)
+    if k == 0:
+        U = np.zeros_like(U)
+    return U, V
+
+
+def _is_nonnegative(A) -> bool:
+    data = A.data if sp.issparse(A) else A
+    return data.size == 0 or bool(data.min() >= 0)
+
+
+def _zero_fraction(A) -> float:
+    if sp.issparse(A):
+        return 1.0 - A.nnz / max(1, A.shape[0] * A.shape[1])
+    return 1.0 - np.count_nonzero(A) / max(1, A.size)
+
+
+def _max_nnz_per_row(A) -> int:
+    if sp.issparse(A):
+        return int(np.diff(A.indptr).max(initial=0))
+    return int(np.count_nonzero(A, axis=1).max(initial=0))
+
+
+#: Bytes per row block of :func:`contract_elementary` (bounded memory; few, large GEMMs).
+CONTRACT_BLOCK_BYTES = 64 * 2**20
+#: ...but at least this many rows per block.
+CONTRACT_MIN_ROWS = 1024
+
+
+def contract_elementary(X, Y, degree: int, all_orders: bool = False):
+    """e_degree (or e_0..e_degree) of z = x_i * y_j for all pairs, meeting the accuracy contract.
+
+    Fast path: the power sums (GEMMs) and Newton's identities; entries where
+    :func:`newton_is_safe` cannot vouch for them are recomputed by the stable recursion.
+    The power sums of |z| it needs are the even P_t and, unless X, Y >= 0, one GEMM of
+    absolute values per odd order. Works in row blocks so the element-wise passes stay in
+    cache. Returns an (n_X, n_Y) array, or with ``all_orders`` the list e_0 (= 1.0), e_1, ...
+    """
+    nX, nY = X.shape[0], Y.shape[0]
+    nonneg = _is_nonnegative(X) and _is_nonnegative(Y)
+    gamma = float(rounding_gamma(min(_max_nnz_per_row(X), _max_nnz_per_row(Y)) + 2 * degree))
+    Ypow = [None] + [_power(Y, t) for t in range(1, degree + 1)]
+    y_max = _abs_max(Y)
+    # Sparse-ish data (e.g. one-hot rows): many pairs share fewer than m non-zeros, so their
+    # value is exactly 0 but the check cannot vouch for Newton's (S = 0). One more product of
+    # the non-zero patterns counts the shared non-zeros and settles those pairs directly.
+    count_shared = not all_orders and degree >= 2 and (_zero_fraction(X) > 0.25 or _zero_fraction(Y) > 0.25)
+    Ymask = (Y != 0).astype(np.float64) if count_shared else None
+    Yabs = [None] + [None if nonneg or t % 2 == 0 else _power(abs(Y), t) for t in range(1, degree + 1)]
+    out = [1.0] + [np.empty((nX, nY)) for _ in range(degree)] if all_orders else np.empty((nX, nY))
+    bad_rows, bad_cols = [], []
+    with np.errstate(over="ignore", invalid="ignore"):
+        # at least CONTRACT_MIN_ROWS rows per block: many small GEMMs are slow (BLAS threads
+        # synchronise once per call, which costs a lot on a loaded machine)
+        bytes_per_row = min(8 * nY * (degree + 4), max(1, CONTRACT_BLOCK_BYTES // CONTRACT_MIN_ROWS))
+        for rows in row_blocks(nX, bytes_per_row, CONTRACT_BLOCK_BYTES):
+            Xb = X[rows]
+            Xabs = None if nonneg else abs(Xb)
+            P, Pa = [None], [None]
+            for t in range(1, degree + 1):
+                Xt = _power(Xb, t)
+                P.append(_gram(Xt, Ypow[t]))
+                Pa.append(P[t] if nonneg or t % 2 == 0 else _gram(_power(Xabs, t), Yabs[t]))
+            # the check first: elementary_top overwrites P[2] and P[3], which Pa shares
+            ok = newton_is_safe(Pa, degree, gamma, all_orders=all_orders)
+            risky = may_overflow(_abs_max(Xb), y_max, Y.shape[1], degree)
+            if all_orders:
+                e = elementary_from_power_sums(P, degree)
+                for k in range(1, degree + 1):
+                    out[k][rows] = e[k]
+                    if risky:
+                        ok = ok & np.isfinite(out[k][rows])
+            else:
+                out[rows] = elementary_top(P, degree)
+                if risky:
+                    ok = ok & np.isfinite(out[rows])
+                if count_shared and not ok.all():
+                    too_few = _gram((Xb != 0).astype(np.float64), Ymask) < degree
+                    out[rows][too_few] = 0.0
+                    ok = ok | too_few
+            if not ok.all():
+                r, c = np.nonzero(~np.broadcast_to(ok, (Xb.shape[0], nY)))
+                bad_rows.append(r + rows.start)
+                bad_cols.append(c)
+    if bad_rows:
+        rows, cols = np.concatenate(bad_rows), np.concatenate(bad_cols)
+        fixed = elementary_pairs(X, Y, rows, cols, degree, all_orders)
+        if all_orders:
+            for k in range(1, degree + 1):
+                out[k][rows, cols] = fixed[k]
+        else:
+            out[rows, cols] = fixed
+    return out
+
+
 def _broadcast_full(a, shape) -> np.ndarray:
     return np.broadcast_to(np.asarray(a, dtype=np.float64), shape).copy()
 
@@ -160,7 +476,7 @@ def anova_kernel(X, Y=None, degree: int = 2) -> np.ndarray:
     _check_degree(degree, X.shape[1], allow_zero=True)
     if degree == 0:
         return np.ones((X.shape[0], Y.shape[0]))
-    e_m = elementary_top(power_sums(X, Y, degree), degree)
+    e_m = contract_elementary(X, Y, degree)
     return _broadcast_full(e_m, (X.shape[0], Y.shape[0]))
 
 
@@ -168,7 +484,9 @@ def up_to_kernel(X, Y=None, degree: int = 2) -> np.ndarray:
     """Sum of the ANOVA kernels of orders 0..m (itemsets of size at most m)."""
     X, Y = _pair(X, Y)
     _check_degree(degree, X.shape[1], allow_zero=True)
-    e = elementary_from_power_sums(power_sums(X, Y, degree), degree)
+    if degree == 0:
+        return np.ones((X.shape[0], Y.shape[0]))
+    e = contract_elementary(X, Y, degree, all_orders=True)
     return _broadcast_full(sum(e), (X.shape[0], Y.shape[0]))
 
 
@@ -179,21 +497,66 @@ def dot_kernel(X, Y=None) -> np.ndarray:
 
 
 def all_subsets_kernel(X, Y=None) -> np.ndarray:
-    """All-subsets kernel prod_j (1 + x_j y_j) (paper eq. 3), in row blocks of bounded memory."""
+    """All-subsets kernel prod_j (1 + x_j y_j) (paper eq. 3), in row blocks of bounded memory.
+
+    Products that overflow on the way (a huge factor before a small one, or x_j y_j itself
+    beyond float64) are recomputed in log space: inf only where the exact value is.
+    """
     X, Y = _pair(X, Y)
     Yd = _dense(Y)
     out = np.empty((X.shape[0], Y.shape[0]))
     for rows in row_blocks(X.shape[0], 8 * Y.shape[0] * Y.shape[1]):
         Xb = _dense(X[rows])
-        factors = Xb[:, None, :] * Yd[None, :, :]
-        factors += 1.0
-        np.prod(factors, axis=2, out=out[rows])
+        with np.errstate(over="ignore", invalid="ignore"):
+            factors = Xb[:, None, :] * Yd[None, :, :]
+            factors += 1.0
+            np.prod(factors, axis=2, out=out[rows])
+        bad = ~np.isfinite(out[rows])
+        if bad.any():
+            r, c = np.nonzero(bad)
+            out[rows.start + r, c] = product_one_plus(Xb[r], Yd[c])
+    return out
+
+
+def product_one_plus(U: np.ndarray, V: np.ndarray, log_scale: float = 0.0) -> np.ndarray:
+    """prod_j (1 + u_j v_j) * exp(log_scale) for each row of U, V (N, d), in log space.
+
+    The sum of log|factor| (log|u_j| + log|v_j| where u_j v_j overflows, the 1 being
+    negligible there), the parity of negative factors and any exact zero factor give the
+    product without overflow on the way; exp saturates to inf only where the exact value
+    exceeds float64. Relative error about |log value| * u.
+    """
+    with np.errstate(over="ignore", divide="ignore", invalid="ignore"):
+        z = U * V
+        finite = np.isfinite(z)
+        f = 1.0 + np.where(finite, z, 0.0)
+        logs = np.where(finite, np.log(np.abs(f)), np.log(np.abs(U)) + np.log(np.abs(V)))
+        negative = np.where(finite, f < 0, (U < 0) != (V < 0))
+        zero = finite & (f == 0)
+        logs[zero] = 0.0
+        out = np.exp(logs.sum(axis=1) + log_scale)
+    out[negative.sum(axis=1) % 2 == 1] *= -1.0
+    out[zero.any(axis=1)] = 0.0
     return out
 
 
 def polynomial_kernel(X, Y=None, degree: int = 2, c: float = 1.0) -> np.ndarray:
-    """Polynomial kernel (c + <x, y>)^m; c = 0 gives the homogeneous kernel <x, y>^m."""
+    """Polynomial kernel (c + <x, y>)^m; c = 0 gives the homogeneous kernel <x, y>^m.
+
+    m must be an integer >= 0 and c a finite number >= 0: otherwise (c + <x, y>)^m is not
+    a positive semi-definite kernel (and can be NaN).
+    """
+    check_polynomial_parameters(degree, c)
     return (c + dot_kernel(X, Y)) ** degree
+
+
+def check_polynomial_parameters(degree, c) -> None:
+    """Refuse orders and offsets for which (c + <x, y>)^m is not a kernel."""
+    if not is_integer(degree) or degree < 0:
+        raise ValueError(f"degree={degree!r} is not allowed: the polynomial kernel needs an integer order >= 0.")
+    if isinstance(c, (bool, np.bool_)) or not isinstance(c, (int, float, np.integer, np.floating)) \
+            or not np.isfinite(c) or c < 0:
+        raise ValueError(f"c={c!r} is not allowed: the polynomial kernel's offset must be a finite number >= 0.")
 
 
 def _check_degree(degree, d: int, allow_zero: bool = False) -> None:
@@ -212,7 +575,7 @@ def explicit_features(X, family: ItemsetFamily, max_features: int = MAX_ENUMERAT
     _check_family_d(family, X.shape[1])
     if family.n_itemsets > max_features:
         raise ValueError(
-            f"explicit_features: the family has {family.n_itemsets:,} itemsets, more than the "
+            f"explicit_features: the family has {family.n_itemsets_text} itemsets, more than the "
             f"{max_features:,} columns allowed; use itemset_kernel, which never lists them."
         )
     itemsets = family.enumerate(limit=max_features)
@@ -244,11 +607,70 @@ def _check_family_d(family: ItemsetFamily, d: int) -> None:
 
 
 def cross_fields_kernel(X, Y, family: ItemsetFamily) -> np.ndarray:
-    """e_m of the per-field dot products <x_F, y_F>: one GEMM per field, then Newton's identities."""
+    """e_m of the per-field dot products g_F = <x_F, y_F>: one GEMM per field, then the
+    stable recursion e_k <- e_k + g_F e_{k-1} over the (few) fields.
+
+    Accuracy contract: rows are first scaled by powers of two (exact) so that no g_F
+    overflows, and the scale is restored with ldexp (inf only where the exact value is).
+    The recursion has no cancellation beyond rounding, so the error is a small multiple of
+    gamma_d * sum_V |prod_{j in V} x_j y_j|.
+    """
+    X, Y = _pair(X, Y)
+    m = family.degree
+    ex, Xs = _row_power_of_two_scale(X)
+    ey, Ys = _row_power_of_two_scale(Y)
     fields = [np.asarray(f, dtype=np.intp) for f in family.fields]
-    G = [_gram(X[:, f], Y[:, f]) for f in fields]
-    P = [None] + [sum(g**t for g in G) for t in range(1, family.degree + 1)]
-    return _broadcast_full(elementary_top(P, family.degree), (X.shape[0], Y.shape[0]))
+    e = [np.ones((X.shape[0], Y.shape[0]))] + [np.zeros((X.shape[0], Y.shape[0])) for _ in range(m)]
+    for n_done, f in enumerate(fields, start=1):
+        g = _gram(Xs[:, f], Ys[:, f])
+        for k in range(min(n_done, m), 0, -1):
+            e[k] += g * e[k - 1]
+    with np.errstate(over="ignore", under="ignore"):
+        return np.ldexp(e[m], m * (ex[:, None] + ey[None, :]))
+
+
+def _row_power_of_two_scale(A):
+    """(exponents E_i, A_i * 2^-E_i) with max_j |A_ij 2^-E_i| in [0.5, 1): an exact scaling."""
+    amax = np.asarray(abs(A).max(axis=1).todense() if sp.issparse(A) else np.abs(A).max(axis=1)).reshape(-1)
+    E = np.frexp(amax)[1].astype(np.int64)
+    factor = np.ldexp(1.0, -E)
+    if sp.issparse(A):
+        return E, sp.csr_matrix(sp.diags(factor) @ A)
+    return E, A * factor[:, None]
+
+
+def itemset_support(X, Y, family: ItemsetFamily) -> np.ndarray:
+    """Boolean (n_X, n_Y): whether some itemset V of the family has x_j y_j != 0 for all j in V.
+
+    Decided combinatorially from the non-zero patterns (counts of shared non-zeros), so it
+    does not depend on rounding or blocking: outside it K_S is exactly 0 (and is returned
+    as 0.0 by the kernels here); inside it K_S is usually, not always, non-zero (signed
+    terms can cancel).
+    """
+    X, Y = _pair(X, Y)
+    _check_family_d(family, X.shape[1])
+    shape = (X.shape[0], Y.shape[0])
+    B = (X != 0).astype(np.float64)
+    C = (Y != 0).astype(np.float64)
+    kind = family.kind
+    if kind in ("up_to", "all_subsets"):  # the empty itemset is in the family
+        return np.ones(shape, dtype=bool)
+    if kind in ("anova", "dot"):
+        return _gram(B, C) >= (family.degree if kind == "anova" else 1)
+    if kind == "cross_fields":
+        hits = sum((_gram(B[:, list(f)], C[:, list(f)]) >= 1).astype(np.int64) for f in family.fields)
+        return hits >= family.degree
+    if () in family.itemsets:
+        return np.ones(shape, dtype=bool)
+    return _gram(explicit_features(B, family), explicit_features(C, family)) > 0
+
+
+def anova_newton_float(X, Y, degree: int) -> np.ndarray:
+    """The paper's eq. 12 as plain floating point (power sums, Newton's identities), without
+    the accuracy contract: only for reproducing protocols that depend on its rounding
+    (``error_study(pairs="nonzero_float")``). Implementation-dependent; do not use for values."""
+    X, Y = _pair(X, Y)
+    return _broadcast_full(elementary_top(power_sums(X, Y, degree), degree), (X.shape[0], Y.shape[0]))
 
 
 def itemset_kernel(X, Y=None, family: ItemsetFamily | None = None) -> np.ndarray:

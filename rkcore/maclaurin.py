@@ -5,11 +5,12 @@ from numbers import Integral, Real
 
 import numpy as np
 from scipy.special import comb
-from sklearn.base import BaseEstimator, TransformerMixin, _fit_context
+from sklearn.base import BaseEstimator, ClassNamePrefixFeaturesOutMixin, TransformerMixin, _fit_context
 from sklearn.utils import check_random_state
 from sklearn.utils._param_validation import Interval
 from sklearn.utils.validation import check_is_fitted, validate_data
 
+from .limits import check_allocation
 from .distributions import get_distribution
 from .kernels import row_blocks
 
@@ -20,7 +21,7 @@ TRANSFORM_BLOCK_BYTES = 32 * 2**20
 SCATTER_BLOCK_BYTES = 4 * 2**20
 
 
-class RandomMaclaurin(TransformerMixin, BaseEstimator):
+class RandomMaclaurin(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseEstimator):
     r"""Random Maclaurin map for the polynomial kernel ``(c + <x, y>)^m`` (Kar & Karnick 2012).
 
     The kernel is ``f(<x, y>)`` with Maclaurin series ``f(t) = sum_n a_n t^n``,
@@ -58,6 +59,8 @@ class RandomMaclaurin(TransformerMixin, BaseEstimator):
     fix_order : bool or None, default=None
         Fix every order to m (see above); None means ``c == 0``.
     random_state : int, RandomState instance or None, default=None
+        Seeds the random draw: an int gives the same orders and vectors on every call (and on every
+        machine), None uses numpy's global random state. See :term:`Glossary <random_state>`.
 
     Attributes
     ----------
@@ -104,10 +107,24 @@ class RandomMaclaurin(TransformerMixin, BaseEstimator):
 
     @_fit_context(prefer_skip_nested_validation=True)
     def fit(self, X, y=None):
-        """Draw the orders and the Rademacher vectors; only the number of features of X is used."""
+        """Draw the orders and the Rademacher vectors; only the number of features of X is used.
+
+        Parameters
+        ----------
+        X : {array-like, sparse matrix} of shape (n_samples, n_features)
+            Training data; only its number of features is used.
+        y : None
+            Ignored; present for API consistency with scikit-learn pipelines.
+
+        Returns
+        -------
+        self : object
+            The fitted transformer.
+        """
         X = validate_data(self, X, accept_sparse="csr", dtype=np.float64)
         d = X.shape[1]
         D, m, c = self.n_components, self.degree, float(self.c)
+        check_allocation("The random weights", (D, d + 1), hint="Lower n_components (D) or the number of features.")
         rng = check_random_state(self.random_state)
         fixed = (c == 0.0) if self.fix_order is None else bool(self.fix_order)
         self._augmented = fixed and c > 0.0
@@ -136,16 +153,29 @@ class RandomMaclaurin(TransformerMixin, BaseEstimator):
         return self
 
     def transform(self, X):
-        """Map X (n_samples, n_features) to Z (n_samples, n_components)."""
+        """Map X to its Random Maclaurin features.
+
+        Parameters
+        ----------
+        X : {array-like, sparse matrix} of shape (n_samples, n_features)
+            The samples. float32 input is mapped in float32 (one GEMM with exact
+            Rademacher weights, then products of at most m projections) and gives float32 output.
+
+        Returns
+        -------
+        Z : ndarray of shape (n_samples, n_components)
+            The random features; <Z(x), Z(y)> estimates (c + <x, y>)^m without bias.
+        """
         check_is_fitted(self)
-        X = validate_data(self, X, accept_sparse="csr", dtype=np.float64, reset=False)
+        X = validate_data(self, X, accept_sparse="csr", dtype=[np.float64, np.float32], reset=False)
         n, d = X.shape
-        W = self.random_weights_
+        W = self.random_weights_.astype(X.dtype, copy=False)
         Wt = W[:, :d].T
         offset = np.sqrt(float(self.c)) * W[:, d] if self._augmented else None
         D = self.n_components
-        out = np.empty((n, D))
-        constants = self.feature_scales_[self._constant_cols]  # order 0: sqrt(a_0 / P(0)) / sqrt(D)
+        check_allocation("The random features Z", (n, D), hint="Transform fewer rows at a time or lower n_components (D).")
+        out = np.empty((n, D), dtype=X.dtype)
+        constants = self.feature_scales_[self._constant_cols].astype(X.dtype)  # order 0: sqrt(a_0 / P(0)) / sqrt(D)
         for rows in row_blocks(n, 8 * (W.shape[0] + d), TRANSFORM_BLOCK_BYTES):
             G_all = np.asarray(X[rows] @ Wt)  # (b, total rows): <w_i, x> for every vector
             if offset is not None:
@@ -157,13 +187,18 @@ class RandomMaclaurin(TransformerMixin, BaseEstimator):
                 target[:, self._wasted_cols] = 0.0  # order > m: a_N = 0
                 for order, cols, start, stop in self._groups:
                     k = cols.size
-                    prod = G[:, start:start + k] * self.feature_scales_[cols]
+                    prod = G[:, start:start + k] * self.feature_scales_[cols].astype(X.dtype)
                     for i in range(1, order):  # at most m - 1 passes, not a loop over features
                         prod *= G[:, start + i * k:start + (i + 1) * k]
                     target[:, cols if k < D else slice(None)] = prod
         return out
 
+    @property
+    def _n_features_out(self):
+        return self.n_components
+
     def __sklearn_tags__(self):
         tags = super().__sklearn_tags__()
         tags.input_tags.sparse = True
+        tags.transformer_tags.preserves_dtype = ["float64", "float32"]
         return tags

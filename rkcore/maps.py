@@ -11,21 +11,30 @@ from numbers import Integral
 
 import numpy as np
 import scipy.sparse as sp
-from sklearn.base import BaseEstimator, TransformerMixin, _fit_context
+from sklearn.base import BaseEstimator, ClassNamePrefixFeaturesOutMixin, TransformerMixin, _fit_context
 from sklearn.utils import check_random_state
 from sklearn.utils._param_validation import Interval, StrOptions
 from sklearn.utils.validation import check_is_fitted, validate_data
 
 from .distributions import DISTRIBUTIONS, get_distribution
 from .itemsets import ItemsetFamily, check_degree_fits, family_from_spec
+from .limits import check_allocation
 from .kernels import (
     _dense,
     _gram,
+    _abs_max,
+    _max_nnz_per_row,
+    _power,
     elementary_from_power_sums,
+    elementary_pairs,
     elementary_top,
     explicit_features,
     itemset_kernel,
+    may_overflow,
+    newton_is_safe,
+    product_one_plus,
     power_sums,
+    rounding_gamma,
     row_blocks,
 )
 
@@ -39,7 +48,7 @@ TRANSFORM_BLOCK_BYTES = 8 * 2**20
 MIN_GEMM_BLOCK_ROWS = 256
 
 
-class RandomKernel(TransformerMixin, BaseEstimator):
+class RandomKernel(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseEstimator):
     r"""Random kernel (RK) feature map for the itemset kernel (Algorithm 1).
 
     .. math::
@@ -61,6 +70,8 @@ class RandomKernel(TransformerMixin, BaseEstimator):
         Distribution of the entries of w_s; all have mean 0 and variance 1.
         Rademacher has the minimax-optimal variance (Lemma 4).
     random_state : int, RandomState instance or None, default=None
+        Seeds the random draw: an int gives the same weights on every call (and on every
+        machine), None uses numpy's global random state. See :term:`Glossary <random_state>`.
 
     Attributes
     ----------
@@ -98,23 +109,57 @@ class RandomKernel(TransformerMixin, BaseEstimator):
 
     @_fit_context(prefer_skip_nested_validation=True)
     def fit(self, X, y=None):
-        """Draw the random weights; only the number of features of X is used."""
+        """Draw the random weights; only the number of features of X is used.
+
+        Parameters
+        ----------
+        X : {array-like, sparse matrix} of shape (n_samples, n_features)
+            Training data; only its number of features is used.
+        y : None
+            Ignored; present for API consistency with scikit-learn pipelines.
+
+        Returns
+        -------
+        self : object
+            The fitted transformer.
+        """
         X = validate_data(self, X, accept_sparse="csr", dtype=np.float64)
         d = X.shape[1]
         check_degree_fits(self.kernel, self.degree, d)
         self.family_ = family_from_spec(self.kernel, d, self.degree, self.itemsets)
+        check_allocation("The random weights", (self.n_components, d),
+                         hint="Lower n_components (D) or the number of features.")
         rng = check_random_state(self.random_state)
         self.random_weights_ = get_distribution(self.distribution).sample(rng, (self.n_components, d))
         return self
 
     def transform(self, X):
-        """Map X (n_samples, n_features) to Z (n_samples, n_components)."""
+        """Map X to its random features.
+
+        Parameters
+        ----------
+        X : {array-like, sparse matrix} of shape (n_samples, n_features)
+            The samples. float32 input gives float32 output (see :func:`_float32_safe`).
+
+        Returns
+        -------
+        Z : ndarray of shape (n_samples, n_components)
+            The random features; <Z(x), Z(y)> estimates K_S(x, y) without bias.
+        """
         check_is_fitted(self)
-        X = validate_data(self, X, accept_sparse="csr", dtype=np.float64, reset=False)
-        W = self.random_weights_
+        X = validate_data(self, X, accept_sparse="csr", dtype=[np.float64, np.float32], reset=False)
+        # float32 arithmetic only where the map is one GEMM and a few element-wise passes
+        # (error that of the float32 GEMM); other families compute each block in float64
+        # and store it in float32, saving the output memory but not the time.
+        out_dtype = X.dtype
+        compute32 = out_dtype == np.float32 and _float32_safe(self.family_)
+        if out_dtype == np.float32 and not compute32:
+            X = X.astype(np.float64)
+        W = self.random_weights_.astype(np.float32) if compute32 else self.random_weights_
         n, D = X.shape[0], W.shape[0]
+        check_allocation("The random features Z", (n, D), hint="Transform fewer rows at a time or lower n_components (D).")
         block = _block_mapper(self.family_, W, self.distribution == "rademacher")
-        out = np.empty((n, D))
+        out = np.empty((n, D), dtype=out_dtype)
         # Block rows: intermediates are a few (rows x D) arrays, so memory stays bounded.
         bytes_per_row = 8 * D * block.temporaries
         if block.gemm:
@@ -123,10 +168,23 @@ class RandomKernel(TransformerMixin, BaseEstimator):
             out[rows] = block(X[rows])
         return out
 
+    @property
+    def _n_features_out(self):
+        return self.n_components
+
     def __sklearn_tags__(self):
         tags = super().__sklearn_tags__()
         tags.input_tags.sparse = True
+        tags.transformer_tags.preserves_dtype = ["float64", "float32"]
         return tags
+
+
+def _float32_safe(family: ItemsetFamily) -> bool:
+    """Whether the map of this family is computed in float32 for float32 input: the dot and
+    second-order ANOVA maps (one GEMM plus element-wise passes, exact Rademacher weights).
+    Higher orders go through Newton's identities, whose cancellation float32's 24-bit
+    mantissa does not absorb; they are computed in float64 and stored in float32."""
+    return family.kind == "dot" or (family.kind == "anova" and family.degree == 2)
 
 
 def _block_mapper(family: ItemsetFamily, W: np.ndarray, signs: bool):
@@ -139,6 +197,39 @@ def _block_mapper(family: ItemsetFamily, W: np.ndarray, signs: bool):
         Wt = W.T * scale
         return _Mapper(lambda Xb: np.asarray(Xb @ Wt), 1)
 
+    if kind == "up_to" and m == 0:  # only the empty itemset: every feature is 1 / sqrt(D)
+        return _Mapper(lambda Xb: np.full((Xb.shape[0], D), scale), 1, gemm=False)
+
+    # Accuracy contract (rkcore.kernels): Newton's identities where newton_is_safe vouches for
+    # them, the stable recursion elsewhere. For Rademacher weights |x_j w_j| = |x_j|, so the
+    # power sums of |z| are row sums and the check costs O(d) per row.
+    W_abs_T = None if signs else np.abs(W).T
+
+    def abs_power_sums(Xb, P, upto):
+        """Power sums of |x * w| (even ones are P's): row sums, or one GEMM per odd order."""
+        Pa = [None]
+        for t in range(1, upto + 1):
+            if t % 2 == 0:
+                Pa.append(P[t])
+            elif signs:
+                Pa.append(np.asarray(abs(_power(Xb, t)).sum(axis=1)).reshape(-1, 1))
+            else:
+                Pa.append(_gram(_power(abs(Xb), t), W_abs_T.T ** t if t > 1 else W_abs_T.T))
+        return Pa
+
+    w_max = _abs_max(W)
+
+    def repair(Z, Xb, ok, degree, all_orders, factor):
+        """Recompute the features where ``ok`` is False (or not finite) with the stable recursion."""
+        if may_overflow(_abs_max(Xb), w_max, W.shape[1], degree):
+            ok = ok & np.isfinite(Z)
+        if ok.all():
+            return Z
+        rows, cols = np.nonzero(~np.broadcast_to(ok, Z.shape))
+        fixed = elementary_pairs(Xb, W, rows, cols, degree, all_orders)
+        Z[rows, cols] = (sum(fixed) if all_orders else fixed) * factor
+        return Z
+
     if kind == "anova" and m == 2:
         # K_A^2(x, w) = ((x.w)^2 - <x^2, w^2>) / 2; fold 1/(2 sqrt D) into W so the map is one
         # GEMM and two in-place passes. For w in {-1,1}^d, <x^2, w^2> is just sum_j x_j^2.
@@ -147,16 +238,22 @@ def _block_mapper(family: ItemsetFamily, W: np.ndarray, signs: bool):
         W2c = None if signs else (W * W).T * (c * c)
 
         def anova2(Xb):
-            Z = np.asarray(Xb @ Wc)
-            np.square(Z, out=Z)
-            X2 = Xb.multiply(Xb) if sp.issparse(Xb) else Xb * Xb
-            if signs:
-                Z -= (np.asarray(X2.sum(axis=1)).reshape(-1) * (c * c))[:, None]
-            else:
-                Z -= np.asarray(X2 @ W2c)
-            return Z
+            with np.errstate(over="ignore", invalid="ignore"):
+                Z = np.asarray(Xb @ Wc)
+                np.square(Z, out=Z)
+                X2 = Xb.multiply(Xb) if sp.issparse(Xb) else Xb * Xb
+                if signs:
+                    P2 = np.asarray(X2.sum(axis=1)).reshape(-1, 1)
+                    Z -= P2 * (c * c)
+                    Pa = [None, np.asarray(abs(Xb).sum(axis=1)).reshape(-1, 1), P2]
+                else:
+                    P2 = np.asarray(X2 @ W2c)
+                    Z -= P2
+                    Pa = [None, _gram(abs(Xb), W_abs_T.T) * c, P2]
+                ok = newton_is_safe(Pa, 2, rounding_gamma(_max_nnz_per_row(Xb) + 4))
+            return repair(Z, Xb, ok, 2, False, scale)
 
-        return _Mapper(anova2, 2)
+        return _Mapper(anova2, 3)
 
     if kind in ("anova", "up_to"):
         powers = None if signs else [None] + [W**t for t in range(1, m + 1)]
@@ -166,19 +263,25 @@ def _block_mapper(family: ItemsetFamily, W: np.ndarray, signs: bool):
 
         def anova(Xb):
             Xb = Xb * x_scale if x_scale != 1.0 else Xb
-            if signs:
-                P = power_sums(Xb, W, m, y_is_sign=True)
-            else:
-                P = [None] + [_gram(Xb.power(t) if sp.issparse(Xb) else Xb**t, powers[t]) for t in range(1, m + 1)]
-            if kind == "anova":
-                return elementary_top(P, m)
-            e = elementary_from_power_sums(P, m)
-            Z = e[1]
-            for ek in e[2:]:
-                Z += ek
-            Z += 1.0
-            Z *= scale
-            return Z
+            gamma = rounding_gamma(_max_nnz_per_row(Xb) + 2 * m)
+            with np.errstate(over="ignore", invalid="ignore"):
+                if signs:
+                    P = power_sums(Xb, W, m, y_is_sign=True)
+                else:
+                    P = [None] + [_gram(Xb.power(t) if sp.issparse(Xb) else Xb**t, powers[t]) for t in range(1, m + 1)]
+                ok = newton_is_safe(abs_power_sums(Xb, P, m), m, gamma, all_orders=kind == "up_to")
+                if kind == "anova":
+                    Z = elementary_top(P, m)
+                    if Z.shape != (Xb.shape[0], D):
+                        Z = np.broadcast_to(Z, (Xb.shape[0], D)).copy()
+                    return repair(Z, Xb, ok, m, False, 1.0)
+                e = elementary_from_power_sums(P, m)
+                Z = np.broadcast_to(e[1], (Xb.shape[0], D)).copy()
+                for ek in e[2:]:
+                    Z += ek
+                Z += 1.0
+                Z *= scale
+            return repair(Z, Xb, ok, m, True, scale)
 
         return _Mapper(anova, m + 3)
 
@@ -200,7 +303,13 @@ def _block_mapper(family: ItemsetFamily, W: np.ndarray, signs: bool):
                 vals = np.take_along_axis(Xd, cols, axis=1)
                 factors = vals[:, None, :] * W_T[cols].transpose(0, 2, 1)
             factors += 1.0
-            return factors.prod(axis=2) * scale
+            with np.errstate(over="ignore", invalid="ignore"):
+                Z = factors.prod(axis=2) * scale
+            bad = ~np.isfinite(Z)
+            if bad.any():  # overflow on the way: the product in log space, scale folded in
+                r, c = np.nonzero(bad)
+                Z[r, c] = product_one_plus(Xd[r], W[c], np.log(scale))
+            return Z
 
         return _Mapper(all_subsets, W.shape[1] + 1, gemm=False)
 

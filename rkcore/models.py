@@ -39,8 +39,10 @@ from sklearn.utils.metaestimators import available_if
 from sklearn.utils.multiclass import check_classification_targets
 from sklearn.utils.validation import _check_sample_weight, check_is_fitted, validate_data
 
-from .kernels import BLOCK_BYTES, elementary_from_power_sums, row_blocks
 from .itemsets import check_degree_fits
+from .kernels import (BLOCK_BYTES, _abs_max, _max_nnz_per_row, may_overflow, elementary_from_power_sums, elementary_pairs, newton_is_safe,
+                      rounding_gamma, row_blocks)
+from .distributions import DISTRIBUTIONS
 from .registry import MAPS, KernelSpec, make_map
 
 LOSSES = ("squared_hinge", "logistic")
@@ -95,7 +97,29 @@ def _gram_blocks(spec: KernelSpec, n_rows: int, n_cols: int, block_size: int | N
 def exact_gram(spec: KernelSpec, A, B=None, block_size: int | None = None) -> np.ndarray:
     """The exact Gram matrix ``spec.exact(A, B)``, computed in row blocks of A.
 
-    ``block_size`` rows per block, or None for blocks of about 64 MB of temporaries.
+    Parameters
+    ----------
+    spec : KernelSpec
+        The kernel.
+    A : {array-like, sparse matrix} of shape (n_A, n_features)
+        Rows of the Gram matrix.
+    B : {array-like, sparse matrix} of shape (n_B, n_features), default=None
+        Columns; None means A.
+    block_size : int or None, default=None
+        Rows of A per block, or None for blocks of about 64 MB of temporaries.
+
+    Returns
+    -------
+    K : ndarray of shape (n_A, n_B)
+        K[i, j] = K(a_i, b_j).
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from rkcore.models import exact_gram
+    >>> from rkcore.registry import KernelSpec
+    >>> exact_gram(KernelSpec("dot"), np.eye(2)).tolist()
+    [[1.0, 0.0], [0.0, 1.0]]
     """
     B = A if B is None else B
     out = np.empty((A.shape[0], B.shape[0]))
@@ -155,6 +179,20 @@ class ExactKernelSVC(ClassifierMixin, BaseEstimator):
         "max_iter": [Interval(Integral, -1, None, closed="left")],
     }
 
+    #: scikit-learn checks expected to fail with the default parameters, and why
+    #: (pass to ``check_estimator(..., expected_failed_checks=...)``; see :func:`expected_failed_checks`).
+    _expected_failed_checks = {
+        "check_classifiers_train": (
+            "the default kernel, second-order ANOVA, has no constant or linear term: on the check's "
+            "two-feature blobs it sees only x1*x2, so training accuracy stays below the check's 0.83"),
+        "check_sample_weight_equivalence_on_dense_data": (
+            "libsvm's sample_weight rescales C per sample, which is not equivalent to removing or "
+            "repeating samples (scikit-learn declares the same for SVC)"),
+        "check_sample_weight_equivalence_on_sparse_data": (
+            "libsvm's sample_weight rescales C per sample, which is not equivalent to removing or "
+            "repeating samples (scikit-learn declares the same for SVC)"),
+    }
+
     def __init__(self, spec=None, *, C=1.0, block_size=None, tol=1e-3, cache_size=200,
                  class_weight=None, max_iter=-1):
         self.spec = spec
@@ -170,7 +208,22 @@ class ExactKernelSVC(ClassifierMixin, BaseEstimator):
 
     @_fit_context(prefer_skip_nested_validation=True)
     def fit(self, X, y, sample_weight=None):
-        """Fit the SVM on the exact training Gram matrix K(X, X)."""
+        """Fit the SVM on the exact training Gram matrix K(X, X).
+
+        Parameters
+        ----------
+        X : {array-like, sparse matrix} of shape (n_samples, n_features)
+            Training data.
+        y : array-like of shape (n_samples,)
+            Class labels (two or more classes).
+        sample_weight : array-like of shape (n_samples,), default=None
+            Per-sample weights (libsvm rescales C per sample); None weighs every sample 1.
+
+        Returns
+        -------
+        self : object
+            The fitted classifier.
+        """
         X, y = validate_data(self, X, y, accept_sparse="csr", dtype=np.float64)
         check_classification_targets(y)
         spec = _spec_or_default(self.spec)
@@ -204,7 +257,19 @@ class ExactKernelSVC(ClassifierMixin, BaseEstimator):
         return K
 
     def decision_function(self, X):
-        """Binary: sum_i dual_coef_i K(sv_i, x) + intercept (> 0 means classes_[1]); else SVC's."""
+        """Signed distance to the separating surface in the kernel's feature space.
+
+        Parameters
+        ----------
+        X : {array-like, sparse matrix} of shape (n_samples, n_features)
+            The samples.
+
+        Returns
+        -------
+        scores : ndarray of shape (n_samples,) or (n_samples, n_classes)
+            Binary: sum_i dual_coef_i K(sv_i, x) + intercept (> 0 means ``classes_[1]``);
+            more classes: SVC's one-vs-one scores.
+        """
         check_is_fitted(self)
         if len(self.classes_) == 2:
             coef, b = self.dual_coef_[0], self.intercept_[0]
@@ -214,6 +279,18 @@ class ExactKernelSVC(ClassifierMixin, BaseEstimator):
         return np.concatenate(parts)
 
     def predict(self, X):
+        """Predict class labels.
+
+        Parameters
+        ----------
+        X : {array-like, sparse matrix} of shape (n_samples, n_features)
+            The samples.
+
+        Returns
+        -------
+        y_pred : ndarray of shape (n_samples,)
+            Predicted labels, taken from ``classes_``.
+        """
         check_is_fitted(self)
         if len(self.classes_) == 2:
             return self.classes_[(self.decision_function(X) > 0).astype(np.intp)]
@@ -236,6 +313,39 @@ def random_feature_pipeline(map_key: str, spec: KernelSpec | None = None, n_comp
     pairs raise there); the classifier is ``LinearSVC`` (liblinear, squared hinge,
     as in the paper) or ``LogisticRegression``, both with inverse regularization C.
     Step names: ``"map"`` and ``"clf"``.
+
+    Parameters
+    ----------
+    map_key : str
+        A key of :data:`rkcore.registry.MAPS` ("rk", "scrk", "ts", "rm", "rff", "nystroem").
+    spec : KernelSpec, default=None
+        The kernel the map approximates; None means second-order ANOVA.
+    n_components : int, default=100
+        D, the number of random features.
+    distribution : str or None, default=None
+        Weight distribution of the map (None: the map's default).
+    random_state : int, RandomState instance or None, default=None
+        Seeds the map and the classifier.
+    classifier : {"linear_svc", "logistic"}, default="linear_svc"
+        The linear model on the features.
+    C : float, default=1.0
+        Inverse regularization of the classifier.
+    classifier_params : dict or None, default=None
+        Further keyword arguments of the classifier.
+
+    Returns
+    -------
+    pipeline : Pipeline
+        Unfitted ``Pipeline([("map", ...), ("clf", ...)])``.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from rkcore.models import random_feature_pipeline
+    >>> X = np.random.RandomState(0).randn(100, 5); y = (X[:, 0] * X[:, 1] > 0).astype(int)
+    >>> pipe = random_feature_pipeline("rk", n_components=200, random_state=0).fit(X, y)
+    >>> pipe.score(X, y) > 0.8
+    True
     """
     spec = _spec_or_default(spec)
     feature_map = make_map(map_key, spec, n_components, distribution=distribution, random_state=random_state)
@@ -250,6 +360,17 @@ def random_feature_pipeline(map_key: str, spec: KernelSpec | None = None, n_comp
 
 
 # ----------------------------------------------------------------------------- factorized models
+def _check_finite_decision(f: np.ndarray, name: str) -> None:
+    """Refuse decision values that overflowed float64 instead of predicting from NaN or inf."""
+    bad = ~np.isfinite(f)
+    if bad.any():
+        raise ValueError(
+            f"{name}: the decision value of {int(bad.sum())} of {f.size} sample(s) overflows float64 "
+            f"(first: sample {int(np.flatnonzero(bad)[0])}); their feature values are too large in "
+            "magnitude for this model. Rescale X, e.g. rkcore.datasets.normalize(X, 'l1')."
+        )
+
+
 class _LBFGSBinaryClassifier(ClassifierMixin, BaseEstimator):
     """Shared machinery: labels, sample weights, L-BFGS-B with history and convergence report.
 
@@ -259,9 +380,19 @@ class _LBFGSBinaryClassifier(ClassifierMixin, BaseEstimator):
     ``_decision(data)``.
     """
 
+    _expected_failed_checks = {
+        name: ("the weighted and the repeated-samples objectives have the same minimiser, but "
+               "L-BFGS-B stops at tolerance tol along different paths, so the fitted models agree "
+               "to about tol, not to the check's rtol=1e-7")
+        for name in ("check_sample_weight_equivalence_on_dense_data",
+                     "check_sample_weight_equivalence_on_sparse_data")
+    }
+
     def _optimize(self, X, y, sample_weight):
         y_pm = _binary_labels(self, y)
         s = _check_sample_weight(sample_weight, X, dtype=np.float64)
+        if (s < 0).any():
+            raise ValueError(f"sample_weight must be >= 0; got {int((s < 0).sum())} negative weight(s) (smallest {s.min()!r}).")
         if s.sum() <= 0:
             raise ValueError("sample_weight must have a positive sum; got all zeros.")
         s = s / s.sum()  # weighted mean loss: weight 2 == the sample twice
@@ -274,6 +405,12 @@ class _LBFGSBinaryClassifier(ClassifierMixin, BaseEstimator):
             return value, grad
 
         history = [fun(theta0)[0]]
+        if not np.isfinite(history[0]):
+            raise ValueError(
+                f"{type(self).__name__}: the objective at the starting point is not a finite number: "
+                "the model's values overflow float64 on this data (feature values too large in "
+                "magnitude). Rescale X, e.g. rkcore.datasets.normalize(X, 'l1')."
+            )
         res = minimize(fun, theta0, jac=True, method="L-BFGS-B",
                        callback=lambda intermediate_result: history.append(float(intermediate_result.fun)),
                        options={"maxiter": self.max_iter, "gtol": self.tol, "ftol": self.tol * 1e-3})
@@ -303,18 +440,54 @@ class _LBFGSBinaryClassifier(ClassifierMixin, BaseEstimator):
         return 0.1 / np.sqrt(mean_sq_norm) if mean_sq_norm > 0 else 0.1
 
     def decision_function(self, X):
-        """Real-valued model output f(x); f > 0 predicts ``classes_[1]``."""
+        """Real-valued model output f(x).
+
+        Parameters
+        ----------
+        X : {array-like, sparse matrix} of shape (n_samples, n_features)
+            The samples.
+
+        Returns
+        -------
+        f : ndarray of shape (n_samples,)
+            f > 0 predicts ``classes_[1]``.
+        """
         check_is_fitted(self)
         X = validate_data(self, X, accept_sparse="csr", dtype=np.float64, reset=False)
-        return self._decision(self._prepare(X))
+        f = self._decision(self._prepare(X))
+        _check_finite_decision(f, type(self).__name__)
+        return f
 
     def predict(self, X):
+        """Predict class labels.
+
+        Parameters
+        ----------
+        X : {array-like, sparse matrix} of shape (n_samples, n_features)
+            The samples.
+
+        Returns
+        -------
+        y_pred : ndarray of shape (n_samples,)
+            Predicted labels, taken from ``classes_``.
+        """
         check_is_fitted(self)
         return self.classes_[(self.decision_function(X) > 0).astype(np.intp)]
 
     @available_if(lambda self: self.loss == "logistic")
     def predict_proba(self, X):
-        """sigma(f(x)) for the logistic loss (columns: classes_[0], classes_[1])."""
+        """Class probabilities sigma(f(x)), for the logistic loss only.
+
+        Parameters
+        ----------
+        X : {array-like, sparse matrix} of shape (n_samples, n_features)
+            The samples.
+
+        Returns
+        -------
+        proba : ndarray of shape (n_samples, 2)
+            Columns ``classes_[0]``, ``classes_[1]``.
+        """
         p = expit(self.decision_function(X))
         return np.column_stack([1.0 - p, p])
 
@@ -365,6 +538,7 @@ class FactorizationMachineClassifier(_LBFGSBinaryClassifier):
     beta : float, default=1e-4
         L2 penalty of the factors P.
     loss : {"squared_hinge", "logistic"}, default="squared_hinge"
+        Loss L(y, f) of the mean-loss objective; "logistic" enables ``predict_proba``.
     fit_linear : bool, default=False
         Add the linear term <w, x> (the paper drops it: "little effect on accuracy").
     fit_intercept : bool, default=True
@@ -383,6 +557,8 @@ class FactorizationMachineClassifier(_LBFGSBinaryClassifier):
         already below ``tol`` and stop as a constant. "auto" scales the factors to the
         data: std = 0.1 / sqrt(mean_i ||x_i||^2), so that <p_s, x> has std 0.1.
     random_state : int, RandomState instance or None, default=None
+        Seeds the initial factors and the signs lambda_s: an int gives the same fit on
+        every call. See :term:`Glossary <random_state>`.
 
     Attributes
     ----------
@@ -397,6 +573,15 @@ class FactorizationMachineClassifier(_LBFGSBinaryClassifier):
     ----------
     Rendle, ICDM 2010; Blondel, Fujino, Ueda & Ishihata, NIPS 2016 (higher-order FMs);
     Blondel, Ishihata, Fujino & Ueda, ICML 2016 (lambda and polynomial networks).
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from rkcore.models import FactorizationMachineClassifier
+    >>> X = np.random.RandomState(0).randn(80, 5); y = (X[:, 0] * X[:, 1] > 0).astype(int)
+    >>> fm = FactorizationMachineClassifier(degree=2, n_components=4, tol=1e-3, random_state=0).fit(X, y)
+    >>> fm.score(X, y) > 0.9
+    True
     """
 
     _parameter_constraints: dict = {
@@ -432,7 +617,22 @@ class FactorizationMachineClassifier(_LBFGSBinaryClassifier):
 
     @_fit_context(prefer_skip_nested_validation=True)
     def fit(self, X, y, sample_weight=None):
-        """Minimise the regularized objective with L-BFGS-B (see the class docstring)."""
+        """Minimise the regularized objective with L-BFGS-B (see the class docstring).
+
+        Parameters
+        ----------
+        X : {array-like, sparse matrix} of shape (n_samples, n_features)
+            Training data.
+        y : array-like of shape (n_samples,)
+            Class labels (exactly two classes).
+        sample_weight : array-like of shape (n_samples,), default=None
+            Per-sample weights in the mean loss (weight 2 counts a sample twice); None weighs every sample 1.
+
+        Returns
+        -------
+        self : object
+            The fitted classifier.
+        """
         X, y = validate_data(self, X, y, accept_sparse="csr", dtype=np.float64)
         check_degree_fits("anova", self.degree, X.shape[1], type(self).__name__)
         return self._optimize(X, y, sample_weight)
@@ -463,9 +663,23 @@ class FactorizationMachineClassifier(_LBFGSBinaryClassifier):
                          for t in range(1, self.degree + 1)]
 
     def _forward(self, b, w, P, Xp):
+        """Decision values and e_0..e_m of z = x * p_s, meeting the accuracy contract of
+        rkcore.kernels for e_m: Newton's identities where newton_is_safe vouches for them
+        (one more GEMM of absolute values per odd order), the stable recursion elsewhere."""
         m = self.degree
-        power_sums = [None] + [np.asarray(Xp[t] @ (P**t).T) for t in range(1, m + 1)]
-        e = elementary_from_power_sums(power_sums, m)
+        with np.errstate(over="ignore", invalid="ignore"):
+            power_sums = [None] + [np.asarray(Xp[t] @ (P**t).T) for t in range(1, m + 1)]
+            abs_sums = [None] + [power_sums[t] if t % 2 == 0 else np.asarray(abs(Xp[t]) @ (np.abs(P) ** t).T)
+                                 for t in range(1, m + 1)]
+            ok = newton_is_safe(abs_sums, m, rounding_gamma(_max_nnz_per_row(Xp[1]) + 2 * m))
+            e = elementary_from_power_sums(power_sums, m)
+            if may_overflow(_abs_max(Xp[1]), _abs_max(P), P.shape[1], m):
+                ok = ok & np.all([np.isfinite(ek) for ek in e[1:]], axis=0)
+        if not ok.all():
+            rows, cols = np.nonzero(~np.broadcast_to(ok, e[m].shape))
+            fixed = elementary_pairs(Xp[1], P, rows, cols, m, all_orders=True)
+            for k in range(1, m + 1):
+                e[k][rows, cols] = fixed[k]
         f = e[m] @ self.lambdas_ + b
         if w is not None:
             f = f + np.asarray(Xp[1] @ w)
@@ -529,15 +743,43 @@ class AllSubsetsModelClassifier(_LBFGSBinaryClassifier):
     factor is non-zero, and when it is exactly zero it is the product of the
     non-zero factors if this is the only zero factor, else 0 - never a division by 0.
 
-    Parameters are those of :class:`FactorizationMachineClassifier` without degree,
-    fit_linear, fit_intercept and lambdas (init_scale also takes "auto"); lambda starts
-    at 0 and P ~ N(0, init_scale^2).
+    lambda starts at 0 and P ~ N(0, init_scale^2).
+
+    Parameters
+    ----------
+    n_components : int, default=30
+        Rank k (number of terms lambda_s prod_j (1 + p_sj x_j)).
+    alpha : float, default=1e-4
+        L2 penalty of lambda.
+    beta : float, default=1e-4
+        L2 penalty of the factors P.
+    loss : {"squared_hinge", "logistic"}, default="squared_hinge"
+        Loss L(y, f) of the mean-loss objective; "logistic" enables ``predict_proba``.
+    max_iter : int, default=200
+        L-BFGS-B iterations.
+    tol : float, default=1e-6
+        Stop when the largest gradient entry is below ``tol`` (ftol = tol * 1e-3).
+    init_scale : float or "auto", default=0.01
+        Standard deviation of the initial factors; "auto" as in
+        :class:`FactorizationMachineClassifier`.
+    random_state : int, RandomState instance or None, default=None
+        Seeds the initial factors: an int gives the same fit on every call.
+        See :term:`Glossary <random_state>`.
 
     Attributes
     ----------
     P_ : ndarray (n_components, n_features)
     lambdas_ : ndarray (n_components,)
     n_iter_, converged_, objective_, objective_history_, classes_, n_features_in_
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from rkcore.models import AllSubsetsModelClassifier
+    >>> X = np.random.RandomState(0).rand(60, 4); y = (X[:, 0] * X[:, 1] > 0.25).astype(int)
+    >>> clf = AllSubsetsModelClassifier(n_components=5, tol=1e-4, random_state=0).fit(X, y)
+    >>> clf.predict(X[:3]).shape
+    (3,)
     """
 
     _parameter_constraints: dict = {
@@ -567,7 +809,22 @@ class AllSubsetsModelClassifier(_LBFGSBinaryClassifier):
 
     @_fit_context(prefer_skip_nested_validation=True)
     def fit(self, X, y, sample_weight=None):
-        """Minimise the regularized objective with L-BFGS-B (see the class docstring)."""
+        """Minimise the regularized objective with L-BFGS-B (see the class docstring).
+
+        Parameters
+        ----------
+        X : {array-like, sparse matrix} of shape (n_samples, n_features)
+            Training data.
+        y : array-like of shape (n_samples,)
+            Class labels (exactly two classes).
+        sample_weight : array-like of shape (n_samples,), default=None
+            Per-sample weights in the mean loss (weight 2 counts a sample twice); None weighs every sample 1.
+
+        Returns
+        -------
+        self : object
+            The fitted classifier.
+        """
         X, y = validate_data(self, X, y, accept_sparse="csr", dtype=np.float64)
         return self._optimize(X, y, sample_weight)
 
@@ -691,9 +948,12 @@ class SparseRandomFeatureClassifier(ClassifierMixin, BaseEstimator):
         Features drawn per iteration R.
     loss : {"squared_hinge", "logistic"}, default="squared_hinge"
     tol : float, default=1e-4
+        liblinear's stopping tolerance per sub-problem.
     max_iter : int, default=1000
         liblinear iterations per sub-problem.
     random_state : int, RandomState instance or None, default=None
+        Seeds every iteration's map and solver: an int gives the same model on every call.
+        See :term:`Glossary <random_state>`.
 
     Attributes
     ----------
@@ -707,12 +967,21 @@ class SparseRandomFeatureClassifier(ClassifierMixin, BaseEstimator):
     n_active_history_ : ndarray (n_iter,), working-set size after each pruning
     n_iter_ : int, liblinear iterations of the last sub-problem
     classes_, n_features_in_
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from rkcore.models import SparseRandomFeatureClassifier
+    >>> X = np.random.RandomState(0).randn(80, 5); y = (X[:, 0] * X[:, 1] > 0).astype(int)
+    >>> clf = SparseRandomFeatureClassifier(n_iter=3, batch=20, random_state=0).fit(X, y)
+    >>> clf.n_features_drawn_, clf.n_nonzero_ <= 60
+    (60, True)
     """
 
     _parameter_constraints: dict = {
         "map_key": [StrOptions(set(MAPS))],
         "spec": [KernelSpec, None],
-        "distribution": [str, None],
+        "distribution": [StrOptions(set(DISTRIBUTIONS)), None],
         "C": [Interval(Real, 0, None, closed="neither")],
         "n_iter": [Interval(Integral, 1, None, closed="left")],
         "batch": [Interval(Integral, 1, None, closed="left")],
@@ -720,6 +989,12 @@ class SparseRandomFeatureClassifier(ClassifierMixin, BaseEstimator):
         "tol": [Interval(Real, 0, None, closed="neither")],
         "max_iter": [Interval(Integral, 1, None, closed="left")],
         "random_state": ["random_state"],
+    }
+
+    _expected_failed_checks = {
+        "check_classifiers_train": (
+            "the default kernel, second-order ANOVA, has no constant or linear term: on the check's "
+            "two-feature blobs its features see only x1*x2, so training accuracy stays below 0.83"),
     }
 
     def __init__(self, map_key="rk", *, spec=None, distribution=None, C=1.0, n_iter=10, batch=100,
@@ -762,7 +1037,20 @@ class SparseRandomFeatureClassifier(ClassifierMixin, BaseEstimator):
 
     @_fit_context(prefer_skip_nested_validation=True)
     def fit(self, X, y):
-        """Run Algorithm 1 of Yen et al. (2014) for ``n_iter`` iterations."""
+        """Run Algorithm 1 of Yen et al. (2014) for ``n_iter`` iterations.
+
+        Parameters
+        ----------
+        X : {array-like, sparse matrix} of shape (n_samples, n_features)
+            Training data.
+        y : array-like of shape (n_samples,)
+            Class labels (two or more classes).
+
+        Returns
+        -------
+        self : object
+            The fitted classifier.
+        """
         X, y = validate_data(self, X, y, accept_sparse="csr", dtype=np.float64)
         check_classification_targets(y)
         encoder = LabelEncoder().fit(y)
@@ -773,6 +1061,8 @@ class SparseRandomFeatureClassifier(ClassifierMixin, BaseEstimator):
         y_codes = encoder.transform(y)
         spec = _spec_or_default(self.spec)
         check_degree_fits(spec.name, spec.degree, X.shape[1], type(self).__name__)
+        # map / kernel / distribution compatibility, before any feature is drawn
+        make_map(self.map_key, spec, self.batch, distribution=self.distribution)
         multiclass = len(self.classes_) > 2
         rng = check_random_state(self.random_state)
 
@@ -816,17 +1106,52 @@ class SparseRandomFeatureClassifier(ClassifierMixin, BaseEstimator):
         return self
 
     def transform_kept(self, X) -> np.ndarray:
-        """The kept random features of X, (n_samples, n_nonzero_), in ``coef_`` column order."""
+        """The kept random features of X, in ``coef_`` column order.
+
+        Parameters
+        ----------
+        X : {array-like, sparse matrix} of shape (n_samples, n_features)
+            The samples.
+
+        Returns
+        -------
+        Z : ndarray of shape (n_samples, n_nonzero_)
+            Features of the final working set.
+        """
         check_is_fitted(self)
         X = validate_data(self, X, accept_sparse="csr", dtype=np.float64, reset=False)
         parts = [np.asarray(m.transform(X))[:, c] for m, c in zip(self.maps_, self.columns_)]
         return np.hstack(parts) if parts else np.empty((X.shape[0], 0))
 
     def decision_function(self, X):
+        """Linear scores of the kept random features.
+
+        Parameters
+        ----------
+        X : {array-like, sparse matrix} of shape (n_samples, n_features)
+            The samples.
+
+        Returns
+        -------
+        scores : ndarray of shape (n_samples,) or (n_samples, n_classes)
+            Binary: > 0 predicts ``classes_[1]``; more classes: one column per class.
+        """
         scores = self.transform_kept(X) @ self.coef_.T + self.intercept_
         return scores.ravel() if scores.shape[1] == 1 else scores
 
     def predict(self, X):
+        """Predict class labels.
+
+        Parameters
+        ----------
+        X : {array-like, sparse matrix} of shape (n_samples, n_features)
+            The samples.
+
+        Returns
+        -------
+        y_pred : ndarray of shape (n_samples,)
+            Predicted labels, taken from ``classes_``.
+        """
         scores = self.decision_function(X)
         if scores.ndim == 1:
             return self.classes_[(scores > 0).astype(np.intp)]
@@ -838,7 +1163,14 @@ class SparseRandomFeatureClassifier(ClassifierMixin, BaseEstimator):
         return tags
 
 
+def expected_failed_checks(estimator) -> dict[str, str]:
+    """The scikit-learn estimator checks this estimator is expected to fail with its default
+    parameters, each with the reason: ``check_estimator(est, expected_failed_checks=...)``."""
+    return dict(getattr(estimator, "_expected_failed_checks", {}))
+
+
 __all__ = [
+    "expected_failed_checks",
     "exact_gram",
     "ExactKernelSVC",
     "FactorizationMachineClassifier",

@@ -59,6 +59,15 @@ class KernelSpec:
     def __post_init__(self):
         if self.name not in KERNELS:
             raise ValueError(f"Unknown kernel {self.name!r}; allowed: {', '.join(map(repr, KERNELS))}.")
+        low = 0 if self.name == "up_to" else 1
+        if not K.is_integer(self.degree) or self.degree < low:
+            raise ValueError(f"degree={self.degree!r} is not allowed: the order must be an integer >= {low}.")
+        if self.name in ("polynomial", "homogeneous_polynomial"):
+            K.check_polynomial_parameters(self.degree, self.c)
+        g = self.gamma
+        if isinstance(g, (bool, np.bool_)) or not isinstance(g, (int, float, np.integer, np.floating)) \
+                or not np.isfinite(g) or g <= 0:
+            raise ValueError(f"gamma={g!r} is not allowed: the RBF width must be a finite number > 0.")
         if isinstance(self.itemsets, list):  # keep the spec hashable (st.cache_data, URLs)
             object.__setattr__(self, "itemsets", tuple(tuple(v) for v in self.itemsets))
 

@@ -6,12 +6,12 @@ from __future__ import annotations
 
 import dataclasses
 import io
-from typing import Callable, Sequence
+from typing import Sequence
 
 from . import datasets as rkdata
 from .itemsets import ItemsetFamily
 from .registry import KERNELS, KernelSpec
-from .views import CostEstimate, format_bytes, nbytes, parse_fields, parse_itemsets, subsample_rows
+from .views import parse_fields, parse_itemsets, subsample_rows
 
 #: Data sources beside the built-in datasets: a file the user uploaded, a local MovieLens 100K folder.
 UPLOAD = "upload"
@@ -133,30 +133,3 @@ def reproduce_code(*, dataset: str, n: int, normalization: str, kernel: str, deg
             args.append(f"gamma={gamma}")
         lines.append(f"spec = KernelSpec({', '.join(args)})")
     return "\n".join(lines + list(extra_lines))
-
-
-# ---------------------------------------------------------------------------- memory accounting
-def estimate_cost(parts: dict[str, tuple[int, ...]]) -> CostEstimate:
-    """Bytes of float64 arrays named by ``parts`` (name -> shape)."""
-    sizes = tuple((name, nbytes(shape)) for name, shape in parts.items())
-    return CostEstimate(sum(b for _, b in sizes), sizes)
-
-
-def check_memory(parts: dict[str, tuple[int, ...]], budget: int, hint: str = "") -> None:
-    """Refuse (ValueError) a computation whose arrays would need more than ``budget`` bytes."""
-    cost = estimate_cost(parts)
-    if cost.bytes > budget:
-        raise ValueError(f"This view would need about {format_bytes(cost.bytes)} of memory ({cost.describe()}), "
-                         f"more than the {format_bytes(budget)} allowed per view. {hint}".strip())
-
-
-def max_size_within(bytes_for: Callable[[int], int], budget: int, upper: int = 10**7) -> int:
-    """The largest s in [0, upper] with bytes_for(s) <= budget (bytes_for must be increasing)."""
-    lo, hi = 0, upper
-    while lo < hi:
-        mid = (lo + hi + 1) // 2
-        if bytes_for(mid) <= budget:
-            lo = mid
-        else:
-            hi = mid - 1
-    return lo

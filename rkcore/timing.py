@@ -12,7 +12,6 @@ Command line (paper Figure 1: RK vs SCRK for the second-order ANOVA kernel)::
 """
 from __future__ import annotations
 
-import argparse
 import gc
 import sys
 import time
@@ -42,7 +41,7 @@ def timing_kernel(map_key: str, degree: int = 2) -> KernelSpec:
 
 def time_maps(map_keys: Iterable[str], d_values, D_values, n_values, *, kernel_degree: int = 2,
               repeats: int = 5, warmup: int = 1, random_state: int = 0,
-              progress: Callable[[float, str], None] | None = None) -> pd.DataFrame:
+              progress: Callable[[float, str], None] | None = None, client=None) -> pd.DataFrame:
     """Time ``fit`` and ``transform`` of each map for every (d, D, n).
 
     Each map is built with :func:`rkcore.registry.make_map` on the kernel from
@@ -52,9 +51,38 @@ def time_maps(map_keys: Iterable[str], d_values, D_values, n_values, *, kernel_d
     :func:`time.perf_counter`, the garbage collector off (as :mod:`timeit` does).
     ``warmup`` untimed runs come first. Nothing is cached.
 
-    Returns a tidy DataFrame with columns map, d, D, n, repeat, phase ("fit" or
-    "transform"), seconds. ``progress(fraction_done, message)`` is called after every
-    run, ending with 1.0.
+    Parameters
+    ----------
+    map_keys : str or iterable of str
+        Keys of :data:`rkcore.registry.MAPS`.
+    d_values, D_values, n_values : int or iterable of int
+        Numbers of input features, of random features and of rows (all >= 1).
+    kernel_degree : int, default=2
+        Order m of the kernel each map is timed on.
+    repeats : int, default=5
+        Timed runs per (map, d, D, n).
+    warmup : int, default=1
+        Untimed runs first.
+    random_state : int, default=0
+        Seeds the data and, with the repeat number, each map.
+    progress : callable(fraction, message) or None, default=None
+        Called after every run (on Dask: after every (map, d, D, n) cell), ending with 1.0.
+    client : dask.distributed.Client or None, default=None
+        Time the (map, d, D, n) cells on this Dask cluster, one task per cell (its
+        warm-up and repeats run back to back on one worker). Data and seeds are those
+        of a local run; the times are the workers'.
+
+    Returns
+    -------
+    DataFrame
+        Tidy: columns map, d, D, n, repeat, phase ("fit" or "transform"), seconds.
+
+    Examples
+    --------
+    >>> from rkcore.timing import time_maps
+    >>> df = time_maps(["rk", "scrk"], [16], [64], [50], repeats=2)
+    >>> df.groupby(["map", "phase"]).size().tolist()
+    [2, 2, 2, 2]
     """
     map_keys = [map_keys] if isinstance(map_keys, str) else list(map_keys)
     if not map_keys:
@@ -72,6 +100,17 @@ def time_maps(map_keys: Iterable[str], d_values, D_values, n_values, *, kernel_d
                              f"(the {spec.name} kernel needs 1 <= degree <= d).") from None
 
     total = len(d_values) * len(n_values) * len(D_values) * len(map_keys) * (warmup + repeats)
+    if client is not None:
+        from .distributed import run_tasks
+
+        cells = [(key, specs[key], d, D, n, repeats, warmup, random_state)
+                 for d, n in product(d_values, n_values) for D, key in product(D_values, map_keys)]
+        rows = []
+        for i, (cell, cell_rows) in enumerate(zip(cells, run_tasks(client, _time_cell, cells)), start=1):
+            rows += cell_rows
+            if progress is not None:
+                progress(i / len(cells), f"{cell[0]} d={cell[2]} D={cell[3]} n={cell[4]}")
+        return pd.DataFrame(rows, columns=COLUMNS)
     done = 0
     rows = []
     for d, n in product(d_values, n_values):
@@ -88,6 +127,19 @@ def time_maps(map_keys: Iterable[str], d_values, D_values, n_values, *, kernel_d
                     what = "warm-up" if repeat < 0 else f"repeat {repeat + 1}/{repeats}"
                     progress(done / total, f"{key} d={d} D={D} n={n} {what}")
     return pd.DataFrame(rows, columns=COLUMNS)
+
+
+def _time_cell(key: str, spec: KernelSpec, d: int, D: int, n: int, repeats: int, warmup: int,
+               random_state: int) -> list[tuple]:
+    """Warm-up and timed runs of one (map, d, D, n) cell, on the same data as a local run."""
+    X = np.random.default_rng([random_state, d, n]).standard_normal((n, d))
+    rows = []
+    for run in range(warmup + repeats):
+        repeat = run - warmup
+        fit_s, transform_s = _time_once(key, spec, D, random_state + max(repeat, 0), X)
+        if repeat >= 0:
+            rows += [(key, d, D, n, repeat, "fit", fit_s), (key, d, D, n, repeat, "transform", transform_s)]
+    return rows
 
 
 def _time_once(key: str, spec: KernelSpec, D: int, seed: int, X: np.ndarray) -> tuple[float, float]:
@@ -224,50 +276,11 @@ def _check_columns(df: pd.DataFrame) -> None:
 
 
 # ------------------------------------------------------------------------- command line
-def _parser() -> argparse.ArgumentParser:
-    p = argparse.ArgumentParser(
-        prog="python -m rkcore timing",
-        description="Time fit/transform of random feature maps on N(0,1) data (paper Figure 1 with --figure1).")
-    p.add_argument("--figure1", action="store_true",
-                   help="paper Figure 1: ANOVA m=2, D=8192, d in 512..4096, n=1000, maps rk scrk ts rm")
-    p.add_argument("--maps", nargs="+", help=f"map keys (allowed: {' '.join(MAPS)}); commas also work")
-    p.add_argument("--d", nargs="+", type=int, help="input dimensions d")
-    p.add_argument("--D", nargs="+", type=int, help="numbers of random features D")
-    p.add_argument("--n", nargs="+", type=int, help="numbers of samples n")
-    p.add_argument("--degree", type=int, help="kernel degree m (default 2)")
-    p.add_argument("--repeats", type=int, default=None, help="timed repeats (default 3 with --figure1, else 5)")
-    p.add_argument("--warmup", type=int, default=1, help="untimed runs first (default 1)")
-    p.add_argument("--seed", type=int, default=0)
-    p.add_argument("--out", help="write the tidy timings CSV here (default figure1.csv with --figure1)")
-    p.add_argument("--quiet", action="store_true", help="no progress on stderr")
-    return p
-
-
 def main(argv: list[str] | None = None) -> int:
-    args = _parser().parse_args(sys.argv[1:] if argv is None else argv)
-    preset = FIGURE1 if args.figure1 else {"maps": ["rk", "scrk"], "d": [128, 256, 512], "D": [2048],
-                                            "n": [500], "degree": 2}
-    maps = [k for item in (args.maps or preset["maps"]) for k in item.split(",") if k]
-    d_values, D_values, n_values = args.d or preset["d"], args.D or preset["D"], args.n or preset["n"]
-    degree = args.degree or preset["degree"]
-    repeats = args.repeats or (3 if args.figure1 else 5)
-    out = args.out or ("figure1.csv" if args.figure1 else None)
+    """``rkcore timing ...`` (see :mod:`rkcore.cli`); returns the exit code."""
+    from .cli import main as cli_main
 
-    def report(fraction, message):
-        print(f"\r[{fraction:6.1%}] {message:<60}", end="" if fraction < 1 else "\n", file=sys.stderr, flush=True)
-
-    try:
-        df = time_maps(maps, d_values, D_values, n_values, kernel_degree=degree, repeats=repeats,
-                       warmup=args.warmup, random_state=args.seed, progress=None if args.quiet else report)
-    except ValueError as err:
-        print(f"error: {err}", file=sys.stderr)
-        return 2
-    if out:
-        df.to_csv(out, index=False)
-    print(render_report(df, degree))
-    if out:
-        print(f"\nwrote {len(df)} rows to {out}")
-    return 0
+    return cli_main(["timing", *(sys.argv[1:] if argv is None else argv)])
 
 
 def render_report(df: pd.DataFrame, degree: int) -> str:

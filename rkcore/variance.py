@@ -253,7 +253,8 @@ def rk_variance(X, Y, n_components, *, kernel="anova", degree=2, distribution="r
     if family.kind == "dot":
         return _dot_gram_variance(X, Y, mu4, paired=True) / D
     second, value = _moments(X, Y, family, mu4)
-    return (second - value**2) / D
+    # E f^2 >= K^2 exactly; rounding can leave a tiny negative difference: a variance is >= 0
+    return np.maximum(second - value**2, 0.0) / D
 
 
 def _dot_gram_variance(X, Y, mu4: float, paired: bool) -> np.ndarray:
@@ -268,9 +269,9 @@ def _dot_gram_variance(X, Y, mu4: float, paired: bool) -> np.ndarray:
         fourth = np.asarray(X2.multiply(Y2).sum(axis=1)).ravel() if sp.issparse(X2) else (X2 * Y2).sum(axis=1)
         dot = np.asarray(X.multiply(Y).sum(axis=1)).ravel() if sp.issparse(X) else (X * Y).sum(axis=1)
         nx, ny = np.asarray(X2.sum(axis=1)).ravel(), np.asarray(Y2.sum(axis=1)).ravel()
-        return (mu4 - 3.0) * fourth + nx * ny + dot**2
+        return np.maximum((mu4 - 3.0) * fourth + nx * ny + dot**2, 0.0)  # >= 0 up to rounding
     nx, ny = np.asarray(X2.sum(axis=1)).ravel(), np.asarray(Y2.sum(axis=1)).ravel()
-    return (mu4 - 3.0) * _gram(X2, Y2) + np.outer(nx, ny) + _gram(X, Y) ** 2
+    return np.maximum((mu4 - 3.0) * _gram(X2, Y2) + np.outer(nx, ny) + _gram(X, Y) ** 2, 0.0)
 
 
 def rk_variance_gram(X, n_components, *, Y=None, kernel="anova", degree=2, distribution="rademacher") -> np.ndarray:
@@ -301,7 +302,7 @@ def rk_variance_gram(X, n_components, *, Y=None, kernel="anova", degree=2, distr
     for chunk in row_blocks(i.size, 16 * X.shape[1], 8 * PAIR_BLOCK_BYTES):
         ic, jc = i[chunk], j[chunk]
         second, value = _moments(X[ic], Y[jc], family, mu4)
-        out[ic, jc] = (second - value**2) / D
+        out[ic, jc] = np.maximum(second - value**2, 0.0) / D  # >= 0 up to rounding
     if symmetric:
         out[j, i] = out[i, j]
     return out

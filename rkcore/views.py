@@ -4,7 +4,7 @@ only re-exports them so ``from rkcore.views import ...`` keeps working.
 =====================  ==========================================================
 rkcore.textformats     parse / format itemsets and fields typed in the sidebar
 rkcore.arrays          dense, subsample_rows
-rkcore.memory          nbytes, format_bytes, CostEstimate
+rkcore.limits          nbytes, format_bytes, CostEstimate, require_memory, check_allocation
 rkcore.gram            gram_pair, gram_errors, gram_error_stats, gram_pairs, gram_long,
                        block_average, gram_view_bytes, MAX_HEATMAP_SIDE
 rkcore.family_views    family_counts, family_listing, itemset_label, restrict_family,
@@ -20,5 +20,5 @@ from .gram import (  # noqa: F401
     MAX_HEATMAP_SIDE, block_average, gram_error_stats, gram_errors, gram_long, gram_pair, gram_pairs,
     gram_view_bytes,
 )
-from .memory import CostEstimate, format_bytes, nbytes  # noqa: F401
+from .limits import CostEstimate, format_bytes, nbytes, require_memory  # noqa: F401
 from .textformats import format_fields, format_itemsets, parse_fields, parse_itemsets  # noqa: F401

@@ -7,7 +7,8 @@ import sys
 import numpy as np
 import pytest
 
-from rkcore.spec import check_memory, cross_fields, kernel_spec_from_text, max_size_within, reproduce_code
+from rkcore.limits import max_size_within, require_memory
+from rkcore.spec import cross_fields, kernel_spec_from_text, reproduce_code
 from tests.conftest import REPO
 
 
@@ -32,14 +33,14 @@ def test_cross_fields_fall_back_to_halves_and_refuse_one_feature():
 
 @pytest.mark.parametrize("budget", [0, 7, 8, 1000, 10**6 + 3])
 def test_max_size_within_is_the_largest_fitting_size(budget):
-    s = max_size_within(lambda k: 8 * k * k, budget, upper=10**4)
+    s = max_size_within(lambda k: 8 * k * k, budget=budget, upper=10**4)
     assert 8 * s * s <= budget and (s == 10**4 or 8 * (s + 1) ** 2 > budget)
 
 
 def test_check_memory_names_the_arrays():
-    check_memory({"small": (10, 10)}, budget=800)
+    require_memory({"small": (10, 10)}, budget=800)
     with pytest.raises(ValueError, match="Gram"):
-        check_memory({"Gram": (11, 10)}, budget=800, hint="Reduce n.")
+        require_memory({"Gram": (11, 10)}, budget=800, hint="Reduce n.")
 
 
 def test_reproduce_code_runs():

@@ -85,7 +85,10 @@ class InputNode:
 
     def __post_init__(self):
         get_base_kernel(self.kernel)
-        cols = tuple(int(c) for c in np.atleast_1d(self.columns))
+        raw = np.atleast_1d(np.asarray(self.columns, dtype=object))
+        if raw.ndim != 1 or any(isinstance(c, (bool, np.bool_)) or not isinstance(c, (int, np.integer)) for c in raw):
+            raise ValueError(f"Input node {self.name!r}: columns must be integer column indices, got {self.columns!r}.")
+        cols = tuple(int(c) for c in raw)
         if not cols or min(cols) < 0 or len(set(cols)) != len(cols):
             raise ValueError(f"Input node {self.name!r}: columns must be distinct non-negative indices, got {self.columns!r}.")
         object.__setattr__(self, "columns", cols)
@@ -128,6 +131,14 @@ class InternalNode:
         children = (self.children,) if isinstance(self.children, str) else tuple(self.children)
         if not children:
             raise ValueError(f"Internal node {self.name!r} has no children; it needs at least one.")
+        repeated = sorted({c for c in children if children.count(c) > 1})
+        if repeated:
+            # the node's kernel is the mean over its children; a repeated child would carry
+            # weight (multiplicity / len) there but not in the de-duplicated feature weights
+            raise ValueError(
+                f"Internal node {self.name!r} lists the child {', '.join(map(repr, repeated))} more than "
+                "once; list each child once (a weighted mean of children is not supported)."
+            )
         object.__setattr__(self, "children", children)
 
     @property

@@ -25,6 +25,8 @@ def compositional_error_curve(X, skeleton: Skeleton, D_list, trials: int = 5, se
     X = skeleton.check_X(X)
     D_list = [_check_positive_int(D, "each D") for D in D_list]
     trials = _check_positive_int(trials, "trials")
+    if isinstance(dedup_modes, str):
+        raise ValueError(f"dedup_modes must be a list of modes such as ['none', 'unbiased'], got the string {dedup_modes!r}.")
     for mode in dedup_modes:
         if mode not in DEDUP_MODES:
             raise ValueError(f"Unknown dedup mode {mode!r}; allowed: {', '.join(map(repr, DEDUP_MODES))}.")

@@ -5,7 +5,7 @@ from math import pi
 from numbers import Integral
 
 import numpy as np
-from sklearn.base import BaseEstimator, TransformerMixin, _fit_context
+from sklearn.base import BaseEstimator, ClassNamePrefixFeaturesOutMixin, TransformerMixin, _fit_context
 from sklearn.utils._param_validation import Interval, StrOptions
 from sklearn.utils.validation import check_is_fitted, validate_data
 
@@ -16,7 +16,7 @@ from .skeleton import InputNode, InternalNode, Skeleton, _unit_rows
 
 
 # ============================================================================ transformer
-class CompositionalFeatures(TransformerMixin, BaseEstimator):
+class CompositionalFeatures(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseEstimator):
     r"""Random features of a compositional kernel (Daniely et al. 2017, Algorithm 1).
 
     .. math::
@@ -38,6 +38,8 @@ class CompositionalFeatures(TransformerMixin, BaseEstimator):
         weights them by Des Raj's estimator, "counts" by multiplicity / draws (biased, kept
         for comparison). See the module docstring.
     random_state : int, RandomState instance or None, default=None
+        Seeds the random draw: an int gives the same features on every call (and on every
+        machine), None uses numpy's global random state. See :term:`Glossary <random_state>`.
 
     Attributes
     ----------
@@ -82,7 +84,20 @@ class CompositionalFeatures(TransformerMixin, BaseEstimator):
 
     @_fit_context(prefer_skip_nested_validation=True)
     def fit(self, X, y=None):
-        """Draw the features; X is only checked against the skeleton."""
+        """Draw the features; X is only checked against the skeleton.
+
+        Parameters
+        ----------
+        X : {array-like, sparse matrix} of shape (n_samples, n_features)
+            Training data; checked against the skeleton (its column ranges and input domains).
+        y : None
+            Ignored; present for API consistency with scikit-learn pipelines.
+
+        Returns
+        -------
+        self : object
+            The fitted transformer.
+        """
         X = validate_data(self, X, dtype=np.float64)
         skel = self._resolve_skeleton(X.shape[1])
         skel.check_X(X)
@@ -119,7 +134,18 @@ class CompositionalFeatures(TransformerMixin, BaseEstimator):
         return self
 
     def transform(self, X):
-        """Map X (n_samples, n_features) to Z (n_samples, n_components)."""
+        """Map X to its compositional random features.
+
+        Parameters
+        ----------
+        X : array-like of shape (n_samples, n_features)
+            The samples, valid for the skeleton's input nodes.
+
+        Returns
+        -------
+        Z : ndarray of shape (n_samples, n_components)
+            The features (float64); <Z(x), Z(y)> estimates the skeleton's kernel.
+        """
         check_is_fitted(self)
         X = validate_data(self, X, dtype=np.float64, reset=False)
         skel = self.skeleton_
@@ -139,13 +165,33 @@ class CompositionalFeatures(TransformerMixin, BaseEstimator):
         return out * self._scale
 
     def kernel_estimate(self, X, Y=None) -> np.ndarray:
-        """<Z(x), Z(y)> for all pairs: the random-feature estimate of the Gram matrix."""
+        """<Z(x), Z(y)> for all pairs: the random-feature estimate of the Gram matrix.
+
+        Parameters
+        ----------
+        X : array-like of shape (n_samples_X, n_features)
+            Rows of the Gram matrix.
+        Y : array-like of shape (n_samples_Y, n_features), default=None
+            Columns of the Gram matrix; None means X.
+
+        Returns
+        -------
+        K_hat : ndarray of shape (n_samples_X, n_samples_Y)
+            The estimate Z(X) Z(Y)^T.
+        """
         Zx = self.transform(X)
         return Zx @ (Zx if Y is None else self.transform(Y)).T
+
+    @property
+    def _n_features_out(self):
+        return self.weights_.size
 
     def __sklearn_tags__(self):
         tags = super().__sklearn_tags__()
         tags.input_tags.sparse = False
+        # float64 only: the base features are complex128 trigonometric products whose
+        # float32 error has not been analysed.
+        tags.transformer_tags.preserves_dtype = ["float64"]
         return tags
 
 

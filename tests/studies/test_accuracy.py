@@ -135,7 +135,7 @@ def test_split_sizes():
     assert split_sizes(1000, (600, 100, 300)) == (600, 100, 300)
     with pytest.raises(ValueError, match="asks for 1100 samples but the dataset has only 1000"):
         split_sizes(1000, (700, 100, 300))
-    with pytest.raises(ValueError, match="positive counts or fractions"):
+    with pytest.raises(ValueError, match="positive whole counts or fractions"):
         split_sizes(1000, (0.5, 0, 0.4))
 
 

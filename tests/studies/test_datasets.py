@@ -175,3 +175,15 @@ def test_movielens_unknown_category(tmp_path, movielens):
     (folder / "u.user").write_text((folder / "u.user").read_text().replace("technician", "astronaut"))
     with pytest.raises(ValueError, match="astronaut"):
         ds.load_movielens(folder)
+
+
+def test_movielens_sparse_encoding_is_the_dense_one(tmp_path, movielens):
+    folder = movielens.write(tmp_path / "ml")
+    dense = ds.load_movielens(folder)
+    sparse = ds.load_movielens(folder, sparse=True)
+    assert sp.isspmatrix_csr(sparse.X) and sparse.X.has_sorted_indices
+    np.testing.assert_array_equal(sparse.X.toarray(), dense.X)
+    np.testing.assert_array_equal(sparse.y, dense.y)
+    # 5 one-hot fields plus the item's genres: stored entries are exactly the non-zeros
+    assert (np.diff(sparse.X.indptr) == (dense.X != 0).sum(axis=1)).all()
+    assert (np.diff(sparse.X.indptr) >= 5).all()

@@ -71,9 +71,15 @@ def test_nonzero_pairs_are_the_pairs_sharing_m_features():
     for m in (2, 3):
         df = ex.error_study(X, KernelSpec("anova", m), [("rk", "rademacher")], [4], 1, pairs="nonzero")
         assert df["n_pairs"].iloc[0] == np.count_nonzero(shared >= m)
+        expected = np.count_nonzero(shared >= m) - np.count_nonzero(np.diag(shared) >= m)
+        if expected == 0:  # no usable pair: a clear error, not NaN metrics
+            with pytest.raises(ValueError, match="no pair of rows is selected"):
+                ex.error_study(X, KernelSpec("anova", m), [("rk", "rademacher")], [4], 1, pairs="nonzero",
+                               include_diagonal=False)
+            continue
         df = ex.error_study(X, KernelSpec("anova", m), [("rk", "rademacher")], [4], 1, pairs="nonzero",
                             include_diagonal=False)
-        assert df["n_pairs"].iloc[0] == np.count_nonzero(shared >= m) - np.count_nonzero(np.diag(shared) >= m)
+        assert df["n_pairs"].iloc[0] == expected
     # all-subsets: K >= 1 for every pair, so "nonzero" keeps all n^2 pairs
     df = ex.error_study(X, KernelSpec("all_subsets"), [("rk", "rademacher")], [4], 1, pairs="nonzero")
     assert df["n_pairs"].iloc[0] == X.shape[0] ** 2

@@ -3,12 +3,12 @@ from __future__ import annotations
 
 import numpy as np
 import pandas as pd
-import pytest
 
 from rkcore import table1
 from rkcore.__main__ import main as rkcore_main
 from rkcore.datasets import load_movielens, normalize
 from rkcore.experiments import method_label, trial_seed
+from rkcore.kernels import anova_newton_float
 from rkcore.registry import KernelSpec, make_map
 
 
@@ -51,7 +51,8 @@ def test_cli_on_fixture(tmp_path, capsys, movielens):
     errors = []
     for trial in range(3):
         Z = make_map("rk", spec, 156, "gaussian", trial_seed(4, "rk", "gaussian", 156, trial)).fit_transform(X)
-        errors.append(np.abs(Z @ Z.T - K)[K != 0.0].mean())
+        # the CLI default pairs='nonzero_float': the paper's floating-point mask (eq. 12 in plain floats)
+        errors.append(np.abs(Z @ Z.T - K)[anova_newton_float(X, X, 3) != 0.0].mean())
     cell = summary[(summary.kernel_key == "anova3") & (summary.method == "RK (Gaussian)") & (summary.D == 156)]
     np.testing.assert_allclose(cell["mean"].iloc[0], np.mean(errors), rtol=1e-9)
     np.testing.assert_allclose(cell["std"].iloc[0], np.std(errors), rtol=1e-6)
@@ -78,7 +79,8 @@ def test_cli_options_change_the_protocol(tmp_path, capsys, movielens):
 def test_cli_errors(tmp_path, capsys):
     assert table1.main(["--data", str(tmp_path / "absent"), "--quiet"]) == 2
     assert "does not exist" in capsys.readouterr().err
-    with pytest.raises(SystemExit):
-        table1.main(["--data", str(tmp_path), "--kernels", "rbf"])
-    with pytest.raises(SystemExit):
-        table1.main(["--data", str(tmp_path), "--trials", "0"])
+    # usage errors: exit code 2 with the reason, before any data is read
+    assert table1.main(["--data", str(tmp_path), "--kernels", "rbf"]) == 2
+    assert "unknown kernel(s) ['rbf']" in capsys.readouterr().err
+    assert table1.main(["--data", str(tmp_path), "--trials", "0"]) == 2
+    assert "must be an integer >= 1, got 0" in capsys.readouterr().err

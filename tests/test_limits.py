@@ -1,0 +1,181 @@
+"""Library size checks (issue 12): oversized requests raise a ValueError naming the array, the shape
+and the bytes, before anything of that size is allocated (tracemalloc shows the peak stays small)."""
+from __future__ import annotations
+
+import tracemalloc
+
+import numpy as np
+import pytest
+
+from rkcore import limits
+from rkcore.limits import (
+    check_allocation, estimate_cost, format_bytes, max_size_within, memory_budget, memory_budget_set, nbytes,
+    require_memory,
+)
+
+#: Peak Python-visible allocation allowed while refusing (the refused arrays are GBs to TBs).
+SMALL = 64 * 2**20
+
+
+def peak_while(fn):
+    """(result or exception, peak bytes traced) of fn()."""
+    tracemalloc.start()
+    try:
+        try:
+            out = fn()
+        except Exception as exc:  # noqa: BLE001 - returned for the caller to inspect
+            out = exc
+        return out, tracemalloc.get_traced_memory()[1]
+    finally:
+        tracemalloc.stop()
+
+
+# ----------------------------------------------------------------------------- the helper itself
+def test_nbytes_is_exact_for_huge_shapes():
+    assert nbytes((10**9, 10**9)) == 8 * 10**18  # beyond int64: Python ints, no overflow
+    assert nbytes((3, 4), (5,), itemsize=4) == 4 * 17
+    assert nbytes((0, 10**12)) == 0
+
+
+def test_format_bytes_units():
+    assert format_bytes(512) == "512 B"
+    assert format_bytes(1536) == "1.5 KB"
+    assert format_bytes(80_000_000_000) == "74.5 GB"
+    assert format_bytes(8 * 10**18).endswith("PB")
+
+
+def test_check_allocation_message_names_array_shape_and_bytes():
+    with pytest.raises(ValueError) as info:
+        check_allocation("The random weights", (10**9, 10), budget=2**30, hint="Lower D.")
+    msg = str(info.value)
+    assert "The random weights" in msg and "1,000,000,000 x 10" in msg and "float64" in msg
+    assert "80,000,000,000 bytes" in msg and "74.5 GB" in msg and "1.0 GB allowed" in msg and msg.endswith("Lower D.")
+    assert check_allocation("small", (10, 10), budget=2**30) == 800
+    assert check_allocation("ints", (10,), np.int32, budget=2**30) == 40
+
+
+def test_require_memory_and_estimate():
+    est = estimate_cost({"a": (10, 10), "b": (2, 5)})
+    assert est.bytes == 880 and est.parts == (("a", 800), ("b", 80))
+    assert require_memory({"a": (10, 10)}, budget=1000).bytes == 800
+    with pytest.raises(ValueError, match=r"need about 7\.8 KB .*a 7\.8 KB.*more than the 1,000 B allowed\. Try less"):
+        require_memory({"a": (1000,)}, budget=1000, hint="Try less.")
+
+
+def test_budget_is_configurable(monkeypatch):
+    monkeypatch.setenv("RKCORE_MEMORY_BUDGET", "12345")
+    assert memory_budget() == 12345
+    with memory_budget_set(999):
+        assert memory_budget() == 999
+        with pytest.raises(ValueError, match="999 B allowed"):
+            check_allocation("x", (1000,))
+    assert memory_budget() == 12345
+    monkeypatch.delenv("RKCORE_MEMORY_BUDGET")
+    assert memory_budget() == limits.physical_memory() // 2
+    monkeypatch.setenv("RKCORE_MEMORY_BUDGET", "lots")
+    with pytest.raises(ValueError, match="RKCORE_MEMORY_BUDGET"):
+        memory_budget()
+    with pytest.raises(ValueError):
+        with memory_budget_set(0):
+            pass
+
+
+def test_max_size_within():
+    assert max_size_within(lambda s: 8 * s * s, budget=800) == 10
+    assert max_size_within(lambda s: 10**20, budget=1) == 0
+
+
+def test_views_reexports_the_same_helpers():
+    from rkcore import views
+
+    assert views.nbytes is limits.nbytes and views.format_bytes is limits.format_bytes
+    assert views.CostEstimate is limits.CostEstimate
+
+
+# ----------------------------------------------------------------------------- the library's users of it
+def test_random_kernel_huge_n_components_is_a_value_error():
+    from rkcore.maps import RandomKernel
+
+    out, peak = peak_while(lambda: RandomKernel(n_components=10**9, random_state=0).fit(np.ones((3, 10))))
+    assert isinstance(out, ValueError), out
+    assert "random weights" in str(out) and "1,000,000,000 x 10" in str(out) and "80,000,000,000 bytes" in str(out)
+    assert peak < SMALL
+
+
+def test_random_kernel_transform_checks_the_output(monkeypatch):
+    from rkcore.maps import RandomKernel
+
+    rk = RandomKernel(n_components=64, random_state=0).fit(np.ones((3, 10)))
+    with memory_budget_set(64 * 8 * 100):
+        rk.transform(np.ones((100, 10)))  # exactly the budget: fine
+        with pytest.raises(ValueError, match=r"random features Z \(101 x 64 float64\)"):
+            rk.transform(np.ones((101, 10)))
+
+
+@pytest.mark.parametrize("build", [
+    lambda: __import__("rkcore.maclaurin", fromlist=["x"]).RandomMaclaurin(n_components=10**9, random_state=0),
+    lambda: __import__("rkcore.circulant", fromlist=["x"]).SignedCirculantRandomKernel(n_components=10**10,
+                                                                                        random_state=0),
+])
+def test_other_maps_refuse_huge_n_components(build):
+    out, peak = peak_while(lambda: build().fit(np.ones((3, 10))))
+    assert isinstance(out, ValueError) and "bytes" in str(out), out
+    assert peak < SMALL
+
+
+@pytest.mark.parametrize("key", ["gaussian", "interactions"])
+def test_load_builtin_huge_n_samples(key):
+    from rkcore.datasets import load_builtin
+
+    out, peak = peak_while(lambda: load_builtin(key, n_samples=10**9))
+    assert isinstance(out, ValueError), out
+    assert "synthetic data" in str(out) and "1,000,000,000 x" in str(out) and "n_samples" in str(out)
+    assert peak < SMALL
+
+
+def test_polynomial_features_on_5000_columns():
+    from rkcore.foundations import polynomial_feature_names, polynomial_features
+
+    out, peak = peak_while(lambda: polynomial_features(np.ones((10, 5000)), 2))
+    assert isinstance(out, ValueError), out
+    assert "12,507,501 monomials" in str(out) and "exponent table" in str(out)
+    assert peak < SMALL
+    with pytest.raises(ValueError, match="exponent table"):
+        polynomial_feature_names(5000, 2)
+    # small cases are untouched
+    assert polynomial_features(np.ones((2, 3)), 2).shape == (2, 10)
+
+
+def test_kernel_trick_timing_huge_n():
+    from rkcore.foundations import kernel_trick_timing
+
+    out, peak = peak_while(lambda: kernel_trick_timing(n=10**6, d_list=(2,), repeats=1))
+    assert isinstance(out, ValueError), out
+    assert "Gram" in str(out) and "n=1,000,000" in str(out) and "TB" in str(out)
+    assert peak < SMALL
+
+
+def test_rff_and_projection_sizes_are_checked():
+    from rkcore.foundations import interaction_features, projection_distortion, rff_error_curve, rff_features
+
+    X = np.ones((4, 3))
+    with pytest.raises(ValueError, match="rff_features would need"):
+        rff_features(X, 1.0, n_components=10**11)
+    with pytest.raises(ValueError, match="rff_error_curve would need"):
+        rff_error_curve(X, 1.0, D_list=(10**11,), trials=1)
+    with pytest.raises(ValueError, match="projection_distortion would need"):
+        projection_distortion(X, m_list=(10**11,), trials=1)
+    with memory_budget_set(1000):
+        with pytest.raises(ValueError, match="interaction features"):
+            interaction_features(np.ones((100, 5)), 2)
+
+
+def test_gram_pair_refuses_huge_n():
+    import scipy.sparse as sp
+
+    from rkcore.registry import KernelSpec
+    from rkcore.gram import gram_pair
+
+    X = sp.csr_matrix((10**6, 5))  # a million (empty) rows cost nothing to hold
+    with pytest.raises(ValueError, match=r"gram_pair would need about 29\.1 TB"):
+        gram_pair(X, KernelSpec("anova", degree=2), "rk", 16)
