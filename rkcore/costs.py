@@ -14,16 +14,16 @@ from dataclasses import dataclass
 
 from .limits import format_bytes, nbytes
 
-# Calibrated by benchmarks/bench_run_estimates.py on the shared 2-core machine at load average ~17
-# (six sessions at work): a quiet machine runs 3-5x faster, so estimates err on the slow side there.
+# Calibrated by benchmarks/bench_run_estimates.py on the shared 2-core machine: at load average ~17 (six
+# sessions at work) runs take about twice these estimates, on a quiet machine about half of them.
 #: flop/s of a large float64 GEMM on one thread.
-GEMM_FLOPS = 3e9
+GEMM_FLOPS = 6e9
 #: seconds per element of one numpy element-wise pass over a large array (read + write + temporaries).
-ELEMENT_SECONDS = 1.2e-8
+ELEMENT_SECONDS = 6e-9
 #: seconds per random number drawn by numpy's Generator (normal / uniform / Rademacher).
-RNG_SECONDS = 3e-8
+RNG_SECONDS = 1.5e-8
 #: seconds of fixed overhead of one engine call (validation, estimator construction, a small DataFrame).
-CALL_SECONDS = 8e-3
+CALL_SECONDS = 4e-3
 #: bytes of one row of a tidy result frame (a few float / int / object columns and the index).
 TIDY_ROW_BYTES = 80
 #: seconds per row of a tidy result frame built from Python dicts.
@@ -156,7 +156,7 @@ def compositional_cost(n: int, d: int, D_list, trials: int, n_modes: int, D_gram
     D_list = [int(D) for D in D_list]
 
     def one_estimate(D: int) -> float:
-        return (_elements(n * D * n_nodes * 2) + D * n_nodes * 3e-6 + 2 * _gemm(n, D, n) + _elements(8 * n * n)
+        return (_elements(n * D * n_nodes * 2) + D * n_nodes * 1.5e-6 + 2 * _gemm(n, D, n) + _elements(8 * n * n)
                 + CALL_SECONDS)
 
     seconds = (_elements(n * n * n_nodes * 6) + one_estimate(int(D_gram))

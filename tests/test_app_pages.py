@@ -47,6 +47,10 @@ def test_page_default_view_runs(run_page, path):
         assert len(at.button) >= 3, "the landing page offers one-click presets"
         assert at.get("page_link"), "the landing page links to the pages"
     else:
+        run = [b for b in at.button if b.key and b.key.endswith("_run") and not plotly_figures(at)]
+        if run:  # the run protocol asks for the button on a slow machine: press it once
+            run[0].click().run()
+            assert_clean(at)
         assert plotly_figures(at), f"{path.name} draws no plotly chart in its default view"
 
 
