@@ -5,10 +5,11 @@ import streamlit as st
 from threadpoolctl import threadpool_limits
 
 from rkapp import (
-    ViewSpec, chart, escape_markdown, formula, guarded, load_data, notice, page, persistent_widget, reproduce,
-    require_memory, sidebar, table,
+    ViewSpec, chart, escape_markdown, formula, guarded, largest_fitting, load_data, notice, page, persistent_widget,
+    reproduce, run_or_wait, sidebar, table,
 )
 from rkapp.layout import fit_formula
+from rkcore.costs import compositional_cost
 from rkcore.compositional import (
     ACTIVATIONS, BASE_KERNELS, DEDUP_MODES, PRESETS, REAL_FEATURE_LATEX, CompositionalFeatures, activation_curves,
     activation_table, compositional_error_curve, describe_features, preset_skeleton,
@@ -90,9 +91,14 @@ D_list = tuple(int(D) for D in 2 ** np.arange(4, int(np.log2(D_max)) + 1))
 with guarded("the compositional kernel"):
     data = load_data(view)
     n, d = data.X.shape
-    require_memory({"X": (n, d), "K, K̂ and temporaries (4 × n×n)": (4, n, n),
-                    "features (n × D, complex base factors ×4)": (n, 8 * int(max(D_max, D_gram)))},
-                   hint="Lower n or D.")
+
+    def cost_at(s: int):
+        return compositional_cost(s, d, D_list, int(trials), len(modes), int(D_gram), n_nodes=2 * d + 2)
+
+    run_or_wait(cost_at(n), key="ck", params=(view, preset, D_list, int(trials), tuple(modes), int(D_gram)),
+                what="the compositional kernel and its error curves",
+                fits=f"With these settings n up to {largest_fitting(cost_at, n):,} fits; or lower the largest D "
+                     "or the trials.")
     skel, Xp, K = prepared(view, preset)
     chart(skeleton_figure(skel), skel.describe(), "Skeleton nodes",
           caption="Squares: input nodes (base kernels); circles: dual activations. Hover a node for its formula. "

@@ -2,14 +2,15 @@
 import streamlit as st
 
 from rkapp import (
-    ViewSpec, chart, columns, escape_markdown, formula, guarded, load_data, max_size_within, notice, page,
-    reproduce, require_memory, sidebar, table,
+    ViewSpec, chart, columns, escape_markdown, formula, guarded, largest_fitting, load_data, notice, page,
+    reproduce, run_or_wait, sidebar, table,
 )
+from rkcore.costs import gram_view_cost
 from rkcore.distributions import DISTRIBUTIONS
 from rkcore.figures.gram import gram_difference, gram_heatmaps, gram_note, gram_scatter
 from rkcore.registry import KERNELS, MAPS, latex_with_degree
 from rkcore.views import (
-    block_average, gram_error_stats, gram_long, gram_pair, gram_pairs, gram_view_bytes,
+    block_average, gram_error_stats, gram_long, gram_pair, gram_pairs,
 )
 
 page("Gram matrices",
@@ -41,9 +42,11 @@ with guarded("the Gram matrices"):
     data = load_data(view)
     n, d = data.X.shape
     spec = view.kernel_spec(data)
-    largest_n = max_size_within(lambda s: gram_view_bytes(s, view.D, d), upper=10**6)
-    require_memory({"X (n×d)": (n, d), "Z (n×D)": (n, view.D), "K, K̂, K̂−K and a temporary (4 × n×n)": (4, n, n)},
-                   hint=f"With D = {view.D} and d = {d}, n up to {largest_n:,} fits.")
+    def cost_at(s: int):
+        return gram_view_cost(s, d, view.D, spec.name, spec.degree, view.map)
+
+    run_or_wait(cost_at(n), key="gram", params=view, what="the Gram matrices",
+                fits=f"With D = {view.D} and d = {d}, n up to {largest_fitting(cost_at, n):,} fits.")
     K, K_hat, stats, pairs = compute(view)
     kernel_text = (f"{spec.label()} kernel" if view.kernel != "itemset"
                    else f"itemset kernel over {spec.family(d).describe()}")

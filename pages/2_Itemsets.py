@@ -1,7 +1,7 @@
 """Itemsets: what the family S contains, its explicit feature map phi_S, and K_S = <phi_S, phi_S>."""
 import streamlit as st
 
-from rkapp import chart, formula, guarded, load_data, notice, page, reproduce, sidebar, table
+from rkapp import chart, formula, guarded, literal, load_data, notice, page, reproduce, show_warning, sidebar, table
 from rkcore.figures.itemsets import family_counts_figure
 from rkcore.registry import ITEMSET_KERNELS
 from rkcore.views import (
@@ -32,7 +32,7 @@ with guarded("the itemset family"):
     what, c1, c2, c3 = st.columns([4, 1, 1, 1], vertical_alignment="center")
     with what:
         st.latex(family.latex())
-        st.markdown(f"**S** holds {family.describe()}.")
+        st.markdown(f"**S** holds {literal(family.describe())}.")
     c1.metric("|S| (itemsets)", family.n_itemsets_text)
     c2.metric("d (features)", d)
     c3.metric("largest itemset", family.max_size)
@@ -49,7 +49,7 @@ if family is not None:
         sub = explicit_view_family(family, max_itemsets=EXPLICIT_MAX)
         X_sub = data.X[:, :sub.d]
         if sub.d < family.d:
-            st.warning(f"φ_S would have {family.n_itemsets_text} columns. Below, the family is restricted to the "
+            show_warning(f"φ_S would have {family.n_itemsets_text} columns. Below, the family is restricted to the "
                        f"itemsets within the first d′ = {sub.d} features ({sub.n_itemsets:,} itemsets), and the "
                        "data to those features.")
         phi = explicit_feature_table(X_sub, sub, rows=5, max_columns=SHOWN_COLUMNS, feature_names=data.feature_names)

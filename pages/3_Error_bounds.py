@@ -7,9 +7,10 @@ import streamlit as st
 from threadpoolctl import threadpool_limits
 
 from rkapp import (
-    ViewSpec, chart, escape_markdown, formula, guarded, load_data, notice, page, persistent_widget, reproduce,
-    require_memory, sidebar, table,
+    ViewSpec, chart, escape_markdown, formula, guarded, largest_fitting, load_data, notice, page, persistent_widget,
+    reproduce, run_or_wait, sidebar, table,
 )
+from rkcore.costs import error_study_cost
 from rkcore.bounds import bounds_table, l1_radius, measured_tails, required_components
 from rkcore.experiments import error_study
 from rkcore.figures.bounds import LEMMA_LABELS, bounds_vs_D_figure, bounds_vs_eps_figure
@@ -21,14 +22,6 @@ D_GRID = (16, 32, 64, 128, 256, 512, 1024)
 EPS_GRID = tuple(float(f"{m}e{k}") for k in range(-6, 0) for m in (1, 2, 5)) + (1.0,)
 TRIALS = (5, 10, 20, 50, 100, 200)
 DELTAS = (0.01, 0.05, 0.1, 0.2)
-#: Studies estimated below this many seconds run at once; longer ones wait for the button.
-AUTO_SECONDS = 3.0
-#: Studies estimated above this are refused (the server is shared).
-MAX_SECONDS = 600.0
-#: Effective single-thread throughput for the estimate (GEMM flop/s on the shared 2-core machine,
-#: measured under load) and the fixed cost of one trial (map construction, validation).
-FLOPS = 2e9
-TASK_SECONDS = 2e-3
 
 page("Error bounds",
      "How likely is the RK estimate ⟨Z(x), Z(y)⟩ to miss the kernel by ε or more? The paper bounds this "
@@ -71,12 +64,6 @@ def sci(x: float) -> str:
     return f"{x / 10**exp:.2f}·10{str(exp).translate(_SUPERSCRIPT)}"
 
 
-def estimate_seconds(n: int, d: int, degree: int, trials: int) -> float:
-    """Rough cost of the study: per trial, the map (n×d×D×m) and the n×n×D sweep of the pairs."""
-    flops = sum(2.0 * n * d * D * max(degree, 2) + 2.0 * n * n * D + n * n * len(EPS_GRID) for D in D_GRID)
-    return trials * (flops / FLOPS + len(D_GRID) * TASK_SECONDS)
-
-
 @st.cache_data(show_spinner=False, max_entries=16)
 def bounds_study(view: ViewSpec, trials: int) -> pd.DataFrame:
     """The error study of RK with the view's distribution over D_GRID and EPS_GRID (all pairs of X)."""
@@ -93,22 +80,6 @@ def bounds_study(view: ViewSpec, trials: int) -> pd.DataFrame:
         bar.empty()
 
 
-def ready_to_run(seconds: float, params) -> bool:
-    """Cheap studies run at once; a long one waits for its button (and then stays shown while its
-    parameters do not change: the result is cached)."""
-    if seconds <= AUTO_SECONDS or st.session_state.get("_eb_ran") == params:
-        return True
-    # in a placeholder, so the estimate goes away once the button is pressed (not left above the results)
-    waiting = st.empty()
-    waiting.warning(f"This study takes about **{seconds:.0f} s**. It runs when you press the button.",
-                    icon=":material/timer:")
-    if st.button("Run the study", key="eb_run", type="primary"):
-        waiting.empty()
-        st.session_state["_eb_ran"] = params
-        return True
-    return False
-
-
 needed = None
 with guarded("the error bounds"):
     data = load_data(view)
@@ -117,19 +88,17 @@ with guarded("the error bounds"):
     spec = view.kernel_spec(data)
     R = l1_radius(X)
     degree = int(spec.degree) if spec.name == "anova" else None
-    require_memory({"Z (n × largest D)": (n, max(D_GRID)), "exact kernel rows cached (n×n)": (n, n),
-                    "error block (a few n×n temporaries)": (4, min(n, 1024), n)},
-                   hint="Lower n (the number of points).")
-    seconds = estimate_seconds(n, d, spec.degree, int(trials))
-    if seconds > MAX_SECONDS:
-        raise ValueError(f"This study would take about {seconds / 60:.0f} minutes ({trials} trials × {len(D_GRID)} "
-                         f"values of D over n² = {n * n:,} pairs), more than the {MAX_SECONDS / 60:.0f} minutes allowed. "
-                         "Lower n or the number of trials.")
+
+    def cost_at(s: int):
+        return error_study_cost(s, d, spec.name, spec.degree, D_GRID, 1, int(trials), len(EPS_GRID))
+
+    seconds = cost_at(n).seconds
     st.caption(f"{escape_markdown(data.description)} n = {n} points (n² = {n * n:,} pairs, diagonal included), "
                f"d = {d}, {view.normalization}-normalized; {escape_markdown(spec.label())} kernel; RK map with "
                f"{view.distribution} weights, D ∈ {{{', '.join(map(str, D_GRID))}}}, {trials} trials each; "
                f"estimated cost about {seconds:.1f} s.")
-    if ready_to_run(seconds, (view, int(trials))):
+    if run_or_wait(cost_at(n), key="eb", params=(view, int(trials)), what="the error study",
+                   fits=f"With {trials} trials, n up to {largest_fitting(cost_at, n):,} fits; or lower the trials."):
         started = time.perf_counter()
         study = bounds_study(view, int(trials))
         elapsed = time.perf_counter() - started

@@ -7,9 +7,10 @@ import streamlit as st
 from threadpoolctl import threadpool_limits
 
 from rkapp import (
-    ViewSpec, chart, escape_markdown, formula, guarded, load_data, notice, page, persistent_widget, reproduce,
-    require_memory, sidebar, table,
+    ViewSpec, chart, escape_markdown, formula, guarded, largest_fitting, load_data, notice, page, persistent_widget,
+    reproduce, run_or_wait, sidebar, table,
 )
+from rkcore.costs import error_study_cost, pair_variance_cost
 from rkcore.distributions import DISTRIBUTIONS
 from rkcore.experiments import error_study
 from rkcore.figures.variance import (
@@ -24,10 +25,6 @@ from rkcore.views import dense
 MULTIPLES = (1, 2, 4, 8, 16, 32)
 TRIALS = (5, 10, 20, 50, 100)
 VARIANCE_TRIALS = (50, 100, 200, 500, 1000)
-AUTO_SECONDS = 3.0    # estimated seconds below which the study runs without a button
-MAX_SECONDS = 600.0   # refused beyond (the server is shared)
-FLOPS = 2e9           # effective single-thread flop/s of the shared machine (measured under load)
-TASK_SECONDS = 2e-3   # fixed cost of one (method, D, trial): map construction and validation
 
 page("Distributions and variance",
      "Any weight distribution of mean 0 and variance 1 works (Proposition 2); the variance depends on it only "
@@ -68,11 +65,6 @@ formula(r"\sup_{\mathbf{x},\mathbf{y}}\ \mathbb{V}_{\boldsymbol\omega\sim p^*}\b
 def methods_for(view: ViewSpec, distributions: tuple[str, ...], scrk: bool) -> list[tuple[str, str | None]]:
     methods = [("rk", dist) for dist in distributions]
     return methods + [("scrk", None)] if scrk and view.kernel == "anova" else methods
-
-
-def estimate_seconds(n: int, d: int, degree: int, D_list, n_methods: int, n_trials: int) -> float:
-    flops = sum(2.0 * n * d * D * max(degree, 2) + 2.0 * n * n * D for D in D_list)
-    return n_methods * n_trials * (flops / FLOPS + len(D_list) * TASK_SECONDS)
 
 
 def progress_bar(text: str):
@@ -119,72 +111,57 @@ def variance_summary(view: ViewSpec, distributions: tuple[str, ...]) -> pd.DataF
     return variance_by_distribution(data.X, view.kernel_spec(data), distributions, random_state=view.seed)
 
 
-def ready_to_run(seconds: float, params) -> bool:
-    """Cheap studies run at once; a long one waits for its button (then stays shown, cached)."""
-    if seconds <= AUTO_SECONDS or st.session_state.get("_dv_ran") == params:
-        return True
-    # in a placeholder, so the estimate goes away once the button is pressed (not left above the results)
-    waiting = st.empty()
-    waiting.warning(f"This study takes about **{seconds:.0f} s**. It runs when you press the button.",
-                    icon=":material/timer:")
-    if st.button("Run the study", key="dv_run", type="primary"):
-        waiting.empty()
-        st.session_state["_dv_ran"] = params
-        return True
-    return False
-
-
 spec = None
 best = summary = None  # what the note reports: filled by the sections that ran
+ready = False
 with guarded("the data"):  # a data or kernel problem is said once, not once per section
     data = load_data(view)
     spec = view.kernel_spec(data)
+    n, d = data.X.shape
+    D_list = tuple(sorted(int(m) * d for m in multiples)) or (2 * d,)
+    methods = methods_for(view, chosen, bool(with_scrk))
 
-if spec is not None:  # else the error above says why
+    def cost_at(s: int):  # both sections: the Table 1 study and the pair variances
+        study = error_study_cost(s, d, spec.name, spec.degree, D_list, len(methods), int(trials))
+        return study + pair_variance_cost(d, spec.name, spec.degree, D_list, len(chosen), int(var_trials),
+                                          spec.name in VARIANCE_KERNELS)
+
+    cost = cost_at(n)
+    ready = run_or_wait(cost, key="dv", params=(view, chosen, D_list, int(trials), int(var_trials),
+                                                            bool(with_scrk)), what="the two studies",
+                        fits=f"n up to {largest_fitting(cost_at, n):,} fits with these settings; fewer trials, "
+                             "maps or multiples of d also help.")
+
+if ready:  # else the error or the run button above says why
     with guarded("the distribution study"):
         if not multiples:
             raise ValueError("Choose at least one multiple of d for D (the paper uses 2d, 4d, 8d and 16d).")
-        n, d = data.X.shape
-        D_list = tuple(sorted(int(m) * d for m in multiples))
-        methods = methods_for(view, chosen, bool(with_scrk))
-        require_memory({"Z (n × largest D)": (n, D_list[-1]), "exact kernel rows cached (n×n)": (n, n),
-                        "error block (a few n×n temporaries)": (4, min(n, 1024), n)},
-                       hint="Lower n (the number of points) or the largest multiple of d.")
-        seconds = estimate_seconds(n, d, spec.degree, D_list, len(methods), int(trials))
-        if seconds > MAX_SECONDS:
-            raise ValueError(f"This study would take about {seconds / 60:.0f} minutes ({len(methods)} methods × "
-                             f"{len(D_list)} values of D × {trials} trials over n² = {n * n:,} pairs), more than the "
-                             f"{MAX_SECONDS / 60:.0f} minutes allowed. Lower n, the trials or the largest D.")
+        seconds = cost.sections[0][1]
         st.subheader("Error by distribution (the paper's Table 1 protocol)")
         st.caption(f"{escape_markdown(data.description)} n = {n} points, d = {d}, {view.normalization}-normalized; "
                    f"{escape_markdown(spec.label())} kernel; D ∈ {{{', '.join(map(str, D_list))}}}; {trials} trials per "
                    f"cell; error = mean of |⟨Z(xᵢ), Z(xⱼ)⟩ − K(xᵢ, xⱼ)| over the pairs with K ≠ 0 (diagonal included), "
                    f"as in the paper. Estimated cost about {seconds:.1f} s.")
-        if ready_to_run(seconds, (view, chosen, D_list, int(trials), bool(with_scrk))):
-            started = time.perf_counter()
-            study = distribution_study(view, chosen, D_list, int(trials), bool(with_scrk))
-            elapsed = time.perf_counter() - started
-            wide, tidy = table1_view(study, d)
-            errors = study[study["metric"] == "mean_abs_error"]
-            chart(error_vs_D_figure(study), errors, "Mean absolute error vs D by distribution",
-                  caption="Each trial is one random map; its error is averaged over all pairs. The dotted guide falls "
-                          "like 1/√D, the rate of a mean of D independent terms.")
-            st.markdown(f"**Table 1 view: mean absolute error, mean ± std over {trials} trials**")
-            st.dataframe(wide, hide_index=True)
-            best = tidy[tidy["lowest"]].groupby("D")["method"].first()
-            st.caption("Lowest mean per D: " + "; ".join(f"D = {D}: {m}" for D, m in best.items()) +
-                       f". Study: {elapsed:.2f} s this run (cached afterwards).")
-            with st.expander("Exact numbers (one row per method and D)"):
-                table(tidy, "Table 1 numbers", caption="std with ddof = 0, as in the paper; `lowest` marks the lowest "
-                                                       "mean at each D.",
-                      column_config={c: st.column_config.NumberColumn(format="%.4e") for c in ("mean", "std")})
+        started = time.perf_counter()
+        study = distribution_study(view, chosen, D_list, int(trials), bool(with_scrk))
+        elapsed = time.perf_counter() - started
+        wide, tidy = table1_view(study, d)
+        errors = study[study["metric"] == "mean_abs_error"]
+        chart(error_vs_D_figure(study), errors, "Mean absolute error vs D by distribution",
+              caption="Each trial is one random map; its error is averaged over all pairs. The dotted guide falls "
+                      "like 1/√D, the rate of a mean of D independent terms.")
+        st.markdown(f"**Table 1 view: mean absolute error, mean ± std over {trials} trials**")
+        st.dataframe(wide, hide_index=True)
+        best = tidy[tidy["lowest"]].groupby("D")["method"].first()
+        st.caption("Lowest mean per D: " + "; ".join(f"D = {D}: {m}" for D, m in best.items()) +
+                   f". Study: {elapsed:.2f} s this run (cached afterwards).")
+        with st.expander("Exact numbers (one row per method and D)"):
+            table(tidy, "Table 1 numbers", caption="std with ddof = 0, as in the paper; `lowest` marks the lowest "
+                                                   "mean at each D.",
+                  column_config={c: st.column_config.NumberColumn(format="%.4e") for c in ("mean", "std")})
 
     with guarded("the variances"):
-        d = data.X.shape[1]
-        D_list = tuple(sorted(int(m) * d for m in multiples)) or (2 * d,)
         st.subheader("Variance of the estimate: exact vs measured")
-        require_memory({"random features of the 6 points (6 × maps × largest D)": (6, int(var_trials), D_list[-1])},
-                       hint="Lower the number of maps or the largest multiple of d.")
         pairs, empirical, exact = pair_variances(view, chosen, D_list, int(var_trials))
         chart(variance_figure(empirical, exact), empirical if exact is None else pd.concat(
             [empirical.assign(kind="empirical"), exact.assign(kind="exact")], ignore_index=True),

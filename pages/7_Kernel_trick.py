@@ -4,7 +4,10 @@ import pandas as pd
 import streamlit as st
 from threadpoolctl import threadpool_limits
 
-from rkapp import chart, formula, guarded, notice, page, persistent_widget, reproduce, sidebar, table
+from rkapp import (
+    chart, formula, guarded, largest_fitting, notice, page, persistent_widget, reproduce, run_or_wait, sidebar, table,
+)
+from rkcore.costs import kernel_trick_cost
 from rkcore.figures.foundations import feature_count_figure, kernel_trick_figure, kernel_trick_note
 from rkcore.foundations import EXPANSIONS, MAX_SUBSETS_D, feature_count_table, kernel_trick_timing
 from rkcore.registry import latex_with_degree
@@ -46,6 +49,12 @@ with guarded("the timings"):
     d_list = [d for d in (2, 4, 6, 8, 10, 12, 14, 16) if d <= d_max] if kind == "all_subsets" else \
         [int(d) for d in 2 ** np.arange(1, int(np.log2(d_max)) + 1)]
     d_list = [d for d in d_list if d >= m or kind != "interactions"]
+
+    def cost_at(s: int):
+        return kernel_trick_cost([exp.n_features(d, m) for d in d_list], d_list, s, m, repeats)
+
+    run_or_wait(cost_at(int(n)), key="kt", params=(kind, m, tuple(d_list), int(n), int(view.seed)),
+                what="the timings", fits=f"n up to {largest_fitting(cost_at, int(n)):,} fits; or lower the largest d.")
     # timings are never cached: a cached time would be a time of some other run
     # one BLAS thread: on a shared server, thread hand-offs would dominate these small products
     with threadpool_limits(limits=1, user_api="blas"):

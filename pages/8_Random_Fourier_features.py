@@ -5,9 +5,10 @@ import streamlit as st
 from threadpoolctl import threadpool_limits
 
 from rkapp import (
-    ViewSpec, chart, escape_markdown, formula, guarded, load_data, notice, page, persistent_widget, reproduce,
-    require_memory, sidebar, table,
+    ViewSpec, chart, escape_markdown, formula, guarded, largest_fitting, load_data, notice, page, persistent_widget,
+    reproduce, run_or_wait, sidebar, table,
 )
+from rkcore.costs import rff_curve_cost
 from rkcore.figures.foundations import METRIC_LABELS, rff_error_figure
 from rkcore.foundations import median_heuristic_gamma, rff_error_curve
 from rkcore.views import dense
@@ -57,12 +58,16 @@ with guarded("the random Fourier features"):
     data = load_data(view)
     X = dense(data.X)
     n, d = X.shape
-    require_memory({"X": (n, d), "Z (n×D)": (n, int(D_max)), "K, K̂ (2 × n×n)": (2, n, n)},
-                   hint="Lower n or the largest D.")
     gamma = median_heuristic_gamma(X) if bandwidth == "median" else float(gamma_manual)
     st.caption(f"{escape_markdown(data.description)} n = {n} points, d = {d}, {view.normalization}-normalized rows; "
                f"γ = {gamma:.4g} ({BANDWIDTHS[bandwidth].lower()}); D = {D_list[0]} … {D_list[-1]}, "
                f"{trials} trials each (seeds {view.seed} … {view.seed + trials - 1}).")
+    def cost_at(s: int):
+        return rff_curve_cost(s, d, D_list, int(trials))
+
+    run_or_wait(cost_at(n), key="rff", params=(view, gamma, D_list, int(trials)), what="the error curve",
+                fits=f"With the largest D = {D_list[-1]:,} and {trials} trials, n up to "
+                     f"{largest_fitting(cost_at, n):,} fits; or lower the largest D or the trials.")
     df = error_curve(view, gamma, D_list, int(trials))
     chart(rff_error_figure(df, metric), df, "RFF error vs D",
           caption="Line: median over the trials; band: 10–90% of the trials; dashed: a 1/√D line through the first point.")

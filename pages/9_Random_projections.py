@@ -5,9 +5,10 @@ import streamlit as st
 from threadpoolctl import threadpool_limits
 
 from rkapp import (
-    ViewSpec, chart, escape_markdown, formula, guarded, load_data, notice, page, persistent_widget, reproduce,
-    require_memory, sidebar, table,
+    ViewSpec, chart, escape_markdown, formula, guarded, largest_fitting, load_data, notice, page, persistent_widget,
+    reproduce, run_or_wait, sidebar, table,
 )
+from rkcore.costs import projection_cost
 from rkcore.figures.foundations import band_violation_figure, projection_distortion_figure
 from rkcore.foundations import (
     PROJECTIONS, distortion_bands, distortion_summary, polynomial_features, projection_distortion,
@@ -72,8 +73,13 @@ with guarded("the random projections"):
     data = load_data(view)
     n, d = data.X.shape
     dim = 1 + 2 * d + d * (d - 1) // 2 if vectors == "phi" else d
-    require_memory({"vectors (n×D)": (n, dim), "projection matrix (m×D)": (m_max, dim), "A v (n×m)": (n, m_max)},
-                   hint="Lower n, the largest m, or project the raw rows.")
+
+    def cost_at(s: int):
+        return projection_cost(s, dim, m_list, int(trials), kinds)
+
+    run_or_wait(cost_at(n), key="rp", params=(view, vectors, m_list, tuple(kinds), int(trials)),
+                what="the projections", fits=f"With these settings n up to {largest_fitting(cost_at, n):,} fits; "
+                                             "or lower the largest m or the draws, or project the raw rows.")
     V, dropped = vectors_of(view, vectors)
     df = distortions(view, vectors, m_list, tuple(kinds), int(trials))
     chart(projection_distortion_figure(df, float(delta), bands=distortion_bands(df["m"], float(delta))), df, "Projection distortion",

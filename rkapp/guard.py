@@ -9,11 +9,14 @@ from typing import Callable
 
 import streamlit as st
 
-from rkcore.limits import estimate_cost, physical_memory
+from rkcore.costs import RunCost
+from rkcore.limits import estimate_cost, format_bytes, physical_memory
 from rkcore.limits import max_size_within as _max_size_within
 from rkcore.limits import require_memory as _require_memory
 
-__all__ = ["MEMORY_BUDGET", "estimate_cost", "guarded", "literal", "max_size_within", "require_memory", "show_error"]
+__all__ = ["AUTO_RUN_SECONDS", "MAX_RUN_SECONDS", "MEMORY_BUDGET", "Waiting", "estimate_cost", "guarded",
+           "largest_fitting", "literal", "max_size_within", "require_memory", "run_or_wait", "show_error",
+           "show_warning"]
 
 logger = logging.getLogger("rkcore.app")
 
@@ -23,15 +26,30 @@ logger = logging.getLogger("rkcore.app")
 MEMORY_BUDGET = int(min(2 * 2**30, physical_memory() // 4))
 
 
+#: Every ASCII punctuation character: CommonMark lets each be backslash-escaped, and escaping them all
+#: also defeats what plain escaping of []()*_ misses: GFM autolinks ("https://", "www.", "a@b.c"),
+#: Streamlit's directives (":red[...]", ":material/x:") and LaTeX ("$...$").
+_MARKDOWN_PUNCTUATION = re.compile(r"([!-/:-@\[-`{-~])")
+_LINE_BREAKS = re.compile(r"[\r\n\u2028\u2029]+")
+
+
 def literal(text) -> str:
-    """Text shown literally by st.markdown / st.caption (no italics from x_j or *): every echo of
-    something a user typed or a file named goes through here."""
-    return re.sub(r"([\\`*_{}\[\]<>#+!|~$])", r"\\\1", str(text))
+    """Text shown literally by st.markdown / st.caption / st.error (no link, image, heading or italics
+    from what a user typed): every echo of user text (URL values, file names, paths, itemsets, column
+    names, messages quoting them) goes through here, once. Line breaks become spaces (a blank line
+    would start a new Markdown block)."""
+    return _MARKDOWN_PUNCTUATION.sub(r"\\\1", _LINE_BREAKS.sub(" ", str(text)))
 
 
 def show_error(message: str) -> None:
-    """The one place an error reaches the user: in place, as st.error."""
-    st.error(message)
+    """The one place an error reaches the user: in place, as st.error. ``message`` is plain text (it
+    may quote what the user typed): it is shown literally."""
+    st.error(literal(message))
+
+
+def show_warning(message: str, *, icon: str | None = None) -> None:
+    """A warning in place, as st.warning; ``message`` is plain text, shown literally."""
+    st.warning(literal(message), icon=icon)
 
 
 def require_memory(parts: dict[str, tuple[int, ...]], *, budget: int | None = None, hint: str = "") -> None:
@@ -42,6 +60,62 @@ def require_memory(parts: dict[str, tuple[int, ...]], *, budget: int | None = No
 def max_size_within(bytes_for: Callable[[int], int], *, budget: int | None = None, upper: int = 10**7) -> int:
     """The largest size s (e.g. n) with ``bytes_for(s) <= budget``, for "reduce n to ..." hints."""
     return _max_size_within(bytes_for, budget=MEMORY_BUDGET if budget is None else budget, upper=upper)
+
+
+# ============================================================================ the run protocol
+#: Runs estimated below this start at once; longer ones wait for their button.
+AUTO_RUN_SECONDS = 2.0
+#: Runs estimated above this are refused (the server is shared by a whole class).
+MAX_RUN_SECONDS = 300.0
+
+
+class Waiting(Exception):
+    """Raised by :func:`run_or_wait` while a long run waits for its button: :class:`guarded` ends the
+    block quietly (the estimate and the button are on the page)."""
+
+
+def within_limits(cost: RunCost) -> bool:
+    return cost.seconds <= MAX_RUN_SECONDS and cost.bytes <= MEMORY_BUDGET
+
+
+def largest_fitting(cost_of: Callable[[int], RunCost], upper: int) -> int:
+    """The largest size s <= upper (e.g. n) whose run fits the time ceiling and the memory budget, for
+    "n up to ... fits" (cost_of must grow with s)."""
+    return _max_size_within(lambda s: 0 if s == 0 or within_limits(cost_of(s)) else 1, budget=0, upper=int(upper))
+
+
+def _duration(seconds: float) -> str:
+    return f"{seconds:.0f} s" if seconds < 120 else f"{seconds / 60:.0f} minutes"
+
+
+def run_or_wait(cost: RunCost, *, key: str, params, what: str, fits: str = "", autorun: bool = False) -> bool:
+    """The one run protocol of every page, called before computing with the cost of everything the page
+    will compute (:mod:`rkcore.costs`). Beyond the time ceiling or the memory budget: ValueError naming
+    the estimate and ``fits`` (the largest settings that fit). Below AUTO_RUN_SECONDS, or once its button
+    was pressed for these ``params`` (the result is cached), or with ``autorun`` (a preset's click):
+    True. Otherwise the estimate and a button are shown and :class:`Waiting` ends the guarded block;
+    the estimate goes away as soon as the run starts."""
+    if not within_limits(cost):
+        raise ValueError(
+            f"Computing {what} would take about {_duration(cost.seconds)} and {format_bytes(cost.bytes)} of memory "
+            f"({cost.describe()}), more than the {_duration(MAX_RUN_SECONDS)} and {format_bytes(MEMORY_BUDGET)} "
+            f"allowed per view. {fits}".strip())
+    ran_key = f"_rk_ran_{key}"
+    if cost.seconds <= AUTO_RUN_SECONDS or autorun or st.session_state.get(ran_key) == params:
+        st.session_state[ran_key] = params
+        return True
+    slot = st.empty()
+    with slot.container():
+        show_warning(f"Computing {what} takes about {_duration(cost.seconds)} and {format_bytes(cost.bytes)} of "
+                     f"memory on this server ({cost.describe()}). It runs when you press the button.",
+                     icon=":material/timer:")
+        pressed = st.button(f"Run ({_duration(cost.seconds)})", key=f"{key}_run", type="primary",
+                            icon=":material/play_arrow:")
+    if not pressed:
+        raise Waiting(what)
+    st.session_state[ran_key] = params
+    slot.empty()  # the results replace the estimate
+    return True
 
 
 class guarded(ContextDecorator):
@@ -60,6 +134,8 @@ class guarded(ContextDecorator):
         if exc_type is None or not issubclass(exc_type, Exception):
             return False  # st.stop / st.rerun / st.switch_page are BaseExceptions: let them through
         self.failed = True
+        if issubclass(exc_type, Waiting):
+            return True  # the estimate and the run button are shown
         if issubclass(exc_type, MemoryError):
             show_error(f"Out of memory while computing {self.what}: reduce n or D.")
         elif issubclass(exc_type, ValueError):

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import dataclasses
 import logging
+import math
 from dataclasses import dataclass, field
 from typing import Any, Callable, Sequence
 
@@ -206,17 +207,36 @@ def is_stored(name: str) -> bool:
     return _SHADOW + name in st.session_state
 
 
+#: Characters of a refused value quoted back in a message (a 10,000-character URL value is cut).
+QUOTE_LIMIT = 80
+
+
+def quoted(value) -> str:
+    """repr(value), cut to QUOTE_LIMIT characters: how a refused value is named in a message."""
+    text = repr(value)
+    return text if len(text) <= QUOTE_LIMIT else text[:QUOTE_LIMIT] + f"… ({len(text):,} characters)"
+
+
 def check(value, options, min_value, max_value, label: str) -> str | None:
-    """Why a value is not allowed (None if it is)."""
+    """Why a value is not allowed (None if it is): not a choice, not a finite number, out of range."""
     if options is not None:
         opts = list(options)
         values = value if isinstance(value, tuple) else (value,)
         bad = [v for v in values if v not in opts]
         if bad:
-            return (f"{label}: {', '.join(map(repr, bad))} is not an allowed choice; "
+            return (f"{label}: {', '.join(map(quoted, bad[:5]))} is not an allowed choice; "
                     f"allowed: {', '.join(map(str, opts))}.")
+    if min_value is None and max_value is None:
+        return None
+    if isinstance(value, bool) or not isinstance(value, (int, float)):
+        return f"{label} = {quoted(value)} is not a number."
+    if isinstance(value, float) and not math.isfinite(value):
+        return f"{label} = {value!r} is not a finite number: allowed values are {min_value} to {max_value}."
+    if isinstance(min_value, int) and not isinstance(min_value, bool) and isinstance(value, float) \
+            and not value.is_integer():
+        return f"{label} = {value!r} is not a whole number: allowed values are {min_value} to {max_value}."
     if min_value is not None and value < min_value or max_value is not None and value > max_value:
-        return f"{label} = {value!r} is out of range: allowed values are {min_value} to {max_value}."
+        return f"{label} = {quoted(value)} is out of range: allowed values are {min_value} to {max_value}."
     return None
 
 
@@ -232,8 +252,8 @@ def read_url(f: Field, options, min_value, max_value, label: str, errors: list[s
     text = st.query_params[key]
     try:
         value = f.parse(text)
-    except (ValueError, KeyError, TypeError):
-        errors.append(f"{label}: could not read {text!r} from the link; using {f.dump(f.default)}.")
+    except (ValueError, KeyError, TypeError, OverflowError):
+        errors.append(f"{label}: could not read {quoted(text)} from the link; using {f.dump(f.default)}.")
         return
     problem = check(value, options, min_value, max_value, label)
     if problem:

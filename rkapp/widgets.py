@@ -9,20 +9,43 @@ from __future__ import annotations
 
 import hashlib
 import io
+import math
 from typing import Any, Callable, Literal, Sequence
 
-import pandas as pd
 import streamlit as st
 
 from rkcore import datasets as rkdata
 from rkcore.distributions import DISTRIBUTIONS
 from rkcore.registry import KERNELS, MAPS, KernelSpec, maps_for
-from rkcore.spec import FAMILY_SOURCES, MOVIELENS, UPLOAD, dataset_label, is_csv
+from rkcore.spec import FAMILY_SOURCES, UPLOAD, dataset_label, is_csv
 from rkcore.views import format_bytes
 
 from .guard import literal, show_error
 from .layout import record_settings
 from .state import FIELDS, NO_TARGET, VIEW_FIELDS, ViewSpec, check, is_stored, read_url, store, stored, write_url
+
+
+def _let_non_finite_numbers_through() -> None:
+    """Streamlit 1.67 turns an integer number_input's incoming value into int before its own bounds
+    check, so NaN/inf sent by a crafted client raise "cannot convert float NaN to integer" before any
+    page code runs, on every rerun of the session. Hand such a value over unchanged instead:
+    :func:`persistent_widget` refuses it with a message and restores the field's default."""
+    from streamlit.elements.widgets.number_input import NumberInputSerde
+
+    original = NumberInputSerde.deserialize
+    if getattr(original, "_rk_tolerant", False):
+        return
+
+    def deserialize(self, ui_value):
+        if isinstance(ui_value, float) and not math.isfinite(ui_value):
+            return ui_value
+        return original(self, ui_value)
+
+    deserialize._rk_tolerant = True
+    NumberInputSerde.deserialize = deserialize
+
+
+_let_non_finite_numbers_through()
 
 UPLOAD_STATE_KEY = "_rk_upload"  # (file name, bytes) of the uploaded file; tests may set it directly
 NORM_LABELS = {"l1": "L1 (paper)", "l2": "L2", "none": "none"}
@@ -68,6 +91,10 @@ def persistent_widget(draw: Callable, label: str | None = None, *, key: str, opt
     result = draw(label, key=key, on_change=_on_change, args=(key, f.multi), **extra, **kwargs)
     if f.multi:
         result = tuple(result)
+    problem = check(result, None, min_value, max_value, label) if options is None else None
+    if problem:  # a crafted client sent NaN, inf or a huge value: refused here, the default comes back
+        errors.append(f"{problem} Using {f.dump(f.default)}.")
+        result = f.default
     store(key, result)
     for message in errors:
         show_error(message)

@@ -11,6 +11,7 @@ plotly chart on the page (``proto.spec``). Paths are relative to the repository 
 from __future__ import annotations
 
 import json
+import re
 import sys
 from pathlib import Path
 
@@ -68,5 +69,15 @@ def plotly_figures(at) -> list[dict]:
     return [json.loads(el.proto.spec) for el in at.get("plotly_chart")]
 
 
+def shown(markdown: str) -> str:
+    """The text a user reads from Markdown the app escaped with rkapp.guard.literal (backslashes gone)."""
+    return re.sub(r"\\(.)", r"\1", markdown)
+
+
 def error_texts(at) -> list[str]:
-    return [e.value for e in at.error]
+    """The st.error messages of a run, as read (user text and messages are escaped Markdown)."""
+    return [shown(e.value) for e in at.error]
+
+
+def warning_texts(at) -> list[str]:
+    return [shown(w.value) for w in at.warning]

@@ -10,7 +10,7 @@ import pytest
 
 from rkcore.distributions import DISTRIBUTIONS
 from rkcore.registry import ITEMSET_KERNELS, KERNELS, KernelSpec, maps_for
-from tests.conftest import REPO, error_texts, page_files, plotly_figures
+from tests.conftest import REPO, error_texts, page_files, plotly_figures, warning_texts
 
 GRAM = "pages/1_Gram_matrices.py"
 ITEMSETS = "pages/2_Itemsets.py"
@@ -47,6 +47,10 @@ def test_page_default_view_runs(run_page, path):
         assert len(at.button) >= 3, "the landing page offers one-click presets"
         assert at.get("page_link"), "the landing page links to the pages"
     else:
+        run = [b for b in at.button if b.key and b.key.endswith("_run") and not plotly_figures(at)]
+        if run:  # the run protocol asks for the button on a slow machine: press it once
+            run[0].click().run()
+            assert_clean(at)
         assert plotly_figures(at), f"{path.name} draws no plotly chart in its default view"
 
 
@@ -243,7 +247,7 @@ def test_itemsets_counts_listing_and_check(run_page):
 def test_itemsets_all_subsets_is_restricted_and_log_scaled(run_page):
     at = run_page(ITEMSETS, kernel="all_subsets", n=30)  # d = 20: 2^20 itemsets
     assert_clean(at)
-    assert any("restricted" in w.value for w in at.warning)
+    assert any("restricted" in w for w in warning_texts(at))
     fig = plotly_figures(at)[0]
     assert fig["layout"]["yaxis"]["type"] == "log"
     check = [df.value for df in at.dataframe][-1]

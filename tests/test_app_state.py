@@ -109,3 +109,36 @@ def test_page_switching_through_the_navigation(run_page):
         assert not at.exception, [e.message for e in at.exception]
         assert at.title[0].value == _page_title(entry.file)
         assert at.number_input(key="n").value == 30
+
+
+# ---------------------------------------------------------------------------- non-finite values
+@pytest.mark.parametrize("page, query, label", [
+    (GRAM, {"kernel": "polynomial", "c": "nan"}, "Offset c"),
+    (GRAM, {"kernel": "rbf", "map": "rff", "gamma": "nan"}, "Width γ"),
+    (GRAM, {"kernel": "rbf", "map": "rff", "gamma": "-inf"}, "Width γ"),
+    (GRAM, {"n": "inf"}, "n (points)"),
+    (GRAM, {"n": "1e400"}, "n (points)"),
+    (GRAM, {"D": "9" * 5000}, "D (random features)"),
+    ("pages/9_Random_projections.py", {"rp_delta": "nan"}, "δ (failure probability)"),
+])
+def test_non_finite_url_values_are_refused_and_reset(run_page, page, query, label):
+    at = run_page(page, **{"n": 30, **query})
+    assert not at.exception, [e.value for e in at.exception]
+    assert any(label in e and "using" in e.lower() for e in error_texts(at)), error_texts(at)
+    name = next(k for k in query if k not in ("kernel", "map"))
+    assert at.session_state["_rk_v_" + name] == FIELDS[name].default if name in FIELDS and FIELDS[name].view \
+        else True
+
+
+def test_nan_widget_value_is_refused_reset_and_gone_on_the_next_run(run_page):
+    at = run_page(GRAM, n=30)
+    at.number_input(key="n").set_value(float("nan")).run()
+    assert not at.exception, [e.value for e in at.exception]
+    assert any("n (points)" in e and "not a finite number" in e for e in error_texts(at)), error_texts(at)
+    assert at.session_state["_rk_v_n"] == FIELDS["n"].default
+    at.run()  # the bad value does not stay in the session
+    assert not at.exception and not error_texts(at), error_texts(at)
+    at.session_state["_rk_v_seed"] = float("inf")  # a stored non-finite value is refused too
+    at.run()
+    assert not at.exception
+    assert any("Seed" in e for e in error_texts(at)) and at.session_state["_rk_v_seed"] == FIELDS["seed"].default

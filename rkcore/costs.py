@@ -1,0 +1,176 @@
+"""Cost models of the engines behind the dashboard's views: seconds and peak bytes of exactly what a
+view computes, before it computes it. Pure arithmetic (no streamlit, nothing allocated), so a page can
+estimate a run, refuse it, or search the largest settings that fit.
+
+The constants are single-thread rates of the shared 2-core machine under load (the pages limit BLAS
+to one thread); ``benchmarks/bench_run_estimates.py`` compares every model with measured runs (time
+and peak memory) and writes benchmarks/results/run_estimates.md. Memory uses
+:func:`rkcore.limits.nbytes` (float64 arrays), the same accounting as the per-view budget.
+"""
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+
+from .limits import format_bytes, nbytes
+
+# Calibrated by benchmarks/bench_run_estimates.py on the shared 2-core machine: at load average ~17 (six
+# sessions at work) runs take about twice these estimates, on a quiet machine about half of them.
+#: flop/s of a large float64 GEMM on one thread.
+GEMM_FLOPS = 6e9
+#: seconds per element of one numpy element-wise pass over a large array (read + write + temporaries).
+ELEMENT_SECONDS = 6e-9
+#: seconds per random number drawn by numpy's Generator (normal / uniform / Rademacher).
+RNG_SECONDS = 1.5e-8
+#: seconds of fixed overhead of one engine call (validation, estimator construction, a small DataFrame).
+CALL_SECONDS = 4e-3
+#: bytes of one row of a tidy result frame (a few float / int / object columns and the index).
+TIDY_ROW_BYTES = 80
+#: seconds per row of a tidy result frame built from Python dicts.
+TIDY_ROW_SECONDS = 2e-6
+#: Peak memory of a run beyond its named arrays: numpy temporaries, pandas copies (a factor).
+OVERHEAD = 1.25
+
+
+@dataclass(frozen=True)
+class RunCost:
+    """Seconds and peak bytes of a run, with its sections ((name, seconds, bytes), in order)."""
+
+    seconds: float
+    bytes: int
+    sections: tuple[tuple[str, float, int], ...] = ()
+
+    def __add__(self, other: "RunCost") -> "RunCost":
+        """Sections run one after the other: times add, the peak is the larger one."""
+        return RunCost(self.seconds + other.seconds, max(self.bytes, other.bytes), self.sections + other.sections)
+
+    def describe(self) -> str:
+        return "; ".join(f"{name}: about {_seconds(s)}, {format_bytes(b)}" for name, s, b in self.sections)
+
+
+def section(name: str, seconds: float, bytes_: float) -> RunCost:
+    return RunCost(float(seconds), int(bytes_ * OVERHEAD), ((name, float(seconds), int(bytes_ * OVERHEAD)),))
+
+
+def _seconds(s: float) -> str:
+    return f"{s:.1f} s" if s < 100 else f"{s / 60:.0f} min"
+
+
+def _gemm(m: float, k: float, n: float) -> float:
+    return 2.0 * m * k * n / GEMM_FLOPS
+
+
+def _elements(count: float) -> float:
+    return count * ELEMENT_SECONDS
+
+
+def exact_kernel_seconds(n_rows: float, n_cols: float, d: int, degree: int, kernel: str) -> float:
+    """The exact Gram block (n_rows × n_cols) of a kernel: power sums cost one GEMM per degree plus the
+    elementary-polynomial recursion; all-subsets a product over d; rbf / polynomial one GEMM."""
+    m = max(int(degree), 1)
+    block = n_rows * n_cols
+    if kernel in ("anova", "itemset", "up_to"):
+        return m * _gemm(n_rows, d, n_cols) + _elements(block * (m * m + 2 * m))
+    if kernel == "all_subsets":
+        return _elements(block * (2 * d + 2))
+    return _gemm(n_rows, d, n_cols) + _elements(4 * block)
+
+
+def map_transform_seconds(n: float, d: int, D: int, degree: int, map_key: str = "rk") -> float:
+    """Drawing a map's weights and transforming n rows (RK: one GEMM per degree)."""
+    m = max(int(degree), 1)
+    draw = RNG_SECONDS * d * D * (m if map_key == "rk" else 1)
+    if map_key == "scrk":
+        return draw + _elements(n * D * m * (4 + 2 * math.log2(max(d, 2))))
+    return draw + m * _gemm(n, d, D) + _elements(n * D * (m * m + 2))
+
+
+# ---------------------------------------------------------------------------- the views
+def gram_view_cost(n: int, d: int, D: int, kernel: str, degree: int, map_key: str) -> RunCost:
+    """Gram page: exact K, the map's Z, K̂ = Z Zᵀ, error statistics, pairs and block averages."""
+    seconds = (exact_kernel_seconds(n, n, d, degree, kernel) + map_transform_seconds(n, d, D, degree, map_key)
+               + _gemm(n, D, n) + _elements(16 * n * n) + 4 * CALL_SECONDS)
+    return section("exact and approximate Gram matrices", seconds, nbytes((n, d), (n, D), *[(n, n)] * 4))
+
+
+def error_study_cost(n: int, d: int, kernel: str, degree: int, D_list, n_methods: int, trials: int,
+                     n_eps: int = 0) -> RunCost:
+    """rkcore.experiments.error_study: per (method, D, trial) a map over all n rows and a sweep of the
+    n² pairs in row blocks against cached exact strips (the exact kernel once)."""
+    D_list = [int(D) for D in D_list]
+    per_trial = sum(map_transform_seconds(n, d, D, degree) + _gemm(n, D, n) + _elements(n * n * (8 + n_eps))
+                    + 3 * CALL_SECONDS for D in D_list)
+    seconds = exact_kernel_seconds(n, n, d, degree, kernel) + n_methods * trials * per_trial
+    block = min(n, max(1, 64 * 2**20 // (8 * n * (2 * max(degree, 2) + 6))))
+    peak = nbytes((n, max(D_list)), (min(n * n, 64 * 2**20 // 8),), (block * (2 * max(degree, 2) + 6), n))
+    return section("error study", seconds, peak)
+
+
+def pair_variance_cost(d: int, kernel: str, degree: int, D_list, n_distributions: int, var_trials: int,
+                       exact_line: bool) -> RunCost:
+    """Distributions page, variance section: three pairs picked from the exact kernel of 400 points,
+    var_trials maps of the largest D per distribution on the 6 points, the exact variance line and the
+    per-distribution summary over up to 2,000 pairs."""
+    D_max = max(int(D) for D in D_list)
+    m = max(int(degree), 1)
+    draws = n_distributions * var_trials * D_max
+    seconds = (exact_kernel_seconds(400, 400, d, degree, kernel)
+               + draws * (RNG_SECONDS * d + 24 * d * m * ELEMENT_SECONDS)  # weights; the 6 points' features
+               + n_distributions * var_trials * CALL_SECONDS / 10)
+    if exact_line:
+        seconds += n_distributions * _elements(2000 * d * m * m * 40)  # variance formulas over sampled pairs
+    chunk = min(var_trials, max(1, 32 * 2**20 // (8 * D_max * 6 * (d + 2))))  # variance_study.CHUNK_BYTES
+    return section("pair variances", seconds, nbytes((400, 400), (chunk * D_max * 6, d + 2)))
+
+
+def rff_curve_cost(n: int, d: int, D_list, trials: int) -> RunCost:
+    """rkcore.foundations.rff_error_curve: K once, then per trial Z (n × D_max) and running sums of the
+    Gram estimate with the error metrics at every D."""
+    D_list = sorted(int(D) for D in D_list)
+    D_max = D_list[-1]
+    per_trial = (RNG_SECONDS * d * D_max + _gemm(n, d, D_max) + _elements(4 * n * D_max)
+                 + _gemm(n, D_max, n) + len(D_list) * _elements(8 * n * n))
+    seconds = _gemm(n, d, n) + _elements(6 * n * n) + trials * (per_trial + CALL_SECONDS)
+    return section("RFF error curve", seconds, nbytes((n, d), (n, D_max), *[(n, n)] * 4))
+
+
+def projection_cost(n: int, dim: int, m_list, trials: int, kinds) -> RunCost:
+    """Random projections page: the vectors (explicit degree-2 features or rows), then per kind and draw
+    a projector of m_max rows, one product, the running norms, and the tidy frame of every ratio."""
+    m_list = sorted(int(m) for m in m_list)
+    m_max = m_list[-1]
+    rows = n * len(m_list) * trials * len(kinds)
+    per_draw = {"gaussian": RNG_SECONDS * m_max * dim + _gemm(n, dim, m_max),
+                "sparse": RNG_SECONDS * m_max * dim * 0.1 + _elements(n * dim * 2) + _gemm(n, dim, m_max) * 0.2}
+    seconds = (_elements(4 * n * dim)
+               + trials * sum(per_draw.get(k, per_draw["gaussian"]) + _elements(3 * n * m_max) + 20 * CALL_SECONDS
+                              for k in kinds)
+               + rows * 1e-6)  # the tidy frames: built column-wise, concatenated, summarized
+    peak = nbytes((n, dim), (m_max, dim), (2, n, m_max)) + 2 * rows * TIDY_ROW_BYTES
+    return section("projections", seconds, peak)
+
+
+def compositional_cost(n: int, d: int, D_list, trials: int, n_modes: int, D_gram: int, n_nodes: int) -> RunCost:
+    """Compositional page: the exact skeleton kernel, one de-duplicated estimate at D_gram, and the error
+    curves (per mode, D and trial: draw D features, build the n × D complex features, Z Zᵀ)."""
+    D_list = [int(D) for D in D_list]
+
+    def one_estimate(D: int) -> float:
+        return (_elements(n * D * n_nodes * 2) + D * n_nodes * 1.5e-6 + 2 * _gemm(n, D, n) + _elements(8 * n * n)
+                + CALL_SECONDS)
+
+    seconds = (_elements(n * n * n_nodes * 6) + one_estimate(int(D_gram))
+               + n_modes * trials * sum(one_estimate(D) for D in D_list))
+    D_top = max(max(D_list), int(D_gram))
+    return section("compositional kernel", seconds, nbytes(*[(n, n)] * 4, (n, 8 * D_top)))
+
+
+def kernel_trick_cost(n_features, d_list, n: int, degree: int, repeats: int) -> RunCost:
+    """rkcore.foundations.kernel_trick_timing: per d, (repeats + 1 warm-up) × (explicit features
+    Φ (n × F) and Φ Φᵀ, then the kernel formula on n² pairs)."""
+    m = max(int(degree), 1)
+    seconds = sum((repeats + 1) * (_elements(n * F * (m + 1)) + _gemm(n, F, n) + _gemm(n, d, n)
+                                   + _elements(n * n * (m + 3)) + 2 * CALL_SECONDS)
+                  for F, d in zip(n_features, d_list))
+    F_max = max(n_features, default=1)
+    return section("kernel trick timings", seconds, nbytes((n, F_max), (2, n, n)))

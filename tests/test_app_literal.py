@@ -1,0 +1,100 @@
+"""Everything a user typed is shown literally: a Markdown link and an image sent through every URL key
+of the state table (names and old aliases) and as an uploaded file's name, on every page, never render
+as a link or an image, and the text is still shown."""
+from __future__ import annotations
+
+import re
+
+import pytest
+
+from rkapp.guard import literal
+from rkapp.state import FIELDS
+from rkapp.widgets import UPLOAD_STATE_KEY
+from tests.conftest import page_files, shown
+
+LINK = "**Your session expired.** [Click here](https://attacker.invalid/login)"
+IMAGE = "![img](https://attacker.invalid/p.png)"
+#: Element types whose text Streamlit renders as Markdown (Latex, Code and our own CSS Html are not).
+MARKDOWN_FIELDS = ("body", "label")
+NOT_MARKDOWN = {"Latex", "Code", "Html", "UnknownElement", "Dataframe", "Json"}
+
+
+def _walk(node):
+    yield node
+    for child in getattr(node, "children", {}).values():
+        yield from _walk(child)
+
+
+def markdown_texts(at) -> list[tuple[str, str]]:
+    """(element type, Markdown source) of every element that renders Markdown, sidebar included."""
+    texts = []
+    for node in _walk(at._tree):
+        proto = getattr(node, "proto", None)
+        if proto is None or type(node).__name__ in NOT_MARKDOWN:
+            continue
+        for name in MARKDOWN_FIELDS:
+            value = getattr(proto, name, None) if name in [f.name for f, _ in proto.ListFields()] else None
+            if isinstance(value, str) and value:
+                texts.append((type(node).__name__, value))
+    return texts
+
+
+def _unescaped(markdown: str) -> str:
+    """The Markdown with every backslash-escaped character removed: what could still parse as syntax."""
+    return re.sub(r"\\.", "", markdown)
+
+
+def live_syntax(markdown: str) -> list[str]:
+    """Link / image / autolink syntax that would render (empty for literal text)."""
+    bare = _unescaped(markdown)
+    return [token for token in ("](", "![", "://", "www.", "<http") if token in bare]
+
+
+def assert_literal(at, payloads: tuple[str, ...], where: str) -> None:
+    if not at.sidebar.selectbox:  # the landing page draws no settings: nothing of the URL is echoed
+        payloads = ()
+    assert not at.exception, (where, [e.value for e in at.exception])
+    texts = markdown_texts(at)
+    live = [(kind, text[:200]) for kind, text in texts if live_syntax(text)]
+    assert not live, (where, live)
+    readable = " ".join(shown(text) for _, text in texts)
+    for payload in payloads:
+        # the text is still there for the user to read (refused values are quoted in the message; a path
+        # may come back normalized, "//" as "/")
+        words = ("Click here", "attacker.invalid/login") if payload == LINK else ("[img]", "attacker.invalid/p.png")
+        assert all(w in readable for w in words), (where, payload, readable[:3000])
+
+
+def test_literal_escapes_every_markdown_trick():
+    for text in (LINK, IMAGE, "www.attacker.invalid", "a@b.example", ":red[x] :material/home:", "$x$", "<b>x</b>",
+                 "# heading\n\n- list", "x_j * y_j"):
+        assert not live_syntax(literal(text)), text
+        assert shown(literal(text)) == text.replace("\n", " ").replace("  ", " ") or "\n" in text
+    assert "\n" not in literal("a\n\nb")
+
+
+PAGES = page_files()
+
+
+def _run(run_page, path, query, session=None):
+    return run_page(path, session=session, **query)
+
+
+@pytest.mark.parametrize("path", PAGES, ids=[p.stem for p in PAGES])
+def test_url_values_and_file_names_are_shown_literally(run_page, path):
+    # 1. every field under its own name gets the link (n = 30 keeps the run short: it gets the image in
+    # the next run, with every old alias key)
+    names = {name: LINK for name in FIELDS}
+    at = _run(run_page, path, {**names, "n": 30})
+    assert_literal(at, (LINK,), f"{path.name}: every field = link")
+    aliases = {alias: IMAGE for f in FIELDS.values() for alias in f.aliases}
+    at = _run(run_page, path, {**aliases, "n": IMAGE})
+    assert_literal(at, (IMAGE,), f"{path.name}: every alias = image")
+    # 2. the free-text fields where they are drawn: itemsets, fields, the MovieLens path, a file name
+    at = _run(run_page, path, {"dataset": "movielens", "movielens_path": IMAGE, "kernel": "itemset",
+                               "family": "cross", "fields": LINK, "n": 30})
+    assert_literal(at, (IMAGE,), f"{path.name}: MovieLens path and fields")
+    upload = (f"{IMAGE}.csv", b"a,b,c,target\n0.1,0.2,0.3,0\n0.3,0.1,0.2,1\n0.2,0.2,0.1,0\n0.5,0.1,0.1,1\n")
+    at = _run(run_page, path, {"dataset": "upload", "kernel": "itemset", "family": "custom", "itemsets": LINK,
+                               "target": LINK, "n": 30}, session={UPLOAD_STATE_KEY: upload})
+    assert_literal(at, (IMAGE,), f"{path.name}: file name")
