@@ -1,6 +1,6 @@
 """Real-browser test: `streamlit run app.py` in a subprocess, driven by Playwright + Debian's Chromium.
 
-Run alone with ``python -m pytest -q -m browser tests/test_browser.py``. Visits the landing
+Run alone with ``python -m pytest -q -m browser``. Visits the landing
 page and every page found by globbing pages/*.py, waits for the plotly figures to be drawn,
 changes a widget on the Gram page, checks that no exception text appears, and saves
 screenshots to tests/screenshots/ (gitignored). Never downloads a browser: it is skipped

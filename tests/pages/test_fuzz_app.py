@@ -11,11 +11,9 @@ import math
 import os
 import random
 import time
-from pathlib import Path
 
 import pytest
 
-import rkcore
 
 from rkapp.navigation import PAGES, PAGES_DIR
 from rkapp.state import FIELDS
@@ -66,8 +64,6 @@ def upload_corpus() -> dict[str, bytes]:
 
 #: Uploads whose bounds are checked by the library (rkcore/limits.py, issue 12's library part, merged
 #: separately): until it is there, loading them alone takes minutes and gigabytes, so they wait.
-LIBRARY_BOUND_UPLOADS = ("huge_index.svm", "huge_index_1e9.svm", "wide.csv")
-LIBRARY_BOUNDS = (Path(rkcore.__file__).parent / "limits.py").exists()  # this checkout's, not an installed one
 
 
 def page_paths() -> list:
@@ -141,8 +137,6 @@ def _assert_clean(at, where: str) -> None:
 def test_fuzz_every_page(run_page):
     rng = random.Random(SEED)
     uploads = upload_corpus()
-    if not LIBRARY_BOUNDS:
-        uploads = {k: v for k, v in uploads.items() if k not in LIBRARY_BOUND_UPLOADS}
     paths = page_paths()
     counts = {"runs": 0, "widget_reruns": 0, "uploads": 0, "errors_shown": 0, "exceptions": 0}
     slowest = (0.0, "")
@@ -176,6 +170,6 @@ def test_fuzz_every_page(run_page):
         elapsed = time.perf_counter() - started
         slowest = max(slowest, (elapsed, where))
     print(f"\nfuzz: seed {SEED}, {counts}, {len(uploads)} upload kinds"
-          f"{'' if LIBRARY_BOUNDS else ' (library-bound uploads waiting for rkcore.limits)'}, "
+          ", "
           f"slowest run {slowest[0]:.1f} s ({slowest[1][:200]})")
     assert counts["runs"] == RUNS and counts["exceptions"] == 0

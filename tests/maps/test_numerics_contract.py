@@ -24,7 +24,7 @@ from rkcore.itemsets import ItemsetFamily
 from rkcore.kernels import CONTRACT_RTOL, itemset_kernel
 from rkcore.maps import RandomKernel
 from rkcore.models import FactorizationMachineClassifier
-from tests.numerics_oracle import elementary_exact, family_value, fr
+from tests.maps.numerics_oracle import elementary_exact, family_value, fr
 
 FLOAT_MAX = Fraction(np.finfo(np.float64).max)
 TINY = Fraction(2) ** -1000
