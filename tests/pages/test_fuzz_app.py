@@ -62,10 +62,6 @@ def upload_corpus() -> dict[str, bytes]:
     }
 
 
-#: Uploads whose bounds are checked by the library (rkcore/limits.py, issue 12's library part, merged
-#: separately): until it is there, loading them alone takes minutes and gigabytes, so they wait.
-
-
 def page_paths() -> list:
     """app.py (the navigation, opening Home) and every page of the navigation's list."""
     return [REPO / "app.py", *(PAGES_DIR / e.file for e in PAGES)]
