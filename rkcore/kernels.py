@@ -12,6 +12,7 @@ from typing import Iterator
 import numpy as np
 import scipy.sparse as sp
 
+from .fastpaths import all_subsets_gram, anova_gram
 from .itemsets import MAX_ENUMERATION, ItemsetFamily
 
 #: Bytes of temporary memory one block of a blocked computation may use.
@@ -159,6 +160,8 @@ def anova_kernel(X, Y=None, degree: int = 2) -> np.ndarray:
     _check_degree(degree, X.shape[1], allow_zero=True)
     if degree == 0:
         return np.ones((X.shape[0], Y.shape[0]))
+    if degree in (2, 3):  # blocked, in-place GEMMs: peak memory = output + one block
+        return anova_gram(X, Y, degree, np.empty((X.shape[0], Y.shape[0])))
     e_m = elementary_top(power_sums(X, Y, degree), degree)
     return _broadcast_full(e_m, (X.shape[0], Y.shape[0]))
 
@@ -180,14 +183,7 @@ def dot_kernel(X, Y=None) -> np.ndarray:
 def all_subsets_kernel(X, Y=None) -> np.ndarray:
     """All-subsets kernel prod_j (1 + x_j y_j) (paper eq. 3), in row blocks of bounded memory."""
     X, Y = _pair(X, Y)
-    Yd = _dense(Y)
-    out = np.empty((X.shape[0], Y.shape[0]))
-    for rows in row_blocks(X.shape[0], 8 * Y.shape[0] * Y.shape[1]):
-        Xb = _dense(X[rows])
-        factors = Xb[:, None, :] * Yd[None, :, :]
-        factors += 1.0
-        np.prod(factors, axis=2, out=out[rows])
-    return out
+    return all_subsets_gram(X, Y, np.empty((X.shape[0], Y.shape[0])))
 
 
 def polynomial_kernel(X, Y=None, degree: int = 2, c: float = 1.0) -> np.ndarray:

@@ -17,6 +17,7 @@ from sklearn.utils._param_validation import Interval, StrOptions
 from sklearn.utils.validation import check_is_fitted, validate_data
 
 from .distributions import DISTRIBUTIONS, get_distribution
+from .fastpaths import rk_block
 from .itemsets import ItemsetFamily, family_from_spec
 from .kernels import (
     _dense,
@@ -124,7 +125,7 @@ class RandomKernel(TransformerMixin, BaseEstimator):
         if block.gemm:
             bytes_per_row = min(bytes_per_row, max(1, TRANSFORM_BLOCK_BYTES // MIN_GEMM_BLOCK_ROWS))
         for rows in row_blocks(n, bytes_per_row, TRANSFORM_BLOCK_BYTES):
-            out[rows] = block(X[rows])
+            block(X[rows], out[rows])  # writes the row block in place
         return out
 
     def __sklearn_tags__(self):
@@ -138,6 +139,9 @@ def _block_mapper(family: ItemsetFamily, W: np.ndarray, signs: bool):
     D = W.shape[0]
     scale = 1.0 / np.sqrt(D)
     kind, m = family.kind, family.degree
+    fast = rk_block(kind, m, W, signs)  # ANOVA-2/3, all-subsets: in-place, sparse-aware (fastpaths.py)
+    if fast is not None:
+        return fast
 
     if kind == "dot":
         Wt = W.T * scale
@@ -223,8 +227,9 @@ class _Mapper:
     def __init__(self, fn, temporaries: int, gemm: bool = True):
         self.fn, self.temporaries, self.gemm = fn, temporaries, gemm
 
-    def __call__(self, Xb):
-        return self.fn(Xb)
+    def __call__(self, Xb, out):
+        out[...] = self.fn(Xb)
+        return out
 
 
 def _all_subsets_signs(X: np.ndarray, W: np.ndarray, log_scale: float) -> np.ndarray:

@@ -1,0 +1,433 @@
+"""Fast kernels behind the RK map and the exact Gram matrices (issue 16).
+
+Each function has a narrow contract (shapes, dtypes, what it assumes) so that the call sites in
+:mod:`rkcore.maps` and :mod:`rkcore.kernels` stay one-liners. What they share:
+
+* **In place.** Outputs are written into a caller's C-contiguous array ``out`` (a row block of
+  the final result), GEMMs accumulate into it through BLAS ``beta = 1`` (dense) or scipy's
+  ``Y += A X`` sparse kernel (CSR), so no (rows x D) temporary is allocated and copied.
+* **Sparse-aware.** CSR input is never densified: power sums are SpMMs, the all-subsets map
+  visits each row's stored entries only.
+* **Dtype-preserving.** The computation runs in ``out.dtype`` (float64 or float32); inputs are
+  cast to it (weights once per map, data once per block).
+* **Same numbers.** Every function computes the same formula as the reference code it
+  replaces, in another order: results agree to rounding (tests/test_fastpaths.py).
+  The all-subsets Gram's grouped-GEMM path is used only where it is forward stable
+  (all products x_j y_j >= 0: a sum of non-negative terms); elsewhere the direct product runs.
+"""
+from __future__ import annotations
+
+import numpy as np
+import scipy.sparse as sp
+from scipy.linalg import blas
+
+try:  # Y += A @ X for CSR A and dense C-contiguous X, Y: scipy's own SpMM kernel, in place.
+    from scipy.sparse._sparsetools import csr_matvecs as _csr_matvecs
+except ImportError:  # pragma: no cover - private scipy API; fall back to A @ X plus an add
+    _csr_matvecs = None
+
+#: Bytes of a row block for the element-wise (non-GEMM) passes: two (rows x D) arrays that
+#: stay in the 1 MiB L2 cache of one core.
+CACHE_BLOCK_BYTES = 512 * 2**10
+#: Columns per group in the grouped-GEMM all-subsets Gram (inner dimension 2**g per group).
+GRAM_GROUP = 4
+#: Tile edge of the exact Gram computations (rows and columns per tile).
+GRAM_TILE = 256
+
+
+# ---------------------------------------------------------------------- in-place products
+def gemm_into(alpha: float, A, B_T: np.ndarray, beta: float, out: np.ndarray) -> np.ndarray:
+    """``out = alpha * A @ B_T + beta * out`` in place.
+
+    A: (r, k) dense or CSR; B_T: (k, D) dense C-contiguous; out: (r, D) C-contiguous, float32
+    or float64; beta in {0, 1} (beta = 0: out's content is ignored). A and B_T are cast to
+    out.dtype. Returns out.
+    """
+    dtype = out.dtype
+    if B_T.dtype != dtype or not B_T.flags.c_contiguous:
+        B_T = np.ascontiguousarray(B_T, dtype=dtype)
+    if sp.issparse(A):
+        A = A.tocsr() if A.format != "csr" else A
+        data = A.data.astype(dtype, copy=False)
+        if alpha != 1.0:
+            data = data * dtype.type(alpha)
+        if _csr_matvecs is None:
+            prod = np.asarray(sp.csr_matrix((data, A.indices, A.indptr), shape=A.shape) @ B_T)
+            if beta == 0:
+                out[...] = prod
+            else:
+                out += prod
+            return out
+        if beta == 0:
+            out.fill(0.0)
+        indptr, indices = A.indptr, A.indices
+        if indices.dtype != indptr.dtype:
+            indices = indices.astype(indptr.dtype)
+        _csr_matvecs(A.shape[0], A.shape[1], B_T.shape[1], indptr, indices,
+                     np.ascontiguousarray(data), B_T.ravel(), out.ravel())
+        return out
+    A = np.asarray(A, dtype=dtype)
+    if not A.flags.c_contiguous:
+        A = np.ascontiguousarray(A)
+    gemm = blas.sgemm if dtype == np.float32 else blas.dgemm
+    # out^T (D, r), Fortran order = B_T^T (D, k) @ A^T (k, r): all three are views, no copies.
+    res = gemm(alpha, B_T.T, A.T, beta=beta, c=out.T, overwrite_c=1)
+    if not np.shares_memory(res, out):  # pragma: no cover - f2py copied: write back
+        out[...] = res.T
+    return out
+
+
+def _power(A, t: int):
+    if t == 1:
+        return A
+    return A.power(t) if sp.issparse(A) else A**t
+
+
+def _row_sums(A) -> np.ndarray:
+    return np.asarray(A.sum(axis=1)).reshape(-1)
+
+
+# ---------------------------------------------------------------------- RK map: ANOVA m = 2, 3
+class AnovaBlock:
+    """RK features of the ANOVA kernel of order m in {2, 3} for one row block, written in place.
+
+    ``Z = e_m(X, W) / sqrt(D)`` by the closed forms e_2 = (P1^2 - P2) / 2 and
+    e_3 = (P1^3 - 3 P1 P2 + 2 P3) / 6, P_t = X^t (W^t)^T. The constants 1/m! and 1/sqrt(D)
+    are folded into the powers of W (computed once, when the block function is built);
+    with Rademacher W the even powers are row sums of X^t and W^3 = W (paper eq. 13).
+
+    Cost per block: m GEMMs (Gaussian etc.) or ceil(m/2) GEMMs (Rademacher), accumulated into
+    ``out`` by BLAS, plus one (m = 2) or two (m = 3) element-wise passes; m = 3 needs one
+    (rows x D) scratch array. Input block: dense or CSR, any float dtype.
+    """
+
+    def __init__(self, W: np.ndarray, degree: int, signs: bool):
+        if degree not in (2, 3):
+            raise ValueError("AnovaBlock handles degree 2 or 3 only.")
+        D = W.shape[0]
+        self.m, self.signs = degree, signs
+        # out = scale * e_m = sum of terms in P_t(c x) with c^m = scale / m!
+        c = (1.0 / np.sqrt(D) / (2.0 if degree == 2 else 6.0)) ** (1.0 / degree)
+        self.c = c
+        ts = (1, 3) if signs else tuple(range(1, degree + 1))
+        self.W_T = {t: np.ascontiguousarray((W**t).T * c**t) for t in ts if t <= degree}
+        self._cast: dict = {}
+        self.temporaries = 2 if degree == 2 else 3
+
+    def _weights(self, t: int, dtype) -> np.ndarray:
+        key = (t, np.dtype(dtype))
+        if key not in self._cast:
+            self._cast[key] = np.ascontiguousarray(self.W_T[t], dtype=dtype)
+        return self._cast[key]
+
+    def __call__(self, Xb, out: np.ndarray) -> np.ndarray:
+        dt = out.dtype
+        c = self.c
+        if self.m == 2:
+            gemm_into(1.0, Xb, self._weights(1, dt), 0.0, out)
+            np.square(out, out=out)
+            if self.signs:  # P2 = sum_j (c x_j)^2 for every feature
+                out -= (c * c * _row_sums(_power(Xb, 2)).astype(dt))[:, None]
+            else:
+                gemm_into(-1.0, _power(Xb, 2), self._weights(2, dt), 1.0, out)
+            return out
+        P1 = gemm_into(1.0, Xb, self._weights(1, dt), 0.0, np.empty_like(out))
+        np.multiply(P1, P1, out=out)
+        if self.signs:
+            out -= (3.0 * c * c * _row_sums(_power(Xb, 2)).astype(dt))[:, None]
+        else:
+            gemm_into(-3.0, _power(Xb, 2), self._weights(2, dt), 1.0, out)
+        out *= P1
+        gemm_into(2.0, _power(Xb, 3), self._weights(3, dt), 1.0, out)
+        return out
+
+
+# ---------------------------------------------------------------------- RK map: all-subsets
+class AllSubsetsSignsBlock:
+    """RK features of the all-subsets kernel, ``prod_j (1 + x_j w_j) / sqrt(D)``, for
+    Rademacher W (entries exactly +-1), one row block, in place: ONE GEMM (SpMM for CSR) + exp.
+
+    For w_j = +-1, log|1 + x_j w_j| = a_j + b_j w_j with a = (log|1+x| + log|1-x|)/2 and
+    b = (log|1+x| - log|1-x|)/2; a zero x_j gives a_j = b_j = 0, so for CSR only the stored
+    entries enter. The row sums of a and the 1/sqrt(D) ride along as one extra column of the
+    product (against a row of ones). Negative factors (|x_j| > 1) flip signs and vanishing
+    factors (x_j = -+1) zero the feature; both are counted by products with W, only when
+    such entries exist. Relative error: that of one exp of a sum of d logs (~ (d+2) eps |log Z|),
+    as the reference :func:`rkcore.maps._all_subsets_signs` it replaces.
+    """
+
+    temporaries = 1
+
+    def __init__(self, W: np.ndarray):
+        D, d = W.shape
+        self.W_T1 = np.ascontiguousarray(np.vstack([W.T, np.ones((1, D))]))  # (d + 1, D)
+        self.log_scale = -0.5 * np.log(D)
+        self._cast: dict = {}
+
+    def _weights(self, dtype):
+        key = np.dtype(dtype)
+        if key not in self._cast:
+            self._cast[key] = np.ascontiguousarray(self.W_T1, dtype=dtype)
+        return self._cast[key]
+
+    def __call__(self, Xb, out: np.ndarray) -> np.ndarray:
+        dt = out.dtype
+        sparse = sp.issparse(Xb)
+        if sparse:
+            Xb = Xb.tocsr()
+            vals = Xb.data.astype(dt, copy=False)
+        else:
+            vals = np.asarray(Xb, dtype=dt)
+        with np.errstate(divide="ignore"):
+            log_plus = np.log(np.abs(1.0 + vals))
+            log_minus = np.log(np.abs(1.0 - vals))
+        zero_plus, zero_minus = vals == -1.0, vals == 1.0
+        log_plus[zero_plus] = 0.0
+        log_minus[zero_minus] = 0.0
+        a = 0.5 * (log_plus + log_minus)
+        b = 0.5 * (log_plus - log_minus)
+        d = self.W_T1.shape[0] - 1
+        n = Xb.shape[0]
+        if sparse:
+            a_sum = np.add.reduceat(np.append(a, 0.0), Xb.indptr[:-1])
+            a_sum[np.diff(Xb.indptr) == 0] = 0.0
+            extra = (a_sum + self.log_scale).astype(dt)
+            # one stored entry more per row, in column d (the row of ones of W_T1)
+            pos = Xb.indptr[1:]
+            data = np.insert(b, pos, extra)
+            indices = np.insert(Xb.indices, pos, d)
+            indptr = Xb.indptr + np.arange(n + 1, dtype=Xb.indptr.dtype)
+            B = sp.csr_matrix((data, indices, indptr), shape=(n, d + 1))
+        else:
+            B = np.empty((n, d + 1), dtype=dt)
+            B[:, :d] = b
+            B[:, d] = a.sum(axis=1) + self.log_scale
+        gemm_into(1.0, B, self._weights(dt), 0.0, out)
+        np.exp(out, out=out)
+        neg_plus, neg_minus = vals < -1.0, vals > 1.0
+        if neg_plus.any() or neg_minus.any():
+            count = self._affine_count(Xb, neg_plus, neg_minus, dt)
+            out[np.rint(count).astype(np.int64) % 2 == 1] *= -1.0
+        if zero_plus.any() or zero_minus.any():
+            out[np.rint(self._affine_count(Xb, zero_plus, zero_minus, dt)) > 0] = 0.0
+        return out
+
+    def _affine_count(self, Xb, when_plus, when_minus, dt) -> np.ndarray:
+        """Number of j with (w_j = +1 and when_plus) or (w_j = -1 and when_minus), per feature."""
+        p, q = when_plus.astype(dt), when_minus.astype(dt)
+        W_T = self._weights(dt)[:-1]
+        if sp.issparse(Xb):
+            half_diff = sp.csr_matrix((0.5 * (p - q), Xb.indices, Xb.indptr), shape=Xb.shape)
+            base = np.add.reduceat(np.append(0.5 * (p + q), 0.0), Xb.indptr[:-1])
+            base[np.diff(Xb.indptr) == 0] = 0.0
+        else:
+            half_diff, base = 0.5 * (p - q), 0.5 * (p + q).sum(axis=1)
+        count = gemm_into(1.0, half_diff, W_T, 0.0, np.empty((Xb.shape[0], W_T.shape[1]), dtype=dt))
+        count += base[:, None]
+        return count
+
+
+def padded_support(Xb) -> tuple[np.ndarray, np.ndarray]:
+    """Each row's stored (CSR) or non-zero (dense) entries, left-aligned and zero-padded.
+
+    Returns (cols, vals) of shape (rows, k) with k the largest count in the block; padding has
+    column 0 and value 0, i.e. the factor 1 + 0 * w = 1 exactly.
+    """
+    if sp.issparse(Xb):
+        Xb = Xb.tocsr()
+        indptr, indices, data = Xb.indptr, Xb.indices, Xb.data
+    else:
+        rows, cols_ = np.nonzero(Xb)
+        counts = np.bincount(rows, minlength=Xb.shape[0])
+        indptr = np.concatenate([[0], np.cumsum(counts)])
+        indices, data = cols_, Xb[rows, cols_]
+    n = len(indptr) - 1
+    counts = np.diff(indptr)
+    k = int(counts.max()) if n else 0
+    cols = np.zeros((n, k), dtype=np.intp)
+    vals = np.zeros((n, k), dtype=data.dtype)
+    row_of = np.repeat(np.arange(n), counts)
+    pos = np.arange(len(indices)) - indptr[row_of]
+    cols[row_of, pos] = indices
+    vals[row_of, pos] = data
+    return cols, vals
+
+
+class AllSubsetsProductBlock:
+    """RK features of the all-subsets kernel for ANY weights, ``prod_j (1 + x_j w_j) / sqrt(D)``,
+    one row block, in place, multiplying only each row's non-zero factors (a zero x_j gives the
+    factor 1). CSR blocks are read as stored; dense blocks with at most half non-zeros are
+    compacted first, denser ones run over all d columns without a gather.
+
+    Per non-zero position: gather the weight rows (CSR) or broadcast one (dense), then
+    ``out *= 1 + v w``: a few passes over a (rows x D) block sized to stay in cache
+    (:data:`CACHE_BLOCK_BYTES`). The product is the same as the reference
+    ``prod(1 + X[:, None, :] * W[None], axis=2)``, in another order (to rounding: <= d eps).
+    """
+
+    temporaries = 2
+
+    def __init__(self, W: np.ndarray):
+        self.W_T = np.ascontiguousarray(W.T)  # (d, D)
+        self.scale = 1.0 / np.sqrt(W.shape[0])
+        self._cast: dict = {}
+
+    def _weights(self, dtype):
+        key = np.dtype(dtype)
+        if key not in self._cast:
+            self._cast[key] = np.ascontiguousarray(self.W_T, dtype=dtype)
+        return self._cast[key]
+
+    def __call__(self, Xb, out: np.ndarray) -> np.ndarray:
+        dt = out.dtype
+        W_T = self._weights(dt)
+        if not sp.issparse(Xb):
+            Xb = np.asarray(Xb)
+            if np.count_nonzero(Xb) > 0.5 * Xb.size:
+                return self._dense(Xb.astype(dt, copy=False), W_T, out)
+        cols, vals = padded_support(Xb)
+        vals = vals.astype(dt, copy=False)
+        n, k = cols.shape
+        if k == 0:
+            out.fill(self.scale)
+            return out
+        buf = np.empty_like(out) if k > 1 else None
+        # position 0 carries the scale: out = scale * (1 + v w) = (v scale) w + scale
+        np.take(W_T, cols[:, 0], axis=0, out=out)
+        out *= (vals[:, 0] * self.scale)[:, None]
+        out += dt.type(self.scale)
+        for p in range(1, k):
+            np.take(W_T, cols[:, p], axis=0, out=buf)
+            buf *= vals[:, p, None]
+            buf += 1.0
+            out *= buf
+        return out
+
+    def _dense(self, Xb: np.ndarray, W_T: np.ndarray, out: np.ndarray) -> np.ndarray:
+        buf = np.empty_like(out)
+        np.multiply(Xb[:, 0, None] * self.scale, W_T[0], out=out)
+        out += out.dtype.type(self.scale)
+        for j in range(1, Xb.shape[1]):
+            np.multiply(Xb[:, j, None], W_T[j], out=buf)
+            buf += 1.0
+            out *= buf
+        return out
+
+
+def rk_block(kind: str, degree: int, W: np.ndarray, signs: bool):
+    """The fast block function for an RK map, or None when the reference code should run.
+
+    Returned objects are called as ``fn(X_block, out_block)`` (X dense or CSR, out C-contiguous
+    (rows, D), written in place and returned) and carry ``temporaries`` (rows x D arrays, for
+    block sizing) and ``gemm`` (GEMM-bound: keep blocks large; otherwise cache-sized).
+    """
+    if kind == "anova" and degree in (2, 3):
+        fn = AnovaBlock(W, degree, signs)
+        fn.gemm = True
+        return fn
+    if kind == "all_subsets" and signs:
+        fn = AllSubsetsSignsBlock(W)
+        fn.gemm = True
+        return fn
+    if kind == "all_subsets":
+        fn = AllSubsetsProductBlock(W)
+        fn.gemm = False
+        # cache-sized row blocks: out and one buffer in CACHE_BLOCK_BYTES
+        fn.temporaries = max(2, int(np.ceil(2 * 2**23 / CACHE_BLOCK_BYTES)))
+        return fn
+    return None
+
+
+# ---------------------------------------------------------------------- exact Gram matrices
+def _tiles(n: int, size: int):
+    for start in range(0, n, size):
+        yield slice(start, min(start + size, n))
+
+
+def _subset_products(X: np.ndarray, cols: np.ndarray) -> np.ndarray:
+    """phi_G(x) for the column group G: the 2^|G| products prod_{j in V} x_j over V subset of G."""
+    F = np.ones((X.shape[0], 1), dtype=X.dtype)
+    for j in cols:
+        F = np.hstack([F, F * X[:, j, None]])
+    return F
+
+
+def all_subsets_gram(X, Y, out: np.ndarray) -> np.ndarray:
+    """``out[i, k] = prod_j (1 + X[i, j] Y[k, j])``, the exact all-subsets Gram, in place.
+
+    X: (n, d), Y: (m, d), dense or CSR (densified: the inputs are O(n d), the output O(n m));
+    out: (n, m) C-contiguous float32/64. Peak extra memory: one GRAM_TILE^2 tile plus
+    O((n + m) d) for the per-group subset products.
+
+    Columns where every product x_j y_j is >= 0 (e.g. non-negative data) are grouped by
+    GRAM_GROUP and each group's factor prod_{j in G}(1 + x_j y_j) = <phi_G(x), phi_G(y)> is
+    one small GEMM: a sum of non-negative terms, so its relative error is at most
+    (2^g + g) eps, as good as the direct product. Columns with mixed-sign products (where
+    that sum could cancel) are multiplied directly, column by column. Columns that are zero
+    in X or in Y contribute the factor 1 and are skipped.
+    """
+    dt = out.dtype
+    Xd = np.asarray(X.toarray() if sp.issparse(X) else X, dtype=dt)
+    Yd = np.asarray(Y.toarray() if sp.issparse(Y) else Y, dtype=dt)
+    x_lo, x_hi, y_lo, y_hi = Xd.min(axis=0), Xd.max(axis=0), Yd.min(axis=0), Yd.max(axis=0)
+    x_zero, y_zero = (x_lo == 0) & (x_hi == 0), (y_lo == 0) & (y_hi == 0)
+    live = ~(x_zero | y_zero)
+    same_sign = ((x_lo >= 0) & (y_lo >= 0)) | ((x_hi <= 0) & (y_hi <= 0))
+    grouped = np.flatnonzero(live & same_sign)
+    direct = np.flatnonzero(live & ~same_sign)
+    groups = [grouped[i:i + GRAM_GROUP] for i in range(0, len(grouped), GRAM_GROUP)]
+    PhiX = [_subset_products(Xd, g) for g in groups]
+    PhiY_T = [np.ascontiguousarray(_subset_products(Yd, g).T) for g in groups]
+    tile = np.empty((min(GRAM_TILE, Xd.shape[0]), min(GRAM_TILE, Yd.shape[0])), dtype=dt)
+    scratch = np.empty_like(tile)
+    for rows in _tiles(Xd.shape[0], GRAM_TILE):
+        for cols in _tiles(Yd.shape[0], GRAM_TILE):
+            t = tile[: rows.stop - rows.start, : cols.stop - cols.start]
+            s = scratch[: t.shape[0], : t.shape[1]]
+            if not t.flags.c_contiguous:
+                t, s = np.empty(t.shape, dtype=dt), np.empty(t.shape, dtype=dt)
+            t.fill(1.0)
+            for F, G_T in zip(PhiX, PhiY_T):
+                gemm_into(1.0, F[rows], G_T[:, cols], 0.0, s)
+                t *= s
+            for j in direct:
+                np.multiply.outer(Xd[rows, j], Yd[cols, j], out=s)
+                s += 1.0
+                t *= s
+            out[rows, cols] = t
+    return out
+
+
+def anova_gram(X, Y, degree: int, out: np.ndarray) -> np.ndarray:
+    """``out = e_m(X, Y)``, the exact ANOVA Gram of order m in {2, 3}, in place, row block by
+    row block with the same closed forms and in-place GEMMs as :class:`AnovaBlock`.
+
+    X: (n, d), Y: (m_, d), dense or CSR (CSR stays CSR: power sums are SpMMs);
+    out: (n, m_) C-contiguous float32/64. Peak extra memory: the powers Y^t (O(m_ d)) and,
+    for m = 3, one row-block scratch of at most kernels.BLOCK_BYTES.
+    """
+    if degree not in (2, 3):
+        raise ValueError("anova_gram handles degree 2 or 3 only.")
+    dt = out.dtype
+    Yt = [None] + [_power(Y, t) for t in range(1, degree + 1)]
+    Yt_T = [None] + [np.ascontiguousarray((y.toarray() if sp.issparse(y) else np.asarray(y)).T, dtype=dt)
+                     for y in Yt[1:]]
+    inv = 0.5 if degree == 2 else 1.0 / 6.0
+    n, m_ = out.shape
+    rows_per_block = max(1, (64 * 2**20) // max(1, 8 * m_))
+    scratch = np.empty((min(rows_per_block, n), m_), dtype=dt) if degree == 3 else None
+    for rows in _tiles(n, rows_per_block):
+        Xb = X[rows]
+        o = out[rows]
+        if degree == 2:
+            gemm_into(1.0, Xb, Yt_T[1], 0.0, o)
+            np.square(o, out=o)
+            gemm_into(-1.0, _power(Xb, 2), Yt_T[2], 1.0, o)
+        else:
+            P1 = gemm_into(1.0, Xb, Yt_T[1], 0.0, scratch[: o.shape[0]])
+            np.multiply(P1, P1, out=o)
+            gemm_into(-3.0, _power(Xb, 2), Yt_T[2], 1.0, o)
+            o *= P1
+            gemm_into(2.0, _power(Xb, 3), Yt_T[3], 1.0, o)
+        o *= inv
+    return out
