@@ -10,8 +10,10 @@
 #     script below, which declares the same extensions with the same sources and include dirs;
 #   * Cython 3 changed two defaults: `cpow=True` restores integer ** integer -> integer (their
 #     `2 ** degree` indices), and `legacy_implicit_noexcept=True` restores Cython 0.29's
-#     no-exception-check cdef functions (the speed the code was written for).
-# No line of pyrfm's own source is modified.
+#     no-exception-check cdef functions (the speed the code was written for);
+#   * NumPy 2 removed the alias `np.complex`: its three uses (dtype= in random_features_fast.pyx,
+#     the circulant transforms) become `np.complex128`, the type the alias stood for.
+# No other line of pyrfm's source is modified.
 #
 # Usage:  bash benchmarks/setup_pyrfm.sh            (clones from GitHub)
 #         PYRFM_SRC=/path/to/pyrfm-checkout-or-git-dir bash benchmarks/setup_pyrfm.sh
@@ -21,7 +23,7 @@ set -euo pipefail
 COMMIT=e88fe8cb7bf3062616d33826e955e828fc6d8ba6
 PYRFM_DIR=${PYRFM_DIR:-$HOME/.cache/rkcore-bench/pyrfm}
 PYTHON=${PYTHON:-python}
-if [ -f "$PYRFM_DIR/.built-$COMMIT" ]; then echo "pyrfm already built in $PYRFM_DIR"; exit 0; fi
+if [ -f "$PYRFM_DIR/.built-$COMMIT-2" ]; then echo "pyrfm already built in $PYRFM_DIR"; exit 0; fi
 rm -rf "$PYRFM_DIR" && mkdir -p "$PYRFM_DIR"
 cd "$PYRFM_DIR"
 
@@ -34,6 +36,9 @@ else
   git clone --quiet https://github.com/neonnnnn/pyrfm src && git -C src checkout --quiet "$COMMIT"
   mv src/pyrfm . && rm -rf src
 fi
+
+# 1b. the one NumPy 2 source fix (see above)
+grep -rlE 'np\.complex([^_0-9a-z]|$)' pyrfm | xargs -r sed -i -E 's/np\.complex([^_0-9a-z]|$)/np.complex128\1/g'
 
 # 2. build tools in the same folder (Cython is not a dependency of rkcore)
 "$PYTHON" -m pip install --quiet --target "$PYRFM_DIR/_buildtools" "cython>=3,<4"
@@ -75,4 +80,4 @@ PY
 PYTHONPATH="$PYRFM_DIR/_buildtools" "$PYTHON" build_pyrfm.py > build.log 2>&1 || { tail -40 build.log; exit 1; }
 rm -rf build
 PYTHONPATH="$PYRFM_DIR" "$PYTHON" -c "import pyrfm; print('pyrfm built in', pyrfm.__file__)"
-touch "$PYRFM_DIR/.built-$COMMIT"
+touch "$PYRFM_DIR/.built-$COMMIT-2"

@@ -227,11 +227,11 @@ class AllSubsetsSignsBlock:
         return count
 
 
-def padded_support(Xb) -> tuple[np.ndarray, np.ndarray]:
-    """Each row's stored (CSR) or non-zero (dense) entries, left-aligned and zero-padded.
+def padded_support(Xb, pad_col: int = 0) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """Each row's stored (CSR) or non-zero (dense) entries, left-aligned and padded.
 
-    Returns (cols, vals) of shape (rows, k) with k the largest count in the block; padding has
-    column 0 and value 0, i.e. the factor 1 + 0 * w = 1 exactly.
+    Returns (cols, vals, counts): cols and vals of shape (rows, k), k the largest count in the
+    block; padding has column ``pad_col`` and value 0. counts: entries per row.
     """
     if sp.issparse(Xb):
         Xb = Xb.tocsr()
@@ -244,13 +244,19 @@ def padded_support(Xb) -> tuple[np.ndarray, np.ndarray]:
     n = len(indptr) - 1
     counts = np.diff(indptr)
     k = int(counts.max()) if n else 0
-    cols = np.zeros((n, k), dtype=np.intp)
+    cols = np.full((n, k), pad_col, dtype=np.intp)
     vals = np.zeros((n, k), dtype=data.dtype)
     row_of = np.repeat(np.arange(n), counts)
     pos = np.arange(len(indices)) - indptr[row_of]
     cols[row_of, pos] = indices
     vals[row_of, pos] = data
-    return cols, vals
+    return cols, vals, counts
+
+
+def _chunks(n: int, row_bytes: int):
+    step = max(1, CACHE_BLOCK_BYTES // max(1, row_bytes))
+    for start in range(0, n, step):
+        yield slice(start, min(start + step, n))
 
 
 class AllSubsetsProductBlock:
@@ -259,17 +265,21 @@ class AllSubsetsProductBlock:
     factor 1). CSR blocks are read as stored; dense blocks with at most half non-zeros are
     compacted first, denser ones run over all d columns without a gather.
 
-    Per non-zero position: gather the weight rows (CSR) or broadcast one (dense), then
-    ``out *= 1 + v w``: a few passes over a (rows x D) block sized to stay in cache
-    (:data:`CACHE_BLOCK_BYTES`). The product is the same as the reference
-    ``prod(1 + X[:, None, :] * W[None], axis=2)``, in another order (to rounding: <= d eps).
+    Each factor is written v (w + 1/v): per non-zero position one gather of weight rows (a
+    broadcast for dense input), one add of the row's 1/v and one multiply into ``out``; the
+    per-row prod v and 1/sqrt(D) are applied once at the end. fl(w + 1/v) has the same
+    conditioning as fl(1 + v w) (relative error ~ eps |v w| / |1 + v w| either way), so the
+    result is the reference product to rounding. Used only when prod v and prod 1/v cannot
+    overflow (sum_j |log2 |v_j|| <= 1/4 of the exponent range, per row); otherwise each
+    factor is formed as 1 + v w. Work runs on row chunks of CACHE_BLOCK_BYTES.
     """
 
-    temporaries = 2
+    temporaries = 1
 
     def __init__(self, W: np.ndarray):
-        self.W_T = np.ascontiguousarray(W.T)  # (d, D)
-        self.scale = 1.0 / np.sqrt(W.shape[0])
+        D = W.shape[0]
+        self.W_T = np.ascontiguousarray(np.vstack([W.T, np.zeros((1, D))]))  # (d + 1, D); row d: padding
+        self.scale = 1.0 / np.sqrt(D)
         self._cast: dict = {}
 
     def _weights(self, dtype):
@@ -281,36 +291,53 @@ class AllSubsetsProductBlock:
     def __call__(self, Xb, out: np.ndarray) -> np.ndarray:
         dt = out.dtype
         W_T = self._weights(dt)
+        d = W_T.shape[0] - 1
         if not sp.issparse(Xb):
             Xb = np.asarray(Xb)
             if np.count_nonzero(Xb) > 0.5 * Xb.size:
-                return self._dense(Xb.astype(dt, copy=False), W_T, out)
-        cols, vals = padded_support(Xb)
-        vals = vals.astype(dt, copy=False)
-        n, k = cols.shape
+                cols = np.broadcast_to(np.arange(d), Xb.shape)
+                return self._run(cols, Xb.astype(dt, copy=False), np.full(Xb.shape[0], d), W_T, out, dense=True)
+        cols, vals, counts = padded_support(Xb, pad_col=d)
+        return self._run(cols, vals.astype(dt, copy=False), counts, W_T, out, dense=False)
+
+    def _run(self, cols, vals, counts, W_T, out, dense: bool) -> np.ndarray:
+        dt = out.dtype
+        n, k = vals.shape
         if k == 0:
             out.fill(self.scale)
             return out
-        buf = np.empty_like(out) if k > 1 else None
-        # position 0 carries the scale: out = scale * (1 + v w) = (v scale) w + scale
-        np.take(W_T, cols[:, 0], axis=0, out=out)
-        out *= (vals[:, 0] * self.scale)[:, None]
-        out += dt.type(self.scale)
-        for p in range(1, k):
-            np.take(W_T, cols[:, p], axis=0, out=buf)
-            buf *= vals[:, p, None]
-            buf += 1.0
-            out *= buf
-        return out
-
-    def _dense(self, Xb: np.ndarray, W_T: np.ndarray, out: np.ndarray) -> np.ndarray:
-        buf = np.empty_like(out)
-        np.multiply(Xb[:, 0, None] * self.scale, W_T[0], out=out)
-        out += out.dtype.type(self.scale)
-        for j in range(1, Xb.shape[1]):
-            np.multiply(Xb[:, j, None], W_T[j], out=buf)
-            buf += 1.0
-            out *= buf
+        stored = vals != 0
+        with np.errstate(divide="ignore"):
+            log_sum = np.where(stored, np.abs(np.log2(np.abs(vals))), 0.0).sum(axis=1)
+        safe = bool(log_sum.max() <= 0.25 * np.log2(np.finfo(dt).max)) and (not dense or stored.all())
+        if safe:
+            with np.errstate(divide="ignore"):
+                inv = np.where(stored, 1.0 / vals, 1.0).astype(dt)  # padding: w = 0 (row d), 1/v = 1
+            prefactor = (np.where(stored, vals, 1.0).prod(axis=1) * self.scale).astype(dt)
+        buf = np.empty((min(n, max(1, CACHE_BLOCK_BYTES // (out.shape[1] * dt.itemsize))), out.shape[1]), dtype=dt)
+        for r in _chunks(n, out.shape[1] * dt.itemsize):
+            o, b = out[r], buf[: r.stop - r.start]
+            kc = int(counts[r].max())
+            if kc == 0:
+                o.fill(self.scale)
+                continue
+            for p in range(kc):
+                target = o if p == 0 else b
+                if dense:
+                    target[...] = W_T[p]
+                else:
+                    np.take(W_T, cols[r, p], axis=0, out=target)
+                if safe:
+                    target += inv[r, p, None]
+                else:
+                    target *= vals[r, p, None]
+                    target += 1.0
+                if p:
+                    o *= b
+            if safe:
+                o *= prefactor[r, None]
+            else:
+                o *= dt.type(self.scale)
         return out
 
 
@@ -330,10 +357,8 @@ def rk_block(kind: str, degree: int, W: np.ndarray, signs: bool):
         fn.gemm = True
         return fn
     if kind == "all_subsets":
-        fn = AllSubsetsProductBlock(W)
-        fn.gemm = False
-        # cache-sized row blocks: out and one buffer in CACHE_BLOCK_BYTES
-        fn.temporaries = max(2, int(np.ceil(2 * 2**23 / CACHE_BLOCK_BYTES)))
+        fn = AllSubsetsProductBlock(W)  # chunks rows to the cache itself: large outer blocks
+        fn.gemm = True
         return fn
     return None
 
