@@ -313,6 +313,8 @@ class AllSubsetsProductBlock:
         if safe:
             with np.errstate(divide="ignore"):
                 inv = np.where(stored, 1.0 / vals, 1.0).astype(dt)  # padding: w = 0 (row d), 1/v = 1
+            if not dense:  # stored zeros are padding too (their factor is 1)
+                cols = np.where(stored, cols, W_T.shape[0] - 1)
             prefactor = (np.where(stored, vals, 1.0).prod(axis=1) * self.scale).astype(dt)
         buf = np.empty((min(n, max(1, CACHE_BLOCK_BYTES // (out.shape[1] * dt.itemsize))), out.shape[1]), dtype=dt)
         for r in _chunks(n, out.shape[1] * dt.itemsize):
