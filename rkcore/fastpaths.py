@@ -31,8 +31,15 @@ except ImportError:  # pragma: no cover - private scipy API; fall back to A @ X 
 CACHE_BLOCK_BYTES = 512 * 2**10
 #: Columns per group in the grouped-GEMM all-subsets Gram (inner dimension 2**g per group).
 GRAM_GROUP = 4
-#: Tile edge of the exact Gram computations (rows and columns per tile).
-GRAM_TILE = 256
+#: Bytes of one row block of the exact Gram computations (the one scratch array).
+GRAM_BLOCK_BYTES = 4 * 2**20
+#: (rows x D) temporaries a GEMM-bound fast block declares to maps.transform (which sizes row
+#: blocks as 8 MB / (8 D temporaries)): a fraction, so blocks hold ~8x more rows than one
+#: scratch array would suggest. Each block is a few BLAS calls; on a loaded machine every call
+#: pays for waking BLAS threads, and 256-row blocks measured 8-10x slower than one big GEMM
+#: (load 20 on 2 cores). The outputs are written in place, so big blocks cost no extra memory
+#: beyond the one scratch array of ANOVA-3.
+GEMM_BLOCK_TEMPORARIES = 0.125
 
 
 # ---------------------------------------------------------------------- in-place products
@@ -112,7 +119,7 @@ class AnovaBlock:
         ts = (1, 3) if signs else tuple(range(1, degree + 1))
         self.W_T = {t: np.ascontiguousarray((W**t).T * c**t) for t in ts if t <= degree}
         self._cast: dict = {}
-        self.temporaries = 2 if degree == 2 else 3
+        self.temporaries = GEMM_BLOCK_TEMPORARIES
 
     def _weights(self, t: int, dtype) -> np.ndarray:
         key = (t, np.dtype(dtype))
@@ -156,7 +163,7 @@ class AllSubsetsSignsBlock:
     as the reference :func:`rkcore.maps._all_subsets_signs` it replaces.
     """
 
-    temporaries = 1
+    temporaries = GEMM_BLOCK_TEMPORARIES
 
     def __init__(self, W: np.ndarray):
         D, d = W.shape
@@ -274,7 +281,7 @@ class AllSubsetsProductBlock:
     factor is formed as 1 + v w. Work runs on row chunks of CACHE_BLOCK_BYTES.
     """
 
-    temporaries = 1
+    temporaries = GEMM_BLOCK_TEMPORARIES  # it chunks rows to the cache itself
 
     def __init__(self, W: np.ndarray):
         D = W.shape[0]
@@ -383,7 +390,7 @@ def all_subsets_gram(X, Y, out: np.ndarray) -> np.ndarray:
     """``out[i, k] = prod_j (1 + X[i, j] Y[k, j])``, the exact all-subsets Gram, in place.
 
     X: (n, d), Y: (m, d), dense or CSR (densified: the inputs are O(n d), the output O(n m));
-    out: (n, m) C-contiguous float32/64. Peak extra memory: one GRAM_TILE^2 tile plus
+    out: (n, m) C-contiguous float32/64. Peak extra memory: one GRAM_BLOCK_BYTES block plus
     O((n + m) d) for the per-group subset products.
 
     Columns where every product x_j y_j is >= 0 (e.g. non-negative data) are grouped by
@@ -405,23 +412,24 @@ def all_subsets_gram(X, Y, out: np.ndarray) -> np.ndarray:
     groups = [grouped[i:i + GRAM_GROUP] for i in range(0, len(grouped), GRAM_GROUP)]
     PhiX = [_subset_products(Xd, g) for g in groups]
     PhiY_T = [np.ascontiguousarray(_subset_products(Yd, g).T) for g in groups]
-    tile = np.empty((min(GRAM_TILE, Xd.shape[0]), min(GRAM_TILE, Yd.shape[0])), dtype=dt)
-    scratch = np.empty_like(tile)
-    for rows in _tiles(Xd.shape[0], GRAM_TILE):
-        for cols in _tiles(Yd.shape[0], GRAM_TILE):
-            t = tile[: rows.stop - rows.start, : cols.stop - cols.start]
-            s = scratch[: t.shape[0], : t.shape[1]]
-            if not t.flags.c_contiguous:
-                t, s = np.empty(t.shape, dtype=dt), np.empty(t.shape, dtype=dt)
-            t.fill(1.0)
-            for F, G_T in zip(PhiX, PhiY_T):
-                gemm_into(1.0, F[rows], G_T[:, cols], 0.0, s)
-                t *= s
-            for j in direct:
-                np.multiply.outer(Xd[rows, j], Yd[cols, j], out=s)
-                s += 1.0
-                t *= s
-            out[rows, cols] = t
+    n, m_ = out.shape
+    # Row blocks over all columns: a few large BLAS calls (one per group and block) and the
+    # element-wise products on a block that stays in the shared L3 cache.
+    rows_per_block = max(1, GRAM_BLOCK_BYTES // (dt.itemsize * m_))
+    scratch = np.empty((min(rows_per_block, n), m_), dtype=dt)
+    for rows in _tiles(n, rows_per_block):
+        o, s = out[rows], scratch[: rows.stop - rows.start]
+        if not groups:
+            o.fill(1.0)
+        for g, (F, G_T) in enumerate(zip(PhiX, PhiY_T)):
+            if g == 0:
+                gemm_into(1.0, F[rows], G_T, 0.0, o)
+            else:
+                o *= gemm_into(1.0, F[rows], G_T, 0.0, s)
+        for j in direct:
+            np.multiply.outer(Xd[rows, j], Yd[:, j], out=s)
+            s += 1.0
+            o *= s
     return out
 
 

@@ -204,12 +204,12 @@ def test_all_subsets_gram_adversarial_magnitudes_relative_error():
                 assert abs(Fraction(float(K[i, k])) - exact) / exact <= Fraction((2**4 + 4 + 13) * 2 * EPS)
 
 
-def test_all_subsets_gram_tiles_are_invisible(monkeypatch):
+def test_all_subsets_gram_blocks_are_invisible(monkeypatch):
     import rkcore.fastpaths as fp
     rng = np.random.RandomState(9)
     X = _sparse_rows(rng, 70, 15, 0.4)
     full = all_subsets_kernel(X)
-    monkeypatch.setattr(fp, "GRAM_TILE", 16)
+    monkeypatch.setattr(fp, "GRAM_BLOCK_BYTES", 16 * 8 * 70)
     monkeypatch.setattr(fp, "GRAM_GROUP", 3)
     np.testing.assert_allclose(all_subsets_kernel(X), full, rtol=1e-13)
     expected = np.prod(1 + X[:, None, :] * X[None], axis=2)
@@ -250,5 +250,5 @@ def test_anova_gram_row_blocks_and_memory():
     all_subsets_gram(X, X, out2)
     peak = tracemalloc.get_traced_memory()[1]
     tracemalloc.stop()
-    # two tiles + the subset products phi_G of X for both sides (O(n d 2^g / g))
-    assert peak <= 2 * 8 * 256**2 + 3 * 8 * 600 * 16 * 8 + 2**16  # < out.nbytes = 2.9 MB
+    # one block (here all 600 rows: 2.9 MB) + the subset products phi_G of both sides, O(n d 2^g / g)
+    assert peak <= out2.nbytes + 3 * 8 * 600 * 16 * 8 + 2**16
