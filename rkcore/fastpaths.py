@@ -179,6 +179,8 @@ class AllSubsetsSignsBlock:
 
     def __call__(self, Xb, out: np.ndarray) -> np.ndarray:
         dt = out.dtype
+        if not sp.issparse(Xb) and np.count_nonzero(Xb) < 0.25 * np.size(Xb):
+            Xb = sp.csr_matrix(Xb)  # mostly zeros: logs of the stored entries and an SpMM
         sparse = sp.issparse(Xb)
         if sparse:
             Xb = Xb.tocsr()
