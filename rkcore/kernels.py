@@ -36,6 +36,7 @@ from typing import Iterator
 import numpy as np
 import scipy.sparse as sp
 
+from .fastpaths import all_subsets_gram
 from .itemsets import MAX_ENUMERATION, ItemsetFamily
 from .validation import check_int
 
@@ -503,18 +504,18 @@ def all_subsets_kernel(X, Y=None) -> np.ndarray:
     beyond float64) are recomputed in log space: inf only where the exact value is.
     """
     X, Y = _pair(X, Y)
-    Yd = _dense(Y)
     out = np.empty((X.shape[0], Y.shape[0]))
-    for rows in row_blocks(X.shape[0], 8 * Y.shape[0] * Y.shape[1]):
-        Xb = _dense(X[rows])
-        with np.errstate(over="ignore", invalid="ignore"):
-            factors = Xb[:, None, :] * Yd[None, :, :]
-            factors += 1.0
-            np.prod(factors, axis=2, out=out[rows])
-        bad = ~np.isfinite(out[rows])
-        if bad.any():
-            r, c = np.nonzero(bad)
-            out[rows.start + r, c] = product_one_plus(Xb[r], Yd[c])
+    # grouped GEMMs / direct products (fastpaths); both are accurate to the contract where
+    # finite (sums of non-negative terms, or (1 + x_j y_j) factors one by one), but a product
+    # can overflow on the way (phi_G(x) with huge x against tiny y, inf * 0): those entries
+    # are recomputed in log space.
+    with np.errstate(over="ignore", invalid="ignore"):
+        all_subsets_gram(X, Y, out)
+    bad = ~np.isfinite(out)
+    if bad.any():
+        r, c = np.nonzero(bad)
+        for sl in row_blocks(len(r), 8 * 8 * X.shape[1]):  # (pairs x d) temporaries, bounded
+            out[r[sl], c[sl]] = product_one_plus(_dense(X[r[sl]]), _dense(Y[c[sl]]))
     return out
 
 
