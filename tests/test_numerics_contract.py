@@ -305,3 +305,21 @@ def test_float32_input_of_float64_families_is_the_float64_result_rounded(kind, d
     Z32 = rk.transform(X)
     assert Z32.dtype == np.float32
     np.testing.assert_array_equal(Z32, rk.transform(X.astype(np.float64)).astype(np.float32))
+
+
+@pytest.mark.parametrize("sparse", [False, True])
+def test_all_subsets_product_path_overflow_before_the_scale(sparse):
+    """prod_j (1 + x_j w_j) beyond float64 while the feature, divided by sqrt(D) = 3, is finite:
+    the product over non-zeros overflows on the way and the log-space repair must run."""
+    import scipy.sparse as sp
+
+    X = np.array([[1e154, 1e154, 0.0, 0.0], [1.0, 1.0, 0.0, 0.0]])
+    rk = RandomKernel(9, kernel="all_subsets", distribution="gaussian", random_state=0).fit(X)
+    W = rk.random_weights_
+    X[1, :2] = [1e154 / W[0, 0], 2.5e154 / W[0, 1]]  # feature 0 of row 1: about 2.5e308 / 3
+    Z = rk.transform(sp.csr_matrix(X) if sparse else X)
+    assert np.isfinite(Z[1, 0])
+    for i in range(2):
+        for s in range(9):
+            exact, scale = family_value(X[i], W[s], rk.family_)
+            check_value("RK fast all_subsets overflow before 1/sqrt(D)", Z[i, s], exact / 3, scale / 3)
