@@ -255,7 +255,16 @@ def newton_is_safe(Pa: list, degree: int, gamma, *, all_orders: bool = False,
             bound *= 1.0 - 36.0 * gamma - 72.0 * gamma / tol
             lhs = np.multiply(Pa[2], 3.0)
             ok = np.less_equal(lhs, bound)
-            if len(Pa) > 3 and Pa[3] is not None and not ok.all():
+            n_bad = ok.size - np.count_nonzero(ok) if len(Pa) > 3 and Pa[3] is not None else 0
+            if n_bad > ok.size // 8:
+                # S_3 = (A^3 - 3 A Pa_2 + 2 Pa_3) / 6 everywhere: many entries need the Pa_3 term
+                # (e.g. a few non-zeros per row, Gaussian weights), and whole-array passes beat
+                # masked gathers. Where ok already holds, lhs - 2 Pa_3 / A <= lhs keeps it.
+                lhs_b = np.divide(Pa[3], np.where(A > 0, A, 1.0))
+                lhs_b *= -2.0
+                lhs_b += lhs
+                ok = ok | np.less_equal(lhs_b, bound)
+            elif n_bad:
                 # S_3 = (A^3 - 3 A Pa_2 + 2 Pa_3) / 6: the Pa_3 term only where it is needed
                 full = np.broadcast_shapes(np.shape(A), np.shape(Pa[2]), np.shape(Pa[3]))
                 ok = np.broadcast_to(ok, full).copy()

@@ -262,11 +262,10 @@ def _block_mapper(family: ItemsetFamily, W: np.ndarray, signs: bool):
                 else:
                     scratch = sums.get("scratch")
                     Pa1 = gemm_into(1.0, absX, W_abs_T_c, 0.0, np.empty_like(out) if scratch is None else scratch)
-                    Pa = [None, Pa1, sums["P2"], None]
+                    Pa = [None, Pa1, sums["P2"]]
+                    if m == 3:  # one more GEMM; the check uses it only where 3 Pa_2 > A^2 (1 - ...)
+                        Pa.append(gemm_into(1.0, _power(absX, 3), W_abs3_T_c, 0.0, np.empty_like(out)))
                 ok = newton_is_safe(Pa, m, gamma)
-                if m == 3 and not signs and not ok.all():  # the Pa_3 term of the bound, only if needed
-                    Pa[3] = gemm_into(1.0, _power(absX, 3), W_abs3_T_c, 0.0, np.empty_like(out))
-                    ok = newton_is_safe(Pa, m, gamma)
             return repair(out, Xb, ok, m, False, scale)
 
         # (rows x D) temporaries: Rademacher none beyond m = 3's scratch; otherwise P_2 and
