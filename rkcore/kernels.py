@@ -36,6 +36,7 @@ from typing import Iterator
 import numpy as np
 import scipy.sparse as sp
 
+from .fastpaths import all_subsets_gram
 from .itemsets import MAX_ENUMERATION, ItemsetFamily
 from .validation import check_int
 
@@ -254,7 +255,16 @@ def newton_is_safe(Pa: list, degree: int, gamma, *, all_orders: bool = False,
             bound *= 1.0 - 36.0 * gamma - 72.0 * gamma / tol
             lhs = np.multiply(Pa[2], 3.0)
             ok = np.less_equal(lhs, bound)
-            if len(Pa) > 3 and Pa[3] is not None and not ok.all():
+            n_bad = ok.size - np.count_nonzero(ok) if len(Pa) > 3 and Pa[3] is not None else 0
+            if n_bad > ok.size // 8:
+                # S_3 = (A^3 - 3 A Pa_2 + 2 Pa_3) / 6 everywhere: many entries need the Pa_3 term
+                # (e.g. a few non-zeros per row, Gaussian weights), and whole-array passes beat
+                # masked gathers. Where ok already holds, lhs - 2 Pa_3 / A <= lhs keeps it.
+                lhs_b = np.divide(Pa[3], np.where(A > 0, A, 1.0))
+                lhs_b *= -2.0
+                lhs_b += lhs
+                ok = ok | np.less_equal(lhs_b, bound)
+            elif n_bad:
                 # S_3 = (A^3 - 3 A Pa_2 + 2 Pa_3) / 6: the Pa_3 term only where it is needed
                 full = np.broadcast_shapes(np.shape(A), np.shape(Pa[2]), np.shape(Pa[3]))
                 ok = np.broadcast_to(ok, full).copy()
@@ -503,18 +513,18 @@ def all_subsets_kernel(X, Y=None) -> np.ndarray:
     beyond float64) are recomputed in log space: inf only where the exact value is.
     """
     X, Y = _pair(X, Y)
-    Yd = _dense(Y)
     out = np.empty((X.shape[0], Y.shape[0]))
-    for rows in row_blocks(X.shape[0], 8 * Y.shape[0] * Y.shape[1]):
-        Xb = _dense(X[rows])
-        with np.errstate(over="ignore", invalid="ignore"):
-            factors = Xb[:, None, :] * Yd[None, :, :]
-            factors += 1.0
-            np.prod(factors, axis=2, out=out[rows])
-        bad = ~np.isfinite(out[rows])
-        if bad.any():
-            r, c = np.nonzero(bad)
-            out[rows.start + r, c] = product_one_plus(Xb[r], Yd[c])
+    # grouped GEMMs / direct products (fastpaths); both are accurate to the contract where
+    # finite (sums of non-negative terms, or (1 + x_j y_j) factors one by one), but a product
+    # can overflow on the way (phi_G(x) with huge x against tiny y, inf * 0): those entries
+    # are recomputed in log space.
+    with np.errstate(over="ignore", invalid="ignore"):
+        all_subsets_gram(X, Y, out)
+    bad = ~np.isfinite(out)
+    if bad.any():
+        r, c = np.nonzero(bad)
+        for sl in row_blocks(len(r), 8 * 8 * X.shape[1]):  # (pairs x d) temporaries, bounded
+            out[r[sl], c[sl]] = product_one_plus(_dense(X[r[sl]]), _dense(Y[c[sl]]))
     return out
 
 

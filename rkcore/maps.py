@@ -17,6 +17,7 @@ from sklearn.utils._param_validation import Interval, StrOptions
 from sklearn.utils.validation import check_is_fitted, validate_data
 
 from .distributions import DISTRIBUTIONS, get_distribution
+from .fastpaths import gemm_into, rk_block
 from .itemsets import ItemsetFamily, check_degree_fits, family_from_spec
 from .limits import check_allocation
 from .kernels import (
@@ -173,7 +174,7 @@ class RandomKernel(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseEstima
         if block.gemm:
             bytes_per_row = min(bytes_per_row, max(1, TRANSFORM_BLOCK_BYTES // MIN_GEMM_BLOCK_ROWS))
         for rows in row_blocks(n, bytes_per_row, TRANSFORM_BLOCK_BYTES):
-            out[rows] = block(X[rows])
+            block(X[rows], out[rows])  # writes the row block in place
         return out
 
     @property
@@ -229,8 +230,8 @@ def _block_mapper(family: ItemsetFamily, W: np.ndarray, signs: bool):
 
     def repair(Z, Xb, ok, degree, all_orders, factor):
         """Recompute the features where ``ok`` is False (or not finite) with the stable recursion."""
-        if may_overflow(_abs_max(Xb), w_max, W.shape[1], degree):
-            ok = ok & np.isfinite(Z)
+        if Z.dtype != np.float64 or may_overflow(_abs_max(Xb), w_max, W.shape[1], degree):
+            ok = ok & np.isfinite(Z)  # (float32 overflows far below may_overflow's threshold)
         if ok.all():
             return Z
         rows, cols = np.nonzero(~np.broadcast_to(ok, Z.shape))
@@ -238,30 +239,39 @@ def _block_mapper(family: ItemsetFamily, W: np.ndarray, signs: bool):
         Z[rows, cols] = (sum(fixed) if all_orders else fixed) * factor
         return Z
 
-    if kind == "anova" and m == 2:
-        # K_A^2(x, w) = ((x.w)^2 - <x^2, w^2>) / 2; fold 1/(2 sqrt D) into W so the map is one
-        # GEMM and two in-place passes. For w in {-1,1}^d, <x^2, w^2> is just sum_j x_j^2.
-        c = np.sqrt(scale / 2.0)
-        Wc = W.T * c
-        W2c = None if signs else (W * W).T * (c * c)
+    if kind == "anova" and m in (2, 3):
+        # In-place closed forms (fastpaths.AnovaBlock, 1/(m! sqrt D) folded into the weights as
+        # c^t W^t), then the same a-posteriori check and repair as every Newton path here: the
+        # power sums of |c x w| (Pa_2 = P_2, kept by the block) decide which features the
+        # stable recursion recomputes. Rademacher: the check is on row sums, O(nnz) per row.
+        fast = rk_block(kind, m, W, signs)
+        c = fast.c
+        W_abs_T_c = None if signs else np.ascontiguousarray(W_abs_T * c)
+        W_abs3_T_c = None if signs or m < 3 else np.ascontiguousarray(W_abs_T**3 * c**3)
 
-        def anova2(Xb):
+        def anova_fast(Xb, out):
+            gamma = rounding_gamma(_max_nnz_per_row(Xb) + 2 * m)
+            sums: dict = {}
             with np.errstate(over="ignore", invalid="ignore"):
-                Z = np.asarray(Xb @ Wc)
-                np.square(Z, out=Z)
-                X2 = Xb.multiply(Xb) if sp.issparse(Xb) else Xb * Xb
+                fast(Xb, out, sums)
+                absX = abs(Xb)
                 if signs:
-                    P2 = np.asarray(X2.sum(axis=1)).reshape(-1, 1)
-                    Z -= P2 * (c * c)
-                    Pa = [None, np.asarray(abs(Xb).sum(axis=1)).reshape(-1, 1), P2]
+                    Pa = [None, c * _row_sums(absX), sums["P2"]]
+                    if m == 3:
+                        Pa.append(c**3 * _row_sums(_power(absX, 3)))
                 else:
-                    P2 = np.asarray(X2 @ W2c)
-                    Z -= P2
-                    Pa = [None, _gram(abs(Xb), W_abs_T.T) * c, P2]
-                ok = newton_is_safe(Pa, 2, rounding_gamma(_max_nnz_per_row(Xb) + 4))
-            return repair(Z, Xb, ok, 2, False, scale)
+                    scratch = sums.get("scratch")
+                    Pa1 = gemm_into(1.0, absX, W_abs_T_c, 0.0, np.empty_like(out) if scratch is None else scratch)
+                    Pa = [None, Pa1, sums["P2"]]
+                    if m == 3:  # one more GEMM; the check uses it only where 3 Pa_2 > A^2 (1 - ...)
+                        Pa.append(gemm_into(1.0, _power(absX, 3), W_abs3_T_c, 0.0, np.empty_like(out)))
+                ok = newton_is_safe(Pa, m, gamma)
+            return repair(out, Xb, ok, m, False, scale)
 
-        return _Mapper(anova2, 3)
+        # (rows x D) temporaries: Rademacher none beyond m = 3's scratch; otherwise P_2 and
+        # Pa_1 and the check's bound. Fractions: fast blocks are a few large BLAS calls (cheap
+        # per row, costly per call under load; see fastpaths.GEMM_BLOCK_TEMPORARIES).
+        return _Mapper(anova_fast, fast.temporaries if signs else 0.5, in_place=True)
 
     if kind in ("anova", "up_to"):
         powers = None if signs else [None] + [W**t for t in range(1, m + 1)]
@@ -293,33 +303,24 @@ def _block_mapper(family: ItemsetFamily, W: np.ndarray, signs: bool):
 
         return _Mapper(anova, m + 3)
 
-    if kind == "all_subsets" and signs:
-        return _Mapper(lambda Xb: _all_subsets_signs(_dense(Xb), W, -0.5 * np.log(D)), 3)
-
     if kind == "all_subsets":
-        W_T = np.ascontiguousarray(W.T)
+        # Rademacher: log trick (one GEMM/SpMM of logs, then exp: inf only where the exact
+        # value is); other weights: product over each row's non-zeros, which can overflow or
+        # give inf * 0 on the way. Either way, non-finite features are recomputed in log space.
+        fast = rk_block(kind, m, W, signs)
+        log_scale = np.log(scale)
 
-        def all_subsets(Xb):
-            Xd = _dense(Xb)
-            # A zero feature contributes the factor 1 + 0 * w = 1: multiply over each row's non-zeros
-            # only, padded with zeros to the block's largest count (MovieLens rows: ~8 of 78 features).
-            k = int((Xd != 0).sum(axis=1).max())
-            if k > 0.75 * Xd.shape[1]:
-                factors = Xd[:, None, :] * W[None, :, :]
-            else:
-                cols = np.argsort(Xd == 0, axis=1, kind="stable")[:, :k]  # non-zero columns first
-                vals = np.take_along_axis(Xd, cols, axis=1)
-                factors = vals[:, None, :] * W_T[cols].transpose(0, 2, 1)
-            factors += 1.0
+        def all_subsets_fast(Xb, out):
             with np.errstate(over="ignore", invalid="ignore"):
-                Z = factors.prod(axis=2) * scale
-            bad = ~np.isfinite(Z)
-            if bad.any():  # overflow on the way: the product in log space, scale folded in
-                r, c = np.nonzero(bad)
-                Z[r, c] = product_one_plus(Xd[r], W[c], np.log(scale))
-            return Z
+                fast(Xb, out)
+            bad = ~np.isfinite(out)
+            if bad.any():
+                r, c_ = np.nonzero(bad)
+                for sl in row_blocks(len(r), 8 * 8 * W.shape[1]):
+                    out[r[sl], c_[sl]] = product_one_plus(_dense(Xb[r[sl]]), W[c_[sl]], log_scale)
+            return out
 
-        return _Mapper(all_subsets, W.shape[1] + 1, gemm=False)
+        return _Mapper(all_subsets_fast, fast.temporaries, in_place=True)
 
     if kind == "custom":
         phi_W = explicit_features(W, family).T * scale
@@ -331,44 +332,25 @@ def _block_mapper(family: ItemsetFamily, W: np.ndarray, signs: bool):
 
 class _Mapper:
     """A block function, how many (rows x D) temporaries it allocates, and whether it is
-    GEMM-bound (then blocks keep at least MIN_GEMM_BLOCK_ROWS rows); for block sizing."""
+    GEMM-bound (then blocks keep at least MIN_GEMM_BLOCK_ROWS rows); for block sizing.
 
-    def __init__(self, fn, temporaries: int, gemm: bool = True):
-        self.fn, self.temporaries, self.gemm = fn, temporaries, gemm
+    ``fn(Xb)`` returns the block, or with ``in_place`` ``fn(Xb, out)`` writes it. The block is
+    computed in the dtype of Xb (float64 unless the family is float32-safe) and stored in
+    out's: a float32 ``out`` of a float64 computation gets a float64 buffer first."""
 
-    def __call__(self, Xb):
-        return self.fn(Xb)
+    def __init__(self, fn, temporaries: float, gemm: bool = True, in_place: bool = False):
+        self.fn, self.temporaries, self.gemm, self.in_place = fn, temporaries, gemm, in_place
 
-
-def _all_subsets_signs(X: np.ndarray, W: np.ndarray, log_scale: float) -> np.ndarray:
-    """prod_j (1 + x_j w_j) for w in {-1, +1}^d as two matrix products and an exp.
-
-    For w_j = +-1, log|1 + x_j w_j| = a_j + b_j w_j with a_j, b_j from log|1 + x_j| and
-    log|1 - x_j|; whether the factor is negative, or exactly zero (x_j = -+1), is also
-    affine in w_j. So log|prod|, the number of negative factors and the number of zero
-    factors are each a row sum plus a matrix product with W^T.
-    """
-    with np.errstate(divide="ignore"):
-        log_plus = np.log(np.abs(1.0 + X))
-        log_minus = np.log(np.abs(1.0 - X))
-    zero_plus, zero_minus = X == -1.0, X == 1.0  # factor vanishes for w_j = +1 / -1
-    log_plus[zero_plus] = 0.0
-    log_minus[zero_minus] = 0.0
-    a = 0.5 * (log_plus + log_minus)
-    b = 0.5 * (log_plus - log_minus)
-    Z = b @ W.T
-    Z += (a.sum(axis=1) + log_scale)[:, None]
-    np.exp(Z, out=Z)
-    neg_plus, neg_minus = X < -1.0, X > 1.0  # factor negative for w_j = +1 / -1
-    if neg_plus.any() or neg_minus.any():
-        count = _affine_count(neg_plus, neg_minus, W)
-        Z[np.rint(count).astype(np.int64) % 2 == 1] *= -1.0
-    if zero_plus.any() or zero_minus.any():
-        Z[np.rint(_affine_count(zero_plus, zero_minus, W)) > 0] = 0.0
-    return Z
+    def __call__(self, Xb, out):
+        if not self.in_place:
+            out[...] = self.fn(Xb)
+        elif out.dtype == Xb.dtype:
+            self.fn(Xb, out)
+        else:
+            out[...] = self.fn(Xb, np.empty(out.shape, dtype=Xb.dtype))
+        return out
 
 
-def _affine_count(when_plus: np.ndarray, when_minus: np.ndarray, W: np.ndarray) -> np.ndarray:
-    """Number of j where (w_j = +1 and when_plus) or (w_j = -1 and when_minus), for every row of W."""
-    p, q = when_plus.astype(np.float64), when_minus.astype(np.float64)
-    return (0.5 * (p + q).sum(axis=1))[:, None] + (0.5 * (p - q)) @ W.T
+def _row_sums(A) -> np.ndarray:
+    """Row sums of a dense or sparse block as a (rows, 1) column."""
+    return np.asarray(A.sum(axis=1)).reshape(-1, 1)

@@ -207,3 +207,119 @@ def test_timestamp_column_next_to_unit_features():
         for i, j in [(0, 1), (3, 7), (10, 10)]:
             exact, scale = family_value(X[i], X[j], ItemsetFamily.anova(6, m))
             check_value(f"kernel anova-{m} (timestamp column)", K[i, j], exact, scale)
+
+
+# ---------------------------------------------------------------------------- fast paths (issue 16)
+# rkcore.fastpaths serves ANOVA-2/3 and all-subsets RK maps (dense and CSR) and the exact
+# all-subsets Gram; the a-posteriori check and the log-space repair must cover them too.
+def _wide_entry():
+    """Entries over 600 orders of magnitude: products overflow or underflow on the way."""
+    magnitude = st.builds(lambda s, mant, k: s * mant * 10.0**k, st.sampled_from([-1.0, 1.0]),
+                          st.floats(1.0, 9.99), st.integers(-300, 300))
+    return st.one_of(st.just(0.0), st.just(1.0), st.just(-1.0), magnitude)
+
+
+@st.composite
+def sparse_matrices(draw, n_rows, d, wide=False):
+    """Mostly-zero rows (CSR's case) with adversarial non-zeros."""
+    X = draw(matrices(n_rows, d))
+    if wide:
+        X = np.array([[draw(_wide_entry()) for _ in range(d)] for _ in range(n_rows)])
+    keep = np.array(draw(st.lists(st.booleans(), min_size=n_rows * d, max_size=n_rows * d))).reshape(n_rows, d)
+    return np.where(keep, X, 0.0)
+
+
+@st.composite
+def fast_map_cases(draw):
+    d = draw(st.integers(2, 9))
+    kind, degree = draw(st.sampled_from([("anova", 2), ("anova", 3), ("all_subsets", 1)]))
+    if degree > d:
+        degree = d
+    wide = kind == "all_subsets" and draw(st.booleans())
+    X = draw(sparse_matrices(4, d, wide))
+    dist = draw(st.sampled_from(["rademacher", "gaussian", "laplace"]))
+    return X, kind, degree, dist, draw(st.sampled_from([1, 4, 9])), draw(st.integers(0, 2**16))
+
+
+@PROPERTY
+@given(fast_map_cases())
+def test_rk_fast_paths_meet_the_contract_dense_and_csr(case):
+    import scipy.sparse as sp
+
+    X, kind, degree, dist, D, seed = case
+    rk = RandomKernel(D, kernel=kind, degree=degree, distribution=dist, random_state=seed).fit(X)
+    root = Fraction(int(round(np.sqrt(D))))
+    for Xin, label in ((X, "dense"), (sp.csr_matrix(X), "CSR")):
+        Z = rk.transform(Xin)
+        for i in range(X.shape[0]):
+            for s in range(D):
+                exact, scale = family_value(X[i], rk.random_weights_[s], rk.family_)
+                check_value(f"RK fast {kind}-{degree} {label} ({dist})", Z[i, s], exact / root, scale / root)
+
+
+@PROPERTY
+@given(st.integers(1, 9).flatmap(lambda d: st.tuples(sparse_matrices(3, d, True), sparse_matrices(3, d, True),
+                                                      st.booleans(), st.booleans())))
+def test_all_subsets_gram_meets_the_contract_with_huge_and_tiny_entries(case):
+    """Non-negative columns go through grouped GEMMs of subset products (which overflow for
+    huge x against tiny y), mixed ones through direct products: finite wherever the exact is."""
+    import scipy.sparse as sp
+
+    from rkcore.kernels import all_subsets_kernel
+
+    X, Y, nonnegative, sparse = case
+    if nonnegative:
+        X, Y = np.abs(X), np.abs(Y)
+    K = all_subsets_kernel(sp.csr_matrix(X) if sparse else X, sp.csr_matrix(Y) if sparse else Y)
+    family = ItemsetFamily.all_subsets(X.shape[1])
+    for i in range(X.shape[0]):
+        for j in range(Y.shape[0]):
+            exact, scale = family_value(X[i], Y[j], family)
+            check_value("kernel all_subsets (Gram fast path)", K[i, j], exact, scale)
+
+
+@pytest.mark.parametrize("kind,degree", [("anova", 2), ("anova", 3), ("all_subsets", 1)])
+@pytest.mark.parametrize("dist", ["rademacher", "gaussian"])
+def test_fast_path_cancellation_and_overflow_cases(kind, degree, dist):
+    """The issue's worst cases through the fast blocks: one dominant |x_j| (Newton's identities
+    cancel), a row whose power sums overflow, CSR rows of 1e200 next to 1e-200."""
+    import scipy.sparse as sp
+
+    X = np.array([[1e5, 1e-5, 0.0, 0.0, 0.0, 0.0], [1e200, 1.0, 0.5, 0.25, 0.0, 0.0],
+                  [1e100, 1e-100, 2.0, -2.0, 0.0, 0.0], [1e200, 1e200, 1e-200, 1e-200, 0.0, 3.0]])
+    rk = RandomKernel(9, kernel=kind, degree=degree, distribution=dist, random_state=3).fit(X)
+    for Xin in (X, sp.csr_matrix(X)):
+        Z = rk.transform(Xin)
+        for i in range(X.shape[0]):
+            for s in range(9):
+                exact, scale = family_value(X[i], rk.random_weights_[s], rk.family_)
+                check_value(f"RK fast {kind} repro ({dist})", Z[i, s], exact / 3, scale / 3)
+
+
+@pytest.mark.parametrize("kind,degree", [("anova", 3), ("all_subsets", 1)])
+def test_float32_input_of_float64_families_is_the_float64_result_rounded(kind, degree):
+    """Families that are not float32-safe compute in float64 and only store float32."""
+    rng = np.random.RandomState(0)
+    X = (rng.rand(300, 12) * (rng.rand(300, 12) < 0.4)).astype(np.float32)
+    rk = RandomKernel(64, kernel=kind, degree=degree, distribution="gaussian", random_state=0).fit(X)
+    Z32 = rk.transform(X)
+    assert Z32.dtype == np.float32
+    np.testing.assert_array_equal(Z32, rk.transform(X.astype(np.float64)).astype(np.float32))
+
+
+@pytest.mark.parametrize("sparse", [False, True])
+def test_all_subsets_product_path_overflow_before_the_scale(sparse):
+    """prod_j (1 + x_j w_j) beyond float64 while the feature, divided by sqrt(D) = 3, is finite:
+    the product over non-zeros overflows on the way and the log-space repair must run."""
+    import scipy.sparse as sp
+
+    X = np.array([[1e154, 1e154, 0.0, 0.0], [1.0, 1.0, 0.0, 0.0]])
+    rk = RandomKernel(9, kernel="all_subsets", distribution="gaussian", random_state=0).fit(X)
+    W = rk.random_weights_
+    X[1, :2] = [1e154 / W[0, 0], 2.5e154 / W[0, 1]]  # feature 0 of row 1: about 2.5e308 / 3
+    Z = rk.transform(sp.csr_matrix(X) if sparse else X)
+    assert np.isfinite(Z[1, 0])
+    for i in range(2):
+        for s in range(9):
+            exact, scale = family_value(X[i], W[s], rk.family_)
+            check_value("RK fast all_subsets overflow before 1/sqrt(D)", Z[i, s], exact / 3, scale / 3)

@@ -1,0 +1,470 @@
+"""Fast kernels behind the RK map and the exact Gram matrices (issue 16).
+
+Each function has a narrow contract (shapes, dtypes, what it assumes) so that the call sites in
+:mod:`rkcore.maps` and :mod:`rkcore.kernels` stay one-liners. What they share:
+
+* **In place.** Outputs are written into a caller's C-contiguous array ``out`` (a row block of
+  the final result), GEMMs accumulate into it through BLAS ``beta = 1`` (dense) or scipy's
+  ``Y += A X`` sparse kernel (CSR), so no (rows x D) temporary is allocated and copied.
+* **Sparse-aware.** CSR input is never densified: power sums are SpMMs, the all-subsets map
+  visits each row's stored entries only.
+* **Dtype-preserving.** The computation runs in ``out.dtype`` (float64 or float32); inputs are
+  cast to it (weights once per map, data once per block).
+* **Same numbers.** Every function computes the same formula as the reference code it
+  replaces, in another order: results agree to rounding (tests/test_fastpaths.py).
+  The all-subsets Gram's grouped-GEMM path is used only where it is forward stable
+  (all products x_j y_j >= 0: a sum of non-negative terms); elsewhere the direct product runs.
+* **No accuracy guard of their own.** The accuracy contract (:mod:`rkcore.kernels`) is kept by
+  the callers: :mod:`rkcore.maps` runs :func:`rkcore.kernels.newton_is_safe` on the power
+  sums an :class:`AnovaBlock` keeps (``sums``) and repairs the entries at risk with the stable
+  recursion; non-finite all-subsets values (overflow on the way, inf * 0) are recomputed in log
+  space (:func:`rkcore.kernels.product_one_plus`). Do not call these blocks directly for values.
+  The exact ANOVA Gram stays on :func:`rkcore.kernels.contract_elementary` (already blocked
+  GEMMs plus the check).
+"""
+from __future__ import annotations
+
+import numpy as np
+import scipy.sparse as sp
+from scipy.linalg import blas
+from threadpoolctl import threadpool_limits  # a dependency of scikit-learn
+
+try:  # Y += A @ X for CSR A and dense C-contiguous X, Y: scipy's own SpMM kernel, in place.
+    from scipy.sparse._sparsetools import csr_matvecs as _csr_matvecs
+except ImportError:  # pragma: no cover - private scipy API; fall back to A @ X plus an add
+    _csr_matvecs = None
+
+#: Bytes of a row block for the element-wise (non-GEMM) passes: two (rows x D) arrays that
+#: stay in the 1 MiB L2 cache of one core.
+CACHE_BLOCK_BYTES = 512 * 2**10
+#: Columns per group in the grouped-GEMM all-subsets Gram (inner dimension 2**g per group).
+GRAM_GROUP = 4
+#: Bytes of one row block of the exact Gram computations (the one scratch array).
+GRAM_BLOCK_BYTES = 4 * 2**20
+#: (rows x D) temporaries a GEMM-bound fast block declares to maps.transform (which sizes row
+#: blocks as 8 MB / (8 D temporaries)): a fraction, so blocks hold ~8x more rows than one
+#: scratch array would suggest. Each block is a few BLAS calls; on a loaded machine every call
+#: pays for waking BLAS threads, and 256-row blocks measured 8-10x slower than one big GEMM
+#: (load 20 on 2 cores). The outputs are written in place, so big blocks cost no extra memory
+#: beyond the one scratch array of ANOVA-3.
+GEMM_BLOCK_TEMPORARIES = 0.125
+
+
+# ---------------------------------------------------------------------- in-place products
+def gemm_into(alpha: float, A, B_T: np.ndarray, beta: float, out: np.ndarray) -> np.ndarray:
+    """``out = alpha * A @ B_T + beta * out`` in place.
+
+    A: (r, k) dense or CSR; B_T: (k, D) dense C-contiguous; out: (r, D) C-contiguous, float32
+    or float64; beta in {0, 1} (beta = 0: out's content is ignored). A and B_T are cast to
+    out.dtype. Returns out.
+    """
+    dtype = out.dtype
+    if B_T.dtype != dtype or not B_T.flags.c_contiguous:
+        B_T = np.ascontiguousarray(B_T, dtype=dtype)
+    if sp.issparse(A):
+        A = A.tocsr() if A.format != "csr" else A
+        data = A.data.astype(dtype, copy=False)
+        if alpha != 1.0:
+            data = data * dtype.type(alpha)
+        if _csr_matvecs is None:
+            prod = np.asarray(sp.csr_matrix((data, A.indices, A.indptr), shape=A.shape) @ B_T)
+            if beta == 0:
+                out[...] = prod
+            else:
+                out += prod
+            return out
+        if beta == 0:
+            out.fill(0.0)
+        indptr, indices = A.indptr, A.indices
+        if indices.dtype != indptr.dtype:
+            indices = indices.astype(indptr.dtype)
+        _csr_matvecs(A.shape[0], A.shape[1], B_T.shape[1], indptr, indices,
+                     np.ascontiguousarray(data), B_T.ravel(), out.ravel())
+        return out
+    A = np.asarray(A, dtype=dtype)
+    if not A.flags.c_contiguous:
+        A = np.ascontiguousarray(A)
+    gemm = blas.sgemm if dtype == np.float32 else blas.dgemm
+    # out^T (D, r), Fortran order = B_T^T (D, k) @ A^T (k, r): all three are views, no copies.
+    res = gemm(alpha, B_T.T, A.T, beta=beta, c=out.T, overwrite_c=1)
+    if not np.shares_memory(res, out):  # pragma: no cover - f2py copied: write back
+        out[...] = res.T
+    return out
+
+
+def _power(A, t: int):
+    if t == 1:
+        return A
+    return A.power(t) if sp.issparse(A) else A**t
+
+
+def _row_sums(A) -> np.ndarray:
+    return np.asarray(A.sum(axis=1)).reshape(-1)
+
+
+# ---------------------------------------------------------------------- RK map: ANOVA m = 2, 3
+class AnovaBlock:
+    """RK features of the ANOVA kernel of order m in {2, 3} for one row block, written in place.
+
+    ``Z = e_m(X, W) / sqrt(D)`` by the closed forms e_2 = (P1^2 - P2) / 2 and
+    e_3 = (P1^3 - 3 P1 P2 + 2 P3) / 6, P_t = X^t (W^t)^T. The constants 1/m! and 1/sqrt(D)
+    are folded into the powers of W (computed once, when the block function is built);
+    with Rademacher W the even powers are row sums of X^t and W^3 = W (paper eq. 13).
+
+    Cost per block: m GEMMs (Gaussian etc.) or ceil(m/2) GEMMs (Rademacher), accumulated into
+    ``out`` by BLAS, plus one (m = 2) or two (m = 3) element-wise passes; m = 3 needs one
+    (rows x D) scratch array. Input block: dense or CSR, any float dtype.
+    """
+
+    def __init__(self, W: np.ndarray, degree: int, signs: bool):
+        if degree not in (2, 3):
+            raise ValueError("AnovaBlock handles degree 2 or 3 only.")
+        D = W.shape[0]
+        self.m, self.signs = degree, signs
+        # out = scale * e_m = sum of terms in P_t(c x) with c^m = scale / m!
+        c = (1.0 / np.sqrt(D) / (2.0 if degree == 2 else 6.0)) ** (1.0 / degree)
+        self.c = c
+        ts = (1, 3) if signs else tuple(range(1, degree + 1))
+        self.W_T = {t: np.ascontiguousarray((W**t).T * c**t) for t in ts if t <= degree}
+        self._cast: dict = {}
+        self.temporaries = GEMM_BLOCK_TEMPORARIES
+
+    def _weights(self, t: int, dtype) -> np.ndarray:
+        key = (t, np.dtype(dtype))
+        if key not in self._cast:
+            self._cast[key] = np.ascontiguousarray(self.W_T[t], dtype=dtype)
+        return self._cast[key]
+
+    def __call__(self, Xb, out: np.ndarray, sums: dict | None = None) -> np.ndarray:
+        """Write the block's features into ``out``. With a dict ``sums``, the power sum the
+        accuracy check needs is kept there: ``sums["P2"]`` = sum_j (c x_j w_j)^2 (a (rows, 1)
+        row sum for Rademacher weights, else a (rows, D) array: then it is subtracted in a
+        pass of its own instead of accumulated by BLAS), and for m = 3 ``sums["scratch"]``,
+        a (rows, D) array free for reuse."""
+        dt = out.dtype
+        c = self.c
+        X2 = _power(Xb, 2)
+        if self.signs:  # P2 = sum_j (c x_j)^2 for every feature
+            P2 = (c * c * _row_sums(X2).astype(dt))[:, None]
+        elif sums is not None:
+            P2 = gemm_into(1.0, X2, self._weights(2, dt), 0.0, np.empty_like(out))
+        else:
+            P2 = None  # accumulated into out by BLAS
+        if sums is not None:
+            sums["P2"] = P2
+        if self.m == 2:
+            gemm_into(1.0, Xb, self._weights(1, dt), 0.0, out)
+            np.square(out, out=out)
+            if P2 is None:
+                gemm_into(-1.0, X2, self._weights(2, dt), 1.0, out)
+            else:
+                out -= P2
+            return out
+        P1 = gemm_into(1.0, Xb, self._weights(1, dt), 0.0, np.empty_like(out))
+        np.multiply(P1, P1, out=out)
+        if P2 is None:
+            gemm_into(-3.0, X2, self._weights(2, dt), 1.0, out)
+        elif P2.shape == out.shape:  # out -= 3 P2 in one pass, P2 kept
+            (blas.saxpy if dt == np.float32 else blas.daxpy)(P2.ravel(), out.ravel(), a=-3.0)
+        else:
+            out -= 3.0 * P2
+        out *= P1
+        gemm_into(2.0, _power(Xb, 3), self._weights(3, dt), 1.0, out)
+        if sums is not None:
+            sums["scratch"] = P1
+        return out
+
+
+# ---------------------------------------------------------------------- RK map: all-subsets
+class AllSubsetsSignsBlock:
+    """RK features of the all-subsets kernel, ``prod_j (1 + x_j w_j) / sqrt(D)``, for
+    Rademacher W (entries exactly +-1), one row block, in place: ONE GEMM (SpMM for CSR) + exp.
+
+    For w_j = +-1, log|1 + x_j w_j| = a_j + b_j w_j with a = (log|1+x| + log|1-x|)/2 and
+    b = (log|1+x| - log|1-x|)/2; a zero x_j gives a_j = b_j = 0, so for CSR only the stored
+    entries enter. The row sums of a and the 1/sqrt(D) ride along as one extra column of the
+    product (against a row of ones). Negative factors (|x_j| > 1) flip signs and vanishing
+    factors (x_j = -+1) zero the feature; both are counted by products with W, only when
+    such entries exist. Relative error: that of one exp of a sum of d logs (~ (d+2) eps |log Z|),
+    as the reference :func:`rkcore.maps._all_subsets_signs` it replaces.
+    """
+
+    temporaries = GEMM_BLOCK_TEMPORARIES
+
+    def __init__(self, W: np.ndarray):
+        D, d = W.shape
+        self.W_T1 = np.ascontiguousarray(np.vstack([W.T, np.ones((1, D))]))  # (d + 1, D)
+        self.log_scale = -0.5 * np.log(D)
+        self._cast: dict = {}
+
+    def _weights(self, dtype):
+        key = np.dtype(dtype)
+        if key not in self._cast:
+            self._cast[key] = np.ascontiguousarray(self.W_T1, dtype=dtype)
+        return self._cast[key]
+
+    def __call__(self, Xb, out: np.ndarray) -> np.ndarray:
+        dt = out.dtype
+        if not sp.issparse(Xb) and np.count_nonzero(Xb) < 0.25 * np.size(Xb):
+            Xb = sp.csr_matrix(Xb)  # mostly zeros: logs of the stored entries and an SpMM
+        sparse = sp.issparse(Xb)
+        if sparse:
+            Xb = Xb.tocsr()
+            vals = Xb.data.astype(dt, copy=False)
+        else:
+            vals = np.asarray(Xb, dtype=dt)
+        with np.errstate(divide="ignore"):
+            log_plus = np.log(np.abs(1.0 + vals))
+            log_minus = np.log(np.abs(1.0 - vals))
+        zero_plus, zero_minus = vals == -1.0, vals == 1.0
+        log_plus[zero_plus] = 0.0
+        log_minus[zero_minus] = 0.0
+        a = 0.5 * (log_plus + log_minus)
+        b = 0.5 * (log_plus - log_minus)
+        d = self.W_T1.shape[0] - 1
+        n = Xb.shape[0]
+        if sparse:
+            a_sum = np.add.reduceat(np.append(a, 0.0), Xb.indptr[:-1])
+            a_sum[np.diff(Xb.indptr) == 0] = 0.0
+            extra = (a_sum + self.log_scale).astype(dt)
+            # one stored entry more per row, in column d (the row of ones of W_T1)
+            pos = Xb.indptr[1:]
+            data = np.insert(b, pos, extra)
+            indices = np.insert(Xb.indices, pos, d)
+            indptr = Xb.indptr + np.arange(n + 1, dtype=Xb.indptr.dtype)
+            B = sp.csr_matrix((data, indices, indptr), shape=(n, d + 1))
+        else:
+            B = np.empty((n, d + 1), dtype=dt)
+            B[:, :d] = b
+            B[:, d] = a.sum(axis=1) + self.log_scale
+        gemm_into(1.0, B, self._weights(dt), 0.0, out)
+        np.exp(out, out=out)
+        neg_plus, neg_minus = vals < -1.0, vals > 1.0
+        if neg_plus.any() or neg_minus.any():
+            count = self._affine_count(Xb, neg_plus, neg_minus, dt)
+            out[np.rint(count).astype(np.int64) % 2 == 1] *= -1.0
+        if zero_plus.any() or zero_minus.any():
+            out[np.rint(self._affine_count(Xb, zero_plus, zero_minus, dt)) > 0] = 0.0
+        return out
+
+    def _affine_count(self, Xb, when_plus, when_minus, dt) -> np.ndarray:
+        """Number of j with (w_j = +1 and when_plus) or (w_j = -1 and when_minus), per feature."""
+        p, q = when_plus.astype(dt), when_minus.astype(dt)
+        W_T = self._weights(dt)[:-1]
+        if sp.issparse(Xb):
+            half_diff = sp.csr_matrix((0.5 * (p - q), Xb.indices, Xb.indptr), shape=Xb.shape)
+            base = np.add.reduceat(np.append(0.5 * (p + q), 0.0), Xb.indptr[:-1])
+            base[np.diff(Xb.indptr) == 0] = 0.0
+        else:
+            half_diff, base = 0.5 * (p - q), 0.5 * (p + q).sum(axis=1)
+        count = gemm_into(1.0, half_diff, W_T, 0.0, np.empty((Xb.shape[0], W_T.shape[1]), dtype=dt))
+        count += base[:, None]
+        return count
+
+
+def padded_support(Xb, pad_col: int = 0) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """Each row's stored (CSR) or non-zero (dense) entries, left-aligned and padded.
+
+    Returns (cols, vals, counts): cols and vals of shape (rows, k), k the largest count in the
+    block; padding has column ``pad_col`` and value 0. counts: entries per row.
+    """
+    if sp.issparse(Xb):
+        Xb = Xb.tocsr()
+        indptr, indices, data = Xb.indptr, Xb.indices, Xb.data
+    else:
+        rows, cols_ = np.nonzero(Xb)
+        counts = np.bincount(rows, minlength=Xb.shape[0])
+        indptr = np.concatenate([[0], np.cumsum(counts)])
+        indices, data = cols_, Xb[rows, cols_]
+    n = len(indptr) - 1
+    counts = np.diff(indptr)
+    k = int(counts.max()) if n else 0
+    cols = np.full((n, k), pad_col, dtype=np.intp)
+    vals = np.zeros((n, k), dtype=data.dtype)
+    row_of = np.repeat(np.arange(n), counts)
+    pos = np.arange(len(indices)) - indptr[row_of]
+    cols[row_of, pos] = indices
+    vals[row_of, pos] = data
+    return cols, vals, counts
+
+
+def _chunks(n: int, row_bytes: int):
+    step = max(1, CACHE_BLOCK_BYTES // max(1, row_bytes))
+    for start in range(0, n, step):
+        yield slice(start, min(start + step, n))
+
+
+class AllSubsetsProductBlock:
+    """RK features of the all-subsets kernel for ANY weights, ``prod_j (1 + x_j w_j) / sqrt(D)``,
+    one row block, in place, multiplying only each row's non-zero factors (a zero x_j gives the
+    factor 1). CSR blocks are read as stored; dense blocks with at most half non-zeros are
+    compacted first, denser ones run over all d columns without a gather.
+
+    Each factor is written v (w + 1/v): per non-zero position one gather of weight rows (a
+    broadcast for dense input), one add of the row's 1/v and one multiply into ``out``; the
+    per-row prod v and 1/sqrt(D) are applied once at the end. fl(w + 1/v) has the same
+    conditioning as fl(1 + v w) (relative error ~ eps |v w| / |1 + v w| either way), so the
+    result is the reference product to rounding. Used only when prod v and prod 1/v cannot
+    overflow (sum_j |log2 |v_j|| <= 1/4 of the exponent range, per row); otherwise each
+    factor is formed as 1 + v w. Work runs on row chunks of CACHE_BLOCK_BYTES.
+    """
+
+    temporaries = GEMM_BLOCK_TEMPORARIES  # it chunks rows to the cache itself
+
+    def __init__(self, W: np.ndarray):
+        D = W.shape[0]
+        self.W_T = np.ascontiguousarray(np.vstack([W.T, np.zeros((1, D))]))  # (d + 1, D); row d: padding
+        self.scale = 1.0 / np.sqrt(D)
+        self._cast: dict = {}
+
+    def _weights(self, dtype):
+        key = np.dtype(dtype)
+        if key not in self._cast:
+            self._cast[key] = np.ascontiguousarray(self.W_T, dtype=dtype)
+        return self._cast[key]
+
+    def __call__(self, Xb, out: np.ndarray) -> np.ndarray:
+        dt = out.dtype
+        W_T = self._weights(dt)
+        d = W_T.shape[0] - 1
+        if not sp.issparse(Xb):
+            Xb = np.asarray(Xb)
+            if np.count_nonzero(Xb) > 0.5 * Xb.size:
+                cols = np.broadcast_to(np.arange(d), Xb.shape)
+                return self._run(cols, Xb.astype(dt, copy=False), np.full(Xb.shape[0], d), W_T, out, dense=True)
+        cols, vals, counts = padded_support(Xb, pad_col=d)
+        return self._run(cols, vals.astype(dt, copy=False), counts, W_T, out, dense=False)
+
+    def _run(self, cols, vals, counts, W_T, out, dense: bool) -> np.ndarray:
+        dt = out.dtype
+        n, k = vals.shape
+        if k == 0:
+            out.fill(self.scale)
+            return out
+        stored = vals != 0
+        with np.errstate(divide="ignore"):
+            log_sum = np.where(stored, np.abs(np.log2(np.abs(vals))), 0.0).sum(axis=1)
+        safe = bool(log_sum.max() <= 0.25 * np.log2(np.finfo(dt).max)) and (not dense or stored.all())
+        if safe:
+            with np.errstate(divide="ignore"):
+                inv = np.where(stored, 1.0 / vals, 1.0).astype(dt)  # padding: w = 0 (row d), 1/v = 1
+            if not dense:  # stored zeros are padding too (their factor is 1)
+                cols = np.where(stored, cols, W_T.shape[0] - 1)
+            prefactor = (np.where(stored, vals, 1.0).prod(axis=1) * self.scale).astype(dt)
+        buf = np.empty((min(n, max(1, CACHE_BLOCK_BYTES // (out.shape[1] * dt.itemsize))), out.shape[1]), dtype=dt)
+        for r in _chunks(n, out.shape[1] * dt.itemsize):
+            o, b = out[r], buf[: r.stop - r.start]
+            kc = int(counts[r].max())
+            if kc == 0:
+                o.fill(self.scale)
+                continue
+            for p in range(kc):
+                target = o if p == 0 else b
+                if dense:
+                    target[...] = W_T[p]
+                else:
+                    np.take(W_T, cols[r, p], axis=0, out=target)
+                if safe:
+                    target += inv[r, p, None]
+                else:
+                    target *= vals[r, p, None]
+                    target += 1.0
+                if p:
+                    o *= b
+            if safe:
+                o *= prefactor[r, None]
+            else:
+                o *= dt.type(self.scale)
+        return out
+
+
+def rk_block(kind: str, degree: int, W: np.ndarray, signs: bool):
+    """The fast block function for an RK map, or None when the reference code should run.
+
+    Returned objects are called as ``fn(X_block, out_block)`` (X dense or CSR, out C-contiguous
+    (rows, D), written in place and returned) and carry ``temporaries`` (rows x D arrays, for
+    block sizing) and ``gemm`` (GEMM-bound: keep blocks large; otherwise cache-sized).
+    """
+    if kind == "anova" and degree in (2, 3):
+        fn = AnovaBlock(W, degree, signs)
+        fn.gemm = True
+        return fn
+    if kind == "all_subsets" and signs:
+        fn = AllSubsetsSignsBlock(W)
+        fn.gemm = True
+        return fn
+    if kind == "all_subsets":
+        fn = AllSubsetsProductBlock(W)  # chunks rows to the cache itself: large outer blocks
+        fn.gemm = True
+        return fn
+    return None
+
+
+# ---------------------------------------------------------------------- exact Gram matrices
+def _tiles(n: int, size: int):
+    for start in range(0, n, size):
+        yield slice(start, min(start + size, n))
+
+
+def _subset_products(X: np.ndarray, cols: np.ndarray) -> np.ndarray:
+    """phi_G(x) for the column group G: the 2^|G| products prod_{j in V} x_j over V subset of G."""
+    F = np.ones((X.shape[0], 1), dtype=X.dtype)
+    for j in cols:
+        F = np.hstack([F, F * X[:, j, None]])
+    return F
+
+
+def all_subsets_gram(X, Y, out: np.ndarray) -> np.ndarray:
+    """``out[i, k] = prod_j (1 + X[i, j] Y[k, j])``, the exact all-subsets Gram, in place.
+
+    X: (n, d), Y: (m, d), dense or CSR (densified: the inputs are O(n d), the output O(n m));
+    out: (n, m) C-contiguous float32/64. Peak extra memory: one GRAM_BLOCK_BYTES block plus
+    O((n + m) d) for the per-group subset products.
+
+    Columns where every product x_j y_j is >= 0 (e.g. non-negative data) are grouped by
+    GRAM_GROUP and each group's factor prod_{j in G}(1 + x_j y_j) = <phi_G(x), phi_G(y)> is
+    one small GEMM: a sum of non-negative terms, so its relative error is at most
+    (2^g + g) eps, as good as the direct product. Columns with mixed-sign products (where
+    that sum could cancel) are multiplied directly, column by column. Columns that are zero
+    in X or in Y contribute the factor 1 and are skipped.
+    """
+    dt = out.dtype
+    Xd = np.asarray(X.toarray() if sp.issparse(X) else X, dtype=dt)
+    Yd = np.asarray(Y.toarray() if sp.issparse(Y) else Y, dtype=dt)
+    x_lo, x_hi, y_lo, y_hi = Xd.min(axis=0), Xd.max(axis=0), Yd.min(axis=0), Yd.max(axis=0)
+    x_zero, y_zero = (x_lo == 0) & (x_hi == 0), (y_lo == 0) & (y_hi == 0)
+    live = ~(x_zero | y_zero)
+    same_sign = ((x_lo >= 0) & (y_lo >= 0)) | ((x_hi <= 0) & (y_hi <= 0))
+    grouped = np.flatnonzero(live & same_sign)
+    direct = np.flatnonzero(live & ~same_sign)
+    groups = [grouped[i:i + GRAM_GROUP] for i in range(0, len(grouped), GRAM_GROUP)]
+    PhiX = [_subset_products(Xd, g) for g in groups]
+    PhiY_T = [np.ascontiguousarray(_subset_products(Yd, g).T) for g in groups]
+    n, m_ = out.shape
+    # Row blocks over all columns: a few large BLAS calls (one per group and block) and the
+    # element-wise products on a block that stays in the shared L3 cache.
+    rows_per_block = max(1, GRAM_BLOCK_BYTES // (dt.itemsize * m_))
+    scratch = np.empty((min(rows_per_block, n), m_), dtype=dt)
+    with threadpool_limits(1, user_api="blas"):
+        _grouped_products(Xd, Yd, PhiX, PhiY_T, direct, rows_per_block, scratch, out)
+    return out
+
+
+def _grouped_products(Xd, Yd, PhiX, PhiY_T, direct, rows_per_block, scratch, out) -> None:
+    # The group GEMMs have inner dimension 2^g = 16: memory-bound, so BLAS threads buy little,
+    # and on a loaded machine each call paid ~8x for waking them (measured: 80 ms vs 11 ms per
+    # (262 x 16) @ (16 x 2000) product at load 20 on 2 cores). Hence one BLAS thread here.
+    n = out.shape[0]
+    for rows in _tiles(n, rows_per_block):
+        o, s = out[rows], scratch[: rows.stop - rows.start]
+        if not PhiX:
+            o.fill(1.0)
+        for g, (F, G_T) in enumerate(zip(PhiX, PhiY_T)):
+            if g == 0:
+                gemm_into(1.0, F[rows], G_T, 0.0, o)
+            else:
+                o *= gemm_into(1.0, F[rows], G_T, 0.0, s)
+        for j in direct:
+            np.multiply.outer(Xd[rows, j], Yd[:, j], out=s)
+            s += 1.0
+            o *= s
