@@ -39,6 +39,31 @@ class _LBFGSBinaryClassifier(ClassifierMixin, BaseEstimator):
                      "check_sample_weight_equivalence_on_sparse_data")
     }
 
+    @_fit_context(prefer_skip_nested_validation=True)
+    def fit(self, X, y, sample_weight=None):
+        """Minimise the regularized objective with L-BFGS-B (see the class docstring).
+
+        Parameters
+        ----------
+        X : {array-like, sparse matrix} of shape (n_samples, n_features)
+            Training data.
+        y : array-like of shape (n_samples,)
+            Class labels (exactly two classes).
+        sample_weight : array-like of shape (n_samples,), default=None
+            Per-sample weights in the mean loss (weight 2 counts a sample twice); None weighs every sample 1.
+
+        Returns
+        -------
+        self : object
+            The fitted classifier.
+        """
+        X, y = validate_data(self, X, y, accept_sparse="csr", dtype=np.float64)
+        self._check_features(X)
+        return self._optimize(X, y, sample_weight)
+
+    def _check_features(self, X) -> None:
+        """Refuse training data the model cannot use (a hook; nothing to check by default)."""
+
     def _optimize(self, X, y, sample_weight):
         y_pm = _binary_labels(self, y)
         s = _check_sample_weight(sample_weight, X, dtype=np.float64)
@@ -266,27 +291,8 @@ class FactorizationMachineClassifier(_LBFGSBinaryClassifier):
         self.init_scale = init_scale
         self.random_state = random_state
 
-    @_fit_context(prefer_skip_nested_validation=True)
-    def fit(self, X, y, sample_weight=None):
-        """Minimise the regularized objective with L-BFGS-B (see the class docstring).
-
-        Parameters
-        ----------
-        X : {array-like, sparse matrix} of shape (n_samples, n_features)
-            Training data.
-        y : array-like of shape (n_samples,)
-            Class labels (exactly two classes).
-        sample_weight : array-like of shape (n_samples,), default=None
-            Per-sample weights in the mean loss (weight 2 counts a sample twice); None weighs every sample 1.
-
-        Returns
-        -------
-        self : object
-            The fitted classifier.
-        """
-        X, y = validate_data(self, X, y, accept_sparse="csr", dtype=np.float64)
+    def _check_features(self, X) -> None:
         check_degree_fits("anova", self.degree, X.shape[1], type(self).__name__)
-        return self._optimize(X, y, sample_weight)
 
     # layout of the flat parameter vector: [b] [w (d)] P (k x d)
     def _split(self, theta, d):
@@ -458,26 +464,6 @@ class AllSubsetsModelClassifier(_LBFGSBinaryClassifier):
         self.init_scale = init_scale
         self.random_state = random_state
 
-    @_fit_context(prefer_skip_nested_validation=True)
-    def fit(self, X, y, sample_weight=None):
-        """Minimise the regularized objective with L-BFGS-B (see the class docstring).
-
-        Parameters
-        ----------
-        X : {array-like, sparse matrix} of shape (n_samples, n_features)
-            Training data.
-        y : array-like of shape (n_samples,)
-            Class labels (exactly two classes).
-        sample_weight : array-like of shape (n_samples,), default=None
-            Per-sample weights in the mean loss (weight 2 counts a sample twice); None weighs every sample 1.
-
-        Returns
-        -------
-        self : object
-            The fitted classifier.
-        """
-        X, y = validate_data(self, X, y, accept_sparse="csr", dtype=np.float64)
-        return self._optimize(X, y, sample_weight)
 
     def _initial(self, rng, d, scale):
         P = scale * rng.standard_normal((self.n_components, d))
