@@ -15,7 +15,8 @@ from rkcore.compositional import (
     activation_table, compositional_error_curve, describe_features, preset_skeleton,
 )
 from rkcore.figures.compositional import (
-    DEDUP_LABELS, activation_figure, compositional_error_figure, draws_figure, skeleton_figure,
+    DEDUP_LABELS, activation_figure, compositional_error_figure, compositional_note, compositional_summary,
+    draws_figure, skeleton_figure,
 )
 from rkcore.figures.foundations import METRIC_LABELS
 from rkcore.figures.gram import gram_heatmaps
@@ -130,14 +131,12 @@ with guarded("the compositional kernel"):
     chart(compositional_error_figure(df, metric), df, "Compositional error vs D",
           caption="Line: median over trials; band: 10–90%; dashed: 1/√D through the first point. "
                   "Same seeds for every mode.")
-    sub = df[df.metric == metric].groupby(["D", "dedup"])["value"].median().unstack("dedup")
-    summary = sub.reset_index()
-    if {"none", "unbiased"} <= set(sub.columns):
-        summary["error ratio (none / de-dup)"] = (sub["none"] / sub["unbiased"]).to_numpy()
+    summary = compositional_summary(df, metric)
     table(summary, "Compositional error summary", caption="Median error per D and mode.",
           column_config={k: st.column_config.NumberColumn(format="%.4g") for k in summary.columns if k != "D"})
     chart(draws_figure(df), df[df.metric == "draws_per_feature"], "Draws per stored feature",
           caption="De-duplication runs Algorithm 1 more often than D: every repeat is merged, not stored.")
+    notice(compositional_note(summary, df))
 
 with st.expander("The dual activations"):
     with guarded("the activations"):
@@ -145,12 +144,6 @@ with st.expander("The dual activations"):
               caption="All satisfy σ̂(1) = 1 (normalized kernels) and σ̂'(1) = 1; the CSV lists the first coefficients a_n.")
         st.latex(fit_formula(r",\quad ".join(f"\\text{{{a.label.split(' (')[0]}}}: {a.latex}"
                                               for a in ACTIVATIONS.values())))
-
-notice("De-duplication pays off most where features repeat: with the exponential output, a third of all draws "
-       "(probability e⁻¹) are the constant feature 1, and on two-column spheres every base feature is one of two "
-       "values. Merging them and spending the budget on new features lowers the error several-fold at the same D "
-       "(compare the table's last column), and the gap widens with D. With Gaussian base kernels (continuous "
-       "frequencies) only the constant repeats and the gain is small. Both curves fall like 1/√D or faster.")
 
 reproduce("\n".join([
     *[line for line in view.code().splitlines() if "KernelSpec" not in line],

@@ -13,7 +13,7 @@ from rkapp import (
 from rkcore.costs import error_study_cost
 from rkcore.bounds import bounds_table, l1_radius, measured_tails, required_components
 from rkcore.experiments import error_study
-from rkcore.figures.bounds import LEMMA_LABELS, bounds_vs_D_figure, bounds_vs_eps_figure
+from rkcore.figures.bounds import LEMMA_LABELS, bounds_note, bounds_vs_D_figure, bounds_vs_eps_figure, sci
 from rkcore.registry import ITEMSET_KERNELS
 
 #: The D of the study (the vs-eps chart picks one of them, so changing it reruns nothing).
@@ -49,19 +49,6 @@ formula(r"p\big(|\mathcal{E}(\mathbf{x},\mathbf{y})| \ge \varepsilon\big) \le 2\
 formula(r"p\Big(\sup_{\mathbf{x},\mathbf{y}\in\mathcal{B}} |\mathcal{E}(\mathbf{x},\mathbf{y})| \ge \varepsilon\Big) \le "
         r"2\Big(\frac{32R\sqrt{de^{2R}}}{\varepsilon}\Big)^{2d}\exp\!\Big(-\frac{D\varepsilon^2}{8e^{4R}}\Big)\ \ (9)",
         "Lemma 2: all pairs at once (uniform over a compact set in the L1 ball of radius R).")
-
-
-_SUPERSCRIPT = str.maketrans("-0123456789", "⁻⁰¹²³⁴⁵⁶⁷⁸⁹")
-
-
-def sci(x: float) -> str:
-    """4.03·10⁸ (readable on a projector, unlike 4.03e+08); plain below 10⁴."""
-    if not np.isfinite(x):
-        return "∞" if x > 0 else "—"
-    if abs(x) < 1e4:
-        return f"{x:,.0f}" if x >= 1 else f"{x:.3g}"
-    exp = int(np.floor(np.log10(abs(x))))
-    return f"{x / 10**exp:.2f}·10{str(exp).translate(_SUPERSCRIPT)}"
 
 
 @st.cache_data(show_spinner=False, max_entries=16)
@@ -108,7 +95,8 @@ with guarded("the error bounds"):
         m1.metric("R = max ‖x‖₁ (from the data)", f"{R:.4g}")
         m2.metric("d (features)", f"{d}")
         at_D = study[study["D"] == D_show]
-        m3.metric(f"largest |E| seen at D = {D_show}", f"{at_D[at_D['metric'] == 'max_abs_error']['value'].max():.3g}")
+        max_error = float(at_D[at_D["metric"] == "max_abs_error"]["value"].max())
+        m3.metric(f"largest |E| seen at D = {D_show}", f"{max_error:.3g}")
         m4.metric(f"mean |E| at D = {D_show}", f"{at_D[at_D['metric'] == 'mean_abs_error']['value'].mean():.3g}")
 
         b_eps = bounds_table(D_show, np.logspace(np.log10(EPS_GRID[0]), 0.5, 160), R, d=d, degree=degree)
@@ -162,16 +150,8 @@ with guarded("the error bounds"):
                    "change).")
 
 if needed is not None:
-    loose = needed.dropna(subset=["ratio"])
-    how_loose = (f"Here even the tightest lemma asks for {sci(loose['ratio'].min())} times more features than the data "
-                 "needed. " if len(loose) else "")
-    notice("The measured tail (solid) falls off a cliff: a few times beyond the typical error no pair ever reaches ε. "
-           "The bounds (dashed) stay at 1, saying nothing, until ε or D is orders of magnitude larger. "
-           f"{how_loose}The bounds hold for every x, y in the L1 ball and every family S (Lemma 1 pays $e^{{4R}}$), "
-           "so they are loose by design: they prove the rate, not the constant. Lemma 3 (ANOVA only: $R^{4m}$ "
-           "instead of $e^{4R}$) is the tightest for L1-normalized data (R = 1); Lemma 2 covers all pairs at once "
-           "and pays a factor $(32R\\sqrt{d}\\,e^R/\\varepsilon)^{2d}$. Lemmas 1–3 assume Rademacher weights ($|K(\\mathbf{x}, \\boldsymbol\\omega)| \\le e^R$); with "
-           "other distributions the measured curves are shown for comparison only.")
+    notice(bounds_note(b_eps, needed, D=int(D_show), max_error=max_error, trials=int(trials),
+                       distribution=view.distribution))
 
 reproduce(view.code(
     "from rkcore.bounds import bounds_table, l1_radius, measured_tails, required_components",

@@ -9,7 +9,7 @@ from rkapp import (
     reproduce, run_or_wait, sidebar, table,
 )
 from rkcore.costs import rff_curve_cost
-from rkcore.figures.foundations import METRIC_LABELS, rff_error_figure
+from rkcore.figures.foundations import METRIC_LABELS, rff_error_figure, rff_note, rff_summary
 from rkcore.foundations import median_heuristic_gamma, rff_error_curve
 from rkcore.views import dense
 
@@ -71,17 +71,10 @@ with guarded("the random Fourier features"):
     df = error_curve(view, gamma, D_list, int(trials))
     chart(rff_error_figure(df, metric), df, "RFF error vs D",
           caption="Line: median over the trials; band: 10–90% of the trials; dashed: a 1/√D line through the first point.")
-    sub = df[df.metric == metric].groupby("D")["value"]
-    summary = pd.DataFrame({"D": sub.median().index, "median error": sub.median().to_numpy(),
-                            "10%": sub.quantile(0.1).to_numpy(), "90%": sub.quantile(0.9).to_numpy()})
-    summary["median error × √D"] = summary["median error"] * np.sqrt(summary["D"])
+    summary = rff_summary(df, metric)
     table(summary, "RFF error summary", caption="If the error falls like 1/√D, the last column stays about constant.",
           column_config={k: st.column_config.NumberColumn(format="%.4g") for k in summary.columns if k != "D"})
-
-notice("On log-log axes the error falls on a straight line of slope −1/2, parallel to the dashed guide: "
-       "16 times more features buy only a 4 times smaller error, and the last column of the table stays "
-       "nearly constant. The bands narrow as D grows. A larger γ (narrower kernel) makes the relative "
-       "error larger at the same D, since K has less mass off the diagonal to hide the noise in.")
+    notice(rff_note(summary))
 
 reproduce("\n".join([
     *[line for line in view.code().splitlines() if "KernelSpec" not in line],

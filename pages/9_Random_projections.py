@@ -9,7 +9,7 @@ from rkapp import (
     reproduce, run_or_wait, sidebar, table,
 )
 from rkcore.costs import projection_cost
-from rkcore.figures.foundations import band_violation_figure, projection_distortion_figure
+from rkcore.figures.foundations import band_violation_figure, projection_distortion_figure, projection_note
 from rkcore.foundations import (
     PROJECTIONS, distortion_bands, distortion_summary, polynomial_features, projection_distortion,
 )
@@ -102,14 +102,7 @@ with guarded("the random projections"):
               ("q_low", f"q {100 * delta / 2:g}%"), ("median", "median"),
               ("q_high", f"q {100 - 100 * delta / 2:g}%"), ("band_low", "band low"),
               ("band_high", "band high"), ("outside", "outside band"))})
-
-notice("Gaussian A: the ratio is centered on 1 at every m, its spread shrinks like 1/√m (four times more rows, "
-       "half the spread), and it stays inside Theorem 1's dashed band, which is loose next to the dotted exact χ² "
-       "interval. The sparse matrix is as good on flat vectors (choose “the data rows x”), but not on spiky ones: "
-       "φ(x) of L1-normalized rows is dominated by its constant coordinate 1 (the metric above is near 1), which a "
-       "sparse A sees through only about s·m non-zeros, so its ratio scatters far outside the band (bar chart). "
-       "That is the log(1/δ)/s term of the notes' Theorem 2: sparsity costs accuracy on concentrated vectors. "
-       "With row normalization “none” the features are flatter and the sparse projection recovers.")
+    notice(projection_note(summary, float(delta), share))
 
 reproduce("\n".join([
     *[line for line in view.code().splitlines() if "KernelSpec" not in line],

@@ -124,3 +124,42 @@ def draws_figure(df: pd.DataFrame) -> go.Figure:
                      title_text="draws / D (median over trials" + (", log scale)" if log_y else ")"))
     fig.update_layout(legend=dict(x=0.01, xanchor="left", y=0.99, yanchor="top"))
     return fig
+
+
+def compositional_summary(df: pd.DataFrame, metric: str) -> pd.DataFrame:
+    """The Compositional page's table: the median error per D (rows) and de-duplication mode (columns),
+    and the ratio none / de-duplicated when both were drawn."""
+    sub = df[df.metric == metric].groupby(["D", "dedup"])["value"].median().unstack("dedup")
+    summary = sub.reset_index()
+    summary.columns.name = None
+    if {"none", "unbiased"} <= set(sub.columns):
+        summary["error ratio (none / de-dup)"] = (sub["none"] / sub["unbiased"]).to_numpy()
+    return summary
+
+
+def compositional_note(summary: pd.DataFrame, df: pd.DataFrame) -> str:
+    """The Compositional page's "what to notice" from its summary table (:func:`compositional_summary`)
+    and the draws per stored feature it charts (``draws_per_feature`` rows of ``df``)."""
+    from .foundations import loglog_slope
+
+    first, last = summary.iloc[0], summary.iloc[-1]
+    modes = [m for m in summary.columns if m in DEDUP_LABELS]
+    short = {"none": "i.i.d. draws", "unbiased": "Des Raj weights", "counts": "multiplicity weights"}
+    slopes = "; ".join(f"{short[m]}: log-log slope {loglog_slope(summary['D'], summary[m]):.2f}"
+                       for m in modes)
+    text = f"Fitted over D = {int(first.D):,} … {int(last.D):,} ({slopes}; 1/√D would be −0.50)."
+    ratio = "error ratio (none / de-dup)"
+    if ratio in summary.columns:
+        r0, r1 = float(first[ratio]), float(last[ratio])
+        trend = "widens" if r1 > r0 * 1.05 else "narrows" if r1 < r0 / 1.05 else "stays about the same"
+        better = "lower" if r1 > 1 else "higher"
+        text = (f"At D = {int(last.D):,} de-duplication gives median error {last['unbiased']:.3g} against "
+                f"{last['none']:.3g} for plain i.i.d. draws: {max(r1, 1 / r1):.3g}× {better} (at D = "
+                f"{int(first.D):,}: ratio {r0:.3g}), so the gap {trend} with D. " + text)
+    draws = df[(df.metric == "draws_per_feature") & (df.D == last.D)]
+    if len(draws) and "unbiased" in set(draws["dedup"]):
+        per = float(draws[draws["dedup"] == "unbiased"]["value"].median())
+        text += (f" De-duplication ran Algorithm 1 {per:.3g} times per stored feature at D = {int(last.D):,}: "
+                 "every repeat is merged, and the more features repeat (a constant output, base features with "
+                 "few values), the more it gains.")
+    return text

@@ -191,3 +191,67 @@ def kernel_trick_note(summary: pd.DataFrame, slope: float, kind_label: str) -> s
             f"the kernel formula; {slope_text}. The feature count predicts 2 for all products of at most two "
             "features (C(d+2, 2) ≈ d²/2) and exponential growth for all subsets, once the fixed overheads of "
             "small d are paid; the formula reads only the d inputs.")
+
+
+def loglog_slope(x, y) -> float:
+    """Least-squares slope of log y against log x (NaN with fewer than two positive points)."""
+    x, y = np.asarray(x, float), np.asarray(y, float)
+    ok = (x > 0) & (y > 0) & np.isfinite(x) & np.isfinite(y)
+    if ok.sum() < 2:
+        return float("nan")
+    return float(np.polyfit(np.log(x[ok]), np.log(y[ok]), 1)[0])
+
+
+def rff_summary(df: pd.DataFrame, metric: str) -> pd.DataFrame:
+    """The RFF page's table: per D the median error over the trials, its 10% and 90% quantiles, and
+    median × √D (constant if the error falls like 1/√D)."""
+    sub = df[df.metric == metric].groupby("D")["value"]
+    summary = pd.DataFrame({"D": sub.median().index.astype(int), "median error": sub.median().to_numpy(),
+                            "10%": sub.quantile(0.1).to_numpy(), "90%": sub.quantile(0.9).to_numpy()})
+    summary["median error × √D"] = summary["median error"] * np.sqrt(summary["D"])
+    return summary
+
+
+def rff_note(summary: pd.DataFrame) -> str:
+    """The RFF page's "what to notice" from its summary table (:func:`rff_summary`): the error at the
+    smallest and largest D, the fitted log-log slope, the range of the last column and the band widths."""
+    first, last = summary.iloc[0], summary.iloc[-1]
+    slope = loglog_slope(summary["D"], summary["median error"])
+    scaled = summary["median error × √D"]
+    spread = float(scaled.max() / scaled.min()) if scaled.min() > 0 else float("inf")
+    width0 = (first["90%"] - first["10%"]) / first["median error"]
+    width1 = (last["90%"] - last["10%"]) / last["median error"]
+    verdict = ("close to −1/2: the error falls like 1/√D" if abs(slope + 0.5) <= 0.1 else
+               "steeper than −1/2" if slope < -0.5 else "flatter than −1/2")
+    return (f"The median error falls from {first['median error']:.3g} at D = {int(first.D):,} to "
+            f"{last['median error']:.3g} at D = {int(last.D):,}: {last.D / first.D:,.0f}× more features, "
+            f"{first['median error'] / last['median error']:.3g}× smaller error. The fitted log-log slope is "
+            f"{slope:.2f}, {verdict} (a 1/√D law gives {np.sqrt(last.D / first.D):.3g}× here). The table's last "
+            f"column, median × √D, stays between {scaled.min():.3g} and {scaled.max():.3g} "
+            f"({spread:.2f}× apart). The 10–90% band spans {width0:.0%} of the median at D = {int(first.D):,} "
+            f"and {width1:.0%} at D = {int(last.D):,}. Set γ by hand to see how the bandwidth moves these numbers.")
+
+
+def projection_note(summary: pd.DataFrame, delta: float, share: float) -> str:
+    """The Random projections page's "what to notice" from its summary table (:func:`distortion_summary`
+    columns kind, m, q_low, median, q_high, outside) and the median largest-coordinate share it shows."""
+    from ..foundations import PROJECTIONS
+
+    parts = []
+    for kind, sub in summary.groupby("kind", sort=False):
+        sub = sub.sort_values("m")
+        first, last = sub.iloc[0], sub.iloc[-1]
+        w0, w1 = first.q_high - first.q_low, last.q_high - last.q_low
+        worst = float(sub["outside"].max())
+        label = PROJECTIONS[kind].label if kind in PROJECTIONS else str(kind)
+        within = ("within" if worst <= delta else "more than") + f" the δ = {delta:g} the theorem allows"
+        theorem = "" if kind == "gaussian" else " (the theorem is about Gaussian A)"
+        parts.append(
+            f"{label}: the median ratio is {sub['median'].min():.3g}–{sub['median'].max():.3g} over m; the central "
+            f"spread shrinks from {w0:.3g} at m = {int(first.m):,} to {w1:.3g} at m = {int(last.m):,} "
+            f"({w0 / w1:.3g}× narrower, 1/√m predicts {np.sqrt(last.m / first.m):.3g}×); at most {worst:.1%} "
+            f"of the ratios fall outside Theorem 1's band, {within}{theorem}.")
+    shape = ("spiky (one coordinate carries most of ‖v‖²), where a sparse A, which sees each vector through "
+             "about s·m non-zeros, scatters more (the notes' Theorem 2 pays log(1/δ)/s)" if share > 0.5 else
+             "flat (the norm is spread over many coordinates), where a sparse A behaves like a dense one")
+    return " ".join(parts) + f" The vectors are {shape}: median largest-coordinate share {share:.2f}."

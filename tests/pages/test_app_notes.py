@@ -194,3 +194,78 @@ def test_classifier_note_says_slower_when_it_is_slower():
     assert "Most accurate here: FM (91.0%)" in note
     summary.loc[2, "train s"] = 0.05
     assert "trains 4× faster" in classifier_note(summary, 100)
+
+
+def _table(at, column: str):
+    """The first st.dataframe of the page that has ``column``."""
+    return next(df.value for df in at.dataframe if column in df.value.columns)
+
+
+@pytest.mark.parametrize("query", [dict(rff_Dmax=256, rff_trials=2), dict(rff_Dmax=1024, rff_trials=3, seed=5)])
+def test_rff_note_numbers_are_the_table(run_page, query):
+    import numpy as np
+
+    at = run_page("pages/8_Random_Fourier_features.py", n=60, timeout=120, **query)
+    assert not at.exception and not at.error, [e.value for e in at.error]
+    note = note_text(at)
+    summary = _table(at, "median error × √D")
+    first, last = summary.iloc[0], summary.iloc[-1]
+    assert int(last["D"]) == query["rff_Dmax"]
+    assert f"from {first['median error']:.3g} at D = {int(first.D):,} to {last['median error']:.3g} at D = " \
+           f"{int(last.D):,}" in note
+    slope = np.polyfit(np.log(summary["D"]), np.log(summary["median error"]), 1)[0]
+    assert f"log-log slope is {slope:.2f}" in note
+    scaled = summary["median error × √D"]
+    assert f"between {scaled.min():.3g} and {scaled.max():.3g}" in note
+
+
+@pytest.mark.parametrize("query", [dict(rp_vec="raw", rp_mmax=64, rp_trials=3),
+                                   dict(rp_vec="phi", rp_mmax=128, rp_trials=2, rp_delta=0.1)])
+def test_projection_note_numbers_are_the_table(run_page, query):
+    at = run_page("pages/9_Random_projections.py", n=40, dataset="wine", timeout=120, **query)
+    assert not at.exception and not at.error, [e.value for e in at.error]
+    note = note_text(at)
+    summary = _table(at, "outside")
+    share = next(m.value for m in at.metric if m.label.startswith("median share"))
+    assert f"median largest-coordinate share {share}" in note
+    delta = query.get("rp_delta", 0.05)
+    for kind, sub in summary.groupby("kind", sort=False):
+        sub = sub.sort_values("m")
+        w0 = sub.iloc[0].q_high - sub.iloc[0].q_low
+        w1 = sub.iloc[-1].q_high - sub.iloc[-1].q_low
+        assert f"shrinks from {w0:.3g} at m = {int(sub.iloc[0].m):,} to {w1:.3g} at m = {int(sub.iloc[-1].m):,}" in note
+        worst = sub["outside"].max()
+        assert f"at most {worst:.1%} of the ratios fall outside Theorem 1's band, " \
+               f"{'within' if worst <= delta else 'more than'} the δ = {delta:g}" in note
+
+
+def test_compositional_note_numbers_are_the_table(run_page):
+    at = run_page("pages/10_Compositional_kernels.py", n=40, ck_Dmax=64, ck_trials=2, ck_Dgram=16, timeout=180)
+    assert not at.exception and not at.error, [e.value for e in at.error]
+    note = note_text(at)
+    summary = _table(at, "error ratio (none / de-dup)")
+    last = summary.iloc[-1]
+    assert int(last["D"]) == 64
+    assert f"de-duplication gives median error {last['unbiased']:.3g} against {last['none']:.3g}" in note
+    assert f"(at D = 16: ratio {summary.iloc[0]['error ratio (none / de-dup)']:.3g})" in note
+    # the draws chart's last point is the number the note quotes
+    draws = next(f for f in plotly_figures(at) if "Draws of Algorithm 1" in str(f["layout"]["title"]["text"]))
+    (ys,) = [values(t["y"]) for t in draws["data"] if "Des Raj" in t.get("name", "")]
+    assert f"{ys[-1]:.3g} times per stored feature" in note
+
+
+@pytest.mark.parametrize("query", [dict(eb_D=64), dict(eb_D=256, distributions="gaussian")])
+def test_error_bounds_note_numbers_are_the_metrics(run_page, query):
+    at = run_page("pages/3_Error_bounds.py", n=30, eb_trials=5, timeout=180, **query)
+    assert not at.exception and not at.error, [e.value for e in at.error]
+    note = note_text(at)
+    metrics = {m.label: m.value for m in at.metric}
+    D = query["eb_D"]
+    largest = metrics[f"largest |E| seen at D = {D}"]
+    assert f"At D = {D:,} the largest |E| any pair reached in 5 random maps is {largest}" in note
+    # the tightest lemma's D and ratio are the ones its metric shows
+    asks = {k.split(" bound")[0]: (m.value, m.delta) for k, m in ((m.label, m) for m in at.metric) if "asks for D" in k}
+    named = next(name for name in asks if f"tightest lemma here, {name} bound" in note)
+    value, delta = asks[named]
+    assert f"asks for D = {value}, {delta.removeprefix('≥ ').split('×')[0]}×" in note
+    assert ("assume Rademacher weights" in note) == ("distributions" in query)
