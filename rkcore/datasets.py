@@ -115,10 +115,15 @@ def make_interactions(n_samples: int | None = 1000, n_features: int = 20, n_inte
     r"""Synthetic binary task whose label is a sparse pairwise-interaction function.
 
     x ~ N(0, I_d); f(x) = \sum_{j<k} A_{jk} x_j x_k with ``n_interactions`` non-zero
-    A_{jk} ~ N(0, 1); y = [f(x) + noise * std(f) * eps > median], so the classes are
+    A_{jk} ~ N(0, 1); y = [f(x) + noise * std(f) * eps > median(f + noise)], so the classes are
     balanced. f is even (f(-x) = f(x)) and x is symmetric, so every linear function
     of x is uncorrelated with y: a linear model on x is near chance while a model on
     the pairwise products (a degree-2 ANOVA / polynomial kernel) can fit it.
+
+    One fixed dataset per seed, whatever ``n_samples``: the function f, std(f) and the label
+    threshold come from their own random stream (std and median over a fixed reference sample of
+    :data:`REFERENCE_ROWS` points), and row i (features and noise) depends only on the seed and i,
+    so the first 200 rows at ``n_samples=300`` are the rows at ``n_samples=200``.
     """
     n = _check_n_samples(n_samples, 1000)
     if not _is_int(n_features):
@@ -129,22 +134,44 @@ def make_interactions(n_samples: int | None = 1000, n_features: int = 20, n_inte
     if d < 2:
         raise ValueError(f"n_features must be at least 2 for pairwise interactions, got {n_features!r}.")
     check_allocation("The synthetic data", (n, d), hint="Lower n_samples.")
-    rng = check_random_state(random_state)
-    X = rng.standard_normal((n, d))
+    function_rng, rows_rng, noise_rng = _streams(random_state, 3)
     rows, cols = np.triu_indices(d, k=1)
     n_pairs = min(int(n_interactions), rows.size)
-    chosen = rng.choice(rows.size, size=n_pairs, replace=False)
-    weights = rng.standard_normal(n_pairs)
-    f = (X[:, rows[chosen]] * X[:, cols[chosen]]) @ weights
-    f = f + noise * f.std() * rng.standard_normal(n)
-    y = (f > np.median(f)).astype(np.int64)
-    terms = " ".join(f"{w:+.2f}*x{j}*x{k}" for w, j, k in zip(weights, rows[chosen], cols[chosen]))
+    chosen = np.sort(function_rng.choice(rows.size, size=n_pairs, replace=False))
+    weights = function_rng.standard_normal(n_pairs)
+    left, right = rows[chosen], cols[chosen]
+    # the reference sample needs only the columns f reads (they are i.i.d. N(0, 1) like all others)
+    used, position = np.unique(np.concatenate([left, right]), return_inverse=True)
+    reference = function_rng.standard_normal((REFERENCE_ROWS, used.size))
+    f_reference = (reference[:, position[:n_pairs]] * reference[:, position[n_pairs:]]) @ weights
+    scale = noise * f_reference.std()
+    threshold = np.median(f_reference + scale * function_rng.standard_normal(REFERENCE_ROWS))
+    X = rows_rng.standard_normal((n, d))  # row-major: rows 0..n-1 are the same for every n
+    f = (X[:, left] * X[:, right]) @ weights + scale * noise_rng.standard_normal(n)
+    y = (f > threshold).astype(np.int64)
+    terms = " ".join(f"{w:+.2f}*x{j}*x{k}" for w, j, k in zip(weights, left, right))
     return Dataset(
         name="interactions", X=X, y=y,
         feature_names=tuple(f"x{j}" for j in range(d)), fields=None,
-        description=(f"Synthetic: {n} samples, {d} N(0,1) features; label = sign(f(x) + noise - median) "
-                     f"with f = {terms}. Balanced; linear models on x are near chance."),
+        description=(f"Synthetic: {n} samples, {d} N(0,1) features; label = [f(x) + noise > median] "
+                     f"with f = {terms} (the same f for every n). Balanced; linear models on x are near chance."),
     )
+
+
+#: Rows of the fixed reference sample that sets std(f) and the label threshold of make_interactions.
+REFERENCE_ROWS = 20_000
+
+
+def _streams(random_state, k: int) -> list[np.random.Generator]:
+    """k independent generators from one seed (an int, None for fresh entropy, or a RandomState /
+    Generator, which gives the seed): each part of a synthetic set draws from its own stream."""
+    if random_state is None or _is_int(random_state):
+        seed = random_state
+    elif isinstance(random_state, np.random.Generator):
+        seed = int(random_state.integers(2**63))
+    else:
+        seed = int(check_random_state(random_state).randint(2**31 - 1))
+    return [np.random.default_rng(s) for s in np.random.SeedSequence(seed).spawn(k)]
 
 
 def make_gaussian(n_samples: int | None = 1000, n_features: int = 50, random_state=0) -> Dataset:
