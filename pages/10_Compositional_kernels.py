@@ -148,14 +148,16 @@ with st.expander("The dual activations"):
 reproduce("\n".join([
     *[line for line in view.code().splitlines() if "KernelSpec" not in line],
     "from rkcore.compositional import CompositionalFeatures, compositional_error_curve, preset_skeleton",
-    "from rkcore.figures.compositional import compositional_error_figure",
+    "from rkcore.figures.compositional import compositional_error_figure, compositional_summary",
     "from rkcore.views import dense",
     "",
     f"skel, Xp = preset_skeleton({preset!r}, dense(X))  # standardizes (and bins the last column if needed)",
     "K = skel.kernel(Xp)",
     f"est = CompositionalFeatures(skel, {int(D_gram)}, dedup='unbiased', random_state={view.seed}).fit(Xp)",
     "K_hat = est.kernel_estimate(Xp)",
+    'print(f"relative Frobenius error {np.linalg.norm(K_hat - K) / np.linalg.norm(K):.3f}")',
     f"df = compositional_error_curve(Xp, skel, {list(D_list)}, trials={int(trials)}, seed={view.seed}, "
     f"dedup_modes={tuple(modes)!r})",
+    f"print(compositional_summary(df, {metric!r}).to_string(index=False, float_format='%.4g'))  # the page's table",
     f"compositional_error_figure(df, {metric!r}).show()",
 ]))

@@ -79,11 +79,13 @@ with guarded("the random Fourier features"):
 reproduce("\n".join([
     *[line for line in view.code().splitlines() if "KernelSpec" not in line],
     "from rkcore.foundations import median_heuristic_gamma, rff_error_curve",
-    "from rkcore.figures.foundations import rff_error_figure",
+    "from rkcore.figures.foundations import rff_error_figure, rff_summary",
     "from rkcore.views import dense",
     "",
     "X = dense(X)",
     f"gamma = {'median_heuristic_gamma(X)' if bandwidth == 'median' else repr(float(gamma_manual))}",
     f"df = rff_error_curve(X, gamma, {list(D_list)}, trials={int(trials)}, seed={view.seed})",
+    'print(f"gamma = {gamma:.4g}")',
+    f"print(rff_summary(df, {metric!r}).to_string(index=False, float_format='%.4g'))  # the page's table",
     f"rff_error_figure(df, {metric!r}).show()",
 ]))

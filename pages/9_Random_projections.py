@@ -112,8 +112,11 @@ reproduce("\n".join([
     "from rkcore.views import dense",
     "",
     "V = polynomial_features(dense(X), 2, 1.0)" if vectors == "phi" else "V = dense(X)",
+    "V = V[np.einsum('ij,ij->i', V, V) > 0]  # zero rows have no distortion ratio",
     f"df = pd.concat([projection_distortion(V, {list(m_list)}, kind=k, trials={int(trials)}, seed={view.seed})",
     f"                for k in {list(kinds)}], ignore_index=True)",
-    f"print(distortion_summary(df, delta={float(delta)}))",
+    f"summary = distortion_summary(df, delta={float(delta)})",
+    "print(summary[['kind', 'm', 'q_low', 'median', 'q_high', 'band_low', 'band_high', 'outside']]"
+    ".to_string(index=False, float_format='%.4g'))  # the page's table",
     f"projection_distortion_figure(df, delta={float(delta)}, bands=distortion_bands(df['m'], {float(delta)})).show()",
 ]))

@@ -88,8 +88,14 @@ def reproduce_code(*, dataset: str, n: int, normalization: str, kernel: str, deg
                    itemsets: str = "", fields: str = "", c: float = 1.0, gamma: float = 1.0, target: str | None = None,
                    movielens_path: str = "", upload_name: str | None = None, extra_lines: Sequence[str] = ()) -> str:
     """Python lines that rebuild the view's data (X, y, d) and kernel (spec) with rkcore, then ``extra_lines``."""
-    lines = ["import numpy as np", "from rkcore import datasets",
-             "from rkcore.registry import KernelSpec, make_map", "from rkcore.views import subsample_rows"]
+    lines = ["import warnings", "import numpy as np", "import pandas as pd",
+             "from sklearn.exceptions import ConvergenceWarning", "from rkcore import datasets",
+             "from rkcore.registry import KernelSpec, make_map", "from rkcore.views import subsample_rows",
+             "",
+             "pd.set_option('display.width', 200)  # print whole tables: no column hidden behind '...'",
+             "pd.set_option('display.max_columns', None)",
+             "# fits that stop at their iteration limit: the page counts them under its results",
+             "warnings.simplefilter('ignore', ConvergenceWarning)"]
     if kernel == "itemset":
         lines.append("from rkcore.itemsets import ItemsetFamily")
     lines.append("")
