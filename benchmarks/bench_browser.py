@@ -4,10 +4,13 @@ a sidebar has), measured in headless Chromium from navigation / key press until 
 its plotly charts are drawn.
 
     python benchmarks/bench_browser.py --repeats 3 [--pages Gram_matrices Story] [--port 8650]
+    python benchmarks/bench_browser.py --repeats 3 --before /tmp/before   # before/after, interleaved
 
 Starts its own `streamlit run app.py` on a free port (or --port), prints a markdown table of medians
-(and min-max spread) with the load average. Wall-clock on a shared machine: compare pages and
-before/after runs made back to back, not single numbers.
+(and min-max spread) with the load average. With ``--before DIR`` a second server runs the checkout in
+DIR (e.g. ``git worktree add /tmp/before <commit>``) and every page is timed on both servers in each
+repeat, alternating which goes first, so both see the same machine load. Wall-clock on a shared
+machine: compare the two columns of one run, not numbers of different runs.
 """
 from __future__ import annotations
 
@@ -27,8 +30,13 @@ REPO = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(REPO))
 CHROMIUM_ARGS = ["--no-sandbox", "--disable-gpu", "--disable-background-networking", "--disable-component-update",
                  "--disable-sync"]
-IDLE_JS = ("() => !document.querySelector('[data-testid=\"stStatusWidget\"]') && "
-           "!document.querySelector('[data-testid=\"stSkeleton\"]')")
+#: Drawn: the script has finished (stApp's script state), no skeleton placeholder is left, and every plotly
+#: element has its SVG (plotly's JS is loaded lazily and draws after the last server message).
+DRAWN_JS = ("() => { const app = document.querySelector('[data-testid=\"stApp\"]');"
+            " if (!app || app.getAttribute('data-test-script-state') !== 'notRunning') return false;"
+            " if (document.querySelector('[data-testid=\"stSkeleton\"]')) return false;"
+            " return [...document.querySelectorAll('[data-testid=\"stPlotlyChart\"]')]"
+            ".every(p => p.querySelector('.main-svg')); }")
 
 
 def _free_port() -> int:
@@ -39,10 +47,9 @@ def _free_port() -> int:
 
 def _wait_drawn(page, timeout_ms=180_000) -> None:
     page.wait_for_selector('[data-testid="stApp"]', timeout=timeout_ms)
-    page.wait_for_timeout(300)
-    page.wait_for_function(IDLE_JS, timeout=timeout_ms)
-    page.wait_for_function("() => [...document.querySelectorAll('.js-plotly-plot')].every(p => p.querySelector('.main-svg'))",
-                           timeout=timeout_ms)
+    page.wait_for_function(DRAWN_JS, timeout=timeout_ms, polling=50)
+    page.wait_for_timeout(150)  # still drawn a moment later (not between two reruns)
+    page.wait_for_function(DRAWN_JS, timeout=timeout_ms, polling=50)
 
 
 def visit(page, url: str) -> float:
@@ -60,8 +67,37 @@ def change_seed(page, value: int) -> float | None:
     start = time.perf_counter()
     field.first.press("Enter")
     page.wait_for_function(f"() => window.location.search.includes('seed={value}')", timeout=60_000)
-    _wait_drawn(page)
+    _wait_drawn(page)  # the URL is written during the rerun: wait for its end
     return time.perf_counter() - start
+
+
+def start_server(repo: Path, port: int) -> subprocess.Popen:
+    env = dict(os.environ, PYTHONPATH=str(repo), STREAMLIT_BROWSER_GATHER_USAGE_STATS="false")
+    return subprocess.Popen([sys.executable, "-m", "streamlit", "run", "app.py", "--server.headless", "true",
+                             "--server.port", str(port), "--server.address", "127.0.0.1",
+                             "--server.fileWatcherType", "none"], cwd=repo, env=env,
+                            stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+
+
+def wait_healthy(base: str) -> None:
+    for _ in range(240):
+        try:
+            if urllib.request.urlopen(f"{base}/_stcore/health", timeout=2).status == 200:
+                return
+        except OSError:
+            time.sleep(0.5)
+    raise RuntimeError(f"no server answered at {base}")
+
+
+def time_page(browser, base: str, path: str, seed: int) -> dict[str, float | None]:
+    """Cold visit (new browser context), warm visit (same context again), seed change."""
+    context = browser.new_context(viewport={"width": 1280, "height": 720})
+    page = context.new_page()
+    try:
+        return {"cold": visit(page, f"{base}/{path}"), "warm": visit(page, f"{base}/{path}"),
+                "change": change_seed(page, seed)}
+    finally:
+        context.close()
 
 
 def main(argv=None) -> int:
@@ -71,51 +107,56 @@ def main(argv=None) -> int:
     ap.add_argument("--pages", nargs="*", default=None, help="URL paths (default: Home and every page)")
     ap.add_argument("--repeats", type=int, default=3)
     ap.add_argument("--port", type=int, default=None)
+    ap.add_argument("--before", type=Path, default=None, help="a checkout of the previous version to compare")
+    ap.add_argument("--before-port", type=int, default=None)
     args = ap.parse_args(argv)
     pages = args.pages or ["", *[p.url_path for p in PAGES]]
-    port = args.port or _free_port()
-    env = dict(os.environ, PYTHONPATH=str(REPO), STREAMLIT_BROWSER_GATHER_USAGE_STATS="false")
-    server = subprocess.Popen([sys.executable, "-m", "streamlit", "run", "app.py", "--server.headless", "true",
-                               "--server.port", str(port), "--server.address", "127.0.0.1",
-                               "--server.fileWatcherType", "none"], cwd=REPO, env=env,
-                              stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
-    base = f"http://127.0.0.1:{port}"
+    versions = {"after": (REPO, args.port or _free_port())}
+    if args.before:
+        versions["before"] = (args.before.resolve(), args.before_port or _free_port())
+    servers = {name: start_server(repo, port) for name, (repo, port) in versions.items()}
+    bases = {name: f"http://127.0.0.1:{port}" for name, (_, port) in versions.items()}
+    load_start = os.getloadavg()
     try:
-        for _ in range(120):
-            try:
-                if urllib.request.urlopen(f"{base}/_stcore/health", timeout=2).status == 200:
-                    break
-            except OSError:
-                time.sleep(0.5)
-        times: dict[str, dict[str, list[float]]] = {p: {"cold": [], "warm": [], "change": []} for p in pages}
+        for base in bases.values():
+            wait_healthy(base)
+        times = {(v, p): {"cold": [], "warm": [], "change": []} for v in versions for p in pages}
         with sync_playwright() as pw:
             browser = pw.chromium.launch(executable_path="/usr/bin/chromium", args=CHROMIUM_ARGS, headless=True)
-            for r in range(args.repeats):  # interleaved: every page once per repeat
-                for path in pages:
-                    context = browser.new_context(viewport={"width": 1280, "height": 720})
-                    page = context.new_page()
-                    times[path]["cold"].append(visit(page, f"{base}/{path}"))
-                    times[path]["warm"].append(visit(page, f"{base}/{path}"))
-                    changed = change_seed(page, 1 + r)
-                    if changed is not None:
-                        times[path]["change"].append(changed)
-                    context.close()
+            for version, base in bases.items():
+                # not timed: the server's first script run imports rkcore, scikit-learn and plotly; "cold"
+                # below is a new browser session on a running server
+                time_page(browser, base, "", 0)
+            for r in range(args.repeats):  # interleaved: every page once per repeat, on every server
+                for i, path in enumerate(pages):
+                    order = list(versions) if (r + i) % 2 == 0 else list(versions)[::-1]
+                    for version in order:
+                        result = time_page(browser, bases[version], path, 1 + r)
+                        for kind, value in result.items():
+                            if value is not None:
+                                times[(version, path)][kind].append(value)
+                        print(version, path or "Home", {k: None if v is None else round(v, 2) for k, v in result.items()},
+                              file=sys.stderr, flush=True)
             browser.close()
     finally:
-        server.terminate()
-        server.wait(timeout=20)
+        for server in servers.values():
+            server.terminate()
+            server.wait(timeout=20)
+    load_end = os.getloadavg()
 
     def cell(values):
         if not values:
             return "–"
         return f"{statistics.median(values):.2f} ({min(values):.2f}–{max(values):.2f})"
 
-    print(f"load average: {' '.join(f'{x:.2f}' for x in os.getloadavg())}; repeats: {args.repeats}; 1280x720\n")
-    print("| page | cold visit, s | warm visit, s | seed change, s |")
-    print("|---|---|---|---|")
+    print(f"load average (1, 5, 15 min) at start: {' '.join(f'{x:.2f}' for x in load_start)}; at end: "
+          f"{' '.join(f'{x:.2f}' for x in load_end)}; repeats: {args.repeats}; 1280x720; median (min–max) s\n")
+    print("| page | version | cold visit, s | warm visit, s | seed change, s |")
+    print("|---|---|---|---|---|")
     for path in pages:
-        t = times[path]
-        print(f"| {path or 'Home'} | {cell(t['cold'])} | {cell(t['warm'])} | {cell(t['change'])} |")
+        for version in versions:
+            t = times[(version, path)]
+            print(f"| {path or 'Home'} | {version} | {cell(t['cold'])} | {cell(t['warm'])} | {cell(t['change'])} |")
     return 0
 
 

@@ -19,7 +19,7 @@ from rkcore.figures.compositional import (
     draws_figure, skeleton_figure,
 )
 from rkcore.figures.foundations import METRIC_LABELS
-from rkcore.figures.gram import gram_heatmaps
+from rkcore.figures.gram import DISPLAY_HEATMAP_SIDE, gram_heatmaps
 from rkcore.views import block_average, dense, gram_long
 
 D_MAX_OPTIONS = [64, 128, 256, 512, 1024, 2048, 4096]
@@ -114,12 +114,13 @@ with guarded("the compositional kernel"):
         formula(BASE_KERNELS[key].feature_latex, "Its random features (paper, Section 4).")
 
     K_hat, features = gram_estimate(view, preset, int(D_gram))
-    K_small, b = block_average(K)
-    K_hat_small, _ = block_average(K_hat)
+    K_small, b = block_average(K, max_side=DISPLAY_HEATMAP_SIDE)
+    K_hat_small, _ = block_average(K_hat, max_side=DISPLAY_HEATMAP_SIDE)
     chart(gram_heatmaps(K_small, K_hat_small, block=b, n=K.shape[0], titles=("Exact compositional K", f"Random features K̂, D = {D_gram} (de-duplicated)")),
           gram_long(K_small, K_hat_small), "Compositional Gram matrices",
           caption=f"One shared color scale. Relative Frobenius error {np.linalg.norm(K_hat - K) / np.linalg.norm(K):.3f}; "
-                  f"seed {view.seed}.")
+                  f"seed {view.seed}." + (f" Drawn averaged over {b}×{b} blocks (at most {DISPLAY_HEATMAP_SIDE} "
+                                          "cells per side); the error uses every entry." if b > 1 else ""))
     with st.expander("The first sampled features"):
         table(features, "Sampled compositional features",
               caption="Each feature is a product of base features along random paths; probability = its exact "

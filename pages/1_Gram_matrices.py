@@ -7,7 +7,7 @@ from rkapp import (
 )
 from rkcore.costs import gram_view_cost
 from rkcore.distributions import DISTRIBUTIONS
-from rkcore.figures.gram import gram_difference, gram_heatmaps, gram_note, gram_scatter
+from rkcore.figures.gram import DISPLAY_HEATMAP_SIDE, gram_difference, gram_heatmaps, gram_note, gram_scatter
 from rkcore.registry import KERNELS, MAPS, latex_with_degree
 from rkcore.views import (
     block_average, gram_error_stats, gram_long, gram_pair, gram_pairs,
@@ -16,8 +16,7 @@ from rkcore.views import (
 page("Gram matrices",
      "The exact Gram matrix $K$ next to its random-feature estimate $\\hat K = ZZ^\\top$, on one color scale.")
 view = sidebar(maps=True, distributions="single")
-#: at most this many cells per heatmap side are sent to the browser (3 heatmaps of 250² ≈ 190k numbers)
-HEATMAP_SIDE = 250
+HEATMAP_SIDE = DISPLAY_HEATMAP_SIDE  # cells per heatmap side sent to the browser
 
 formula(latex_with_degree(KERNELS[view.kernel].latex, view.degree), "The kernel (exact).")
 if view.map == "rk":
@@ -57,8 +56,9 @@ with guarded("the Gram matrices"):
 
     K_small, b = block_average(K, max_side=HEATMAP_SIDE)
     K_hat_small, _ = block_average(K_hat, max_side=HEATMAP_SIDE)
-    averaged = (f" Matrices larger than {HEATMAP_SIDE}×{HEATMAP_SIDE} are averaged over {b}×{b} blocks "
-                "before drawing; the CSV holds the drawn (averaged) values.") if b > 1 else ""
+    averaged = (f" For a fast screen the {n}×{n} matrices are drawn averaged over {b}×{b} blocks (at most "
+                f"{HEATMAP_SIDE} cells per side); the numbers above use every entry, the CSV holds the drawn "
+                "values.") if b > 1 else ""
     chart(gram_heatmaps(K_small, K_hat_small, block=b, n=n), gram_long(K_small, K_hat_small), "Gram matrices exact and approximate",
           caption="One shared color scale: equal colors mean equal values in both panels. The range spans the "
                   "1st–99th percentile of the entries, so the large diagonal K(x, x) saturates and the "

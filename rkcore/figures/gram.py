@@ -8,6 +8,10 @@ in units of the data point index i, j (block centers when averaged).
 """
 from __future__ import annotations
 
+#: Heatmap cells per side sent to the browser: a 1280-px screen shows a heatmap ~400 px wide, so 120 cells
+#: are 3+ px each; three heatmaps of 120² are 43k numbers (at 250² they were 190k and took seconds to draw).
+DISPLAY_HEATMAP_SIDE = 120
+
 import numpy as np
 import pandas as pd
 import plotly.graph_objects as go
