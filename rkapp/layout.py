@@ -66,8 +66,11 @@ def page(title: str, intro: str | None = None, *, icon: str = ":material/scatter
     on = _presenter_from_url_or_session()
     st.set_page_config(page_title=f"{title} · Random Kernel Explorer", page_icon=icon, layout="wide",
                        initial_sidebar_state="collapsed" if on else "auto")
+    from .navigation import page_menu
+
     _run.formulas = None
     _run.settings = {}
+    page_menu()
     _run.presenter = bool(persistent_widget(st.sidebar.toggle, key="presenter"))
     st.html(_CSS + (_PRESENTER_CSS if _run.presenter else ""))
     st.title(title)

@@ -61,7 +61,18 @@ def run() -> None:
     """The app: Home and every page in the sidebar navigation; runs the chosen page."""
     home = st.Page(str(PAGES_DIR / HOME), title="Home", icon=":material/home:", default=True)
     pages = [st.Page(str(PAGES_DIR / e.file), title=e.title, url_path=e.url_path) for e in PAGES]
-    st.navigation([home, *pages], expanded=True).run()
+    # Streamlit's own page list is hidden (position "top" is overridden by the pages/ folder's sidebar list,
+    # which pushed the settings 500 px down): page_menu() lists the pages in one collapsed row instead
+    st.navigation([home, *pages], position="hidden").run()
+
+
+def page_menu() -> None:
+    """The pages as links in a collapsed "Pages" menu at the top of the sidebar (one row tall, so the
+    settings a page needs, D and the seed included, sit near the top of the sidebar)."""
+    with st.sidebar.expander("Pages", icon=":material/menu:"):
+        st.page_link(str(PAGES_DIR / HOME), label="Home", icon=":material/home:")
+        for entry in PAGES:
+            st.page_link(str(PAGES_DIR / entry.file), label=entry.title)
 
 
 # ============================================================================ presets

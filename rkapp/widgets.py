@@ -103,27 +103,28 @@ def persistent_widget(draw: Callable, label: str | None = None, *, key: str, opt
 
 
 # ============================================================================ the shared sidebar
-def _upload_section() -> tuple[str, str] | None:
+def _upload_section(box=None) -> tuple[str, str] | None:
     """File uploader + target column; returns the upload reference (name, sha1) and draws the target."""
     ss = st.session_state
-    file = st.sidebar.file_uploader("CSV (header row) or LIBSVM file", type=["csv", "txt", "svm", "libsvm", "svmlight"],
+    box = box or st.sidebar
+    file = box.file_uploader("CSV (header row) or LIBSVM file", type=["csv", "txt", "svm", "libsvm", "svmlight"],
                                     key="upload_file", help="CSV: numeric feature columns plus an optional target "
                                     "column. LIBSVM: 'label index:value ...' lines.")
     if file is not None:
         ss[UPLOAD_STATE_KEY] = (file.name, file.getvalue())
     upload = ss.get(UPLOAD_STATE_KEY)
     if not upload:
-        st.sidebar.info("Upload a file to use it; until then the page explains what is missing.")
+        box.info("Upload a file to use it; until then the page explains what is missing.")
         return None
     name, content = upload
     ref = (name, hashlib.sha1(content).hexdigest())
-    st.sidebar.caption(f"Using **{literal(name)}** ({format_bytes(len(content))}).")
+    box.caption(f"Using **{literal(name)}** ({format_bytes(len(content))}).")
     if not is_csv(name):
         return ref
     try:  # same encoding / delimiter detection and size limits as load_csv (UTF-16, ';', tabs, ...)
         columns = rkdata.csv_columns(io.BytesIO(content))
     except ValueError as exc:  # load_data shows the same message in place of the page
-        st.sidebar.caption(literal(f"No target column to choose: {exc}"))
+        box.caption(literal(f"No target column to choose: {exc}"))
         return ref
     guess = next((c for c in columns if c.strip().lower() in ("target", "label", "class", "y")), NO_TARGET)
     errors: list[str] = []
@@ -135,7 +136,7 @@ def _upload_section() -> tuple[str, str] | None:
         store("target", NO_TARGET)
     elif wanted == NO_TARGET and not is_stored("target"):
         store("target", guess)
-    persistent_widget(st.sidebar.selectbox, key="target", options=[NO_TARGET, *columns],
+    persistent_widget(box.selectbox, key="target", options=[NO_TARGET, *columns],
                       format_func=lambda c: c or "(none)")
     return ref
 
@@ -146,7 +147,10 @@ def sidebar(*, data: bool = True, n: bool = True, n_max: int = 5000, kernel: boo
             seed: bool = True) -> ViewSpec:
     """Draw the shared sidebar (the sections asked for) and return the view; hidden fields keep their
     stored values. ``maps=True`` offers the maps of the chosen kernel, a list restricts them."""
-    sb = st.sidebar
+    # the random-feature settings (D, the seed) go on top: they are what a lecturer changes live, and at
+    # 1280x720 they are then on the first screen; they are drawn last (the maps depend on the kernel)
+    features_box, data_box, kernel_box = st.sidebar.container(), st.sidebar.container(), st.sidebar.container()
+    sb = data_box
     values: dict[str, Any] = {name: stored(name) for name in VIEW_FIELDS}
     values["upload"] = None
 
@@ -156,7 +160,7 @@ def sidebar(*, data: bool = True, n: bool = True, n_max: int = 5000, kernel: boo
         if values["dataset"] in rkdata.BUILTIN:
             sb.caption(literal(rkdata.BUILTIN[values["dataset"]].description))
         elif values["dataset"] == UPLOAD:
-            values["upload"] = _upload_section()
+            values["upload"] = _upload_section(sb)
             values["target"] = stored("target")
         else:
             values["movielens_path"] = persistent_widget(sb.text_input, key="movielens_path",
@@ -166,6 +170,7 @@ def sidebar(*, data: bool = True, n: bool = True, n_max: int = 5000, kernel: boo
     if n:
         values["n"] = persistent_widget(sb.number_input, key="n", max_value=int(n_max), step=50)
     if kernel:
+        sb = kernel_box
         sb.header("Kernel")
         allowed = list(kernels) if kernels is not None else list(KERNELS)
         values["kernel"] = persistent_widget(sb.selectbox, key="kernel", options=allowed,
@@ -183,6 +188,7 @@ def sidebar(*, data: bool = True, n: bool = True, n_max: int = 5000, kernel: boo
             values["c"] = persistent_widget(sb.number_input, key="c", step=0.5)
         if values["kernel"] == "rbf":
             values["gamma"] = persistent_widget(sb.number_input, key="gamma", step=0.5, format="%.4g")
+    sb = features_box
     if maps:
         sb.header("Random features")
         supported = maps_for(KernelSpec(values["kernel"]))
@@ -204,13 +210,14 @@ def sidebar(*, data: bool = True, n: bool = True, n_max: int = 5000, kernel: boo
             values["distributions"] = persistent_widget(sb.multiselect, "Weight distributions", key="distributions",
                                                         format_func=lambda k: DISTRIBUTIONS[k].label)
         else:
-            values["distributions"] = _single_distribution_widget()
+            values["distributions"] = _single_distribution_widget(sb)
         if values["map"] != "rk" and maps:
             sb.caption(f"{MAPS[values['map']].label} draws its own randomness; the distribution applies to RK.")
     if D:
         values["D"] = persistent_widget(sb.number_input, key="D", max_value=int(D_max), step=64)
     if seed:
         values["seed"] = persistent_widget(sb.number_input, key="seed", step=1)
+    sb = st.sidebar
     sb.caption(":material/link: The page URL holds these settings: copy it to share this exact view.")
     if values["dataset"] != UPLOAD:
         values["target"] = NO_TARGET
@@ -242,7 +249,7 @@ def _shown_settings(values: dict, **drawn) -> dict:
     return shown
 
 
-def _single_distribution_widget() -> tuple[str, ...]:
+def _single_distribution_widget(box=None) -> tuple[str, ...]:
     """A selectbox over the stored tuple of distributions: it shows the first. Merely visiting a
     single-choice page keeps the tuple (a multiselect page finds its choices again); choosing
     here replaces it by the one choice."""
@@ -253,7 +260,7 @@ def _single_distribution_widget() -> tuple[str, ...]:
         show_error(message)
     kept = tuple(k for k in stored(f.name) if k in DISTRIBUTIONS)
     st.session_state[f.name] = kept[0] if kept else "rademacher"
-    choice = st.sidebar.selectbox(f.label, options=list(DISTRIBUTIONS), key=f.name,
+    choice = (box or st.sidebar).selectbox(f.label, options=list(DISTRIBUTIONS), key=f.name,
                                   format_func=lambda k: DISTRIBUTIONS[k].label, on_change=_on_change_single,
                                   help=f.help)
     chosen = kept if kept and kept[0] == choice else (choice,)
