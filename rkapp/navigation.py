@@ -63,12 +63,18 @@ def run() -> None:
     pages = [st.Page(str(PAGES_DIR / e.file), title=e.title, url_path=e.url_path) for e in PAGES]
     # Streamlit's own page list is hidden (position "top" is overridden by the pages/ folder's sidebar list,
     # which pushed the settings 500 px down): page_menu() lists the pages in one collapsed row instead
+    st.session_state[_MENU_KEY] = True
     st.navigation([home, *pages], position="hidden").run()
+
+
+_MENU_KEY = "_rk_navigation"  # set by run(): the pages are registered (a page run alone, as in AppTest, has none)
 
 
 def page_menu() -> None:
     """The pages as links in a collapsed "Pages" menu at the top of the sidebar (one row tall, so the
     settings a page needs, D and the seed included, sit near the top of the sidebar)."""
+    if not st.session_state.get(_MENU_KEY):
+        return
     with st.sidebar.expander("Pages", icon=":material/menu:"):
         st.page_link(str(PAGES_DIR / HOME), label="Home", icon=":material/home:")
         for entry in PAGES:

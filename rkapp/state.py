@@ -108,6 +108,8 @@ _TABLE: list[Field] = [
     # ---- the frame: presenter mode (larger type, sidebar collapsed, one chart per row) and the story's step
     Field("presenter", False, "Presenter mode", view=False,
           help="Larger type, sidebar collapsed, one chart per row: for a projector. Kept in the URL (presenter=true)."),
+    Field("upload", "", "Uploaded file", view=False,
+          help="The key of an uploaded file kept on the server (rkapp.uploads): a reload finds the file again."),
     Field("story_step", 1, "Story step", lambda: list(range(1, 6)), view=False, page="Story"),
     # ---- page-specific settings (choices and bounds are given where the page draws them)
     *_page("Error bounds", ("eb_eps", 1e-3), ("eb_delta", 0.05), ("eb_D", 256), ("eb_trials", 10)),

@@ -20,9 +20,12 @@ from rkcore.registry import KERNELS, MAPS, KernelSpec, maps_for
 from rkcore.spec import FAMILY_SOURCES, UPLOAD, dataset_label, is_csv
 from rkcore.views import format_bytes
 
-from .guard import literal, show_error
+from . import uploads
+from .guard import literal, show_error, show_warning
 from .layout import record_settings
-from .state import FIELDS, NO_TARGET, VIEW_FIELDS, ViewSpec, check, is_stored, read_url, store, stored, write_url
+from .state import (
+    FIELDS, NO_TARGET, VIEW_FIELDS, ViewSpec, check, is_stored, quoted, read_url, store, stored, write_url,
+)
 
 
 def _let_non_finite_numbers_through() -> None:
@@ -110,13 +113,29 @@ def _upload_section(box=None) -> tuple[str, str] | None:
     file = box.file_uploader("CSV (header row) or LIBSVM file", type=["csv", "txt", "svm", "libsvm", "svmlight"],
                                     key="upload_file", help="CSV: numeric feature columns plus an optional target "
                                     "column. LIBSVM: 'label index:value ...' lines.")
+    linked = str(st.query_params.get("upload", ""))
     if file is not None:
         ss[UPLOAD_STATE_KEY] = (file.name, file.getvalue())
+    elif not ss.get(UPLOAD_STATE_KEY) and linked:
+        kept = uploads.find(linked)
+        if kept is not None:  # a reload (a new session) of a page whose file this server still holds
+            ss[UPLOAD_STATE_KEY] = kept
+            box.caption(f"{literal(kept[0])} found again on the server (kept {uploads.TTL_SECONDS // 3600} h "
+                        "after its last use).")
+        else:
+            show_warning(f"This link refers to an uploaded file (upload = {quoted(linked)}) that this server no "
+                         "longer holds: a link carries the file's key, not the file, and uploads are kept for "
+                         f"{uploads.TTL_SECONDS // 3600} h on the server that received them. Upload the file again.")
     upload = ss.get(UPLOAD_STATE_KEY)
     if not upload:
         box.info("Upload a file to use it; until then the page explains what is missing.")
         return None
     name, content = upload
+    key = uploads.keep(name, content)
+    write_url(FIELDS["upload"], key or "")
+    if key is None:
+        box.caption(f"Too large to keep for a reload (over {format_bytes(uploads.MAX_ENTRY_BYTES)}): after F5, "
+                    "upload it again.")
     ref = (name, hashlib.sha1(content).hexdigest())
     box.caption(f"Using **{literal(name)}** ({format_bytes(len(content))}).")
     if not is_csv(name):
@@ -221,6 +240,7 @@ def sidebar(*, data: bool = True, n: bool = True, n_max: int = 5000, kernel: boo
     sb.caption(":material/link: The page URL holds these settings: copy it to share this exact view.")
     if values["dataset"] != UPLOAD:
         values["target"] = NO_TARGET
+        write_url(FIELDS["upload"], "")  # the file's key goes with the upload choice
     record_settings(_shown_settings(values, data=data, n=n, kernel=kernel, maps=maps,
                                     distributions=distributions, D=D, seed=seed))
     return ViewSpec(**values)

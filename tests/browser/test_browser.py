@@ -100,8 +100,19 @@ def wait_until_idle(page, timeout_ms: int = 90_000) -> None:
     """Wait for the script run to finish (the status widget disappears) and for plotly to draw."""
     page.wait_for_selector('[data-testid="stApp"]', timeout=timeout_ms)
     page.wait_for_timeout(500)
+    # the app's own script state: the status widget shows only after a delay, so its absence proved nothing
     page.wait_for_function(
-        "() => !document.querySelector('[data-testid=\"stStatusWidget\"]')", timeout=timeout_ms)
+        "() => document.querySelector('[data-testid=\"stApp\"]')?.getAttribute('data-test-script-state') "
+        "=== 'notRunning' && !document.querySelector('[data-testid=\"stStatusWidget\"]')", timeout=timeout_ms)
+
+
+def open_page_menu(page):
+    """The sidebar's collapsed "Pages" menu, opened; returns its expander (the page links are inside)."""
+    menu = page.locator('[data-testid="stSidebar"] [data-testid="stExpander"]').filter(has_text="Pages").first
+    if menu.locator('[data-testid="stPageLink"]').first.is_hidden():
+        menu.locator("summary").click()
+    menu.locator('[data-testid="stPageLink"]').first.wait_for(timeout=10_000)
+    return menu
 
 
 def screenshot(page, name: str) -> None:
@@ -323,7 +334,7 @@ def test_settings_follow_to_another_page(server, browser_page):
     field.press("Enter")
     page.wait_for_function("() => window.location.search.includes('degree=3')", timeout=30_000)
     wait_until_idle(page)
-    page.locator('[data-testid="stSidebar"]').get_by_role("link", name="Itemsets").click()
+    open_page_menu(page).get_by_role("link", name="Itemsets").click()
     page.wait_for_url("**/Itemsets**", timeout=30_000)
     wait_until_idle(page)
     page.wait_for_selector(".js-plotly-plot .main-svg", timeout=90_000)
@@ -379,7 +390,31 @@ def test_old_link_deep_links_the_page_with_its_settings(server, browser_page):
     assert "itemsets of size 3" in body_text(page)
     page.wait_for_function("() => window.location.search.includes('degree=3')", timeout=30_000)
     assert "dataset=wine" in page.url and "ds=" not in page.url and "m=3" not in page.url.replace("degree=3", "")
-    nav = page.locator('[data-testid="stSidebarNav"]')
+    nav = open_page_menu(page)
     for path in page_files()[1:]:
         assert nav.get_by_role("link", name=path.stem.split("_", 1)[1].replace("_", " "), exact=True).count() == 1
     assert_no_exception(page, "old link to Itemsets")
+
+
+def test_sidebar_puts_D_and_the_seed_on_the_first_screen(server, browser_page):
+    """At 1280x720 the settings a page changes live sit on the first screen of the sidebar (Streamlit's
+    list of the pages used to push D to ~1,570 px); the Pages menu deep-links a page with the settings."""
+    page = browser_page
+    page.set_viewport_size(PROJECTOR)
+    page.goto(f"{server}/Gram_matrices?D=512&seed=3", wait_until="domcontentloaded")
+    wait_until_idle(page)
+    page.wait_for_selector(".js-plotly-plot .main-svg", timeout=90_000)
+    assert page.locator('[data-testid="stSidebarNav"]').count() == 0
+    tops = page.evaluate("""() => Object.fromEntries([...document.querySelectorAll(
+        '[data-testid="stSidebar"] [data-testid="stNumberInput"]')].map(e => [e.innerText.split('\\n')[0],
+        e.getBoundingClientRect().bottom]))""")
+    assert tops["D (random features)"] < PROJECTOR["height"] - 20, tops
+    assert tops["Seed"] < PROJECTOR["height"] - 20, tops
+    assert page.locator('[data-testid="stSidebar"] input[aria-label="D (random features)"]').input_value() == "512"
+    # a link of the menu opens its page; the settings go along (session) and into its URL
+    open_page_menu(page).get_by_role("link", name="Random projections", exact=True).click()
+    page.wait_for_url("**/Random_projections**", timeout=30_000)
+    wait_until_idle(page)
+    assert page.locator("h1").first.inner_text().strip() == "Random projections"
+    page.wait_for_function("() => window.location.search.includes('seed=3')", timeout=30_000)
+    assert_no_exception(page, "Random projections from the Pages menu")
