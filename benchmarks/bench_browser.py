@@ -109,9 +109,10 @@ def main(argv=None) -> int:
     ap.add_argument("--port", type=int, default=None)
     ap.add_argument("--before", type=Path, default=None, help="a checkout of the previous version to compare")
     ap.add_argument("--before-port", type=int, default=None)
+    ap.add_argument("--after", type=Path, default=REPO, help="the checkout to time (default: this one)")
     args = ap.parse_args(argv)
     pages = args.pages or ["", *[p.url_path for p in PAGES]]
-    versions = {"after": (REPO, args.port or _free_port())}
+    versions = {"after": (args.after.resolve(), args.port or _free_port())}
     if args.before:
         versions["before"] = (args.before.resolve(), args.before_port or _free_port())
     servers = {name: start_server(repo, port) for name, (repo, port) in versions.items()}
