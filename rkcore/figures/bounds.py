@@ -144,7 +144,7 @@ def bounds_note(bounds_eps: pd.DataFrame, needed: pd.DataFrame, *, D: int, max_e
     metric), where each dashed bound of the ε chart leaves 1 (``bounds_eps``), and the lemmas' D beside
     the measured one (``needed``, :func:`rkcore.bounds.required_components`)."""
     starts = first_informative_eps(bounds_eps)
-    named = [(LEMMA_LABELS[k].split(" (")[0], v) for k, v in starts.items()]
+    named = [(LEMMA_LABELS[k].split(" bound")[0], v) for k, v in starts.items()]
     said = "; ".join(f"{name} from ε = {v:.3g} ({v / max_error:.3g}× that error)" if np.isfinite(v)
                      else f"{name} not for any ε up to {bounds_eps['eps'].max():.3g}" for name, v in named)
     text = (f"At D = {D:,} the largest |E| any pair reached in {trials} random maps is {max_error:.3g}: the "
@@ -153,7 +153,7 @@ def bounds_note(bounds_eps: pd.DataFrame, needed: pd.DataFrame, *, D: int, max_e
     finite = needed[np.isfinite(needed["ratio"])]
     if len(finite):
         best = finite.loc[finite["D_bound"].idxmin()]
-        text += (f" The tightest lemma here, {LEMMA_LABELS[best.lemma].split(' (')[0]}, asks for D = "
+        text += (f" The tightest here, {LEMMA_LABELS[best.lemma].split(' bound')[0]}, asks for D = "
                  f"{sci(best.D_bound)}, {sci(best.ratio)}× the D measured to suffice.")
     text += (" The bounds hold for every pair in the L1 ball (Lemma 1 pays $e^{4R}$, Lemma 3 $R^{4m}$, Lemma 2 "
              "all pairs at once), so they prove the rate, not the constant.")

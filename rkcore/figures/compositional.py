@@ -140,12 +140,12 @@ def compositional_summary(df: pd.DataFrame, metric: str) -> pd.DataFrame:
 def compositional_note(summary: pd.DataFrame, df: pd.DataFrame) -> str:
     """The Compositional page's "what to notice" from its summary table (:func:`compositional_summary`)
     and the draws per stored feature it charts (``draws_per_feature`` rows of ``df``)."""
-    from .foundations import loglog_slope
+    from .foundations import loglog_slope, signed
 
     first, last = summary.iloc[0], summary.iloc[-1]
     modes = [m for m in summary.columns if m in DEDUP_LABELS]
     short = {"none": "i.i.d. draws", "unbiased": "Des Raj weights", "counts": "multiplicity weights"}
-    slopes = "; ".join(f"{short[m]}: log-log slope {loglog_slope(summary['D'], summary[m]):.2f}"
+    slopes = "; ".join(f"{short[m]}: log-log slope {signed(loglog_slope(summary['D'], summary[m]))}"
                        for m in modes)
     text = f"Fitted over D = {int(first.D):,} … {int(last.D):,} ({slopes}; 1/√D would be −0.50)."
     ratio = "error ratio (none / de-dup)"

@@ -193,6 +193,11 @@ def kernel_trick_note(summary: pd.DataFrame, slope: float, kind_label: str) -> s
             "small d are paid; the formula reads only the d inputs.")
 
 
+def signed(x: float, digits: int = 2) -> str:
+    """A number with a typographic minus (−0.51, not -0.51), as the notes print slopes."""
+    return f"{x:.{digits}f}".replace("-", "−")
+
+
 def loglog_slope(x, y) -> float:
     """Least-squares slope of log y against log x (NaN with fewer than two positive points)."""
     x, y = np.asarray(x, float), np.asarray(y, float)
@@ -226,7 +231,7 @@ def rff_note(summary: pd.DataFrame) -> str:
     return (f"The median error falls from {first['median error']:.3g} at D = {int(first.D):,} to "
             f"{last['median error']:.3g} at D = {int(last.D):,}: {last.D / first.D:,.0f}× more features, "
             f"{first['median error'] / last['median error']:.3g}× smaller error. The fitted log-log slope is "
-            f"{slope:.2f}, {verdict} (a 1/√D law gives {np.sqrt(last.D / first.D):.3g}× here). The table's last "
+            f"{signed(slope)}, {verdict} (a 1/√D law gives {np.sqrt(last.D / first.D):.3g}× here). The table's last "
             f"column, median × √D, stays between {scaled.min():.3g} and {scaled.max():.3g} "
             f"({spread:.2f}× apart). The 10–90% band spans {width0:.0%} of the median at D = {int(first.D):,} "
             f"and {width1:.0%} at D = {int(last.D):,}. Set γ by hand to see how the bandwidth moves these numbers.")
