@@ -106,7 +106,7 @@ def rff_error_figure(df: pd.DataFrame, metric: str = "rel_fro", *, title: str | 
     if sub.empty:
         raise ValueError(f"No rows with metric {metric!r}; available: {sorted(df['metric'].unique())}.")
     q = quantiles(sub, ["D"])
-    fig = new_figure(title or "Random Fourier features: Gaussian kernel approximation error vs D", height=500)
+    fig = new_figure(title or "Random Fourier features: Gaussian-kernel error vs D", height=500)
     add_band(fig, q["D"], q["q10"], q["q50"], q["q90"], name="RFF (median over trials)", color=PALETTE[0])
     guide = reference_slope(q["D"], q["q50"].iloc[0], q["D"].iloc[0])
     fig.add_trace(go.Scatter(x=q["D"], y=guide, mode="lines", name="∝ 1/√D (guide)",
