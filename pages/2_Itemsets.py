@@ -1,7 +1,10 @@
 """Itemsets: what the family S contains, its explicit feature map phi_S, and K_S = <phi_S, phi_S>."""
 import streamlit as st
 
-from rkapp import chart, formula, guarded, literal, load_data, notice, page, reproduce, show_warning, sidebar, table
+from rkapp import (
+    chart, formula, guarded, literal, load_data, notice, page, reproduce, run_or_wait, show_warning, sidebar, table,
+)
+from rkcore.costs import itemsets_view_cost
 from rkcore.figures.itemsets import family_counts_figure
 from rkcore.registry import ITEMSET_KERNELS
 from rkcore.views import (
@@ -27,7 +30,10 @@ family = None
 with guarded("the itemset family"):
     data = load_data(view)
     d = data.X.shape[1]
-    family = view.itemset_family(data)
+    candidate = view.itemset_family(data)  # its counts are exact arithmetic: nothing enumerated yet
+    run_or_wait(itemsets_view_cost(candidate, LISTING_LIMIT, EXPLICIT_MAX), key="is", params=view,
+                what="the itemset views", fits="Use fewer features (columns) or a smaller degree.")
+    family = candidate
     counts = family_counts(family)
     what, c1, c2, c3 = st.columns([4, 1, 1, 1], vertical_alignment="center")
     with what:

@@ -12,7 +12,11 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass
 
+from .accuracy import estimate_seconds as accuracy_estimate_seconds
+from .accuracy import total_seconds as accuracy_total_seconds
+from .itemsets import MAX_ENUMERATION
 from .limits import format_bytes, nbytes
+from .timing import estimate_seconds as timing_estimate_seconds
 
 # Calibrated by benchmarks/bench_run_estimates.py on the shared 2-core machine: at load average ~17 (six
 # sessions at work) runs take about twice these estimates, on a quiet machine about half of them.
@@ -174,3 +178,51 @@ def kernel_trick_cost(n_features, d_list, n: int, degree: int, repeats: int) -> 
                   for F, d in zip(n_features, d_list))
     F_max = max(n_features, default=1)
     return section("kernel trick timings", seconds, nbytes((n, F_max), (2, n, n)))
+
+
+# ---------------------------------------------------------------------------- the measurement pages
+def timing_cost(map_keys, d_list, D_at: int, D_list, d_at: int, n: int, degree: int, repeats: int) -> RunCost:
+    """Timing page: both sweeps of :func:`rkcore.timing.time_maps`, every (map, setting) cell a warm-up and
+    ``repeats`` timed runs of fit (drawing the weights) and transform (the registry's operation counts),
+    and the data X, features Z, weights (× m for RM) and Nystroem's D × D of the largest cell."""
+    map_keys = list(map_keys)
+    cells = [(d, int(D_at)) for d in d_list] + [(int(d_at), D) for D in D_list]
+    runs = 1 + int(repeats)
+    draws = sum(RNG_SECONDS * d * D * (int(degree) if key in ("rk", "rm") else 1) for key in map_keys for d, D in cells)
+    seconds = timing_estimate_seconds(map_keys, d_list, D_at, D_list, d_at, n, degree, repeats) + runs * draws
+    d_max, D_max = max(d for d, _ in cells), max(D for _, D in cells)
+    weights = max(d * D for d, D in cells) * (int(degree) if "rm" in map_keys else 1)
+    peak = nbytes((n, d_max), (n, D_max), (weights,), (D_max if "nystroem" in map_keys else 0, D_max))
+    return section("timings", seconds, peak)
+
+
+def classifier_cost(method_keys, n_train: int, n_test: int, d: int, D_list, spec, trials: int,
+                    n_C: int) -> RunCost:
+    """Classifiers page: :func:`rkcore.accuracy.accuracy_study` from the methods' cost models (every fit
+    and prediction, the trials of randomized methods, C validation with the exact SVMs), and the exact
+    SVM's n_train² Gram next to the largest features Z and RK weights."""
+    D_max = max(int(D) for D in D_list)
+    per_fit = accuracy_estimate_seconds(method_keys, n_train, n_test, d, D_list, spec.degree)
+    seconds = accuracy_total_seconds(per_fit, int(trials), n_train, d, spec, n_C=n_C)
+    exact = any(key in ("kernel_svm", "poly_svm") for key in method_keys)
+    peak = nbytes((n_train if exact else 0, n_train), (n_train + n_test, D_max), (D_max, d))
+    return section("classifier study", seconds, peak)
+
+
+def itemsets_view_cost(family, listing_limit: int, explicit_max: int) -> RunCost:
+    """Itemsets page: the counts by size (log-binomials and exact integers per size), the listing (the
+    family enumerated when it has at most MAX_ENUMERATION itemsets, else the head of each size), the
+    restriction of φ_S to at most ``explicit_max`` columns (one count per candidate d′, from d down) and
+    the kernel check (6 pairs × the restricted family). All of it grows with d and the number of sizes,
+    never with |S|."""
+    d, kind = family.d, family.kind
+    sizes = d + 1 if kind == "all_subsets" else max(int(family.max_size), 1) + 1
+    n_itemsets = family.n_itemsets  # an exact int (or inf): compared, never converted to float
+    listed = int(n_itemsets) if n_itemsets <= MAX_ENUMERATION else listing_limit
+    restricting = (d if n_itemsets > explicit_max else 0) * (3e-6 if kind == "all_subsets" else 1.5e-4)
+    seconds = (4 * CALL_SECONDS + sizes * 7e-5  # counts by size, and the heads of each size
+               + listed * 1.2e-5                # enumerating itemsets for the listing
+               + restricting                    # the largest d′ whose family fits explicit_max columns
+               + explicit_max * 1e-5)           # φ_S of the shown rows and the check's pairs
+    peak = nbytes((listed, 8), (2 * 6, explicit_max), (sizes, 4)) + listed * TIDY_ROW_BYTES
+    return section("itemset family views", seconds, peak)
