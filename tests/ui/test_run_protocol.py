@@ -88,9 +88,7 @@ def test_measurement_pages_never_autorun_and_keep_their_result(run_page, page, k
 @pytest.mark.parametrize("page, query", [
     (TIMING, dict(tm_maps="rk", tm_d="2048,4096", tm_Dfix="8192", tm_n=2000, tm_rep=9)),
     (TIMING, dict(tm_maps="rk,rm,nystroem", tm_d="4096,8192", tm_Dfix="16384", tm_n=2000, tm_rep=9)),
-    (CLASSIFIERS, dict(n=20000, ds="interactions", cl_methods="kernel_svm,poly_svm,rk", cl_mult="16,32",
-                       cl_trials=10)),
-])
+])  # Classifiers' refusal: tests/pages/test_pages_studies.py::test_classifiers_bad_inputs
 def test_measurement_refusals_name_what_fits(run_page, page, query):
     at = run_page(page, **query)
     assert not at.exception
