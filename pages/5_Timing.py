@@ -5,7 +5,7 @@ from threadpoolctl import threadpool_limits
 
 from rkapp import (
     chart, formula, guarded, kept_measurement, largest_fitting, measure_on_press, notice, page, persistent_widget,
-    refuse_beyond_limits, reproduce, show_measurement, sidebar, table,
+    refuse_beyond_limits, reproduce, shared_figure, show_measurement, sidebar, table,
 )
 from rkcore.costs import timing_cost
 from rkcore.figures.timing import predicted_figure, timing_figure, timing_note
@@ -112,10 +112,12 @@ with guarded("the timings"):
     pred_d = predicted_operations(maps, "d", d_list, D=D_at, degree=m)
     pred_D = predicted_operations(maps, "D", D_list, d=d_at, degree=m)
     with left:
-        chart(predicted_figure(pred_d, "d", title=f"Predicted cost vs d (D = {D_at:,}, m = {m})"), pred_d,
+        chart(shared_figure(predicted_figure, pred_d, "d", title=f"Predicted cost vs d (D = {D_at:,}, m = {m})"),
+              pred_d,
               "Predicted cost vs input dimension d")
     with right:
-        chart(predicted_figure(pred_D, "D", title=f"Predicted cost vs D (d = {d_at:,}, m = {m})"), pred_D,
+        chart(shared_figure(predicted_figure, pred_D, "D", title=f"Predicted cost vs D (d = {d_at:,}, m = {m})"),
+              pred_D,
               "Predicted cost vs feature count D")
     st.caption("What the formulas predict, constants dropped: compare the slopes with the measurement, not the heights. "
                "A slope that drops towards 0 (SCRK in d) is logarithmic growth.")
@@ -138,9 +140,11 @@ if measured is not None:
         by_d, by_D = df[df["sweep"] == "d"], df[df["sweep"] == "D"]
         left, right = st.columns(2)
         with left:
-            chart(timing_figure(by_d, "d", slopes=growth_exponent(by_d, "d")), by_d, "Timings vs input dimension d")
+            chart(shared_figure(timing_figure, by_d, "d", slopes=growth_exponent(by_d, "d")), by_d,
+                  "Timings vs input dimension d")
         with right:
-            chart(timing_figure(by_D, "D", slopes=growth_exponent(by_D, "D")), by_D, "Timings vs feature count D")
+            chart(shared_figure(timing_figure, by_D, "D", slopes=growth_exponent(by_D, "D")), by_D,
+                  "Timings vs feature count D")
         slopes = pd.concat([growth_exponent(by_d, "d").assign(along="d"), growth_exponent(by_D, "D").assign(along="D")],
                            ignore_index=True)
         slopes["map"] = [MAPS[k].short_label for k in slopes["map"]]

@@ -9,7 +9,7 @@ from threadpoolctl import threadpool_limits
 
 from rkapp import (
     chart, escape_markdown, formula, guarded, kept_measurement, largest_fitting, load_data, measure_on_press, notice,
-    page, persistent_widget, reproduce, run_requested, show_measurement, sidebar, table,
+    page, persistent_widget, reproduce, run_requested, shared_figure, show_measurement, sidebar, table,
 )
 from rkcore.accuracy import METHODS, accuracy_study, split_sizes
 from rkcore.accuracy import estimate_seconds as estimates
@@ -106,7 +106,7 @@ with guarded("the classifier study"):
     est = estimates(methods, n_train, n_test, d, D_list, spec.degree)
 
     def estimate_chart():
-        chart(estimate_figure(est, log2_x=log2_x), est, "Estimated cost per fit",
+        chart(shared_figure(estimate_figure, est, log2_x=log2_x), est, "Estimated cost per fit",
               caption="Rough per-fit estimates from timings of these methods on the built-in data (machine "
                       "shared, so expect ±3×); run the study for real numbers.")
 
@@ -136,10 +136,10 @@ if measured is not None:
                            f"{(best['accuracy'] - exact['accuracy'].iloc[0]) * 100:+.1f} points vs exact",
                      delta_color="off", delta_arrow="off")
             c.metric("Its training time / the kernel SVM's", f"{best['train s'] / exact['train s'].iloc[0]:.2g}×")
-        chart(accuracy_figure(df, log2_x=log2_x), df, "Test accuracy vs D",
+        chart(shared_figure(accuracy_figure, df, log2_x=log2_x), df, "Test accuracy vs D",
               caption="Lines against D: mean over trials, band ± std. Horizontal lines: methods without random "
                       "features (they do not depend on D), band ± std over their trials.")
-        chart(time_figure(df, log2_x=log2_x), df, "Training and testing time vs D",
+        chart(shared_figure(time_figure, df, log2_x=log2_x), df, "Training and testing time vs D",
               caption="Wall-clock seconds of fit (training, mapping included) and predict (testing) per fit, mean over "
                       "trials.")
         table(summary, "Classifier summary", caption="Means over trials per method and D.",
