@@ -39,8 +39,22 @@ CASES = [
     ("Random projections", "n=1000, m≤1024, 40 draws", dict(kind="rp", n=1000, m_max=1024, trials=40)),
     ("Compositional", "n=200, D≤512, 4 trials", dict(kind="ck", n=200, D_max=512, trials=4)),
     ("Compositional", "n=500, D≤1024, 10 trials", dict(kind="ck", n=500, D_max=1024, trials=10)),
+    ("Timing", "RK+SCRK, n=200, d≤512, D≤2048, 3 repeats",
+     dict(kind="timing", n=200, maps=["rk", "scrk"], d_list=[64, 128, 256, 512], D_at=1024,
+          D_list=[256, 512, 1024, 2048], d_at=128, repeats=3)),
+    ("Timing", "RK+SCRK+TS, n=1000, d≤2048, D≤4096, 3 repeats",
+     dict(kind="timing", n=1000, maps=["rk", "scrk", "ts"], d_list=[256, 512, 1024, 2048], D_at=2048,
+          D_list=[512, 1024, 2048, 4096], d_at=512, repeats=3)),
+    ("Classifiers", "n=1000, SVM+RK, D=2d,4d, 2 trials",
+     dict(kind="classifiers", n=1000, methods=["kernel_svm", "rk"], multiples=[2, 4], trials=2)),
+    ("Classifiers", "n=4000, SVM+RK+SCRK+FM, D=2d…16d, 3 trials",
+     dict(kind="classifiers", n=4000, methods=["kernel_svm", "rk", "scrk", "fm"], multiples=[2, 4, 8, 16],
+          trials=3)),
+    ("Itemsets", "all subsets of 1,500 columns", dict(kind="itemsets", n=200, d=1500, kernel="all_subsets", degree=2)),
+    ("Itemsets", "up to degree 20 of 10,000 columns", dict(kind="itemsets", n=50, d=10000, kernel="up_to", degree=20)),
+    ("Itemsets", "ANOVA m=3 of 60 columns", dict(kind="itemsets", n=200, d=60, kernel="anova", degree=3)),
 ]
-QUICK = {0, 3, 5, 7, 9, 11}
+QUICK = {0, 3, 5, 7, 9, 11, 13, 15, 17}
 
 
 def _memory_kb(field: str) -> int:
@@ -136,6 +150,44 @@ def child(case: dict) -> dict:
             skel.kernel(Xp)
             CompositionalFeatures(skel, 128, dedup="unbiased", random_state=0).fit(Xp).kernel_estimate(Xp)
             compositional_error_curve(Xp, skel, D_list, trials=case["trials"], seed=0, dedup_modes=("none", "unbiased"))
+    elif kind == "timing":
+        from rkcore.timing import time_maps
+
+        args = (case["maps"], case["d_list"], case["D_at"], case["D_list"], case["d_at"], n, 2, case["repeats"])
+        cost = costs.timing_cost(*args)
+
+        def work():  # the page's two sweeps (pages/5_Timing.py run_timings)
+            time_maps(case["maps"], case["d_list"], [case["D_at"]], [n], kernel_degree=2, repeats=case["repeats"],
+                      warmup=1, random_state=0)
+            time_maps(case["maps"], [case["d_at"]], case["D_list"], [n], kernel_degree=2, repeats=case["repeats"],
+                      warmup=1, random_state=0)
+    elif kind == "classifiers":
+        from rkcore.accuracy import accuracy_study, split_sizes
+
+        split, C_grid = (0.5, 0.1, 0.4), (0.1, 1.0, 10.0, 100.0, 1000.0)  # pages/6_Classifiers.py
+        D_list = [m * d for m in case["multiples"]]
+        n_train, _, n_test = split_sizes(n, split)
+        cost = costs.classifier_cost(case["methods"], n_train, n_test, d, D_list, spec, case["trials"], len(C_grid))
+
+        def work():
+            accuracy_study((data.X, data.y), case["methods"], D_list, case["trials"], kernel=spec, split=split,
+                           C_grid=C_grid, random_state=0)
+    elif kind == "itemsets":
+        from rkcore.itemsets import family_from_spec
+        from rkcore.views import (
+            explicit_feature_table, explicit_view_family, family_counts, family_listing, kernel_check,
+        )
+
+        family = family_from_spec(case["kernel"], case["d"], case["degree"])
+        Xw = np.random.default_rng(0).standard_normal((n, case["d"]))
+        cost = costs.itemsets_view_cost(family, 200, 4096)
+
+        def work():  # pages/2_Itemsets.py
+            family_counts(family)
+            family_listing(family, limit=200)
+            sub = explicit_view_family(family, max_itemsets=4096)
+            explicit_feature_table(Xw[:, :sub.d], sub, rows=5, max_columns=8)
+            kernel_check(Xw[:, :sub.d], sub, n_pairs=6, random_state=0)
     base = _memory_kb("VmRSS")
     with threadpool_limits(limits=1, user_api="blas"):
         started = time.perf_counter()

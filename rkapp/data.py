@@ -2,7 +2,7 @@
 figures built from it, built once per input for every session of the server (:func:`shared_figure`)."""
 from __future__ import annotations
 
-from typing import Callable
+from typing import Callable, Hashable
 
 import plotly.graph_objects as go
 import streamlit as st
@@ -33,16 +33,19 @@ def load_data(view):
 
 
 @st.cache_data(max_entries=FIGURE_CACHE_ENTRIES, ttl=FIGURE_CACHE_TTL, show_spinner=False)
-def _figure_spec(name: str, args: tuple, kwargs: dict, _build: Callable[..., go.Figure]) -> dict:
-    """The figure's JSON (data + layout), keyed by the builder's name and its inputs (``_build`` itself is
-    not hashed: ``name`` stands for it)."""
-    return _build(*args, **kwargs).to_plotly_json()
+def _figure_spec(name: str, key, _args: tuple, _kwargs: dict, _build: Callable[..., go.Figure]) -> dict:
+    """The figure's JSON (data + layout), keyed by the builder's name and ``key`` (the underscored
+    arguments are not hashed: ``name`` and ``key`` stand for them)."""
+    return _build(*_args, **_kwargs).to_plotly_json()
 
 
-def shared_figure(build: Callable[..., go.Figure], *args, **kwargs) -> go.Figure:
+def shared_figure(build: Callable[..., go.Figure], *args, cache_key: Hashable = None, **kwargs) -> go.Figure:
     """``build(*args, **kwargs)``, a pure function from data to a plotly figure (:mod:`rkcore.figures`),
     built once per distinct input for every session, then handed out as a new figure each time (the
-    page may still adjust it: titles wrapped, presenter mode). The spec was validated when it was built,
-    so the copy skips plotly's validation (most of the cost of building a figure)."""
-    spec = _figure_spec(f"{build.__module__}.{build.__qualname__}", args, kwargs, build)
+    page may still adjust it: titles wrapped, presenter mode). ``cache_key``: settings that determine
+    every input (e.g. the page's ViewSpec, which carries an upload's digest), so large inputs are not
+    hashed on every rerun; without it the inputs themselves are the key. The spec was validated when it
+    was built, so the copy skips plotly's validation (most of the cost of building a figure)."""
+    key = ("inputs", args, kwargs) if cache_key is None else ("settings", cache_key)
+    spec = _figure_spec(f"{build.__module__}.{build.__qualname__}", key, args, kwargs, build)
     return go.Figure(spec, _validate=False)
