@@ -42,9 +42,9 @@ CASES = [
     ("Timing", "RK+SCRK, n=200, d≤512, D≤2048, 3 repeats",
      dict(kind="timing", n=200, maps=["rk", "scrk"], d_list=[64, 128, 256, 512], D_at=1024,
           D_list=[256, 512, 1024, 2048], d_at=128, repeats=3)),
-    ("Timing", "RK+SCRK+TS, n=1000, d≤2048, D≤4096, 3 repeats",
-     dict(kind="timing", n=1000, maps=["rk", "scrk", "ts"], d_list=[256, 512, 1024, 2048], D_at=2048,
-          D_list=[512, 1024, 2048, 4096], d_at=512, repeats=3)),
+    ("Timing", "RK+SCRK+TS, n=500, d≤1024, D≤2048, 3 repeats",
+     dict(kind="timing", n=500, maps=["rk", "scrk", "ts"], d_list=[128, 256, 512, 1024], D_at=1024,
+          D_list=[256, 512, 1024, 2048], d_at=256, repeats=3)),
     ("Classifiers", "n=1000, SVM+RK, D=2d,4d, 2 trials",
      dict(kind="classifiers", n=1000, methods=["kernel_svm", "rk"], multiples=[2, 4], trials=2)),
     ("Classifiers", "n=4000, SVM+RK+SCRK+FM, D=2d…16d, 3 trials",
@@ -215,11 +215,12 @@ def main() -> None:
     parser.add_argument("--child")
     parser.add_argument("--quick", action="store_true")
     parser.add_argument("--repeats", type=int, default=1)
+    parser.add_argument("--pages", nargs="+", help="only the cases of these pages (e.g. Timing Itemsets)")
     args = parser.parse_args()
     if args.child:
         print(json.dumps(child(json.loads(args.child))))
         return
-    cases = [c for i, c in enumerate(CASES) if not args.quick or i in QUICK]
+    cases = [c for i, c in enumerate(CASES) if (not args.quick or i in QUICK) and (not args.pages or c[0] in args.pages)]
     results = {i: [] for i in range(len(cases))}
     load = os.getloadavg()[0]
     for _ in range(args.repeats):  # interleaved repeats
@@ -227,7 +228,8 @@ def main() -> None:
             results[i].append(run_case(case))
             print(cases[i][0], cases[i][1], results[i][-1], flush=True)
     lines = ["# Run estimates vs measured runs", "",
-             f"`python benchmarks/bench_run_estimates.py{' --quick' if args.quick else ''} --repeats {args.repeats}`; "
+             f"`python benchmarks/bench_run_estimates.py{' --quick' if args.quick else ''} --repeats {args.repeats}"
+             f"{' --pages ' + ' '.join(args.pages) if args.pages else ''}`; "
              f"load average at start {load:.1f} (2 cores, shared); one BLAS thread as on the pages; median of the "
              "repeats, each in a fresh process. Ratio = estimate / measured (target 0.5 … 2).", "",
              "| page | settings | estimated s | measured s | ratio | estimated MB | measured peak MB | ratio |",
