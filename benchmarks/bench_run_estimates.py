@@ -190,11 +190,12 @@ def child(case: dict) -> dict:
             kernel_check(Xw[:, :sub.d], sub, n_pairs=6, random_state=0)
     base = _memory_kb("VmRSS")
     with threadpool_limits(limits=1, user_api="blas"):
-        started = time.perf_counter()
+        started, cpu_started = time.perf_counter(), time.process_time()
         work()
-        seconds = time.perf_counter() - started
+        seconds, cpu = time.perf_counter() - started, time.process_time() - cpu_started
     peak = (_memory_kb("VmHWM") - base) * 1024
-    return dict(est_seconds=cost.seconds, est_bytes=cost.bytes, seconds=seconds, bytes=max(peak, 0))
+    return dict(est_seconds=cost.seconds, est_bytes=cost.bytes, seconds=seconds, cpu=cpu, bytes=max(peak, 0),
+                load=os.getloadavg()[0])
 
 
 def run_case(case: dict) -> dict:
@@ -232,8 +233,8 @@ def main() -> None:
              f"{' --pages ' + ' '.join(args.pages) if args.pages else ''}`; "
              f"load average at start {load:.1f} (2 cores, shared); one BLAS thread as on the pages; median of the "
              "repeats, each in a fresh process. Ratio = estimate / measured (target 0.5 … 2).", "",
-             "| page | settings | estimated s | measured s | ratio | estimated MB | measured peak MB | ratio |",
-             "|---|---|---:|---:|---:|---:|---:|---:|"]
+             "| page | settings | estimated s | measured s | ratio | CPU s | estimated MB | measured peak MB | ratio |",
+             "|---|---|---:|---:|---:|---:|---:|---:|---:|"]
     within = 0
     for i, (page, label, _) in enumerate(cases):
         rs = results[i]
@@ -243,7 +244,13 @@ def main() -> None:
         rt, rb = es / max(s, 1e-9), eb / max(b, 1.0)
         within += (0.5 <= rt <= 2) + (0.5 <= rb <= 2)
         spread = f" ({min(r['seconds'] for r in rs):.2f}–{max(r['seconds'] for r in rs):.2f})" if len(rs) > 1 else ""
-        lines.append(f"| {page} | {label} | {es:.2f} | {s:.2f}{spread} | {rt:.2f} | {_mb(eb)} | {_mb(b)} | {rb:.2f} |")
+        cpu = statistics.median(r.get("cpu", float("nan")) for r in rs)
+        lines.append(f"| {page} | {label} | {es:.2f} | {s:.2f}{spread} | {rt:.2f} | {cpu:.2f} | {_mb(eb)} | {_mb(b)} "
+                     f"| {rb:.2f} |")
+    loads = [r["load"] for rs in results.values() for r in rs if "load" in r]
+    if loads:
+        lines += ["", f"Load average (1 min) at the end of each case: {min(loads):.1f} to {max(loads):.1f}. CPU s: "
+                  "the case's process time (load-independent, up to cache effects); measured s is wall time."]
     lines += ["", f"{within} of {2 * len(cases)} estimates within 2x. Peak memory below ~30 MB is dominated by the "
               "allocator's granularity (RSS pages), so small-case memory ratios are loose by nature."]
     OUT.parent.mkdir(parents=True, exist_ok=True)

@@ -1,5 +1,6 @@
 """Where a page's compute runs guarded, where every error message and every echo of user text goes
-through, and the per-view memory budget."""
+through, the per-view memory budget, and the run protocol: :func:`run_or_wait` for views (auto-run when
+cheap) and :func:`measure_on_press` for measurement pages (never auto-run, the last result kept)."""
 from __future__ import annotations
 
 import logging

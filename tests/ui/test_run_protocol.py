@@ -16,7 +16,7 @@ def _estimates(at) -> list[str]:
 
 
 def test_long_run_waits_for_its_button_and_the_estimate_goes_away(run_page):
-    at = run_page(DIST, n=200)  # both sections: several seconds
+    at = run_page(DIST, n=200, dv_trials=20, dv_vtrials=300)  # both sections: several seconds
     assert not at.exception
     assert _estimates(at) and not plotly_figures(at)
     assert "pair variances" in _estimates(at)[0], "the estimate covers every section"
