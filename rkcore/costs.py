@@ -106,7 +106,7 @@ def map_transform_seconds(n: float, d: int, D: int, degree: int, map_key: str = 
 def gram_view_cost(n: int, d: int, D: int, kernel: str, degree: int, map_key: str) -> RunCost:
     """Gram page: exact K, the map's Z, K̂ = Z Zᵀ, error statistics, pairs and block averages."""
     seconds = (exact_kernel_seconds(n, n, d, degree, kernel) + map_transform_seconds(n, d, D, degree, map_key)
-               + _gram_product(n, D) + _elements(16 * n * n) + 4 * CALL_SECONDS)
+               + _gram_product(n, D) + _elements(40 * n * n) + 4 * CALL_SECONDS)  # memory-bound n² passes
     return section("exact and approximate Gram matrices", seconds, nbytes((n, d), (n, D), *[(n, n)] * 4))
 
 
@@ -116,7 +116,7 @@ def error_study_cost(n: int, d: int, kernel: str, degree: int, D_list, n_methods
     n² pairs in row blocks against cached exact strips (the exact kernel once)."""
     D_list = [int(D) for D in D_list]
     # measured: about 1 ms of fixed cost per (method, D, trial) cell, not three engine calls
-    per_trial = sum(map_transform_seconds(n, d, D, degree) + _gemm(n, D, n) + _elements(n * n * (8 + n_eps))
+    per_trial = sum(map_transform_seconds(n, d, D, degree) + _gemm(n, D, n) + _elements(n * n * (6 + n_eps / 4))
                     + CALL_SECONDS / 4 for D in D_list)
     seconds = exact_kernel_seconds(n, n, d, degree, kernel) + n_methods * trials * per_trial
     block = min(n, max(1, 64 * 2**20 // (8 * n * (2 * max(degree, 2) + 6))))
@@ -133,7 +133,7 @@ def pair_variance_cost(d: int, kernel: str, degree: int, D_list, n_distributions
     m = max(int(degree), 1)
     draws = n_distributions * var_trials * D_max
     seconds = (exact_kernel_seconds(400, 400, d, degree, kernel)
-               + draws * (RNG_SECONDS * d + 2 * d * m * ELEMENT_SECONDS)  # weights; the 6 points' features
+               + draws * (RNG_SECONDS * d + 3 * d * m * ELEMENT_SECONDS)  # weights; the 6 points' features
                + n_distributions * var_trials * CALL_SECONDS / 10)
     if exact_line:
         seconds += n_distributions * _elements(2000 * d * m * m * 40)  # variance formulas over sampled pairs
