@@ -12,8 +12,7 @@ from rkapp import (
     page, persistent_widget, reproduce, run_requested, shared_figure, show_measurement, sidebar, table,
 )
 from rkcore.accuracy import METHODS, accuracy_study, split_sizes
-from rkcore.accuracy import estimate_seconds as estimates
-from rkcore.costs import classifier_cost
+from rkcore.costs import classifier_cost, classifier_fit_seconds
 from rkcore.figures.accuracy import accuracy_figure, classifier_note, estimate_figure, summary_table, time_figure
 from rkcore.registry import ITEMSET_KERNELS
 
@@ -103,7 +102,7 @@ with guarded("the classifier study"):
     st.caption(f"{escape_markdown(data.description)} n = {n} ({n_train} train / {n_val} validation / {n_test} test, "
                f"seeded split), d = {d}, {classes} classes, {view.normalization}-normalized; "
                f"{escape_markdown(spec.label())} kernel; D ∈ {{{', '.join(map(str, D_list))}}}; {trials} trial(s).")
-    est = estimates(methods, n_train, n_test, d, D_list, spec.degree)
+    est = classifier_fit_seconds(methods, n_train, n_test, d, D_list, spec.degree)
 
     def estimate_chart():
         chart(shared_figure(estimate_figure, est, log2_x=log2_x), est, "Estimated cost per fit",

@@ -36,7 +36,7 @@ TIDY_ROW_SECONDS = 2e-6
 #: by benchmarks/bench_run_estimates.py (load average ~12): studies took about 5x their sum, plus a
 #: fixed cost per fit (splitting, sklearn's set-up, predicting).
 CLASSIFIER_SCALE = 5.0
-FIT_SECONDS = 0.02
+FIT_SECONDS = 0.05
 #: Peak memory of a run beyond its named arrays: numpy temporaries, pandas copies (a factor).
 OVERHEAD = 1.25
 #: Peak memory of any run beyond that: small frames, index arrays, the allocator's granularity.
@@ -210,6 +210,13 @@ def timing_cost(map_keys, d_list, D_at: int, D_list, d_at: int, n: int, degree: 
     peak = nbytes((n, d_max), (n, D_max), (weights,), (D_max if "nystroem" in map_keys else 0, D_max),
                   (sketches, D_max))
     return section("timings", seconds, peak)
+
+
+def classifier_fit_seconds(method_keys, n_train: int, n_test: int, d: int, D_list, degree: int):
+    """Seconds of one fit + prediction per (method, D), as :func:`rkcore.accuracy.estimate_seconds` gives
+    them, calibrated like :func:`classifier_cost` (the Classifiers page's chart of the estimate)."""
+    per_fit = accuracy_estimate_seconds(method_keys, n_train, n_test, d, D_list, degree)
+    return per_fit.assign(seconds=CLASSIFIER_SCALE * per_fit["seconds"] + FIT_SECONDS)
 
 
 def classifier_cost(method_keys, n_train: int, n_test: int, d: int, D_list, spec, trials: int,
