@@ -154,8 +154,8 @@ def measure_on_press(cost: RunCost, run: Callable[[], Any], *, key: str, params,
     """The run protocol of the measurement pages (Timing, Classifiers), whose results are wall-clock times:
     never cached, never taken without the user's go, so this variant never auto-runs. Beyond the time
     ceiling or the memory budget: ValueError naming the estimate and ``fits``, as :func:`run_or_wait`.
-    Otherwise the estimate and the ``label`` button (key ``{key}_run``), with ``details`` (e.g. a chart of
-    the estimate) between them; on its press, or with ``autorun`` (a preset's click), the estimate goes
+    Otherwise ``details`` (e.g. a chart of the estimate), then the estimate and the ``label`` button (key
+    ``{key}_run``); on its press, or with ``autorun`` (a preset's click), the estimate goes
     away, ``run()`` is timed and its value kept until the next press. Returns the kept measurement, which
     may be of other settings (:func:`show_measurement` says so)."""
     refuse_beyond_limits(cost, what, fits)
@@ -168,10 +168,10 @@ def measure_on_press(cost: RunCost, run: Callable[[], Any], *, key: str, params,
         if current:
             st.caption(literal(f"Measured at these settings; measuring again takes {estimate}."))
         else:
+            if details is not None:
+                details()  # first: the page's chart starts in the first screen of a projector
             show_warning(f"Measuring {what} takes {estimate}. It runs when you press the button.",
                          icon=":material/timer:")
-            if details is not None:
-                details()
         pressed = st.button(f"{label} ({_duration(cost.seconds)})", key=f"{key}_run", type="primary",
                             icon=":material/play_arrow:")
     if pressed or autorun:
