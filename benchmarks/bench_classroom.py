@@ -365,7 +365,8 @@ def main() -> None:
         "",
         f"`python benchmarks/bench_classroom.py --client {a.client} --sessions {' '.join(map(str, a.sessions))}` on "
         f"{time.strftime('%Y-%m-%d %H:%M %Z')}; {os.cpu_count()} cores, "
-        f"{psutil.virtual_memory().total / 2**30:.0f} GiB, Streamlit server and all Chromium sessions on the same "
+        f"{psutil.virtual_memory().total / 2**30:.0f} GiB, Streamlit server and all "
+        f"{'Chromium sessions' if a.client == 'browser' else 'protocol clients'} on the same "
         "machine, which other developers' jobs share (see the load average).",
         "",
         "Each session: landing page, then /Gram_matrices (3 plotly charts), then three sidebar changes "

@@ -39,8 +39,22 @@ CASES = [
     ("Random projections", "n=1000, m≤1024, 40 draws", dict(kind="rp", n=1000, m_max=1024, trials=40)),
     ("Compositional", "n=200, D≤512, 4 trials", dict(kind="ck", n=200, D_max=512, trials=4)),
     ("Compositional", "n=500, D≤1024, 10 trials", dict(kind="ck", n=500, D_max=1024, trials=10)),
+    ("Timing", "RK+SCRK, n=200, d≤512, D≤2048, 3 repeats",
+     dict(kind="timing", n=200, maps=["rk", "scrk"], d_list=[64, 128, 256, 512], D_at=1024,
+          D_list=[256, 512, 1024, 2048], d_at=128, repeats=3)),
+    ("Timing", "RK+SCRK+TS, n=500, d≤1024, D≤2048, 3 repeats",
+     dict(kind="timing", n=500, maps=["rk", "scrk", "ts"], d_list=[128, 256, 512, 1024], D_at=1024,
+          D_list=[256, 512, 1024, 2048], d_at=256, repeats=3)),
+    ("Classifiers", "n=1000, SVM+RK, D=2d,4d, 2 trials",
+     dict(kind="classifiers", n=1000, methods=["kernel_svm", "rk"], multiples=[2, 4], trials=2)),
+    ("Classifiers", "n=4000, SVM+RK+SCRK+FM, D=2d…16d, 3 trials",
+     dict(kind="classifiers", n=4000, methods=["kernel_svm", "rk", "scrk", "fm"], multiples=[2, 4, 8, 16],
+          trials=3)),
+    ("Itemsets", "all subsets of 1,500 columns", dict(kind="itemsets", n=200, d=1500, kernel="all_subsets", degree=2)),
+    ("Itemsets", "up to degree 20 of 10,000 columns", dict(kind="itemsets", n=50, d=10000, kernel="up_to", degree=20)),
+    ("Itemsets", "ANOVA m=3 of 60 columns", dict(kind="itemsets", n=200, d=60, kernel="anova", degree=3)),
 ]
-QUICK = {0, 3, 5, 7, 9, 11}
+QUICK = {0, 3, 5, 7, 9, 11, 13, 15, 17}
 
 
 def _memory_kb(field: str) -> int:
@@ -136,13 +150,52 @@ def child(case: dict) -> dict:
             skel.kernel(Xp)
             CompositionalFeatures(skel, 128, dedup="unbiased", random_state=0).fit(Xp).kernel_estimate(Xp)
             compositional_error_curve(Xp, skel, D_list, trials=case["trials"], seed=0, dedup_modes=("none", "unbiased"))
+    elif kind == "timing":
+        from rkcore.timing import time_maps
+
+        args = (case["maps"], case["d_list"], case["D_at"], case["D_list"], case["d_at"], n, 2, case["repeats"])
+        cost = costs.timing_cost(*args)
+
+        def work():  # the page's two sweeps (pages/5_Timing.py run_timings)
+            time_maps(case["maps"], case["d_list"], [case["D_at"]], [n], kernel_degree=2, repeats=case["repeats"],
+                      warmup=1, random_state=0)
+            time_maps(case["maps"], [case["d_at"]], case["D_list"], [n], kernel_degree=2, repeats=case["repeats"],
+                      warmup=1, random_state=0)
+    elif kind == "classifiers":
+        from rkcore.accuracy import accuracy_study, split_sizes
+
+        split, C_grid = (0.5, 0.1, 0.4), (0.1, 1.0, 10.0, 100.0, 1000.0)  # pages/6_Classifiers.py
+        D_list = [m * d for m in case["multiples"]]
+        n_train, _, n_test = split_sizes(n, split)
+        cost = costs.classifier_cost(case["methods"], n_train, n_test, d, D_list, spec, case["trials"], len(C_grid))
+
+        def work():
+            accuracy_study((data.X, data.y), case["methods"], D_list, case["trials"], kernel=spec, split=split,
+                           C_grid=C_grid, random_state=0)
+    elif kind == "itemsets":
+        from rkcore.itemsets import family_from_spec
+        from rkcore.views import (
+            explicit_feature_table, explicit_view_family, family_counts, family_listing, kernel_check,
+        )
+
+        family = family_from_spec(case["kernel"], case["d"], case["degree"])
+        Xw = np.random.default_rng(0).standard_normal((n, case["d"]))
+        cost = costs.itemsets_view_cost(family, 200, 4096)
+
+        def work():  # pages/2_Itemsets.py
+            family_counts(family)
+            family_listing(family, limit=200)
+            sub = explicit_view_family(family, max_itemsets=4096)
+            explicit_feature_table(Xw[:, :sub.d], sub, rows=5, max_columns=8)
+            kernel_check(Xw[:, :sub.d], sub, n_pairs=6, random_state=0)
     base = _memory_kb("VmRSS")
     with threadpool_limits(limits=1, user_api="blas"):
-        started = time.perf_counter()
+        started, cpu_started = time.perf_counter(), time.process_time()
         work()
-        seconds = time.perf_counter() - started
+        seconds, cpu = time.perf_counter() - started, time.process_time() - cpu_started
     peak = (_memory_kb("VmHWM") - base) * 1024
-    return dict(est_seconds=cost.seconds, est_bytes=cost.bytes, seconds=seconds, bytes=max(peak, 0))
+    return dict(est_seconds=cost.seconds, est_bytes=cost.bytes, seconds=seconds, cpu=cpu, bytes=max(peak, 0),
+                load=os.getloadavg()[0])
 
 
 def run_case(case: dict) -> dict:
@@ -163,11 +216,12 @@ def main() -> None:
     parser.add_argument("--child")
     parser.add_argument("--quick", action="store_true")
     parser.add_argument("--repeats", type=int, default=1)
+    parser.add_argument("--pages", nargs="+", help="only the cases of these pages (e.g. Timing Itemsets)")
     args = parser.parse_args()
     if args.child:
         print(json.dumps(child(json.loads(args.child))))
         return
-    cases = [c for i, c in enumerate(CASES) if not args.quick or i in QUICK]
+    cases = [c for i, c in enumerate(CASES) if (not args.quick or i in QUICK) and (not args.pages or c[0] in args.pages)]
     results = {i: [] for i in range(len(cases))}
     load = os.getloadavg()[0]
     for _ in range(args.repeats):  # interleaved repeats
@@ -175,11 +229,12 @@ def main() -> None:
             results[i].append(run_case(case))
             print(cases[i][0], cases[i][1], results[i][-1], flush=True)
     lines = ["# Run estimates vs measured runs", "",
-             f"`python benchmarks/bench_run_estimates.py{' --quick' if args.quick else ''} --repeats {args.repeats}`; "
+             f"`python benchmarks/bench_run_estimates.py{' --quick' if args.quick else ''} --repeats {args.repeats}"
+             f"{' --pages ' + ' '.join(args.pages) if args.pages else ''}`; "
              f"load average at start {load:.1f} (2 cores, shared); one BLAS thread as on the pages; median of the "
              "repeats, each in a fresh process. Ratio = estimate / measured (target 0.5 … 2).", "",
-             "| page | settings | estimated s | measured s | ratio | estimated MB | measured peak MB | ratio |",
-             "|---|---|---:|---:|---:|---:|---:|---:|"]
+             "| page | settings | estimated s | measured s | ratio | CPU s | estimated MB | measured peak MB | ratio |",
+             "|---|---|---:|---:|---:|---:|---:|---:|---:|"]
     within = 0
     for i, (page, label, _) in enumerate(cases):
         rs = results[i]
@@ -189,7 +244,13 @@ def main() -> None:
         rt, rb = es / max(s, 1e-9), eb / max(b, 1.0)
         within += (0.5 <= rt <= 2) + (0.5 <= rb <= 2)
         spread = f" ({min(r['seconds'] for r in rs):.2f}–{max(r['seconds'] for r in rs):.2f})" if len(rs) > 1 else ""
-        lines.append(f"| {page} | {label} | {es:.2f} | {s:.2f}{spread} | {rt:.2f} | {_mb(eb)} | {_mb(b)} | {rb:.2f} |")
+        cpu = statistics.median(r.get("cpu", float("nan")) for r in rs)
+        lines.append(f"| {page} | {label} | {es:.2f} | {s:.2f}{spread} | {rt:.2f} | {cpu:.2f} | {_mb(eb)} | {_mb(b)} "
+                     f"| {rb:.2f} |")
+    loads = [r["load"] for rs in results.values() for r in rs if "load" in r]
+    if loads:
+        lines += ["", f"Load average (1 min) at the end of each case: {min(loads):.1f} to {max(loads):.1f}. CPU s: "
+                  "the case's process time (load-independent, up to cache effects); measured s is wall time."]
     lines += ["", f"{within} of {2 * len(cases)} estimates within 2x. Peak memory below ~30 MB is dominated by the "
               "allocator's granularity (RSS pages), so small-case memory ratios are loose by nature."]
     OUT.parent.mkdir(parents=True, exist_ok=True)

@@ -3,7 +3,7 @@ import streamlit as st
 
 from rkapp import (
     ViewSpec, chart, columns, escape_markdown, formula, guarded, largest_fitting, load_data, notice, page,
-    reproduce, run_or_wait, sidebar, table,
+    reproduce, run_or_wait, shared_figure, sidebar, table,
 )
 from rkcore.costs import gram_view_cost
 from rkcore.distributions import DISTRIBUTIONS
@@ -59,7 +59,7 @@ with guarded("the Gram matrices"):
     averaged = (f" For a fast screen the {n}×{n} matrices are drawn averaged over {b}×{b} blocks (at most "
                 f"{HEATMAP_SIDE} cells per side); the numbers above use every entry, the CSV holds the drawn "
                 "values.") if b > 1 else ""
-    chart(gram_heatmaps(K_small, K_hat_small, block=b, n=n), gram_long(K_small, K_hat_small), "Gram matrices exact and approximate",
+    chart(shared_figure(gram_heatmaps, K_small, K_hat_small, block=b, n=n, cache_key=view), gram_long(K_small, K_hat_small), "Gram matrices exact and approximate",
           caption="One shared color scale: equal colors mean equal values in both panels. The range spans the "
                   "1st–99th percentile of the entries, so the large diagonal K(x, x) saturates and the "
                   "off-diagonal pattern stays visible." + averaged)
@@ -69,11 +69,11 @@ with guarded("the Gram matrices"):
                      distribution_label=DISTRIBUTIONS[view.distribution].label if view.map == "rk" else None))
     left, right = columns(2)
     with left:
-        chart(gram_difference(K_small, K_hat_small, block=b, n=n), gram_long(K_small, K_hat_small)[["i", "j", "difference"]],
+        chart(shared_figure(gram_difference, K_small, K_hat_small, block=b, n=n, cache_key=view), gram_long(K_small, K_hat_small)[["i", "j", "difference"]],
               "Gram difference", narrow=True,
               caption="Diverging colors centered at 0: white is exact, red over-, blue under-estimates." + averaged)
     with right:
-        chart(gram_scatter(pairs, n_total=n * (n + 1) // 2), pairs, "Gram entries exact vs approximate", narrow=True,
+        chart(shared_figure(gram_scatter, pairs, n_total=n * (n + 1) // 2, cache_key=view), pairs, "Gram entries exact vs approximate", narrow=True,
               caption="Each dot is one entry (i ≤ j; a seeded subsample beyond 4,000). On the dashed line the "
                       "estimate is exact.")
     table(stats, "Gram error statistics", caption="E = K̂ − K over all n² entries.",

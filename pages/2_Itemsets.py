@@ -1,7 +1,11 @@
 """Itemsets: what the family S contains, its explicit feature map phi_S, and K_S = <phi_S, phi_S>."""
 import streamlit as st
 
-from rkapp import chart, formula, guarded, literal, load_data, notice, page, reproduce, show_warning, sidebar, table
+from rkapp import (
+    chart, formula, guarded, literal, load_data, notice, page, reproduce, run_or_wait, shared_figure, show_warning,
+    sidebar, table,
+)
+from rkcore.costs import itemsets_view_cost
 from rkcore.figures.itemsets import family_counts_figure
 from rkcore.registry import ITEMSET_KERNELS
 from rkcore.views import (
@@ -27,7 +31,10 @@ family = None
 with guarded("the itemset family"):
     data = load_data(view)
     d = data.X.shape[1]
-    family = view.itemset_family(data)
+    candidate = view.itemset_family(data)  # its counts are exact arithmetic: nothing enumerated yet
+    run_or_wait(itemsets_view_cost(candidate, LISTING_LIMIT, EXPLICIT_MAX), key="is", params=view,
+                what="the itemset views", fits="Use fewer features (columns) or a smaller degree.")
+    family = candidate
     counts = family_counts(family)
     what, c1, c2, c3 = st.columns([4, 1, 1, 1], vertical_alignment="center")
     with what:
@@ -36,7 +43,8 @@ with guarded("the itemset family"):
     c1.metric("|S| (itemsets)", family.n_itemsets_text)
     c2.metric("d (features)", d)
     c3.metric("largest itemset", family.max_size)
-    chart(family_counts_figure(counts), counts[["size", "count_text"]].rename(columns={"count_text": "count"}),
+    chart(shared_figure(family_counts_figure, counts),
+          counts[["size", "count_text"]].rename(columns={"count_text": "count"}),
           "Itemset counts by size", caption="Counts are exact (combinatorial, never enumerated).")
     listing = family_listing(family, limit=LISTING_LIMIT, feature_names=data.feature_names)
     shown = "all" if family.n_itemsets <= LISTING_LIMIT else f"the first {len(listing)} of {family.n_itemsets_text}"

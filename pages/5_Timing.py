@@ -1,26 +1,22 @@
 """Timing: how the mapping time of each random feature map grows with d and with D (the paper's Figure 1)."""
-import time
-from datetime import datetime
-
 import pandas as pd
 import streamlit as st
 from threadpoolctl import threadpool_limits
 
 from rkapp import (
-    chart, formula, guarded, notice, page, persistent_widget, reproduce, require_memory, sidebar, table,
+    chart, formula, guarded, kept_measurement, largest_fitting, measure_on_press, notice, page, persistent_widget,
+    refuse_beyond_limits, reproduce, shared_figure, show_measurement, sidebar, table,
 )
+from rkcore.costs import timing_cost
 from rkcore.figures.timing import predicted_figure, timing_figure, timing_note
 from rkcore.registry import MAPS
-from rkcore.timing import (
-    estimate_seconds, growth_exponent, median_table, predicted_operations, time_maps, timing_kernel,
-)
+from rkcore.timing import growth_exponent, median_table, predicted_operations, time_maps, timing_kernel
 
 D_OPTIONS = ("16", "32", "64", "128", "256", "512", "1024", "2048", "4096", "8192", "16384")
 d_OPTIONS = ("4", "8", "16", "32", "64", "128", "256", "512", "1024", "2048", "4096", "8192")
 N_OPTIONS = (10, 50, 100, 200, 500, 1000, 2000)
 REPEATS = (1, 3, 5, 9)
-MAX_SECONDS = 300.0  # refused beyond: the server is shared
-RESULT_KEY = "_tm_result"
+RUN_LABEL = "Run the timings"
 
 page("Timing",
      "How long does mapping take? RK evaluates the kernel against D random vectors: O(D·d·m) per sample. "
@@ -87,7 +83,7 @@ def run_timings(maps, d_list, D_at, D_list, d_at, n, m, repeats, seed, single_th
     return pd.concat([by_d.assign(sweep="d"), by_D.assign(sweep="D")], ignore_index=True)
 
 
-result = st.session_state.get(RESULT_KEY)
+measured = kept_measurement("tm")
 params = None
 with guarded("the timings"):
     if not maps:
@@ -103,56 +99,52 @@ with guarded("the timings"):
                              f"{MAPS[key].label} needs m ≤ d. Lower m or drop the small d values.")
     params = (tuple(maps), tuple(d_list), D_at, tuple(D_list), d_at, int(n), m, int(repeats), int(view.seed),
               bool(one_thread))
-    weights = max(D_at * max(d_list), max(D_list) * d_at)
-    require_memory({"X (n × largest d)": (int(n), max(d_list + [d_at])), "Z (n × largest D)": (int(n), max(D_list + [D_at])),
-                    "random weights (D × d, × m for RM)": (m if "rm" in maps else 1, weights),
-                    "Nystroem D × D": (max(D_list + [D_at]) if "nystroem" in maps else 0, max(D_list + [D_at]))},
-                   hint="Lower the largest d or D.")
-    seconds = estimate_seconds(maps, d_list, D_at, D_list, d_at, int(n), m, int(repeats))
-    if seconds > MAX_SECONDS:
-        raise ValueError(f"These timings would take about {seconds / 60:.0f} minutes, more than the "
-                         f"{MAX_SECONDS / 60:.0f} minutes allowed. Lower n, the repeats, the largest d or D, "
-                         "or time fewer maps.")
+
+    def cost_at(s: int):
+        return timing_cost(maps, d_list, D_at, D_list, d_at, s, m, int(repeats))
+
+    fitting_n = largest_fitting(cost_at, int(n))
+    fits = (f"With these maps, d and D, n up to {fitting_n:,} fits; or lower the repeats." if fitting_n
+            else "Lower the largest d or D, or time fewer maps.")
+    refuse_beyond_limits(cost_at(int(n)), "these timings", fits)  # before the predictions are drawn
 
     left, right = st.columns(2)
     pred_d = predicted_operations(maps, "d", d_list, D=D_at, degree=m)
     pred_D = predicted_operations(maps, "D", D_list, d=d_at, degree=m)
     with left:
-        chart(predicted_figure(pred_d, "d", title=f"Predicted cost vs d (D = {D_at:,}, m = {m})"), pred_d,
+        chart(shared_figure(predicted_figure, pred_d, "d", title=f"Predicted cost vs d (D = {D_at:,}, m = {m})"),
+              pred_d,
               "Predicted cost vs input dimension d")
     with right:
-        chart(predicted_figure(pred_D, "D", title=f"Predicted cost vs D (d = {d_at:,}, m = {m})"), pred_D,
+        chart(shared_figure(predicted_figure, pred_D, "D", title=f"Predicted cost vs D (d = {d_at:,}, m = {m})"),
+              pred_D,
               "Predicted cost vs feature count D")
     st.caption("What the formulas predict, constants dropped: compare the slopes with the measurement, not the heights. "
                "A slope that drops towards 0 (SCRK in d) is logarithmic growth.")
 
     cells = len(maps) * (len(d_list) + len(D_list))
     st.markdown(f"**Measure:** {len(maps)} map(s) × {len(d_list) + len(D_list)} settings = {cells} cells, "
-                f"each {repeats} timed runs after a warm-up, n = {n}: estimated **{seconds:.0f} s** "
+                f"each {repeats} timed runs after a warm-up, n = {n} "
                 f"({'one BLAS thread' if one_thread else 'all BLAS threads'}).")
-    if st.button("Run the timings", key="tm_run", type="primary", icon=":material/timer:"):
-        started = time.perf_counter()
-        df = run_timings(list(maps), d_list, D_at, D_list, d_at, int(n), m, int(repeats), int(view.seed),
-                         bool(one_thread))
-        result = {"params": params, "df": df, "when": datetime.now().strftime("%H:%M:%S"),
-                  "elapsed": time.perf_counter() - started}
-        st.session_state[RESULT_KEY] = result
+    measured = measure_on_press(
+        cost_at(int(n)), lambda: run_timings(list(maps), d_list, D_at, D_list, d_at, int(n), m, int(repeats),
+                                             int(view.seed), bool(one_thread)),
+        key="tm", params=params, what="these timings", label=RUN_LABEL, fits=fits)
 
-if result is not None:
+if measured is not None:
     with guarded("the timing results"):
-        df = result["df"]
-        if params is not None and result["params"] != params:
-            st.info("The settings changed since this run; the charts show the last run. Press **Run the timings** "
-                    "to measure the new settings.", icon=":material/info:")
-        st.subheader("Measured")
-        st.caption(f"Run at {result['when']}, {result['elapsed']:.1f} s in all. Wall-clock times on a shared machine: "
-                   "read the slopes and the ordering, not single milliseconds.")
+        df = measured.value
+        show_measurement(measured, params, title="Measured", label=RUN_LABEL,
+                         caption="Wall-clock times on a shared machine: read the slopes and the ordering, not single "
+                                 "milliseconds.")
         by_d, by_D = df[df["sweep"] == "d"], df[df["sweep"] == "D"]
         left, right = st.columns(2)
         with left:
-            chart(timing_figure(by_d, "d", slopes=growth_exponent(by_d, "d")), by_d, "Timings vs input dimension d")
+            chart(shared_figure(timing_figure, by_d, "d", slopes=growth_exponent(by_d, "d")), by_d,
+                  "Timings vs input dimension d")
         with right:
-            chart(timing_figure(by_D, "D", slopes=growth_exponent(by_D, "D")), by_D, "Timings vs feature count D")
+            chart(shared_figure(timing_figure, by_D, "D", slopes=growth_exponent(by_D, "D")), by_D,
+                  "Timings vs feature count D")
         slopes = pd.concat([growth_exponent(by_d, "d").assign(along="d"), growth_exponent(by_D, "D").assign(along="D")],
                            ignore_index=True)
         slopes["map"] = [MAPS[k].short_label for k in slopes["map"]]
@@ -169,8 +161,8 @@ if result is not None:
                   column_config={"exponent": st.column_config.NumberColumn(format="%.2f")})
         notice(timing_note(slopes))
 
-if result is None:
-    notice("Press **Run the timings**: the note then reports the growth exponents this run measured next to "
+if measured is None:
+    notice(f"Press **{RUN_LABEL}**: the note then reports the growth exponents this run measured next to "
            "what the operation counts predict (slope 1 for RK in d and D; below 1 in d for SCRK).")
 
 reproduce("\n".join([

@@ -1,8 +1,6 @@
 """Classifiers: accuracy and time of linear models on random features against exact kernel methods
 (the paper's Figures 2 and 3)."""
-import time
 import warnings
-from datetime import datetime
 
 import numpy as np
 import streamlit as st
@@ -10,12 +8,11 @@ from sklearn.exceptions import ConvergenceWarning
 from threadpoolctl import threadpool_limits
 
 from rkapp import (
-    chart, escape_markdown, formula, guarded, load_data, notice, page, persistent_widget, reproduce,
-    require_memory, run_requested, sidebar, table,
+    chart, escape_markdown, formula, guarded, kept_measurement, largest_fitting, load_data, measure_on_press, notice,
+    page, persistent_widget, reproduce, run_requested, shared_figure, show_measurement, sidebar, table,
 )
 from rkcore.accuracy import METHODS, accuracy_study, split_sizes
-from rkcore.accuracy import estimate_seconds as estimates
-from rkcore.accuracy import total_seconds
+from rkcore.costs import classifier_cost, classifier_fit_seconds
 from rkcore.figures.accuracy import accuracy_figure, classifier_note, estimate_figure, summary_table, time_figure
 from rkcore.registry import ITEMSET_KERNELS
 
@@ -23,8 +20,7 @@ MULTIPLES = ("1", "2", "4", "8", "16", "32")
 TRIALS = (1, 2, 3, 5, 10)
 SPLIT = (0.5, 0.1, 0.4)  # train / validation / test fractions of the n points
 C_GRID = (0.1, 1.0, 10.0, 100.0, 1000.0)
-MAX_SECONDS = 600.0
-RESULT_KEY = "_cl_result"
+RUN_LABEL = "Run the study"
 
 page("Classifiers",
      "Does a linear model on random features learn as well as the kernel method it approximates, and how much "
@@ -76,7 +72,7 @@ def run_study(data, view, method_keys, D_list, n_trials):
     return df, n_warn
 
 
-result = st.session_state.get(RESULT_KEY)
+measured = kept_measurement("cl")
 params = None
 autorun = run_requested(__file__)  # a landing-page preset is a click on "Run the study" (consumed here, once)
 with guarded("the classifier study"):
@@ -96,46 +92,37 @@ with guarded("the classifier study"):
     if classes > 2 and any(k in methods for k in ("fm", "all_subsets_model")):
         raise ValueError(f"The data has {classes} classes; the factorization machine and the all-subsets model are "
                          "binary here. Drop them or choose a binary dataset.")
-    require_memory({"Gram matrix of the exact SVM (n_train × n_train)": (n_train, n_train),
-                    "features Z (n × largest D)": (n, D_list[-1]), "RK weights (D × d)": (D_list[-1], d)},
-                   hint="Lower n or the largest D.")
-    est = estimates(methods, n_train, n_test, d, D_list, spec.degree)
-    seconds = total_seconds(est, int(trials), n_train, d, spec, n_C=len(C_GRID))
-    if seconds > MAX_SECONDS:
-        raise ValueError(f"This study would take about {seconds / 60:.0f} minutes (rough estimate), more than the "
-                         f"{MAX_SECONDS / 60:.0f} minutes allowed. Lower n, the trials or the largest D, or drop the "
-                         "slowest methods (see the estimate chart).")
+
+    def cost_at(s: int):  # the split's proportions at s points (split_sizes checks s against the data)
+        s_train, s_test = max(int(s * SPLIT[0]), 1), max(int(s * SPLIT[2]), 1)
+        return classifier_cost(methods, s_train, s_test, d, D_list, spec, int(trials), len(C_GRID))
+
+    fitting_n = largest_fitting(cost_at, n)
     params = (view, tuple(methods), tuple(D_list), int(trials))
     st.caption(f"{escape_markdown(data.description)} n = {n} ({n_train} train / {n_val} validation / {n_test} test, "
                f"seeded split), d = {d}, {classes} classes, {view.normalization}-normalized; "
                f"{escape_markdown(spec.label())} kernel; D ∈ {{{', '.join(map(str, D_list))}}}; {trials} trial(s).")
-    estimate_slot = st.empty()  # the estimate chart goes away once this very study has run
-    if result is None or result["params"] != params:
-        with estimate_slot.container():
-            chart(estimate_figure(est, log2_x=log2_x), est, "Estimated cost per fit",
-                  caption="Rough per-fit estimates from timings of these methods on the built-in data (machine "
-                          "shared, so expect ±3×); run the study for real numbers.")
-    st.markdown(f"**Estimated time of the whole study: about {seconds:.0f} s** "
-                f"({len(est)} method/D cells × {trials} trial(s), plus C validation).")
-    if st.button("Run the study", key="cl_run", type="primary", icon=":material/play_arrow:") or autorun:
-        started = time.perf_counter()
-        df, n_warn = run_study(data, view, methods, D_list, int(trials))
-        result = {"params": params, "df": df, "warnings": n_warn, "elapsed": time.perf_counter() - started,
-                  "when": datetime.now().strftime("%H:%M:%S")}
-        st.session_state[RESULT_KEY] = result
-        estimate_slot.empty()
+    est = classifier_fit_seconds(methods, n_train, n_test, d, D_list, spec.degree)
 
-if result is not None:
+    def estimate_chart():
+        chart(shared_figure(estimate_figure, est, log2_x=log2_x), est, "Estimated cost per fit",
+              caption="Rough per-fit estimates from timings of these methods on the built-in data (machine "
+                      "shared, so expect ±3×); run the study for real numbers.")
+
+    measured = measure_on_press(
+        cost_at(n), lambda: run_study(data, view, methods, D_list, int(trials)), key="cl", params=params,
+        what=f"this study ({len(est)} method/D cells × {trials} trial(s), plus C validation)", label=RUN_LABEL,
+        fits=(f"With these methods, D and trials, n up to {fitting_n:,} fits; or drop the slowest methods (see the "
+              "estimate chart)." if fitting_n >= 10 else "Lower the largest D, or drop the slowest methods."),
+        autorun=autorun, details=estimate_chart)
+
+if measured is not None:
     with guarded("the classifier results"):
-        df = result["df"]
-        if params is not None and result["params"] != params:
-            st.info("The settings changed since this run; the charts show the last run. Press **Run the study** to "
-                    "run the new settings.", icon=":material/info:")
-        st.subheader("Results")
-        st.caption(f"Run at {result['when']}, {result['elapsed']:.1f} s in all. Times are wall-clock on a shared "
-                   "machine with one BLAS thread and include the feature mapping."
-                   + (f" {result['warnings']} fit(s) stopped at their iteration limit (ConvergenceWarning)."
-                      if result["warnings"] else ""))
+        df, n_warn = measured.value
+        show_measurement(measured, params, title="Results", label=RUN_LABEL,
+                         caption="Times are wall-clock on a shared machine with one BLAS thread and include the "
+                                 "feature mapping." + (f" {n_warn} fit(s) stopped at their iteration limit "
+                                                       "(ConvergenceWarning)." if n_warn else ""))
         summary = summary_table(df)
         exact = summary[summary["method"] == "kernel_svm"]
         rf = summary[summary["D"].notna()]
@@ -148,10 +135,10 @@ if result is not None:
                            f"{(best['accuracy'] - exact['accuracy'].iloc[0]) * 100:+.1f} points vs exact",
                      delta_color="off", delta_arrow="off")
             c.metric("Its training time / the kernel SVM's", f"{best['train s'] / exact['train s'].iloc[0]:.2g}×")
-        chart(accuracy_figure(df, log2_x=log2_x), df, "Test accuracy vs D",
+        chart(shared_figure(accuracy_figure, df, log2_x=log2_x), df, "Test accuracy vs D",
               caption="Lines against D: mean over trials, band ± std. Horizontal lines: methods without random "
                       "features (they do not depend on D), band ± std over their trials.")
-        chart(time_figure(df, log2_x=log2_x), df, "Training and testing time vs D",
+        chart(shared_figure(time_figure, df, log2_x=log2_x), df, "Training and testing time vs D",
               caption="Wall-clock seconds of fit (training, mapping included) and predict (testing) per fit, mean over "
                       "trials.")
         table(summary, "Classifier summary", caption="Means over trials per method and D.",
@@ -161,8 +148,8 @@ if result is not None:
                              "test s": st.column_config.NumberColumn(format="%.3g")})
         notice(classifier_note(summary, int(df["n_train"].iloc[0])))
 
-if result is None:
-    notice("Press **Run the study**: the note then compares the best random-feature model with the kernel SVM in "
+if measured is None:
+    notice(f"Press **{RUN_LABEL}**: the note then compares the best random-feature model with the kernel SVM in "
            "accuracy and in measured training time.")
 
 reproduce(view.code(

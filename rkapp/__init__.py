@@ -12,13 +12,13 @@ A page reads top to bottom::
     notice("..."); reproduce(view.code("Z = ..."))
 
 Modules: state (the one state table, ViewSpec, URL and session), widgets (sidebar, persistent_widget),
-data (cached loading), guard (guarded, errors, user text, memory budget), layout (page parts),
+data (cached loading, figures shared by every session), guard (guarded, errors, user text, memory budget), layout (page parts),
 navigation (the page list, presets), cli (the ``rkcore-app`` command).
 """
-from .data import load_data
+from .data import load_data, shared_figure
 from .guard import (
-    MEMORY_BUDGET, estimate_cost, guarded, largest_fitting, literal, max_size_within, require_memory, run_or_wait,
-    show_error, show_warning,
+    MEMORY_BUDGET, estimate_cost, guarded, kept_measurement, largest_fitting, literal, max_size_within,
+    measure_on_press, refuse_beyond_limits, require_memory, run_or_wait, show_error, show_measurement, show_warning,
 )
 from .layout import chart, columns, formula, notice, page, presenter, reproduce, table
 from .navigation import PAGES, RUN_REQUEST_KEY, find_page, page_files, page_label, preset_button, run_requested
@@ -29,7 +29,7 @@ escape_markdown = literal  # the name the pages use
 
 __all__ = [
     "FIELDS", "MEMORY_BUDGET", "columns", "presenter", "PAGES", "RUN_REQUEST_KEY", "UPLOAD_STATE_KEY", "ViewSpec", "apply_preset", "chart",
-    "escape_markdown", "estimate_cost", "find_page", "formula", "guarded", "largest_fitting", "literal", "load_data", "max_size_within",
+    "escape_markdown", "estimate_cost", "find_page", "formula", "guarded", "kept_measurement", "largest_fitting", "literal", "load_data", "max_size_within", "measure_on_press",
     "notice", "page", "page_files", "page_label", "persistent_widget", "preset_button", "reproduce",
-    "require_memory", "run_or_wait", "run_requested", "show_error", "show_warning", "sidebar", "table",
+    "refuse_beyond_limits", "require_memory", "run_or_wait", "run_requested", "shared_figure", "show_error", "show_measurement", "show_warning", "sidebar", "table",
 ]

@@ -1,6 +1,10 @@
-"""The view's data, loaded once per setting (st.cache_data over rkcore.spec.load_view_data)."""
+"""The view's data, loaded once per setting (st.cache_data over rkcore.spec.load_view_data), and the
+figures built from it, built once per input for every session of the server (:func:`shared_figure`)."""
 from __future__ import annotations
 
+from typing import Callable, Hashable
+
+import plotly.graph_objects as go
 import streamlit as st
 
 from rkcore.spec import UPLOAD, load_view_data
@@ -8,6 +12,13 @@ from rkcore.spec import UPLOAD, load_view_data
 from .widgets import UPLOAD_STATE_KEY
 
 _load = st.cache_data(show_spinner="Loading data…", max_entries=32)(load_view_data)
+
+#: Built figures kept for the whole server, so a class opening the same views builds each figure once
+#: (building a plotly figure, with its validation, was about half of a Gram page's rerun). Bounded on
+#: purpose: the largest figure (the Gram heatmaps, 2 × 250² cells) is about 1 MB, so 128 entries hold at
+#: most ~130 MB, and an hour without use frees an entry.
+FIGURE_CACHE_ENTRIES = 128
+FIGURE_CACHE_TTL = "1h"
 
 
 def load_data(view):
@@ -19,3 +30,22 @@ def load_data(view):
             upload_name, upload_bytes = upload
     return _load(view.dataset, view.normalization, int(view.n), target=view.target or None,
                  movielens_path=view.movielens_path, upload_name=upload_name, upload_bytes=upload_bytes)
+
+
+@st.cache_data(max_entries=FIGURE_CACHE_ENTRIES, ttl=FIGURE_CACHE_TTL, show_spinner=False)
+def _figure_spec(name: str, key, _args: tuple, _kwargs: dict, _build: Callable[..., go.Figure]) -> dict:
+    """The figure's JSON (data + layout), keyed by the builder's name and ``key`` (the underscored
+    arguments are not hashed: ``name`` and ``key`` stand for them)."""
+    return _build(*_args, **_kwargs).to_plotly_json()
+
+
+def shared_figure(build: Callable[..., go.Figure], *args, cache_key: Hashable = None, **kwargs) -> go.Figure:
+    """``build(*args, **kwargs)``, a pure function from data to a plotly figure (:mod:`rkcore.figures`),
+    built once per distinct input for every session, then handed out as a new figure each time (the
+    page may still adjust it: titles wrapped, presenter mode). ``cache_key``: settings that determine
+    every input (e.g. the page's ViewSpec, which carries an upload's digest), so large inputs are not
+    hashed on every rerun; without it the inputs themselves are the key. The spec was validated when it
+    was built, so the copy skips plotly's validation (most of the cost of building a figure)."""
+    key = ("inputs", args, kwargs) if cache_key is None else ("settings", cache_key)
+    spec = _figure_spec(f"{build.__module__}.{build.__qualname__}", key, args, kwargs, build)
+    return go.Figure(spec, _validate=False)

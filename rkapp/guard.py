@@ -1,11 +1,15 @@
 """Where a page's compute runs guarded, where every error message and every echo of user text goes
-through, and the per-view memory budget."""
+through, the per-view memory budget, and the run protocol: :func:`run_or_wait` for views (auto-run when
+cheap) and :func:`measure_on_press` for measurement pages (never auto-run, the last result kept)."""
 from __future__ import annotations
 
 import logging
 import re
+import time
 from contextlib import ContextDecorator
-from typing import Callable
+from dataclasses import dataclass
+from datetime import datetime
+from typing import Any, Callable
 
 import streamlit as st
 
@@ -14,9 +18,9 @@ from rkcore.limits import estimate_cost, format_bytes, physical_memory
 from rkcore.limits import max_size_within as _max_size_within
 from rkcore.limits import require_memory as _require_memory
 
-__all__ = ["AUTO_RUN_SECONDS", "MAX_RUN_SECONDS", "MEMORY_BUDGET", "Waiting", "estimate_cost", "guarded",
-           "largest_fitting", "literal", "max_size_within", "require_memory", "run_or_wait", "show_error",
-           "show_warning"]
+__all__ = ["AUTO_RUN_SECONDS", "MAX_RUN_SECONDS", "MEMORY_BUDGET", "Measurement", "Waiting", "estimate_cost",
+           "guarded", "kept_measurement", "largest_fitting", "literal", "max_size_within", "measure_on_press",
+           "refuse_beyond_limits", "require_memory", "run_or_wait", "show_error", "show_measurement", "show_warning"]
 
 logger = logging.getLogger("rkcore.app")
 
@@ -88,6 +92,16 @@ def _duration(seconds: float) -> str:
     return f"{seconds:.0f} s" if seconds < 120 else f"{seconds / 60:.0f} minutes"
 
 
+def refuse_beyond_limits(cost: RunCost, what: str, fits: str = "") -> None:
+    """ValueError (shown by :class:`guarded`) naming the estimate and ``fits`` (the largest settings that
+    fit) when a run exceeds the time ceiling or the memory budget."""
+    if not within_limits(cost):
+        raise ValueError(
+            f"Computing {what} would take about {_duration(cost.seconds)} and {format_bytes(cost.bytes)} of memory "
+            f"({cost.describe()}), more than the {_duration(MAX_RUN_SECONDS)} and {format_bytes(MEMORY_BUDGET)} "
+            f"allowed per view. {fits}".strip())
+
+
 def run_or_wait(cost: RunCost, *, key: str, params, what: str, fits: str = "", autorun: bool = False) -> bool:
     """The one run protocol of every page, called before computing with the cost of everything the page
     will compute (:mod:`rkcore.costs`). Beyond the time ceiling or the memory budget: ValueError naming
@@ -95,11 +109,7 @@ def run_or_wait(cost: RunCost, *, key: str, params, what: str, fits: str = "", a
     was pressed for these ``params`` (the result is cached), or with ``autorun`` (a preset's click):
     True. Otherwise the estimate and a button are shown and :class:`Waiting` ends the guarded block;
     the estimate goes away as soon as the run starts."""
-    if not within_limits(cost):
-        raise ValueError(
-            f"Computing {what} would take about {_duration(cost.seconds)} and {format_bytes(cost.bytes)} of memory "
-            f"({cost.describe()}), more than the {_duration(MAX_RUN_SECONDS)} and {format_bytes(MEMORY_BUDGET)} "
-            f"allowed per view. {fits}".strip())
+    refuse_beyond_limits(cost, what, fits)
     ran_key = f"_rk_ran_{key}"
     if cost.seconds <= AUTO_RUN_SECONDS or autorun or st.session_state.get(ran_key) == params:
         st.session_state[ran_key] = params
@@ -116,6 +126,71 @@ def run_or_wait(cost: RunCost, *, key: str, params, what: str, fits: str = "", a
     st.session_state[ran_key] = params
     slot.empty()  # the results replace the estimate
     return True
+
+
+# ---------------------------------------------------------------------------- measurement pages
+@dataclass(frozen=True)
+class Measurement:
+    """The last run of a measurement page, kept in the session across setting changes."""
+
+    params: Any
+    value: Any
+    when: str
+    elapsed: float
+
+
+def _kept_key(key: str) -> str:
+    return f"_rk_kept_{key}"
+
+
+def kept_measurement(key: str) -> Measurement | None:
+    """The session's last measurement under ``key`` (whatever its settings), or None."""
+    return st.session_state.get(_kept_key(key))
+
+
+def measure_on_press(cost: RunCost, run: Callable[[], Any], *, key: str, params, what: str, label: str,
+                     fits: str = "", autorun: bool = False, details: Callable[[], None] | None = None,
+                     ) -> Measurement | None:
+    """The run protocol of the measurement pages (Timing, Classifiers), whose results are wall-clock times:
+    never cached, never taken without the user's go, so this variant never auto-runs. Beyond the time
+    ceiling or the memory budget: ValueError naming the estimate and ``fits``, as :func:`run_or_wait`.
+    Otherwise ``details`` (e.g. a chart of the estimate), then the estimate and the ``label`` button (key
+    ``{key}_run``); on its press, or with ``autorun`` (a preset's click), the estimate goes
+    away, ``run()`` is timed and its value kept until the next press. Returns the kept measurement, which
+    may be of other settings (:func:`show_measurement` says so)."""
+    refuse_beyond_limits(cost, what, fits)
+    kept = kept_measurement(key)
+    current = kept is not None and kept.params == params
+    slot = st.empty()
+    with slot.container():
+        estimate = (f"about {_duration(cost.seconds)} and {format_bytes(cost.bytes)} of memory on this server "
+                    f"({cost.describe()})")
+        if current:
+            st.caption(literal(f"Measured at these settings; measuring again takes {estimate}."))
+        else:
+            if details is not None:
+                details()  # first: the page's chart starts in the first screen of a projector
+            show_warning(f"Measuring {what} takes {estimate}. It runs when you press the button.",
+                         icon=":material/timer:")
+        pressed = st.button(f"{label} ({_duration(cost.seconds)})", key=f"{key}_run", type="primary",
+                            icon=":material/play_arrow:")
+    if pressed or autorun:
+        slot.empty()  # the results replace the estimate
+        started = time.perf_counter()
+        value = run()
+        kept = Measurement(params, value, datetime.now().strftime("%H:%M:%S"), time.perf_counter() - started)
+        st.session_state[_kept_key(key)] = kept
+    return kept
+
+
+def show_measurement(kept: Measurement, params, *, title: str, label: str, caption: str = "") -> None:
+    """The head of a kept measurement: a note when the settings changed since (``params`` None: unknown,
+    e.g. the settings are invalid now), its title, and when it ran and for how long."""
+    if params is not None and kept.params != params:
+        st.info(f"The settings changed since this run; the charts show the last run. Press **{label}** to measure "
+                "the new settings.", icon=":material/info:")
+    st.subheader(title)
+    st.caption(f"Run at {kept.when}, {kept.elapsed:.1f} s in all. {caption}".strip())
 
 
 class guarded(ContextDecorator):

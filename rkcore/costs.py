@@ -12,7 +12,11 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass
 
+from .accuracy import estimate_seconds as accuracy_estimate_seconds
+from .accuracy import total_seconds as accuracy_total_seconds
+from .itemsets import MAX_ENUMERATION
 from .limits import format_bytes, nbytes
+from .timing import estimate_seconds as timing_estimate_seconds
 
 # Calibrated by benchmarks/bench_run_estimates.py on the shared 2-core machine: at load average ~17 (six
 # sessions at work) runs take about twice these estimates, on a quiet machine about half of them.
@@ -28,8 +32,15 @@ CALL_SECONDS = 4e-3
 TIDY_ROW_BYTES = 80
 #: seconds per row of a tidy result frame built from Python dicts.
 TIDY_ROW_SECONDS = 2e-6
+#: The methods' fit models (rkcore.accuracy, the registry's fit_seconds) against whole studies measured
+#: by benchmarks/bench_run_estimates.py (load average ~12): studies took about 5x their sum, plus a
+#: fixed cost per fit (splitting, sklearn's set-up, predicting).
+CLASSIFIER_SCALE = 5.0
+FIT_SECONDS = 0.05
 #: Peak memory of a run beyond its named arrays: numpy temporaries, pandas copies (a factor).
 OVERHEAD = 1.25
+#: Peak memory of any run beyond that: small frames, index arrays, the allocator's granularity.
+BASE_BYTES = 8 * 2**20
 
 
 @dataclass(frozen=True)
@@ -49,7 +60,8 @@ class RunCost:
 
 
 def section(name: str, seconds: float, bytes_: float) -> RunCost:
-    return RunCost(float(seconds), int(bytes_ * OVERHEAD), ((name, float(seconds), int(bytes_ * OVERHEAD)),))
+    peak = int(bytes_ * OVERHEAD) + BASE_BYTES
+    return RunCost(float(seconds), peak, ((name, float(seconds), peak),))
 
 
 def _seconds(s: float) -> str:
@@ -58,6 +70,11 @@ def _seconds(s: float) -> str:
 
 def _gemm(m: float, k: float, n: float) -> float:
     return 2.0 * m * k * n / GEMM_FLOPS
+
+
+def _gram_product(n: float, k: float) -> float:
+    """Z Zᵀ of an n × k matrix: numpy hands ``Z @ Z.T`` to a symmetric rank-k update (half the flops)."""
+    return _gemm(n, k, n) / 2
 
 
 def _elements(count: float) -> float:
@@ -89,7 +106,7 @@ def map_transform_seconds(n: float, d: int, D: int, degree: int, map_key: str = 
 def gram_view_cost(n: int, d: int, D: int, kernel: str, degree: int, map_key: str) -> RunCost:
     """Gram page: exact K, the map's Z, K̂ = Z Zᵀ, error statistics, pairs and block averages."""
     seconds = (exact_kernel_seconds(n, n, d, degree, kernel) + map_transform_seconds(n, d, D, degree, map_key)
-               + _gemm(n, D, n) + _elements(16 * n * n) + 4 * CALL_SECONDS)
+               + _gram_product(n, D) + _elements(40 * n * n) + 4 * CALL_SECONDS)  # memory-bound n² passes
     return section("exact and approximate Gram matrices", seconds, nbytes((n, d), (n, D), *[(n, n)] * 4))
 
 
@@ -98,8 +115,9 @@ def error_study_cost(n: int, d: int, kernel: str, degree: int, D_list, n_methods
     """rkcore.experiments.error_study: per (method, D, trial) a map over all n rows and a sweep of the
     n² pairs in row blocks against cached exact strips (the exact kernel once)."""
     D_list = [int(D) for D in D_list]
-    per_trial = sum(map_transform_seconds(n, d, D, degree) + _gemm(n, D, n) + _elements(n * n * (8 + n_eps))
-                    + 3 * CALL_SECONDS for D in D_list)
+    # measured: about 1 ms of fixed cost per (method, D, trial) cell, not three engine calls
+    per_trial = sum(map_transform_seconds(n, d, D, degree) + _gemm(n, D, n) + _elements(n * n * (6 + n_eps / 4))
+                    + CALL_SECONDS / 4 for D in D_list)
     seconds = exact_kernel_seconds(n, n, d, degree, kernel) + n_methods * trials * per_trial
     block = min(n, max(1, 64 * 2**20 // (8 * n * (2 * max(degree, 2) + 6))))
     peak = nbytes((n, max(D_list)), (min(n * n, 64 * 2**20 // 8),), (block * (2 * max(degree, 2) + 6), n))
@@ -115,7 +133,7 @@ def pair_variance_cost(d: int, kernel: str, degree: int, D_list, n_distributions
     m = max(int(degree), 1)
     draws = n_distributions * var_trials * D_max
     seconds = (exact_kernel_seconds(400, 400, d, degree, kernel)
-               + draws * (RNG_SECONDS * d + 24 * d * m * ELEMENT_SECONDS)  # weights; the 6 points' features
+               + draws * (RNG_SECONDS * d + 3 * d * m * ELEMENT_SECONDS)  # weights; the 6 points' features
                + n_distributions * var_trials * CALL_SECONDS / 10)
     if exact_line:
         seconds += n_distributions * _elements(2000 * d * m * m * 40)  # variance formulas over sampled pairs
@@ -129,7 +147,7 @@ def rff_curve_cost(n: int, d: int, D_list, trials: int) -> RunCost:
     D_list = sorted(int(D) for D in D_list)
     D_max = D_list[-1]
     per_trial = (RNG_SECONDS * d * D_max + _gemm(n, d, D_max) + _elements(4 * n * D_max)
-                 + _gemm(n, D_max, n) + len(D_list) * _elements(8 * n * n))
+                 + _gram_product(n, D_max) + len(D_list) * _elements(8 * n * n))
     seconds = _gemm(n, d, n) + _elements(6 * n * n) + trials * (per_trial + CALL_SECONDS)
     return section("RFF error curve", seconds, nbytes((n, d), (n, D_max), *[(n, n)] * 4))
 
@@ -156,7 +174,7 @@ def compositional_cost(n: int, d: int, D_list, trials: int, n_modes: int, D_gram
     D_list = [int(D) for D in D_list]
 
     def one_estimate(D: int) -> float:
-        return (_elements(n * D * n_nodes * 2) + D * n_nodes * 1.5e-6 + 2 * _gemm(n, D, n) + _elements(8 * n * n)
+        return (_elements(n * D * n_nodes * 0.8) + D * n_nodes * 1.5e-6 + 2 * _gemm(n, D, n) + _elements(8 * n * n)
                 + CALL_SECONDS)
 
     seconds = (_elements(n * n * n_nodes * 6) + one_estimate(int(D_gram))
@@ -174,3 +192,62 @@ def kernel_trick_cost(n_features, d_list, n: int, degree: int, repeats: int) -> 
                   for F, d in zip(n_features, d_list))
     F_max = max(n_features, default=1)
     return section("kernel trick timings", seconds, nbytes((n, F_max), (2, n, n)))
+
+
+# ---------------------------------------------------------------------------- the measurement pages
+def timing_cost(map_keys, d_list, D_at: int, D_list, d_at: int, n: int, degree: int, repeats: int) -> RunCost:
+    """Timing page: both sweeps of :func:`rkcore.timing.time_maps`, every (map, setting) cell a warm-up and
+    ``repeats`` timed runs of fit (drawing the weights) and transform (the registry's operation counts),
+    and the data X, features Z, weights (× m for RM) and Nystroem's D × D of the largest cell."""
+    map_keys = list(map_keys)
+    cells = [(d, int(D_at)) for d in d_list] + [(int(d_at), D) for D in D_list]
+    runs = 1 + int(repeats)
+    draws = sum(RNG_SECONDS * d * D * (int(degree) if key in ("rk", "rm") else 1) for key in map_keys for d, D in cells)
+    seconds = timing_estimate_seconds(map_keys, d_list, D_at, D_list, d_at, n, degree, repeats) + runs * draws
+    d_max, D_max = max(d for d, _ in cells), max(D for _, D in cells)
+    weights = max(d * D for d, D in cells) * (int(degree) if "rm" in map_keys else 1)
+    sketches = 2 * int(degree) * n if "ts" in map_keys else 0  # TensorSketch: m complex FFTs of n × D
+    peak = nbytes((n, d_max), (n, D_max), (weights,), (D_max if "nystroem" in map_keys else 0, D_max),
+                  (sketches, D_max))
+    return section("timings", seconds, peak)
+
+
+def classifier_fit_seconds(method_keys, n_train: int, n_test: int, d: int, D_list, degree: int):
+    """Seconds of one fit + prediction per (method, D), as :func:`rkcore.accuracy.estimate_seconds` gives
+    them, calibrated like :func:`classifier_cost` (the Classifiers page's chart of the estimate)."""
+    per_fit = accuracy_estimate_seconds(method_keys, n_train, n_test, d, D_list, degree)
+    return per_fit.assign(seconds=CLASSIFIER_SCALE * per_fit["seconds"] + FIT_SECONDS)
+
+
+def classifier_cost(method_keys, n_train: int, n_test: int, d: int, D_list, spec, trials: int,
+                    n_C: int) -> RunCost:
+    """Classifiers page: :func:`rkcore.accuracy.accuracy_study` from the methods' cost models (every fit
+    and prediction, the trials of randomized methods, C validation with the exact SVMs), and the exact
+    SVM's n_train² Gram next to the largest features Z and RK weights."""
+    D_max = max(int(D) for D in D_list)
+    per_fit = accuracy_estimate_seconds(method_keys, n_train, n_test, d, D_list, spec.degree)
+    fits = len(per_fit) * int(trials) + n_C
+    seconds = (CLASSIFIER_SCALE * accuracy_total_seconds(per_fit, int(trials), n_train, d, spec, n_C=n_C)
+               + fits * FIT_SECONDS)
+    exact = any(key in ("kernel_svm", "poly_svm") for key in method_keys)
+    peak = nbytes((n_train if exact else 0, n_train), (n_train + n_test, D_max), (D_max, d))
+    return section("classifier study", seconds, peak)
+
+
+def itemsets_view_cost(family, listing_limit: int, explicit_max: int) -> RunCost:
+    """Itemsets page: the counts by size (log-binomials and exact integers per size), the listing (the
+    family enumerated when it has at most MAX_ENUMERATION itemsets, else the head of each size), the
+    restriction of φ_S to at most ``explicit_max`` columns (one count per candidate d′, from d down) and
+    the kernel check (6 pairs × the restricted family). All of it grows with d and the number of sizes,
+    never with |S|."""
+    d, kind = family.d, family.kind
+    sizes = d + 1 if kind == "all_subsets" else max(int(family.max_size), 1) + 1
+    n_itemsets = family.n_itemsets  # an exact int (or inf): compared, never converted to float
+    listed = int(n_itemsets) if n_itemsets <= MAX_ENUMERATION else listing_limit
+    restricting = (d if n_itemsets > explicit_max else 0) * (3e-6 if kind == "all_subsets" else 1.5e-4)
+    seconds = (4 * CALL_SECONDS + sizes * 1.5e-4  # counts by size, and the heads of each size
+               + listed * 1.2e-5                # enumerating itemsets for the listing
+               + restricting                    # the largest d′ whose family fits explicit_max columns
+               + explicit_max * 1e-5)           # φ_S of the shown rows and the check's pairs
+    peak = nbytes((listed, 8), (2 * 6, explicit_max), (sizes, 4)) + listed * TIDY_ROW_BYTES
+    return section("itemset family views", seconds, peak)

@@ -11,7 +11,7 @@ import plotly.graph_objects as go
 
 from ..compositional import ACTIVATIONS, Skeleton
 from .foundations import METRIC_LABELS, quantiles, add_band, reference_slope
-from .style import PALETTE, log_ticks, new_figure, spans_decades
+from .style import PALETTE, log_ticks, new_figure, plotly_text, spans_decades
 
 DEDUP_LABELS = {
     "none": "no de-duplication (D i.i.d. draws)",
@@ -56,7 +56,7 @@ def skeleton_figure(skeleton: Skeleton) -> go.Figure:
         color = NODE_COLORS.get(group, PALETTE[0]) if is_input else PALETTE[2 + list(ACTIVATIONS).index(group[4:]) % 5]
         fig.add_trace(go.Scatter(
             x=[pos[i][0] for i in idx], y=[pos[i][1] for i in idx], mode="markers+text", name=name,
-            text=[skeleton.nodes[i].name for i in idx], textposition="bottom center" if is_input else "middle right",
+            text=[plotly_text(skeleton.nodes[i].name) for i in idx], textposition="bottom center" if is_input else "middle right",
             textfont=dict(size=13),
             marker=dict(size=22 if is_input else 28, color=color, symbol="square" if is_input else "circle",
                         line=dict(color="#333", width=1)),

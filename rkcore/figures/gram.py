@@ -17,7 +17,7 @@ import pandas as pd
 import plotly.graph_objects as go
 from plotly.subplots import make_subplots
 
-from .style import DIVERGING, FONT_SIZE, PALETTE, SEQUENTIAL, TEMPLATE
+from .style import DIVERGING, FONT_SIZE, PALETTE, SEQUENTIAL, TEMPLATE, plotly_text
 
 EXACT_LABEL = "Exact K"
 APPROX_LABEL = "Approximate K̂ = Z Zᵀ"
@@ -76,6 +76,7 @@ def gram_heatmaps(K: np.ndarray, K_hat: np.ndarray, *, block: int = 1, n: int | 
         if zmax <= zmin:  # (nearly) constant matrices: fall back to the full range
             zmin, zmax = float(both.min()), float(both.max())
     clipped = clip_percentiles is not None and (zmin > both.min() or zmax < both.max())
+    titles = tuple(plotly_text(t) for t in titles)  # a caller's text, shown literally
     fig = make_subplots(rows=1, cols=2, subplot_titles=titles, horizontal_spacing=0.1)
     for col, (Z, name) in enumerate(((K_small, titles[0]), (Kh_small, titles[1])), start=1):
         fig.add_trace(go.Heatmap(z=Z, x=coords, y=coords, coloraxis="coloraxis", name=name,

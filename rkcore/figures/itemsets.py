@@ -5,7 +5,7 @@ import numpy as np
 import pandas as pd
 import plotly.graph_objects as go
 
-from .style import FONT_SIZE, PALETTE, TEMPLATE, spans_decades
+from .style import FONT_SIZE, PALETTE, TEMPLATE, plotly_text, spans_decades
 
 
 def family_counts_figure(counts: pd.DataFrame, title: str = "Itemsets in S by size") -> go.Figure:
@@ -17,7 +17,7 @@ def family_counts_figure(counts: pd.DataFrame, title: str = "Itemsets in S by si
         fig = go.Figure(go.Bar(x=counts["size"], y=counts["log10_count"], text=counts["count_text"],
                                marker_color=PALETTE[0], name="itemsets",
                                hovertemplate="size %{x}: %{text} itemsets<extra></extra>"))
-        fig.update_layout(template=TEMPLATE, title_text=title, height=430, showlegend=False, bargap=0.25,
+        fig.update_layout(template=TEMPLATE, title_text=plotly_text(title), height=430, showlegend=False, bargap=0.25,
                           xaxis_title="itemset size |V|", yaxis_title="log10 of the number of itemsets")
         return fig
     log_y = spans_decades(counts["count"], 2.0)
@@ -28,7 +28,7 @@ def family_counts_figure(counts: pd.DataFrame, title: str = "Itemsets in S by si
                            texttemplate="%{y:.3~s}" if compact else "%{text}",
                            marker_color=PALETTE[0], name="itemsets", cliponaxis=False,
                            hovertemplate="size %{x}: %{text} itemsets<extra></extra>"))
-    fig.update_layout(template=TEMPLATE, title_text=title, height=430, showlegend=False,
+    fig.update_layout(template=TEMPLATE, title_text=plotly_text(title), height=430, showlegend=False,
                       xaxis_title="itemset size |V|", yaxis_title="number of itemsets" + (" (log scale)" if log_y else ""),
                       bargap=0.25, uniformtext=dict(minsize=FONT_SIZE - 4, mode="show"))
     fig.update_xaxes(type="category" if len(counts) <= 30 else "linear", dtick=1 if len(counts) > 30 else None)

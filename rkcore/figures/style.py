@@ -11,11 +11,14 @@ FONT_SIZE, TITLE_SIZE          base and title font sizes (px)
 TEMPLATE                       the plotly template ("rkcore"), registered in plotly.io.templates
 SEQUENTIAL, DIVERGING          colorscales for magnitudes and for signed differences
 rgba(hex_color, alpha)         a translucent version of a color (bands)
-new_figure(title=None, **layout) -> go.Figure
+plotly_text(text) -> str       text a user typed or a file carried (column, file names), shown literally
+new_figure(title=None, **layout) -> go.Figure   (the title is shown literally)
 apply_style(fig, title=None, height=None) -> go.Figure
 spans_decades(values, decades=2) -> bool   (whether a log axis is the honest choice)
 """
 from __future__ import annotations
+
+import html
 
 import numpy as np
 import plotly.graph_objects as go
@@ -58,21 +61,30 @@ def rgba(hex_color: str, alpha: float) -> str:
     return f"rgba({int(h[0:2], 16)},{int(h[2:4], 16)},{int(h[4:6], 16)},{alpha})"
 
 
+def plotly_text(text) -> str:
+    """``text`` as plotly shows it literally. Plotly reads <b>, <br>, <sup> and <a href=...> in titles, axis
+    titles, legends, ticks and annotations as markup (a column named '<a href="...">x</a>' would be a live
+    link in a title); with < > & written as entities, which plotly decodes back, no tag is ever formed.
+    The one escaping of user text (column and file names, typed itemsets) on its way into a figure."""
+    return html.escape(str(text), quote=False)
+
+
 def apply_style(fig: go.Figure, title: str | None = None, height: int | None = None) -> go.Figure:
-    """Put the rkcore template (and optionally a title and height) on an existing figure."""
+    """Put the rkcore template (and optionally a title, shown literally, and height) on an existing figure."""
     fig.update_layout(template=TEMPLATE)
     if title is not None:
-        fig.update_layout(title_text=title)
+        fig.update_layout(title_text=plotly_text(title))
     if height is not None:
         fig.update_layout(height=height)
     return fig
 
 
 def new_figure(title: str | None = None, **layout) -> go.Figure:
-    """An empty figure with the rkcore template and the given title / layout keywords."""
+    """An empty figure with the rkcore template and the given title (shown literally: a title may carry a
+    column or file name) / layout keywords; a builder adds its own markup (a <sup> subtitle) after."""
     fig = go.Figure(layout=go.Layout(template=TEMPLATE))
     if title is not None:
-        fig.update_layout(title_text=title)
+        fig.update_layout(title_text=plotly_text(title))
     if layout:
         fig.update_layout(**layout)
     return fig

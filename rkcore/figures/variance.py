@@ -14,7 +14,7 @@ from plotly.subplots import make_subplots
 
 from ..distributions import get_distribution
 from ..registry import get_map
-from .style import FONT_SIZE, TEMPLATE, log_ticks, new_figure, rgba
+from .style import FONT_SIZE, TEMPLATE, log_ticks, new_figure, plotly_text, rgba
 
 #: A map that draws its own weights (SCRK) has no distribution to take a colour from: black, dashed,
 #: so it stands apart from the distributions' colours on this chart.
@@ -64,7 +64,7 @@ def error_vs_D_figure(study: pd.DataFrame, metric: str = "mean_abs_error", *, ti
     fig.update_yaxes(type="log", title_text="mean |K̂ − K| over pairs (log scale)",
                      **log_ticks(np.r_[g.quantile(0.1), g.quantile(0.9)]))
     fig.update_layout(legend=dict(x=0.99, xanchor="right", y=0.99),
-                      title_text=(title or "Mean absolute error vs D, by weight distribution")
+                      title_text=plotly_text(title or "Mean absolute error vs D, by weight distribution")
                       + f"<br><sup>line: mean of {n_trials} trials · band: 10–90% of the trials</sup>")
     return fig
 
@@ -124,7 +124,7 @@ def variance_by_distribution_figure(summary: pd.DataFrame, kernel_label: str = "
         marker_color=colors, text=text, textposition="outside", cliponaxis=False, name="D · Var",
         hovertemplate="%{x}<br>mean D·Var=%{y:.3g}<extra></extra>"))
     n_pairs = int(s["n_pairs"].iloc[0])
-    suffix = f", {kernel_label}" if kernel_label else ""
+    suffix = f", {plotly_text(kernel_label)}" if kernel_label else ""
     fig.update_layout(template=TEMPLATE, height=480, showlegend=False,
                       title_text=f"Exact variance by distribution<br><sup>mean over {n_pairs:,} pairs{suffix}; "
                                  "labels: ratio to Rademacher</sup>",

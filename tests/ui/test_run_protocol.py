@@ -16,7 +16,7 @@ def _estimates(at) -> list[str]:
 
 
 def test_long_run_waits_for_its_button_and_the_estimate_goes_away(run_page):
-    at = run_page(DIST, n=200)  # both sections: several seconds
+    at = run_page(DIST, n=200, dv_trials=20, dv_vtrials=300)  # both sections: several seconds
     assert not at.exception
     assert _estimates(at) and not plotly_figures(at)
     assert "pair variances" in _estimates(at)[0], "the estimate covers every section"
@@ -59,3 +59,69 @@ def test_costs_add_sections_and_grow_with_size():
     assert total.seconds == pytest.approx(a.seconds + b.seconds) and total.bytes == max(a.bytes, b.bytes)
     assert len(total.sections) == 2
     assert costs.gram_view_cost(2000, 10, 64, "anova", 2, "rk").seconds > a.seconds
+
+
+# ---------------------------------------------------------------------------- measurement pages
+TIMING = "pages/5_Timing.py"
+CLASSIFIERS = "pages/6_Classifiers.py"
+TINY = {TIMING: dict(tm_maps="rk,scrk", tm_d="8,16", tm_Dfix="32", tm_D="16,32", tm_dfix="8", tm_n=10, tm_rep=1),
+        CLASSIFIERS: dict(n=80, cl_methods="kernel_svm,rk", cl_mult="1,2", cl_trials=1)}
+
+
+@pytest.mark.parametrize("page, key", [(TIMING, "tm"), (CLASSIFIERS, "cl")])
+def test_measurement_pages_never_autorun_and_keep_their_result(run_page, page, key):
+    at = run_page(page, **TINY[page])  # a run of well under a second: still waits for the button
+    assert not at.exception and not error_texts(at), error_texts(at)
+    assert len(_estimates(at)) == 1 and not at.subheader
+    assert at.button(key=f"{key}_run").label.endswith("s)")  # the estimate is on the button too
+    at.button(key=f"{key}_run").click().run()
+    assert not at.exception and not error_texts(at), error_texts(at)
+    assert not _estimates(at), "the estimate goes away once the run starts"
+    assert [s.value for s in at.subheader][-1] in ("Measured", "Results")
+    n_figures = len(plotly_figures(at))
+    at.run()  # a rerun at the same settings: the kept result, a short note and the button, no warning
+    assert not _estimates(at) and len(plotly_figures(at)) == n_figures
+    assert any("measuring again" in c.value for c in at.caption)
+    assert not [i for i in at.info if "settings changed" in i.value]
+
+
+@pytest.mark.parametrize("page, query", [
+    (TIMING, dict(tm_maps="rk", tm_d="2048,4096", tm_Dfix="8192", tm_n=2000, tm_rep=9)),
+    (TIMING, dict(tm_maps="rk,rm,nystroem", tm_d="4096,8192", tm_Dfix="16384", tm_n=2000, tm_rep=9)),
+])  # Classifiers' refusal: tests/pages/test_pages_studies.py::test_classifiers_bad_inputs
+def test_measurement_refusals_name_what_fits(run_page, page, query):
+    at = run_page(page, **query)
+    assert not at.exception
+    refusals = [e for e in error_texts(at) if "allowed per view" in e]
+    assert refusals and ("fits" in refusals[0] or "Lower the largest" in refusals[0]), error_texts(at)
+    assert not [b for b in at.button if b.key.endswith("_run")]
+
+
+def test_measurement_costs_grow_with_size_and_work():
+    from rkcore.registry import KernelSpec
+
+    small = costs.timing_cost(["rk"], [8, 16], 64, [16, 32], 8, 100, 2, 3)
+    assert costs.timing_cost(["rk"], [8, 16], 64, [16, 32], 8, 1000, 2, 3).seconds > small.seconds
+    assert costs.timing_cost(["rk", "scrk"], [8, 16], 64, [16, 32], 8, 100, 2, 3).seconds > small.seconds
+    assert costs.timing_cost(["rk"], [8, 16], 64, [16, 32], 8, 100, 2, 9).seconds > small.seconds
+    spec = KernelSpec("anova", 2)
+    one = costs.classifier_cost(["rk"], 500, 400, 10, [20, 40], spec, 1, 5)
+    assert costs.classifier_cost(["rk"], 500, 400, 10, [20, 40], spec, 5, 5).seconds > one.seconds
+    assert costs.classifier_cost(["rk", "kernel_svm"], 500, 400, 10, [20, 40], spec, 1, 5).bytes > one.bytes
+
+
+# ---------------------------------------------------------------------------- Itemsets
+def test_itemsets_page_runs_under_the_protocol(run_page):
+    at = run_page("pages/2_Itemsets.py", n=50)
+    assert not at.exception and not error_texts(at) and not _estimates(at)
+    assert plotly_figures(at)
+
+
+@pytest.mark.parametrize("d, kernel, degree", [(1500, "all_subsets", 2), (10000, "up_to", 20), (10000, "anova", 2),
+                                               (60, "anova", 3)])
+def test_itemsets_cost_stays_small_for_any_family(d, kernel, degree):
+    """The page's work grows with d and the number of sizes, never with |S| (2^10000 itemsets here)."""
+    from rkcore.itemsets import family_from_spec
+
+    cost = costs.itemsets_view_cost(family_from_spec(kernel, d, degree), 200, 4096)
+    assert 0 < cost.seconds < 5 and cost.bytes < 100 * 2**20
