@@ -81,7 +81,8 @@ def _registered_scripts() -> set[str]:
 def page_menu() -> None:
     """The pages as links in a collapsed "Pages" menu at the top of the sidebar (one row tall, so the
     settings a page needs, D and the seed included, sit near the top of the sidebar)."""
-    if str((PAGES_DIR / HOME).resolve()) not in _registered_scripts():
+    needed = {str((PAGES_DIR / name).resolve()) for name in (HOME, *(e.file for e in PAGES))}
+    if not needed <= _registered_scripts():
         return
     with st.sidebar.expander("Pages", icon=":material/menu:"):
         st.page_link(str(PAGES_DIR / HOME), label="Home", icon=":material/home:")
