@@ -71,6 +71,19 @@ def change_seed(page, value: int) -> float | None:
     return time.perf_counter() - start
 
 
+def click_option(page, option: str) -> float:
+    """Click the page-level radio option labelled ``option`` (in the main area); seconds until redrawn
+    with it (the fragment or page rerun has ended and the charts are drawn)."""
+    target = page.locator('[data-testid="stMain"] [data-testid="stRadio"] label').filter(has_text=option).first
+    start = time.perf_counter()
+    target.click()
+    page.wait_for_function(f"() => document.querySelector('[data-testid=\"stMain\"]').innerText.includes({option!r})"
+                           " && [...document.querySelectorAll('.js-plotly-plot .g-ytitle')].some(t => "
+                           f"t.textContent.includes({option.split()[0]!r}))", timeout=60_000)
+    _wait_drawn(page)
+    return time.perf_counter() - start
+
+
 def start_server(repo: Path, port: int) -> subprocess.Popen:
     env = dict(os.environ, PYTHONPATH=str(repo), STREAMLIT_BROWSER_GATHER_USAGE_STATS="false")
     return subprocess.Popen([sys.executable, "-m", "streamlit", "run", "app.py", "--server.headless", "true",
@@ -89,13 +102,14 @@ def wait_healthy(base: str) -> None:
     raise RuntimeError(f"no server answered at {base}")
 
 
-def time_page(browser, base: str, path: str, seed: int) -> dict[str, float | None]:
-    """Cold visit (new browser context), warm visit (same context again), seed change."""
+def time_page(browser, base: str, path: str, seed: int, option: str | None = None) -> dict[str, float | None]:
+    """Cold visit (new browser context), warm visit (same context again), seed change; with ``option``
+    instead of the seed: a click on that page-level radio option."""
     context = browser.new_context(viewport={"width": 1280, "height": 720})
     page = context.new_page()
     try:
         return {"cold": visit(page, f"{base}/{path}"), "warm": visit(page, f"{base}/{path}"),
-                "change": change_seed(page, seed)}
+                "change": click_option(page, option) if option else change_seed(page, seed)}
     finally:
         context.close()
 
@@ -109,6 +123,9 @@ def main(argv=None) -> int:
     ap.add_argument("--port", type=int, default=None)
     ap.add_argument("--before", type=Path, default=None, help="a checkout of the previous version to compare")
     ap.add_argument("--before-port", type=int, default=None)
+    ap.add_argument("--option", default=None,
+                    help="time a click on this page-level radio option instead of the seed change "
+                         "(e.g. --pages Random_Fourier_features --option 'max entry error')")
     ap.add_argument("--after", type=Path, default=REPO, help="the checkout to time (default: this one)")
     args = ap.parse_args(argv)
     pages = args.pages or ["", *[p.url_path for p in PAGES]]
@@ -132,7 +149,7 @@ def main(argv=None) -> int:
                 for i, path in enumerate(pages):
                     order = list(versions) if (r + i) % 2 == 0 else list(versions)[::-1]
                     for version in order:
-                        result = time_page(browser, bases[version], path, 1 + r)
+                        result = time_page(browser, bases[version], path, 1 + r, args.option)
                         for kind, value in result.items():
                             if value is not None:
                                 times[(version, path)][kind].append(value)
@@ -152,7 +169,7 @@ def main(argv=None) -> int:
 
     print(f"load average (1, 5, 15 min) at start: {' '.join(f'{x:.2f}' for x in load_start)}; at end: "
           f"{' '.join(f'{x:.2f}' for x in load_end)}; repeats: {args.repeats}; 1280x720; median (min–max) s\n")
-    print("| page | version | cold visit, s | warm visit, s | seed change, s |")
+    print(f"| page | version | cold visit, s | warm visit, s | {'click ' + repr(args.option) if args.option else 'seed change'}, s |")
     print("|---|---|---|---|---|")
     for path in pages:
         for version in versions:

@@ -23,20 +23,6 @@ page("Random Fourier features",
      "scikit-learn's `RBFSampler`.")
 view = sidebar(kernel=False, distributions=None, D=False, seed=True)
 
-c1, c2, c3, c4 = st.columns(4)
-with c1:
-    bandwidth = persistent_widget(st.radio, "Bandwidth γ", key="rff_bw", options=list(BANDWIDTHS),
-                                  format_func=BANDWIDTHS.get, horizontal=True)
-with c2:
-    gamma_manual = persistent_widget(st.number_input, "γ (by hand)", key="rff_gamma", min_value=1e-6,
-                                     max_value=1e6, format="%.4g", disabled=bandwidth != "manual")
-with c3:
-    D_max = persistent_widget(st.select_slider, "Largest D", key="rff_Dmax", options=D_MAX_OPTIONS)
-with c4:
-    trials = persistent_widget(st.number_input, "Trials per D", key="rff_trials", min_value=2, max_value=50)
-metric = persistent_widget(st.radio, "Error measure", key="rff_metric", options=list(METRIC_LABELS),
-                           format_func=METRIC_LABELS.get, horizontal=True)
-
 formula(r"K(\mathbf{x},\mathbf{y}) = e^{-\gamma\|\mathbf{x}-\mathbf{y}\|^2} = "
         r"\mathbb{E}_{\boldsymbol\omega\sim\mathcal{N}(0, 2\gamma I)}\cos\langle\boldsymbol\omega, \mathbf{x}-\mathbf{y}\rangle",
         "Bochner: the Gaussian kernel is the characteristic function of a Gaussian frequency.")
@@ -52,40 +38,61 @@ def error_curve(view: ViewSpec, gamma: float, D_list: tuple[int, ...], trials: i
         return rff_error_curve(X, gamma, list(D_list), trials=trials, seed=view.seed)
 
 
-D_list = tuple(int(D) for D in 2 ** np.arange(4, int(np.log2(D_max)) + 1))
+@st.fragment
+def study(view: ViewSpec) -> None:
+    """The page's own controls and everything they change: a change here reruns only this part (the
+    sidebar, the header and the formulas stay as they are)."""
+    c1, c2, c3, c4 = st.columns(4)
+    with c1:
+        bandwidth = persistent_widget(st.radio, "Bandwidth γ", key="rff_bw", options=list(BANDWIDTHS),
+                                      format_func=BANDWIDTHS.get, horizontal=True)
+    with c2:
+        gamma_manual = persistent_widget(st.number_input, "γ (by hand)", key="rff_gamma", min_value=1e-6,
+                                         max_value=1e6, format="%.4g", disabled=bandwidth != "manual")
+    with c3:
+        D_max = persistent_widget(st.select_slider, "Largest D", key="rff_Dmax", options=D_MAX_OPTIONS)
+    with c4:
+        trials = persistent_widget(st.number_input, "Trials per D", key="rff_trials", min_value=2, max_value=50)
+    metric = persistent_widget(st.radio, "Error measure", key="rff_metric", options=list(METRIC_LABELS),
+                               format_func=METRIC_LABELS.get, horizontal=True)
 
-with guarded("the random Fourier features"):
-    data = load_data(view)
-    X = dense(data.X)
-    n, d = X.shape
-    gamma = median_heuristic_gamma(X) if bandwidth == "median" else float(gamma_manual)
-    st.caption(f"{escape_markdown(data.description)} n = {n} points, d = {d}, {view.normalization}-normalized rows; "
-               f"γ = {gamma:.4g} ({BANDWIDTHS[bandwidth].lower()}); D = {D_list[0]} … {D_list[-1]}, "
-               f"{trials} trials each (seeds {view.seed} … {view.seed + trials - 1}).")
-    def cost_at(s: int):
-        return rff_curve_cost(s, d, D_list, int(trials))
+    D_list = tuple(int(D) for D in 2 ** np.arange(4, int(np.log2(D_max)) + 1))
 
-    run_or_wait(cost_at(n), key="rff", params=(view, gamma, D_list, int(trials)), what="the error curve",
-                fits=f"With the largest D = {D_list[-1]:,} and {trials} trials, n up to "
-                     f"{largest_fitting(cost_at, n):,} fits; or lower the largest D or the trials.")
-    df = error_curve(view, gamma, D_list, int(trials))
-    chart(rff_error_figure(df, metric), df, "RFF error vs D",
-          caption="Line: median over the trials; band: 10–90% of the trials; dashed: a 1/√D line through the first point.")
-    summary = rff_summary(df, metric)
-    table(summary, "RFF error summary", caption="If the error falls like 1/√D, the last column stays about constant.",
-          column_config={k: st.column_config.NumberColumn(format="%.4g") for k in summary.columns if k != "D"})
-    notice(rff_note(summary))
+    with guarded("the random Fourier features"):
+        data = load_data(view)
+        X = dense(data.X)
+        n, d = X.shape
+        gamma = median_heuristic_gamma(X) if bandwidth == "median" else float(gamma_manual)
+        st.caption(f"{escape_markdown(data.description)} n = {n} points, d = {d}, {view.normalization}-normalized rows; "
+                   f"γ = {gamma:.4g} ({BANDWIDTHS[bandwidth].lower()}); D = {D_list[0]} … {D_list[-1]}, "
+                   f"{trials} trials each (seeds {view.seed} … {view.seed + trials - 1}).")
+        def cost_at(s: int):
+            return rff_curve_cost(s, d, D_list, int(trials))
 
-reproduce("\n".join([
-    *[line for line in view.code().splitlines() if "KernelSpec" not in line],
-    "from rkcore.foundations import median_heuristic_gamma, rff_error_curve",
-    "from rkcore.figures.foundations import rff_error_figure, rff_summary",
-    "from rkcore.views import dense",
-    "",
-    "X = dense(X)",
-    f"gamma = {'median_heuristic_gamma(X)' if bandwidth == 'median' else repr(float(gamma_manual))}",
-    f"df = rff_error_curve(X, gamma, {list(D_list)}, trials={int(trials)}, seed={view.seed})",
-    'print(f"gamma = {gamma:.4g}")',
-    f"print(rff_summary(df, {metric!r}).to_string(index=False, float_format='%.4g'))  # the page's table",
-    f"rff_error_figure(df, {metric!r}).show()",
-]))
+        run_or_wait(cost_at(n), key="rff", params=(view, gamma, D_list, int(trials)), what="the error curve",
+                    fits=f"With the largest D = {D_list[-1]:,} and {trials} trials, n up to "
+                         f"{largest_fitting(cost_at, n):,} fits; or lower the largest D or the trials.")
+        df = error_curve(view, gamma, D_list, int(trials))
+        chart(rff_error_figure(df, metric), df, "RFF error vs D",
+              caption="Line: median over the trials; band: 10–90% of the trials; dashed: a 1/√D line through the first point.")
+        summary = rff_summary(df, metric)
+        table(summary, "RFF error summary", caption="If the error falls like 1/√D, the last column stays about constant.",
+              column_config={k: st.column_config.NumberColumn(format="%.4g") for k in summary.columns if k != "D"})
+        notice(rff_note(summary))
+
+    reproduce("\n".join([
+        *[line for line in view.code().splitlines() if "KernelSpec" not in line],
+        "from rkcore.foundations import median_heuristic_gamma, rff_error_curve",
+        "from rkcore.figures.foundations import rff_error_figure, rff_summary",
+        "from rkcore.views import dense",
+        "",
+        "X = dense(X)",
+        f"gamma = {'median_heuristic_gamma(X)' if bandwidth == 'median' else repr(float(gamma_manual))}",
+        f"df = rff_error_curve(X, gamma, {list(D_list)}, trials={int(trials)}, seed={view.seed})",
+        'print(f"gamma = {gamma:.4g}")',
+        f"print(rff_summary(df, {metric!r}).to_string(index=False, float_format='%.4g'))  # the page's table",
+        f"rff_error_figure(df, {metric!r}).show()",
+    ]))
+
+
+study(view)

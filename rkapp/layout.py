@@ -42,9 +42,15 @@ PRESENTER_FONT_STEP = 4
 _run = threading.local()  # per script run (each session runs its script in its own thread)
 
 
+_SETTINGS_KEY = "_rk_page_settings"  # the sidebar's settings, for an st.fragment rerun (it skips the sidebar)
+
+
 def presenter() -> bool:
-    """Whether presenter mode is on (the ``presenter`` field: URL ``presenter=true``, or its toggle)."""
-    return bool(getattr(_run, "presenter", False))
+    """Whether presenter mode is on (the ``presenter`` field: URL ``presenter=true``, or its toggle).
+    An st.fragment rerun may run in a new thread without page()'s per-run state: read the field then."""
+    if not hasattr(_run, "presenter"):
+        return _presenter_from_url_or_session()
+    return bool(_run.presenter)
 
 
 def _presenter_from_url_or_session() -> bool:
@@ -158,6 +164,7 @@ def record_settings(settings: dict) -> None:
     """The settings this run's sidebar shows (called by :func:`rkapp.widgets.sidebar`): every CSV of the
     page carries them."""
     _run.settings = dict(settings)
+    st.session_state[_SETTINGS_KEY] = dict(settings)
 
 
 def csv_with_settings(data: pd.DataFrame, settings: dict) -> bytes:
@@ -178,7 +185,7 @@ def csv_file_name(slug: str, settings: dict) -> str:
 
 
 def _download(data: pd.DataFrame, name: str, slug: str) -> None:
-    settings = {"page": name, **getattr(_run, "settings", {})}
+    settings = {"page": name, **getattr(_run, "settings", st.session_state.get(_SETTINGS_KEY, {}))}
     st.download_button(f"Download data: {name} (CSV)", icon=":material/download:",
                        data=lambda: csv_with_settings(data, settings), file_name=csv_file_name(slug, settings),
                        mime="text/csv", key=f"download_{slug}", on_click="ignore")

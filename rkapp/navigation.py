@@ -63,17 +63,26 @@ def run() -> None:
     pages = [st.Page(str(PAGES_DIR / e.file), title=e.title, url_path=e.url_path) for e in PAGES]
     # Streamlit's own page list is hidden (position "top" is overridden by the pages/ folder's sidebar list,
     # which pushed the settings 500 px down): page_menu() lists the pages in one collapsed row instead
-    st.session_state[_MENU_KEY] = True
     st.navigation([home, *pages], position="hidden").run()
 
 
-_MENU_KEY = "_rk_navigation"  # set by run(): the pages are registered (a page run alone, as in AppTest, has none)
+def _registered_scripts() -> set[str]:
+    """The script files st.page_link may link to in this run: the pages of st.navigation, or of the
+    pages/ folder when a deep link runs a page directly; a page run alone (AppTest) has only itself."""
+    from streamlit.runtime.scriptrunner import get_script_run_ctx
+
+    ctx = get_script_run_ctx()
+    try:
+        return {str(Path(p["script_path"]).resolve()) for p in ctx.pages_manager.get_pages().values()}
+    except Exception:  # noqa: BLE001 - internal API: without it, no menu (the pages stay reachable by URL)
+        return set()
 
 
 def page_menu() -> None:
     """The pages as links in a collapsed "Pages" menu at the top of the sidebar (one row tall, so the
     settings a page needs, D and the seed included, sit near the top of the sidebar)."""
-    if not st.session_state.get(_MENU_KEY):
+    needed = {str((PAGES_DIR / name).resolve()) for name in (HOME, *(e.file for e in PAGES))}
+    if not needed <= _registered_scripts():
         return
     with st.sidebar.expander("Pages", icon=":material/menu:"):
         st.page_link(str(PAGES_DIR / HOME), label="Home", icon=":material/home:")
