@@ -35,8 +35,9 @@ from typing import Iterator
 
 import numpy as np
 import scipy.sparse as sp
+from threadpoolctl import threadpool_limits  # a dependency of scikit-learn
 
-from .fastpaths import all_subsets_gram
+from .fastpaths import all_subsets_gram, gemm_into
 from .itemsets import MAX_ENUMERATION, ItemsetFamily
 from .validation import check_int
 
@@ -472,6 +473,222 @@ def contract_elementary(X, Y, degree: int, all_orders: bool = False):
     return out
 
 
+#: Bytes of the power-sum blocks of one row block of :func:`anova_gram` (all its scratch arrays).
+GRAM_SCRATCH_BYTES = 16 * 2**20
+#: ...but at least this many rows per block (few, large GEMMs), unless there are fewer rows.
+GRAM_MIN_ROWS = 64
+#: Bytes of one sub-block of the fused element-wise passes of :func:`anova_gram`: its few
+#: temporaries and the power sums it reads stay in a core's L2 cache.
+FUSED_BYTES = 96 * 2**10
+#: A CSR Y is densified (transposed, one copy per power) only up to this many bytes.
+GRAM_DENSE_Y_BYTES = 256 * 2**20
+
+
+def anova_gram(X, Y, degree: int, summed: bool = False, symmetric: bool = False) -> np.ndarray:
+    """The exact ANOVA Gram e_degree(x_i * y_k) (``summed``: the up-to Gram sum_{k<=degree} e_k),
+    an (n_X, n_Y) float64 array meeting the accuracy contract. X, Y: validated float64, dense
+    or CSR. ``symmetric``: Y is X (K(X, X)); only the upper triangle is computed, then mirrored.
+
+    Orders 2 and 3 (and 1 to 3 summed) run fused: per row block the power sums are GEMMs (SpMMs
+    for CSR X) into scratch blocks, then one pass over cache-sized sub-blocks forms Newton's
+    closed forms, checks them (the closed forms of :func:`newton_is_safe`, for the summed Gram
+    :func:`_summed_is_safe`) and writes the output; entries the check cannot vouch for are
+    recomputed by the stable recursion (:func:`elementary_pairs`). For non-negative data the
+    power sums of |z| are the power sums themselves (no GEMM of absolute values); for data
+    with many zeros, entries with fewer than ``degree`` shared non-zeros are set to exactly 0
+    from a (float32, exact) count of shared non-zeros, computed only for blocks that need it.
+    Peak memory: the output plus one block (GRAM_SCRATCH_BYTES) plus O((n_X + n_Y) d).
+    Other orders go through :func:`contract_elementary`.
+    """
+    nX, nY, d = X.shape[0], Y.shape[0], X.shape[1]
+    low = (1 <= degree <= 3) if summed else degree in (2, 3)
+    if not low or (sp.issparse(Y) and 8 * 6 * d * nY > GRAM_DENSE_Y_BYTES):
+        if summed:
+            return _broadcast_full(sum(contract_elementary(X, Y, degree, all_orders=True)), (nX, nY))
+        return _broadcast_full(contract_elementary(X, Y, degree), (nX, nY))
+    nonneg = _is_nonnegative(X) and _is_nonnegative(Y)
+    gamma = float(rounding_gamma(min(_max_nnz_per_row(X), _max_nnz_per_row(Y)) + 2 * degree))
+    count_shared = not summed and (_zero_fraction(X) > 0.25 or _zero_fraction(Y) > 0.25)
+    x_max, y_max = _abs_max(X), _abs_max(Y)
+
+    def transposed(A):  # (d, nY) C-contiguous
+        return np.ascontiguousarray((A.toarray() if sp.issparse(A) else A).T)
+
+    YT = [None] + [transposed(_power(Y, t)) for t in range(1, degree + 1)]
+    Yabs = None if nonneg else abs(Y)
+    YaT = {t: transposed(_power(Yabs, t)) for t in ((1, 3) if degree == 3 and not summed else (1,))} if not nonneg else {}
+    maskT = np.ascontiguousarray(transposed(Y != 0), dtype=np.float32) if count_shared else None
+    out = np.empty((nX, nY))
+    n_arrays = degree + (0 if nonneg else 1 + (degree == 3 and not summed)) + count_shared
+    rows_per_block = max(min(GRAM_MIN_ROWS, nX), GRAM_SCRATCH_BYTES // (8 * nY * n_arrays))
+    scratch = np.empty(min(rows_per_block, nX) * nY * n_arrays)
+    sub_rows = max(1, FUSED_BYTES // (8 * nY))
+    temps = np.empty((3, sub_rows * nY))
+    bad_rows, bad_cols = [], []
+    # One BLAS thread: the block GEMMs are small (inner dimension d), and on a loaded machine
+    # each multi-threaded call paid for waking its threads (measured at load 8 on 2 cores:
+    # six 350-row blocks 201 ms with two threads, 41 ms with one; one whole GEMM 58 vs 33 ms).
+    with np.errstate(over="ignore", invalid="ignore", divide="ignore"), threadpool_limits(1, user_api="blas"):
+        for rows in row_blocks(nX, 1, rows_per_block):
+            c0 = rows.start if symmetric else 0
+            r, w = rows.stop - rows.start, nY - c0
+            chunks = iter(scratch[i * r * w:(i + 1) * r * w] for i in range(n_arrays))
+            views = (c.reshape(r, w) for c in chunks)
+            Xb = X[rows]
+            cols = slice(c0, nY)
+            P = [None] + [gemm_into(1.0, _power(Xb, t), YT[t][:, cols], 0.0, next(views))
+                          for t in range(1, degree + 1)]
+            Xab = None if nonneg else abs(Xb)
+            A = P[1] if nonneg else gemm_into(1.0, Xab, YaT[1][:, cols], 0.0, next(views))
+            lazy = {}
+
+            def pa3(_Xab=Xab, _cols=cols, _views=views, _P=P):
+                if "pa3" not in lazy:
+                    lazy["pa3"] = _P[3] if nonneg else gemm_into(1.0, _power(_Xab, 3), YaT[3][:, _cols], 0.0, next(_views))
+                return lazy["pa3"]
+
+            def shared(_Xb=Xb, _cols=cols, _views=views):
+                if "count" not in lazy:
+                    mask = (_Xb != 0).astype(np.float32)
+                    buf = next(_views).reshape(-1).view(np.float32)[:r * w].reshape(r, w)  # exact below 2^24
+                    lazy["count"] = gemm_into(1.0, mask, maskT[:, _cols], 0.0, buf)
+                return lazy["count"]
+
+            risky = may_overflow(_abs_max(Xb), y_max, d, degree)
+            for sub in row_blocks(r, 1, sub_rows):
+                q = sub.stop - sub.start
+                t = [tmp[:q * w].reshape(q, w) for tmp in temps]
+                o = out[rows.start + sub.start:rows.start + sub.stop, c0:]
+                Ps = [None] + [p[sub] for p in P[1:]]
+                if summed:
+                    ok = _summed_block(Ps, A[sub], degree, gamma, risky, o, t)
+                else:
+                    ok = _top_block(Ps, A[sub], nonneg, degree, gamma, risky, o, t, lambda s=sub: pa3()[s])
+                    if count_shared and not ok.all():
+                        too_few = shared()[sub] < degree
+                        o[too_few] = 0.0
+                        ok |= too_few
+                if not ok.all():
+                    i, k = np.nonzero(~ok)
+                    bad_rows.append(i + rows.start + sub.start)
+                    bad_cols.append(k + c0)
+    if bad_rows:
+        rows_, cols_ = np.concatenate(bad_rows), np.concatenate(bad_cols)
+        fixed = elementary_pairs(X, Y, rows_, cols_, degree, all_orders=summed)
+        out[rows_, cols_] = sum(fixed) if summed else fixed
+    if symmetric:
+        for rows in row_blocks(nX, 1, rows_per_block):
+            out[rows, :rows.start] = out[:rows.start, rows].T
+    return out
+
+
+def _top_block(P, A, nonneg, degree, gamma, risky, o, t, pa3) -> np.ndarray:
+    """e_degree (2 or 3) of one sub-block into ``o``, and where :func:`newton_is_safe`'s closed
+    forms vouch for it (the same bounds, decided entry by entry). P: power sums, A: the power sum
+    of |z| (P[1] itself for non-negative data; even powers are their own), t: three scratch
+    arrays, pa3(): the third power sum of |z| (asked for only where the first test fails)."""
+    tol = CONTRACT_RTOL
+    sq, bound, lhs = t
+    np.multiply(P[1], P[1], out=sq)
+    if nonneg:
+        np.copyto(bound, sq)
+    else:
+        np.multiply(A, A, out=bound)
+    if degree == 2:
+        bound *= 1.0 - 10.0 * gamma - 20.0 * gamma / tol
+        ok = np.less_equal(P[2], bound)
+        if risky:
+            ok &= np.isfinite(bound)
+        np.subtract(sq, P[2], out=o)
+        o *= 0.5
+    else:
+        bound *= 1.0 - 36.0 * gamma - 72.0 * gamma / tol
+        np.multiply(P[2], 3.0, out=lhs)
+        ok = np.less_equal(lhs, bound)
+        if not ok.all():
+            # S_3 = (A^3 - 3 A Pa_2 + 2 Pa_3) / 6: the Pa_3 term where the first test fails
+            idx = ~ok
+            Ab = A[idx]
+            ok[idx] = lhs[idx] - 2.0 * pa3()[idx] / np.where(Ab > 0, Ab, 1.0) <= bound[idx]
+        if risky:
+            bound *= A
+            ok &= np.isfinite(bound)
+        # e_3 = (P1 (P1^2 - 3 P2) + 2 P3) / 6
+        sq -= lhs
+        sq *= P[1]
+        np.multiply(P[3], 2.0, out=lhs)
+        sq += lhs
+        np.multiply(sq, 1.0 / 6.0, out=o)
+    if risky:
+        ok &= np.isfinite(o)
+    return ok
+
+
+def _summed_block(P, A, degree, gamma, risky, o, t) -> np.ndarray:
+    """sum_{k<=degree} e_k (degree 1 to 3) of one sub-block into ``o``, and where
+    :func:`_summed_is_safe` vouches for it."""
+    sq, s, e = t
+    ok = _summed_is_safe(A, P[2] if degree >= 2 else None, degree, gamma, sq, s)
+    # 1 + e_1 + e_2 + e_3 with e_2 = (P1^2 - P2) / 2, e_3 = (P1 (P1^2 - 3 P2) + 2 P3) / 6
+    np.add(P[1], 1.0, out=o)
+    if degree >= 2:
+        np.multiply(P[1], P[1], out=sq)
+        np.subtract(sq, P[2], out=e)
+        e *= 0.5
+        o += e
+    if degree == 3:
+        np.multiply(P[2], 3.0, out=e)
+        sq -= e
+        sq *= P[1]
+        np.multiply(P[3], 2.0, out=e)
+        sq += e
+        sq *= 1.0 / 6.0
+        o += sq
+    if risky:
+        ok &= np.isfinite(o)
+    return ok
+
+
+def _summed_is_safe(A, Pa2, degree: int, gamma: float, sq: np.ndarray, s: np.ndarray) -> np.ndarray:
+    """Where Newton's identities meet the contract for sum_{k<=degree} e_k (degree <= 3), from
+    A = sum_j |z_j| and Pa2 = sum_j z_j^2 (writes the scratch arrays sq, s).
+
+    With Pa_t <= A^t, :func:`newton_error_bounds` gives eps_1 = 3 gamma A, eps_2 <= 5 gamma A^2,
+    eps_3 <= 6 gamma A^3; one more gamma A^k per order covers the rounding of the lower bound
+    S = 1 + A + max(0, (A^2 - Pa2) / 2) + max(0, (A^3 - 3 A Pa2) / 6) <= sum_k e_k(|z|) (the
+    dropped 2 Pa3 / 6 >= 0), and the test is the one of :func:`newton_is_safe` with
+    ``all_orders``: 2 err (1 + tol) <= tol (S - err), with S shrunk by 8 u. False where a value
+    is not finite.
+    """
+    tol = CONTRACT_RTOL
+    # err = gamma (4 A + 6 A^2 + 7 A^3), Horner; S accumulates in s
+    np.multiply(A, 7.0 if degree == 3 else 0.0, out=sq)
+    if degree >= 2:
+        sq += 6.0
+        sq *= A
+    else:
+        sq.fill(0.0)
+    sq += 4.0
+    sq *= A
+    sq *= gamma * (2.0 + 3.0 * tol) / tol / (1.0 - 8.0 * UNIT_ROUNDOFF)
+    np.add(A, 1.0, out=s)
+    if degree >= 2:
+        h = np.multiply(A, A)
+        h2 = h - Pa2
+        h2 *= 0.5
+        np.maximum(h2, 0.0, out=h2)
+        s += h2
+        if degree == 3:
+            h2 = Pa2 * 3.0
+            np.subtract(h, h2, out=h)
+            h *= A
+            h *= 1.0 / 6.0
+            np.maximum(h, 0.0, out=h)
+            s += h
+    ok = np.less_equal(sq, s)
+    return ok & np.isfinite(s)
+
+
 def _broadcast_full(a, shape) -> np.ndarray:
     return np.broadcast_to(np.asarray(a, dtype=np.float64), shape).copy()
 
@@ -480,24 +697,25 @@ def _broadcast_full(a, shape) -> np.ndarray:
 def anova_kernel(X, Y=None, degree: int = 2) -> np.ndarray:
     """ANOVA kernel of order m: sum over j_1 < ... < j_m of prod x_{j_k} y_{j_k} (paper eq. 2).
 
-    Cost: ``degree`` matrix products plus element-wise work, O(n_X n_Y d m).
+    Cost: ``degree`` matrix products plus element-wise work, O(n_X n_Y d m); K(X, X) (Y=None)
+    computes the upper triangle and mirrors it.
     """
+    symmetric = Y is None or Y is X
     X, Y = _pair(X, Y)
     _check_degree(degree, X.shape[1], allow_zero=True)
     if degree == 0:
         return np.ones((X.shape[0], Y.shape[0]))
-    e_m = contract_elementary(X, Y, degree)
-    return _broadcast_full(e_m, (X.shape[0], Y.shape[0]))
+    return anova_gram(X, Y, degree, symmetric=symmetric)
 
 
 def up_to_kernel(X, Y=None, degree: int = 2) -> np.ndarray:
     """Sum of the ANOVA kernels of orders 0..m (itemsets of size at most m)."""
+    symmetric = Y is None or Y is X
     X, Y = _pair(X, Y)
     _check_degree(degree, X.shape[1], allow_zero=True)
     if degree == 0:
         return np.ones((X.shape[0], Y.shape[0]))
-    e = contract_elementary(X, Y, degree, all_orders=True)
-    return _broadcast_full(sum(e), (X.shape[0], Y.shape[0]))
+    return anova_gram(X, Y, degree, summed=True, symmetric=symmetric)
 
 
 def dot_kernel(X, Y=None) -> np.ndarray:
