@@ -524,6 +524,7 @@ def anova_gram(X, Y, degree: int, summed: bool = False, symmetric: bool = False)
     scratch = np.empty(min(rows_per_block, nX) * nY * n_arrays)
     sub_rows = max(1, FUSED_BYTES // (8 * nY))
     temps = np.empty((3, sub_rows * nY))
+    few_buf = np.empty(sub_rows * nY, dtype=bool)
     bad_rows, bad_cols = [], []
     # One BLAS thread: the block GEMMs are small (inner dimension d), and on a loaded machine
     # each multi-threaded call paid for waking its threads (measured at load 8 on 2 cores:
@@ -563,11 +564,9 @@ def anova_gram(X, Y, degree: int, summed: bool = False, symmetric: bool = False)
                 if summed:
                     ok = _summed_block(Ps, A[sub], degree, gamma, risky, o, t)
                 else:
-                    ok = _top_block(Ps, A[sub], nonneg, degree, gamma, risky, o, t, lambda s=sub: pa3()[s])
-                    if count_shared and not ok.all():
-                        too_few = shared()[sub] < degree
-                        o[too_few] = 0.0
-                        ok |= too_few
+                    few = (lambda s=sub, q=q: np.less(shared()[s], degree,
+                                                      out=few_buf[:q * w].reshape(q, w))) if count_shared else None
+                    ok = _top_block(Ps, A[sub], nonneg, degree, gamma, risky, o, t, lambda s=sub: pa3()[s], few)
                 if not ok.all():
                     i, k = np.nonzero(~ok)
                     bad_rows.append(i + rows.start + sub.start)
@@ -582,11 +581,13 @@ def anova_gram(X, Y, degree: int, summed: bool = False, symmetric: bool = False)
     return out
 
 
-def _top_block(P, A, nonneg, degree, gamma, risky, o, t, pa3) -> np.ndarray:
+def _top_block(P, A, nonneg, degree, gamma, risky, o, t, pa3, too_few=None) -> np.ndarray:
     """e_degree (2 or 3) of one sub-block into ``o``, and where :func:`newton_is_safe`'s closed
     forms vouch for it (the same bounds, decided entry by entry). P: power sums, A: the power sum
     of |z| (P[1] itself for non-negative data; even powers are their own), t: three scratch
-    arrays, pa3(): the third power sum of |z| (asked for only where the first test fails)."""
+    arrays, pa3(): the third power sum of |z|, too_few(): where fewer than ``degree`` products
+    z_j are non-zero (exactly 0; set so and vouched for), both asked for only where the first
+    test fails."""
     tol = CONTRACT_RTOL
     sq, bound, lhs = t
     np.multiply(P[1], P[1], out=sq)
@@ -597,29 +598,32 @@ def _top_block(P, A, nonneg, degree, gamma, risky, o, t, pa3) -> np.ndarray:
     if degree == 2:
         bound *= 1.0 - 10.0 * gamma - 20.0 * gamma / tol
         ok = np.less_equal(P[2], bound)
-        if risky:
-            ok &= np.isfinite(bound)
         np.subtract(sq, P[2], out=o)
         o *= 0.5
     else:
         bound *= 1.0 - 36.0 * gamma - 72.0 * gamma / tol
         np.multiply(P[2], 3.0, out=lhs)
         ok = np.less_equal(lhs, bound)
-        if not ok.all():
-            # S_3 = (A^3 - 3 A Pa_2 + 2 Pa_3) / 6: the Pa_3 term where the first test fails
-            idx = ~ok
-            Ab = A[idx]
-            ok[idx] = lhs[idx] - 2.0 * pa3()[idx] / np.where(Ab > 0, Ab, 1.0) <= bound[idx]
-        if risky:
-            bound *= A
-            ok &= np.isfinite(bound)
         # e_3 = (P1 (P1^2 - 3 P2) + 2 P3) / 6
         sq -= lhs
         sq *= P[1]
-        np.multiply(P[3], 2.0, out=lhs)
-        sq += lhs
-        np.multiply(sq, 1.0 / 6.0, out=o)
+        np.multiply(P[3], 2.0, out=o)
+        o += sq
+        o *= 1.0 / 6.0
+    if not ok.all():
+        if too_few is not None:
+            few = too_few()
+            np.copyto(o, 0.0, where=few)
+            ok |= few
+        if degree == 3 and not ok.all():
+            # S_3 = (A^3 - 3 A Pa_2 + 2 Pa_3) / 6: the Pa_3 term where the first test fails
+            idx = np.nonzero(~ok)
+            Ab = A[idx]
+            ok[idx] = lhs[idx] - 2.0 * pa3()[idx] / np.where(Ab > 0, Ab, 1.0) <= bound[idx]
     if risky:
+        if degree == 3:
+            bound *= A
+        ok &= np.isfinite(bound)
         ok &= np.isfinite(o)
     return ok
 
