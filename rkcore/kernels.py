@@ -231,6 +231,30 @@ def newton_error_bounds(Pa: list, degree: int, gamma) -> list:
     return eps
 
 
+def closed_form_check_constants(degree: int, gamma, tol: float = CONTRACT_RTOL):
+    """(c, c_b) of the closed-form tests of :func:`newton_is_safe` for orders 2 and 3 (not
+    ``all_orders``); A = Pa[1]:
+
+    * order 2: safe where Pa_2 <= c A^2;
+    * order 3: safe where Pa_2 <= c A^2 (first test: the Pa_3 term dropped, it only helps),
+      else where Pa_2 - c_b Pa_3 / A <= c A^2.
+
+    Derivation: :func:`newton_error_bounds` with Pa_1 = A, for gamma <= 1e-3, gives
+    eps_2 <= gamma (3.01 A^2 + 1.5 Pa_2) and eps_3 <= gamma (1.51 A^3 + 2.51 A Pa_2 + Pa_3);
+    computing S_2 = (A^2 - Pa_2) / 2 and S_3 = (A^3 - 3 A Pa_2 + 2 Pa_3) / 6 in floating
+    point adds at most 1.5 u (A^2 + Pa_2) and u (A^3 + 3 A Pa_2 + 2 Pa_3) (u the unit
+    roundoff; gamma >= 5 u, 7 u here), covered by eps'_2 = gamma (3.4 A^2 + 1.8 Pa_2) and
+    eps'_3 = gamma (1.7 A^3 + 3 A Pa_2 + 1.3 Pa_3). The test 2 eps' (1 + tol) <= tol (S - eps')
+    is K eps'/gamma <= S with K = gamma (2 + 3 tol) / tol, solved for Pa_2. Unlike the cruder
+    eps_2 <= 5 gamma A^2, eps_3 <= 6 gamma A^3, this keeps the order-3 test passable up to
+    gamma ~ 3e-14 (N(0,1) rows up to d ~ 600 under the probabilistic gamma) when Pa_2 << A^2.
+    """
+    K = np.asarray(gamma, dtype=np.float64) * ((2.0 + 3.0 * tol) / tol)
+    if degree == 2:
+        return (0.5 - 3.4 * K) / (0.5 + 1.8 * K), None
+    return (1.0 / 6.0 - 1.7 * K) / (0.5 + 3.0 * K), (1.0 / 3.0 - 1.3 * K) / (0.5 + 3.0 * K)
+
+
 def newton_is_safe(Pa: list, degree: int, gamma, *, all_orders: bool = False,
                    tol: float = CONTRACT_RTOL) -> np.ndarray:
     """Where Newton's identities meet the contract: a boolean array (the broadcast shape of Pa).
@@ -238,8 +262,8 @@ def newton_is_safe(Pa: list, degree: int, gamma, *, all_orders: bool = False,
     True where 2 eps <= tol * (S - eps), S = e_degree(|z|) (or sum_{k<=degree} e_k(|z|) with
     ``all_orders``) computed from Pa, eps its error bound (:func:`newton_error_bounds`);
     False wherever a value is not finite. Orders 1 to 3 use closed forms with fewer passes
-    over the data (eps_2 <= 5 gamma A^2, eps_3 <= 6 gamma A^3 and S_3 >= (A^3 - 3 A Pa_2)/6
-    when Pa[3] is None). ``Pa[t]`` for even t equals the signed power sum P_t.
+    over the data (:func:`closed_form_check_constants`; the Pa_3 term is used only where it
+    is needed and given). ``Pa[t]`` for even t equals the signed power sum P_t.
     """
     A = np.asarray(Pa[1], dtype=np.float64)
     gamma = np.asarray(gamma, dtype=np.float64)
@@ -248,30 +272,31 @@ def newton_is_safe(Pa: list, degree: int, gamma, *, all_orders: bool = False,
             return np.isfinite(A) & (gamma * 2 <= tol)
         if not all_orders and degree == 2:
             bound = np.multiply(A, A)
-            bound *= 1.0 - 10.0 * gamma - 20.0 * gamma / tol
+            bound *= closed_form_check_constants(2, gamma, tol)[0]
             ok = np.less_equal(Pa[2], bound)
             return ok & np.isfinite(bound) if not np.isfinite(bound).all() else ok
         if not all_orders and degree == 3:
+            c, c_b = closed_form_check_constants(3, gamma, tol)
             bound = np.multiply(A, A)
-            bound *= 1.0 - 36.0 * gamma - 72.0 * gamma / tol
-            lhs = np.multiply(Pa[2], 3.0)
+            bound *= c
+            lhs = np.asarray(Pa[2], dtype=np.float64)
             ok = np.less_equal(lhs, bound)
             n_bad = ok.size - np.count_nonzero(ok) if len(Pa) > 3 and Pa[3] is not None else 0
             if n_bad > ok.size // 8:
-                # S_3 = (A^3 - 3 A Pa_2 + 2 Pa_3) / 6 everywhere: many entries need the Pa_3 term
-                # (e.g. a few non-zeros per row, Gaussian weights), and whole-array passes beat
-                # masked gathers. Where ok already holds, lhs - 2 Pa_3 / A <= lhs keeps it.
+                # many entries need the Pa_3 term (e.g. a few non-zeros per row, Gaussian
+                # weights): whole-array passes beat masked gathers. Where ok already holds,
+                # lhs - c_b Pa_3 / A <= lhs keeps it (c_b >= 0 whenever c >= 0).
                 lhs_b = np.divide(Pa[3], np.where(A > 0, A, 1.0))
-                lhs_b *= -2.0
+                lhs_b *= -c_b
                 lhs_b += lhs
                 ok = ok | np.less_equal(lhs_b, bound)
             elif n_bad:
-                # S_3 = (A^3 - 3 A Pa_2 + 2 Pa_3) / 6: the Pa_3 term only where it is needed
                 full = np.broadcast_shapes(np.shape(A), np.shape(Pa[2]), np.shape(Pa[3]))
                 ok = np.broadcast_to(ok, full).copy()
                 idx = ~ok
                 Ab = np.broadcast_to(A, full)[idx]
-                lhs_b = np.broadcast_to(lhs, full)[idx] - 2.0 * np.broadcast_to(Pa[3], full)[idx] / np.where(Ab > 0, Ab, 1.0)
+                c_bi = np.broadcast_to(c_b, full)[idx] if np.ndim(c_b) else c_b
+                lhs_b = np.broadcast_to(lhs, full)[idx] - c_bi * np.broadcast_to(Pa[3], full)[idx] / np.where(Ab > 0, Ab, 1.0)
                 ok[idx] = lhs_b <= np.broadcast_to(bound, full)[idx]
             cube_ok = np.isfinite(bound * A)
             return ok & cube_ok if not cube_ok.all() else ok
@@ -595,16 +620,16 @@ def _top_block(P, A, nonneg, degree, gamma, risky, o, t, pa3, too_few=None) -> n
         np.copyto(bound, sq)
     else:
         np.multiply(A, A, out=bound)
+    c, c_b = closed_form_check_constants(degree, gamma, tol)
+    bound *= c
     if degree == 2:
-        bound *= 1.0 - 10.0 * gamma - 20.0 * gamma / tol
         ok = np.less_equal(P[2], bound)
         np.subtract(sq, P[2], out=o)
         o *= 0.5
     else:
-        bound *= 1.0 - 36.0 * gamma - 72.0 * gamma / tol
-        np.multiply(P[2], 3.0, out=lhs)
-        ok = np.less_equal(lhs, bound)
+        ok = np.less_equal(P[2], bound)
         # e_3 = (P1 (P1^2 - 3 P2) + 2 P3) / 6
+        np.multiply(P[2], 3.0, out=lhs)
         sq -= lhs
         sq *= P[1]
         np.multiply(P[3], 2.0, out=o)
@@ -619,7 +644,7 @@ def _top_block(P, A, nonneg, degree, gamma, risky, o, t, pa3, too_few=None) -> n
             # S_3 = (A^3 - 3 A Pa_2 + 2 Pa_3) / 6: the Pa_3 term where the first test fails
             idx = np.nonzero(~ok)
             Ab = A[idx]
-            ok[idx] = lhs[idx] - 2.0 * pa3()[idx] / np.where(Ab > 0, Ab, 1.0) <= bound[idx]
+            ok[idx] = P[2][idx] - c_b * pa3()[idx] / np.where(Ab > 0, Ab, 1.0) <= bound[idx]
     if risky:
         if degree == 3:
             bound *= A
@@ -657,24 +682,36 @@ def _summed_is_safe(A, Pa2, degree: int, gamma: float, sq: np.ndarray, s: np.nda
     """Where Newton's identities meet the contract for sum_{k<=degree} e_k (degree <= 3), from
     A = sum_j |z_j| and Pa2 = sum_j z_j^2 (writes the scratch arrays sq, s).
 
-    With Pa_t <= A^t, :func:`newton_error_bounds` gives eps_1 = 3 gamma A, eps_2 <= 5 gamma A^2,
-    eps_3 <= 6 gamma A^3; one more gamma A^k per order covers the rounding of the lower bound
-    S = 1 + A + max(0, (A^2 - Pa2) / 2) + max(0, (A^3 - 3 A Pa2) / 6) <= sum_k e_k(|z|) (the
-    dropped 2 Pa3 / 6 >= 0), and the test is the one of :func:`newton_is_safe` with
-    ``all_orders``: 2 err (1 + tol) <= tol (S - err), with S shrunk by 8 u. False where a value
-    is not finite.
+    :func:`newton_error_bounds` with Pa_1 = A (see :func:`closed_form_check_constants`) gives
+    eps_1 = 3 gamma A, eps_2 <= gamma (3.01 A^2 + 1.5 Pa_2) and, with Pa_3 <= A Pa_2,
+    eps_3 <= gamma (1.51 A^3 + 3.51 A Pa_2). The scale is bounded below by
+    S = 1 + A + max(0, (A^2 - Pa_2) / 2) + max(0, (A^3 - 3 A Pa_2) / 6) <= sum_k e_k(|z|) (the
+    dropped 2 Pa_3 / 6 >= 0); its rounding (a few u per term, gamma >= 3 u) is covered by
+    err = gamma (0.3 + 3.3 A + 3.4 A^2 + 1.8 A^3 + Pa_2 (1.8 + 3.9 A)) (terms of orders above
+    ``degree`` dropped). The test is the one of :func:`newton_is_safe` with ``all_orders``,
+    2 err (1 + tol) <= tol (S - err); False where a value is not finite.
     """
     tol = CONTRACT_RTOL
-    # err = gamma (4 A + 6 A^2 + 7 A^3), Horner; S accumulates in s
-    np.multiply(A, 7.0 if degree == 3 else 0.0, out=sq)
-    if degree >= 2:
-        sq += 6.0
+    # err (Horner in A), into sq
+    if degree == 3:
+        np.multiply(A, 1.8, out=sq)
+        sq += 3.4
         sq *= A
+        sq += 3.3
+    elif degree == 2:
+        np.multiply(A, 3.4, out=sq)
+        sq += 3.3
     else:
-        sq.fill(0.0)
-    sq += 4.0
+        sq.fill(3.3)
     sq *= A
-    sq *= gamma * (2.0 + 3.0 * tol) / tol / (1.0 - 8.0 * UNIT_ROUNDOFF)
+    sq += 0.3
+    if degree >= 2:
+        pa2_term = np.multiply(A, 3.9) if degree == 3 else np.full_like(A, 0.0)
+        pa2_term += 1.8
+        pa2_term *= Pa2
+        sq += pa2_term
+    sq *= gamma * (2.0 + 3.0 * tol) / tol
+    # lower bound of the scale, into s
     np.add(A, 1.0, out=s)
     if degree >= 2:
         h = np.multiply(A, A)
@@ -683,7 +720,7 @@ def _summed_is_safe(A, Pa2, degree: int, gamma: float, sq: np.ndarray, s: np.nda
         np.maximum(h2, 0.0, out=h2)
         s += h2
         if degree == 3:
-            h2 = Pa2 * 3.0
+            np.multiply(Pa2, 3.0, out=h2)
             np.subtract(h, h2, out=h)
             h *= A
             h *= 1.0 / 6.0
