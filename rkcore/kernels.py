@@ -539,9 +539,10 @@ def anova_gram(X, Y, degree: int, summed: bool = False, symmetric: bool = False)
     def transposed(A):  # (d, nY) C-contiguous
         return np.ascontiguousarray((A.toarray() if sp.issparse(A) else A).T)
 
-    YT = [None] + [transposed(_power(Y, t)) for t in range(1, degree + 1)]
-    Yabs = None if nonneg else abs(Y)
-    YaT = {t: transposed(_power(Yabs, t)) for t in ((1, 3) if degree == 3 and not summed else (1,))} if not nonneg else {}
+    with np.errstate(over="ignore"):  # overflowing powers give inf: caught by the check
+        YT = [None] + [transposed(_power(Y, t)) for t in range(1, degree + 1)]
+        Yabs = None if nonneg else abs(Y)
+        YaT = {t: transposed(_power(Yabs, t)) for t in ((1, 3) if degree == 3 and not summed else (1,))} if not nonneg else {}
     maskT = np.ascontiguousarray(transposed(Y != 0), dtype=np.float32) if count_shared else None
     out = np.empty((nX, nY))
     n_arrays = degree + (0 if nonneg else 1 + (degree == 3 and not summed)) + count_shared
