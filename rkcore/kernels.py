@@ -535,6 +535,7 @@ def anova_gram(X, Y, degree: int, summed: bool = False, symmetric: bool = False)
     gamma = float(rounding_gamma(min(_max_nnz_per_row(X), _max_nnz_per_row(Y)) + 2 * degree))
     count_shared = not summed and (_zero_fraction(X) > 0.25 or _zero_fraction(Y) > 0.25)
     x_max, y_max = _abs_max(X), _abs_max(Y)
+    consts = None if summed else tuple(None if c is None else float(c) for c in closed_form_check_constants(degree, gamma))
 
     def transposed(A):  # (d, nY) C-contiguous
         return np.ascontiguousarray((A.toarray() if sp.issparse(A) else A).T)
@@ -592,7 +593,7 @@ def anova_gram(X, Y, degree: int, summed: bool = False, symmetric: bool = False)
                 else:
                     few = (lambda s=sub, q=q: np.less(shared()[s], degree,
                                                       out=few_buf[:q * w].reshape(q, w))) if count_shared else None
-                    ok = _top_block(Ps, A[sub], nonneg, degree, gamma, risky, o, t, lambda s=sub: pa3()[s], few)
+                    ok = _top_block(Ps, A[sub], nonneg, degree, consts, risky, o, t, lambda s=sub: pa3()[s], few)
                 if not ok.all():
                     i, k = np.nonzero(~ok)
                     bad_rows.append(i + rows.start + sub.start)
@@ -607,21 +608,20 @@ def anova_gram(X, Y, degree: int, summed: bool = False, symmetric: bool = False)
     return out
 
 
-def _top_block(P, A, nonneg, degree, gamma, risky, o, t, pa3, too_few=None) -> np.ndarray:
+def _top_block(P, A, nonneg, degree, consts, risky, o, t, pa3, too_few=None) -> np.ndarray:
     """e_degree (2 or 3) of one sub-block into ``o``, and where :func:`newton_is_safe`'s closed
     forms vouch for it (the same bounds, decided entry by entry). P: power sums, A: the power sum
     of |z| (P[1] itself for non-negative data; even powers are their own), t: three scratch
     arrays, pa3(): the third power sum of |z|, too_few(): where fewer than ``degree`` products
     z_j are non-zero (exactly 0; set so and vouched for), both asked for only where the first
-    test fails."""
-    tol = CONTRACT_RTOL
+    test fails. consts: :func:`closed_form_check_constants` (degree, gamma)."""
     sq, bound, lhs = t
     np.multiply(P[1], P[1], out=sq)
     if nonneg:
         np.copyto(bound, sq)
     else:
         np.multiply(A, A, out=bound)
-    c, c_b = closed_form_check_constants(degree, gamma, tol)
+    c, c_b = consts
     bound *= c
     if degree == 2:
         ok = np.less_equal(P[2], bound)

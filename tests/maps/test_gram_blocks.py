@@ -77,13 +77,15 @@ def test_fused_grams_meet_the_contract_across_blocks(tiny_blocks, case):
 def test_fused_gram_one_dominant_entry_nonnegative_x_signed_y(tiny_blocks):
     """X >= 0 but Y signed: the |z| power sums need their own GEMM (the non-negative
     shortcut would take P1 = sum z_j, which cancels here, as sum |z_j|)."""
-    X = np.array([[1e8, 1.0, 1.0, 0.0], [1.0, 2.0, 3.0, 4.0], [1e8, 1e-8, 1.0, 1.0]])
-    Y = np.array([[1.0, -1e8, 1e8, 1.0], [-1.0, 1.0, -1.0, 1.0], [1e-8, -1e8, 1.0, -1.0]])
+    # row 4 against column 4: z = (1e8, -1e8 + 1, 1, -1), so sum z_j = 1 while sum |z_j| = 2e8 + 2
+    # and P_3 / P_1 = 3e16: taken for A, the signed sums would pass the Pa_3 test wrongly
+    X = np.array([[1e8, 1.0, 1.0, 0.0], [1.0, 2.0, 3.0, 4.0], [1e8, 1e-8, 1.0, 1.0], [1e8, 1e8, 1.0, 1.0]])
+    Y = np.array([[1.0, -1e8, 1e8, 1.0], [-1.0, 1.0, -1.0, 1.0], [1e-8, -1e8, 1.0, -1.0], [1.0, -1.0 + 1e-8, 1.0, -1.0]])
     for m in (2, 3):
         G = K.anova_kernel(X, Y, degree=m)
         family = ItemsetFamily.anova(4, m)
-        for i in range(3):
-            for k in range(3):
+        for i in range(4):
+            for k in range(4):
                 exact, scale = family_value(X[i], Y[k], family)
                 check_value("fused Gram x>=0, y signed", G[i, k], exact, scale)
 
