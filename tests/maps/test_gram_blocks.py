@@ -77,10 +77,13 @@ def test_fused_grams_meet_the_contract_across_blocks(tiny_blocks, case):
 def test_fused_gram_one_dominant_entry_nonnegative_x_signed_y(tiny_blocks):
     """X >= 0 but Y signed: the |z| power sums need their own GEMM (the non-negative
     shortcut would take P1 = sum z_j, which cancels here, as sum |z_j|)."""
-    # row 4 against column 4: z = (1e8, -1e8 + 1, 1, -1), so sum z_j = 1 while sum |z_j| = 2e8 + 2
-    # and P_3 / P_1 = 3e16: taken for A, the signed sums would pass the Pa_3 test wrongly
-    X = np.array([[1e8, 1.0, 1.0, 0.0], [1.0, 2.0, 3.0, 4.0], [1e8, 1e-8, 1.0, 1.0], [1e8, 1e8, 1.0, 1.0]])
-    Y = np.array([[1.0, -1e8, 1e8, 1.0], [-1.0, 1.0, -1.0, 1.0], [1e-8, -1e8, 1.0, -1.0], [1.0, -1.0 + 1e-8, 1.0, -1.0]])
+    # row 4 against column 4: z ~ (7.4e7, -7.4e7, 1.8, -1.8), so sum z_j ~ 1 while sum |z_j| ~ 1.5e8,
+    # and P_3 / P_1 is huge: taken for A (the non-negative shortcut applied wrongly), the signed
+    # sums pass the Pa_3 test and Newton's value is off by 3.5e-10 x the contract scale
+    X = np.array([[1e8, 1.0, 1.0, 0.0], [1.0, 2.0, 3.0, 4.0], [1e8, 1e-8, 1.0, 1.0],
+                  [74137974.13114646, 85409919.68039428, 1.0811639728420739, 1.776096243642394]])
+    Y = np.array([[1.0, -1e8, 1e8, 1.0], [-1.0, 1.0, -1.0, 1.0], [1e-8, -1e8, 1.0, -1.0],
+                  [1.0, -0.8680253346438211, 1.7037298776771694, -1.037491131924698]])
     for m in (2, 3):
         G = K.anova_kernel(X, Y, degree=m)
         family = ItemsetFamily.anova(4, m)
