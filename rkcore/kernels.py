@@ -605,7 +605,7 @@ def anova_gram(X, Y, degree: int, summed: bool = False, symmetric: bool = False)
     nonneg = _is_nonnegative(X) and _is_nonnegative(Y)
     gamma = float(rounding_gamma(min(_max_nnz_per_row(X), _max_nnz_per_row(Y)) + 2 * degree))
     count_shared = not summed and (_zero_fraction(X) > 0.25 or _zero_fraction(Y) > 0.25)
-    x_max, y_max = _abs_max(X), _abs_max(Y)
+    y_max = _abs_max(Y)
     consts = None if summed else tuple(None if c is None else float(c) for c in closed_form_check_constants(degree, gamma))
 
     def transposed(A):  # (d, nY) C-contiguous
