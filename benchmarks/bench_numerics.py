@@ -246,6 +246,13 @@ def run(n: int, repeats: int):
                           lambda X=X, m=m: K.anova_kernel(X, degree=m), None))
         cases.append((f"exact up-to-3, {data_label}, n={n}", lambda X=X: old_up_to_kernel(X, degree=3),
                       lambda X=X: K.up_to_kernel(X, degree=3), None))
+        # K(X, Y) with Y != X: the new code computes K(X, X) as an upper triangle, so the
+        # general case is measured too
+        Yr = X[::-1].copy()
+        for m in (2, 3):
+            cases.append((f"exact ANOVA-{m} K(X, Y), {data_label}, n={n}",
+                          lambda X=X, Y=Yr, m=m: old_anova_kernel(X, Y, degree=m),
+                          lambda X=X, Y=Yr, m=m: K.anova_kernel(X, Y, degree=m), None))
         for m in (2, 3):
             for dist in ("rademacher", "gaussian"):
                 rk = RandomKernel(D, degree=m, distribution=dist, random_state=0).fit(X)
@@ -274,15 +281,20 @@ def run(n: int, repeats: int):
                                 lambda rk=rk, X=X: rk.transform(X), (X, rk.random_weights_, m, 1 / np.sqrt(D))))
 
     all_cases = cases + adversarial
-    for _, old, new, _ in all_cases:  # warm-up
+    for label, old, new, _ in all_cases:  # warm-up (and the time of one pair, for progress)
+        t0 = time.perf_counter()
         old(), new()
+        print(f"warm-up {label}: {time.perf_counter() - t0:.2f} s", file=sys.stderr, flush=True)
     times = {c[0]: ([], []) for c in all_cases}
     load_before = os.getloadavg()
+    started = time.perf_counter()
     for r in range(repeats):
         for label, old, new, _ in all_cases:
             pair = [(0, old), (1, new)] if r % 2 == 0 else [(1, new), (0, old)]
             for idx, fn in pair:
                 times[label][idx].append(_seconds(fn))
+        print(f"repeat {r + 1}/{repeats} done at {time.perf_counter() - started:.0f} s, "
+              f"load {os.getloadavg()[0]:.1f}", file=sys.stderr, flush=True)
     load_after = os.getloadavg()
     rows = []
     for label, old, new, acc in all_cases:

@@ -427,8 +427,16 @@ def all_subsets_gram(X, Y, out: np.ndarray) -> np.ndarray:
     (2^g + g) eps, as good as the direct product. Columns with mixed-sign products (where
     that sum could cancel) are multiplied directly, column by column. Columns that are zero
     in X or in Y contribute the factor 1 and are skipped.
+
+    Sparse data (CSR, or dense with many zeros; :func:`_sparse_if_cheaper` decides from the
+    count of shared non-zeros) takes :func:`_sparse_products` instead: only the factors with
+    x_j y_j != 0, multiplied one by one (the direct product, in increasing j).
     """
     dt = out.dtype
+    Xs, Yc = _sparse_if_cheaper(X, Y)
+    if Xs is not None:
+        _sparse_products(Xs, Yc, out)
+        return out
     Xd = np.asarray(X.toarray() if sp.issparse(X) else X, dtype=dt)
     Yd = np.asarray(Y.toarray() if sp.issparse(Y) else Y, dtype=dt)
     x_lo, x_hi, y_lo, y_hi = Xd.min(axis=0), Xd.max(axis=0), Yd.min(axis=0), Yd.max(axis=0)
@@ -468,3 +476,80 @@ def _grouped_products(Xd, Yd, PhiX, PhiY_T, direct, rows_per_block, scratch, out
             np.multiply.outer(Xd[rows, j], Yd[:, j], out=s)
             s += 1.0
             o *= s
+
+
+#: The sparse all-subsets Gram is used when its (i, k, j) triples with x_ij y_kj != 0 number at
+#: most n_X n_Y (live columns) / SPARSE_GRAM_RATIO: each triple costs about as much as this
+#: many dense multiply-adds of the grouped-GEMM path.
+SPARSE_GRAM_RATIO = 8
+#: Triples per chunk of :func:`_sparse_products` (bounds its temporaries: about 40 bytes each).
+SPARSE_GRAM_CHUNK = 2**18
+
+
+def _sparse_if_cheaper(X, Y):
+    """(X as CSR, Y as CSC) when the sparse all-subsets Gram is cheaper, else (None, None)."""
+    n, m, d = X.shape[0], Y.shape[0], X.shape[1]
+    if not sp.issparse(X) and not sp.issparse(Y):
+        zx = np.count_nonzero(X, axis=0)
+        zy = np.count_nonzero(Y, axis=0)
+    else:
+        zx = np.bincount(sp.csr_matrix(X).indices, minlength=d) if sp.issparse(X) else np.count_nonzero(X, axis=0)
+        zy = np.bincount(sp.csr_matrix(Y).indices, minlength=d) if sp.issparse(Y) else np.count_nonzero(Y, axis=0)
+    live = int(np.count_nonzero(zx * zy))
+    triples = float(np.dot(zx.astype(np.float64), zy.astype(np.float64)))
+    if triples * SPARSE_GRAM_RATIO > float(n) * m * max(live, 1):
+        return None, None
+    Xs = sp.csr_matrix(X)
+    Xs.sum_duplicates()
+    Yc = sp.csc_matrix(Y)
+    Yc.sum_duplicates()
+    return Xs, Yc
+
+
+def _sparse_products(X: sp.csr_matrix, Yc: sp.csc_matrix, out: np.ndarray) -> None:
+    """``out[i, k] = prod_j (1 + X[i, j] Y[k, j])`` over the j where both are stored.
+
+    Per row block (a cache-sized slab of ``out``), every stored x_ij meets the stored entries
+    of column j of Y (CSC): the triples (i, k, j) are built by ragged ranges (vectorized, no
+    loop over samples) and their factors 1 + x_ij y_kj multiplied into the slab by
+    ``np.multiply.at`` in increasing j per (i, k). Python loops only over blocks and chunks.
+    """
+    dt = out.dtype
+    n, m = out.shape
+    y_len = np.diff(Yc.indptr)
+    index = np.int32 if max(Yc.nnz, GRAM_BLOCK_BYTES // dt.itemsize + m) < 2**31 else np.int64
+    y_start = Yc.indptr[:-1].astype(index)
+    y_rows = Yc.indices.astype(index, copy=False)
+    y_vals = Yc.data.astype(dt, copy=False)
+    rows_per_block = max(1, GRAM_BLOCK_BYTES // (dt.itemsize * m))
+    for rows in _tiles(n, rows_per_block):
+        o = out[rows]
+        o.fill(1.0)
+        flat = o.reshape(-1)
+        a, b = X.indptr[rows.start], X.indptr[rows.stop]
+        if a == b:
+            continue
+        cols = X.indices[a:b]
+        x_vals = X.data[a:b].astype(dt, copy=False)
+        local_row = np.repeat(np.arange(rows.stop - rows.start, dtype=index) * index(m),
+                              np.diff(X.indptr[rows.start:rows.stop + 1]))
+        L = y_len[cols]
+        ends = np.cumsum(L)
+        start = 0
+        while start < len(cols):
+            base = ends[start - 1] if start else 0
+            stop = max(start + 1, int(np.searchsorted(ends, base + SPARSE_GRAM_CHUNK, side="right")))
+            Lc = L[start:stop]
+            total = int(Lc.sum())
+            if total:
+                # owner[t]: the stored x_ij of triple t; pos[t]: its y_kj in Yc
+                owner = np.repeat(np.arange(stop - start, dtype=index), Lc)
+                pos = (y_start[cols[start:stop]] - (np.cumsum(Lc) - Lc).astype(index))[owner]
+                pos += np.arange(total, dtype=index)
+                z = x_vals[start:stop][owner]
+                z *= y_vals[pos]
+                z += 1.0
+                idx = local_row[start:stop][owner]
+                idx += y_rows[pos]
+                np.multiply.at(flat, idx, z)
+            start = stop

@@ -35,8 +35,9 @@ from typing import Iterator
 
 import numpy as np
 import scipy.sparse as sp
+from threadpoolctl import threadpool_limits  # a dependency of scikit-learn
 
-from .fastpaths import all_subsets_gram
+from .fastpaths import all_subsets_gram, gemm_into
 from .itemsets import MAX_ENUMERATION, ItemsetFamily
 from .validation import check_int
 
@@ -230,6 +231,30 @@ def newton_error_bounds(Pa: list, degree: int, gamma) -> list:
     return eps
 
 
+def closed_form_check_constants(degree: int, gamma, tol: float = CONTRACT_RTOL):
+    """(c, c_b) of the closed-form tests of :func:`newton_is_safe` for orders 2 and 3 (not
+    ``all_orders``); A = Pa[1]:
+
+    * order 2: safe where Pa_2 <= c A^2;
+    * order 3: safe where Pa_2 <= c A^2 (first test: the Pa_3 term dropped, it only helps),
+      else where Pa_2 - c_b Pa_3 / A <= c A^2.
+
+    Derivation: :func:`newton_error_bounds` with Pa_1 = A, for gamma <= 1e-3, gives
+    eps_2 <= gamma (3.01 A^2 + 1.5 Pa_2) and eps_3 <= gamma (1.51 A^3 + 2.51 A Pa_2 + Pa_3);
+    computing S_2 = (A^2 - Pa_2) / 2 and S_3 = (A^3 - 3 A Pa_2 + 2 Pa_3) / 6 in floating
+    point adds at most 1.5 u (A^2 + Pa_2) and u (A^3 + 3 A Pa_2 + 2 Pa_3) (u the unit
+    roundoff; gamma >= 5 u, 7 u here), covered by eps'_2 = gamma (3.4 A^2 + 1.8 Pa_2) and
+    eps'_3 = gamma (1.7 A^3 + 3 A Pa_2 + 1.3 Pa_3). The test 2 eps' (1 + tol) <= tol (S - eps')
+    is K eps'/gamma <= S with K = gamma (2 + 3 tol) / tol, solved for Pa_2. Unlike the cruder
+    eps_2 <= 5 gamma A^2, eps_3 <= 6 gamma A^3, this keeps the order-3 test passable up to
+    gamma ~ 3e-14 (N(0,1) rows up to d ~ 600 under the probabilistic gamma) when Pa_2 << A^2.
+    """
+    K = np.asarray(gamma, dtype=np.float64) * ((2.0 + 3.0 * tol) / tol)
+    if degree == 2:
+        return (0.5 - 3.4 * K) / (0.5 + 1.8 * K), None
+    return (1.0 / 6.0 - 1.7 * K) / (0.5 + 3.0 * K), (1.0 / 3.0 - 1.3 * K) / (0.5 + 3.0 * K)
+
+
 def newton_is_safe(Pa: list, degree: int, gamma, *, all_orders: bool = False,
                    tol: float = CONTRACT_RTOL) -> np.ndarray:
     """Where Newton's identities meet the contract: a boolean array (the broadcast shape of Pa).
@@ -237,8 +262,8 @@ def newton_is_safe(Pa: list, degree: int, gamma, *, all_orders: bool = False,
     True where 2 eps <= tol * (S - eps), S = e_degree(|z|) (or sum_{k<=degree} e_k(|z|) with
     ``all_orders``) computed from Pa, eps its error bound (:func:`newton_error_bounds`);
     False wherever a value is not finite. Orders 1 to 3 use closed forms with fewer passes
-    over the data (eps_2 <= 5 gamma A^2, eps_3 <= 6 gamma A^3 and S_3 >= (A^3 - 3 A Pa_2)/6
-    when Pa[3] is None). ``Pa[t]`` for even t equals the signed power sum P_t.
+    over the data (:func:`closed_form_check_constants`; the Pa_3 term is used only where it
+    is needed and given). ``Pa[t]`` for even t equals the signed power sum P_t.
     """
     A = np.asarray(Pa[1], dtype=np.float64)
     gamma = np.asarray(gamma, dtype=np.float64)
@@ -247,30 +272,31 @@ def newton_is_safe(Pa: list, degree: int, gamma, *, all_orders: bool = False,
             return np.isfinite(A) & (gamma * 2 <= tol)
         if not all_orders and degree == 2:
             bound = np.multiply(A, A)
-            bound *= 1.0 - 10.0 * gamma - 20.0 * gamma / tol
+            bound *= closed_form_check_constants(2, gamma, tol)[0]
             ok = np.less_equal(Pa[2], bound)
             return ok & np.isfinite(bound) if not np.isfinite(bound).all() else ok
         if not all_orders and degree == 3:
+            c, c_b = closed_form_check_constants(3, gamma, tol)
             bound = np.multiply(A, A)
-            bound *= 1.0 - 36.0 * gamma - 72.0 * gamma / tol
-            lhs = np.multiply(Pa[2], 3.0)
+            bound *= c
+            lhs = np.asarray(Pa[2], dtype=np.float64)
             ok = np.less_equal(lhs, bound)
             n_bad = ok.size - np.count_nonzero(ok) if len(Pa) > 3 and Pa[3] is not None else 0
             if n_bad > ok.size // 8:
-                # S_3 = (A^3 - 3 A Pa_2 + 2 Pa_3) / 6 everywhere: many entries need the Pa_3 term
-                # (e.g. a few non-zeros per row, Gaussian weights), and whole-array passes beat
-                # masked gathers. Where ok already holds, lhs - 2 Pa_3 / A <= lhs keeps it.
+                # many entries need the Pa_3 term (e.g. a few non-zeros per row, Gaussian
+                # weights): whole-array passes beat masked gathers. Where ok already holds,
+                # lhs - c_b Pa_3 / A <= lhs keeps it (c_b >= 0 whenever c >= 0).
                 lhs_b = np.divide(Pa[3], np.where(A > 0, A, 1.0))
-                lhs_b *= -2.0
+                lhs_b *= -c_b
                 lhs_b += lhs
                 ok = ok | np.less_equal(lhs_b, bound)
             elif n_bad:
-                # S_3 = (A^3 - 3 A Pa_2 + 2 Pa_3) / 6: the Pa_3 term only where it is needed
                 full = np.broadcast_shapes(np.shape(A), np.shape(Pa[2]), np.shape(Pa[3]))
                 ok = np.broadcast_to(ok, full).copy()
                 idx = ~ok
                 Ab = np.broadcast_to(A, full)[idx]
-                lhs_b = np.broadcast_to(lhs, full)[idx] - 2.0 * np.broadcast_to(Pa[3], full)[idx] / np.where(Ab > 0, Ab, 1.0)
+                c_bi = np.broadcast_to(c_b, full)[idx] if np.ndim(c_b) else c_b
+                lhs_b = np.broadcast_to(lhs, full)[idx] - c_bi * np.broadcast_to(Pa[3], full)[idx] / np.where(Ab > 0, Ab, 1.0)
                 ok[idx] = lhs_b <= np.broadcast_to(bound, full)[idx]
             cube_ok = np.isfinite(bound * A)
             return ok & cube_ok if not cube_ok.all() else ok
@@ -306,7 +332,7 @@ def _frexp64(a: np.ndarray):
 
 
 def elementary_stable(U: np.ndarray, V: np.ndarray | None = None, degree: int = 2,
-                      all_orders: bool = False):
+                      all_orders: bool = False, summed: bool = False):
     """e_0..e_degree of each row of z = U * V (element-wise; V=None: z = U), computed stably.
 
     The recursion e_k <- e_k + z_j e_{k-1} over the columns (Blondel et al. 2016) adds
@@ -317,7 +343,8 @@ def elementary_stable(U: np.ndarray, V: np.ndarray | None = None, degree: int = 
     Zero columns are skipped exactly, so fewer than k non-zeros give exactly 0.
 
     U, V: float arrays of shape (N, d). Returns e_degree of shape (N,), or with
-    ``all_orders`` a list e_0..e_degree.
+    ``all_orders`` a list e_0..e_degree, or with ``summed`` sum_{k<=degree} e_k (N,), added
+    in (mantissa, exponent) form: inf only where the sum is, never inf - inf.
     """
     U = np.asarray(U, dtype=np.float64)
     N, d = U.shape
@@ -326,6 +353,9 @@ def elementary_stable(U: np.ndarray, V: np.ndarray | None = None, degree: int = 
         vf, vE = _frexp64(np.asarray(V, dtype=np.float64))
         zf = zf * vf
         zE = np.where(zf == 0, _ZERO_EXPONENT, zE + vE)
+    fast = _elementary_scaled(zf, zE, degree, all_orders, summed)
+    if fast is not None:
+        return fast
     ef = np.zeros((degree + 1, N))
     eE = np.full((degree + 1, N), _ZERO_EXPONENT, dtype=np.int64)
     ef[0], eE[0] = 0.5, 1  # e_0 = 1 = 0.5 * 2^1
@@ -344,16 +374,77 @@ def elementary_stable(U: np.ndarray, V: np.ndarray | None = None, degree: int = 
             E = E + dE
             E[f == 0] = _ZERO_EXPONENT
             ef[q], eE[q] = f, E
+    if summed:
+        return _sum_of_scaled(ef, eE)
     # ldexp saturates to inf / 0 exactly where the value leaves float64's range
     with np.errstate(over="ignore", under="ignore"):
         out = np.ldexp(ef, np.clip(eE, -2200, 2200))
     return list(out) if all_orders else out[degree]
 
 
+def _sum_of_scaled(f: np.ndarray, E: np.ndarray) -> np.ndarray:
+    """sum_k f[k] 2^E[k] over axis 0 (f: (K, N) floats, E: int64 exponents), without
+    overflow on the way: the terms are added relative to the largest one's binade."""
+    g, dE = np.frexp(f)
+    E = np.where(g == 0, _ZERO_EXPONENT, E + dE)
+    top = E.max(axis=0)
+    top = np.where(top == _ZERO_EXPONENT, 0, top)
+    with np.errstate(over="ignore", under="ignore"):
+        s = np.ldexp(g, np.clip(E - top, -1100, 0)).sum(axis=0)
+        return np.ldexp(s, np.clip(top, -2200, 2200))
+
+
+def _elementary_scaled(zf: np.ndarray, zE: np.ndarray, degree: int, all_orders: bool, summed: bool = False):
+    """:func:`elementary_stable`'s recursion in plain floating point, or None where it is unsafe.
+
+    z = zf * 2^zE (zf = 0 for zeros). Each row is scaled by 2^-max(zE) (exact): when the
+    exponents of a row's non-zeros span less than 1000 / degree - 2 binades and d^degree <
+    2^1000, every product of at most ``degree`` scaled values is a normal float64 in
+    [2^-1000, 1] and every e_k is below 2^1000, so the recursion neither overflows nor
+    underflows and keeps its bound gamma_{k+d} e_k(|z|); the scale is restored by ldexp
+    (inf / subnormal only where the exact value is out of range). Fewer than k non-zeros
+    still give exactly 0. About seven times fewer passes than the (mantissa, exponent) form.
+    """
+    N, d = zf.shape
+    if N == 0 or degree * np.log2(max(d, 2)) >= 1000:
+        return None
+    live = zf != 0
+    big = np.where(live, zE, np.iinfo(np.int64).min).max(axis=1)
+    small = np.where(live, zE, np.iinfo(np.int64).max).min(axis=1)
+    has = live.any(axis=1)
+    if np.any((big[has] - small[has] + 2) * degree > 1000):
+        return None
+    big = np.where(has, big, 0)
+    zs = np.ldexp(zf, np.where(live, zE - big[:, None], 0))
+    e = np.zeros((degree + 1, N))
+    e[0] = 1.0
+    for j in range(d):
+        zj = zs[:, j]
+        if not zj.any():
+            continue
+        for q in range(min(j + 1, degree), 0, -1):
+            e[q] += zj * e[q - 1]
+    if summed:
+        return _sum_of_scaled(e, np.arange(degree + 1)[:, None] * big[None, :])
+    with np.errstate(over="ignore", under="ignore"):
+        out = np.ldexp(e, np.arange(degree + 1)[:, None] * big[None, :])
+    return list(out) if all_orders else out[degree]
+
+
 def elementary_pairs(X, Y, rows: np.ndarray, cols: np.ndarray, degree: int,
-                     all_orders: bool = False):
+                     all_orders: bool = False, summed: bool = False):
     """:func:`elementary_stable` of z = x_i * y_j for the pairs (rows[p], cols[p]), in chunks
-    of bounded memory, over each pair's shared non-zeros. X, Y: dense or sparse (n, d)."""
+    of bounded memory, over each pair's shared non-zeros. X, Y: dense or sparse (n, d).
+    ``summed``: sum_{k<=degree} e_k per pair (the up-to kernel), overflow-safe."""
+    if summed:
+        n_pairs, d = len(rows), X.shape[1]
+        out = np.empty(n_pairs)
+        step = max(1, BLOCK_BYTES // (8 * 8 * d))
+        for start in range(0, n_pairs, step):
+            sl = slice(start, min(start + step, n_pairs))
+            U, V = _shared_nonzeros(_dense(X[rows[sl]]), _dense(Y[cols[sl]]))
+            out[sl] = elementary_stable(U, V, degree, summed=True)
+        return out
     n_pairs, d = len(rows), X.shape[1]
     out = np.empty((degree + 1, n_pairs)) if all_orders else np.empty(n_pairs)
     step = max(1, BLOCK_BYTES // (8 * 8 * d))
@@ -472,6 +563,244 @@ def contract_elementary(X, Y, degree: int, all_orders: bool = False):
     return out
 
 
+#: Bytes of the power-sum blocks of one row block of :func:`anova_gram` (all its scratch arrays).
+GRAM_SCRATCH_BYTES = 16 * 2**20
+#: ...but at least this many rows per block (few, large GEMMs), unless there are fewer rows.
+GRAM_MIN_ROWS = 64
+#: Bytes of one sub-block of the fused element-wise passes of :func:`anova_gram`: its few
+#: temporaries and the power sums it reads stay in a core's L2 cache.
+FUSED_BYTES = 96 * 2**10
+#: A CSR Y is densified (transposed, one copy per power) only up to this many bytes.
+GRAM_DENSE_Y_BYTES = 256 * 2**20
+
+
+def anova_gram(X, Y, degree: int, summed: bool = False, symmetric: bool = False) -> np.ndarray:
+    """The exact ANOVA Gram e_degree(x_i * y_k) (``summed``: the up-to Gram sum_{k<=degree} e_k),
+    an (n_X, n_Y) float64 array meeting the accuracy contract. X, Y: validated float64, dense
+    or CSR. ``symmetric``: Y is X (K(X, X)); only the upper triangle is computed, then mirrored.
+
+    Orders 2 and 3 (and 1 to 3 summed) run fused: per row block the power sums are GEMMs (SpMMs
+    for CSR X) into scratch blocks, then one pass over cache-sized sub-blocks forms Newton's
+    closed forms, checks them (the closed forms of :func:`newton_is_safe`, for the summed Gram
+    :func:`_summed_is_safe`) and writes the output; entries the check cannot vouch for are
+    recomputed by the stable recursion (:func:`elementary_pairs`). For non-negative data the
+    power sums of |z| are the power sums themselves (no GEMM of absolute values); for data
+    with many zeros, entries with fewer than ``degree`` shared non-zeros are set to exactly 0
+    from a (float32, exact) count of shared non-zeros, computed only for blocks that need it.
+    Peak memory: the output plus one block (GRAM_SCRATCH_BYTES) plus O((n_X + n_Y) d).
+    Other orders go through :func:`contract_elementary`.
+    """
+    nX, nY, d = X.shape[0], Y.shape[0], X.shape[1]
+    low = (1 <= degree <= 3) if summed else degree in (2, 3)
+    if not low or (sp.issparse(Y) and 8 * 6 * d * nY > GRAM_DENSE_Y_BYTES):
+        if summed:
+            with np.errstate(invalid="ignore"):
+                total = _broadcast_full(sum(contract_elementary(X, Y, degree, all_orders=True)), (nX, nY))
+            bad = ~np.isfinite(total)  # orders of opposite signs that overflow: inf - inf
+            if bad.any():
+                r, c = np.nonzero(bad)
+                total[r, c] = elementary_pairs(X, Y, r, c, degree, summed=True)
+            return total
+        return _broadcast_full(contract_elementary(X, Y, degree), (nX, nY))
+    nonneg = _is_nonnegative(X) and _is_nonnegative(Y)
+    gamma = float(rounding_gamma(min(_max_nnz_per_row(X), _max_nnz_per_row(Y)) + 2 * degree))
+    count_shared = not summed and (_zero_fraction(X) > 0.25 or _zero_fraction(Y) > 0.25)
+    y_max = _abs_max(Y)
+    consts = None if summed else tuple(None if c is None else float(c) for c in closed_form_check_constants(degree, gamma))
+
+    def transposed(A):  # (d, nY) C-contiguous
+        return np.ascontiguousarray((A.toarray() if sp.issparse(A) else A).T)
+
+    with np.errstate(over="ignore"):  # overflowing powers give inf: caught by the check
+        YT = [None] + [transposed(_power(Y, t)) for t in range(1, degree + 1)]
+        Yabs = None if nonneg else abs(Y)
+        YaT = {t: transposed(_power(Yabs, t)) for t in ((1, 3) if degree == 3 and not summed else (1,))} if not nonneg else {}
+    maskT = np.ascontiguousarray(transposed(Y != 0), dtype=np.float32) if count_shared else None
+    out = np.empty((nX, nY))
+    n_arrays = degree + (0 if nonneg else 1 + (degree == 3 and not summed)) + count_shared
+    rows_per_block = max(min(GRAM_MIN_ROWS, nX), GRAM_SCRATCH_BYTES // (8 * nY * n_arrays))
+    scratch = np.empty(min(rows_per_block, nX) * nY * n_arrays)
+    sub_rows = max(1, FUSED_BYTES // (8 * nY))
+    temps = np.empty((3, sub_rows * nY))
+    few_buf = np.empty(sub_rows * nY, dtype=bool)
+    bad_rows, bad_cols = [], []
+    # One BLAS thread: the block GEMMs are small (inner dimension d), and on a loaded machine
+    # each multi-threaded call paid for waking its threads (measured at load 8 on 2 cores:
+    # six 350-row blocks 201 ms with two threads, 41 ms with one; one whole GEMM 58 vs 33 ms).
+    with np.errstate(over="ignore", invalid="ignore", divide="ignore"), threadpool_limits(1, user_api="blas"):
+        for rows in row_blocks(nX, 1, rows_per_block):
+            c0 = rows.start if symmetric else 0
+            r, w = rows.stop - rows.start, nY - c0
+            chunks = iter(scratch[i * r * w:(i + 1) * r * w] for i in range(n_arrays))
+            views = (c.reshape(r, w) for c in chunks)
+            Xb = X[rows]
+            cols = slice(c0, nY)
+            P = [None] + [gemm_into(1.0, _power(Xb, t), YT[t][:, cols], 0.0, next(views))
+                          for t in range(1, degree + 1)]
+            Xab = None if nonneg else abs(Xb)
+            A = P[1] if nonneg else gemm_into(1.0, Xab, YaT[1][:, cols], 0.0, next(views))
+            lazy = {}
+
+            def pa3(_Xab=Xab, _cols=cols, _views=views, _P=P):
+                if "pa3" not in lazy:
+                    lazy["pa3"] = _P[3] if nonneg else gemm_into(1.0, _power(_Xab, 3), YaT[3][:, _cols], 0.0, next(_views))
+                return lazy["pa3"]
+
+            def shared(_Xb=Xb, _cols=cols, _views=views):
+                if "count" not in lazy:
+                    mask = (_Xb != 0).astype(np.float32)
+                    buf = next(_views).reshape(-1).view(np.float32)[:r * w].reshape(r, w)  # exact below 2^24
+                    lazy["count"] = gemm_into(1.0, mask, maskT[:, _cols], 0.0, buf)
+                return lazy["count"]
+
+            risky = may_overflow(_abs_max(Xb), y_max, d, degree)
+            for sub in row_blocks(r, 1, sub_rows):
+                q = sub.stop - sub.start
+                t = [tmp[:q * w].reshape(q, w) for tmp in temps]
+                o = out[rows.start + sub.start:rows.start + sub.stop, c0:]
+                Ps = [None] + [p[sub] for p in P[1:]]
+                if summed:
+                    ok = _summed_block(Ps, A[sub], degree, gamma, risky, o, t)
+                else:
+                    few = (lambda s=sub, q=q: np.less(shared()[s], degree,
+                                                      out=few_buf[:q * w].reshape(q, w))) if count_shared else None
+                    ok = _top_block(Ps, A[sub], nonneg, degree, consts, risky, o, t, lambda s=sub: pa3()[s], few)
+                if not ok.all():
+                    i, k = np.nonzero(~ok)
+                    bad_rows.append(i + rows.start + sub.start)
+                    bad_cols.append(k + c0)
+    if bad_rows:
+        rows_, cols_ = np.concatenate(bad_rows), np.concatenate(bad_cols)
+        out[rows_, cols_] = elementary_pairs(X, Y, rows_, cols_, degree, summed=summed)
+    if symmetric:
+        for rows in row_blocks(nX, 1, rows_per_block):
+            out[rows, :rows.start] = out[:rows.start, rows].T
+    return out
+
+
+def _top_block(P, A, nonneg, degree, consts, risky, o, t, pa3, too_few=None) -> np.ndarray:
+    """e_degree (2 or 3) of one sub-block into ``o``, and where :func:`newton_is_safe`'s closed
+    forms vouch for it (the same bounds, decided entry by entry). P: power sums, A: the power sum
+    of |z| (P[1] itself for non-negative data; even powers are their own), t: three scratch
+    arrays, pa3(): the third power sum of |z|, too_few(): where fewer than ``degree`` products
+    z_j are non-zero (exactly 0; set so and vouched for), both asked for only where the first
+    test fails. consts: :func:`closed_form_check_constants` (degree, gamma)."""
+    sq, bound, lhs = t
+    np.multiply(P[1], P[1], out=sq)
+    if nonneg:
+        np.copyto(bound, sq)
+    else:
+        np.multiply(A, A, out=bound)
+    c, c_b = consts
+    bound *= c
+    if degree == 2:
+        ok = np.less_equal(P[2], bound)
+        np.subtract(sq, P[2], out=o)
+        o *= 0.5
+    else:
+        ok = np.less_equal(P[2], bound)
+        # e_3 = (P1 (P1^2 - 3 P2) + 2 P3) / 6
+        np.multiply(P[2], 3.0, out=lhs)
+        sq -= lhs
+        sq *= P[1]
+        np.multiply(P[3], 2.0, out=o)
+        o += sq
+        o *= 1.0 / 6.0
+    if not ok.all():
+        if too_few is not None:
+            few = too_few()
+            np.copyto(o, 0.0, where=few)
+            ok |= few
+        if degree == 3 and not ok.all():
+            # S_3 = (A^3 - 3 A Pa_2 + 2 Pa_3) / 6: the Pa_3 term where the first test fails
+            idx = np.nonzero(~ok)
+            Ab = A[idx]
+            ok[idx] = P[2][idx] - c_b * pa3()[idx] / np.where(Ab > 0, Ab, 1.0) <= bound[idx]
+    if risky:
+        if degree == 3:
+            bound *= A
+        ok &= np.isfinite(bound)
+        ok &= np.isfinite(o)
+    return ok
+
+
+def _summed_block(P, A, degree, gamma, risky, o, t) -> np.ndarray:
+    """sum_{k<=degree} e_k (degree 1 to 3) of one sub-block into ``o``, and where
+    :func:`_summed_is_safe` vouches for it."""
+    sq, s, e = t
+    ok = _summed_is_safe(A, P[2] if degree >= 2 else None, degree, gamma, sq, s)
+    # 1 + e_1 + e_2 + e_3 with e_2 = (P1^2 - P2) / 2, e_3 = (P1 (P1^2 - 3 P2) + 2 P3) / 6
+    np.add(P[1], 1.0, out=o)
+    if degree >= 2:
+        np.multiply(P[1], P[1], out=sq)
+        np.subtract(sq, P[2], out=e)
+        e *= 0.5
+        o += e
+    if degree == 3:
+        np.multiply(P[2], 3.0, out=e)
+        sq -= e
+        sq *= P[1]
+        np.multiply(P[3], 2.0, out=e)
+        sq += e
+        sq *= 1.0 / 6.0
+        o += sq
+    if risky:
+        ok &= np.isfinite(o)
+    return ok
+
+
+def _summed_is_safe(A, Pa2, degree: int, gamma: float, sq: np.ndarray, s: np.ndarray) -> np.ndarray:
+    """Where Newton's identities meet the contract for sum_{k<=degree} e_k (degree <= 3), from
+    A = sum_j |z_j| and Pa2 = sum_j z_j^2 (writes the scratch arrays sq, s).
+
+    :func:`newton_error_bounds` with Pa_1 = A (see :func:`closed_form_check_constants`) gives
+    eps_1 = 3 gamma A, eps_2 <= gamma (3.01 A^2 + 1.5 Pa_2) and, with Pa_3 <= A Pa_2,
+    eps_3 <= gamma (1.51 A^3 + 3.51 A Pa_2). The scale is bounded below by
+    S = 1 + A + max(0, (A^2 - Pa_2) / 2) + max(0, (A^3 - 3 A Pa_2) / 6) <= sum_k e_k(|z|) (the
+    dropped 2 Pa_3 / 6 >= 0); its rounding (a few u per term, gamma >= 3 u) is covered by
+    err = gamma (0.3 + 3.3 A + 3.4 A^2 + 1.8 A^3 + Pa_2 (1.8 + 3.9 A)) (terms of orders above
+    ``degree`` dropped). The test is the one of :func:`newton_is_safe` with ``all_orders``,
+    2 err (1 + tol) <= tol (S - err); False where a value is not finite.
+    """
+    tol = CONTRACT_RTOL
+    # err (Horner in A), into sq
+    if degree == 3:
+        np.multiply(A, 1.8, out=sq)
+        sq += 3.4
+        sq *= A
+        sq += 3.3
+    elif degree == 2:
+        np.multiply(A, 3.4, out=sq)
+        sq += 3.3
+    else:
+        sq.fill(3.3)
+    sq *= A
+    sq += 0.3
+    if degree >= 2:
+        pa2_term = np.multiply(A, 3.9) if degree == 3 else np.full_like(A, 0.0)
+        pa2_term += 1.8
+        pa2_term *= Pa2
+        sq += pa2_term
+    sq *= gamma * (2.0 + 3.0 * tol) / tol
+    # lower bound of the scale, into s
+    np.add(A, 1.0, out=s)
+    if degree >= 2:
+        h = np.multiply(A, A)
+        h2 = h - Pa2
+        h2 *= 0.5
+        np.maximum(h2, 0.0, out=h2)
+        s += h2
+        if degree == 3:
+            np.multiply(Pa2, 3.0, out=h2)
+            np.subtract(h, h2, out=h)
+            h *= A
+            h *= 1.0 / 6.0
+            np.maximum(h, 0.0, out=h)
+            s += h
+    ok = np.less_equal(sq, s)
+    return ok & np.isfinite(s)
+
+
 def _broadcast_full(a, shape) -> np.ndarray:
     return np.broadcast_to(np.asarray(a, dtype=np.float64), shape).copy()
 
@@ -480,24 +809,25 @@ def _broadcast_full(a, shape) -> np.ndarray:
 def anova_kernel(X, Y=None, degree: int = 2) -> np.ndarray:
     """ANOVA kernel of order m: sum over j_1 < ... < j_m of prod x_{j_k} y_{j_k} (paper eq. 2).
 
-    Cost: ``degree`` matrix products plus element-wise work, O(n_X n_Y d m).
+    Cost: ``degree`` matrix products plus element-wise work, O(n_X n_Y d m); K(X, X) (Y=None)
+    computes the upper triangle and mirrors it.
     """
+    symmetric = Y is None or Y is X
     X, Y = _pair(X, Y)
     _check_degree(degree, X.shape[1], allow_zero=True)
     if degree == 0:
         return np.ones((X.shape[0], Y.shape[0]))
-    e_m = contract_elementary(X, Y, degree)
-    return _broadcast_full(e_m, (X.shape[0], Y.shape[0]))
+    return anova_gram(X, Y, degree, symmetric=symmetric)
 
 
 def up_to_kernel(X, Y=None, degree: int = 2) -> np.ndarray:
     """Sum of the ANOVA kernels of orders 0..m (itemsets of size at most m)."""
+    symmetric = Y is None or Y is X
     X, Y = _pair(X, Y)
     _check_degree(degree, X.shape[1], allow_zero=True)
     if degree == 0:
         return np.ones((X.shape[0], Y.shape[0]))
-    e = contract_elementary(X, Y, degree, all_orders=True)
-    return _broadcast_full(sum(e), (X.shape[0], Y.shape[0]))
+    return anova_gram(X, Y, degree, summed=True, symmetric=symmetric)
 
 
 def dot_kernel(X, Y=None) -> np.ndarray:
