@@ -107,6 +107,63 @@ def as_sparse_if_sparse(Xb, density: float = SPARSE_BLOCK_DENSITY):
     return sp.csr_matrix(Xb)
 
 
+def product_chunks(A, B_T: np.ndarray, out: np.ndarray):
+    """Write ``out = A @ B_T`` and yield ``(rows, out[rows])`` over row chunks of
+    CACHE_BLOCK_BYTES, so that the element-wise passes a caller runs on each chunk find it in
+    cache. CSR A: each chunk is zeroed and multiplied by scipy's SpMM kernel just before it is
+    yielded (the product, its first touch of the output and the passes share one trip to
+    memory); dense A: one GEMM for the whole block (BLAS is efficient on large calls), then
+    the chunks. out: C-contiguous, float32/64 (A and B_T are cast to its dtype)."""
+    dt = out.dtype
+    n, D = out.shape
+    if sp.issparse(A) and _csr_matvecs is not None and n:
+        A = A.tocsr() if A.format != "csr" else A
+        B = np.ascontiguousarray(B_T, dtype=dt).ravel()
+        data = np.ascontiguousarray(A.data, dtype=dt)
+        indptr, indices = A.indptr, A.indices
+        if indices.dtype != indptr.dtype:
+            indices = indices.astype(indptr.dtype)
+        for rows in _chunks(n, D * dt.itemsize):
+            o = out[rows]
+            o.fill(0.0)
+            # indptr is not rebased: the kernel reads indices[indptr[i]:indptr[i + 1]]
+            _csr_matvecs(rows.stop - rows.start, A.shape[1], D, indptr[rows.start:rows.stop + 1], indices,
+                         data, B, o.ravel())
+            yield rows, o
+        return
+    gemm_into(1.0, A, B_T, 0.0, out)
+    for rows in _chunks(n, D * dt.itemsize):
+        yield rows, out[rows]
+
+
+class _RowProduct:
+    """``A @ B_T`` read chunk by chunk: CSR A is multiplied per chunk into a cache-sized buffer
+    (nothing of size rows x D is written to memory); dense A is one GEMM for the whole block
+    (BLAS stalls on many small calls under load) whose chunks are then read."""
+
+    def __init__(self, A, B_T: np.ndarray, out_shape: tuple, dt, chunk_rows: int):
+        self.sparse = sp.issparse(A) and _csr_matvecs is not None
+        if self.sparse:
+            A = A.tocsr() if A.format != "csr" else A
+            self.B = np.ascontiguousarray(B_T, dtype=dt).ravel()
+            self.data = np.ascontiguousarray(A.data, dtype=dt)
+            self.indptr, self.indices = A.indptr, A.indices.astype(A.indptr.dtype, copy=False)
+            self.n_col, self.D = A.shape[1], out_shape[1]
+            self.buf = np.empty((min(chunk_rows, out_shape[0]), out_shape[1]), dtype=dt)
+        else:
+            self.full = gemm_into(1.0, A, B_T, 0.0, np.empty(out_shape, dtype=dt))
+
+    def rows(self, rows: slice) -> np.ndarray:
+        """The chunk ``rows`` of the product (a view, valid until the next call)."""
+        if not self.sparse:
+            return self.full[rows]
+        o = self.buf[: rows.stop - rows.start]
+        o.fill(0.0)
+        _csr_matvecs(rows.stop - rows.start, self.n_col, self.D, self.indptr[rows.start:rows.stop + 1],
+                     self.indices, self.data, self.B, o.ravel())
+        return o
+
+
 def _power(A, t: int):
     if t == 1:
         return A
@@ -169,22 +226,31 @@ class AnovaBlock:
         if sums is not None:
             sums["P2"] = P2
         if self.m == 2:
-            gemm_into(1.0, Xb, self._weights(1, dt), 0.0, out)
-            np.square(out, out=out)
             if P2 is None:
+                gemm_into(1.0, Xb, self._weights(1, dt), 0.0, out)
+                np.square(out, out=out)
                 gemm_into(-1.0, X2, self._weights(2, dt), 1.0, out)
-            else:
-                out -= P2
+            else:  # square and subtract on each chunk while it is in cache
+                for rows, o in product_chunks(Xb, self._weights(1, dt), out):
+                    np.square(o, out=o)
+                    o -= P2[rows]
             return out
-        P1 = gemm_into(1.0, Xb, self._weights(1, dt), 0.0, np.empty_like(out))
-        np.multiply(P1, P1, out=out)
+        P1 = np.empty_like(out)
         if P2 is None:
+            gemm_into(1.0, Xb, self._weights(1, dt), 0.0, P1)
+            np.multiply(P1, P1, out=out)
             gemm_into(-3.0, X2, self._weights(2, dt), 1.0, out)
-        elif P2.shape == out.shape:  # out -= 3 P2 in one pass, P2 kept
-            (blas.saxpy if dt == np.float32 else blas.daxpy)(P2.ravel(), out.ravel(), a=-3.0)
+            out *= P1
         else:
-            out -= 3.0 * P2
-        out *= P1
+            three_P2 = 3.0 * P2 if P2.shape[1] == 1 else None
+            for rows, p1 in product_chunks(Xb, self._weights(1, dt), P1):
+                o = out[rows]
+                np.multiply(p1, p1, out=o)
+                if three_P2 is not None:
+                    o -= three_P2[rows]
+                else:  # o -= 3 P2 in one pass, P2 kept
+                    (blas.saxpy if dt == np.float32 else blas.daxpy)(P2[rows].ravel(), o.ravel(), a=-3.0)
+                o *= p1
         gemm_into(2.0, _power(Xb, 3), self._weights(3, dt), 1.0, out)
         if sums is not None:
             sums["scratch"] = P1
@@ -197,8 +263,9 @@ class AnovaBlock:
         for Newton's identities (the caller repairs them), or None when this path does not
         apply (gamma so large that most entries fail; the caller runs the unfused check).
 
-        The power sums are large GEMMs over the block; the closed form and the check then run
-        on L2-sized row chunks. Tier 1 is a sufficient condition for newton_is_safe that needs
+        The closed form and the check run on L2-sized row chunks; the power sums are computed
+        per chunk for CSR blocks (SpMM into cache-sized buffers) and as large GEMMs over the
+        block for dense ones. Tier 1 is a sufficient condition for newton_is_safe that needs
         no power sum of |z| for most entries (derivation in :func:`anova_tier1_constants`):
 
         * m = 2: safe where |e| >= rho * P2, e = P1^2 - P2 the computed (scaled) feature;
@@ -222,20 +289,19 @@ class AnovaBlock:
         m = self.m
         Xb = as_sparse_if_sparse(Xb)
         absX = abs(Xb)
-        P2 = gemm_into(1.0, _power(Xb, 2), self._weights(2, dt), 0.0, np.empty_like(out))
-        gemm_into(1.0, Xb, self._weights(1, dt), 0.0, out)  # P1
-        if m == 3:
-            P3 = gemm_into(1.0, _power(Xb, 3), self._weights(3, dt), 0.0, np.empty_like(out))
-            A = gemm_into(1.0, absX, self._abs_weights(1), 0.0, np.empty_like(out))
         step = max(1, CACHE_BLOCK_BYTES // (8 * D))
+        P2 = _RowProduct(_power(Xb, 2), self._weights(2, dt), out.shape, dt, step)
+        if m == 3:
+            P3 = _RowProduct(_power(Xb, 3), self._weights(3, dt), out.shape, dt, step)
+            A = _RowProduct(absX, self._abs_weights(1), out.shape, dt, step)
         t_buf, u_buf = np.empty((min(n, step), D)), np.empty((min(n, step), D))
         mask_buf = np.empty((min(n, step), D), dtype=bool)
         # Entries tier 1 leaves, as flat indices into the block with the values tier 2 needs,
         # decided in one batch per block (per-chunk calls cost more than the work).
         left: dict = {"flat": [], "P2": [], "A": []}
-        for r in _chunks(n, 8 * D):
+        for r, o in product_chunks(Xb, self._weights(1, dt), out):  # o = P1 on the chunk
             k = r.stop - r.start
-            o, p2, t, u, mask = out[r], P2[r], t_buf[:k], u_buf[:k], mask_buf[:k]
+            p2, t, u, mask = P2.rows(r), t_buf[:k], u_buf[:k], mask_buf[:k]
             if m == 2:
                 np.multiply(o, o, out=o)
                 o -= p2
@@ -243,7 +309,7 @@ class AnovaBlock:
                 np.multiply(p2, consts["rho"], out=u)
                 np.less(t, u, out=mask)
             else:
-                p3, a = P3[r], A[r]
+                p3, a = P3.rows(r), A.rows(r)
                 lhs = np.multiply(p2, 3.0, out=t)  # 3 P2, as newton_is_safe
                 np.multiply(o, o, out=u)
                 u -= lhs
@@ -273,10 +339,11 @@ class AnovaBlock:
         rows, cols = np.divmod(flat, D)
         Pa = [None, None, np.concatenate(left["P2"])]
         if len(flat) > TIER2_GEMM_FRACTION * n * D:  # many: GEMMs over the block
+            scratch = np.empty_like(out)
             if m == 2:
-                Pa[1] = gemm_into(1.0, absX, self._abs_weights(1), 0.0, P2).ravel()[flat]
+                Pa[1] = gemm_into(1.0, absX, self._abs_weights(1), 0.0, scratch).ravel()[flat]
             Pa.append(None if m == 2 else
-                      gemm_into(1.0, _power(absX, 3), self._abs_weights(3), 0.0, P2).ravel()[flat])
+                      gemm_into(1.0, _power(absX, 3), self._abs_weights(3), 0.0, scratch).ravel()[flat])
         else:  # few: sums over each pair's stored entries
             support = padded_support(absX, pad_col=Xb.shape[1])
             if m == 2:
@@ -423,8 +490,8 @@ class AllSubsetsSignsBlock:
             B = np.empty((n, d + 1), dtype=dt)
             B[:, :d] = b
             B[:, d] = a.sum(axis=1) + self.log_scale
-        gemm_into(1.0, B, self._weights(dt), 0.0, out)
-        np.exp(out, out=out)
+        for _, o in product_chunks(B, self._weights(dt), out):
+            np.exp(o, out=o)
         neg_plus, neg_minus = vals < -1.0, vals > 1.0
         if neg_plus.any() or neg_minus.any():
             count = self._affine_count(Xb, neg_plus, neg_minus, dt)
