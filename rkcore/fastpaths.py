@@ -7,17 +7,21 @@ Each function has a narrow contract (shapes, dtypes, what it assumes) so that th
   the final result), GEMMs accumulate into it through BLAS ``beta = 1`` (dense) or scipy's
   ``Y += A X`` sparse kernel (CSR), so no (rows x D) temporary is allocated and copied.
 * **Sparse-aware.** CSR input is never densified: power sums are SpMMs, the all-subsets map
-  visits each row's stored entries only.
+  visits each row's stored entries only; dense blocks with few non-zeros
+  (SPARSE_BLOCK_DENSITY) are read as CSR. CSR products run per cache-sized row chunk
+  (:func:`product_chunks`), followed at once by the element-wise passes on that chunk.
 * **Dtype-preserving.** The computation runs in ``out.dtype`` (float64 or float32); inputs are
   cast to it (weights once per map, data once per block).
 * **Same numbers.** Every function computes the same formula as the reference code it
   replaces, in another order: results agree to rounding (tests/test_fastpaths.py).
   The all-subsets Gram's grouped-GEMM path is used only where it is forward stable
   (all products x_j y_j >= 0: a sum of non-negative terms); elsewhere the direct product runs.
-* **No accuracy guard of their own.** The accuracy contract (:mod:`rkcore.kernels`) is kept by
-  the callers: :mod:`rkcore.maps` runs :func:`rkcore.kernels.newton_is_safe` on the power
-  sums an :class:`AnovaBlock` keeps (``sums``) and repairs the entries at risk with the stable
-  recursion; non-finite all-subsets values (overflow on the way, inf * 0) are recomputed in log
+* **The accuracy contract is the callers'.** :mod:`rkcore.maps` repairs with the stable
+  recursion every ANOVA entry :func:`rkcore.kernels.newton_is_safe` does not vouch for: for
+  Rademacher weights from the power sums an :class:`AnovaBlock` keeps (``sums``), for other
+  float64 weights from :meth:`AnovaBlock.checked`, whose cheap tier-1 test is a proven
+  sufficient condition for newton_is_safe and which hands every other entry to newton_is_safe
+  itself; non-finite all-subsets values (overflow on the way, inf * 0) are recomputed in log
   space (:func:`rkcore.kernels.product_one_plus`). Do not call these blocks directly for values.
   The exact ANOVA Gram stays on :func:`rkcore.kernels.contract_elementary` (already blocked
   GEMMs plus the check).

@@ -80,7 +80,9 @@ class RandomKernel(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseEstima
     1e-12 * sum_{V in S} |prod_{j in V} x_j w_sj| / sqrt(D) of K_S(x, w_s) / sqrt(D), and
     finite wherever that value is. Newton's identities are used where an a-posteriori bound
     vouches for them (for Rademacher weights the bound costs O(d) per row; for other
-    weights one more GEMM of absolute values per odd order), the stable recursion elsewhere.
+    weights of ANOVA-2/3 a sufficient condition on the computed power sums, plus the power
+    sums of |x w| for the entries it leaves, and one GEMM of absolute values for m = 3),
+    the stable recursion elsewhere.
 
     Attributes
     ----------
