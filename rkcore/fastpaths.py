@@ -9,7 +9,7 @@ Each function has a narrow contract (shapes, dtypes, what it assumes) so that th
 * **Sparse-aware.** CSR input is never densified: power sums are SpMMs, the all-subsets map
   visits each row's stored entries only; dense blocks with few non-zeros
   (SPARSE_BLOCK_DENSITY) are read as CSR. CSR products run per cache-sized row chunk
-  (:func:`product_chunks`), followed at once by the element-wise passes on that chunk.
+  for ANOVA (:func:`product_chunks`), followed at once by the element-wise passes on that chunk.
 * **Dtype-preserving.** The computation runs in ``out.dtype`` (float64 or float32); inputs are
   cast to it (weights once per map, data once per block).
 * **Same numbers.** Every function computes the same formula as the reference code it
@@ -494,8 +494,9 @@ class AllSubsetsSignsBlock:
             B = np.empty((n, d + 1), dtype=dt)
             B[:, :d] = b
             B[:, d] = a.sum(axis=1) + self.log_scale
-        for _, o in product_chunks(B, self._weights(dt), out):
-            np.exp(o, out=o)
+        # one SpMM, then exp (per-chunk SpMM + exp measured 13-33% slower here, load ~10)
+        gemm_into(1.0, B, self._weights(dt), 0.0, out)
+        np.exp(out, out=out)
         neg_plus, neg_minus = vals < -1.0, vals > 1.0
         if neg_plus.any() or neg_minus.any():
             count = self._affine_count(Xb, neg_plus, neg_minus, dt)
