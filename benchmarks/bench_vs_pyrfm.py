@@ -38,7 +38,7 @@ import scipy.sparse as sp
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 PYRFM_DIR = Path(os.environ.get("PYRFM_DIR", Path.home() / ".cache" / "rkcore-bench" / "pyrfm"))
-BEFORE_DEFAULT = "ed00280"  # main before issue 16
+BEFORE_DEFAULT = "391fe3b"  # main before the map-speed branch (ed00280: before issue 16)
 
 
 # ---------------------------------------------------------------------- set-up
@@ -121,11 +121,13 @@ def map_cells(args, pyrfm, before):
     for d in args.d:
         for n in args.n:
             X = rng.standard_normal((n, d))
-            for D in args.D:
+            for D in args.D + [c[2] for c in args.cell]:
                 datasets.append((f"N(0,1) n={n:,} d={d:,}", X, D))
+    for n, d, D in args.cell:
+        datasets.append((f"N(0,1) n={n:,} d={d:,}", rng.standard_normal((n, d)), D))
     for label, X, D in datasets:
         movielens = label.startswith("MovieLens")
-        kernels = [("ANOVA-2", "anova", 2), ("ANOVA-3", "anova", 3)]
+        kernels = [(f"ANOVA-{m}", "anova", m) for m in ((2, 3) if movielens else args.n01_degrees)]
         if movielens:
             kernels.append(("all-subsets", "all_subsets", 2))
         W_ref = np.random.default_rng(2).standard_normal((D, X.shape[1]))
@@ -228,6 +230,29 @@ HEADER = ("| data | n x d | D (Gram: m) | map | weights | rkcore ms | before ms 
           "| rkcore / pyrfm | before / pyrfm | rkcore / floor | before / floor | load (1 min) |")
 
 
+def summary_section(map_rows, args, loads) -> list[str]:
+    """The compact table the README shows (flagged for benchmarks/make_readme_tables.py)."""
+    if not map_rows:
+        return []
+    lines = [
+        "## RK and SCRK maps against pyrfm (`python benchmarks/bench_vs_pyrfm.py`) <!-- readme -->",
+        "",
+        f"Medians (min-max) of per-repeat ratios over {args.repeats} interleaved repeats on the shared 2-core "
+        f"machine at 1-minute load average {min(loads):.1f}-{max(loads):.1f}; below 1 means faster. "
+        "*floor*: one (n x d) @ (d x D) GEMM (dense) or SpMM (CSR) of the same shape. *before*: "
+        f"rkcore at `{args.before}`. Full table with times: `benchmarks/results/vs_pyrfm.md`.",
+        "",
+        "| data | D | map | weights | rkcore / pyrfm | before / pyrfm | rkcore / floor | load |",
+        "|---|---:|---|---|---|---|---|---|",
+    ]
+    for r in map_rows:
+        t = r["times"]
+        lines.append(f"| {r['data']} | {r['D']:,} | {r['what']} | {r['dist']} | {ratio(t, 'rkcore', 'pyrfm')} "
+                     f"| {ratio(t, 'before', 'pyrfm')} | {ratio(t, 'rkcore', 'floor')} "
+                     f"| {r['load'][0]:.1f}-{r['load'][1]:.1f} |")
+    return lines + [""]
+
+
 def write_report(path: Path, args, map_rows, gram_rows, started, loads):
     lines = [
         "# rkcore against pyrfm and the GEMM/SpMM floor",
@@ -239,7 +264,8 @@ def write_report(path: Path, args, map_rows, gram_rows, started, loads):
         "ratios of runs made seconds apart and are the signal. Each entry: median (min-max) over "
         f"{args.repeats} interleaved repeats after a warm-up.",
         "",
-        "- *rkcore*: this branch; *before*: rkcore at `" + args.before + "` (before issue 16); *pyrfm*: "
+        "- *rkcore*: this branch; *before*: rkcore at `" + args.before + "` (imported from git into the same "
+        "process); *pyrfm*: "
         "github.com/neonnnnn/pyrfm at e88fe8c, built by benchmarks/setup_pyrfm.sh (no source change; "
         "Cython 3 directives `cpow=True`, `legacy_implicit_noexcept=True`; setuptools instead of the "
         "removed numpy.distutils). Its RK map is NumPy for ANOVA and Cython for all-subsets; the "
@@ -248,6 +274,7 @@ def write_report(path: Path, args, map_rows, gram_rows, started, loads):
         "(for Gram cells: X @ X^T).",
         "- Ratios below 1 in *rkcore / pyrfm* mean rkcore is faster.",
         "",
+        *summary_section(map_rows, args, loads),
         "## Random feature maps (transform only; same weights in rkcore and pyrfm, outputs checked equal)",
         "",
         HEADER,
@@ -269,16 +296,21 @@ def main(argv=None):
     p.add_argument("--n", type=int, nargs="*", default=[2_000], help="rows of the N(0,1) cells (up to 100000)")
     p.add_argument("--d", type=int, nargs="*", default=[1_000, 4_096], help="features of the N(0,1) cells")
     p.add_argument("--D", type=int, nargs="*", default=[2_048], help="D of the N(0,1) cells (up to 16384)")
+    p.add_argument("--cell", type=lambda v: tuple(int(x) for x in v.split(",")), nargs="*", default=[],
+                   metavar="n,d,D", help="extra N(0,1) cells, each n,d,D (no cross product)")
+    p.add_argument("--n01-degrees", type=int, nargs="*", default=[2, 3],
+                   help="ANOVA orders on the N(0,1) cells (at d >= ~300 the contract sends every "
+                        "ANOVA-3 feature to the stable recursion: minutes per cell)")
     p.add_argument("--gram-n", type=int, nargs="*", default=[2_000], help="n of the exact Gram cells (e.g. 5000)")
     p.add_argument("--scrk-everywhere", action="store_true", help="SCRK cells on the N(0,1) data too")
     p.add_argument("--before", default=BEFORE_DEFAULT, help="git revision for the 'before' column, or none")
     p.add_argument("--only", choices=["maps", "gram"], default=None)
     p.add_argument("--out", type=Path, default=ROOT / "benchmarks" / "results" / "vs_pyrfm.md")
     args = p.parse_args(argv)
-    for n in args.n + args.gram_n + [args.movielens_n]:
+    for n in args.n + args.gram_n + [args.movielens_n] + [c[0] for c in args.cell]:
         if not 1 <= n <= 100_000:
             p.error(f"n={n} is outside 1..100,000")
-    for D in args.D:
+    for D in args.D + [c[2] for c in args.cell]:
         if not 1 <= D <= 16_384:
             p.error(f"D={D} is outside 1..16,384")
 

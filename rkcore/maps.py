@@ -80,7 +80,9 @@ class RandomKernel(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseEstima
     1e-12 * sum_{V in S} |prod_{j in V} x_j w_sj| / sqrt(D) of K_S(x, w_s) / sqrt(D), and
     finite wherever that value is. Newton's identities are used where an a-posteriori bound
     vouches for them (for Rademacher weights the bound costs O(d) per row; for other
-    weights one more GEMM of absolute values per odd order), the stable recursion elsewhere.
+    weights of ANOVA-2/3 a sufficient condition on the computed power sums, plus the power
+    sums of |x w| for the entries it leaves, and one GEMM of absolute values for m = 3),
+    the stable recursion elsewhere.
 
     Attributes
     ----------
@@ -251,6 +253,17 @@ def _block_mapper(family: ItemsetFamily, W: np.ndarray, signs: bool):
 
         def anova_fast(Xb, out):
             gamma = rounding_gamma(_max_nnz_per_row(Xb) + 2 * m)
+            if not signs and out.dtype == np.float64 and not may_overflow(_abs_max(Xb), w_max, W.shape[1], m):
+                # Fused: features and a sufficient condition for newton_is_safe on cache-sized
+                # chunks; newton_is_safe itself decides for the few entries that condition
+                # leaves (fastpaths.AnovaBlock.checked). None: gamma too large for tier 1.
+                with np.errstate(over="ignore", invalid="ignore"):
+                    bad = fast.checked(Xb, out, float(gamma))
+                if bad is not None:
+                    rows, cols = bad
+                    if len(rows):
+                        out[rows, cols] = elementary_pairs(Xb, W, rows, cols, m, False) * scale
+                    return out
             sums: dict = {}
             with np.errstate(over="ignore", invalid="ignore"):
                 fast(Xb, out, sums)
@@ -268,8 +281,8 @@ def _block_mapper(family: ItemsetFamily, W: np.ndarray, signs: bool):
                 ok = newton_is_safe(Pa, m, gamma)
             return repair(out, Xb, ok, m, False, scale)
 
-        # (rows x D) temporaries: Rademacher none beyond m = 3's scratch; otherwise P_2 and
-        # Pa_1 and the check's bound. Fractions: fast blocks are a few large BLAS calls (cheap
+        # (rows x D) temporaries: Rademacher none beyond m = 3's scratch; otherwise P_2 (m = 2)
+        # or P_2, P_3 and A (m = 3) in the fused check. Fractions: fast blocks are a few large BLAS calls (cheap
         # per row, costly per call under load; see fastpaths.GEMM_BLOCK_TEMPORARIES).
         return _Mapper(anova_fast, fast.temporaries if signs else 0.5, in_place=True)
 

@@ -242,3 +242,98 @@ def test_all_subsets_gram_memory():
     # one block (here all 600 rows: 2.9 MB) + the subset products phi_G of both sides, O(n d 2^g / g)
     assert peak <= out2.nbytes + 3 * 8 * 600 * 16 * 8 + 2**16
     np.testing.assert_allclose(out2, np.prod(1 + X[:, None, :] * X[None], axis=2), rtol=1e-12)
+
+
+# ---------------------------------------------------------------------- fused ANOVA check
+def _newton_verdict(block, Xb, gamma):
+    """newton_is_safe on every entry, with the power sums of |z| from full GEMMs (the unfused
+    check): the reference the fused check must never be more lenient than."""
+    from rkcore.fastpaths import as_sparse_if_sparse
+    from rkcore.kernels import newton_is_safe
+
+    Xb = as_sparse_if_sparse(Xb)
+    n, D = Xb.shape[0], block.W_T[1].shape[1]
+    absX = abs(Xb)
+    P2 = gemm_into(1.0, Xb.power(2) if sp.issparse(Xb) else Xb**2, block._weights(2, np.float64), 0.0, np.empty((n, D)))
+    Pa = [None, gemm_into(1.0, absX, block._abs_weights(1), 0.0, np.empty((n, D))), P2]
+    if block.m == 3:
+        Pa.append(gemm_into(1.0, absX.power(3) if sp.issparse(absX) else absX**3, block._abs_weights(3), 0.0,
+                            np.empty((n, D))))
+    return newton_is_safe(Pa, block.m, gamma)
+
+
+def _cancellation_sweep(m, n_features=400):
+    """Rows whose features sweep across the tier-1 boundary: z = (1, -a) (m = 2) or
+    (1, 1, -a) (m = 3) for a from 0 to 0.2 (0.6), so that e_m / P2 runs through ~0 (one product
+    dominates) and newton_is_safe flips from reject to accept; plus random rows."""
+    a = np.linspace(0.0, 0.2 if m == 2 else 0.6, n_features)
+    if m == 2:
+        X = np.array([[1.0, 1.0, 0.0], [1.0, 0.5, 0.0]])
+        W = np.column_stack([np.ones_like(a), -a, np.zeros_like(a)])
+    else:
+        X = np.array([[1.0, 1.0, 1.0, 0.0], [1.0, 1.0, 0.5, 0.0]])
+        W = np.column_stack([np.ones_like(a), np.ones_like(a), -a, np.zeros_like(a)])
+    rng = np.random.RandomState(m)
+    X = np.vstack([X, rng.randn(3, X.shape[1]) * (rng.rand(3, X.shape[1]) < 0.7)])
+    return X, W + 1e-9 * rng.randn(*W.shape)
+
+
+@pytest.mark.parametrize("degree", [2, 3])
+@pytest.mark.parametrize("sparse", [False, True])
+def test_anova_checked_never_accepts_what_newton_is_safe_rejects(degree, sparse):
+    from rkcore.kernels import _max_nnz_per_row, rounding_gamma
+
+    X, W = _cancellation_sweep(degree)
+    block = AnovaBlock(W, degree, signs=False)
+    Xb = sp.csr_matrix(X) if sparse else X
+    gamma = float(rounding_gamma(_max_nnz_per_row(Xb) + 2 * degree))
+    out = np.empty((X.shape[0], W.shape[0]))
+    rows, cols = block.checked(Xb, out, gamma)
+    accepted = np.ones(out.shape, dtype=bool)
+    accepted[rows, cols] = False
+    newton_ok = np.broadcast_to(_newton_verdict(block, Xb, gamma), out.shape)
+    assert not (accepted & ~newton_ok).any()
+    # the sweep exercises every outcome: rejected (repaired by the caller) and accepted entries
+    assert len(rows) > 0 and accepted.sum() > out.size // 4
+    # ...and no more rejected than newton_is_safe rejects (up to rounding of A at the edge):
+    # for m = 2 tier 1 alone rejects a band newton_is_safe accepts (its bound on A is 2x looser
+    # there), so this holds only because tier 2 hands those entries to newton_is_safe
+    assert (accepted == newton_ok).mean() > 0.99
+    # accepted values are Newton's (1/m! and 1/sqrt(D) folded in): within the contract
+    D = W.shape[0]
+    for i, s in zip(*np.nonzero(accepted[:2])):
+        exact = _exact_anova(X[i], W[s], degree) / Fraction(float(np.sqrt(D)))
+        scale = _exact_anova(np.abs(X[i]), np.abs(W[s]), degree) / Fraction(float(np.sqrt(D)))
+        assert abs(Fraction(float(out[i, s])) - exact) <= Fraction(1e-12) * scale * Fraction(1001, 1000) + Fraction(1, 10**300)
+
+
+def test_anova_tier1_constants_refuse_large_gamma():
+    """Where gamma is so large that newton_is_safe rejects most entries (d ~ 1000 and up), the
+    fused check declines and the caller keeps the unfused one."""
+    from rkcore.fastpaths import anova_tier1_constants
+    from rkcore.kernels import rounding_gamma
+
+    assert anova_tier1_constants(2, float(rounding_gamma(11))) is not None
+    assert anova_tier1_constants(3, float(rounding_gamma(13))) is not None
+    assert anova_tier1_constants(2, float(rounding_gamma(1004))) is None
+    assert anova_tier1_constants(3, float(rounding_gamma(1006))) is None
+    W = np.random.RandomState(0).randn(5, 1000)
+    out = np.empty((2, 5))
+    assert AnovaBlock(W, 2, signs=False).checked(np.ones((2, 1000)), out, float(rounding_gamma(1004))) is None
+
+
+@pytest.mark.parametrize("degree", [2, 3])
+def test_random_kernel_fused_check_repairs_what_newton_rejects(degree):
+    """End to end: rows where one product dominates (Newton cancels) come out within the
+    contract, as exact rationals say, dense and CSR, through the fused Gaussian path."""
+    X, W = _cancellation_sweep(degree, 60)
+    rk = RandomKernel(W.shape[0], degree=degree, distribution="gaussian", random_state=0).fit(X)
+    rk.random_weights_ = W
+    root = Fraction(float(np.sqrt(W.shape[0])))
+    for Xin in (X, sp.csr_matrix(X)):
+        Z = rk.transform(Xin)
+        for i in range(2):
+            for s in range(W.shape[0]):
+                exact = _exact_anova(X[i], W[s], degree) / root
+                scale = _exact_anova(np.abs(X[i]), np.abs(W[s]), degree) / root
+                assert abs(Fraction(float(Z[i, s])) - exact) <= Fraction(1e-12) * scale + Fraction(1, 10**300)
