@@ -143,8 +143,9 @@ def test_distributions_note_is_the_table(run_page):
     lowest = next(c.value for c in at.caption if c.value.startswith("Lowest mean per D"))
     winners = [part.split(": ", 1)[1].rstrip(".") for part in lowest.split(". Study")[0]
                .removeprefix("Lowest mean per D: ").split("; ")]
-    top = max(set(winners), key=winners.count)
-    assert f"Lowest mean error: {top} at {winners.count(top)} of {len(winners)} values of D" in note
+    most = max(map(winners.count, winners))
+    tied = {w for w in winners if winners.count(w) == most}  # a tie: the note names one of them
+    assert any(f"Lowest mean error: {top} at {most} of {len(winners)} values of D" in note for top in tied), note
 
 
 def test_csv_carries_its_settings():
