@@ -35,7 +35,6 @@ from typing import Iterator
 
 import numpy as np
 import scipy.sparse as sp
-from threadpoolctl import threadpool_limits  # a dependency of scikit-learn
 
 from .fastpaths import all_subsets_gram, gemm_into
 from .itemsets import MAX_ENUMERATION, ItemsetFamily
@@ -624,10 +623,10 @@ def anova_gram(X, Y, degree: int, summed: bool = False, symmetric: bool = False)
     temps = np.empty((3, sub_rows * nY))
     few_buf = np.empty(sub_rows * nY, dtype=bool)
     bad_rows, bad_cols = [], []
-    # One BLAS thread: the block GEMMs are small (inner dimension d), and on a loaded machine
-    # each multi-threaded call paid for waking its threads (measured at load 8 on 2 cores:
-    # six 350-row blocks 201 ms with two threads, 41 ms with one; one whole GEMM 58 vs 33 ms).
-    with np.errstate(over="ignore", invalid="ignore", divide="ignore"), threadpool_limits(1, user_api="blas"):
+    # BLAS keeps its own thread count: a library call must not change process-wide state (the app
+    # serves many sessions from threads of one process), and on a quiet 2-core machine two threads
+    # were faster (new/old 0.57-1.21 with two threads, 0.79-1.57 with one; benchmarks/results/numerics.md).
+    with np.errstate(over="ignore", invalid="ignore", divide="ignore"):
         for rows in row_blocks(nX, 1, rows_per_block):
             c0 = rows.start if symmetric else 0
             r, w = rows.stop - rows.start, nY - c0
