@@ -383,7 +383,10 @@ def accuracy_study(dataset_or_XY, methods: Sequence[str], n_components_list: Seq
         Called before every fit and once at the end (done == total).
     client : dask.distributed.Client or None
         Run the fits on this Dask cluster (C is validated locally first); the split data
-        are scattered once. Same seeds, same accuracies as a local run (times differ).
+        are scattered once. Same seeds, same accuracies as a local run (times differ), on workers
+        with one thread each (or process workers): liblinear, used by ``sparse_rf``, draws from
+        libc's process-global ``rand()``, so fits running in threads of one process interleave
+        their draws and the number of kept features can change from run to run.
 
     Returns
     -------
