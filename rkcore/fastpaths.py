@@ -394,7 +394,7 @@ def anova_tier1_constants(degree: int, gamma: float) -> dict | None:
 
     Notation: p1, p2 the computed power sums, A the exact sum of |z_j|, A_c >= (1 - gamma) A
     the computed one that newton_is_safe would use, kappa its constant (m = 2:
-    1 - 10 gamma - 20 gamma / tol). newton_is_safe accepts iff p2 <= kappa A_c^2.
+    :func:`rkcore.kernels.closed_form_check_constants`, about 1 - 31 gamma - 20.8 gamma / tol). newton_is_safe accepts iff p2 <= kappa A_c^2.
     Exact facts: A >= |P1| and A^2 = P2 + 2 e_2(|z|) >= P2 + 2 |e_2(z)| = P2 + |P1^2 - P2|,
     so A^2 >= max(P1^2, 2 P2 - P1^2). With |p1 - P1| <= gamma A, |p2 - P2| <= gamma P2:
 
@@ -410,15 +410,18 @@ def anova_tier1_constants(degree: int, gamma: float) -> dict | None:
     Hence |e| >= rho p2 implies newton_is_safe. Underflowed values are covered, as for
     newton_is_safe, by the contract's absolute underflow slack.
 
-    m = 3: kappa = 1 - 36 gamma - 72 gamma / tol (newton_is_safe's), and pa3_lower =
+    m = 3: kappa = 1 - 36 gamma - 72 gamma / tol, stricter than newton_is_safe's first branch
+    (3 P2 <= 3 c A^2, 3 c about 1 - 49 gamma - 32 gamma / tol); its margin, about 40 gamma / tol A^2,
+    also covers branch 2's coefficient 2 against newton_is_safe's 3 c_b = 2 - O(gamma / tol)
+    (Pa3 / A <= A^2; the tests pin the verdicts to newton_is_safe). pa3_lower =
     1 - 3 gamma: fl(|p3| pa3_lower) <= (1 - 2 gamma) |p3| <= Pa3_c, because the terms of
     Pa3 are exactly the magnitudes of P3's (|x^3| = |x|^3, |fl(w^3) c^3| = fl(|w|^3 c^3)).
     """
-    from .kernels import CONTRACT_RTOL as tol
+    from .kernels import CONTRACT_RTOL as tol, closed_form_check_constants
 
     g = float(gamma)
     if degree == 2:
-        kappa = 1.0 - 10.0 * g - 20.0 * g / tol
+        kappa = float(closed_form_check_constants(2, g)[0])  # newton_is_safe's own constant
         if kappa <= 0.75:
             return None
         kappa_a = kappa * (1.0 - 20.0 * g)
