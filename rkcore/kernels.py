@@ -677,6 +677,17 @@ def anova_gram(X, Y, degree: int, summed: bool = False, symmetric: bool = False)
     return out
 
 
+def _e3_into(P, sq, tmp, out) -> None:
+    """e_3 = (P1 (P1^2 - 3 P2) + 2 P3) / 6 into ``out``, in place; ``sq`` holds P1^2 on entry
+    (overwritten), ``tmp`` is scratch and may be ``out``."""
+    np.multiply(P[2], 3.0, out=tmp)
+    sq -= tmp
+    sq *= P[1]
+    np.multiply(P[3], 2.0, out=out)
+    out += sq
+    out *= 1.0 / 6.0
+
+
 def _top_block(P, A, nonneg, degree, consts, risky, o, t, pa3, too_few=None) -> np.ndarray:
     """e_degree (2 or 3) of one sub-block into ``o``, and where :func:`newton_is_safe`'s closed
     forms vouch for it (the same bounds, decided entry by entry). P: power sums, A: the power sum
@@ -698,13 +709,7 @@ def _top_block(P, A, nonneg, degree, consts, risky, o, t, pa3, too_few=None) -> 
         o *= 0.5
     else:
         ok = np.less_equal(P[2], bound)
-        # e_3 = (P1 (P1^2 - 3 P2) + 2 P3) / 6
-        np.multiply(P[2], 3.0, out=lhs)
-        sq -= lhs
-        sq *= P[1]
-        np.multiply(P[3], 2.0, out=o)
-        o += sq
-        o *= 1.0 / 6.0
+        _e3_into(P, sq, lhs, o)
     if not ok.all():
         if too_few is not None:
             few = too_few()
@@ -736,13 +741,8 @@ def _summed_block(P, A, degree, gamma, risky, o, t) -> np.ndarray:
         e *= 0.5
         o += e
     if degree == 3:
-        np.multiply(P[2], 3.0, out=e)
-        sq -= e
-        sq *= P[1]
-        np.multiply(P[3], 2.0, out=e)
-        sq += e
-        sq *= 1.0 / 6.0
-        o += sq
+        _e3_into(P, sq, e, e)
+        o += e
     if risky:
         ok &= np.isfinite(o)
     return ok
