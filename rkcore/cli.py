@@ -34,26 +34,24 @@ INTEGER_COLUMNS = ("D", "d", "n", "trial", "seed", "repeat", "model_size", "n_tr
 
 
 # ----------------------------------------------------------------------------- argument types
-def positive_int(text: str) -> int:
-    """argparse type: an integer >= 1 (no silent replacement of 0 by a default)."""
+def _int_at_least(minimum: int, text: str) -> int:
     try:
         value = int(text)
     except ValueError:
-        raise argparse.ArgumentTypeError(f"expected an integer >= 1, got {text!r}") from None
-    if value < 1:
-        raise argparse.ArgumentTypeError(f"must be an integer >= 1, got {value}")
+        raise argparse.ArgumentTypeError(f"expected an integer >= {minimum}, got {text!r}") from None
+    if value < minimum:
+        raise argparse.ArgumentTypeError(f"must be an integer >= {minimum}, got {value}")
     return value
+
+
+def positive_int(text: str) -> int:
+    """argparse type: an integer >= 1 (no silent replacement of 0 by a default)."""
+    return _int_at_least(1, text)
 
 
 def non_negative_int(text: str) -> int:
     """argparse type: an integer >= 0."""
-    try:
-        value = int(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"expected an integer >= 0, got {text!r}") from None
-    if value < 0:
-        raise argparse.ArgumentTypeError(f"must be an integer >= 0, got {value}")
-    return value
+    return _int_at_least(0, text)
 
 
 def output_path(text: str) -> Path:
