@@ -55,6 +55,13 @@ GEMM_BLOCK_TEMPORARIES = 0.125
 
 
 # ---------------------------------------------------------------------- in-place products
+def _memo(cache: dict, key, build):
+    """``cache[key]``, built by ``build()`` the first time it is asked for (weights cast per dtype)."""
+    if key not in cache:
+        cache[key] = build()
+    return cache[key]
+
+
 def gemm_into(alpha: float, A, B_T: np.ndarray, beta: float, out: np.ndarray) -> np.ndarray:
     """``out = alpha * A @ B_T + beta * out`` in place.
 
@@ -206,10 +213,7 @@ class AnovaBlock:
         self.temporaries = GEMM_BLOCK_TEMPORARIES
 
     def _weights(self, t: int, dtype) -> np.ndarray:
-        key = (t, np.dtype(dtype))
-        if key not in self._cast:
-            self._cast[key] = np.ascontiguousarray(self.W_T[t], dtype=dtype)
-        return self._cast[key]
+        return _memo(self._cast, (t, np.dtype(dtype)), lambda: np.ascontiguousarray(self.W_T[t], dtype=dtype))
 
     def __call__(self, Xb, out: np.ndarray, sums: dict | None = None) -> np.ndarray:
         """Write the block's features into ``out``. With a dict ``sums``, the power sum the
@@ -360,18 +364,13 @@ class AnovaBlock:
 
     def _abs_weights(self, t: int) -> np.ndarray:
         """(|c W|^t)^T with the same magnitudes as the signed weights of P_t, float64."""
-        key = ("abs", t)
-        if key not in self._cast:
-            self._cast[key] = np.ascontiguousarray(np.abs(self._weights(t, np.float64)))
-        return self._cast[key]
+        return _memo(self._cast, ("abs", t), lambda: np.ascontiguousarray(np.abs(self._weights(t, np.float64))))
 
     def _pair_abs_sums(self, support, rows, cols, t: int) -> np.ndarray:
         """sum_j |x_{rows[p], j}|^t |c w_{cols[p], j}|^t for each pair p, over the stored entries."""
-        key = ("abs_pad", t)
-        if key not in self._cast:  # a zero row at index d for the padding of padded_support
-            Wa = self._abs_weights(t)
-            self._cast[key] = np.vstack([Wa, np.zeros((1, Wa.shape[1]))])
-        W_pad = self._cast[key]
+        # a zero row at index d for the padding of padded_support
+        W_pad = _memo(self._cast, ("abs_pad", t),
+                      lambda: np.pad(self._abs_weights(t), ((0, 1), (0, 0))))
         cols_p, vals, _ = support
         out = np.empty(len(rows))
         step = max(1, 2**20 // max(1, cols_p.shape[1]))
@@ -459,10 +458,7 @@ class AllSubsetsSignsBlock:
         self._cast: dict = {}
 
     def _weights(self, dtype):
-        key = np.dtype(dtype)
-        if key not in self._cast:
-            self._cast[key] = np.ascontiguousarray(self.W_T1, dtype=dtype)
-        return self._cast[key]
+        return _memo(self._cast, np.dtype(dtype), lambda: np.ascontiguousarray(self.W_T1, dtype=dtype))
 
     def __call__(self, Xb, out: np.ndarray) -> np.ndarray:
         dt = out.dtype
@@ -579,10 +575,7 @@ class AllSubsetsProductBlock:
         self._cast: dict = {}
 
     def _weights(self, dtype):
-        key = np.dtype(dtype)
-        if key not in self._cast:
-            self._cast[key] = np.ascontiguousarray(self.W_T, dtype=dtype)
-        return self._cast[key]
+        return _memo(self._cast, np.dtype(dtype), lambda: np.ascontiguousarray(self.W_T, dtype=dtype))
 
     def __call__(self, Xb, out: np.ndarray) -> np.ndarray:
         dt = out.dtype
