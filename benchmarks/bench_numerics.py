@@ -18,11 +18,13 @@ Cases:
     against exact rationals.
 
 Usage: python benchmarks/bench_numerics.py [--repeats 7] [--n 2000] [--out benchmarks/results/numerics.md]
+       [--only 'RK ' SCRK] [--no-adversarial]
 """
 from __future__ import annotations
 
 import argparse
 import os
+import shlex
 import sys
 import time
 from fractions import Fraction
@@ -234,7 +236,7 @@ def worst_error(values, X, Y, m, rng, n_samples=40, scale=1.0):
     return worst
 
 
-def run(n: int, repeats: int):
+def run(n: int, repeats: int, only: list | None = None, adversarial_cases: bool = True):
     rng = np.random.default_rng(0)
     ml, gauss = movielens_shaped(n), rng.standard_normal((n, 78))
     D = 16 * 78
@@ -280,7 +282,9 @@ def run(n: int, repeats: int):
             adversarial.append((f"RK ANOVA-{m} rademacher, {label}", lambda rk=rk, X=X: old_rk_transform(rk, X),
                                 lambda rk=rk, X=X: rk.transform(X), (X, rk.random_weights_, m, 1 / np.sqrt(D))))
 
-    all_cases = cases + adversarial
+    all_cases = cases + (adversarial if adversarial_cases else [])
+    if only:
+        all_cases = [c for c in all_cases if any(key in c[0] for key in only)]
     for label, old, new, _ in all_cases:  # warm-up (and the time of one pair, for progress)
         t0 = time.perf_counter()
         old(), new()
@@ -312,11 +316,12 @@ def run(n: int, repeats: int):
     return rows, load_before, load_after
 
 
-def to_markdown(rows, load_before, load_after, n, repeats) -> str:
+def to_markdown(rows, load_before, load_after, n, repeats, command: str | None = None) -> str:
+    command = command or f"python benchmarks/bench_numerics.py --repeats {repeats} --n {n}"
     lines = [
         "# Numerics (issue 11): accuracy contract vs the previous fast path",
         "",
-        f"`python benchmarks/bench_numerics.py --repeats {repeats} --n {n}`; {time.strftime('%Y-%m-%d %H:%M')}, "
+        f"`{command}`; {time.strftime('%Y-%m-%d %H:%M')}, "
         f"{os.cpu_count()} cores, load average before {load_before[0]:.2f} / {load_before[1]:.2f} / {load_before[2]:.2f}, "
         f"after {load_after[0]:.2f} / {load_after[1]:.2f} / {load_after[2]:.2f} (shared machine).",
         "",
@@ -359,9 +364,13 @@ def main(argv=None) -> int:
     parser.add_argument("--repeats", type=int, default=7)
     parser.add_argument("--n", type=int, default=2000)
     parser.add_argument("--out", default=None, help="write the markdown table here")
+    parser.add_argument("--only", nargs="+", default=None, metavar="TEXT",
+                        help="run only the cases whose label contains one of these strings (e.g. 'RK ' 'SCRK')")
+    parser.add_argument("--no-adversarial", action="store_true", help="skip the adversarial cases")
     args = parser.parse_args(argv)
-    rows, lb, la = run(args.n, args.repeats)
-    text = to_markdown(rows, lb, la, args.n, args.repeats)
+    rows, lb, la = run(args.n, args.repeats, args.only, not args.no_adversarial)
+    text = to_markdown(rows, lb, la, args.n, args.repeats,
+                       "python benchmarks/bench_numerics.py " + " ".join(shlex.quote(a) for a in (argv or sys.argv[1:])))
     print(text)
     if args.out:
         with open(args.out, "w") as fh:

@@ -281,6 +281,14 @@ class AnovaBlock:
           GEMM, and its second branch with the lower bound |P3| (1 - 2 gamma) <= Pa3 instead
           of Pa3 (the branch is monotone in Pa3, so this only rejects more).
 
+        * m = 2, second test (any gamma for which newton_is_safe can accept at all): safe
+          where max_j|x_j|^2 max_j|c w_j|^2 <= kappa_max P2, i.e. no single product dominates
+          the sum of squares (A >= P2 / max_j |z_j|; derivation in anova_tier1_constants).
+          It is the test that passes on dense rows with many non-zeros (N(0, 1) rows at
+          d = 512 or 1,000, where the first test, built on |P1| <= A, rejects most entries);
+          dense blocks run it first, CSR blocks run the first test first, and each block
+          runs the other test only on the entries the first one left.
+
         Tier 2: for the entries tier 1 leaves, the missing power sums of |z| are computed for
         those entries only (a gather over the row's stored entries) and newton_is_safe itself
         decides; where more than TIER2_GEMM_FRACTION of the block's entries are left, one
@@ -297,6 +305,10 @@ class AnovaBlock:
         m = self.m
         Xb = as_sparse_if_sparse(Xb)
         absX = abs(Xb)
+        # m = 2: the max test's per-row and per-feature factors (None where its guards fail)
+        max_q = self._max_test_factors(absX, consts["kappa_max"]) if m == 2 else None
+        max_first = max_q is not None and not sp.issparse(Xb)
+        rho = consts.get("rho")
         step = max(1, CACHE_BLOCK_BYTES // (8 * D))
         P2 = _RowProduct(_power(Xb, 2), self._weights(2, dt), out.shape, dt, step)
         if m == 3:
@@ -313,9 +325,15 @@ class AnovaBlock:
             if m == 2:
                 np.multiply(o, o, out=o)
                 o -= p2
-                np.abs(o, out=t)
-                np.multiply(p2, consts["rho"], out=u)
-                np.less(t, u, out=mask)
+                if max_q is None and rho is None:  # no tier-1 test applies: all to tier 2
+                    mask.fill(True)
+                elif max_first or rho is None:  # the max test on the whole chunk (two passes)
+                    np.multiply(max_q[0][r, None], max_q[1][None, :], out=u)
+                    np.greater(u, p2, out=mask)
+                else:  # the |e| >= rho P2 test on the whole chunk (three passes)
+                    np.abs(o, out=t)
+                    np.multiply(p2, rho, out=u)
+                    np.less(t, u, out=mask)
             else:
                 p3, a = P3.rows(r), A.rows(r)
                 lhs = np.multiply(p2, 3.0, out=t)  # 3 P2, as newton_is_safe
@@ -330,6 +348,13 @@ class AnovaBlock:
             idx = np.flatnonzero(mask)
             if not len(idx):
                 continue
+            if m == 2 and max_q is not None and rho is not None:  # the other test, on what is left
+                p2_i = p2.ravel()[idx]
+                if max_first:
+                    still = np.abs(o.ravel()[idx]) < rho * p2_i
+                else:
+                    still = max_q[0][r.start + idx // D] * max_q[1][idx % D] > p2_i
+                idx = idx[still]
             if m == 3:  # branch 2 with the lower bound of Pa3
                 A_i, B_i = a.ravel()[idx], bound.ravel()[idx]
                 lhs_b = np.abs(p3.ravel()[idx]) * (0.5 * consts["pa3_lower"])  # p3 holds 2 P3
@@ -362,6 +387,29 @@ class AnovaBlock:
         ok = newton_is_safe(Pa[:m + 1], m, gamma)
         return rows[~ok], cols[~ok]
 
+    def _max_test_factors(self, absX, kappa_max: float):
+        """(xq, wq) of the m = 2 max test, entry (i, s) safe where fl(xq_i wq_s) <= P2_is:
+        xq_i = fl(max_j |x_ij|^2), wq_s = fl(max_j |c w_sj|^2) / kappa_max; None when a guard
+        of the derivation (anova_tier1_constants: no underflow in the products it bounds)
+        fails for the block (tiny data or weights; the other tests still run)."""
+        w1max = _memo(self._cast, "w1max", lambda: np.abs(self._weights(1, np.float64)).max(axis=0, initial=0.0))
+        if sp.issparse(absX):
+            xmax = np.zeros(absX.shape[0])
+            filled = np.diff(absX.indptr) > 0
+            if absX.nnz:
+                xmax[filled] = np.maximum.reduceat(absX.data, absX.indptr[:-1][filled])
+        else:
+            xmax = np.asarray(absX).max(axis=1, initial=0.0)
+        xq = xmax * xmax
+        wq = w1max * w1max
+        wq /= kappa_max
+        x_live, w_live = xq[xq > 0], w1max[w1max > 0]
+        if not len(x_live) or not len(w_live):
+            return xq, wq  # all products zero: P2 = 0 = xq wq, as newton_is_safe accepts
+        if x_live.min() < 2.0**-1000 or w_live.min() < 2.0**-500 or x_live.min() * wq[w1max > 0].min() < 2.0**-960:
+            return None
+        return xq, wq
+
     def _abs_weights(self, t: int) -> np.ndarray:
         """(|c W|^t)^T with the same magnitudes as the signed weights of P_t, float64."""
         return _memo(self._cast, ("abs", t), lambda: np.ascontiguousarray(np.abs(self._weights(t, np.float64))))
@@ -388,8 +436,9 @@ TIER2_GEMM_FRACTION = 1.0 / 16
 
 
 def anova_tier1_constants(degree: int, gamma: float) -> dict | None:
-    """Constants of AnovaBlock.checked's tier-1 test, or None when it would reject nearly all
-    entries (then the unfused check runs).
+    """Constants of AnovaBlock.checked's tier-1 tests, or None when they would reject nearly all
+    entries (then the unfused check runs): m = 2 only when newton_is_safe's own constant is
+    <= 0; m = 3 when gamma is above about 3e-14 (d ~ 600 under the probabilistic gamma).
 
     Notation: p1, p2 the computed power sums, A the exact sum of |z_j|, A_c >= (1 - gamma) A
     the computed one that newton_is_safe would use, kappa its constant (m = 2:
@@ -407,7 +456,27 @@ def anova_tier1_constants(degree: int, gamma: float) -> dict | None:
     (1 + 20 gamma) + 20 gamma absorbs the rounding of the computed e = fl(fl(p1^2) - p2)
     (|e - s| <= 2.02 u (p1^2 + p2)) and of rho p2; gamma >= 5 u, so 20 gamma covers each.
     Hence |e| >= rho p2 implies newton_is_safe. Underflowed values are covered, as for
-    newton_is_safe, by the contract's absolute underflow slack.
+    newton_is_safe, by the contract's absolute underflow slack. (Used where kappa > 0.75,
+    about d <= 130: beyond, rho exceeds 0.33 and |P1|, of order sqrt(P2) for signed
+    data, is far below A, of order d.)
+
+    m = 2, the max test (``kappa_max`` = kappa (1 - 20 gamma), any kappa > 0). Let
+    W1 = fl(c w) be the weights of P1 and A, a_j = |x_j| |W1_j| (exact products), so
+    A_c >= (1 - gamma) sum_j a_j. With M = max_j a_j <= xmax wmax (xmax = max_j |x_j|,
+    wmax = max_j |W1_j|, both exact): sum_j a_j >= sum_j a_j^2 / M. P2's terms are
+    fl(x_j^2) fl(fl(w_j^2) c2) <= (1 + 7.01 u) a_j^2 (c2 = c**2 within 1 ulp of c^2; W1_j >=
+    (1 - u) |c w_j|), so p2 <= (1 + gamma)(1 + 7.01 u) sum_j a_j^2 <= (1 + 2.5 gamma)
+    sum_j a_j^2, hence A_c^2 >= (1 - 7 gamma) p2^2 / (xmax^2 wmax^2). The test computes
+    Q = fl(fl(xmax^2) fl(fl(wmax^2) / kappa_max)) >= (1 - u)^4 xmax^2 wmax^2 / kappa_max and
+    accepts where Q <= p2; kappa_max as computed is <= kappa (1 - 19 gamma), so
+    xmax^2 wmax^2 <= kappa (1 - 18 gamma) p2 and A_c^2 kappa >= p2 (1 + 11 gamma - O(gamma^2)),
+    which leaves the 2.01 u of newton_is_safe's fl(fl(A_c^2) kappa): it accepts. Guards
+    (AnovaBlock._max_test_factors, per block; else the test is skipped): every non-zero
+    fl(xmax^2) >= 2^-1000, every non-zero wmax >= 2^-500 and the smallest non-zero Q >= 2^-960,
+    so the products bounded above are normal numbers and an underflowed term of p2 (absolute
+    error <= 2^-1075 times a factor <= the bound's) moves p2 by at most n 2^-74 of itself,
+    within the gamma margin for n <= 10^7. Rows or features that are all zero give
+    Q = 0 = p2: accepted, as newton_is_safe accepts P2 = 0 <= kappa A_c^2.
 
     m = 3: kappa = 1 - 36 gamma - 72 gamma / tol, stricter than newton_is_safe's first branch
     (3 P2 <= 3 c A^2, 3 c about 1 - 49 gamma - 32 gamma / tol); its margin, about 40 gamma / tol A^2,
@@ -421,12 +490,15 @@ def anova_tier1_constants(degree: int, gamma: float) -> dict | None:
     g = float(gamma)
     if degree == 2:
         kappa = float(closed_form_check_constants(2, g)[0])  # newton_is_safe's own constant
-        if kappa <= 0.75:
+        if not kappa > 0.0:  # newton_is_safe accepts only P2 = 0: nothing to gain
             return None
-        kappa_a = kappa * (1.0 - 20.0 * g)
-        rho1 = 1.0 / kappa_a - 1.0
-        rho2 = 1.0 - (2.0 * (1.0 - 10.0 * g) * kappa_a - 1.0) / ((1.0 + 2.0 * g) * kappa_a)
-        return {"rho": max(rho1, rho2) * (1.0 + 20.0 * g) + 20.0 * g}
+        consts = {"kappa_max": kappa * (1.0 - 20.0 * g), "rho": None}
+        if kappa > 0.75:  # the |e| >= rho P2 test; above ~d = 130 its rho makes it useless
+            kappa_a = kappa * (1.0 - 20.0 * g)
+            rho1 = 1.0 / kappa_a - 1.0
+            rho2 = 1.0 - (2.0 * (1.0 - 10.0 * g) * kappa_a - 1.0) / ((1.0 + 2.0 * g) * kappa_a)
+            consts["rho"] = max(rho1, rho2) * (1.0 + 20.0 * g) + 20.0 * g
+        return consts
     if degree == 3:
         kappa = 1.0 - 36.0 * g - 72.0 * g / tol
         if kappa <= 0.75:

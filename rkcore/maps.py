@@ -142,6 +142,10 @@ class RandomKernel(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseEstima
                          hint="Lower n_components (D) or the number of features.")
         rng = check_random_state(self.random_state)
         self.random_weights_ = get_distribution(self.distribution).sample(rng, (self.n_components, d))
+        # Read-only: transform precomputes from these weights once (powers of W, |W|, casts)
+        # and reuses that while they are the same array, which in-place edits would falsify.
+        self.random_weights_.flags.writeable = False
+        self._mapper_cache = {}  # filled by transform (a container: transform leaves __dict__ as is)
         return self
 
     def transform(self, X):
@@ -166,10 +170,9 @@ class RandomKernel(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseEstima
         compute32 = out_dtype == np.float32 and _float32_safe(self.family_)
         if out_dtype == np.float32 and not compute32:
             X = X.astype(np.float64)
-        W = self.random_weights_.astype(np.float32) if compute32 else self.random_weights_
-        n, D = X.shape[0], W.shape[0]
+        n, D = X.shape[0], self.random_weights_.shape[0]
         check_allocation("The random features Z", (n, D), hint="Transform fewer rows at a time or lower n_components (D).")
-        block = _block_mapper(self.family_, W, self.distribution == "rademacher")
+        block = self._mapper(compute32)
         out = np.empty((n, D), dtype=out_dtype)
         # Block rows: intermediates are a few (rows x D) arrays, so memory stays bounded.
         bytes_per_row = 8 * D * block.temporaries
@@ -178,6 +181,36 @@ class RandomKernel(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseEstima
         for rows in row_blocks(n, bytes_per_row, TRANSFORM_BLOCK_BYTES):
             block(X[rows], out[rows])  # writes the row block in place
         return out
+
+    def _mapper(self, compute32: bool):
+        """The block function of the fitted weights (_block_mapper), built once per weights
+        array and dtype: its precomputation (powers of W, |W|, casts) costs O(D d) passes, as
+        much as the map itself when the block is small. Reused only while ``random_weights_``
+        is the same read-only array (fit's); weights assigned by hand as a writeable array
+        are read afresh on every call."""
+        W0, family = self.random_weights_, self.family_
+        signs = self.distribution == "rademacher"
+        cache = getattr(self, "_mapper_cache", None)
+        entry = cache.get((compute32, signs)) if cache is not None else None
+        if entry is not None and entry[0] is W0 and entry[1] is family:
+            return entry[2]
+        W = W0.astype(np.float32) if compute32 else W0
+        block = _block_mapper(family, W, signs)
+        if cache is not None and not W0.flags.writeable:
+            cache[(compute32, signs)] = (W0, family, block)
+        return block
+
+    def __getstate__(self):
+        state = super().__getstate__()
+        state.pop("_mapper_cache", None)  # rebuilt on the first transform (no pickled W copies)
+        return state
+
+    def __setstate__(self, state):
+        super().__setstate__(state)
+        self._mapper_cache = {}
+        W = getattr(self, "random_weights_", None)
+        if isinstance(W, np.ndarray) and W.flags.owndata:
+            W.flags.writeable = False  # as fit leaves it (pickling makes arrays writeable)
 
     @property
     def _n_features_out(self):

@@ -308,18 +308,75 @@ def test_anova_checked_never_accepts_what_newton_is_safe_rejects(degree, sparse)
 
 
 def test_anova_tier1_constants_refuse_large_gamma():
-    """Where gamma is so large that newton_is_safe rejects most entries (d ~ 1000 and up), the
-    fused check declines and the caller keeps the unfused one."""
+    """m = 3: where gamma is so large that tier 1 would reject nearly everything (d ~ 1000),
+    the fused check declines and the caller keeps the unfused one. m = 2 keeps the max test
+    up to any gamma for which newton_is_safe can accept (its |e| >= rho P2 test only to d ~ 130)."""
     from rkcore.fastpaths import anova_tier1_constants
-    from rkcore.kernels import rounding_gamma
+    from rkcore.kernels import closed_form_check_constants, rounding_gamma
 
-    assert anova_tier1_constants(2, float(rounding_gamma(11))) is not None
+    assert anova_tier1_constants(2, float(rounding_gamma(11)))["rho"] is not None
     assert anova_tier1_constants(3, float(rounding_gamma(13))) is not None
-    assert anova_tier1_constants(2, float(rounding_gamma(1004))) is None
+    at_1000 = anova_tier1_constants(2, float(rounding_gamma(1004)))
+    assert at_1000["rho"] is None and 0 < at_1000["kappa_max"] < float(closed_form_check_constants(2, rounding_gamma(1004))[0])
     assert anova_tier1_constants(3, float(rounding_gamma(1006))) is None
+    huge = 1e-13  # newton_is_safe's constant is negative: it accepts only P2 = 0
+    assert closed_form_check_constants(2, huge)[0] < 0 and anova_tier1_constants(2, huge) is None
     W = np.random.RandomState(0).randn(5, 1000)
     out = np.empty((2, 5))
-    assert AnovaBlock(W, 2, signs=False).checked(np.ones((2, 1000)), out, float(rounding_gamma(1004))) is None
+    assert AnovaBlock(W, 3, signs=False).checked(np.ones((2, 1000)), out, float(rounding_gamma(1006))) is None
+
+
+def _exact_e2_recursion(x, w) -> Fraction:
+    e1 = e2 = Fraction(0)
+    for a, b in zip(x, w):
+        z = Fraction(float(a)) * Fraction(float(b))
+        e2 += z * e1
+        e1 += z
+    return e2
+
+
+@pytest.mark.parametrize("sparse", [False, True])
+def test_anova_checked_max_test_at_large_d(sparse):
+    """d = 1,000 (probabilistic gamma, |e| >= rho P2 test off): the max test
+    (max|x|^2 max|c w|^2 <= kappa_max P2) accepts nearly all of N(0, 1) rows, never what
+    newton_is_safe rejects: rows where one product dominates, a row with two non-zeros,
+    a tiny row (its guard) and a feature with one huge weight."""
+    from rkcore.fastpaths import anova_tier1_constants
+    from rkcore.kernels import _max_nnz_per_row, rounding_gamma
+
+    rng = np.random.RandomState(5)
+    d, D = 1000, 48
+    X = rng.randn(8, d)
+    X[1, 0] *= 40.0  # one product dominates a row
+    X[2] *= 1e-160  # guard: fl(max|x|^2) < 2^-1000 switches the max test off for the block
+    X[3] = 0.0
+    X[3, :2] = [1.0, -1.0]
+    X[4, rng.rand(d) < 0.9] = 0.0
+    W = rng.randn(D, d)
+    W[0, 7] *= 60.0
+    for Xin, tiny_block in ((X[[0, 1, 3, 4, 5, 6, 7]], False), (X, True)):
+        block = AnovaBlock(W, 2, signs=False)
+        Xb = sp.csr_matrix(Xin) if sparse else Xin
+        gamma = float(rounding_gamma(_max_nnz_per_row(Xb) + 4))
+        assert anova_tier1_constants(2, gamma)["rho"] is None
+        assert (block._max_test_factors(abs(Xb), anova_tier1_constants(2, gamma)["kappa_max"]) is None) == tiny_block
+        out = np.empty((Xin.shape[0], D))
+        rows, cols = block.checked(Xb, out, gamma)
+        accepted = np.ones(out.shape, dtype=bool)
+        accepted[rows, cols] = False
+        newton_ok = np.broadcast_to(_newton_verdict(block, Xb, gamma), out.shape)
+        assert not (accepted & ~newton_ok).any()
+        assert (accepted == newton_ok).mean() > 0.99 and 0 < len(rows)
+        for i, s in [(0, 0), (0, 1), (1, 3), (len(Xin) - 1, 0), (len(Xin) - 1, 5)]:
+            if accepted[i, s]:
+                exact = _exact_e2_recursion(Xin[i], W[s]) / Fraction(float(np.sqrt(D)))
+                scale = _exact_e2_recursion(np.abs(Xin[i]), np.abs(W[s])) / Fraction(float(np.sqrt(D)))
+                assert abs(Fraction(float(out[i, s])) - exact) <= Fraction(1e-12) * scale
+    # the max test alone (no tier 2) on N(0, 1) rows: what it accepts is most of the block
+    Xn = rng.randn(20, d)
+    xq, wq = AnovaBlock(W, 2, signs=False)._max_test_factors(np.abs(Xn), anova_tier1_constants(2, gamma)["kappa_max"])
+    P2 = (Xn**2) @ (W**2).T * (0.5 / np.sqrt(D))
+    assert (np.multiply.outer(xq, wq) <= P2).mean() > 0.9
 
 
 @pytest.mark.parametrize("degree", [2, 3])
