@@ -54,6 +54,20 @@ GRAM_BLOCK_BYTES = 4 * 2**20
 GEMM_BLOCK_TEMPORARIES = 0.125
 
 
+_BLAS_CONTROLLER: list = []
+
+
+def one_blas_thread():
+    """A context limiting BLAS to one thread, for level-1 calls on cache-sized chunks: a
+    threaded daxpy on a (52 x 1248) chunk wakes the BLAS threads for microseconds of work;
+    measured 300 ms against 3 ms for 2000 x 1248 entries at load 2 on 2 cores. Built on one
+    ThreadpoolController (8 us per use; threadpool_limits re-scans the libraries: 0.6 ms)."""
+    if not _BLAS_CONTROLLER:
+        from threadpoolctl import ThreadpoolController
+        _BLAS_CONTROLLER.append(ThreadpoolController())
+    return _BLAS_CONTROLLER[0].limit(limits=1, user_api="blas")
+
+
 # ---------------------------------------------------------------------- in-place products
 def _memo(cache: dict, key, build):
     """``cache[key]``, built by ``build()`` the first time it is asked for (weights cast per dtype)."""
@@ -256,8 +270,9 @@ class AnovaBlock:
                 np.multiply(p1, p1, out=o)
                 if three_P2 is not None:
                     o -= three_P2[rows]
-                else:  # o -= 3 P2 in one pass, P2 kept
-                    (blas.saxpy if dt == np.float32 else blas.daxpy)(P2[rows].ravel(), o.ravel(), a=-3.0)
+                else:  # o -= 3 P2 in one pass, P2 kept; one BLAS thread (see one_blas_thread)
+                    with one_blas_thread():
+                        (blas.saxpy if dt == np.float32 else blas.daxpy)(P2[rows].ravel(), o.ravel(), a=-3.0)
                 o *= p1
         gemm_into(2.0, _power(Xb, 3), self._weights(3, dt), 1.0, out)
         if sums is not None:
@@ -277,8 +292,8 @@ class AnovaBlock:
         no power sum of |z| for most entries (derivation in :func:`anova_tier1_constants`):
 
         * m = 2: safe where |e| >= rho * P2, e = P1^2 - P2 the computed (scaled) feature;
-        * m = 3: newton_is_safe's first branch (3 P2 <= kappa A^2) on the same A = |X| |W|^T
-          GEMM, and its second branch with the lower bound |P3| (1 - 2 gamma) <= Pa3 instead
+        * m = 3: newton_is_safe's first branch (P2 <= c A^2) itself, on the same A = |X| |W|^T
+          GEMM, and its second branch with the lower bound |P3| (1 - 5 gamma) of Pa3 instead
           of Pa3 (the branch is monotone in Pa3, so this only rejects more).
 
         * m = 2, second test (any gamma for which newton_is_safe can accept at all): safe
@@ -336,15 +351,16 @@ class AnovaBlock:
                     np.less(t, u, out=mask)
             else:
                 p3, a = P3.rows(r), A.rows(r)
-                lhs = np.multiply(p2, 3.0, out=t)  # 3 P2, as newton_is_safe
+                np.multiply(p2, 3.0, out=t)
                 np.multiply(o, o, out=u)
-                u -= lhs
+                u -= t
                 o *= u
                 p3 *= 2.0
                 o += p3  # e_3 (scaled) = P1 (P1^2 - 3 P2) + 2 P3
+                # newton_is_safe's branch 1, the same operations on the same values
                 bound = np.multiply(a, a, out=u)
-                bound *= consts["kappa"]
-                np.greater(lhs, bound, out=mask)  # not (lhs <= bound): branch 1 fails
+                bound *= consts["c"]
+                np.greater(p2, bound, out=mask)  # not (P2 <= bound): branch 1 fails
             idx = np.flatnonzero(mask)
             if not len(idx):
                 continue
@@ -355,12 +371,12 @@ class AnovaBlock:
                 else:
                     still = max_q[0][r.start + idx // D] * max_q[1][idx % D] > p2_i
                 idx = idx[still]
-            if m == 3:  # branch 2 with the lower bound of Pa3
+            if m == 3:  # branch 2 with a lower bound of Pa3 (anova_tier1_constants)
                 A_i, B_i = a.ravel()[idx], bound.ravel()[idx]
                 lhs_b = np.abs(p3.ravel()[idx]) * (0.5 * consts["pa3_lower"])  # p3 holds 2 P3
+                lhs_b *= consts["c_b"]
                 lhs_b /= np.where(A_i > 0, A_i, 1.0)
-                lhs_b *= -2.0
-                lhs_b += t.ravel()[idx]
+                lhs_b = np.subtract(p2.ravel()[idx], lhs_b, out=lhs_b)
                 still = ~(lhs_b <= B_i)
                 idx = idx[still]
                 left["A"].append(A_i[still])
@@ -378,10 +394,12 @@ class AnovaBlock:
             Pa.append(None if m == 2 else
                       gemm_into(1.0, _power(absX, 3), self._abs_weights(3), 0.0, scratch).ravel()[flat])
         else:  # few: sums over each pair's stored entries
-            support = padded_support(absX, pad_col=Xb.shape[1])
+            # the support of the rows involved only; dense rows: the rows themselves
+            live, local = np.unique(rows, return_inverse=True)
+            support = padded_support(absX[live], pad_col=Xb.shape[1]) if sp.issparse(absX) else absX[live]
             if m == 2:
-                Pa[1] = self._pair_abs_sums(support, rows, cols, 1)
-            Pa.append(None if m == 2 else self._pair_abs_sums(support, rows, cols, 3))
+                Pa[1] = self._pair_abs_sums(support, local, cols, 1)
+            Pa.append(None if m == 2 else self._pair_abs_sums(support, local, cols, 3))
         if m == 3:
             Pa[1] = np.concatenate(left["A"])
         ok = newton_is_safe(Pa[:m + 1], m, gamma)
@@ -415,18 +433,24 @@ class AnovaBlock:
         return _memo(self._cast, ("abs", t), lambda: np.ascontiguousarray(np.abs(self._weights(t, np.float64))))
 
     def _pair_abs_sums(self, support, rows, cols, t: int) -> np.ndarray:
-        """sum_j |x_{rows[p], j}|^t |c w_{cols[p], j}|^t for each pair p, over the stored entries."""
-        # a zero row at index d for the padding of padded_support
+        """sum_j |x_{rows[p], j}|^t |c w_{cols[p], j}|^t for each pair p, over the stored entries
+        (``support``: padded_support of |X|'s rows) or all columns (``support``: dense |X| rows)."""
+        # (D, d + 1): feature-major, so that one pair's gather reads one row (the (d, D)
+        # layout strides D * 8 bytes per element: a cache miss each); column d is zero, the
+        # padding of padded_support
         W_pad = _memo(self._cast, ("abs_pad", t),
-                      lambda: np.pad(self._abs_weights(t), ((0, 1), (0, 0))))
-        cols_p, vals, _ = support
+                      lambda: np.ascontiguousarray(np.pad(self._abs_weights(t), ((0, 1), (0, 0))).T))
+        dense = isinstance(support, np.ndarray)  # dense rows (all d columns) or padded_support
+        vals = support if dense else support[1]
         out = np.empty(len(rows))
-        step = max(1, 2**20 // max(1, cols_p.shape[1]))
+        step = max(1, 2**20 // max(1, vals.shape[1]))
         for sl in _tiles(len(rows), step):
             v = vals[rows[sl]]
             if t > 1:
                 v = v**t
-            out[sl] = np.einsum("pk,pk->p", v, W_pad[cols_p[rows[sl]], cols[sl, None]])
+            # dense: whole rows of W_pad (contiguous copies); else a gather per stored entry
+            w = W_pad[cols[sl], :-1] if dense else W_pad[cols[sl, None], support[0][rows[sl]]]
+            out[sl] = np.einsum("pk,pk->p", v, w)
         return out
 
 
@@ -437,8 +461,8 @@ TIER2_GEMM_FRACTION = 1.0 / 16
 
 def anova_tier1_constants(degree: int, gamma: float) -> dict | None:
     """Constants of AnovaBlock.checked's tier-1 tests, or None when they would reject nearly all
-    entries (then the unfused check runs): m = 2 only when newton_is_safe's own constant is
-    <= 0; m = 3 when gamma is above about 3e-14 (d ~ 600 under the probabilistic gamma).
+    entries (then the unfused check runs): only when newton_is_safe's own constant is <= 0
+    (m = 2: gamma above ~7e-14; m = 3: above ~4.9e-14, d ~ 1,900 under the probabilistic gamma).
 
     Notation: p1, p2 the computed power sums, A the exact sum of |z_j|, A_c >= (1 - gamma) A
     the computed one that newton_is_safe would use, kappa its constant (m = 2:
@@ -478,12 +502,19 @@ def anova_tier1_constants(degree: int, gamma: float) -> dict | None:
     within the gamma margin for n <= 10^7. Rows or features that are all zero give
     Q = 0 = p2: accepted, as newton_is_safe accepts P2 = 0 <= kappa A_c^2.
 
-    m = 3: kappa = 1 - 36 gamma - 72 gamma / tol, stricter than newton_is_safe's first branch
-    (3 P2 <= 3 c A^2, 3 c about 1 - 49 gamma - 32 gamma / tol); its margin, about 40 gamma / tol A^2,
-    also covers branch 2's coefficient 2 against newton_is_safe's 3 c_b = 2 - O(gamma / tol)
-    (Pa3 / A <= A^2; the tests pin the verdicts to newton_is_safe). pa3_lower =
-    1 - 3 gamma: fl(|p3| pa3_lower) <= (1 - 2 gamma) |p3| <= Pa3_c, because the terms of
-    Pa3 are exactly the magnitudes of P3's (|x^3| = |x|^3, |fl(w^3) c^3| = fl(|w|^3 c^3)).
+    m = 3: (c, c_b) are newton_is_safe's own constants (closed_form_check_constants), and
+    AnovaBlock.checked evaluates its branch 1, P2 <= fl(fl(A A) c), with the same operations
+    on the same computed P2 and A (the GEMMs the unfused check would run): the same verdict,
+    no margin. Branch 2 (P2 - c_b Pa3 / A <= that bound) is evaluated where branch 1 fails
+    with L = fl(|p3| pa3_lower) in place of Pa3_c, pa3_lower = 1 - 5 gamma: the terms of
+    Pa3 are exactly the magnitudes of P3's (|x^3| = |x|^3, |fl(w^3) c^3| = fl(|w|^3 c^3)),
+    so Pa3_c >= (1 - 2 gamma) |p3| and L <= (1 - 4.9 gamma) Pa3_c. newton_is_safe forms
+    c_b Pa3 / A in one of two orders (whole-array or masked); either is within 2.01 u of
+    the exact c_b Pa3_c / A, as fl(fl(c_b L) / A) is of c_b L / A, so ours is below theirs
+    (2 (2.01 u) < 4.9 gamma) and the final subtraction from P2, a monotone rounding, gives
+    ours >= theirs: where ours passes, theirs does. None where c <= 0 (newton_is_safe's
+    branch 1 accepts only P2 = 0; gamma above about 4.9e-14, d ~ 1,900 under the
+    probabilistic gamma).
     """
     from .kernels import CONTRACT_RTOL as tol, closed_form_check_constants
 
@@ -500,10 +531,10 @@ def anova_tier1_constants(degree: int, gamma: float) -> dict | None:
             consts["rho"] = max(rho1, rho2) * (1.0 + 20.0 * g) + 20.0 * g
         return consts
     if degree == 3:
-        kappa = 1.0 - 36.0 * g - 72.0 * g / tol
-        if kappa <= 0.75:
+        c, c_b = (float(v) for v in closed_form_check_constants(3, g))  # newton_is_safe's own
+        if not c > 0.0:
             return None
-        return {"kappa": kappa, "pa3_lower": 1.0 - 3.0 * g}
+        return {"c": c, "c_b": c_b, "pa3_lower": 1.0 - 5.0 * g}
     return None
 
 

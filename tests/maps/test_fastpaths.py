@@ -308,9 +308,9 @@ def test_anova_checked_never_accepts_what_newton_is_safe_rejects(degree, sparse)
 
 
 def test_anova_tier1_constants_refuse_large_gamma():
-    """m = 3: where gamma is so large that tier 1 would reject nearly everything (d ~ 1000),
-    the fused check declines and the caller keeps the unfused one. m = 2 keeps the max test
-    up to any gamma for which newton_is_safe can accept (its |e| >= rho P2 test only to d ~ 130)."""
+    """Where gamma is so large that newton_is_safe's own constant is <= 0 (it accepts only
+    P2 = 0), the fused check declines and the caller keeps the unfused one. Below, m = 2 keeps
+    the max test (its |e| >= rho P2 test only to d ~ 130) and m = 3 newton_is_safe's branch 1."""
     from rkcore.fastpaths import anova_tier1_constants
     from rkcore.kernels import closed_form_check_constants, rounding_gamma
 
@@ -318,12 +318,14 @@ def test_anova_tier1_constants_refuse_large_gamma():
     assert anova_tier1_constants(3, float(rounding_gamma(13))) is not None
     at_1000 = anova_tier1_constants(2, float(rounding_gamma(1004)))
     assert at_1000["rho"] is None and 0 < at_1000["kappa_max"] < float(closed_form_check_constants(2, rounding_gamma(1004))[0])
-    assert anova_tier1_constants(3, float(rounding_gamma(1006))) is None
-    huge = 1e-13  # newton_is_safe's constant is negative: it accepts only P2 = 0
+    at_1000 = anova_tier1_constants(3, float(rounding_gamma(1006)))
+    assert (at_1000["c"], at_1000["c_b"]) == tuple(closed_form_check_constants(3, rounding_gamma(1006)))
+    huge = 1e-13  # newton_is_safe's constants are negative: it accepts only P2 = 0
     assert closed_form_check_constants(2, huge)[0] < 0 and anova_tier1_constants(2, huge) is None
-    W = np.random.RandomState(0).randn(5, 1000)
+    assert closed_form_check_constants(3, 5e-14)[0] < 0 and anova_tier1_constants(3, 5e-14) is None
+    W = np.random.RandomState(0).randn(5, 4096)
     out = np.empty((2, 5))
-    assert AnovaBlock(W, 3, signs=False).checked(np.ones((2, 1000)), out, float(rounding_gamma(1006))) is None
+    assert AnovaBlock(W, 3, signs=False).checked(np.ones((2, 4096)), out, float(rounding_gamma(4102))) is None
 
 
 def _exact_e2_recursion(x, w) -> Fraction:
@@ -377,6 +379,32 @@ def test_anova_checked_max_test_at_large_d(sparse):
     xq, wq = AnovaBlock(W, 2, signs=False)._max_test_factors(np.abs(Xn), anova_tier1_constants(2, gamma)["kappa_max"])
     P2 = (Xn**2) @ (W**2).T * (0.5 / np.sqrt(D))
     assert (np.multiply.outer(xq, wq) <= P2).mean() > 0.9
+
+
+@pytest.mark.parametrize("sparse", [False, True])
+def test_anova3_checked_at_large_d_is_newton_is_safe(sparse):
+    """m = 3 at d = 800 (probabilistic gamma, newton_is_safe's c ~ 0.09): the fused check
+    replays newton_is_safe's branch 1 and bounds its branch 2: never more lenient, and on
+    N(0, 1) rows (plus one dominated row and a row with 3 non-zeros) the same verdicts."""
+    from rkcore.kernels import _max_nnz_per_row, rounding_gamma
+
+    rng = np.random.RandomState(7)
+    d, D = 800, 40
+    X = rng.randn(6, d)
+    X[1, 0] *= 60.0
+    X[2] = 0.0
+    X[2, :3] = [1.0, -1.0, 0.5]
+    W = rng.randn(D, d)
+    block = AnovaBlock(W, 3, signs=False)
+    Xb = sp.csr_matrix(X) if sparse else X
+    gamma = float(rounding_gamma(_max_nnz_per_row(Xb) + 6))
+    out = np.empty((X.shape[0], D))
+    rows, cols = block.checked(Xb, out, gamma)
+    accepted = np.ones(out.shape, dtype=bool)
+    accepted[rows, cols] = False
+    newton_ok = np.broadcast_to(_newton_verdict(block, Xb, gamma), out.shape)
+    assert not (accepted & ~newton_ok).any()
+    assert (accepted == newton_ok).mean() > 0.99 and accepted.mean() > 0.5 and len(rows)
 
 
 @pytest.mark.parametrize("degree", [2, 3])
