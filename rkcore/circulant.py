@@ -23,7 +23,7 @@ from sklearn.utils.validation import check_is_fitted, validate_data
 from .limits import check_allocation
 from .distributions import get_distribution
 from .itemsets import check_degree_fits
-from .kernels import BLOCK_BYTES, _abs_max, elementary_pairs, may_overflow, elementary_top, newton_is_safe, rounding_gamma, row_blocks
+from .kernels import BLOCK_BYTES, elementary_pairs, may_overflow, elementary_top, newton_is_safe, rounding_gamma, row_blocks
 
 #: Temporary memory per row block in transform (spectra, products, inverse FFTs).
 #: Measured at D=8192, n=1000, d in {512, 4096}: ~4 MB blocks (they stay in cache) were
@@ -213,14 +213,49 @@ class SignedCirculantRandomKernel(ClassNamePrefixFeaturesOutMixin, TransformerMi
         # Per row: per odd order a power of x, its spectrum, the complex product (T d/2
         # complex) and its inverse FFT (T d reals); then the m power sums and the recursion.
         bytes_per_row = 8 * (odd_orders * (2 * d + 3 * T * d) + (m + 1) * D)
-        for rows in row_blocks(n, bytes_per_row, TRANSFORM_BLOCK_BYTES):
-            Xb = X[rows]
-            Xb = Xb.toarray() if sp.issparse(Xb) else Xb  # densify one row block at a time
-            Xb = Xb.astype(np.float64, copy=False)
-            # e_m is homogeneous of degree m in x, so scaling x by D^(-1/(2m)) scales the
-            # features by 1/sqrt(D): the map's scale costs one pass over (b, d), not (b, D).
-            self._transform_block(Xb * D ** (-0.5 / m), out[rows])
+        # e_m is homogeneous of degree m in x, so scaling x by D^(-1/(2m)) scales the
+        # features by 1/sqrt(D): the map's scale costs one pass over (b, d), not (b, D).
+        x_scale = D ** (-0.5 / m)
+        step = max(1, int(TRANSFORM_BLOCK_BYTES // max(1, bytes_per_row)))  # as row_blocks
+        with np.errstate(over="ignore", invalid="ignore"):
+            for rows in row_blocks(n, bytes_per_row, TRANSFORM_BLOCK_BYTES):
+                self._newton_block(_dense_rows(X, rows) * x_scale, out[rows])
+        # The accuracy check, for all rows at once (per-block calls cost more than the small
+        # blocks' work at large D), with each block's gamma and overflow test as before.
+        self._check_and_repair(X, x_scale, step, out)
         return out
+
+    def _check_and_repair(self, X, x_scale: float, step: int, out: np.ndarray) -> None:
+        """The accuracy contract for the whole output (transform's blocks of ``step`` rows):
+        the entries of Omega are +-1, so the power sums of |x * omega_s| are the row sums of
+        |x|^t (x scaled) and newton_is_safe decides per row, with gamma from the largest
+        non-zero count of the row's block; where a block may overflow, rows with a non-finite
+        feature fail too. The rows it cannot vouch for are recomputed by the stable recursion."""
+        n, d = X.shape
+        m = self.degree
+        Pa = [None] + [np.empty(n) for _ in range(m)]
+        nnz, absmax = np.empty(n), np.empty(n)
+        for rows in row_blocks(n, 8 * d * (m + 2), BLOCK_BYTES):  # O(n d) passes, in chunks
+            A = np.abs(_dense_rows(X, rows) * x_scale)
+            nnz[rows] = np.count_nonzero(A, axis=1)
+            absmax[rows] = A.max(axis=1, initial=0.0)
+            for t in range(1, m + 1):
+                Pa[t][rows] = (A**t).sum(axis=1)
+        starts = np.arange(0, n, step)
+        block_nnz = np.maximum.reduceat(nnz, starts) if n else nnz
+        gamma = np.repeat(rounding_gamma(block_nnz + 2 * m), np.diff(np.append(starts, n)))
+        with np.errstate(over="ignore", invalid="ignore"):
+            ok = newton_is_safe(Pa, m, gamma)
+            for b, start in enumerate(starts):
+                rows = slice(start, min(start + step, n))
+                if may_overflow(absmax[rows].max(initial=0.0), 1.0, d, m):
+                    ok[rows] &= np.isfinite(out[rows]).all(axis=1)
+        bad = np.flatnonzero(~ok)
+        for sl in row_blocks(len(bad), 8 * (d + self.n_components), BLOCK_BYTES):
+            idx = bad[sl]
+            fixed = np.empty((len(idx), self.n_components))
+            self._repair_rows(_dense_rows(X, idx) * x_scale, np.arange(len(idx)), fixed)
+            out[idx] = fixed
 
     def _circulant_product(self, Xt: np.ndarray, spectrum: np.ndarray) -> np.ndarray:
         """Omega x for every row x of Xt, without signs: (b, T * d), blocks side by side."""
@@ -228,21 +263,6 @@ class SignedCirculantRandomKernel(ClassNamePrefixFeaturesOutMixin, TransformerMi
         Xf = scipy.fft.rfft(Xt, axis=1, workers=FFT_WORKERS)
         prod = Xf[:, None, :] * spectrum[None, :, :]  # (b, T, d//2+1)
         return scipy.fft.irfft(prod, n=d, axis=-1, workers=FFT_WORKERS, overwrite_x=True).reshape(b, -1)
-
-    def _transform_block(self, Xb: np.ndarray, out: np.ndarray) -> None:
-        """Features of one (already scaled) row block, written into ``out``, meeting the
-        accuracy contract: the entries of Omega are +-1, so the power sums of |x * omega_s|
-        are the row sums of |x|^t and newton_is_safe decides per row; the rows it cannot vouch
-        for are recomputed by the stable recursion."""
-        m = self.degree
-        with np.errstate(over="ignore", invalid="ignore"):
-            self._newton_block(Xb, out)
-            Pa = [None] + [(np.abs(Xb) ** t).sum(axis=1) for t in range(1, m + 1)]
-            ok = newton_is_safe(Pa, m, rounding_gamma(np.count_nonzero(Xb, axis=1).max(initial=0) + 2 * m))
-            if may_overflow(_abs_max(Xb), 1.0, Xb.shape[1], m):
-                ok = ok & np.isfinite(out).all(axis=1)
-        if not ok.all():
-            self._repair_rows(Xb, np.flatnonzero(~ok), out)
 
     def _newton_block(self, Xb: np.ndarray, out: np.ndarray) -> None:
         """The fast path: power sums by FFT and Newton's identities."""
@@ -275,3 +295,9 @@ class SignedCirculantRandomKernel(ClassNamePrefixFeaturesOutMixin, TransformerMi
         tags.input_tags.sparse = True
         tags.transformer_tags.preserves_dtype = ["float64", "float32"]
         return tags
+
+
+def _dense_rows(X, rows) -> np.ndarray:
+    """Rows of X (a slice or an index array) as a dense float64 array (CSR densified per block)."""
+    Xb = X[rows]
+    return (Xb.toarray() if sp.issparse(Xb) else np.asarray(Xb)).astype(np.float64, copy=False)
