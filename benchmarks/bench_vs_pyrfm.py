@@ -135,6 +135,8 @@ def map_cells(args, pyrfm, before):
         floor = (lambda X=X, Wt=W_ref_T: X @ Wt)
         for name, kernel, degree in kernels:
             for dist in ("rademacher", "gaussian"):
+                if not selected(args, label, f"RK {name}", dist):
+                    continue
                 rk = RandomKernel(D, kernel=kernel, degree=degree, distribution=dist, random_state=0).fit(X)
                 W = rk.random_weights_
                 py = pyrfm.RandomKernel(D, kernel=kernel, degree=degree, distribution=dist, random_state=0).fit(X)
@@ -151,6 +153,8 @@ def map_cells(args, pyrfm, before):
                 rows.append(run_cell(label, X.shape, D, f"RK {name}", dist, contenders, args.repeats))
         if movielens or args.scrk_everywhere:
             for degree in (2, 3):
+                if not selected(args, label, f"SCRK ANOVA-{degree}", "rademacher"):
+                    continue
                 sc = SignedCirculantRandomKernel(D, degree=degree, random_state=0).fit(X)
                 pys = pyrfm.SignedCirculantRandomKernel(D, degree=degree, random_state=0).fit(X)
                 contenders = {"rkcore": lambda: sc.transform(X)}
@@ -162,6 +166,13 @@ def map_cells(args, pyrfm, before):
                 contenders["floor"] = floor
                 rows.append(run_cell(label, X.shape, D, f"SCRK ANOVA-{degree}", "rademacher", contenders, args.repeats))
     return rows
+
+
+def selected(args, label: str, what: str, dist: str) -> bool:
+    """Whether a map cell passes --select: every comma-separated part of one of its
+    patterns occurs in "<data> | <map> | <weights>" (no --select: every cell)."""
+    text = f"{label} | {what} | {dist}"
+    return not args.select or any(all(part in text for part in pat.split(",")) for pat in args.select)
 
 
 def run_cell(label, shape, D, what, dist, contenders, repeats):
@@ -305,6 +316,9 @@ def main(argv=None):
     p.add_argument("--scrk-everywhere", action="store_true", help="SCRK cells on the N(0,1) data too")
     p.add_argument("--before", default=BEFORE_DEFAULT, help="git revision for the 'before' column, or none")
     p.add_argument("--only", choices=["maps", "gram"], default=None)
+    p.add_argument("--select", nargs="*", default=[], metavar="PATTERN",
+                   help="map cells to run: each PATTERN is comma-separated substrings that must all occur in "
+                        "'<data> | <map> | <weights>', e.g. 'MovieLens CSR,all-subsets' 'd=1,000,RK ANOVA-2'")
     p.add_argument("--out", type=Path, default=ROOT / "benchmarks" / "results" / "vs_pyrfm.md")
     args = p.parse_args(argv)
     for n in args.n + args.gram_n + [args.movielens_n] + [c[0] for c in args.cell]:
