@@ -83,12 +83,15 @@ def seconds(fn) -> float:
 
 
 def interleave(contenders: dict, repeats: int) -> dict:
-    """Each contender once per repeat, in turn (after one warm-up round): lists of seconds."""
+    """Each contender once per repeat, in turn (after one warm-up round): lists of seconds.
+    Odd repeats run the contenders in reverse order, so that no one always runs first (a
+    position bias of up to ~1.5x was seen at load 7-15 in cells whose code had not changed)."""
     for fn in contenders.values():
         fn()
     times = {k: [] for k in contenders}
-    for _ in range(repeats):
-        for k, fn in contenders.items():
+    for r in range(repeats):
+        order = list(contenders.items())
+        for k, fn in (order if r % 2 == 0 else order[::-1]):
             times[k].append(seconds(fn))
     return times
 
