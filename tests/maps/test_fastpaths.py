@@ -376,9 +376,48 @@ def test_anova_checked_max_test_at_large_d(sparse):
                 assert abs(Fraction(float(out[i, s])) - exact) <= Fraction(1e-12) * scale
     # the max test alone (no tier 2) on N(0, 1) rows: what it accepts is most of the block
     Xn = rng.randn(20, d)
-    xq, wq = AnovaBlock(W, 2, signs=False)._max_test_factors(np.abs(Xn), anova_tier1_constants(2, gamma)["kappa_max"])
+    xq, wq, _ = AnovaBlock(W, 2, signs=False)._max_test_factors(np.abs(Xn), anova_tier1_constants(2, gamma)["kappa_max"])
     P2 = (Xn**2) @ (W**2).T * (0.5 / np.sqrt(D))
     assert (np.multiply.outer(xq, wq) <= P2).mean() > 0.9
+
+
+def test_refined_max_bound_dominates_every_product():
+    """The refined max test's M (top two |x_j| and |c w_j| per row and feature) is never below
+    max_j |x_j| |c w_j| (ties, zeros, one non-zero, signs), and on N(0, 1) rows at d = 78 it
+    accepts most entries the plain max test (max|x| max|c w|) rejects."""
+    rng = np.random.RandomState(11)
+    X = rng.randn(30, 9) * (rng.rand(30, 9) < 0.8)
+    X[0] = 0.0
+    X[1] = 0.0
+    X[1, 4] = -3.0
+    X[2] = 2.0  # ties everywhere
+    X[3, :2] = [5.0, -5.0]
+    W = rng.randn(40, 9)
+    W[0] = 1.5
+    W[1, :] = 0.0
+    W[1, 3] = 7.0
+    block = AnovaBlock(W, 2, signs=False)
+    absX = np.abs(X)
+    W1 = np.abs(block._weights(1, np.float64)).T  # (D, d)
+    top = block._top_two(absX, absX.max(axis=1), W1.max(axis=1), 1.0)
+    rows, cols = (a.ravel() for a in np.meshgrid(np.arange(30), np.arange(40), indexing="ij"))
+    m_true = (absX[rows] * W1[cols]).max(axis=1)
+    # Q >= (1 - 3u) M^2 >= M_true^2 (1 - 3u) > p2 below: never accepted
+    assert not block._refined_max_ok(top, rows, cols, m_true**2 * (1 - 1e-12)).any()
+    # ...and never above the plain bound max|x| max|c w| (where some product is not zero;
+    # where all are, M may be 0 and the Q >= 2^-960 guard rejects: tier 2 decides)
+    plain = absX.max(axis=1)[rows] * W1.max(axis=1)[cols]
+    live = m_true > 0
+    assert block._refined_max_ok(top, rows[live], cols[live], plain[live] ** 2 * (1 + 1e-9)).all()
+    assert not live.all()
+    # N(0, 1), d = 78, kappa_max ~ 0.82: most of what the plain test leaves, it accepts
+    Xn, Wn = rng.randn(60, 78), rng.randn(300, 78)
+    bn = AnovaBlock(Wn, 2, signs=False)
+    P2 = (Xn**2) @ bn._weights(2, np.float64)
+    xq, wq, top = bn._max_test_factors(np.abs(Xn), 0.82)
+    plain_fails = np.multiply.outer(xq, wq) > P2
+    r, c = np.nonzero(plain_fails)
+    assert plain_fails.mean() > 0.1 and bn._refined_max_ok(top, r, c, P2[r, c]).mean() > 0.7
 
 
 @pytest.mark.parametrize("sparse", [False, True])
