@@ -87,6 +87,8 @@ class RandomKernel(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseEstima
     Attributes
     ----------
     random_weights_ : ndarray of shape (n_components, n_features)
+        Read-only: transform reuses what it precomputes from them (assign a new array to
+        change them).
     family_ : ItemsetFamily
     n_features_in_ : int
 

@@ -461,3 +461,24 @@ def test_random_kernel_fused_check_repairs_what_newton_rejects(degree):
                 exact = _exact_anova(X[i], W[s], degree) / root
                 scale = _exact_anova(np.abs(X[i]), np.abs(W[s]), degree) / root
                 assert abs(Fraction(float(Z[i, s])) - exact) <= Fraction(1e-12) * scale + Fraction(1, 10**300)
+
+
+def test_random_kernel_reuses_prepared_weights_only_while_they_are_the_same():
+    """transform prepares the weights once (powers, |W|, casts): fit's weights are read-only,
+    a new array assigned by hand is used (and a writeable one re-read on every call), and a
+    pickled map gives the same features."""
+    import pickle
+
+    X = np.random.RandomState(3).randn(6, 5)
+    rk = RandomKernel(8, degree=2, distribution="gaussian", random_state=0).fit(X)
+    Z1 = rk.transform(X)
+    with pytest.raises(ValueError):
+        rk.random_weights_[0, 0] = 1.0
+    W = rk.random_weights_ * 2.0
+    rk.random_weights_ = W
+    np.testing.assert_allclose(rk.transform(X), 4.0 * Z1, rtol=1e-12)  # e_2 is quadratic in w
+    W[0] = 0.0
+    assert np.all(rk.transform(X)[:, 0] == 0.0)
+    rk2 = pickle.loads(pickle.dumps(RandomKernel(8, degree=2, distribution="gaussian", random_state=0).fit(X)))
+    np.testing.assert_array_equal(rk2.transform(X), Z1)
+    assert not rk2.random_weights_.flags.writeable
