@@ -574,10 +574,11 @@ def anova_tier1_constants(degree: int, gamma: float) -> dict | None:
     no margin. Branch 2 (P2 - c_b Pa3 / A <= that bound) is evaluated where branch 1 fails
     with L = fl(|p3| pa3_lower) in place of Pa3_c, pa3_lower = 1 - 5 gamma: the terms of
     Pa3 are exactly the magnitudes of P3's (|x^3| = |x|^3, |fl(w^3) c^3| = fl(|w|^3 c^3)),
-    so Pa3_c >= (1 - 2 gamma) |p3| and L <= (1 - 4.9 gamma) Pa3_c. newton_is_safe forms
-    c_b Pa3 / A in one of two orders (whole-array or masked); either is within 2.01 u of
-    the exact c_b Pa3_c / A, as fl(fl(c_b L) / A) is of c_b L / A, so ours is below theirs
-    (2 (2.01 u) < 4.9 gamma) and the final subtraction from P2, a monotone rounding, gives
+    so Pa3_c >= (1 - 2 gamma) |p3| and L <= (1 + u)(1 - 5 gamma) / (1 - 2 gamma) Pa3_c
+    <= (1 - 2.8 gamma) Pa3_c. newton_is_safe forms c_b Pa3 / A in one of two orders
+    (whole-array or masked); either is within 2.01 u of the exact c_b Pa3_c / A, as
+    fl(fl(c_b L) / A) is of c_b L / A, so ours is below theirs (2 (2.01 u) < 2.8 gamma,
+    gamma >= 5 u) and the final subtraction from P2, a monotone rounding, gives
     ours >= theirs: where ours passes, theirs does. None where c <= 0 (newton_is_safe's
     branch 1 accepts only P2 = 0; gamma above about 4.9e-14, d ~ 1,900 under the
     probabilistic gamma).
