@@ -234,7 +234,7 @@ def worst_error(values, X, Y, m, rng, n_samples=40, scale=1.0):
     return worst
 
 
-def run(n: int, repeats: int):
+def run(n: int, repeats: int, match: str | None = None):
     rng = np.random.default_rng(0)
     ml, gauss = movielens_shaped(n), rng.standard_normal((n, 78))
     D = 16 * 78
@@ -281,6 +281,8 @@ def run(n: int, repeats: int):
                                 lambda rk=rk, X=X: rk.transform(X), (X, rk.random_weights_, m, 1 / np.sqrt(D))))
 
     all_cases = cases + adversarial
+    if match:
+        all_cases = [c for c in all_cases if match in c[0]]
     for label, old, new, _ in all_cases:  # warm-up (and the time of one pair, for progress)
         t0 = time.perf_counter()
         old(), new()
@@ -312,11 +314,12 @@ def run(n: int, repeats: int):
     return rows, load_before, load_after
 
 
-def to_markdown(rows, load_before, load_after, n, repeats) -> str:
+def to_markdown(rows, load_before, load_after, n, repeats, match=None) -> str:
+    match_arg = f" --match '{match}'" if match else ""
     lines = [
         "# Numerics (issue 11): accuracy contract vs the previous fast path",
         "",
-        f"`python benchmarks/bench_numerics.py --repeats {repeats} --n {n}`; {time.strftime('%Y-%m-%d %H:%M')}, "
+        f"`python benchmarks/bench_numerics.py --repeats {repeats} --n {n}{match_arg}`; {time.strftime('%Y-%m-%d %H:%M')}, "
         f"{os.cpu_count()} cores, load average before {load_before[0]:.2f} / {load_before[1]:.2f} / {load_before[2]:.2f}, "
         f"after {load_after[0]:.2f} / {load_after[1]:.2f} / {load_after[2]:.2f} (shared machine).",
         "",
@@ -359,9 +362,11 @@ def main(argv=None) -> int:
     parser.add_argument("--repeats", type=int, default=7)
     parser.add_argument("--n", type=int, default=2000)
     parser.add_argument("--out", default=None, help="write the markdown table here")
+    parser.add_argument("--match", default=None,
+                        help="run only the cases whose label contains this text (e.g. 'exact ANOVA')")
     args = parser.parse_args(argv)
-    rows, lb, la = run(args.n, args.repeats)
-    text = to_markdown(rows, lb, la, args.n, args.repeats)
+    rows, lb, la = run(args.n, args.repeats, args.match)
+    text = to_markdown(rows, lb, la, args.n, args.repeats, args.match)
     print(text)
     if args.out:
         with open(args.out, "w") as fh:
