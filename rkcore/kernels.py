@@ -753,13 +753,15 @@ def row_levels(A, degree: int = 1) -> np.ndarray | None:
 
 
 def _levels_in_range(a: np.ndarray, b: np.ndarray, d: int, degree: int) -> bool:
-    """Whether a_i^m / m! b_k^m and their products with C(d, m) stay normal float64 numbers."""
+    """Whether a_i^m / m!, b_k^m and their products with C(d, m) stay normal float64 numbers
+    (decided on exponents, so nothing here overflows)."""
     a, b = np.abs(a[a != 0]), np.abs(b[b != 0])
     if not a.size or not b.size:
         return True
-    lo = float(a.min()) ** degree * float(b.min()) ** degree
-    hi = float(a.max()) ** degree * float(b.max()) ** degree * float(d) ** degree
-    return 2.0**-900 <= lo and hi <= 2.0**900 and 2.0**-300 <= min(a.min(), b.min()) and max(a.max(), b.max()) <= 2.0**300
+    la, lb = np.log2(a), np.log2(b)
+    lo = degree * (float(la.min()) + float(lb.min()))
+    hi = degree * (float(la.max()) + float(lb.max()) + np.log2(d))
+    return -900.0 <= lo and hi <= 900.0 and -300.0 <= min(la.min(), lb.min()) and max(la.max(), lb.max()) <= 300.0
 
 
 def _level_gram(X, Y, a: np.ndarray, b: np.ndarray, degree: int, symmetric: bool) -> np.ndarray:
@@ -815,31 +817,29 @@ def _nonzero_abs_range(A) -> tuple[float, float]:
 
 
 def _cauchy_schwarz_witness(X: np.ndarray, Y, c: float):
-    """float32 (|X|, -s) and (|Y|, t)^T (augmented by one column / row) whose product
-    V_ik = sum_j |x_ij| |y_kj| - s_i t_k, computed by a float32 GEMM, vouches for the first
-    closed-form test of :func:`newton_is_safe` (Pa_2 <= c A^2, A = sum_j |z_j|) wherever
-    V_ik >= 0; None where the data's range does not allow the float32 argument.
+    """float32 (|X|, -s) and (|Y|, t)^T (augmented by one column / row, each row scaled by a power
+    of two) whose product V_ik = 2^(-p_i - q_k) (sum_j |x_ij| |y_kj| - s_i t_k), computed by a
+    float32 GEMM, vouches for the first closed-form test of :func:`newton_is_safe`
+    (Pa_2 <= c A^2, A = sum_j |z_j|) wherever V_ik >= 0; None where a row's non-zeros span
+    more than 2^60 (the float32 argument needs normal numbers).
 
     Proof (u, u' the float64 / float32 unit roundoffs, g_n, g'_n their :func:`_deterministic_gamma`):
     by Cauchy-Schwarz, Pa_2 = sum x_j^2 y_j^2 <= sqrt(Q_i R_k), Q_i = sum_j x_ij^4, R_k likewise.
     The reference test compares the float64 GEMMs Pa_2' <= (1 + u)^2 (1 + g_d) Pa_2 (squares
     rounded, then d non-negative products) and A' >= (1 - g_d) A with fl(c fl(A'^2)) >=
     c A^2 (1 - g_d)^2 (1 - u)^2, so it passes when A >= (Q_i R_k)^(1/4) G with
-    G^2 = (1 + u)^2 (1 + g_d) / (c (1 - g_d)^2 (1 - u)^2). The float32 GEMM adds d + 1 terms
+    G^2 = (1 + u)^2 (1 + g_d) / (c (1 - g_d)^2 (1 - u)^2). Scaling row i by 2^-p_i (its largest
+    |x_ij| to [1/2, 1)) is exact and scales both sides alike. The float32 GEMM adds d + 1 terms
     with |error| <= g'_{d+1} (sum a_j b_j + s t), a_j = fl32(|x_j|) <= |x_j| (1 + u'), so
     computed V >= 0 gives A >= s t (1 - g'_{d+1}) / ((1 + g'_{d+1}) (1 + u')^2); s_i, t_k are
     Q^(1/4), R^(1/4) times sqrt(G) times that factor's inverse square root, inflated for their
-    own float64 rounding and rounded up to float32. All values stay normal float32 numbers
-    (checked here: non-zero |x|, |y| in [2^-62, 2^60], every product and sum below 2^120), so
-    the error bounds hold as stated; monotone rounding makes "implies" exact.
+    own float64 rounding and rounded up to float32. Scaled non-zeros lie in [2^-61, 1), so every
+    product is a normal float32 and every sum stays below 4 (d + 1): the error bounds hold as
+    stated, and monotone rounding makes "implies" exact.
     """
     d = X.shape[1]
     u32 = 2.0**-24
     if d > 2**16 or not np.isfinite(c) or c <= 0:
-        return None
-    (x_lo, x_hi), (y_lo, y_hi) = _nonzero_abs_range(X), _nonzero_abs_range(Y)
-    if x_hi == 0 or y_hi == 0 or min(x_lo, y_lo) < 2.0**-62 or max(x_hi, y_hi) > 2.0**60 \
-            or x_hi * y_hi * (d + 1) > 2.0**120:
         return None
     g64, g32 = _deterministic_gamma(d), _deterministic_gamma(d + 1, u32)
     u = UNIT_ROUNDOFF
@@ -849,22 +849,30 @@ def _cauchy_schwarz_witness(X: np.ndarray, Y, c: float):
     # the products below: far less than this margin
     side = np.sqrt(np.sqrt(G2)) * (1 + 16 * (d + 8) * u)
 
-    def fourth_root_norms(A):
-        sq = A.multiply(A) if sp.issparse(A) else A * A
-        Q = np.asarray((sq.multiply(sq) if sp.issparse(sq) else sq * sq).sum(axis=1), dtype=np.float64).reshape(-1)
-        s = np.sqrt(np.sqrt(Q)) * side
+    def scaled(A):
+        """(|A| with each row scaled by a power of two to a largest entry in [1/2, 1), as float32;
+        s of those rows, rounded up to float32) or None when a row's range is too wide."""
+        A = np.abs(A.toarray() if sp.issparse(A) else A)
+        top = A.max(axis=1)
+        exponent = np.frexp(top)[1]
+        A = np.ldexp(A, -exponent[:, None])
+        low = np.where(A > 0, A, 1.0).min(axis=1)
+        if float(low.min(initial=1.0)) < 2.0**-61:
+            return None
+        sq = A * A
+        s = np.sqrt(np.sqrt(np.einsum("ij,ij->i", sq, sq))) * side
         s32 = s.astype(np.float32)
-        return np.where(s32 < s, np.nextafter(s32, np.float32(np.inf)), s32)  # rounded up
+        return A.astype(np.float32), np.where(s32 < s, np.nextafter(s32, np.float32(np.inf)), s32)
 
-    s, t = fourth_root_norms(X), fourth_root_norms(Y)
-    if float(s.max()) * float(t.max()) > 2.0**120:
+    sx, sy = scaled(X), scaled(Y)
+    if sx is None or sy is None:
         return None
     XA = np.empty((X.shape[0], d + 1), dtype=np.float32)
-    np.abs(X, out=XA[:, :d], casting="same_kind")
-    XA[:, d] = -s
+    XA[:, :d] = sx[0]
+    XA[:, d] = -sx[1]
     YAT = np.empty((d + 1, Y.shape[0]), dtype=np.float32)
-    YAT[:d] = abs(Y.toarray() if sp.issparse(Y) else Y).T
-    YAT[d] = t
+    YAT[:d] = sy[0].T
+    YAT[d] = sy[1]
     return XA, YAT
 
 
