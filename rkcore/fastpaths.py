@@ -668,6 +668,86 @@ def _subset_products(X: np.ndarray, cols: np.ndarray) -> np.ndarray:
     return F
 
 
+def row_levels(A, degree: int = 1) -> np.ndarray | None:
+    """a_i with every non-zero of row i equal to a_i (0.0 for empty rows), or None when some row
+    holds two different non-zero values (one-hot and binary rows scaled per row, e.g.
+    L1-normalized: the paper's MovieLens features)."""
+    if sp.issparse(A):
+        A = sp.csr_matrix(A)
+        data, indptr = A.data, A.indptr
+        live = data != 0
+        has = np.diff(indptr) > 0
+        hi = np.full(A.shape[0], -np.inf)
+        lo = np.full(A.shape[0], np.inf)
+        if has.any():
+            hi[has] = np.maximum.reduceat(np.where(live, data, -np.inf), indptr[:-1][has])
+            lo[has] = np.minimum.reduceat(np.where(live, data, np.inf), indptr[:-1][has])
+    else:
+        live = A != 0
+        hi = np.where(live, A, -np.inf).max(axis=1)
+        lo = np.where(live, A, np.inf).min(axis=1)
+    empty = hi == -np.inf
+    if not np.all((hi == lo) | empty):
+        return None
+    return np.where(empty, 0.0, hi)
+
+
+#: Largest table of the level all-subsets Gram (levels of X x levels of Y x counts).
+LEVEL_TABLE_SIZE = 2**16
+
+
+def _level_products(X, Y, out: np.ndarray) -> bool:
+    """The all-subsets Gram of rows whose non-zeros share one value per row (:func:`row_levels`)
+    into ``out``, or False (nothing written) when they do not or the table would be too big.
+
+    prod_j (1 + x_ij y_kj) = (1 + a_i b_k)^c_ik over the c_ik shared non-zeros: with few distinct
+    levels (one-hot rows L1-normalized: one level per row length) every value is an entry of the
+    table T[p, q, c] = (1 + A_p B_q)^c, and one float32 GEMM of the non-zero patterns augmented
+    by two columns gives each pair's flat index (p n_B + q)(C + 1) + c_ik (integers below 2^24:
+    exact). T comes from np.power (within an ulp or two of (1 + A_p B_q)^c, whose own rounding
+    of 1 + A_p B_q adds at most c u (1 + |A_p B_q|)^c: inside the accuracy contract); values that
+    overflow are inf in T, where the caller's log-space repair takes over."""
+    a, b = row_levels(X), row_levels(Y)
+    if a is None or b is None:
+        return False
+    A, ia = np.unique(a, return_inverse=True)
+    B, ib = np.unique(b, return_inverse=True)
+    nnz_x = np.diff(sp.csr_matrix(X).indptr) if sp.issparse(X) else np.count_nonzero(X, axis=1)
+    nnz_y = np.diff(sp.csr_matrix(Y).indptr) if sp.issparse(Y) else np.count_nonzero(Y, axis=1)
+    C = int(min(nnz_x.max(initial=0), nnz_y.max(initial=0)))
+    size = len(A) * len(B) * (C + 1)
+    if size > LEVEL_TABLE_SIZE:
+        return False
+    dt = out.dtype
+    with np.errstate(over="ignore"):
+        T = np.power(1.0 + np.multiply.outer(A, B)[:, :, None], np.arange(C + 1)).astype(dt).ravel()
+    d = X.shape[1]
+    if sp.issparse(X):
+        mask = sp.csr_matrix(X, dtype=np.float32, copy=True)
+        mask.data = (mask.data != 0).astype(np.float32)
+        XA = sp.hstack([mask, sp.csr_matrix(np.column_stack([ia * (len(B) * (C + 1)), np.ones(len(ia))]).astype(np.float32))],
+                       format="csr")
+    else:
+        XA = np.empty((X.shape[0], d + 2), dtype=np.float32)
+        XA[:, :d] = X != 0
+        XA[:, d] = ia * (len(B) * (C + 1))
+        XA[:, d + 1] = 1.0
+    YAT = np.empty((d + 2, Y.shape[0]), dtype=np.float32)
+    YAT[:d] = (Y.toarray() if sp.issparse(Y) else Y).T != 0
+    YAT[d] = 1.0
+    YAT[d + 1] = ib * (C + 1)
+    n, m = out.shape
+    rows_per_block = max(1, GRAM_BLOCK_BYTES // (4 * m))
+    index32 = np.empty((min(rows_per_block, n), m), dtype=np.float32)
+    index = np.empty((min(rows_per_block, n), m), dtype=np.int32)
+    for rows in _tiles(n, rows_per_block):
+        k = rows.stop - rows.start
+        gemm_into(1.0, XA[rows], YAT, 0.0, index32[:k])
+        index[:k] = index32[:k]
+        np.take(T, index[:k], out=out[rows])
+    return True
+
+
 def all_subsets_gram(X, Y, out: np.ndarray) -> np.ndarray:
     """``out[i, k] = prod_j (1 + X[i, j] Y[k, j])``, the exact all-subsets Gram, in place.
 
@@ -687,6 +767,8 @@ def all_subsets_gram(X, Y, out: np.ndarray) -> np.ndarray:
     x_j y_j != 0, multiplied one by one (the direct product, in increasing j).
     """
     dt = out.dtype
+    if _level_products(X, Y, out):
+        return out
     Xs, Yc = _sparse_if_cheaper(X, Y)
     if Xs is not None:
         _sparse_products(Xs, Yc, out)

@@ -37,7 +37,7 @@ from typing import Iterator
 import numpy as np
 import scipy.sparse as sp
 
-from .fastpaths import all_subsets_gram, gemm_into
+from .fastpaths import all_subsets_gram, gemm_into, row_levels
 from .itemsets import MAX_ENUMERATION, ItemsetFamily
 from .validation import check_int
 
@@ -632,7 +632,9 @@ def anova_gram(X, Y, degree: int, summed: bool = False, symmetric: bool = False)
         YaT = {t: transposed(_small_power(Yabs, t)) for t in ((1, 3) if degree == 3 and not summed else (1,))} if not nonneg else {}
     maskT = np.ascontiguousarray(transposed(Y != 0), dtype=np.float32) if count_shared else None
     out = np.empty((nX, nY))
-    n_arrays = degree + (0 if nonneg else 1 + (degree == 3 and not summed)) + (count_shared or witness is not None)
+    # the witness (float32) shares the slot of the float64 |z| sums: A is computed only once the
+    # witness is dropped for good (_witness_failures) or for a risky block, which skips the witness
+    n_arrays = degree + (0 if nonneg else 1 + (degree == 3 and not summed)) + count_shared
     rows_per_block = max(min(GRAM_MIN_ROWS, nX), GRAM_SCRATCH_BYTES // (8 * nY * n_arrays))
     scratch = np.empty(min(rows_per_block, nX) * nY * n_arrays)
     sub_rows = max(1, FUSED_BYTES // (8 * nY))
@@ -662,12 +664,14 @@ def anova_gram(X, Y, degree: int, summed: bool = False, symmetric: bool = False)
                 or Cauchy-Schwarz witness ("witness"), computed the first time they are asked for."""
                 if key not in lazy:
                     if key == "A":
+                        lazy.pop("witness", None)  # same slot
                         lazy[key] = _P[1] if nonneg else gemm_into(1.0, abs(_Xb), YaT[1][:, _cols], 0.0, _slots[degree])
                     elif key == "pa3":
                         lazy[key] = _P[3] if nonneg else gemm_into(1.0, _small_power(abs(_Xb), 3), YaT[3][:, _cols], 0.0,
                                                                    _slots[degree + 1])
                     else:
-                        buf = _slots[-1].reshape(-1).view(np.float32)[:r * w].reshape(r, w)
+                        slot = _slots[-1] if key == "count" else _slots[degree]
+                        buf = slot.reshape(-1).view(np.float32)[:r * w].reshape(r, w)
                         if key == "count":  # exact below 2^24
                             lazy[key] = gemm_into(1.0, (_Xb != 0).astype(np.float32), maskT[:, _cols], 0.0, buf)
                         else:
@@ -726,30 +730,6 @@ def _small_power(A, t: int):
     if t == 3:
         return A.multiply(A).multiply(A) if sp.issparse(A) else np.multiply(A * A, A)
     return _power(A, t)
-
-
-def row_levels(A, degree: int = 1) -> np.ndarray | None:
-    """a_i with every non-zero of row i equal to a_i (0.0 for empty rows), or None when some row
-    holds two different non-zero values (one-hot and binary rows scaled per row, e.g.
-    L1-normalized: the paper's MovieLens features)."""
-    if sp.issparse(A):
-        A = sp.csr_matrix(A)
-        data, indptr = A.data, A.indptr
-        live = data != 0
-        has = np.diff(indptr) > 0
-        hi = np.full(A.shape[0], -np.inf)
-        lo = np.full(A.shape[0], np.inf)
-        if has.any():
-            hi[has] = np.maximum.reduceat(np.where(live, data, -np.inf), indptr[:-1][has])
-            lo[has] = np.minimum.reduceat(np.where(live, data, np.inf), indptr[:-1][has])
-    else:
-        live = A != 0
-        hi = np.where(live, A, -np.inf).max(axis=1)
-        lo = np.where(live, A, np.inf).min(axis=1)
-    empty = hi == -np.inf
-    if not np.all((hi == lo) | empty):
-        return None
-    return np.where(empty, 0.0, hi)
 
 
 def _levels_in_range(a: np.ndarray, b: np.ndarray, d: int, degree: int) -> bool:

@@ -310,3 +310,36 @@ def test_witness_failures_are_checked_pair_by_pair(monkeypatch):
             for k in range(12):
                 exact, scale = family_value(X[i], X[::-1][k], family)
                 check_value("fused Gram witness", G[i, k], exact, scale)
+
+
+@PROPERTY
+@given(level_rows())
+def test_level_rows_all_subsets_gram_meets_the_contract(monkeypatch, case):
+    """fastpaths._level_products (one GEMM of the patterns, a table of (1 + a b)^c) on rows with
+    one non-zero value each, of either sign and over 40 orders (overflowing entries go to the
+    log-space repair), across row blocks of 2 rows."""
+    from rkcore import fastpaths as F
+
+    monkeypatch.setattr(F, "GRAM_BLOCK_BYTES", 2 * 4 * 4)
+    X, Y, symmetric, sparse = case
+    if symmetric:
+        Y = X
+    G = K.all_subsets_kernel(sp.csr_matrix(X) if sparse else X, None if symmetric else (sp.csr_matrix(Y) if sparse else Y))
+    family = ItemsetFamily.all_subsets(X.shape[1])
+    for i in range(X.shape[0]):
+        for k in range(Y.shape[0]):
+            exact, scale = family_value(X[i], Y[k], family)
+            check_value("kernel all_subsets (level table)", G[i, k], exact, scale)
+
+
+def test_level_all_subsets_is_used_for_level_rows_only(monkeypatch):
+    from rkcore import fastpaths as F
+
+    onehot = np.eye(6)[np.arange(20) % 6] * (1.0 + np.arange(20) % 3)[:, None]
+    out = np.empty((20, 20))
+    assert F._level_products(onehot, onehot, out)
+    np.testing.assert_allclose(out, K.product_one_plus(np.repeat(onehot, 20, 0), np.tile(onehot, (20, 1))).reshape(20, 20),
+                               rtol=1e-15)
+    assert not F._level_products(onehot + np.eye(6)[np.arange(20) % 6][:, ::-1] * 0.5, onehot, out)
+    monkeypatch.setattr(F, "LEVEL_TABLE_SIZE", 4)
+    assert not F._level_products(onehot, onehot, out)
