@@ -1002,12 +1002,12 @@ def _top_block(P, A, nonneg, degree, consts, risky, o, t, pa3, too_few=None) -> 
     test fails. consts: :func:`closed_form_check_constants` (degree, gamma)."""
     sq, bound, lhs = t
     np.multiply(P[1], P[1], out=sq)
+    c, c_b = consts
     if nonneg:
-        np.copyto(bound, sq)
+        np.multiply(sq, c, out=bound)  # the same rounding as copying sq, then bound *= c
     else:
         np.multiply(A, A, out=bound)
-    c, c_b = consts
-    bound *= c
+        bound *= c
     if degree == 2:
         ok = np.less_equal(P[2], bound)
         np.subtract(sq, P[2], out=o)
