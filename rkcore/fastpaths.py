@@ -748,7 +748,7 @@ def _level_products(X, Y, out: np.ndarray) -> bool:
     return True
 
 
-def all_subsets_gram(X, Y, out: np.ndarray) -> np.ndarray:
+def all_subsets_gram(X, Y, out: np.ndarray, symmetric: bool = False) -> np.ndarray:
     """``out[i, k] = prod_j (1 + X[i, j] Y[k, j])``, the exact all-subsets Gram, in place.
 
     X: (n, d), Y: (m, d), dense or CSR (densified: the inputs are O(n d), the output O(n m));
@@ -762,6 +762,8 @@ def all_subsets_gram(X, Y, out: np.ndarray) -> np.ndarray:
     that sum could cancel) are multiplied directly, column by column. Columns that are zero
     in X or in Y contribute the factor 1 and are skipped.
 
+    ``symmetric`` (Y is X): the sparse path computes the upper triangle and mirrors it.
+
     Sparse data (CSR, or dense with many zeros; :func:`_sparse_if_cheaper` decides from the
     count of shared non-zeros) takes :func:`_sparse_products` instead: only the factors with
     x_j y_j != 0, multiplied one by one (the direct product, in increasing j).
@@ -771,7 +773,7 @@ def all_subsets_gram(X, Y, out: np.ndarray) -> np.ndarray:
         return out
     Xs, Yc = _sparse_if_cheaper(X, Y)
     if Xs is not None:
-        _sparse_products(Xs, Yc, out)
+        _sparse_products(Xs, Yc, out, symmetric)
         return out
     Xd = np.asarray(X.toarray() if sp.issparse(X) else X, dtype=dt)
     Yd = np.asarray(Y.toarray() if sp.issparse(Y) else Y, dtype=dt)
@@ -842,7 +844,7 @@ def _sparse_if_cheaper(X, Y):
     return Xs, Yc
 
 
-def _sparse_products(X: sp.csr_matrix, Yc: sp.csc_matrix, out: np.ndarray) -> None:
+def _sparse_products(X: sp.csr_matrix, Yc: sp.csc_matrix, out: np.ndarray, symmetric: bool = False) -> None:
     """``out[i, k] = prod_j (1 + X[i, j] Y[k, j])`` over the j where both are stored.
 
     Per row block (a cache-sized slab of ``out``), every stored x_ij meets the stored entries
@@ -858,18 +860,24 @@ def _sparse_products(X: sp.csr_matrix, Yc: sp.csc_matrix, out: np.ndarray) -> No
     y_rows = Yc.indices.astype(index, copy=False)
     y_vals = Yc.data.astype(dt, copy=False)
     rows_per_block = max(1, GRAM_BLOCK_BYTES // (dt.itemsize * m))
+    # symmetric (Yc is X as CSC, indices sorted): block [s, e) skips, in every column, the entries
+    # of rows k < s (the strictly lower triangle, mirrored at the end): 'skipped' counts them
+    skipped = np.zeros(X.shape[1], dtype=index)
     for rows in _tiles(n, rows_per_block):
         o = out[rows]
         o.fill(1.0)
         flat = o.reshape(-1)
         a, b = X.indptr[rows.start], X.indptr[rows.stop]
+        if symmetric and rows.start:
+            prev = X.indptr[max(0, rows.start - rows_per_block)]
+            skipped += np.bincount(X.indices[prev:a], minlength=X.shape[1]).astype(index)
         if a == b:
             continue
         cols = X.indices[a:b]
         x_vals = X.data[a:b].astype(dt, copy=False)
         local_row = np.repeat(np.arange(rows.stop - rows.start, dtype=index) * index(m),
                               np.diff(X.indptr[rows.start:rows.stop + 1]))
-        L = y_len[cols]
+        L = y_len[cols] - skipped[cols]
         ends = np.cumsum(L)
         start = 0
         while start < len(cols):
@@ -880,7 +888,7 @@ def _sparse_products(X: sp.csr_matrix, Yc: sp.csc_matrix, out: np.ndarray) -> No
             if total:
                 # owner[t]: the stored x_ij of triple t; pos[t]: its y_kj in Yc
                 owner = np.repeat(np.arange(stop - start, dtype=index), Lc)
-                pos = (y_start[cols[start:stop]] - (np.cumsum(Lc) - Lc).astype(index))[owner]
+                pos = (y_start[cols[start:stop]] + skipped[cols[start:stop]] - (np.cumsum(Lc) - Lc).astype(index))[owner]
                 pos += np.arange(total, dtype=index)
                 z = x_vals[start:stop][owner]
                 z *= y_vals[pos]
@@ -889,3 +897,6 @@ def _sparse_products(X: sp.csr_matrix, Yc: sp.csc_matrix, out: np.ndarray) -> No
                 idx += y_rows[pos]
                 np.multiply.at(flat, idx, z)
             start = stop
+    if symmetric:
+        for rows in _tiles(n, rows_per_block):
+            out[rows, :rows.start] = out[:rows.start, rows].T

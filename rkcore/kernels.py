@@ -1147,6 +1147,7 @@ def all_subsets_kernel(X, Y=None) -> np.ndarray:
     Products that overflow on the way (a huge factor before a small one, or x_j y_j itself
     beyond float64) are recomputed in log space: inf only where the exact value is.
     """
+    symmetric = Y is None or Y is X
     X, Y = _pair(X, Y)
     out = np.empty((X.shape[0], Y.shape[0]))
     # grouped GEMMs / direct products (fastpaths); both are accurate to the contract where
@@ -1154,7 +1155,7 @@ def all_subsets_kernel(X, Y=None) -> np.ndarray:
     # can overflow on the way (phi_G(x) with huge x against tiny y, inf * 0): those entries
     # are recomputed in log space.
     with np.errstate(over="ignore", invalid="ignore"):
-        all_subsets_gram(X, Y, out)
+        all_subsets_gram(X, Y, out, symmetric=symmetric)
     bad = ~np.isfinite(out)
     if bad.any():
         r, c = np.nonzero(bad)

@@ -164,6 +164,7 @@ def test_sparse_all_subsets_gram_meets_the_contract_across_blocks_and_chunks(mon
     monkeypatch.setattr(F, "SPARSE_GRAM_RATIO", 0)
     monkeypatch.setattr(F, "SPARSE_GRAM_CHUNK", 3)
     monkeypatch.setattr(F, "GRAM_BLOCK_BYTES", 2 * 8 * 4)
+    monkeypatch.setattr(F, "LEVEL_TABLE_SIZE", 0)  # not the level table
     X, Y, sparse_x, sparse_y = case
     G = K.all_subsets_kernel(sp.csr_matrix(X) if sparse_x else X, sp.csr_matrix(Y) if sparse_y else Y)
     family = ItemsetFamily.all_subsets(X.shape[1])
@@ -343,3 +344,25 @@ def test_level_all_subsets_is_used_for_level_rows_only(monkeypatch):
     assert not F._level_products(onehot + np.eye(6)[np.arange(20) % 6][:, ::-1] * 0.5, onehot, out)
     monkeypatch.setattr(F, "LEVEL_TABLE_SIZE", 4)
     assert not F._level_products(onehot, onehot, out)
+
+
+@PROPERTY
+@given(all_subsets_cases())
+def test_sparse_all_subsets_gram_of_x_with_itself_computes_the_upper_triangle(monkeypatch, case):
+    """K(X, X) on the sparse path: each block skips the rows above it in every column of X and
+    the lower triangle is mirrored; exactly symmetric and within the contract, with row blocks
+    of 2 rows and chunks of 3 triples."""
+    from rkcore import fastpaths as F
+
+    monkeypatch.setattr(F, "SPARSE_GRAM_RATIO", 0)
+    monkeypatch.setattr(F, "SPARSE_GRAM_CHUNK", 3)
+    monkeypatch.setattr(F, "GRAM_BLOCK_BYTES", 2 * 8 * 5)
+    monkeypatch.setattr(F, "LEVEL_TABLE_SIZE", 0)  # not the level table
+    X, _, sparse_x, _ = case
+    G = K.all_subsets_kernel(sp.csr_matrix(X) if sparse_x else X)
+    assert np.array_equal(G, G.T, equal_nan=True)
+    family = ItemsetFamily.all_subsets(X.shape[1])
+    for i in range(X.shape[0]):
+        for k in range(X.shape[0]):
+            exact, scale = family_value(X[i], X[k], family)
+            check_value("kernel all_subsets (sparse Gram, K(X, X))", G[i, k], exact, scale)
