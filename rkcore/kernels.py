@@ -844,7 +844,8 @@ def _cauchy_schwarz_witness(X: np.ndarray, Y, c: float):
         s32 = s.astype(np.float32)
         return A.astype(np.float32), np.where(s32 < s, np.nextafter(s32, np.float32(np.inf)), s32)
 
-    sx, sy = scaled(X), scaled(Y)
+    sx = scaled(X)
+    sy = sx if Y is X else scaled(Y)
     if sx is None or sy is None:
         return None
     XA = np.empty((X.shape[0], d + 1), dtype=np.float32)
