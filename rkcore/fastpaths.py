@@ -668,7 +668,7 @@ def _subset_products(X: np.ndarray, cols: np.ndarray) -> np.ndarray:
     return F
 
 
-def row_levels(A, degree: int = 1) -> np.ndarray | None:
+def row_levels(A) -> np.ndarray | None:
     """a_i with every non-zero of row i equal to a_i (0.0 for empty rows), or None when some row
     holds two different non-zero values (one-hot and binary rows scaled per row, e.g.
     L1-normalized: the paper's MovieLens features)."""

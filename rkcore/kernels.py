@@ -609,7 +609,7 @@ def anova_gram(X, Y, degree: int, summed: bool = False, symmetric: bool = False)
             return total
         return _broadcast_full(contract_elementary(X, Y, degree), (nX, nY))
     if not summed:
-        levels = row_levels(X, degree), row_levels(Y, degree)
+        levels = row_levels(X), row_levels(Y)
         if levels[0] is not None and levels[1] is not None and _levels_in_range(*levels, d, degree):
             return _level_gram(X, Y, *levels, degree, symmetric)
     nonneg = _is_nonnegative(X) and _is_nonnegative(Y)
