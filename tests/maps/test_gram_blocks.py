@@ -366,3 +366,23 @@ def test_sparse_all_subsets_gram_of_x_with_itself_computes_the_upper_triangle(mo
         for k in range(X.shape[0]):
             exact, scale = family_value(X[i], X[k], family)
             check_value("kernel all_subsets (sparse Gram, K(X, X))", G[i, k], exact, scale)
+
+
+def test_count_threshold_path_meets_the_contract(tiny_blocks):
+    """Non-negative sparse rows of small spread (not level rows): _top_counted decides by the
+    shared-non-zero count (m = 2: every pair; m = 3: pairs sharing 3 non-zeros are tested)."""
+    rng = np.random.default_rng(7)
+    X = np.where(rng.random((9, 10)) < 0.5, rng.uniform(1.0, 1.05, (9, 10)), 0.0) * 10.0 ** rng.uniform(-3, 3, (9, 1))
+    Y = np.where(rng.random((7, 10)) < 0.5, rng.uniform(1.0, 1.05, (7, 10)), 0.0)
+    assert K.row_levels(X) is None
+    for m in (2, 3):
+        gamma = float(K.rounding_gamma(10 + 2 * m))
+        assert K._count_threshold(X, Y, m, float(K.closed_form_check_constants(m, gamma)[0])) == (2 if m == 2 else 4)
+        G = K.anova_kernel(X, Y, degree=m)
+        family = ItemsetFamily.anova(10, m)
+        for i in range(9):
+            for k in range(7):
+                exact, scale = family_value(X[i], Y[k], family)
+                check_value("fused Gram count threshold", G[i, k], exact, scale)
+                if exact == 0:
+                    assert G[i, k] == 0.0 and not np.signbit(G[i, k])
