@@ -4,7 +4,6 @@ revision ("before"), pyrfm; the load-robust companion of ``bench_vs_pyrfm.py --o
 Usage: python benchmarks/gram_cpu_vs_pyrfm.py [repeats] [before-revision]   (pyrfm built by setup_pyrfm.sh)
 Prints one markdown row per cell: rkcore ms, before ms, pyrfm ms, rkcore / pyrfm (min-max), before / pyrfm.
 """
-import importlib
 import os
 import sys
 import tempfile

@@ -725,8 +725,8 @@ def _level_products(X, Y, out: np.ndarray) -> bool:
     if sp.issparse(X):
         mask = sp.csr_matrix(X, dtype=np.float32, copy=True)
         mask.data = (mask.data != 0).astype(np.float32)
-        XA = sp.hstack([mask, sp.csr_matrix(np.column_stack([ia * (len(B) * (C + 1)), np.ones(len(ia))]).astype(np.float32))],
-                       format="csr")
+        extra = np.column_stack([ia * (len(B) * (C + 1)), np.ones(len(ia))]).astype(np.float32)
+        XA = sp.hstack([mask, sp.csr_matrix(extra)], format="csr")
     else:
         XA = np.empty((X.shape[0], d + 2), dtype=np.float32)
         XA[:, :d] = X != 0

@@ -210,7 +210,6 @@ def test_level_rows_gram_is_exact_to_a_few_ulps(tiny_blocks, case):
     if symmetric:
         Y = X
     assert K.row_levels(X) is not None and K.row_levels(Y) is not None
-    d = X.shape[1]
     for m in (2, 3):
         Xin, Yin = (sp.csr_matrix(X), sp.csr_matrix(Y)) if sparse else (X, Y)
         G = K.anova_kernel(Xin, None if symmetric else Yin, degree=m)
