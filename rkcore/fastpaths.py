@@ -838,7 +838,87 @@ def _subset_products(X: np.ndarray, cols: np.ndarray) -> np.ndarray:
     return F
 
 
-def all_subsets_gram(X, Y, out: np.ndarray) -> np.ndarray:
+def row_levels(A) -> np.ndarray | None:
+    """a_i with every non-zero of row i equal to a_i (0.0 for empty rows), or None when some row
+    holds two different non-zero values (one-hot and binary rows scaled per row, e.g.
+    L1-normalized: the paper's MovieLens features)."""
+    if sp.issparse(A):
+        A = sp.csr_matrix(A)
+        data, indptr = A.data, A.indptr
+        live = data != 0
+        has = np.diff(indptr) > 0
+        hi = np.full(A.shape[0], -np.inf)
+        lo = np.full(A.shape[0], np.inf)
+        if has.any():
+            hi[has] = np.maximum.reduceat(np.where(live, data, -np.inf), indptr[:-1][has])
+            lo[has] = np.minimum.reduceat(np.where(live, data, np.inf), indptr[:-1][has])
+    else:
+        live = A != 0
+        hi = np.where(live, A, -np.inf).max(axis=1)
+        lo = np.where(live, A, np.inf).min(axis=1)
+    empty = hi == -np.inf
+    if not np.all((hi == lo) | empty):
+        return None
+    return np.where(empty, 0.0, hi)
+
+
+#: Largest table of the level all-subsets Gram (levels of X x levels of Y x counts).
+LEVEL_TABLE_SIZE = 2**16
+
+
+def _level_products(X, Y, out: np.ndarray) -> bool:
+    """The all-subsets Gram of rows whose non-zeros share one value per row (:func:`row_levels`)
+    into ``out``, or False (nothing written) when they do not or the table would be too big.
+
+    prod_j (1 + x_ij y_kj) = (1 + a_i b_k)^c_ik over the c_ik shared non-zeros: with few distinct
+    levels (one-hot rows L1-normalized: one level per row length) every value is an entry of the
+    table T[p, q, c] = (1 + A_p B_q)^c, and one float32 GEMM of the non-zero patterns augmented
+    by two columns gives each pair's flat index (p n_B + q)(C + 1) + c_ik (integers below 2^24:
+    exact). T comes from np.power (within an ulp or two of (1 + A_p B_q)^c, whose own rounding
+    of 1 + A_p B_q adds at most c u (1 + |A_p B_q|)^c: inside the accuracy contract); values that
+    overflow are inf in T, where the caller's log-space repair takes over."""
+    a, b = row_levels(X), row_levels(Y)
+    if a is None or b is None:
+        return False
+    A, ia = np.unique(a, return_inverse=True)
+    B, ib = np.unique(b, return_inverse=True)
+    nnz_x = np.diff(sp.csr_matrix(X).indptr) if sp.issparse(X) else np.count_nonzero(X, axis=1)
+    nnz_y = np.diff(sp.csr_matrix(Y).indptr) if sp.issparse(Y) else np.count_nonzero(Y, axis=1)
+    C = int(min(nnz_x.max(initial=0), nnz_y.max(initial=0)))
+    size = len(A) * len(B) * (C + 1)
+    if size > LEVEL_TABLE_SIZE:
+        return False
+    dt = out.dtype
+    with np.errstate(over="ignore"):
+        T = np.power(1.0 + np.multiply.outer(A, B)[:, :, None], np.arange(C + 1)).astype(dt).ravel()
+    d = X.shape[1]
+    if sp.issparse(X):
+        mask = sp.csr_matrix(X, dtype=np.float32, copy=True)
+        mask.data = (mask.data != 0).astype(np.float32)
+        extra = np.column_stack([ia * (len(B) * (C + 1)), np.ones(len(ia))]).astype(np.float32)
+        XA = sp.hstack([mask, sp.csr_matrix(extra)], format="csr")
+    else:
+        XA = np.empty((X.shape[0], d + 2), dtype=np.float32)
+        XA[:, :d] = X != 0
+        XA[:, d] = ia * (len(B) * (C + 1))
+        XA[:, d + 1] = 1.0
+    YAT = np.empty((d + 2, Y.shape[0]), dtype=np.float32)
+    YAT[:d] = (Y.toarray() if sp.issparse(Y) else Y).T != 0
+    YAT[d] = 1.0
+    YAT[d + 1] = ib * (C + 1)
+    n, m = out.shape
+    rows_per_block = max(1, GRAM_BLOCK_BYTES // (4 * m))
+    index32 = np.empty((min(rows_per_block, n), m), dtype=np.float32)
+    index = np.empty((min(rows_per_block, n), m), dtype=np.int32)
+    for rows in _tiles(n, rows_per_block):
+        k = rows.stop - rows.start
+        gemm_into(1.0, XA[rows], YAT, 0.0, index32[:k])
+        index[:k] = index32[:k]
+        np.take(T, index[:k], out=out[rows])
+    return True
+
+
+def all_subsets_gram(X, Y, out: np.ndarray, symmetric: bool = False) -> np.ndarray:
     """``out[i, k] = prod_j (1 + X[i, j] Y[k, j])``, the exact all-subsets Gram, in place.
 
     X: (n, d), Y: (m, d), dense or CSR (densified: the inputs are O(n d), the output O(n m));
@@ -852,14 +932,18 @@ def all_subsets_gram(X, Y, out: np.ndarray) -> np.ndarray:
     that sum could cancel) are multiplied directly, column by column. Columns that are zero
     in X or in Y contribute the factor 1 and are skipped.
 
+    ``symmetric`` (Y is X): the sparse path computes the upper triangle and mirrors it.
+
     Sparse data (CSR, or dense with many zeros; :func:`_sparse_if_cheaper` decides from the
     count of shared non-zeros) takes :func:`_sparse_products` instead: only the factors with
     x_j y_j != 0, multiplied one by one (the direct product, in increasing j).
     """
     dt = out.dtype
+    if _level_products(X, Y, out):
+        return out
     Xs, Yc = _sparse_if_cheaper(X, Y)
     if Xs is not None:
-        _sparse_products(Xs, Yc, out)
+        _sparse_products(Xs, Yc, out, symmetric)
         return out
     Xd = np.asarray(X.toarray() if sp.issparse(X) else X, dtype=dt)
     Yd = np.asarray(Y.toarray() if sp.issparse(Y) else Y, dtype=dt)
@@ -930,7 +1014,7 @@ def _sparse_if_cheaper(X, Y):
     return Xs, Yc
 
 
-def _sparse_products(X: sp.csr_matrix, Yc: sp.csc_matrix, out: np.ndarray) -> None:
+def _sparse_products(X: sp.csr_matrix, Yc: sp.csc_matrix, out: np.ndarray, symmetric: bool = False) -> None:
     """``out[i, k] = prod_j (1 + X[i, j] Y[k, j])`` over the j where both are stored.
 
     Per row block (a cache-sized slab of ``out``), every stored x_ij meets the stored entries
@@ -946,18 +1030,24 @@ def _sparse_products(X: sp.csr_matrix, Yc: sp.csc_matrix, out: np.ndarray) -> No
     y_rows = Yc.indices.astype(index, copy=False)
     y_vals = Yc.data.astype(dt, copy=False)
     rows_per_block = max(1, GRAM_BLOCK_BYTES // (dt.itemsize * m))
+    # symmetric (Yc is X as CSC, indices sorted): block [s, e) skips, in every column, the entries
+    # of rows k < s (the strictly lower triangle, mirrored at the end): 'skipped' counts them
+    skipped = np.zeros(X.shape[1], dtype=index)
     for rows in _tiles(n, rows_per_block):
         o = out[rows]
         o.fill(1.0)
         flat = o.reshape(-1)
         a, b = X.indptr[rows.start], X.indptr[rows.stop]
+        if symmetric and rows.start:
+            prev = X.indptr[max(0, rows.start - rows_per_block)]
+            skipped += np.bincount(X.indices[prev:a], minlength=X.shape[1]).astype(index)
         if a == b:
             continue
         cols = X.indices[a:b]
         x_vals = X.data[a:b].astype(dt, copy=False)
         local_row = np.repeat(np.arange(rows.stop - rows.start, dtype=index) * index(m),
                               np.diff(X.indptr[rows.start:rows.stop + 1]))
-        L = y_len[cols]
+        L = y_len[cols] - skipped[cols]
         ends = np.cumsum(L)
         start = 0
         while start < len(cols):
@@ -968,7 +1058,7 @@ def _sparse_products(X: sp.csr_matrix, Yc: sp.csc_matrix, out: np.ndarray) -> No
             if total:
                 # owner[t]: the stored x_ij of triple t; pos[t]: its y_kj in Yc
                 owner = np.repeat(np.arange(stop - start, dtype=index), Lc)
-                pos = (y_start[cols[start:stop]] - (np.cumsum(Lc) - Lc).astype(index))[owner]
+                pos = (y_start[cols[start:stop]] + skipped[cols[start:stop]] - (np.cumsum(Lc) - Lc).astype(index))[owner]
                 pos += np.arange(total, dtype=index)
                 z = x_vals[start:stop][owner]
                 z *= y_vals[pos]
@@ -977,3 +1067,6 @@ def _sparse_products(X: sp.csr_matrix, Yc: sp.csc_matrix, out: np.ndarray) -> No
                 idx += y_rows[pos]
                 np.multiply.at(flat, idx, z)
             start = stop
+    if symmetric:
+        for rows in _tiles(n, rows_per_block):
+            out[rows, :rows.start] = out[:rows.start, rows].T

@@ -31,12 +31,13 @@ below n * 2 exp(-LAMBDA^2 / 2) ~ 4e-22 n under their model of independent roundi
 """
 from __future__ import annotations
 
+import math
 from typing import Iterator
 
 import numpy as np
 import scipy.sparse as sp
 
-from .fastpaths import all_subsets_gram, gemm_into
+from .fastpaths import all_subsets_gram, as_sparse_if_sparse, gemm_into, row_levels
 from .itemsets import MAX_ENUMERATION, ItemsetFamily
 from .validation import check_int
 
@@ -568,7 +569,7 @@ GRAM_SCRATCH_BYTES = 16 * 2**20
 GRAM_MIN_ROWS = 64
 #: Bytes of one sub-block of the fused element-wise passes of :func:`anova_gram`: its few
 #: temporaries and the power sums it reads stay in a core's L2 cache.
-FUSED_BYTES = 96 * 2**10
+FUSED_BYTES = 256 * 2**10
 #: A CSR Y is densified (transposed, one copy per power) only up to this many bytes.
 GRAM_DENSE_Y_BYTES = 256 * 2**20
 
@@ -586,6 +587,12 @@ def anova_gram(X, Y, degree: int, summed: bool = False, symmetric: bool = False)
     power sums of |z| are the power sums themselves (no GEMM of absolute values); for data
     with many zeros, entries with fewer than ``degree`` shared non-zeros are set to exactly 0
     from a (float32, exact) count of shared non-zeros, computed only for blocks that need it.
+
+    Two proven sufficient conditions for the first closed-form test (never looser than it: they
+    imply its verdict on the computed power sums) skip the per-entry test where they hold:
+    dense signed data, a float32 GEMM per row block whose sign vouches for whole sub-blocks
+    without the float64 GEMM of |x| |y|^T (:func:`_cauchy_schwarz_witness`); non-negative data
+    with many zeros, the shared-non-zero count itself (:func:`_count_threshold`).
     Peak memory: the output plus one block (GRAM_SCRATCH_BYTES) plus O((n_X + n_Y) d).
     Other orders go through :func:`contract_elementary`.
     """
@@ -601,21 +608,32 @@ def anova_gram(X, Y, degree: int, summed: bool = False, symmetric: bool = False)
                 total[r, c] = elementary_pairs(X, Y, r, c, degree, summed=True)
             return total
         return _broadcast_full(contract_elementary(X, Y, degree), (nX, nY))
+    if not summed:
+        levels = row_levels(X), row_levels(Y)
+        if levels[0] is not None and levels[1] is not None and _levels_in_range(*levels, d, degree):
+            return _level_gram(X, Y, *levels, degree, symmetric)
     nonneg = _is_nonnegative(X) and _is_nonnegative(Y)
     gamma = float(rounding_gamma(min(_max_nnz_per_row(X), _max_nnz_per_row(Y)) + 2 * degree))
     count_shared = not summed and (_zero_fraction(X) > 0.25 or _zero_fraction(Y) > 0.25)
     y_max = _abs_max(Y)
     consts = None if summed else tuple(None if c is None else float(c) for c in closed_form_check_constants(degree, gamma))
+    # the proven shortcuts of the first closed-form test (None where they do not apply)
+    witness = None
+    if not summed and not nonneg and not count_shared and not sp.issparse(X):
+        witness = _cauchy_schwarz_witness(X, Y, consts[0])
+    vouch_count = _count_threshold(X, Y, degree, consts[0]) if count_shared and nonneg else None
 
     def transposed(A):  # (d, nY) C-contiguous
         return np.ascontiguousarray((A.toarray() if sp.issparse(A) else A).T)
 
     with np.errstate(over="ignore"):  # overflowing powers give inf: caught by the check
-        YT = [None] + [transposed(_power(Y, t)) for t in range(1, degree + 1)]
+        YT = [None] + [transposed(_small_power(Y, t)) for t in range(1, degree + 1)]
         Yabs = None if nonneg else abs(Y)
-        YaT = {t: transposed(_power(Yabs, t)) for t in ((1, 3) if degree == 3 and not summed else (1,))} if not nonneg else {}
+        YaT = {t: transposed(_small_power(Yabs, t)) for t in ((1, 3) if degree == 3 and not summed else (1,))} if not nonneg else {}
     maskT = np.ascontiguousarray(transposed(Y != 0), dtype=np.float32) if count_shared else None
     out = np.empty((nX, nY))
+    # the witness (float32) shares the slot of the float64 |z| sums: A is computed only once the
+    # witness is dropped for good (_witness_failures) or for a risky block, which skips the witness
     n_arrays = degree + (0 if nonneg else 1 + (degree == 3 and not summed)) + count_shared
     rows_per_block = max(min(GRAM_MIN_ROWS, nX), GRAM_SCRATCH_BYTES // (8 * nY * n_arrays))
     scratch = np.empty(min(rows_per_block, nX) * nY * n_arrays)
@@ -623,6 +641,9 @@ def anova_gram(X, Y, degree: int, summed: bool = False, symmetric: bool = False)
     temps = np.empty((3, sub_rows * nY))
     few_buf = np.empty(sub_rows * nY, dtype=bool)
     bad_rows, bad_cols = [], []
+    unsure = []  # (rows, cols, gathered power sums) of entries the witness left open
+    # the witness stays in use while few of its entries fail (_witness_failures turns it off)
+    witness_state = [witness is not None, 0, 0]
     # BLAS keeps its own thread count: a library call must not change process-wide state (the app
     # serves many sessions from threads of one process), and on a quiet 2-core machine two threads
     # were faster (new/old 0.57-1.21 with two threads, 0.79-1.57 with one; benchmarks/results/numerics.md).
@@ -630,44 +651,68 @@ def anova_gram(X, Y, degree: int, summed: bool = False, symmetric: bool = False)
         for rows in row_blocks(nX, 1, rows_per_block):
             c0 = rows.start if symmetric else 0
             r, w = rows.stop - rows.start, nY - c0
-            chunks = iter(scratch[i * r * w:(i + 1) * r * w] for i in range(n_arrays))
-            views = (c.reshape(r, w) for c in chunks)
-            Xb = X[rows]
+            slots = [scratch[i * r * w:(i + 1) * r * w].reshape(r, w) for i in range(n_arrays)]
+            # a dense block with few non-zeros (one-hot-like rows) as CSR: its power sums and
+            # shared-non-zero count become SpMMs over the stored entries (1/8 of the flops or less)
+            Xb = as_sparse_if_sparse(X[rows])
             cols = slice(c0, nY)
-            P = [None] + [gemm_into(1.0, _power(Xb, t), YT[t][:, cols], 0.0, next(views))
+            P = [None] + [gemm_into(1.0, _small_power(Xb, t), YT[t][:, cols], 0.0, slots[t - 1])
                           for t in range(1, degree + 1)]
-            Xab = None if nonneg else abs(Xb)
-            A = P[1] if nonneg else gemm_into(1.0, Xab, YaT[1][:, cols], 0.0, next(views))
+            risky = may_overflow(_abs_max(Xb), y_max, d, degree)
             lazy = {}
 
-            def pa3(_Xab=Xab, _cols=cols, _views=views, _P=P):
-                if "pa3" not in lazy:
-                    lazy["pa3"] = _P[3] if nonneg else gemm_into(1.0, _power(_Xab, 3), YaT[3][:, _cols], 0.0, next(_views))
-                return lazy["pa3"]
+            def block(key, _Xb=Xb, _cols=cols, _slots=slots, _P=P):
+                """The row block's |z| power sums ("A", "pa3"), shared-non-zero count ("count")
+                or Cauchy-Schwarz witness ("witness"), computed the first time they are asked for."""
+                if key not in lazy:
+                    if key == "A":
+                        lazy.pop("witness", None)  # same slot
+                        lazy[key] = _P[1] if nonneg else gemm_into(1.0, abs(_Xb), YaT[1][:, _cols], 0.0, _slots[degree])
+                    elif key == "pa3":
+                        lazy[key] = _P[3] if nonneg else gemm_into(1.0, _small_power(abs(_Xb), 3), YaT[3][:, _cols], 0.0,
+                                                                   _slots[degree + 1])
+                    else:
+                        slot = _slots[-1] if key == "count" else _slots[degree]
+                        buf = slot.reshape(-1).view(np.float32)[:r * w].reshape(r, w)
+                        if key == "count":  # exact below 2^24
+                            lazy[key] = gemm_into(1.0, (_Xb != 0).astype(np.float32), maskT[:, _cols], 0.0, buf)
+                        else:
+                            XA, YAT = witness
+                            lazy[key] = gemm_into(1.0, XA[rows], YAT[:, _cols], 0.0, buf)
+                return lazy[key]
 
-            def shared(_Xb=Xb, _cols=cols, _views=views):
-                if "count" not in lazy:
-                    mask = (_Xb != 0).astype(np.float32)
-                    buf = next(_views).reshape(-1).view(np.float32)[:r * w].reshape(r, w)  # exact below 2^24
-                    lazy["count"] = gemm_into(1.0, mask, maskT[:, _cols], 0.0, buf)
-                return lazy["count"]
-
-            risky = may_overflow(_abs_max(Xb), y_max, d, degree)
             for sub in row_blocks(r, 1, sub_rows):
                 q = sub.stop - sub.start
                 t = [tmp[:q * w].reshape(q, w) for tmp in temps]
                 o = out[rows.start + sub.start:rows.start + sub.stop, c0:]
                 Ps = [None] + [p[sub] for p in P[1:]]
                 if summed:
-                    ok = _summed_block(Ps, A[sub], degree, gamma, risky, o, t)
+                    ok = _summed_block(Ps, block("A")[sub], degree, gamma, risky, o, t)
+                elif witness is not None and not risky and witness_state[0] and \
+                        (fails := _witness_failures(block("witness")[sub], witness_state)) is not None:
+                    _top_value(Ps, degree, o, t)
+                    if fails[0].size:  # checked at the end with their own |z| sums
+                        i, k = fails
+                        unsure.append((i + rows.start + sub.start, k + c0, [p[i, k] for p in Ps[1:]]))
+                    continue
+                elif vouch_count is not None and not risky:
+                    ok = _top_counted(Ps, degree, consts, vouch_count, block("count")[sub], o, t,
+                                      few_buf[:q * w].reshape(q, w))
                 else:
-                    few = (lambda s=sub, q=q: np.less(shared()[s], degree,
+                    few = (lambda s=sub, q=q: np.less(block("count")[s], degree,
                                                       out=few_buf[:q * w].reshape(q, w))) if count_shared else None
-                    ok = _top_block(Ps, A[sub], nonneg, degree, consts, risky, o, t, lambda s=sub: pa3()[s], few)
-                if not ok.all():
-                    i, k = np.nonzero(~ok)
+                    ok = _top_block(Ps, block("A")[sub], nonneg, degree, consts, risky, o, t,
+                                    lambda s=sub: block("pa3")[s], few)
+                if ok is not None and not ok.all():
+                    i, k = np.divmod(np.flatnonzero(~ok), w)
                     bad_rows.append(i + rows.start + sub.start)
                     bad_cols.append(k + c0)
+    if unsure:  # the entries the witness could not vouch for: the closed-form tests, pair by pair
+        rows_, cols_ = np.concatenate([u[0] for u in unsure]), np.concatenate([u[1] for u in unsure])
+        P_ = [None] + [np.concatenate([u[2][t] for u in unsure]) for t in range(degree)]
+        ok = _gathered_check(X, Y, rows_, cols_, P_, degree, consts)
+        bad_rows.append(rows_[~ok])
+        bad_cols.append(cols_[~ok])
     if bad_rows:
         rows_, cols_ = np.concatenate(bad_rows), np.concatenate(bad_cols)
         out[rows_, cols_] = elementary_pairs(X, Y, rows_, cols_, degree, summed=summed)
@@ -675,6 +720,269 @@ def anova_gram(X, Y, degree: int, summed: bool = False, symmetric: bool = False)
         for rows in row_blocks(nX, 1, rows_per_block):
             out[rows, :rows.start] = out[:rows.start, rows].T
     return out
+
+
+def _small_power(A, t: int):
+    """Element-wise t-th power by repeated products (t <= 3: two roundings at most, which the
+    gamma of the check covers; 4x faster than ``**`` for t = 3), keeping sparsity."""
+    if t == 1:
+        return A
+    if t == 2:
+        return A.multiply(A) if sp.issparse(A) else A * A
+    if t == 3:
+        return A.multiply(A).multiply(A) if sp.issparse(A) else np.multiply(A * A, A)
+    return _power(A, t)
+
+
+def _levels_in_range(a: np.ndarray, b: np.ndarray, d: int, degree: int) -> bool:
+    """Whether a_i^m / m!, b_k^m and their products with C(d, m) stay normal float64 numbers
+    (decided on exponents, so nothing here overflows)."""
+    a, b = np.abs(a[a != 0]), np.abs(b[b != 0])
+    if not a.size or not b.size:
+        return True
+    la, lb = np.log2(a), np.log2(b)
+    lo = degree * (float(la.min()) + float(lb.min()))
+    hi = degree * (float(la.max()) + float(lb.max()) + np.log2(d))
+    return -900.0 <= lo and hi <= 900.0 and -300.0 <= min(la.min(), lb.min()) and max(la.max(), lb.max()) <= 300.0
+
+
+def _level_gram(X, Y, a: np.ndarray, b: np.ndarray, degree: int, symmetric: bool) -> np.ndarray:
+    """The ANOVA Gram of rows whose non-zeros share one value per row (:func:`row_levels`):
+    z_j = a_i b_k on the c_ik shared non-zeros, so e_m = C(c_ik, m) (a_i b_k)^m, with c from one
+    float32 GEMM of the non-zero patterns (exact below 2^24). C(c, m) is an exact integer; the
+    factors a^m / m! and b^m add at most 2 m + 2 roundings: relative error below (2 m + 3) u,
+    far inside the accuracy contract (sum_V |prod z_j| = |e_m| here). Pairs with fewer than m
+    shared non-zeros get exactly 0.0. One GEMM instead of m GEMMs, no check, no fallback."""
+    nX, nY = X.shape[0], Y.shape[0]
+    fa = (a ** degree / math.factorial(degree))[:, None]
+    fb = b ** degree
+    maskT = np.ascontiguousarray((Y.toarray() if sp.issparse(Y) else Y).T != 0, dtype=np.float32)
+    out = np.empty((nX, nY))
+    rows_per_block = max(min(GRAM_MIN_ROWS, nX), GRAM_SCRATCH_BYTES // (4 * nY))
+    count = np.empty(min(rows_per_block, nX) * nY, dtype=np.float32)
+    sub_rows = max(1, FUSED_BYTES // (8 * nY))
+    tmp = np.empty(sub_rows * nY)
+    for rows in row_blocks(nX, 1, rows_per_block):
+        c0 = rows.start if symmetric else 0
+        r, w = rows.stop - rows.start, nY - c0
+        Xb = X[rows]
+        cnt = gemm_into(1.0, (Xb != 0).astype(np.float32), maskT[:, c0:], 0.0, count[:r * w].reshape(r, w))
+        for sub in row_blocks(r, 1, sub_rows):
+            o = out[rows.start + sub.start:rows.start + sub.stop, c0:]
+            c = cnt[sub]
+            np.subtract(c, 1.0, out=o)  # c (c - 1) [(c - 2)]: exact integers
+            o *= c
+            if degree == 3:
+                t = tmp[:o.size].reshape(o.shape)
+                np.subtract(c, 2.0, out=t)
+                o *= t
+            o *= fa[rows.start + sub.start:rows.start + sub.stop]
+            o *= fb[c0:]
+            o += 0.0  # -0.0 (from 0 * (0 - 1)) to +0.0
+    if symmetric:
+        for rows in row_blocks(nX, 1, rows_per_block):
+            out[rows, :rows.start] = out[:rows.start, rows].T
+    return out
+
+
+def _deterministic_gamma(n: int, u: float = UNIT_ROUNDOFF) -> float:
+    """gamma_n = n u / (1 - n u): the worst-case relative error of any sum of n non-negative
+    products, in any order, with or without FMA (Higham, Accuracy and Stability, 3.1)."""
+    return n * u / (1.0 - n * u)
+
+
+def _nonzero_abs_range(A) -> tuple[float, float]:
+    """(smallest non-zero |a|, largest |a|); (inf, 0) when A is all zeros."""
+    data = np.abs(A.data if sp.issparse(A) else A)
+    nz = data[data > 0] if sp.issparse(A) or np.count_nonzero(data) < data.size else data
+    return (float(nz.min()), float(nz.max())) if nz.size else (np.inf, 0.0)
+
+
+def _cauchy_schwarz_witness(X: np.ndarray, Y, c: float):
+    """float32 (|X|, -s) and (|Y|, t)^T (augmented by one column / row, each row scaled by a power
+    of two) whose product V_ik = 2^(-p_i - q_k) (sum_j |x_ij| |y_kj| - s_i t_k), computed by a
+    float32 GEMM, vouches for the first closed-form test of :func:`newton_is_safe`
+    (Pa_2 <= c A^2, A = sum_j |z_j|) wherever V_ik >= 0; None where a row's non-zeros span
+    more than 2^60 (the float32 argument needs normal numbers).
+
+    Proof (u, u' the float64 / float32 unit roundoffs, g_n, g'_n their :func:`_deterministic_gamma`):
+    by Cauchy-Schwarz, Pa_2 = sum x_j^2 y_j^2 <= sqrt(Q_i R_k), Q_i = sum_j x_ij^4, R_k likewise.
+    The reference test compares the float64 GEMMs Pa_2' <= (1 + u)^2 (1 + g_d) Pa_2 (squares
+    rounded, then d non-negative products) and A' >= (1 - g_d) A with fl(c fl(A'^2)) >=
+    c A^2 (1 - g_d)^2 (1 - u)^2, so it passes when A >= (Q_i R_k)^(1/4) G with
+    G^2 = (1 + u)^2 (1 + g_d) / (c (1 - g_d)^2 (1 - u)^2). Scaling row i by 2^-p_i (its largest
+    |x_ij| to [1/2, 1)) is exact and scales both sides alike. The float32 GEMM adds d + 1 terms
+    with |error| <= g'_{d+1} (sum a_j b_j + s t), a_j = fl32(|x_j|) <= |x_j| (1 + u'), so
+    computed V >= 0 gives A >= s t (1 - g'_{d+1}) / ((1 + g'_{d+1}) (1 + u')^2); s_i, t_k are
+    Q^(1/4), R^(1/4) times sqrt(G) times that factor's inverse square root, inflated for their
+    own float64 rounding and rounded up to float32. Scaled non-zeros lie in [2^-61, 1), so every
+    product is a normal float32 and every sum stays below 4 (d + 1): the error bounds hold as
+    stated, and monotone rounding makes "implies" exact.
+    """
+    d = X.shape[1]
+    u32 = 2.0**-24
+    if d > 2**16 or not np.isfinite(c) or c <= 0:
+        return None
+    g64, g32 = _deterministic_gamma(d), _deterministic_gamma(d + 1, u32)
+    u = UNIT_ROUNDOFF
+    G2 = (1 + u) ** 2 * (1 + g64) / (c * (1 - g64) ** 2 * (1 - u) ** 2)
+    G2 *= (1 + g32) * (1 + u32) ** 2 / (1 - g32)
+    # float64 rounding of Q (d terms of x^4: 3 roundings each, then the sum), two square roots and
+    # the products below: far less than this margin
+    side = np.sqrt(np.sqrt(G2)) * (1 + 16 * (d + 8) * u)
+
+    def scaled(A):
+        """(|A| with each row scaled by a power of two to a largest entry in [1/2, 1), as float32;
+        s of those rows, rounded up to float32) or None when a row's range is too wide."""
+        A = np.abs(A.toarray() if sp.issparse(A) else A)
+        top = A.max(axis=1)
+        exponent = np.frexp(top)[1]
+        A = np.ldexp(A, -exponent[:, None])
+        low = np.where(A > 0, A, 1.0).min(axis=1)
+        if float(low.min(initial=1.0)) < 2.0**-61:
+            return None
+        sq = A * A
+        s = np.sqrt(np.sqrt(np.einsum("ij,ij->i", sq, sq))) * side
+        s32 = s.astype(np.float32)
+        return A.astype(np.float32), np.where(s32 < s, np.nextafter(s32, np.float32(np.inf)), s32)
+
+    sx = scaled(X)
+    sy = sx if Y is X else scaled(Y)
+    if sx is None or sy is None:
+        return None
+    XA = np.empty((X.shape[0], d + 1), dtype=np.float32)
+    XA[:, :d] = sx[0]
+    XA[:, d] = -sx[1]
+    YAT = np.empty((d + 1, Y.shape[0]), dtype=np.float32)
+    YAT[:d] = sy[0].T
+    YAT[d] = sy[1]
+    return XA, YAT
+
+
+def _count_threshold(X, Y, degree: int, c: float):
+    """For non-negative X, Y: the smallest integer k such that every pair sharing at least k
+    non-zeros passes the first closed-form test of :func:`newton_is_safe` (Pa_2 <= c A^2), or
+    None when that k would exceed degree + 2 (then the count does not help).
+
+    Proof: with rho_i = max_j x_ij / min_{j: x_ij > 0} x_ij (likewise for y), every non-zero
+    z_j = x_ij y_kj lies in [z_min, rho_i rho_k z_min], so for k shared non-zeros Pa_2 <=
+    max_j z_j A <= rho_i rho_k A^2 / k. The reference test compares Pa_2' <= (1 + u)^2 (1 + g_d)
+    Pa_2 with fl(c fl(A'^2)) >= c A^2 (1 - g_d)^2 (1 - u)^2 (notation of
+    :func:`_cauchy_schwarz_witness`; A' = P_1 for non-negative data), so it passes when
+    k >= rho_X rho_Y (1 + u)^2 (1 + g_d) / (c (1 - g_d)^2 (1 - u)^2), rho_X the largest rho_i.
+    """
+    d = X.shape[1]
+    if not np.isfinite(c) or c <= 0:
+        return None
+    # the rounding-error bounds below need normal float64 squares and products (no underflow)
+    if min(_nonzero_abs_range(X)[0], _nonzero_abs_range(Y)[0]) < 2.0**-250:
+        return None
+
+    def largest_ratio(A):
+        if sp.issparse(A):
+            A = sp.csr_matrix(A)
+            hi = np.asarray(A.max(axis=1).todense()).reshape(-1)
+            data = np.where(A.data > 0, A.data, np.inf)
+            counts = np.diff(A.indptr)
+            lo = np.full(A.shape[0], np.inf)
+            has = counts > 0
+            lo[has] = np.minimum.reduceat(data, A.indptr[:-1][has])
+        else:
+            hi = A.max(axis=1)
+            lo = np.where(A > 0, A, np.inf).min(axis=1)
+        live = np.isfinite(lo)
+        return float((hi[live] / lo[live]).max(initial=1.0)) * (1 + 4 * UNIT_ROUNDOFF)
+
+    u, g64 = UNIT_ROUNDOFF, _deterministic_gamma(d)
+    kappa = largest_ratio(X) * largest_ratio(Y) * (1 + u) ** 2 * (1 + g64) / (c * (1 - g64) ** 2 * (1 - u) ** 2)
+    kappa *= 1 + 8 * u  # rounding of this product
+    k = int(np.ceil(kappa)) if np.isfinite(kappa) else None
+    return max(k, degree) if k is not None and k <= degree + 2 else None
+
+
+#: The Cauchy-Schwarz witness is used while at most this fraction of its entries fail: each failing
+#: entry then costs a gathered dot product (a few hundred ns), the alternative a float64 GEMM of
+#: |x| |y|^T for the row block and the per-entry test (a few ns per entry).
+WITNESS_MAX_FAIL = 1.0 / 64
+
+
+def _witness_failures(v: np.ndarray, state: list):
+    """The entries of the witness sub-block ``v`` (see :func:`_cauchy_schwarz_witness`) that it
+    cannot vouch for, as np.nonzero indices (empty when it vouches for all), or None when too
+    many fail. ``state`` = [in use, failing entries, entries seen]: the witness is dropped for
+    the rest of the Gram once more than WITNESS_MAX_FAIL of the entries seen so far failed."""
+    state[2] += v.size
+    if v.min() >= 0:
+        return (np.empty(0, dtype=np.intp),) * 2
+    flat = np.flatnonzero(v < 0)  # 10x faster than np.nonzero on a 2-D array
+    state[1] += flat.size
+    if state[1] > WITNESS_MAX_FAIL * state[2]:
+        state[0] = False
+        return None
+    return np.divmod(flat, v.shape[1])
+
+
+def _gathered_check(X, Y, rows: np.ndarray, cols: np.ndarray, P: list, degree: int, consts) -> np.ndarray:
+    """The closed-form tests of :func:`newton_is_safe` (orders 2, 3) for the pairs (rows, cols),
+    with their |z| power sums computed pair by pair (P: their power sums, gathered)."""
+    c, c_b = consts
+    out = np.empty(len(rows), dtype=bool)
+    step = max(1, BLOCK_BYTES // (8 * 4 * X.shape[1]))
+    for sl in row_blocks(len(rows), 1, step):
+        U, V = np.abs(_dense(X[rows[sl]])), np.abs(_dense(Y[cols[sl]]))
+        A = np.einsum("ij,ij->i", U, V)
+        bound = A * A
+        bound *= c
+        ok = P[2][sl] <= bound
+        if degree == 3 and not ok.all():
+            U **= 3
+            V **= 3
+            pa3 = np.einsum("ij,ij->i", U, V)
+            ok |= P[2][sl] - c_b * pa3 / np.where(A > 0, A, 1.0) <= bound
+        out[sl] = ok
+    return out
+
+
+def _top_value(P, degree, o, t) -> None:
+    """e_degree (2 or 3) of one sub-block into ``o`` by Newton's closed forms (no check)."""
+    if degree == 2:
+        np.multiply(P[1], P[1], out=o)
+        o -= P[2]
+        o *= 0.5
+    else:
+        np.multiply(P[1], P[1], out=t[0])
+        _e3_into(P, t[0], t[1], o)
+
+
+def _top_counted(P, degree, consts, vouch_count: int, count, o, t, few) -> np.ndarray | None:
+    """e_degree of one sub-block of non-negative data into ``o`` when the shared-non-zero count
+    decides the check (:func:`_count_threshold`): pairs with fewer than ``degree`` shared
+    non-zeros are exactly 0, those with at least ``vouch_count`` pass the first closed-form test;
+    only the pairs in between are tested (A = P_1). Returns where vouched for, or None (all)."""
+    _top_value(P, degree, o, t)
+    # zero the pairs with too few shared non-zeros: a multiply by the boolean (4x faster than a
+    # masked copy), then + 0.0 turns the -0.0 of negative residues into +0.0
+    np.greater_equal(count, degree, out=few)
+    o *= few
+    o += 0.0
+    if vouch_count <= degree:
+        return None
+    np.less(count, vouch_count, out=few)
+    few &= count >= degree
+    idx = np.flatnonzero(few)  # (sub-blocks are C-contiguous: flat indices, 10x faster than 2-D)
+    if not idx.size:
+        return None
+    ok = np.ones(o.shape, dtype=bool)
+    A = P[1].reshape(-1)[idx]
+    c, c_b = consts
+    bound = A * A
+    bound *= c
+    P2 = P[2].reshape(-1)[idx]
+    sel = P2 <= bound
+    if degree == 3 and not sel.all():
+        sel |= P2 - c_b * P[3].reshape(-1)[idx] / np.where(A > 0, A, 1.0) <= bound
+    ok.reshape(-1)[idx] = sel
+    return ok
 
 
 def _e3_into(P, sq, tmp, out) -> None:
@@ -697,12 +1005,12 @@ def _top_block(P, A, nonneg, degree, consts, risky, o, t, pa3, too_few=None) -> 
     test fails. consts: :func:`closed_form_check_constants` (degree, gamma)."""
     sq, bound, lhs = t
     np.multiply(P[1], P[1], out=sq)
+    c, c_b = consts
     if nonneg:
-        np.copyto(bound, sq)
+        np.multiply(sq, c, out=bound)  # the same rounding as copying sq, then bound *= c
     else:
         np.multiply(A, A, out=bound)
-    c, c_b = consts
-    bound *= c
+        bound *= c
     if degree == 2:
         ok = np.less_equal(P[2], bound)
         np.subtract(sq, P[2], out=o)
@@ -713,13 +1021,14 @@ def _top_block(P, A, nonneg, degree, consts, risky, o, t, pa3, too_few=None) -> 
     if not ok.all():
         if too_few is not None:
             few = too_few()
-            np.copyto(o, 0.0, where=few)
+            np.putmask(o, few, 0.0)  # 2.5x faster than np.copyto(..., where=)
             ok |= few
         if degree == 3 and not ok.all():
             # S_3 = (A^3 - 3 A Pa_2 + 2 Pa_3) / 6: the Pa_3 term where the first test fails
-            idx = np.nonzero(~ok)
-            Ab = A[idx]
-            ok[idx] = P[2][idx] - c_b * pa3()[idx] / np.where(Ab > 0, Ab, 1.0) <= bound[idx]
+            idx = np.flatnonzero(~ok)  # sub-blocks are C-contiguous (full rows)
+            Ab = A.reshape(-1)[idx]
+            ok.reshape(-1)[idx] = (P[2].reshape(-1)[idx] - c_b * pa3().reshape(-1)[idx] / np.where(Ab > 0, Ab, 1.0)
+                                   <= bound.reshape(-1)[idx])
     if risky:
         if degree == 3:
             bound *= A
@@ -841,6 +1150,7 @@ def all_subsets_kernel(X, Y=None) -> np.ndarray:
     Products that overflow on the way (a huge factor before a small one, or x_j y_j itself
     beyond float64) are recomputed in log space: inf only where the exact value is.
     """
+    symmetric = Y is None or Y is X
     X, Y = _pair(X, Y)
     out = np.empty((X.shape[0], Y.shape[0]))
     # grouped GEMMs / direct products (fastpaths); both are accurate to the contract where
@@ -848,7 +1158,7 @@ def all_subsets_kernel(X, Y=None) -> np.ndarray:
     # can overflow on the way (phi_G(x) with huge x against tiny y, inf * 0): those entries
     # are recomputed in log space.
     with np.errstate(over="ignore", invalid="ignore"):
-        all_subsets_gram(X, Y, out)
+        all_subsets_gram(X, Y, out, symmetric=symmetric)
     bad = ~np.isfinite(out)
     if bad.any():
         r, c = np.nonzero(bad)

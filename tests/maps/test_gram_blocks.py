@@ -164,6 +164,7 @@ def test_sparse_all_subsets_gram_meets_the_contract_across_blocks_and_chunks(mon
     monkeypatch.setattr(F, "SPARSE_GRAM_RATIO", 0)
     monkeypatch.setattr(F, "SPARSE_GRAM_CHUNK", 3)
     monkeypatch.setattr(F, "GRAM_BLOCK_BYTES", 2 * 8 * 4)
+    monkeypatch.setattr(F, "LEVEL_TABLE_SIZE", 0)  # not the level table
     X, Y, sparse_x, sparse_y = case
     G = K.all_subsets_kernel(sp.csr_matrix(X) if sparse_x else X, sp.csr_matrix(Y) if sparse_y else Y)
     family = ItemsetFamily.all_subsets(X.shape[1])
@@ -184,3 +185,203 @@ def test_sparse_all_subsets_is_chosen_for_sparse_rows_only():
     dense = rng.standard_normal((50, 40))
     assert F._sparse_if_cheaper(dense, dense)[0] is None
     np.testing.assert_allclose(K.all_subsets_kernel(sp.csr_matrix(onehot)), K.all_subsets_kernel(onehot), rtol=1e-15)
+
+
+# ---------------------------------------------------------------------------- proven shortcuts
+@st.composite
+def level_rows(draw):
+    """Rows whose non-zeros share one value per row (one-hot / binary rows scaled per row), with
+    levels of either sign spread over 40 orders, empty rows, and sometimes one row broken."""
+    d = draw(st.integers(3, 8))
+    rng = np.random.default_rng(draw(st.integers(0, 2**16)))
+
+    def rows(n):
+        mask = rng.random((n, d)) < draw(st.sampled_from([0.3, 0.6, 1.0]))
+        level = rng.choice([-1.0, 1.0], n) * 10.0 ** rng.uniform(-20, 20, n)
+        return np.where(mask, level[:, None], 0.0)
+
+    return rows(5), rows(4), draw(st.booleans()), draw(st.booleans())
+
+
+@PROPERTY
+@given(level_rows())
+def test_level_rows_gram_is_exact_to_a_few_ulps(tiny_blocks, case):
+    X, Y, symmetric, sparse = case
+    if symmetric:
+        Y = X
+    assert K.row_levels(X) is not None and K.row_levels(Y) is not None
+    for m in (2, 3):
+        Xin, Yin = (sp.csr_matrix(X), sp.csr_matrix(Y)) if sparse else (X, Y)
+        G = K.anova_kernel(Xin, None if symmetric else Yin, degree=m)
+        for i in range(X.shape[0]):
+            for k in range(Y.shape[0]):
+                exact = elementary_exact([fr(a) * fr(b) for a, b in zip(X[i], Y[k])], m)[m]
+                # the level path's own bound: (2 m + 3) u relative to the value
+                assert abs(fr(G[i, k]) - exact) <= Fraction(2 * m + 3, 2**53) * abs(exact), (m, i, k)
+                if exact == 0:
+                    assert not np.signbit(G[i, k])  # +0.0, never -0.0
+
+
+def test_level_rows_detection_and_range_guard():
+    onehot = np.eye(4)[[0, 1, 1, 3]] * np.array([[0.5], [2.0], [-3.0], [1.0]])
+    assert K.row_levels(onehot).tolist() == [0.5, 2.0, -3.0, 1.0]
+    assert K.row_levels(sp.csr_matrix(onehot)).tolist() == [0.5, 2.0, -3.0, 1.0]
+    assert K.row_levels(np.array([[1.0, 1.0, 0.0], [0.0, 0.0, 0.0]])).tolist() == [1.0, 0.0]
+    assert K.row_levels(np.array([[1.0, 2.0, 0.0]])) is None
+    assert K.row_levels(np.array([[1.0, -1.0, 0.0]])) is None  # z_j of both signs: not a level
+    # levels whose powers leave float64's range take the checked path, still exact
+    X = np.array([[1e200, 1e200, 1e200, 0.0], [1e-200, 1e-200, 0.0, 1e-200]])
+    assert not K._levels_in_range(K.row_levels(X), K.row_levels(X), 4, 2)
+    G = K.anova_kernel(X, degree=2)
+    assert G[0, 0] == np.inf  # exact 3e800: beyond float64
+    assert G[1, 1] == 0.0  # exact 3e-800: below the underflow threshold
+    assert G[0, 1] == pytest.approx(1.0)  # two shared non-zeros of 1e200 x 1e-200
+
+
+def test_cauchy_schwarz_witness_implies_the_first_closed_form_test():
+    """Where the float32 witness V = |X| |Y|^T - s t^T is >= 0, the reference test (float64
+    GEMMs, Pa_2 <= fl(c fl(A^2))) passes: rows with heavy tails, rows scaled over 30 orders,
+    near-orthogonal rows; also the witness must not be vacuous."""
+    rng = np.random.default_rng(1)
+    vouched = total = 0
+    for trial in range(30):
+        d = int(rng.integers(4, 120))
+        X = rng.standard_t(2, (40, d)) * 10.0 ** rng.uniform(-60, 60, (40, 1))
+        Y = rng.standard_normal((30, d)) * 10.0 ** rng.uniform(-60, 60, (30, 1))
+        Y[:5, : d // 2] = 0.0  # partly disjoint supports
+        for m in (2, 3):
+            gamma = float(K.rounding_gamma(d + 2 * m))
+            c = float(K.closed_form_check_constants(m, gamma)[0])
+            w = K._cauchy_schwarz_witness(X, Y, c)
+            assert w is not None
+            V = K.gemm_into(1.0, w[0], w[1], 0.0, np.empty((40, 30), dtype=np.float32))
+            A = np.abs(X) @ np.abs(Y).T
+            P2 = (X * X) @ (Y * Y).T
+            bound = A * A
+            bound *= c
+            assert np.all(P2[V >= 0] <= bound[V >= 0])
+            vouched += int((V >= 0).sum())
+            total += V.size
+    assert vouched > total // 2
+
+
+def test_witness_is_refused_for_rows_spanning_more_than_2_to_the_60():
+    assert K._cauchy_schwarz_witness(np.array([[1e15, 1.0], [1.0, 2.0]]), np.ones((1, 2)), 0.9) is not None
+    assert K._cauchy_schwarz_witness(np.array([[1e-300, 1e-299]]), np.ones((1, 2)), 0.9) is not None
+    assert K._cauchy_schwarz_witness(np.array([[1e30, 1e-30]]), np.ones((1, 2)), 0.9) is None
+
+
+def test_count_threshold_implies_the_first_closed_form_test():
+    """Non-negative rows with spread rho: pairs sharing at least _count_threshold non-zeros pass
+    the reference test (float64 GEMMs)."""
+    rng = np.random.default_rng(2)
+    for trial in range(40):
+        d = int(rng.integers(6, 60))
+        spread = 10.0 ** rng.uniform(0, 0.3)
+        X = np.where(rng.random((50, d)) < 0.3, rng.uniform(1.0, spread, (50, d)), 0.0) * 10.0 ** rng.uniform(-5, 5, (50, 1))
+        Y = np.where(rng.random((40, d)) < 0.3, rng.uniform(1.0, spread, (40, d)), 0.0)
+        for m in (2, 3):
+            gamma = float(K.rounding_gamma(d + 2 * m))
+            c = float(K.closed_form_check_constants(m, gamma)[0])
+            k = K._count_threshold(X, Y, m, c)
+            if k is None:
+                continue
+            count = (X != 0).astype(float) @ (Y != 0).astype(float).T
+            A = X @ Y.T
+            P2 = (X * X) @ (Y * Y).T
+            bound = A * A
+            bound *= c
+            sel = count >= k
+            assert np.all(P2[sel] <= bound[sel]), (trial, m, k)
+
+
+def test_witness_failures_are_checked_pair_by_pair(monkeypatch):
+    """Dense signed rows where the witness fails on some entries (one large coordinate): the
+    gathered closed-form tests and the stable recursion give contract values everywhere."""
+    monkeypatch.setattr(K, "FUSED_BYTES", 8 * 8)
+    monkeypatch.setattr(K, "WITNESS_MAX_FAIL", 1.0)  # keep the witness in use
+    rng = np.random.default_rng(3)
+    X = rng.standard_normal((12, 10))
+    X[::3, 0] *= 50.0  # a dominant |z_j| for some pairs: witness fails there, then the tests decide
+    for m in (2, 3):
+        G = K.anova_kernel(X, X[::-1].copy(), degree=m)
+        family = ItemsetFamily.anova(10, m)
+        for i in range(12):
+            for k in range(12):
+                exact, scale = family_value(X[i], X[::-1][k], family)
+                check_value("fused Gram witness", G[i, k], exact, scale)
+
+
+@PROPERTY
+@given(level_rows())
+def test_level_rows_all_subsets_gram_meets_the_contract(monkeypatch, case):
+    """fastpaths._level_products (one GEMM of the patterns, a table of (1 + a b)^c) on rows with
+    one non-zero value each, of either sign and over 40 orders (overflowing entries go to the
+    log-space repair), across row blocks of 2 rows."""
+    from rkcore import fastpaths as F
+
+    monkeypatch.setattr(F, "GRAM_BLOCK_BYTES", 2 * 4 * 4)
+    X, Y, symmetric, sparse = case
+    if symmetric:
+        Y = X
+    G = K.all_subsets_kernel(sp.csr_matrix(X) if sparse else X, None if symmetric else (sp.csr_matrix(Y) if sparse else Y))
+    family = ItemsetFamily.all_subsets(X.shape[1])
+    for i in range(X.shape[0]):
+        for k in range(Y.shape[0]):
+            exact, scale = family_value(X[i], Y[k], family)
+            check_value("kernel all_subsets (level table)", G[i, k], exact, scale)
+
+
+def test_level_all_subsets_is_used_for_level_rows_only(monkeypatch):
+    from rkcore import fastpaths as F
+
+    onehot = np.eye(6)[np.arange(20) % 6] * (1.0 + np.arange(20) % 3)[:, None]
+    out = np.empty((20, 20))
+    assert F._level_products(onehot, onehot, out)
+    np.testing.assert_allclose(out, K.product_one_plus(np.repeat(onehot, 20, 0), np.tile(onehot, (20, 1))).reshape(20, 20),
+                               rtol=1e-15)
+    assert not F._level_products(onehot + np.eye(6)[np.arange(20) % 6][:, ::-1] * 0.5, onehot, out)
+    monkeypatch.setattr(F, "LEVEL_TABLE_SIZE", 4)
+    assert not F._level_products(onehot, onehot, out)
+
+
+@PROPERTY
+@given(all_subsets_cases())
+def test_sparse_all_subsets_gram_of_x_with_itself_computes_the_upper_triangle(monkeypatch, case):
+    """K(X, X) on the sparse path: each block skips the rows above it in every column of X and
+    the lower triangle is mirrored; exactly symmetric and within the contract, with row blocks
+    of 2 rows and chunks of 3 triples."""
+    from rkcore import fastpaths as F
+
+    monkeypatch.setattr(F, "SPARSE_GRAM_RATIO", 0)
+    monkeypatch.setattr(F, "SPARSE_GRAM_CHUNK", 3)
+    monkeypatch.setattr(F, "GRAM_BLOCK_BYTES", 2 * 8 * 5)
+    monkeypatch.setattr(F, "LEVEL_TABLE_SIZE", 0)  # not the level table
+    X, _, sparse_x, _ = case
+    G = K.all_subsets_kernel(sp.csr_matrix(X) if sparse_x else X)
+    assert np.array_equal(G, G.T, equal_nan=True)
+    family = ItemsetFamily.all_subsets(X.shape[1])
+    for i in range(X.shape[0]):
+        for k in range(X.shape[0]):
+            exact, scale = family_value(X[i], X[k], family)
+            check_value("kernel all_subsets (sparse Gram, K(X, X))", G[i, k], exact, scale)
+
+
+def test_count_threshold_path_meets_the_contract(tiny_blocks):
+    """Non-negative sparse rows of small spread (not level rows): _top_counted decides by the
+    shared-non-zero count (m = 2: every pair; m = 3: pairs sharing 3 non-zeros are tested)."""
+    rng = np.random.default_rng(7)
+    X = np.where(rng.random((9, 10)) < 0.5, rng.uniform(1.0, 1.05, (9, 10)), 0.0) * 10.0 ** rng.uniform(-3, 3, (9, 1))
+    Y = np.where(rng.random((7, 10)) < 0.5, rng.uniform(1.0, 1.05, (7, 10)), 0.0)
+    assert K.row_levels(X) is None
+    for m in (2, 3):
+        gamma = float(K.rounding_gamma(10 + 2 * m))
+        assert K._count_threshold(X, Y, m, float(K.closed_form_check_constants(m, gamma)[0])) == (2 if m == 2 else 4)
+        G = K.anova_kernel(X, Y, degree=m)
+        family = ItemsetFamily.anova(10, m)
+        for i in range(9):
+            for k in range(7):
+                exact, scale = family_value(X[i], Y[k], family)
+                check_value("fused Gram count threshold", G[i, k], exact, scale)
+                if exact == 0:
+                    assert G[i, k] == 0.0 and not np.signbit(G[i, k])
