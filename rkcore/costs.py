@@ -83,7 +83,8 @@ SPEED_CACHE_SECONDS = 10.0
 #: wait or are refused does not move with the machine).
 SPEED_FACTOR_ENV = "RKCORE_SPEED_FACTOR"
 _speed_lock = threading.Lock()
-_speed_cache: dict[str, float] = {}  # "at": time.monotonic() of the probe, "factor": its factor
+_speed_cache: dict[str, float] = {}  # "at": _clock() at the probe, "factor": its factor
+_clock = time.monotonic
 
 
 def probe_seconds(rounds: int = 20) -> float:
@@ -127,10 +128,9 @@ def speed_factor() -> float:
             value = math.nan
         if value > 0 and math.isfinite(value):
             return _clamped(value)
-    now = time.monotonic()
     with _speed_lock:  # one probe at a time: concurrent sessions reuse it instead of probing at once
-        if not _speed_cache or now - _speed_cache["at"] > SPEED_CACHE_SECONDS:
-            _speed_cache.update(at=time.monotonic(), factor=_clamped(probe_seconds() / PROBE_REFERENCE_SECONDS))
+        if not _speed_cache or _clock() - _speed_cache["at"] > SPEED_CACHE_SECONDS:
+            _speed_cache.update(at=_clock(), factor=_clamped(probe_seconds() / PROBE_REFERENCE_SECONDS))
         return _speed_cache["factor"]
 
 
