@@ -245,12 +245,27 @@ def _yes(ok: bool) -> str:
     return "yes" if ok else "**no**"
 
 
+#: One single-thread numpy loop of ``--busy`` (GEMMs and element-wise passes, like the runs themselves).
+BUSY_LOOP = ("import numpy as np\na = np.ones((300, 300)); b = np.ones(1_000_000)\n"
+             "while True:\n    a @ a; (b * 2 + 1).sum()")
+
+
+def _print_run(case, r: dict) -> None:
+    ratio = r["est_seconds"] / max(r["seconds"], 1e-9)
+    print(f"{case[0]} | {case[1]}: estimated {r['est_seconds']:.2f} s, measured {r['seconds']:.2f} s (ratio {ratio:.2f}, "
+          f"within 2x: {_within(ratio)}), CPU {r['cpu']:.2f} s, speed factor {r['factor']:.2f}, load average "
+          f"{r['load']:.1f} (its estimate's ratio {r['load_seconds'] / max(r['seconds'], 1e-9):.2f}); "
+          f"{_mb(r['est_bytes'])} MB estimated, {_mb(r['bytes'])} MB measured", flush=True)
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__)
     parser.add_argument("--child")
     parser.add_argument("--quick", action="store_true")
     parser.add_argument("--repeats", type=int, default=1)
     parser.add_argument("--pages", nargs="+", help="only the cases of these pages (e.g. Timing Itemsets)")
+    parser.add_argument("--busy", type=int, default=0,
+                        help="load the machine on purpose with this many single-thread numpy loops during the runs")
     parser.add_argument("--out", default=str(OUT), help="where to write the table (default: %(default)s)")
     args = parser.parse_args()
     if args.child:
@@ -259,17 +274,20 @@ def main() -> None:
     cases = [c for i, c in enumerate(CASES) if (not args.quick or i in QUICK) and (not args.pages or c[0] in args.pages)]
     results = {i: [] for i in range(len(cases))}
     load = os.getloadavg()[0]
-    for _ in range(args.repeats):  # interleaved repeats
-        for i, (_, _, case) in enumerate(cases):
-            results[i].append(run_case(case))
-            r = results[i][-1]
-            print(f"{cases[i][0]} | {cases[i][1]}: estimated {r['est_seconds']:.2f} s, measured {r['seconds']:.2f} s "
-                  f"(ratio {r['est_seconds'] / r['seconds']:.2f}, within 2x: {_within(r['est_seconds'] / r['seconds'])}),"
-                  f" CPU {r['cpu']:.2f} s, speed factor {r['factor']:.2f}, load {r['load']:.1f}; "
-                  f"{_mb(r['est_bytes'])} MB estimated, {_mb(r['bytes'])} MB measured", flush=True)
+    busy = [subprocess.Popen([sys.executable, "-c", BUSY_LOOP], env={**os.environ, "OPENBLAS_NUM_THREADS": "1"})
+            for _ in range(args.busy)]
+    try:
+        for _ in range(args.repeats):  # interleaved repeats
+            for i, (_, _, case) in enumerate(cases):
+                results[i].append(run_case(case))
+                _print_run(cases[i], results[i][-1])
+    finally:
+        for process in busy:
+            process.kill()
+            process.wait()
     command = (f"python benchmarks/bench_run_estimates.py{' --quick' if args.quick else ''} --repeats {args.repeats}"
-               f"{' --pages ' + ' '.join(args.pages) if args.pages else ''}")
-    lines = [f"`{command}`; load average (1 min) at start {load:.1f} (2 cores, shared); one BLAS thread as on the "
+               f"{' --pages ' + ' '.join(args.pages) if args.pages else ''}{f' --busy {args.busy}' if args.busy else ''}")
+    lines = [f"`{command}`; load average (1 min) at start {load:.1f} (2 cores, shared{f'; {args.busy} busy loops of ours' if args.busy else ''}); one BLAS thread as on the "
              "pages; each run in a fresh process, repeats interleaved. **Estimated s** is what the page shows: the "
              "quiet-machine model times the speed factor its own probe measured just before the run (median over "
              "the repeats); **ratio** = median over the repeats of estimate / measured wall time (target 0.5 … 2). "

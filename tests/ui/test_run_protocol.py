@@ -27,6 +27,17 @@ def test_long_run_waits_for_its_button_and_the_estimate_goes_away(run_page):
     assert plotly_figures(at) and not _estimates(at)
 
 
+def test_a_busy_server_shows_in_the_estimate(run_page, monkeypatch):
+    """At speed factor 3 the estimate is three times the quiet one and says the server is busy."""
+    quiet = _estimates(run_page(DIST, n=300, dv_trials=20, dv_vtrials=1000))[0]
+    assert "server is busy" not in quiet
+    monkeypatch.setenv(costs.SPEED_FACTOR_ENV, "3")
+    at = run_page(DIST, n=300, dv_trials=20, dv_vtrials=1000)
+    assert not at.exception and not plotly_figures(at)
+    busy = _estimates(at)[0]
+    assert "server is busy" in busy and "3.0x" in busy, busy
+
+
 @pytest.mark.parametrize("page, query", [
     ("pages/1_Gram_matrices.py", dict(n=5000, D=65536)),
     ("pages/8_Random_Fourier_features.py", dict(n=5000, rff_Dmax=16384, rff_trials=50)),
