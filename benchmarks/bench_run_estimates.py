@@ -329,12 +329,13 @@ def main() -> None:
     print("\n".join(lines))
     if args.out:
         args.out = Path(args.out)
-        head, _, rest = args.out.read_text().partition("\n") if args.out.exists() else ("", "", "")
-        args.out.parent.mkdir(parents=True, exist_ok=True)
-        title = "# Run estimates vs measured runs"
-        previous = rest if head.strip() == title else (head + "\n" + rest if head else "")
+        text = args.out.read_text() if args.out.exists() else "# Run estimates vs measured runs\n\n"
+        cut = text.find("\n## ")  # the preamble (title, the one command) stays on top
+        preamble, earlier = (text, "") if cut < 0 else (text[:cut + 1], text[cut + 1:])
         stamp = time.strftime("%Y-%m-%d %H:%M UTC", time.gmtime())
-        args.out.write_text("\n".join([title, "", f"## {stamp}: {command}", "", *lines, "", "---", ""]) + previous)
+        section = "\n".join([f"## {stamp}: {command}", "", *lines, "", "---", "", ""])
+        args.out.parent.mkdir(parents=True, exist_ok=True)
+        args.out.write_text(preamble.rstrip("\n") + "\n\n" + section + earlier)
         print(f"\nwrote a new top section of {args.out}")
 
 
