@@ -71,8 +71,8 @@ class RunCost:
 
 
 # ---------------------------------------------------------------------------- the machine's speed now
-#: Wall seconds of :func:`probe_seconds` on the quiet machine the constants were fitted on (median of 15
-#: probes in one process, load average < 1).
+#: Wall seconds of :func:`probe_seconds` on the quiet machine the constants were fitted on (median of
+#: 15 probes in fresh processes, 12.4-15.7 ms, with no other job running).
 PROBE_REFERENCE_SECONDS = 0.014
 #: Bounds of :func:`speed_factor`: a faster server than the calibration machine halves the estimates at
 #: most; a loaded one multiplies them by up to 16 (wall / CPU time of the benchmark's runs reached 10-16x
@@ -91,7 +91,8 @@ _clock = time.monotonic
 def probe_seconds(rounds: int = 20) -> float:
     """Wall seconds of a fixed small workload of the two kinds the models price (a 192 × 192 GEMM on one
     BLAS thread and element-wise passes over 65,536 numbers), ``rounds`` pieces of ~1 ms back to back,
-    after one warm-up piece: about 25 ms on the quiet machine. The total, not a median of the pieces:
+    after one warm-up piece: about 14 ms on the quiet machine (up to 16x that on a busy one, once per
+    SPEED_CACHE_SECONDS). The total, not a median of the pieces:
     a 1 ms piece mostly escapes the scheduler's time slicing (medians did not move at a 3x slowdown),
     while 25 ms in a row share the cores like a run does."""
     import numpy as np
