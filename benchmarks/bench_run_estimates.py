@@ -1,13 +1,16 @@
 """Run estimates against measured runs: the cost models of rkcore.costs (what the pages' run protocol
 shows and refuses on) next to the time and peak memory of the same engine calls the pages make.
 
-Each case runs in a fresh subprocess (one BLAS thread, as on the pages): its data is loaded first,
-then the engine calls are timed and the peak resident memory above the post-setup baseline is read
-from /proc/self/status (VmHWM - VmRSS). Target: estimate / measured within 0.5 ... 2 for time and memory.
+The one command (all pages, a few minutes on a quiet machine):
 
-    python benchmarks/bench_run_estimates.py [--quick] [--repeats 2]
+    python benchmarks/bench_run_estimates.py --repeats 3
 
-writes benchmarks/results/run_estimates.md (and prints it).
+Each case runs in a fresh subprocess (one BLAS thread, as on the pages): it probes the machine's speed
+(rkcore.costs.speed_factor, as a page does before its estimate), loads its data, then times the engine
+calls and reads the peak resident memory above the post-setup baseline from /proc/self/status (VmHWM -
+VmRSS). Target: estimate / measured within 0.5 ... 2 for time and memory. It prints every run and the
+table (with whether each estimate is within 2x), and adds the table as a new top section of
+benchmarks/results/run_estimates.md (``--out ''`` to only print; ``--quick``, ``--pages`` for subsets).
 """
 from __future__ import annotations
 
@@ -45,6 +48,8 @@ CASES = [
     ("Timing", "RK+SCRK+TS, n=500, d≤1024, D≤2048, 3 repeats",
      dict(kind="timing", n=500, maps=["rk", "scrk", "ts"], d_list=[128, 256, 512, 1024], D_at=1024,
           D_list=[256, 512, 1024, 2048], d_at=256, repeats=3)),
+    ("Classifiers", "n=200 (the page's default), SVM+FM+RK+SCRK, D=2d…16d, 3 trials",
+     dict(kind="classifiers", n=200, methods=["kernel_svm", "fm", "rk", "scrk"], multiples=[2, 4, 8, 16], trials=3)),
     ("Classifiers", "n=1000, SVM+RK, D=2d,4d, 2 trials",
      dict(kind="classifiers", n=1000, methods=["kernel_svm", "rk"], multiples=[2, 4], trials=2)),
     ("Classifiers", "n=4000, SVM+RK+SCRK+FM, D=2d…16d, 3 trials",
@@ -54,7 +59,7 @@ CASES = [
     ("Itemsets", "up to degree 20 of 10,000 columns", dict(kind="itemsets", n=50, d=10000, kernel="up_to", degree=20)),
     ("Itemsets", "ANOVA m=3 of 60 columns", dict(kind="itemsets", n=200, d=60, kernel="anova", degree=3)),
 ]
-QUICK = {0, 3, 5, 7, 9, 11, 13, 15, 17}
+QUICK = {0, 3, 5, 7, 9, 11, 13, 15, 18}
 
 
 def _memory_kb(field: str) -> int:
@@ -64,8 +69,8 @@ def _memory_kb(field: str) -> int:
     return 0
 
 
-def child(case: dict) -> dict:
-    """Set up like the page, then time the engine calls; returns estimate and measurement."""
+def setup(case: dict):
+    """Load the case's data like the page does; returns (the page's RunCost, the page's engine calls)."""
     import numpy as np
     import pandas as pd
     from threadpoolctl import threadpool_limits
@@ -188,13 +193,34 @@ def child(case: dict) -> dict:
             sub = explicit_view_family(family, max_itemsets=4096)
             explicit_feature_table(Xw[:, :sub.d], sub, rows=5, max_columns=8)
             kernel_check(Xw[:, :sub.d], sub, n_pairs=6, random_state=0)
+    return cost, work
+
+
+def load_factor() -> float:
+    """The alternative signal (branch loadaware): load average (1 min) per core, clamped to [1, 4]."""
+    return min(max(os.getloadavg()[0] / (os.cpu_count() or 1), 1.0), 4.0)
+
+
+def child(case: dict) -> dict:
+    """Probe the machine's speed as a page does before its estimate, set up like the page, then time the
+    engine calls; returns the estimates (speed probe, load average, quiet) and the measurement."""
+    from threadpoolctl import threadpool_limits
+
+    from rkcore import costs
+
+    os.environ.pop(costs.SPEED_FACTOR_ENV, None)
+    factor, by_load = costs.speed_factor(), load_factor()
+    os.environ[costs.SPEED_FACTOR_ENV] = repr(factor)  # the estimate below uses this very probe
+    cost, work = setup(case)
     base = _memory_kb("VmRSS")
     with threadpool_limits(limits=1, user_api="blas"):
         started, cpu_started = time.perf_counter(), time.process_time()
         work()
         seconds, cpu = time.perf_counter() - started, time.process_time() - cpu_started
     peak = (_memory_kb("VmHWM") - base) * 1024
-    return dict(est_seconds=cost.seconds, est_bytes=cost.bytes, seconds=seconds, cpu=cpu, bytes=max(peak, 0),
+    quiet = cost.seconds / factor
+    return dict(est_seconds=cost.seconds, quiet_seconds=quiet, load_seconds=quiet * by_load, factor=factor,
+                load_factor=by_load, est_bytes=cost.bytes, seconds=seconds, cpu=cpu, bytes=max(peak, 0),
                 load=os.getloadavg()[0])
 
 
@@ -211,12 +237,36 @@ def _mb(b: float) -> str:
     return f"{b / 2**20:,.0f}"
 
 
+def _within(ratio: float) -> bool:
+    return 0.5 <= ratio <= 2
+
+
+def _yes(ok: bool) -> str:
+    return "yes" if ok else "**no**"
+
+
+#: One single-thread numpy loop of ``--busy`` (GEMMs and element-wise passes, like the runs themselves).
+BUSY_LOOP = ("import numpy as np\na = np.ones((300, 300)); b = np.ones(1_000_000)\n"
+             "while True:\n    a @ a; (b * 2 + 1).sum()")
+
+
+def _print_run(case, r: dict) -> None:
+    ratio = r["est_seconds"] / max(r["seconds"], 1e-9)
+    print(f"{case[0]} | {case[1]}: estimated {r['est_seconds']:.2f} s, measured {r['seconds']:.2f} s (ratio {ratio:.2f}, "
+          f"within 2x: {_within(ratio)}), CPU {r['cpu']:.2f} s, speed factor {r['factor']:.2f}, load average "
+          f"{r['load']:.1f} (its estimate's ratio {r['load_seconds'] / max(r['seconds'], 1e-9):.2f}); "
+          f"{_mb(r['est_bytes'])} MB estimated, {_mb(r['bytes'])} MB measured", flush=True)
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__)
     parser.add_argument("--child")
     parser.add_argument("--quick", action="store_true")
     parser.add_argument("--repeats", type=int, default=1)
     parser.add_argument("--pages", nargs="+", help="only the cases of these pages (e.g. Timing Itemsets)")
+    parser.add_argument("--busy", type=int, default=0,
+                        help="load the machine on purpose with this many single-thread numpy loops during the runs")
+    parser.add_argument("--out", default=str(OUT), help="where to write the table (default: %(default)s)")
     args = parser.parse_args()
     if args.child:
         print(json.dumps(child(json.loads(args.child))))
@@ -224,38 +274,69 @@ def main() -> None:
     cases = [c for i, c in enumerate(CASES) if (not args.quick or i in QUICK) and (not args.pages or c[0] in args.pages)]
     results = {i: [] for i in range(len(cases))}
     load = os.getloadavg()[0]
-    for _ in range(args.repeats):  # interleaved repeats
-        for i, (_, _, case) in enumerate(cases):
-            results[i].append(run_case(case))
-            print(cases[i][0], cases[i][1], results[i][-1], flush=True)
-    lines = ["# Run estimates vs measured runs", "",
-             f"`python benchmarks/bench_run_estimates.py{' --quick' if args.quick else ''} --repeats {args.repeats}"
-             f"{' --pages ' + ' '.join(args.pages) if args.pages else ''}`; "
-             f"load average at start {load:.1f} (2 cores, shared); one BLAS thread as on the pages; median of the "
-             "repeats, each in a fresh process. Ratio = estimate / measured (target 0.5 … 2).", "",
-             "| page | settings | estimated s | measured s | ratio | CPU s | estimated MB | measured peak MB | ratio |",
-             "|---|---|---:|---:|---:|---:|---:|---:|---:|"]
-    within = 0
+    busy = [subprocess.Popen([sys.executable, "-c", BUSY_LOOP], env={**os.environ, "OPENBLAS_NUM_THREADS": "1"})
+            for _ in range(args.busy)]
+    try:
+        for _ in range(args.repeats):  # interleaved repeats
+            for i, (_, _, case) in enumerate(cases):
+                results[i].append(run_case(case))
+                _print_run(cases[i], results[i][-1])
+    finally:
+        for process in busy:
+            process.kill()
+            process.wait()
+    command = (f"python benchmarks/bench_run_estimates.py{' --quick' if args.quick else ''} --repeats {args.repeats}"
+               f"{' --pages ' + ' '.join(args.pages) if args.pages else ''}{f' --busy {args.busy}' if args.busy else ''}")
+    lines = [f"`{command}`; load average (1 min) at start {load:.1f} (2 cores, shared{f'; {args.busy} busy loops of ours' if args.busy else ''}); one BLAS thread as on the "
+             "pages; each run in a fresh process, repeats interleaved. **Estimated s** is what the page shows: the "
+             "quiet-machine model times the speed factor its own probe measured just before the run (median over "
+             "the repeats); **ratio** = median over the repeats of estimate / measured wall time (target 0.5 … 2). "
+             "**quiet / CPU**: the model at speed factor 1 against the run's CPU seconds (process time, which the "
+             "load inflates little): the calibration itself. **load avg**: ratio of the alternative estimate, quiet "
+             "model × load average per core clamped to [1, 4] (branch loadaware).", "",
+             "| page | settings | estimated s | measured s | ratio | within 2x | CPU s | quiet / CPU | load avg | "
+             "speed factor | estimated MB | measured peak MB | ratio | within 2x |",
+             "|---|---|---:|---:|---:|:-:|---:|---:|---:|---:|---:|---:|---:|:-:|"]
+    within_t = within_b = runs_probe = runs_load = runs = 0
+    med = statistics.median
     for i, (page, label, _) in enumerate(cases):
         rs = results[i]
-        s = statistics.median(r["seconds"] for r in rs)
-        b = statistics.median(r["bytes"] for r in rs)
-        es, eb = rs[0]["est_seconds"], rs[0]["est_bytes"]
-        rt, rb = es / max(s, 1e-9), eb / max(b, 1.0)
-        within += (0.5 <= rt <= 2) + (0.5 <= rb <= 2)
+        s = med(r["seconds"] for r in rs)
+        b = med(r["bytes"] for r in rs)
+        es, eb = med(r["est_seconds"] for r in rs), rs[0]["est_bytes"]
+        rt = med(r["est_seconds"] / max(r["seconds"], 1e-9) for r in rs)
+        rl = med(r["load_seconds"] / max(r["seconds"], 1e-9) for r in rs)
+        rq = med(r["quiet_seconds"] / max(r["cpu"], 1e-9) for r in rs)
+        rb = eb / max(b, 1.0)
+        within_t, within_b = within_t + _within(rt), within_b + _within(rb)
+        runs += len(rs)
+        runs_probe += sum(_within(r["est_seconds"] / max(r["seconds"], 1e-9)) for r in rs)
+        runs_load += sum(_within(r["load_seconds"] / max(r["seconds"], 1e-9)) for r in rs)
         spread = f" ({min(r['seconds'] for r in rs):.2f}–{max(r['seconds'] for r in rs):.2f})" if len(rs) > 1 else ""
-        cpu = statistics.median(r.get("cpu", float("nan")) for r in rs)
-        lines.append(f"| {page} | {label} | {es:.2f} | {s:.2f}{spread} | {rt:.2f} | {cpu:.2f} | {_mb(eb)} | {_mb(b)} "
-                     f"| {rb:.2f} |")
-    loads = [r["load"] for rs in results.values() for r in rs if "load" in r]
-    if loads:
-        lines += ["", f"Load average (1 min) at the end of each case: {min(loads):.1f} to {max(loads):.1f}. CPU s: "
-                  "the case's process time (load-independent, up to cache effects); measured s is wall time."]
-    lines += ["", f"{within} of {2 * len(cases)} estimates within 2x. Peak memory below ~30 MB is dominated by the "
+        factors = sorted(r["factor"] for r in rs)
+        fs = f"{factors[0]:.2f}–{factors[-1]:.2f}" if len(rs) > 1 else f"{factors[0]:.2f}"
+        lines.append(f"| {page} | {label} | {es:.2f} | {s:.2f}{spread} | {rt:.2f} | {_yes(_within(rt))} "
+                     f"| {med(r['cpu'] for r in rs):.2f} | {rq:.2f} | {rl:.2f} | {fs} | {_mb(eb)} | {_mb(b)} | {rb:.2f} "
+                     f"| {_yes(_within(rb))} |")
+    loads = [r["load"] for rs in results.values() for r in rs]
+    quiet_cpu = sorted(r["quiet_seconds"] / max(r["cpu"], 1e-9) for rs in results.values() for r in rs)
+    lines += ["", f"Load average (1 min) at the end of each run: {min(loads):.1f} to {max(loads):.1f}.",
+              f"**Time: {within_t} of {len(cases)} estimates within 2x** (median ratio per case); memory: {within_b} "
+              f"of {len(cases)}. Single runs within 2x: {runs_probe} of {runs} with the speed probe, {runs_load} of "
+              f"{runs} with the load average. Quiet model / CPU s over all runs: {quiet_cpu[0]:.2f} to "
+              f"{quiet_cpu[-1]:.2f} (median {med(quiet_cpu):.2f}). Peak memory below ~30 MB is dominated by the "
               "allocator's granularity (RSS pages), so small-case memory ratios are loose by nature."]
-    OUT.parent.mkdir(parents=True, exist_ok=True)
-    OUT.write_text("\n".join(lines) + "\n")
     print("\n".join(lines))
+    if args.out:
+        args.out = Path(args.out)
+        text = args.out.read_text() if args.out.exists() else "# Run estimates vs measured runs\n\n"
+        cut = text.find("\n## ")  # the preamble (title, the one command) stays on top
+        preamble, earlier = (text, "") if cut < 0 else (text[:cut + 1], text[cut + 1:])
+        stamp = time.strftime("%Y-%m-%d %H:%M UTC", time.gmtime())
+        section = "\n".join([f"## {stamp}: {command}", "", *lines, "", "---", "", ""])
+        args.out.parent.mkdir(parents=True, exist_ok=True)
+        args.out.write_text(preamble.rstrip("\n") + "\n\n" + section + earlier)
+        print(f"\nwrote a new top section of {args.out}")
 
 
 if __name__ == "__main__":

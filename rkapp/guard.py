@@ -13,7 +13,7 @@ from typing import Any, Callable
 
 import streamlit as st
 
-from rkcore.costs import RunCost
+from rkcore.costs import RunCost, speed_factor
 from rkcore.limits import estimate_cost, format_bytes, physical_memory
 from rkcore.limits import max_size_within as _max_size_within
 from rkcore.limits import require_memory as _require_memory
@@ -92,6 +92,13 @@ def _duration(seconds: float) -> str:
     return f"{seconds:.0f} s" if seconds < 120 else f"{seconds / 60:.0f} minutes"
 
 
+def _busy_note() -> str:
+    """A sentence when the estimates include a slowdown of the server (rkcore.costs.speed_factor)."""
+    factor = speed_factor()
+    return (f" The server is busy: runs take about {factor:.1f}x as long as on an idle server right now, and this "
+            "estimate includes it." if factor >= 1.5 else "")
+
+
 def refuse_beyond_limits(cost: RunCost, what: str, fits: str = "") -> None:
     """ValueError (shown by :class:`guarded`) naming the estimate and ``fits`` (the largest settings that
     fit) when a run exceeds the time ceiling or the memory budget."""
@@ -99,7 +106,7 @@ def refuse_beyond_limits(cost: RunCost, what: str, fits: str = "") -> None:
         raise ValueError(
             f"Computing {what} would take about {_duration(cost.seconds)} and {format_bytes(cost.bytes)} of memory "
             f"({cost.describe()}), more than the {_duration(MAX_RUN_SECONDS)} and {format_bytes(MEMORY_BUDGET)} "
-            f"allowed per view. {fits}".strip())
+            f"allowed per view.{_busy_note()} {fits}".strip())
 
 
 def run_or_wait(cost: RunCost, *, key: str, params, what: str, fits: str = "", autorun: bool = False) -> bool:
@@ -117,7 +124,7 @@ def run_or_wait(cost: RunCost, *, key: str, params, what: str, fits: str = "", a
     slot = st.empty()
     with slot.container():
         show_warning(f"Computing {what} takes about {_duration(cost.seconds)} and {format_bytes(cost.bytes)} of "
-                     f"memory on this server ({cost.describe()}). It runs when you press the button.",
+                     f"memory on this server ({cost.describe()}). It runs when you press the button.{_busy_note()}",
                      icon=":material/timer:")
         pressed = st.button(f"Run ({_duration(cost.seconds)})", key=f"{key}_run", type="primary",
                             icon=":material/play_arrow:")
@@ -170,7 +177,7 @@ def measure_on_press(cost: RunCost, run: Callable[[], Any], *, key: str, params,
         else:
             if details is not None:
                 details()  # first: the page's chart starts in the first screen of a projector
-            show_warning(f"Measuring {what} takes {estimate}. It runs when you press the button.",
+            show_warning(f"Measuring {what} takes {estimate}. It runs when you press the button.{_busy_note()}",
                          icon=":material/timer:")
         pressed = st.button(f"{label} ({_duration(cost.seconds)})", key=f"{key}_run", type="primary",
                             icon=":material/play_arrow:")

@@ -11,6 +11,7 @@ plotly chart on the page (``proto.spec``). Paths are relative to the repository 
 from __future__ import annotations
 
 import json
+import os
 import re
 import sys
 from pathlib import Path
@@ -18,6 +19,11 @@ from pathlib import Path
 import pytest
 
 REPO = Path(__file__).resolve().parent.parent
+
+# Run estimates follow the machine's speed (rkcore.costs.speed_factor, a probe); the tests pin it to 1,
+# the quiet machine the cost models were calibrated on, so which settings auto-run, wait for their
+# button or are refused does not move with the load. Servers the tests start inherit it.
+os.environ["RKCORE_SPEED_FACTOR"] = "1"
 if str(REPO) not in sys.path:  # pages import "rkapp" the way `streamlit run app.py` sees it
     sys.path.insert(0, str(REPO))
 

@@ -136,7 +136,7 @@ def test_timing_bad_inputs(run_page):
     assert any("Degree m = 5" in e for e in error_texts(at)), error_texts(at)
     at = run_page(TIMING, tm_maps="rk,rm,nystroem", tm_d="4096,8192", tm_Dfix="16384", tm_n=2000, tm_rep=9)
     assert any("more than the" in e and "GB allowed" in e for e in error_texts(at)), error_texts(at)
-    at = run_page(TIMING, tm_maps="rk", tm_d="2048,4096", tm_Dfix="8192", tm_n=2000, tm_rep=9)
+    at = run_page(TIMING, tm_maps="rk", tm_d="4096,8192", tm_Dfix="16384", tm_n=2000, tm_rep=9)  # ~20 min estimated
     assert any("minutes" in e for e in error_texts(at)), error_texts(at)
     assert not plotly_figures(at)
 

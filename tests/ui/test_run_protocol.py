@@ -16,7 +16,7 @@ def _estimates(at) -> list[str]:
 
 
 def test_long_run_waits_for_its_button_and_the_estimate_goes_away(run_page):
-    at = run_page(DIST, n=200, dv_trials=20, dv_vtrials=300)  # both sections: several seconds
+    at = run_page(DIST, n=300, dv_trials=20, dv_vtrials=1000)  # both sections: about 3 s at speed factor 1
     assert not at.exception
     assert _estimates(at) and not plotly_figures(at)
     assert "pair variances" in _estimates(at)[0], "the estimate covers every section"
@@ -25,6 +25,17 @@ def test_long_run_waits_for_its_button_and_the_estimate_goes_away(run_page):
     assert plotly_figures(at) and not _estimates(at)
     at.run()  # a rerun with the same settings shows the cached results, no button
     assert plotly_figures(at) and not _estimates(at)
+
+
+def test_a_busy_server_shows_in_the_estimate(run_page, monkeypatch):
+    """At speed factor 3 the estimate is three times the quiet one and says the server is busy."""
+    quiet = _estimates(run_page(DIST, n=300, dv_trials=20, dv_vtrials=1000))[0]
+    assert "server is busy" not in quiet
+    monkeypatch.setenv(costs.SPEED_FACTOR_ENV, "3")
+    at = run_page(DIST, n=300, dv_trials=20, dv_vtrials=1000)
+    assert not at.exception and not plotly_figures(at)
+    busy = _estimates(at)[0]
+    assert "server is busy" in busy and "3.0x" in busy, busy
 
 
 @pytest.mark.parametrize("page, query", [
@@ -61,6 +72,48 @@ def test_costs_add_sections_and_grow_with_size():
     assert costs.gram_view_cost(2000, 10, 64, "anova", 2, "rk").seconds > a.seconds
 
 
+def test_speed_factor_is_pinned_clamped_and_cached(monkeypatch):
+    """Every estimate is the quiet-machine model times costs.speed_factor(): RKCORE_SPEED_FACTOR fixes it
+    (conftest pins 1), else the speed probe over its quiet-machine time, clamped and reused for
+    SPEED_CACHE_SECONDS."""
+    assert costs.speed_factor() == 1.0  # pinned by conftest
+
+    def gram() -> float:
+        return costs.gram_view_cost(2000, 78, 1024, "anova", 2, "rk").seconds
+
+    quiet = gram()
+    monkeypatch.setenv(costs.SPEED_FACTOR_ENV, "3")
+    assert gram() == pytest.approx(3 * quiet)
+    for pinned, factor in (("100", costs.MAX_SPEED_FACTOR), ("0.01", costs.MIN_SPEED_FACTOR)):
+        monkeypatch.setenv(costs.SPEED_FACTOR_ENV, pinned)
+        assert costs.speed_factor() == factor
+
+    probes, now = [], [1000.0]
+    monkeypatch.setattr(costs, "probe_seconds", lambda: probes.append(now[0]) or probes_seconds[0])
+    monkeypatch.setattr(costs, "_clock", lambda: now[0])
+    monkeypatch.setattr(costs, "_speed_cache", {})
+    probes_seconds = [2.5 * costs.PROBE_REFERENCE_SECONDS]
+    for junk in ("nan", "-2", "fast", "inf"):  # not a positive number: ignored, the probe decides
+        monkeypatch.setenv(costs.SPEED_FACTOR_ENV, junk)
+        assert costs.speed_factor() == pytest.approx(2.5)
+    monkeypatch.delenv(costs.SPEED_FACTOR_ENV)
+    assert gram() == pytest.approx(2.5 * quiet)
+    assert len(probes) == 1, "one probe, reused within SPEED_CACHE_SECONDS"
+    probes_seconds[0] = 100 * costs.PROBE_REFERENCE_SECONDS
+    now[0] += costs.SPEED_CACHE_SECONDS / 2
+    assert costs.speed_factor() == pytest.approx(2.5) and len(probes) == 1
+    now[0] += costs.SPEED_CACHE_SECONDS
+    assert costs.speed_factor() == costs.MAX_SPEED_FACTOR and len(probes) == 2, "probed again, clamped"
+    probes_seconds[0] = costs.PROBE_REFERENCE_SECONDS / 100
+    now[0] += 2 * costs.SPEED_CACHE_SECONDS
+    assert costs.speed_factor() == costs.MIN_SPEED_FACTOR and len(probes) == 3
+
+
+def test_speed_probe_runs_a_fixed_workload():
+    """The real probe (no timing asserted: the machine is shared): a positive duration per call."""
+    assert all(costs.probe_seconds(rounds=2) > 0 for _ in range(3))
+
+
 # ---------------------------------------------------------------------------- measurement pages
 TIMING = "pages/5_Timing.py"
 CLASSIFIERS = "pages/6_Classifiers.py"
@@ -86,7 +139,7 @@ def test_measurement_pages_never_autorun_and_keep_their_result(run_page, page, k
 
 
 @pytest.mark.parametrize("page, query", [
-    (TIMING, dict(tm_maps="rk", tm_d="2048,4096", tm_Dfix="8192", tm_n=2000, tm_rep=9)),
+    (TIMING, dict(tm_maps="rk", tm_d="4096,8192", tm_Dfix="16384", tm_n=2000, tm_rep=9)),
     (TIMING, dict(tm_maps="rk,rm,nystroem", tm_d="4096,8192", tm_Dfix="16384", tm_n=2000, tm_rep=9)),
 ])  # Classifiers' refusal: tests/pages/test_pages_studies.py::test_classifiers_bad_inputs
 def test_measurement_refusals_name_what_fits(run_page, page, query):
