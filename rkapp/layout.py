@@ -258,7 +258,15 @@ def notice(text: str) -> None:
     st.info(f"**What to notice.** {text}", icon=":material/visibility:")
 
 
+#: session key of the "Reproduce in Python" expander (open/closed); tests set it to read the snippet
+REPRODUCE_KEY = "_rk_reproduce_open"
+
+
 def reproduce(code: str) -> None:
-    """An expander with the rkcore calls that reproduce the view."""
-    with st.expander("Reproduce in Python"):
-        st.code(code, language="python")
+    """An expander with the rkcore calls that reproduce the view. The code is sent only while the expander
+    is open: st.code makes the browser load and evaluate a 1.5 MB syntax-highlighting chunk, about a fifth
+    of a first visit's JavaScript work (benchmarks/results/browser.md), for a box most visits never open."""
+    box = st.expander("Reproduce in Python", icon=":material/code:", key=REPRODUCE_KEY, on_change="rerun")
+    if box.open:
+        with box:
+            st.code(code, language="python")

@@ -69,6 +69,17 @@ def plotly_figures(at) -> list[dict]:
     return [json.loads(el.proto.spec) for el in at.get("plotly_chart")]
 
 
+def snippet_of(at) -> str:
+    """The page's "Reproduce in Python" code: the expander sends it only when open, so open it and rerun."""
+    from rkapp.layout import REPRODUCE_KEY
+
+    if not at.code:
+        at.session_state[REPRODUCE_KEY] = True
+        at.run()
+    (code,) = [c.value for c in at.code]
+    return code
+
+
 def shown(markdown: str) -> str:
     """The text a user reads from Markdown the app escaped with rkapp.guard.literal (backslashes gone)."""
     return re.sub(r"\\(.)", r"\1", markdown)

@@ -10,7 +10,7 @@ import pytest
 
 from rkcore.distributions import DISTRIBUTIONS
 from rkcore.registry import ITEMSET_KERNELS, KERNELS, KernelSpec, maps_for
-from tests.conftest import REPO, error_texts, page_files, plotly_figures, warning_texts
+from tests.conftest import REPO, error_texts, page_files, plotly_figures, snippet_of, warning_texts
 
 GRAM = "pages/1_Gram_matrices.py"
 ITEMSETS = "pages/2_Itemsets.py"
@@ -334,7 +334,7 @@ def test_frame_rejects_out_of_range_link_values(clear_streamlit_cache):
 def test_gram_reproduce_code_runs_and_matches_the_page(run_page, query):
     at = run_page(GRAM, **SMALL, **query)
     assert_gram_figures(at)
-    (code,) = [c.value for c in at.code]
+    code = snippet_of(at)
     namespace: dict = {}
     exec(compile(code.replace("print(", "(lambda *a: None)("), "<reproduce>", "exec"), namespace)
     shown = {m.label: m.value for m in at.metric}
@@ -348,7 +348,7 @@ def test_gram_reproduce_code_runs_and_matches_the_page(run_page, query):
 def test_itemsets_reproduce_code_runs(run_page):
     at = run_page(ITEMSETS, kernel="up_to", m=3, n=30)
     assert_clean(at)
-    (code,) = [c.value for c in at.code]
+    code = snippet_of(at)
     namespace: dict = {}
     exec(compile(code.replace("print(", "(lambda *a: None)("), "<reproduce>", "exec"), namespace)
     assert namespace["family"].n_itemsets == 1 + 20 + 190 + 1140

@@ -10,12 +10,10 @@ from pathlib import Path
 
 import pytest
 
+from rkapp.layout import REPRODUCE_KEY
+from tests.conftest import snippet_of
+
 REPO = Path(__file__).resolve().parents[2]
-
-
-def snippet_of(at) -> str:
-    (code,) = [c.value for c in at.code]
-    return code
 
 
 _RUNNER = """
@@ -67,6 +65,7 @@ def pages_and_outputs():
     for name, (path, query, button) in VIEWS.items():
         st.cache_data.clear()
         at = AppTest.from_file(str(REPO / path), default_timeout=240)
+        at.session_state[REPRODUCE_KEY] = True  # the snippet is sent only while its expander is open
         for key, value in query.items():
             at.query_params[key] = str(value)
         at.run()
@@ -77,7 +76,7 @@ def pages_and_outputs():
     st.cache_data.clear()
     codes = {}
     for name, at in pages.items():
-        (codes[name],) = [c.value for c in at.code]
+        codes[name] = snippet_of(at)
     return pages, run_snippets(codes)
 
 
