@@ -8,6 +8,8 @@ import threading
 import pandas as pd
 import streamlit as st
 
+from .guard import literal
+
 # At 1280x720 the page's first chart must start above the fold: a compact header (Streamlit's own top
 # padding is 6rem, its h1 2.75rem), formulas no wider than their column, captions that wrap.
 _CSS = """
@@ -151,10 +153,60 @@ def chart(fig, data: pd.DataFrame, name: str, *, caption: str | None = None, key
     _download(data, name, slug)
 
 
+#: tables up to this many rows are drawn as HTML (st.table), longer ones in the scrolling grid (st.dataframe)
+HTML_TABLE_ROWS = 60
+
+
+def _compact(value: float) -> str:
+    """Like the grid's "compact" number format: 3 significant digits with K/M/B/T."""
+    for step, suffix in ((1e12, "T"), (1e9, "B"), (1e6, "M"), (1e3, "K")):
+        if abs(value) >= step:
+            return f"{value / step:.3g}{suffix}" if abs(value) < 1000 * step or suffix != "T" else f"{value:.3g}"
+    return f"{value:.3g}"
+
+
+def _number_format(fmt: str):
+    def show(value) -> str:
+        if isinstance(value, bool) or not isinstance(value, (int, float)) or value != value:
+            return "" if value is None or (isinstance(value, float) and value != value) else literal(value)
+        return _compact(float(value)) if fmt == "compact" else fmt % value
+    return show
+
+
+def styled_table(data: pd.DataFrame, column_config: dict | None = None):
+    """``data`` as a pandas Styler for st.table: the number formats and header labels of ``column_config``
+    (``st.column_config.NumberColumn(label, format=...)``: printf formats and "compact") applied to the
+    display only; the data keep their values (what tests and the CSV read)."""
+    styler = data.style
+    formats, labels = {}, {}
+    for column, config in (column_config or {}).items():
+        if column not in data.columns or not isinstance(config, dict):
+            continue
+        fmt = (config.get("type_config") or {}).get("format")
+        if fmt:
+            formats[column] = _number_format(fmt)
+        if config.get("label"):
+            labels[column] = config["label"]
+    # st.table renders headers and cells as Markdown (with math): text is escaped, shown literally
+    for column in data.columns:
+        if column not in formats and not pd.api.types.is_numeric_dtype(data[column]):
+            formats[column] = literal
+    if formats:
+        styler = styler.format(formats)
+    return styler.format_index(lambda c: literal(labels.get(c, c)), axis=1)
+
+
 def table(data: pd.DataFrame, name: str, *, caption: str | None = None, **dataframe_kwargs) -> None:
-    """A table, an optional caption, and its CSV download."""
+    """A table, an optional caption, and its CSV download. Up to :data:`HTML_TABLE_ROWS` rows it is an HTML
+    table (st.table): its headers are text in the page, so nothing is cut (the grid of st.dataframe draws
+    headers on a canvas at a fixed column width, and makes a first visit load ~0.6 MB more JavaScript);
+    longer tables scroll in the grid."""
     dataframe_kwargs.setdefault("hide_index", True)
-    st.dataframe(data, **dataframe_kwargs)
+    if len(data) <= HTML_TABLE_ROWS:
+        st.table(styled_table(data, dataframe_kwargs.get("column_config")),
+                 hide_index=dataframe_kwargs["hide_index"])
+    else:
+        st.dataframe(data, **dataframe_kwargs)
     if caption:
         st.caption(caption)
     _download(data, name, _slug(name))

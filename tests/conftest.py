@@ -69,6 +69,21 @@ def plotly_figures(at) -> list[dict]:
     return [json.loads(el.proto.spec) for el in at.get("plotly_chart")]
 
 
+def table_values(at) -> list:
+    """The data of every table of the page, in page order: short ones are st.table, long ones st.dataframe
+    (rkapp.layout.table)."""
+    values = []
+
+    def walk(node):
+        if getattr(node, "type", None) in ("table", "arrow_data_frame"):
+            values.append(node.value)
+        for child in (getattr(node, "children", None) or {}).values():
+            walk(child)
+
+    walk(at._tree)
+    return values
+
+
 def snippet_of(at) -> str:
     """The page's "Reproduce in Python" code: the expander sends it only when open, so open it and rerun."""
     from rkapp.layout import REPRODUCE_KEY

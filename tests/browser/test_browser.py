@@ -166,6 +166,25 @@ OVERFLOWS_JS = """
   document.querySelectorAll('[data-testid="stDataFrame"] .dvn-scroller').forEach(s => {
     if (shown(s) && s.scrollWidth > s.clientWidth + 2) bad.push('table scrolls sideways');
   });
+  // Short tables are HTML (st.table, rkapp.layout.table): their headers are DOM text, so a header cut
+  // (ellipsis, clipped) or a table wider than its element is seen here. The grid of st.dataframe draws its
+  // headers on a canvas; only long tables use it, with auto-sized columns.
+  document.querySelectorAll('[data-testid="stTable"]').forEach(t => {
+    if (!shown(t)) return;
+    const box = (t.closest('[data-testid="stElementContainer"]') || t).getBoundingClientRect();
+    const table = t.querySelector('table');
+    if (!table) return;
+    [t, ...t.querySelectorAll('*')].forEach(e => {
+      const o = getComputedStyle(e).overflowX;
+      if ((o === 'auto' || o === 'scroll' || o === 'hidden') && e.scrollWidth > e.clientWidth + 2)
+        bad.push('table scrolls sideways: ' + table.querySelector('thead')?.textContent.slice(0, 50));
+    });
+    table.querySelectorAll('th').forEach(h => {
+      const r = h.getBoundingClientRect();
+      if (h.scrollWidth > h.clientWidth + 1 || r.right > box.right + 2 || r.left < box.left - 2)
+        bad.push('table header cut: ' + h.textContent.slice(0, 50));
+    });
+  });
   return bad;
 }
 """

@@ -7,7 +7,7 @@ import re
 
 import pytest
 
-from tests.conftest import plotly_figures
+from tests.conftest import plotly_figures, table_values
 
 GRAM = "pages/1_Gram_matrices.py"
 STORY = "pages/0_Story.py"
@@ -199,7 +199,7 @@ def test_classifier_note_says_slower_when_it_is_slower():
 
 def _table(at, column: str):
     """The first st.dataframe of the page that has ``column``."""
-    return next(df.value for df in at.dataframe if column in df.value.columns)
+    return next(v for v in table_values(at) if column in v.columns)
 
 
 @pytest.mark.parametrize("query", [dict(rff_Dmax=256, rff_trials=2), dict(rff_Dmax=1024, rff_trials=3, seed=5)])

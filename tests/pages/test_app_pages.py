@@ -10,7 +10,9 @@ import pytest
 
 from rkcore.distributions import DISTRIBUTIONS
 from rkcore.registry import ITEMSET_KERNELS, KERNELS, KernelSpec, maps_for
-from tests.conftest import REPO, error_texts, page_files, plotly_figures, snippet_of, warning_texts
+from tests.conftest import (
+    REPO, error_texts, page_files, plotly_figures, snippet_of, table_values, warning_texts,
+)
 
 GRAM = "pages/1_Gram_matrices.py"
 ITEMSETS = "pages/2_Itemsets.py"
@@ -237,7 +239,7 @@ def test_itemsets_counts_listing_and_check(run_page):
     assert_clean(at)
     figs = plotly_figures(at)
     assert figs[0]["data"][0]["type"] == "bar"
-    frames = [df.value for df in at.dataframe]
+    frames = table_values(at)
     listing, phi, check = frames[0], frames[1], frames[2]
     assert list(listing["itemset"]) == ["{0, 1}", "{2, 3}", "{1, 2, 4}"]
     assert list(phi.columns[1:]) == ["x0·x1", "x2·x3", "x1·x2·x4"]
@@ -250,7 +252,7 @@ def test_itemsets_all_subsets_is_restricted_and_log_scaled(run_page):
     assert any("restricted" in w for w in warning_texts(at))
     fig = plotly_figures(at)[0]
     assert fig["layout"]["yaxis"]["type"] == "log"
-    check = [df.value for df in at.dataframe][-1]
+    check = table_values(at)[-1]
     assert (check["difference"].abs() <= 1e-10 * (1 + check["kernel"].abs())).all()
 
 

@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 
 from rkapp.layout import REPRODUCE_KEY
-from tests.conftest import snippet_of
+from tests.conftest import snippet_of, table_values
 
 REPO = Path(__file__).resolve().parents[2]
 
@@ -41,7 +41,7 @@ def run_snippets(codes: dict[str, str], timeout: float = 240) -> dict[str, str]:
 
 
 def page_table(at, column: str):
-    return next(df.value for df in at.dataframe if column in df.value.columns)
+    return next(v for v in table_values(at) if column in v.columns)
 
 
 #: page -> (its settings in the URL, a button to press first): small views, each page's snippet
