@@ -29,13 +29,28 @@ def trace_types(at) -> list[list[str]]:
 
 
 def assert_gram_figures(at):
-    """The Gram page drew its three figures: shared-scale heatmaps, the difference, the scatter."""
+    """The Gram page drew its default view, one figure: the shared-scale heatmaps (the other views are
+    drawn on demand: test_gram_views_one_chart_each)."""
     assert_clean(at)
     assert not error_texts(at), error_texts(at)
-    types = trace_types(at)
-    assert types[0] == ["heatmap", "heatmap"], types
-    assert types[1] == ["heatmap"], types
-    assert "scattergl" in types[2] and "scatter" in types[2], types
+    assert trace_types(at) == [["heatmap", "heatmap"]]
+
+
+def test_gram_views_one_chart_each(run_page):
+    """Each view of the Gram page draws its one figure, titled with labelled axes; switching views (a
+    fragment rerun) recomputes nothing and keeps the numbers."""
+    at = run_page(GRAM, **SMALL)
+    assert_gram_figures(at)
+    metrics = [(m.label, m.value) for m in at.metric]
+    expected = {"difference": [["heatmap"]], "entries": [["scattergl", "scatter"]], "pair": [["heatmap", "heatmap"]]}
+    for view, types in expected.items():
+        at.radio(key="gram_view").set_value(view).run()
+        assert_clean(at)
+        assert trace_types(at) == types, (view, trace_types(at))
+        (fig,) = plotly_figures(at)
+        assert fig["layout"]["title"]["text"], view
+        assert fig["layout"]["xaxis"]["title"]["text"] and fig["layout"]["yaxis"]["title"]["text"], view
+        assert [(m.label, m.value) for m in at.metric] == metrics
 
 
 # ---------------------------------------------------------------------------- every page
@@ -163,7 +178,7 @@ def test_gram_bad_D_from_link(run_page, D):
     assert any("D (random features)" in e for e in error_texts(at)), error_texts(at)
     # the page goes on with the default D
     assert at.number_input(key="D").value == 256
-    assert len(plotly_figures(at)) == 3
+    assert len(plotly_figures(at)) == 1  # the default view (one chart)
 
 
 def test_gram_too_big_is_refused_with_the_size_that_fits(run_page, monkeypatch):
