@@ -41,7 +41,7 @@ PROBE_JS = """() => {
   };
   requestAnimationFrame(check);
 }"""
-TRACE_CATEGORIES = ["devtools.timeline", "v8", "disabled-by-default-devtools.timeline"]
+TRACE_CATEGORIES = ["toplevel", "devtools.timeline", "v8"]
 
 
 def main_thread_summary(trace: bytes) -> dict[str, float]:
