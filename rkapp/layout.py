@@ -196,11 +196,12 @@ def styled_table(data: pd.DataFrame, column_config: dict | None = None):
     return styler.format_index(lambda c: literal(labels.get(c, c)), axis=1)
 
 
-def table(data: pd.DataFrame, name: str, *, caption: str | None = None, **dataframe_kwargs) -> None:
+def table(data: pd.DataFrame, name: str, *, caption: str | None = None, download: bool = True,
+          **dataframe_kwargs) -> None:
     """A table, an optional caption, and its CSV download. Up to :data:`HTML_TABLE_ROWS` rows it is an HTML
     table (st.table): its headers are text in the page, so nothing is cut (the grid of st.dataframe draws
     headers on a canvas at a fixed column width, and makes a first visit load ~0.6 MB more JavaScript);
-    longer tables scroll in the grid."""
+    longer tables scroll in the grid. ``download=False``: no CSV button (the numbers are downloadable elsewhere)."""
     dataframe_kwargs.setdefault("hide_index", True)
     if len(data) <= HTML_TABLE_ROWS:
         st.table(styled_table(data, dataframe_kwargs.get("column_config")),
@@ -209,7 +210,8 @@ def table(data: pd.DataFrame, name: str, *, caption: str | None = None, **datafr
         st.dataframe(data, **dataframe_kwargs)
     if caption:
         st.caption(caption)
-    _download(data, name, _slug(name))
+    if download:
+        _download(data, name, _slug(name))
 
 
 def record_settings(settings: dict) -> None:
