@@ -174,26 +174,20 @@ def _number_format(fmt: str):
 
 
 def styled_table(data: pd.DataFrame, column_config: dict | None = None):
-    """``data`` as a pandas Styler for st.table: the number formats and header labels of ``column_config``
-    (``st.column_config.NumberColumn(label, format=...)``: printf formats and "compact") applied to the
-    display only; the data keep their values (what tests and the CSV read)."""
-    styler = data.style
-    formats, labels = {}, {}
+    """``data`` as a pandas Styler for st.table, which renders headers and cells as Markdown (with math) and
+    takes its headers from the frame's columns (a Styler formats only the cells): column names and text cells
+    are escaped (shown literally), numbers get the printf (or "compact") formats of ``column_config``
+    (``st.column_config.NumberColumn(format=...)``). The cells keep their values (what tests and the CSV read)."""
+    formats = {}
     for column, config in (column_config or {}).items():
-        if column not in data.columns or not isinstance(config, dict):
-            continue
-        fmt = (config.get("type_config") or {}).get("format")
-        if fmt:
-            formats[column] = _number_format(fmt)
-        if config.get("label"):
-            labels[column] = config["label"]
-    # st.table renders headers and cells as Markdown (with math): text is escaped, shown literally
-    for column in data.columns:
-        if column not in formats and not pd.api.types.is_numeric_dtype(data[column]):
+        fmt = (config.get("type_config") or {}).get("format") if isinstance(config, dict) else None
+        if column in data.columns and fmt:
+            formats[literal(column)] = _number_format(fmt)
+    shown = data.rename(columns=lambda c: literal(c))
+    for column in shown.columns:
+        if column not in formats and not pd.api.types.is_numeric_dtype(shown[column]):
             formats[column] = literal
-    if formats:
-        styler = styler.format(formats)
-    return styler.format_index(lambda c: literal(labels.get(c, c)), axis=1)
+    return shown.style.format(formats) if formats else shown.style
 
 
 def table(data: pd.DataFrame, name: str, *, caption: str | None = None, download: bool = True,
@@ -203,6 +197,12 @@ def table(data: pd.DataFrame, name: str, *, caption: str | None = None, download
     headers on a canvas at a fixed column width, and makes a first visit load ~0.6 MB more JavaScript);
     longer tables scroll in the grid. ``download=False``: no CSV button (the numbers are downloadable elsewhere)."""
     dataframe_kwargs.setdefault("hide_index", True)
+    labels = {c: config["label"] for c, config in (dataframe_kwargs.get("column_config") or {}).items()
+              if isinstance(config, dict) and config.get("label")}
+    if labels:  # the shown names are the data's names (table, CSV and tests agree)
+        data = data.rename(columns=labels)
+        dataframe_kwargs["column_config"] = {labels.get(c, c): config
+                                             for c, config in dataframe_kwargs["column_config"].items()}
     if len(data) <= HTML_TABLE_ROWS:
         st.table(styled_table(data, dataframe_kwargs.get("column_config")),
                  hide_index=dataframe_kwargs["hide_index"])

@@ -70,12 +70,14 @@ def plotly_figures(at) -> list[dict]:
 
 
 def table_values(at) -> list:
-    """The data of every table of the page, in page order: short ones are st.table, long ones st.dataframe
-    (rkapp.layout.table)."""
+    """The data of every table of the page, in page order, with the column names a user reads: short ones
+    are st.table, long ones st.dataframe (rkapp.layout.table)."""
     values = []
 
     def walk(node):
-        if getattr(node, "type", None) in ("table", "arrow_data_frame"):
+        if getattr(node, "type", None) == "table":  # st.table: column names escaped (Markdown)
+            values.append(node.value.rename(columns=shown))
+        elif getattr(node, "type", None) == "arrow_data_frame":
             values.append(node.value)
         for child in (getattr(node, "children", None) or {}).values():
             walk(child)

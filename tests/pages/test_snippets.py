@@ -94,7 +94,7 @@ def test_rff_snippet_prints_the_page_table(pages_and_outputs):
 
 def test_projection_snippet_prints_the_page_table(pages_and_outputs):
     pages, outputs = pages_and_outputs
-    table = page_table(pages["projections"], "outside")
+    table = page_table(pages["projections"], "outside band")
     assert table.to_string(index=False, float_format="%.4g") in outputs["projections"]
 
 
