@@ -158,7 +158,7 @@ def test_gram_page_offers_and_draws_the_toy_map(toy_map, run_page):
     assert not at.exception and not error_texts(at), error_texts(at)
     assert TOY in at.selectbox(key="map").options or "Toy ANOVA map (TOY)" in at.selectbox(key="map").options
     assert at.selectbox(key="map").value == TOY
-    assert len(plotly_figures(at)) >= 2
+    assert [[t["type"] for t in f["data"]] for f in plotly_figures(at)] == [["heatmap", "heatmap"]]  # default view
 
 
 def test_timing_page_times_the_toy_map(toy_map, run_page):
