@@ -2,7 +2,7 @@
 import streamlit as st
 
 from rkapp import (
-    ViewSpec, chart, columns, escape_markdown, formula, guarded, largest_fitting, load_data, notice, page,
+    ViewSpec, chart, escape_markdown, formula, guarded, largest_fitting, load_data, notice, page, persistent_widget,
     reproduce, run_or_wait, shared_figure, sidebar, table,
 )
 from rkcore.costs import gram_view_cost
@@ -37,6 +37,35 @@ def compute(view: ViewSpec):
     return K, K_hat, gram_error_stats(K, K_hat), gram_pairs(K, K_hat, max_points=4000, random_state=0)
 
 
+#: the page's views: one chart at a time (a first visit draws one figure, not three)
+VIEWS = {"pair": "K and K̂ side by side", "difference": "Difference K̂ − K", "entries": "Entries: exact vs approximate"}
+
+
+@st.fragment
+def gram_chart(view: ViewSpec, K_small, K_hat_small, b: int, n: int, pairs) -> None:
+    """The chosen view's chart: choosing another view reruns only this part (nothing is recomputed)."""
+    shown = persistent_widget(st.radio, "View", key="gram_view", options=list(VIEWS), format_func=VIEWS.get,
+                              horizontal=True, label_visibility="collapsed")
+    averaged = (f" For a fast screen the {n}×{n} matrices are drawn averaged over {b}×{b} blocks (at most "
+                f"{HEATMAP_SIDE} cells per side); the numbers above use every entry, the CSV holds the drawn "
+                "values.") if b > 1 else ""
+    if shown == "pair":
+        chart(shared_figure(gram_heatmaps, K_small, K_hat_small, block=b, n=n, cache_key=view),
+              gram_long(K_small, K_hat_small), "Gram matrices exact and approximate",
+              caption="One shared color scale: equal colors mean equal values in both panels. The range spans the "
+                      "1st–99th percentile of the entries, so the large diagonal K(x, x) saturates and the "
+                      "off-diagonal pattern stays visible." + averaged)
+    elif shown == "difference":
+        chart(shared_figure(gram_difference, K_small, K_hat_small, block=b, n=n, cache_key=view),
+              gram_long(K_small, K_hat_small)[["i", "j", "difference"]], "Gram difference",
+              caption="Diverging colors centered at 0: white is exact, red over-, blue under-estimates." + averaged)
+    else:
+        chart(shared_figure(gram_scatter, pairs, n_total=n * (n + 1) // 2, cache_key=view), pairs,
+              "Gram entries exact vs approximate",
+              caption="Each dot is one entry (i ≤ j; a seeded subsample beyond 4,000). On the dashed line the "
+                      "estimate is exact.")
+
+
 with guarded("the Gram matrices"):
     data = load_data(view)
     n, d = data.X.shape
@@ -56,26 +85,11 @@ with guarded("the Gram matrices"):
 
     K_small, b = block_average(K, max_side=HEATMAP_SIDE)
     K_hat_small, _ = block_average(K_hat, max_side=HEATMAP_SIDE)
-    averaged = (f" For a fast screen the {n}×{n} matrices are drawn averaged over {b}×{b} blocks (at most "
-                f"{HEATMAP_SIDE} cells per side); the numbers above use every entry, the CSV holds the drawn "
-                "values.") if b > 1 else ""
-    chart(shared_figure(gram_heatmaps, K_small, K_hat_small, block=b, n=n, cache_key=view), gram_long(K_small, K_hat_small), "Gram matrices exact and approximate",
-          caption="One shared color scale: equal colors mean equal values in both panels. The range spans the "
-                  "1st–99th percentile of the entries, so the large diagonal K(x, x) saturates and the "
-                  "off-diagonal pattern stays visible." + averaged)
+    gram_chart(view, K_small, K_hat_small, b, n, pairs)
     st.caption(f"Showing n = {n} points, d = {d} features, {view.normalization}-normalized; {kernel_text}; "
                f"{MAPS[view.map].label}, D = {view.D}, seed = {view.seed}. Data: {escape_markdown(data.description)}")
     notice(gram_note(stats, D=view.D, map_label=MAPS[view.map].label,
                      distribution_label=DISTRIBUTIONS[view.distribution].label if view.map == "rk" else None))
-    left, right = columns(2)
-    with left:
-        chart(shared_figure(gram_difference, K_small, K_hat_small, block=b, n=n, cache_key=view), gram_long(K_small, K_hat_small)[["i", "j", "difference"]],
-              "Gram difference", narrow=True,
-              caption="Diverging colors centered at 0: white is exact, red over-, blue under-estimates." + averaged)
-    with right:
-        chart(shared_figure(gram_scatter, pairs, n_total=n * (n + 1) // 2, cache_key=view), pairs, "Gram entries exact vs approximate", narrow=True,
-              caption="Each dot is one entry (i ≤ j; a seeded subsample beyond 4,000). On the dashed line the "
-                      "estimate is exact.")
     table(stats, "Gram error statistics", caption="E = K̂ − K over all n² entries.",
           column_config={"value": st.column_config.NumberColumn(format="%.4g")})
 

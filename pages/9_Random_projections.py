@@ -18,6 +18,15 @@ from rkcore.views import dense
 M_MAX_OPTIONS = [64, 128, 256, 512, 1024, 2048, 4096]
 VECTORS = {"phi": "explicit degree-2 features φ(x)", "raw": "the data rows x"}
 
+
+#: the summary's columns as the table shows them (q_low / q_high are the δ/2 and 1 − δ/2 quantiles)
+SUMMARY_LABELS = {"kind": "kind", "m": "m", "q_low": "q {lo:g}%", "median": "median", "q_high": "q {hi:g}%",
+                  "band_low": "band low", "band_high": "band high", "outside": "outside band"}
+
+
+def summary_labels(delta: float) -> dict[str, str]:
+    return {k: v.format(lo=100 * delta / 2, hi=100 - 100 * delta / 2) for k, v in SUMMARY_LABELS.items()}
+
 page("Random projections",
      "A random map A: ℝᴰ → ℝᵐ, drawn without looking at the data, keeps every fixed vector's squared norm within "
      "1 ± O(√(log(1/δ)/m)) with probability 1 − δ (Hsu, *Features*, Section 3, Theorem 1).")
@@ -96,12 +105,9 @@ with guarded("the random projections"):
     chart(band_violation_figure(summary), summary, "Theorem 1 band violations",
           caption=f"The theorem allows a fraction δ = {delta:g} outside its band for Gaussian A. Fractions are over "
                   "all (vector, draw) pairs; vectors share each draw of A, so similar vectors fail together.")
-    table(summary[["kind", "m", "q_low", "median", "q_high", "band_low", "band_high", "outside"]],
-          "Projection distortion summary",
-          column_config={k: st.column_config.NumberColumn(label, format="%.4g") for k, label in (
-              ("q_low", f"q {100 * delta / 2:g}%"), ("median", "median"),
-              ("q_high", f"q {100 - 100 * delta / 2:g}%"), ("band_low", "band low"),
-              ("band_high", "band high"), ("outside", "outside band"))})
+    table(summary[list(SUMMARY_LABELS)].rename(columns=summary_labels(delta)), "Projection distortion summary",
+          column_config={label: st.column_config.NumberColumn(format="%.4g")
+                         for label in list(summary_labels(delta).values())[2:]})
     notice(projection_note(summary, float(delta), share))
 
 reproduce("\n".join([
@@ -116,7 +122,7 @@ reproduce("\n".join([
     f"df = pd.concat([projection_distortion(V, {list(m_list)}, kind=k, trials={int(trials)}, seed={view.seed})",
     f"                for k in {list(kinds)}], ignore_index=True)",
     f"summary = distortion_summary(df, delta={float(delta)})",
-    "print(summary[['kind', 'm', 'q_low', 'median', 'q_high', 'band_low', 'band_high', 'outside']]"
-    ".to_string(index=False, float_format='%.4g'))  # the page's table",
+    f"labels = {summary_labels(delta)!r}",
+    "print(summary[list(labels)].rename(columns=labels).to_string(index=False, float_format='%.4g'))  # the page's table",
     f"projection_distortion_figure(df, delta={float(delta)}, bands=distortion_bands(df['m'], {float(delta)})).show()",
 ]))

@@ -8,6 +8,8 @@ import threading
 import pandas as pd
 import streamlit as st
 
+from .guard import literal
+
 # At 1280x720 the page's first chart must start above the fold: a compact header (Streamlit's own top
 # padding is 6rem, its h1 2.75rem), formulas no wider than their column, captions that wrap.
 _CSS = """
@@ -151,13 +153,65 @@ def chart(fig, data: pd.DataFrame, name: str, *, caption: str | None = None, key
     _download(data, name, slug)
 
 
-def table(data: pd.DataFrame, name: str, *, caption: str | None = None, **dataframe_kwargs) -> None:
-    """A table, an optional caption, and its CSV download."""
+#: tables up to this many rows are drawn as HTML (st.table), longer ones in the scrolling grid (st.dataframe)
+HTML_TABLE_ROWS = 60
+
+
+def _compact(value: float) -> str:
+    """Like the grid's "compact" number format: 3 significant digits with K/M/B/T."""
+    for step, suffix in ((1e12, "T"), (1e9, "B"), (1e6, "M"), (1e3, "K")):
+        if abs(value) >= step:
+            return f"{value / step:.3g}{suffix}" if abs(value) < 1000 * step or suffix != "T" else f"{value:.3g}"
+    return f"{value:.3g}"
+
+
+def _number_format(fmt: str):
+    def show(value) -> str:
+        if isinstance(value, bool) or not isinstance(value, (int, float)) or value != value:
+            return "" if value is None or (isinstance(value, float) and value != value) else literal(value)
+        return _compact(float(value)) if fmt == "compact" else fmt % value
+    return show
+
+
+def styled_table(data: pd.DataFrame, column_config: dict | None = None):
+    """``data`` as a pandas Styler for st.table, which renders headers and cells as Markdown (with math) and
+    takes its headers from the frame's columns (a Styler formats only the cells): column names and text cells
+    are escaped (shown literally), numbers get the printf (or "compact") formats of ``column_config``
+    (``st.column_config.NumberColumn(format=...)``). The cells keep their values (what tests and the CSV read)."""
+    formats = {}
+    for column, config in (column_config or {}).items():
+        fmt = (config.get("type_config") or {}).get("format") if isinstance(config, dict) else None
+        if column in data.columns and fmt:
+            formats[literal(column)] = _number_format(fmt)
+    shown = data.rename(columns=lambda c: literal(c))
+    for column in shown.columns:
+        if column not in formats and not pd.api.types.is_numeric_dtype(shown[column]):
+            formats[column] = literal
+    return shown.style.format(formats) if formats else shown.style
+
+
+def table(data: pd.DataFrame, name: str, *, caption: str | None = None, download: bool = True,
+          **dataframe_kwargs) -> None:
+    """A table, an optional caption, and its CSV download. Up to :data:`HTML_TABLE_ROWS` rows it is an HTML
+    table (st.table): its headers are text in the page, so nothing is cut (the grid of st.dataframe draws
+    headers on a canvas at a fixed column width, and makes a first visit load ~0.6 MB more JavaScript);
+    longer tables scroll in the grid. ``download=False``: no CSV button (the numbers are downloadable elsewhere)."""
     dataframe_kwargs.setdefault("hide_index", True)
-    st.dataframe(data, **dataframe_kwargs)
+    labels = {c: config["label"] for c, config in (dataframe_kwargs.get("column_config") or {}).items()
+              if isinstance(config, dict) and config.get("label")}
+    if labels:  # the shown names are the data's names (table, CSV and tests agree)
+        data = data.rename(columns=labels)
+        dataframe_kwargs["column_config"] = {labels.get(c, c): config
+                                             for c, config in dataframe_kwargs["column_config"].items()}
+    if len(data) <= HTML_TABLE_ROWS:
+        st.table(styled_table(data, dataframe_kwargs.get("column_config")),
+                 hide_index=dataframe_kwargs["hide_index"])
+    else:
+        st.dataframe(data, **dataframe_kwargs)
     if caption:
         st.caption(caption)
-    _download(data, name, _slug(name))
+    if download:
+        _download(data, name, _slug(name))
 
 
 def record_settings(settings: dict) -> None:
@@ -258,7 +312,15 @@ def notice(text: str) -> None:
     st.info(f"**What to notice.** {text}", icon=":material/visibility:")
 
 
+#: session key of the "Reproduce in Python" expander (open/closed); tests set it to read the snippet
+REPRODUCE_KEY = "_rk_reproduce_open"
+
+
 def reproduce(code: str) -> None:
-    """An expander with the rkcore calls that reproduce the view."""
-    with st.expander("Reproduce in Python"):
-        st.code(code, language="python")
+    """An expander with the rkcore calls that reproduce the view. The code is sent only while the expander
+    is open: st.code makes the browser load and evaluate a 1.5 MB syntax-highlighting chunk, about a fifth
+    of a first visit's JavaScript work (benchmarks/results/browser.md), for a box most visits never open."""
+    box = st.expander("Reproduce in Python", icon=":material/code:", key=REPRODUCE_KEY, on_change="rerun")
+    if box.open:
+        with box:
+            st.code(code, language="python")

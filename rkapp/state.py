@@ -112,6 +112,7 @@ _TABLE: list[Field] = [
           help="The key of an uploaded file kept on the server (rkapp.uploads): a reload finds the file again."),
     Field("story_step", 1, "Story step", lambda: list(range(1, 6)), view=False, page="Story"),
     # ---- page-specific settings (choices and bounds are given where the page draws them)
+    *_page("Gram matrices", ("gram_view", "pair")),
     *_page("Error bounds", ("eb_eps", 1e-3), ("eb_delta", 0.05), ("eb_D", 256), ("eb_trials", 10)),
     *_page("Distributions and variance", ("dv_mult", ("2", "4", "8", "16")), ("dv_trials", 10),
            ("dv_vtrials", 100), ("dv_scrk", True)),

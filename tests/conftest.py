@@ -75,6 +75,34 @@ def plotly_figures(at) -> list[dict]:
     return [json.loads(el.proto.spec) for el in at.get("plotly_chart")]
 
 
+def table_values(at) -> list:
+    """The data of every table of the page, in page order, with the column names a user reads: short ones
+    are st.table, long ones st.dataframe (rkapp.layout.table)."""
+    values = []
+
+    def walk(node):
+        if getattr(node, "type", None) == "table":  # st.table: column names escaped (Markdown)
+            values.append(node.value.rename(columns=shown))
+        elif getattr(node, "type", None) == "arrow_data_frame":
+            values.append(node.value)
+        for child in (getattr(node, "children", None) or {}).values():
+            walk(child)
+
+    walk(at._tree)
+    return values
+
+
+def snippet_of(at) -> str:
+    """The page's "Reproduce in Python" code: the expander sends it only when open, so open it and rerun."""
+    from rkapp.layout import REPRODUCE_KEY
+
+    if not at.code:
+        at.session_state[REPRODUCE_KEY] = True
+        at.run()
+    (code,) = [c.value for c in at.code]
+    return code
+
+
 def shown(markdown: str) -> str:
     """The text a user reads from Markdown the app escaped with rkapp.guard.literal (backslashes gone)."""
     return re.sub(r"\\(.)", r"\1", markdown)

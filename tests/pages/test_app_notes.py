@@ -7,7 +7,7 @@ import re
 
 import pytest
 
-from tests.conftest import plotly_figures
+from tests.conftest import plotly_figures, table_values
 
 GRAM = "pages/1_Gram_matrices.py"
 STORY = "pages/0_Story.py"
@@ -199,7 +199,7 @@ def test_classifier_note_says_slower_when_it_is_slower():
 
 def _table(at, column: str):
     """The first st.dataframe of the page that has ``column``."""
-    return next(df.value for df in at.dataframe if column in df.value.columns)
+    return next(v for v in table_values(at) if column in v.columns)
 
 
 @pytest.mark.parametrize("query", [dict(rff_Dmax=256, rff_trials=2), dict(rff_Dmax=1024, rff_trials=3, seed=5)])
@@ -226,16 +226,17 @@ def test_projection_note_numbers_are_the_table(run_page, query):
     at = run_page("pages/9_Random_projections.py", n=40, dataset="wine", timeout=120, **query)
     assert not at.exception and not at.error, [e.value for e in at.error]
     note = note_text(at)
-    summary = _table(at, "outside")
+    summary = _table(at, "outside band")
     share = next(m.value for m in at.metric if m.label.startswith("median share"))
     assert f"median largest-coordinate share {share}" in note
     delta = query.get("rp_delta", 0.05)
     for kind, sub in summary.groupby("kind", sort=False):
         sub = sub.sort_values("m")
-        w0 = sub.iloc[0].q_high - sub.iloc[0].q_low
-        w1 = sub.iloc[-1].q_high - sub.iloc[-1].q_low
+        q_low, q_high = f"q {100 * delta / 2:g}%", f"q {100 - 100 * delta / 2:g}%"
+        w0 = sub.iloc[0][q_high] - sub.iloc[0][q_low]
+        w1 = sub.iloc[-1][q_high] - sub.iloc[-1][q_low]
         assert f"shrinks from {w0:.3g} at m = {int(sub.iloc[0].m):,} to {w1:.3g} at m = {int(sub.iloc[-1].m):,}" in note
-        worst = sub["outside"].max()
+        worst = sub["outside band"].max()
         assert f"at most {worst:.1%} of the ratios fall outside Theorem 1's band, " \
                f"{'within' if worst <= delta else 'more than'} the δ = {delta:g}" in note
 

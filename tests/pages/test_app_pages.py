@@ -10,7 +10,9 @@ import pytest
 
 from rkcore.distributions import DISTRIBUTIONS
 from rkcore.registry import ITEMSET_KERNELS, KERNELS, KernelSpec, maps_for
-from tests.conftest import REPO, error_texts, page_files, plotly_figures, warning_texts
+from tests.conftest import (
+    REPO, error_texts, page_files, plotly_figures, snippet_of, table_values, warning_texts,
+)
 
 GRAM = "pages/1_Gram_matrices.py"
 ITEMSETS = "pages/2_Itemsets.py"
@@ -27,13 +29,28 @@ def trace_types(at) -> list[list[str]]:
 
 
 def assert_gram_figures(at):
-    """The Gram page drew its three figures: shared-scale heatmaps, the difference, the scatter."""
+    """The Gram page drew its default view, one figure: the shared-scale heatmaps (the other views are
+    drawn on demand: test_gram_views_one_chart_each)."""
     assert_clean(at)
     assert not error_texts(at), error_texts(at)
-    types = trace_types(at)
-    assert types[0] == ["heatmap", "heatmap"], types
-    assert types[1] == ["heatmap"], types
-    assert "scattergl" in types[2] and "scatter" in types[2], types
+    assert trace_types(at) == [["heatmap", "heatmap"]]
+
+
+def test_gram_views_one_chart_each(run_page):
+    """Each view of the Gram page draws its one figure, titled with labelled axes; switching views (a
+    fragment rerun) recomputes nothing and keeps the numbers."""
+    at = run_page(GRAM, **SMALL)
+    assert_gram_figures(at)
+    metrics = [(m.label, m.value) for m in at.metric]
+    expected = {"difference": [["heatmap"]], "entries": [["scattergl", "scatter"]], "pair": [["heatmap", "heatmap"]]}
+    for view, types in expected.items():
+        at.radio(key="gram_view").set_value(view).run()
+        assert_clean(at)
+        assert trace_types(at) == types, (view, trace_types(at))
+        (fig,) = plotly_figures(at)
+        assert fig["layout"]["title"]["text"], view
+        assert fig["layout"]["xaxis"]["title"]["text"] and fig["layout"]["yaxis"]["title"]["text"], view
+        assert [(m.label, m.value) for m in at.metric] == metrics
 
 
 # ---------------------------------------------------------------------------- every page
@@ -161,7 +178,7 @@ def test_gram_bad_D_from_link(run_page, D):
     assert any("D (random features)" in e for e in error_texts(at)), error_texts(at)
     # the page goes on with the default D
     assert at.number_input(key="D").value == 256
-    assert len(plotly_figures(at)) == 3
+    assert len(plotly_figures(at)) == 1  # the default view (one chart)
 
 
 def test_gram_too_big_is_refused_with_the_size_that_fits(run_page, monkeypatch):
@@ -237,7 +254,7 @@ def test_itemsets_counts_listing_and_check(run_page):
     assert_clean(at)
     figs = plotly_figures(at)
     assert figs[0]["data"][0]["type"] == "bar"
-    frames = [df.value for df in at.dataframe]
+    frames = table_values(at)
     listing, phi, check = frames[0], frames[1], frames[2]
     assert list(listing["itemset"]) == ["{0, 1}", "{2, 3}", "{1, 2, 4}"]
     assert list(phi.columns[1:]) == ["x0·x1", "x2·x3", "x1·x2·x4"]
@@ -250,7 +267,7 @@ def test_itemsets_all_subsets_is_restricted_and_log_scaled(run_page):
     assert any("restricted" in w for w in warning_texts(at))
     fig = plotly_figures(at)[0]
     assert fig["layout"]["yaxis"]["type"] == "log"
-    check = [df.value for df in at.dataframe][-1]
+    check = table_values(at)[-1]
     assert (check["difference"].abs() <= 1e-10 * (1 + check["kernel"].abs())).all()
 
 
@@ -334,7 +351,7 @@ def test_frame_rejects_out_of_range_link_values(clear_streamlit_cache):
 def test_gram_reproduce_code_runs_and_matches_the_page(run_page, query):
     at = run_page(GRAM, **SMALL, **query)
     assert_gram_figures(at)
-    (code,) = [c.value for c in at.code]
+    code = snippet_of(at)
     namespace: dict = {}
     exec(compile(code.replace("print(", "(lambda *a: None)("), "<reproduce>", "exec"), namespace)
     shown = {m.label: m.value for m in at.metric}
@@ -348,7 +365,7 @@ def test_gram_reproduce_code_runs_and_matches_the_page(run_page, query):
 def test_itemsets_reproduce_code_runs(run_page):
     at = run_page(ITEMSETS, kernel="up_to", m=3, n=30)
     assert_clean(at)
-    (code,) = [c.value for c in at.code]
+    code = snippet_of(at)
     namespace: dict = {}
     exec(compile(code.replace("print(", "(lambda *a: None)("), "<reproduce>", "exec"), namespace)
     assert namespace["family"].n_itemsets == 1 + 20 + 190 + 1140

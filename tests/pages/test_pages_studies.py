@@ -4,7 +4,7 @@ start on their buttons with tiny sizes, widget changes update the view, and bad 
 oversized studies answer with an st.error instead of a traceback."""
 from __future__ import annotations
 
-from tests.conftest import error_texts, plotly_figures
+from tests.conftest import error_texts, plotly_figures, table_values
 
 BOUNDS = "pages/3_Error_bounds.py"
 VARIANCE = "pages/4_Distributions_and_variance.py"
@@ -41,7 +41,7 @@ def test_bounds_default_view(run_page):
     labels = [m.label for m in at.metric]
     assert "R = max ‖x‖₁ (from the data)" in labels and at.metric[0].value == "1"  # L1-normalized rows
     assert any("Lemma 3" in lab for lab in labels)
-    table = at.dataframe[0].value
+    table = table_values(at)[0]
     assert list(table["bound"].str[:7]) == ["Lemma 1", "Lemma 2", "Lemma 3"]
 
 
@@ -81,10 +81,10 @@ def test_variance_default_view_compares_all_distributions(run_page):
     assert legend == ["RK (Rademacher)", "RK (Gaussian)", "RK (Uniform)", "RK (Laplace)", "SCRK", "∝ 1/√D (guide)"]
     assert set(axis_types(var, "yaxis")) == {"log"} and len(axis_types(var, "yaxis")) == 3
     assert bars["data"][0]["type"] == "bar"
-    wide = at.dataframe[0].value
+    wide = table_values(at)[0]
     assert list(wide.columns) == ["Method", "D = 2d = 40", "D = 4d = 80", "D = 8d = 160", "D = 16d = 320"]
     assert wide["D = 2d = 40"].str.contains("±").all()
-    summary = at.dataframe[2].value.set_index("distribution")
+    summary = table_values(at)[2].set_index("distribution")
     assert (summary["fraction of pairs ≥ Rademacher"] == 1.0).all()
 
 
@@ -120,7 +120,7 @@ def test_timing_default_shows_predictions_and_runs_on_the_button(run_page):
         assert axis_types(fig, "xaxis") == ["log"] and axis_types(fig, "yaxis") == ["log"]
         legend = [t["name"] for t in fig["data"] if t.get("showlegend", True)]
         assert [n.split(":")[0] for n in legend] == ["RK", "SCRK"] and all("slope" in n for n in legend)
-    medians = at.dataframe[0].value
+    medians = table_values(at)[0]
     assert {"RK (ms)", "SCRK (ms)"} <= set(medians.columns) and (medians["RK (ms)"] > 0).all()
     # a widget change keeps the last run on screen and says it is stale
     at.select_slider(key="tm_n").set_value(50).run()
@@ -159,7 +159,7 @@ def test_classifiers_estimate_then_run_on_the_button(run_page):
     svm = next(t for t in acc["data"] if t["name"] == "Kernel SVM (exact), no D")
     assert svm["y"][0] == svm["y"][1]  # a horizontal reference line
     assert axis_types(tim, "yaxis") == ["log", "log"]
-    summary = at.dataframe[0].value
+    summary = table_values(at)[0]
     assert set(summary["method"]) == {"kernel_svm", "rk"} and summary["accuracy"].between(0, 1).all()
     at.radio(key="cl_xaxis").set_value("log2").run()
     assert_clean(at)

@@ -10,12 +10,10 @@ from pathlib import Path
 
 import pytest
 
+from rkapp.layout import REPRODUCE_KEY
+from tests.conftest import snippet_of, table_values
+
 REPO = Path(__file__).resolve().parents[2]
-
-
-def snippet_of(at) -> str:
-    (code,) = [c.value for c in at.code]
-    return code
 
 
 _RUNNER = """
@@ -43,7 +41,7 @@ def run_snippets(codes: dict[str, str], timeout: float = 240) -> dict[str, str]:
 
 
 def page_table(at, column: str):
-    return next(df.value for df in at.dataframe if column in df.value.columns)
+    return next(v for v in table_values(at) if column in v.columns)
 
 
 #: page -> (its settings in the URL, a button to press first): small views, each page's snippet
@@ -67,6 +65,7 @@ def pages_and_outputs():
     for name, (path, query, button) in VIEWS.items():
         st.cache_data.clear()
         at = AppTest.from_file(str(REPO / path), default_timeout=240)
+        at.session_state[REPRODUCE_KEY] = True  # the snippet is sent only while its expander is open
         for key, value in query.items():
             at.query_params[key] = str(value)
         at.run()
@@ -77,7 +76,7 @@ def pages_and_outputs():
     st.cache_data.clear()
     codes = {}
     for name, at in pages.items():
-        (codes[name],) = [c.value for c in at.code]
+        codes[name] = snippet_of(at)
     return pages, run_snippets(codes)
 
 
@@ -95,7 +94,7 @@ def test_rff_snippet_prints_the_page_table(pages_and_outputs):
 
 def test_projection_snippet_prints_the_page_table(pages_and_outputs):
     pages, outputs = pages_and_outputs
-    table = page_table(pages["projections"], "outside")
+    table = page_table(pages["projections"], "outside band")
     assert table.to_string(index=False, float_format="%.4g") in outputs["projections"]
 
 

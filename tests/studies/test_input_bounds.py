@@ -320,7 +320,7 @@ def test_app_reads_utf16_semicolon_and_latin1_tab_uploads(run_page, name, raw):
     at = run_page("pages/1_Gram_matrices.py", ds="upload", target="label", session={UPLOAD_KEY: (name, raw)})
     assert not at.exception and not error_texts(at), error_texts(at)
     assert "label" in at.sidebar.selectbox(key="target").options
-    assert len(plotly_figures(at)) >= 3
+    assert len(plotly_figures(at)) == 1  # the Gram page draws its default view (one figure)
 
 
 @pytest.mark.parametrize("name, raw, expected", [

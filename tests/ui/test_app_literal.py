@@ -98,3 +98,25 @@ def test_url_values_and_file_names_are_shown_literally(run_page, path):
     at = _run(run_page, path, {"dataset": "upload", "kernel": "itemset", "family": "custom", "itemsets": LINK,
                                "target": LINK, "n": 30}, session={UPLOAD_STATE_KEY: upload})
     assert_literal(at, (IMAGE,), f"{path.name}: file name")
+
+
+# ---------------------------------------------------------------------------- HTML tables (st.table)
+def test_html_table_shows_user_text_literally_and_formats_numbers():
+    """st.table renders headers and cells as Markdown and takes headers from the frame: rkapp's table
+    escapes both (a column named like a link stays text), applies the number formats, keeps the values."""
+    import pandas as pd
+    import streamlit as st
+
+    from rkapp.layout import styled_table
+    from tests.conftest import shown
+
+    link = "[click](http://example.com) **b** $x$"
+    data = pd.DataFrame({link: ["*it*", "<b>x</b>"], "value": [0.000123456, -12345.678], "n": [1, 2]})
+    styler = styled_table(data, {"value": st.column_config.NumberColumn(format="%.3g")})
+    shown_frame = styler.data
+    assert [shown(c) for c in shown_frame.columns] == list(data.columns)
+    assert "[" not in shown_frame.columns[0].replace("\\[", "")  # every bracket escaped
+    html = styler.to_html()
+    assert "0.000123" in html and "-1.23e+04" in html
+    assert "\\*it\\*" in html
+    pd.testing.assert_series_equal(shown_frame.iloc[:, 1], data["value"], check_names=False)
