@@ -62,7 +62,7 @@ assert not at.exception, [e.message for e in at.exception]
 assert at.title[0].value == "Random Kernel Explorer", at.title
 at.switch_page("pages/1_Gram_matrices.py").run()
 assert not at.exception, [e.message for e in at.exception]
-assert at.title[0].value == "Gram matrices" and len(at.get("plotly_chart")) == 3
+assert at.title[0].value == "Gram matrices" and len(at.get("plotly_chart")) == 1  # the default view: K and K̂ side by side
 print("Home and Gram matrices rendered from", root)
 PY
 get "$URL/Gram_matrices" | grep -qi "<title>" && echo "GET /Gram_matrices: 200"
