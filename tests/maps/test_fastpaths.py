@@ -262,6 +262,19 @@ def _newton_verdict(block, Xb, gamma):
     return newton_is_safe(Pa, block.m, gamma)
 
 
+def _checked_against_newton(block, Xb, gamma):
+    """AnovaBlock.checked on Xb: its output, the (rows, cols) it rejects, the accepted mask and newton_is_safe's
+    verdicts; asserts it never accepts an entry newton_is_safe rejects."""
+    out = np.empty((Xb.shape[0], block.W_T[1].shape[1]))
+    rows, cols = block.checked(Xb, out, gamma)
+    accepted = np.ones(out.shape, dtype=bool)
+    accepted[rows, cols] = False
+    newton_ok = np.broadcast_to(_newton_verdict(block, Xb, gamma), out.shape)
+    assert not (accepted & ~newton_ok).any()
+    return out, rows, cols, accepted, newton_ok
+
+
+
 def _cancellation_sweep(m, n_features=400):
     """Rows whose features sweep across the tier-1 boundary: z = (1, -a) (m = 2) or
     (1, 1, -a) (m = 3) for a from 0 to 0.2 (0.6), so that e_m / P2 runs through ~0 (one product
@@ -287,14 +300,9 @@ def test_anova_checked_never_accepts_what_newton_is_safe_rejects(degree, sparse)
     block = AnovaBlock(W, degree, signs=False)
     Xb = sp.csr_matrix(X) if sparse else X
     gamma = float(rounding_gamma(_max_nnz_per_row(Xb) + 2 * degree))
-    out = np.empty((X.shape[0], W.shape[0]))
-    rows, cols = block.checked(Xb, out, gamma)
-    accepted = np.ones(out.shape, dtype=bool)
-    accepted[rows, cols] = False
-    newton_ok = np.broadcast_to(_newton_verdict(block, Xb, gamma), out.shape)
-    assert not (accepted & ~newton_ok).any()
+    out, rows, cols, accepted, newton_ok = _checked_against_newton(block, Xb, gamma)
     # the sweep exercises every outcome: rejected (repaired by the caller) and accepted entries
-    assert len(rows) > 0 and accepted.sum() > out.size // 4
+    assert len(rows) > 0 and accepted.sum() > accepted.size // 4
     # ...and no more rejected than newton_is_safe rejects (up to rounding of A at the edge):
     # for m = 2 tier 1 alone rejects a band newton_is_safe accepts (its bound on A is 2x looser
     # there), so this holds only because tier 2 hands those entries to newton_is_safe
@@ -362,12 +370,7 @@ def test_anova_checked_max_test_at_large_d(sparse):
         gamma = float(rounding_gamma(_max_nnz_per_row(Xb) + 4))
         assert anova_tier1_constants(2, gamma)["rho"] is None
         assert (block._max_test_factors(abs(Xb), anova_tier1_constants(2, gamma)["kappa_max"]) is None) == tiny_block
-        out = np.empty((Xin.shape[0], D))
-        rows, cols = block.checked(Xb, out, gamma)
-        accepted = np.ones(out.shape, dtype=bool)
-        accepted[rows, cols] = False
-        newton_ok = np.broadcast_to(_newton_verdict(block, Xb, gamma), out.shape)
-        assert not (accepted & ~newton_ok).any()
+        out, rows, cols, accepted, newton_ok = _checked_against_newton(block, Xb, gamma)
         assert (accepted == newton_ok).mean() > 0.99 and 0 < len(rows)
         for i, s in [(0, 0), (0, 1), (1, 3), (len(Xin) - 1, 0), (len(Xin) - 1, 5)]:
             if accepted[i, s]:
@@ -437,12 +440,7 @@ def test_anova3_checked_at_large_d_is_newton_is_safe(sparse):
     block = AnovaBlock(W, 3, signs=False)
     Xb = sp.csr_matrix(X) if sparse else X
     gamma = float(rounding_gamma(_max_nnz_per_row(Xb) + 6))
-    out = np.empty((X.shape[0], D))
-    rows, cols = block.checked(Xb, out, gamma)
-    accepted = np.ones(out.shape, dtype=bool)
-    accepted[rows, cols] = False
-    newton_ok = np.broadcast_to(_newton_verdict(block, Xb, gamma), out.shape)
-    assert not (accepted & ~newton_ok).any()
+    out, rows, cols, accepted, newton_ok = _checked_against_newton(block, Xb, gamma)
     assert (accepted == newton_ok).mean() > 0.99 and accepted.mean() > 0.5 and len(rows)
 
 

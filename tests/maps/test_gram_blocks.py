@@ -20,6 +20,17 @@ from rkcore.itemsets import ItemsetFamily
 from tests.maps.numerics_oracle import elementary_exact, family_value, fr
 from tests.maps.test_numerics_contract import check_value, matrices
 
+
+def assert_gram_exact(label: str, G, X, Y, family=None) -> None:
+    """Every entry of the Gram G of X and Y (the all-subsets kernel unless ``family`` is given)
+    within the contract, against exact rationals."""
+    family = family or ItemsetFamily.all_subsets(X.shape[1])
+    for i in range(X.shape[0]):
+        for k in range(Y.shape[0]):
+            exact, scale = family_value(X[i], Y[k], family)
+            check_value(label, G[i, k], exact, scale)
+
+
 PROPERTY = settings(max_examples=40, deadline=None, derandomize=True,
                     suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large,
                                            HealthCheck.function_scoped_fixture])
@@ -85,12 +96,7 @@ def test_fused_gram_one_dominant_entry_nonnegative_x_signed_y(tiny_blocks):
     Y = np.array([[1.0, -1e8, 1e8, 1.0], [-1.0, 1.0, -1.0, 1.0], [1e-8, -1e8, 1.0, -1.0],
                   [1.0, -0.8680253346438211, 1.7037298776771694, -1.037491131924698]])
     for m in (2, 3):
-        G = K.anova_kernel(X, Y, degree=m)
-        family = ItemsetFamily.anova(4, m)
-        for i in range(4):
-            for k in range(4):
-                exact, scale = family_value(X[i], Y[k], family)
-                check_value("fused Gram x>=0, y signed", G[i, k], exact, scale)
+        assert_gram_exact("fused Gram x>=0, y signed", K.anova_kernel(X, Y, degree=m), X, Y, ItemsetFamily.anova(4, m))
 
 
 def test_shared_count_zeroes_pairs_with_too_few_common_non_zeros(tiny_blocks):
@@ -167,11 +173,7 @@ def test_sparse_all_subsets_gram_meets_the_contract_across_blocks_and_chunks(mon
     monkeypatch.setattr(F, "LEVEL_TABLE_SIZE", 0)  # not the level table
     X, Y, sparse_x, sparse_y = case
     G = K.all_subsets_kernel(sp.csr_matrix(X) if sparse_x else X, sp.csr_matrix(Y) if sparse_y else Y)
-    family = ItemsetFamily.all_subsets(X.shape[1])
-    for i in range(X.shape[0]):
-        for k in range(Y.shape[0]):
-            exact, scale = family_value(X[i], Y[k], family)
-            check_value("kernel all_subsets (sparse Gram)", G[i, k], exact, scale)
+    assert_gram_exact("kernel all_subsets (sparse Gram)", G, X, Y)
 
 
 def test_sparse_all_subsets_is_chosen_for_sparse_rows_only():
@@ -325,11 +327,7 @@ def test_level_rows_all_subsets_gram_meets_the_contract(monkeypatch, case):
     if symmetric:
         Y = X
     G = K.all_subsets_kernel(sp.csr_matrix(X) if sparse else X, None if symmetric else (sp.csr_matrix(Y) if sparse else Y))
-    family = ItemsetFamily.all_subsets(X.shape[1])
-    for i in range(X.shape[0]):
-        for k in range(Y.shape[0]):
-            exact, scale = family_value(X[i], Y[k], family)
-            check_value("kernel all_subsets (level table)", G[i, k], exact, scale)
+    assert_gram_exact("kernel all_subsets (level table)", G, X, Y)
 
 
 def test_level_all_subsets_is_used_for_level_rows_only(monkeypatch):
@@ -380,11 +378,7 @@ def test_sparse_all_subsets_gram_of_x_with_itself_computes_the_upper_triangle(mo
     X, _, sparse_x, _ = case
     G = K.all_subsets_kernel(sp.csr_matrix(X) if sparse_x else X)
     assert np.array_equal(G, G.T, equal_nan=True)
-    family = ItemsetFamily.all_subsets(X.shape[1])
-    for i in range(X.shape[0]):
-        for k in range(X.shape[0]):
-            exact, scale = family_value(X[i], X[k], family)
-            check_value("kernel all_subsets (sparse Gram, K(X, X))", G[i, k], exact, scale)
+    assert_gram_exact("kernel all_subsets (sparse Gram, K(X, X))", G, X, X)
 
 
 def test_count_threshold_path_meets_the_contract(tiny_blocks):
