@@ -32,7 +32,7 @@ page("Random projections",
      "1 ± O(√(log(1/δ)/m)) with probability 1 − δ (Hsu, *Features*, Section 3, Theorem 1).")
 view = sidebar(kernel=False, distributions=None, D=False, seed=True)
 
-c1, c2, c3, c4, c5 = st.columns([3, 2, 2, 2, 3])
+c1, c2, c3, c4, c5 = st.columns([2.4, 1.8, 1.5, 1.8, 4.5])  # room for both projection chips at 1280 px
 with c1:
     vectors = persistent_widget(st.radio, "Vectors v", key="rp_vec", options=list(VECTORS),
                                 format_func=VECTORS.get, help="φ(x): all products of at most two features, "
