@@ -31,7 +31,7 @@ page("Distributions and variance",
      "through E[ω⁴], smallest for Rademacher (±1), which Lemma 4 says minimizes the worst-case variance.")
 view = sidebar(kernels=ITEMSET_KERNELS, distributions="multi", D=False)
 
-c1, c2, c3, c4 = st.columns(4)
+c1, c2, c3, c4 = st.columns([3.6, 2, 2, 2.6])  # room for the four D chips (2d … 16d) at 1280 px
 with c1:
     multiples = persistent_widget(st.multiselect, "D as multiples of d", key="dv_mult",
                                   options=[str(m) for m in MULTIPLES], format_func=lambda m: f"{m}d",
