@@ -830,6 +830,13 @@ def _tiles(n: int, size: int):
         yield slice(start, min(start + size, n))
 
 
+def mirror_upper_triangle(out: np.ndarray, rows_per_block: int) -> None:
+    """Copy the upper triangle of the square ``out`` into its lower one, a row block at a time (no
+    n x n temporary): the last step of every Gram K(X, X) that computes only the upper triangle."""
+    for rows in _tiles(out.shape[0], rows_per_block):
+        out[rows, :rows.start] = out[:rows.start, rows].T
+
+
 def _subset_products(X: np.ndarray, cols: np.ndarray) -> np.ndarray:
     """phi_G(x) for the column group G: the 2^|G| products prod_{j in V} x_j over V subset of G."""
     F = np.ones((X.shape[0], 1), dtype=X.dtype)
@@ -1068,5 +1075,4 @@ def _sparse_products(X: sp.csr_matrix, Yc: sp.csc_matrix, out: np.ndarray, symme
                 np.multiply.at(flat, idx, z)
             start = stop
     if symmetric:
-        for rows in _tiles(n, rows_per_block):
-            out[rows, :rows.start] = out[:rows.start, rows].T
+        mirror_upper_triangle(out, rows_per_block)

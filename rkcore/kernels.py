@@ -37,7 +37,7 @@ from typing import Iterator
 import numpy as np
 import scipy.sparse as sp
 
-from .fastpaths import all_subsets_gram, as_sparse_if_sparse, gemm_into, row_levels
+from .fastpaths import all_subsets_gram, as_sparse_if_sparse, gemm_into, mirror_upper_triangle, row_levels
 from .itemsets import MAX_ENUMERATION, ItemsetFamily
 from .validation import check_int
 
@@ -717,8 +717,7 @@ def anova_gram(X, Y, degree: int, summed: bool = False, symmetric: bool = False)
         rows_, cols_ = np.concatenate(bad_rows), np.concatenate(bad_cols)
         out[rows_, cols_] = elementary_pairs(X, Y, rows_, cols_, degree, summed=summed)
     if symmetric:
-        for rows in row_blocks(nX, 1, rows_per_block):
-            out[rows, :rows.start] = out[:rows.start, rows].T
+        mirror_upper_triangle(out, rows_per_block)
     return out
 
 
@@ -780,8 +779,7 @@ def _level_gram(X, Y, a: np.ndarray, b: np.ndarray, degree: int, symmetric: bool
             o *= fb[c0:]
             o += 0.0  # -0.0 (from 0 * (0 - 1)) to +0.0
     if symmetric:
-        for rows in row_blocks(nX, 1, rows_per_block):
-            out[rows, :rows.start] = out[:rows.start, rows].T
+        mirror_upper_triangle(out, rows_per_block)
     return out
 
 
