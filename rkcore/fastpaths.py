@@ -881,9 +881,11 @@ def _level_products(X, Y, out: np.ndarray) -> bool:
     levels (one-hot rows L1-normalized: one level per row length) every value is an entry of the
     table T[p, q, c] = (1 + A_p B_q)^c, and one float32 GEMM of the non-zero patterns augmented
     by two columns gives each pair's flat index (p n_B + q)(C + 1) + c_ik (integers below 2^24:
-    exact). T comes from np.power (within an ulp or two of (1 + A_p B_q)^c, whose own rounding
-    of 1 + A_p B_q adds at most c u (1 + |A_p B_q|)^c: inside the accuracy contract); values that
-    overflow are inf in T, where the caller's log-space repair takes over."""
+    exact). T comes from np.power in extended precision where numpy has it (the rounding of
+    1 + A_p B_q and the power's add about (c + 2) u_e relative, then one float64 rounding: inside
+    the accuracy contract for any c below millions); with float64 only, c + 2 roundings, used
+    while :func:`_products_within_contract` allows. Values that overflow float64 are inf in T,
+    where the caller's log-space repair takes over."""
     a, b = row_levels(X), row_levels(Y)
     if a is None or b is None:
         return False
@@ -896,8 +898,14 @@ def _level_products(X, Y, out: np.ndarray) -> bool:
     if size > LEVEL_TABLE_SIZE:
         return False
     dt = out.dtype
+    # (1 + A_p B_q)^c carries c + 2 roundings in float64 (1 + A B, then c through the power):
+    # in extended precision where numpy has it, else only while that is within the contract.
+    wide = EXTENDED if EXTENDED is not None else np.float64
+    if wide is np.float64 and not _products_within_contract(C + 2, dt):
+        return False
     with np.errstate(over="ignore"):
-        T = np.power(1.0 + np.multiply.outer(A, B)[:, :, None], np.arange(C + 1)).astype(dt).ravel()
+        base = 1.0 + np.multiply.outer(A.astype(wide), B.astype(wide))
+        T = np.power(base[:, :, None], np.arange(C + 1)).astype(dt).ravel()
     d = X.shape[1]
     if sp.issparse(X):
         mask = sp.csr_matrix(X, dtype=np.float32, copy=True)
@@ -950,6 +958,11 @@ def all_subsets_gram(X, Y, out: np.ndarray, symmetric: bool = False) -> np.ndarr
         return out
     Xs, Yc = _sparse_if_cheaper(X, Y)
     if Xs is not None:
+        # 3 roundings per shared non-zero (x y, 1 + x y, the product): within the contract up to
+        # ~3,000 shared non-zeros per pair (bounded by the smaller of the longest rows).
+        shared = min(_max_row_nnz(Xs), int(np.bincount(Yc.indices, minlength=Yc.shape[0]).max(initial=0)))
+        if not _products_within_contract(3 * shared, dt):
+            return _extended_products(Xs, Yc.tocsr(), out)
         _sparse_products(Xs, Yc, out, symmetric)
         return out
     Xd = np.asarray(X.toarray() if sp.issparse(X) else X, dtype=dt)
@@ -961,6 +974,9 @@ def all_subsets_gram(X, Y, out: np.ndarray, symmetric: bool = False) -> np.ndarr
     grouped = np.flatnonzero(live & same_sign)
     direct = np.flatnonzero(live & ~same_sign)
     groups = [grouped[i:i + GRAM_GROUP] for i in range(0, len(grouped), GRAM_GROUP)]
+    if not _products_within_contract(GROUP_ROUNDINGS * len(groups) + 3 * len(direct), dt):
+        live_cols = np.flatnonzero(live)
+        return _extended_products(Xd[:, live_cols], Yd[:, live_cols], out)
     PhiX = [_subset_products(Xd, g) for g in groups]
     PhiY_T = [np.ascontiguousarray(_subset_products(Yd, g).T) for g in groups]
     n, m_ = out.shape
@@ -970,6 +986,80 @@ def all_subsets_gram(X, Y, out: np.ndarray, symmetric: bool = False) -> np.ndarr
     scratch = np.empty((min(rows_per_block, n), m_), dtype=dt)
     with threadpool_limits(1, user_api="blas"):
         _grouped_products(Xd, Yd, PhiX, PhiY_T, direct, rows_per_block, scratch, out)
+    return out
+
+
+#: Roundings one group factor of the grouped path carries (relative error at most gamma_k,
+#: every term non-negative): a phi entry is a product of up to g factors (g - 1 roundings), a
+#: term of the group's dot product is two of them multiplied (2g - 1), the 2^g terms are summed
+#: (2^g - 1 more), and the factor is multiplied into the running product (1): 2^g + 2g - 1.
+GROUP_ROUNDINGS = 2**GRAM_GROUP + 2 * GRAM_GROUP - 1
+#: numpy's long double where it is wider than float64 (x86-64: 64-bit significand; aarch64
+#: Linux: quad precision), else None (e.g. Windows and macOS on ARM, where it is float64).
+EXTENDED = np.longdouble if np.finfo(np.longdouble).eps < 2.0**-60 else None
+
+
+def _products_within_contract(roundings: int, dtype) -> bool:
+    """Whether a product carrying ``roundings`` roundings (each a relative error of at most the
+    unit roundoff u) is within the accuracy contract: gamma_k = k u / (1 - k u) <= 1e-12 times
+    the contract scale prod_j (1 + |x_j y_j|), which bounds |value| and every partial product.
+    float32 outputs are held to the float32 rounding of the same computation (always true)."""
+    if np.dtype(dtype) != np.float64:
+        return True
+    from .kernels import CONTRACT_RTOL, UNIT_ROUNDOFF as u
+    k = roundings * u
+    return k < 1 and k / (1 - k) <= CONTRACT_RTOL
+
+
+def _max_row_nnz(A: sp.csr_matrix) -> int:
+    return int(np.diff(A.indptr).max(initial=0))
+
+
+def _extended_products(X, Y, out: np.ndarray) -> np.ndarray:
+    """``out[i, k] = prod_j (1 + X[i, j] Y[k, j])`` in numpy's extended precision: the path for
+    pairs sharing more non-zeros than float64 products can carry within the contract (about
+    1,500 columns on the grouped path, 3,000 shared non-zeros on the sparse one).
+
+    Every factor and product is rounded to the extended unit roundoff u_e (2^-64 on x86-64),
+    so the relative error against prod_j (1 + |x_j y_j|) is at most u + 3 d u_e (1 + 3 d u_e),
+    u from the final rounding to float64: within 1e-12 up to d ~ 6 million shared columns,
+    refused beyond. The exponent range (up to 1e4932) leaves no intermediate overflow: inf
+    only where the exact value exceeds float64. Row blocks of ``out`` times column chunks:
+    the temporaries are a few blocks of GRAM_BLOCK_BYTES. Where long double is float64,
+    a clear error instead of a number outside the contract."""
+    from .kernels import CONTRACT_RTOL, UNIT_ROUNDOFF as u
+    n, m = out.shape
+    d = X.shape[1]
+    if EXTENDED is None:
+        raise ValueError(
+            f"This all-subsets Gram has pairs sharing up to {d:,} non-zero columns: float64 products "
+            "cannot be certified to the accuracy contract (1e-12) there, and numpy's long double on "
+            "this platform is no wider than float64. Use fewer columns, or run on x86-64 or aarch64 Linux.")
+    u_e = float(np.finfo(EXTENDED).eps) / 2
+    if u + 3 * d * u_e * (1 + 3 * d * u_e) > CONTRACT_RTOL:
+        raise ValueError(f"An all-subsets Gram over {d:,} shared columns is beyond the accuracy "
+                         "contract even in extended precision; use fewer columns.")
+    ext_bytes = np.dtype(EXTENDED).itemsize
+    rows_per_block = max(1, GRAM_BLOCK_BYTES // (ext_bytes * max(m, d)))
+    cols_per_chunk = max(1, GRAM_BLOCK_BYTES // (ext_bytes * max(m, 1)))
+    H = np.empty((min(rows_per_block, n), m), dtype=EXTENDED)
+    S = np.empty_like(H)
+    for rows in _tiles(n, rows_per_block):
+        k = rows.stop - rows.start
+        h, s = H[:k], S[:k]
+        h.fill(1.0)
+        Xb = np.asarray(X[rows].toarray() if sp.issparse(X) else X[rows], dtype=EXTENDED)
+        for chunk in _tiles(d, cols_per_chunk):
+            used = chunk.start + np.flatnonzero(Xb[:, chunk].any(axis=0))
+            if not len(used):
+                continue
+            Yc = np.asarray(Y[:, used].toarray() if sp.issparse(Y) else Y[:, used], dtype=EXTENDED)
+            for t, j in enumerate(used):
+                np.multiply.outer(Xb[:, j], Yc[:, t], out=s)
+                s += 1.0
+                h *= s
+        with np.errstate(over="ignore"):
+            out[rows] = h
     return out
 
 
