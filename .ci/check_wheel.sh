@@ -62,7 +62,8 @@ assert not at.exception, [e.message for e in at.exception]
 assert at.title[0].value == "Random Kernel Explorer", at.title
 at.switch_page("pages/1_Gram_matrices.py").run()
 assert not at.exception, [e.message for e in at.exception]
-assert at.title[0].value == "Gram matrices" and len(at.get("plotly_chart")) == 1  # the default view: K and K̂ side by side
+charts = [c for c in at.get("plotly_chart") if "rkapp-chart-preload" not in c.proto.spec]  # not the off-screen preload
+assert at.title[0].value == "Gram matrices" and len(charts) == 1  # the default view: K and K̂ side by side
 print("Home and Gram matrices rendered from", root)
 PY
 get "$URL/Gram_matrices" | grep -qi "<title>" && echo "GET /Gram_matrices: 200"

@@ -1,4 +1,5 @@
-"""Browser timings of the dashboard: per page, a cold visit (first in a new browser session), a warm
+"""Browser timings of the dashboard: per page, a cold visit (first in a new browser session, by a deep
+link), a first visit from Home (a new session lands on Home, then clicks the page in its list of pages), a warm
 visit (same session, server caches filled) and a widget change (the seed, a cheap field every page with
 a sidebar has), measured in headless Chromium from navigation / key press until the page is idle and
 its plotly charts are drawn.
@@ -59,6 +60,24 @@ def visit(page, url: str) -> float:
     return time.perf_counter() - start
 
 
+def via_home(page, base: str, path: str) -> float | None:
+    """A reader's first visit: a new session lands on Home (not timed), then clicks the page in the
+    list of pages; seconds from the click until the page is drawn (no reload: the app switches pages in place,
+    so what Home already loaded, e.g. the chart library, is reused)."""
+    if not path:
+        return None
+    page.goto(base, wait_until="domcontentloaded")
+    _wait_drawn(page)
+    link = page.locator(f'[data-testid="stMain"] a[href="{path}"]').first
+    start = time.perf_counter()
+    link.click()
+    page.wait_for_function(f"() => window.location.pathname.endsWith('/{path}')"
+                           " && document.querySelector('h1') && document.querySelector('h1').innerText !== "
+                           "'Random Kernel Explorer'", timeout=60_000, polling=20)
+    _wait_drawn(page)
+    return time.perf_counter() - start
+
+
 def change_seed(page, value: int) -> float | None:
     field = page.locator('[data-testid="stSidebar"] [data-testid="stNumberInput"]').filter(has_text="Seed").locator("input")
     if field.count() == 0:
@@ -108,10 +127,16 @@ def time_page(browser, base: str, path: str, seed: int, option: str | None = Non
     context = browser.new_context(viewport={"width": 1280, "height": 720})
     page = context.new_page()
     try:
-        return {"cold": visit(page, f"{base}/{path}"), "warm": visit(page, f"{base}/{path}"),
-                "change": click_option(page, option) if option else change_seed(page, seed)}
+        result = {"cold": visit(page, f"{base}/{path}"), "warm": visit(page, f"{base}/{path}"),
+                  "change": click_option(page, option) if option else change_seed(page, seed)}
     finally:
         context.close()
+    context = browser.new_context(viewport={"width": 1280, "height": 720})  # a new reader, from Home
+    try:
+        result["via_home"] = via_home(context.new_page(), base, path)
+    finally:
+        context.close()
+    return result
 
 
 def main(argv=None) -> int:
@@ -138,7 +163,7 @@ def main(argv=None) -> int:
     try:
         for base in bases.values():
             wait_healthy(base)
-        times = {(v, p): {"cold": [], "warm": [], "change": []} for v in versions for p in pages}
+        times = {(v, p): {"cold": [], "via_home": [], "warm": [], "change": []} for v in versions for p in pages}
         with sync_playwright() as pw:
             browser = pw.chromium.launch(executable_path="/usr/bin/chromium", args=CHROMIUM_ARGS, headless=True)
             for version, base in bases.items():
@@ -169,12 +194,14 @@ def main(argv=None) -> int:
 
     print(f"load average (1, 5, 15 min) at start: {' '.join(f'{x:.2f}' for x in load_start)}; at end: "
           f"{' '.join(f'{x:.2f}' for x in load_end)}; repeats: {args.repeats}; 1280x720; median (min–max) s\n")
-    print(f"| page | version | cold visit, s | warm visit, s | {'click ' + repr(args.option) if args.option else 'seed change'}, s |")
-    print("|---|---|---|---|---|")
+    print(f"| page | version | cold visit (deep link), s | first visit from Home, s | warm visit, s | "
+          f"{'click ' + repr(args.option) if args.option else 'seed change'}, s |")
+    print("|---|---|---|---|---|---|")
     for path in pages:
         for version in versions:
             t = times[(version, path)]
-            print(f"| {path or 'Home'} | {version} | {cell(t['cold'])} | {cell(t['warm'])} | {cell(t['change'])} |")
+            print(f"| {path or 'Home'} | {version} | {cell(t['cold'])} | {cell(t['via_home'])} | {cell(t['warm'])} | "
+                  f"{cell(t['change'])} |")
     return 0
 
 

@@ -42,6 +42,7 @@ ERROR_MARKERS = ("Traceback (most recent call last)", "StreamlitAPIException", "
 #: Plotly charts of the Gram page's default view (one view at a time since stop 12: K and K̂ side by side).
 GRAM_CHARTS = 1
 CHARTS_DRAWN = ("() => [...document.querySelectorAll('.js-plotly-plot')]"
+                ".filter(p => !p.closest('.st-key-chart-preload'))"  # not the off-screen preload (rkapp.layout)
                 f".filter(p => p.querySelector('.main-svg')).length >= {GRAM_CHARTS}")
 IDLE = "() => !document.querySelector('[data-testid=\"stStatusWidget\"]')"
 

@@ -26,8 +26,14 @@ _CSS = """
   div[data-testid="stColumn"] .katex { font-size: 1.0em; }
   /* a button label wraps instead of being cut ("Linear model on RK featu…") */
   div[data-testid="stButton"] button p { white-space: normal; }
+  /* the chart-library preload (see _preload_chart_library): drawn off-screen, takes no space */
+  .st-key-chart-preload { position: absolute !important; left: -10000px; top: 0; width: 240px;
+      height: 40px; overflow: hidden; }
 </style>
 """
+#: ``layout.meta`` of the chart-library preload figure: tests and checks that count a page's charts
+#: skip it (it shows nothing).
+PRELOAD_META = "rkapp-chart-preload"
 # Presenter mode: everything larger, one chart per row (see :func:`columns`).
 _PRESENTER_CSS = """
 <style>
@@ -81,9 +87,24 @@ def page(title: str, intro: str | None = None, *, icon: str = ":material/scatter
     page_menu()
     _run.presenter = bool(persistent_widget(st.sidebar.toggle, key="presenter"))
     st.html(_CSS + (_PRESENTER_CSS if _run.presenter else ""))
+    _preload_chart_library()
     st.title(title)
     if intro:
         st.markdown(intro)
+
+
+def _preload_chart_library() -> None:
+    """An empty plotly chart, off-screen, as one of the page's first elements. The browser fetches and
+    compiles plotly's JavaScript (Streamlit's 4.7 MB PlotlyChart chunk, most of a chart page's first
+    visit) only when the first plotly element arrives; a page's real charts arrive after its
+    computation. Sent first, the chunk loads while the page computes, and Home, which draws no
+    chart, has it ready before the reader opens a chart page."""
+    import plotly.graph_objects as go
+
+    with st.container(key="chart-preload"):
+        st.plotly_chart(go.Figure(layout={"meta": PRELOAD_META, "height": 40, "width": 240,
+                                          "margin": {"l": 0, "r": 0, "t": 0, "b": 0}}),
+                        config={"staticPlot": True, "displayModeBar": False}, key="chart-preload-figure")
 
 
 def columns(n: int, **kwargs):

@@ -71,8 +71,12 @@ def run_page(clear_streamlit_cache):
 
 
 def plotly_figures(at) -> list[dict]:
-    """The figure JSON (data + layout) of every plotly chart the page drew."""
-    return [json.loads(el.proto.spec) for el in at.get("plotly_chart")]
+    """The figure JSON (data + layout) of every plotly chart the page drew (not the off-screen
+    chart-library preload, rkapp.layout.PRELOAD_META)."""
+    from rkapp.layout import PRELOAD_META
+
+    figures = [json.loads(el.proto.spec) for el in at.get("plotly_chart")]
+    return [f for f in figures if f.get("layout", {}).get("meta") != PRELOAD_META]
 
 
 def table_values(at) -> list:

@@ -152,7 +152,7 @@ OVERFLOWS_JS = """
     if (e.scrollWidth > e.clientWidth + 2 || k.right > box.right + 2 || k.left < box.left - 2)
       bad.push('formula: ' + e.textContent.slice(0, 50));
   });
-  document.querySelectorAll('.js-plotly-plot').forEach(p => {
+  document.querySelectorAll('.js-plotly-plot:not(.st-key-chart-preload *)').forEach(p => {
     const svg = p.querySelector('.main-svg');
     if (!svg || !shown(p)) return;
     const box = svg.getBoundingClientRect();
@@ -192,7 +192,7 @@ OVERFLOWS_JS = """
 #: Where the page's first chart, or else its primary (run) button, starts: y in px from the top.
 MAIN_TOP_JS = """
 () => {
-  const chart = document.querySelector('.js-plotly-plot');
+  const chart = document.querySelector('.js-plotly-plot:not(.st-key-chart-preload *)');
   const button = document.querySelector('[data-testid="stBaseButton-primary"]');
   const el = chart || button;
   return el ? el.getBoundingClientRect().top : null;
@@ -222,7 +222,7 @@ def test_every_page_renders(server, browser_page, path):
     page.goto(f"{server}/{url_path(path)}", wait_until="domcontentloaded")
     wait_until_idle(page)
     if path.name != "app.py":
-        page.wait_for_selector('.js-plotly-plot .main-svg, [data-testid="stBaseButton-primary"]', timeout=90_000)
+        page.wait_for_selector('.js-plotly-plot:not(.st-key-chart-preload *) .main-svg, [data-testid="stBaseButton-primary"]', timeout=90_000)
     else:
         page.get_by_text("One-click presets").wait_for(timeout=30_000)
     elapsed = time.perf_counter() - start
@@ -254,7 +254,7 @@ def test_story_walks_end_to_end(server, browser_page):
     page.wait_for_url("**/Story**", timeout=30_000)
     for step in range(1, 6):
         wait_until_idle(page, timeout_ms=180_000)
-        page.wait_for_selector(".js-plotly-plot .main-svg", timeout=180_000)
+        page.wait_for_selector(".js-plotly-plot:not(.st-key-chart-preload *) .main-svg", timeout=180_000)
         assert_no_exception(page, f"story step {step}")
         note = page.locator('[data-testid="stAlert"]').filter(has_text="What to notice")
         assert note.count() == 1
@@ -278,12 +278,12 @@ def test_presenter_mode_from_link(server, browser_page):
     page.set_viewport_size(PROJECTOR)
     page.goto(f"{server}/Error_bounds?presenter=true", wait_until="domcontentloaded")
     wait_until_idle(page)
-    page.wait_for_function("() => document.querySelectorAll('.js-plotly-plot .main-svg').length >= 2",
+    page.wait_for_function("() => document.querySelectorAll('.js-plotly-plot:not(.st-key-chart-preload *) .main-svg').length >= 2",
                            timeout=90_000)
     wait_until_idle(page)
     sidebar = page.locator('[data-testid="stSidebar"]')
     assert sidebar.get_attribute("data-collapsed") == "true"
-    lefts = page.evaluate("() => [...document.querySelectorAll('.js-plotly-plot')].map(p => "
+    lefts = page.evaluate("() => [...document.querySelectorAll('.js-plotly-plot:not(.st-key-chart-preload *)')].map(p => "
                           "Math.round(p.getBoundingClientRect().left))")
     assert len(set(lefts)) == 1, f"charts side by side in presenter mode: {lefts}"
     check_layout(page, "Error bounds, presenter mode")
@@ -294,7 +294,7 @@ def test_gram_widget_change_redraws(server, browser_page):
     page = browser_page
     start = time.perf_counter()
     page.goto(f"{server}/Gram_matrices", wait_until="domcontentloaded")
-    page.wait_for_function("() => document.querySelectorAll('.js-plotly-plot .main-svg').length >= 1",
+    page.wait_for_function("() => document.querySelectorAll('.js-plotly-plot:not(.st-key-chart-preload *) .main-svg').length >= 1",
                            timeout=90_000)
     print(f"Gram page, warm server: figures drawn {time.perf_counter() - start:.2f} s after navigation")
     wait_until_idle(page)
@@ -306,24 +306,24 @@ def test_gram_widget_change_redraws(server, browser_page):
     page.get_by_text("D = 1024").first.wait_for(timeout=30_000)
     print(f"Gram page: D = 1024 answered in {time.perf_counter() - start:.2f} s")
     wait_until_idle(page)
-    page.wait_for_selector(".js-plotly-plot .main-svg", timeout=90_000)
+    page.wait_for_selector(".js-plotly-plot:not(.st-key-chart-preload *) .main-svg", timeout=90_000)
     assert "D=1024" in page.url
     assert_no_exception(page, "Gram page after D=1024")
-    assert page.locator(".js-plotly-plot").count() == 1  # one view at a time
+    assert page.locator(".js-plotly-plot:not(.st-key-chart-preload *)").count() == 1  # one view at a time
     assert "D = 1024" in body_text(page)
     # another view: a fragment rerun draws its one chart
     page.locator('[data-testid="stMain"] [data-testid="stRadio"] label').filter(has_text="Difference").click()
-    page.wait_for_function("() => [...document.querySelectorAll('.js-plotly-plot .gtitle')].some(t => "
+    page.wait_for_function("() => [...document.querySelectorAll('.js-plotly-plot:not(.st-key-chart-preload *) .gtitle')].some(t => "
                            "t.textContent.includes('Difference'))", timeout=60_000)
     wait_until_idle(page)
-    assert page.locator(".js-plotly-plot").count() == 1
+    assert page.locator(".js-plotly-plot:not(.st-key-chart-preload *)").count() == 1
     check_layout(page, "Gram, difference view")
     screenshot(page, "1_Gram_matrices_D1024")
 
     # a copied link reproduces the view in a new session
     page.goto(f"{server}/Gram_matrices?kernel=all_subsets&D=128", wait_until="domcontentloaded")
     wait_until_idle(page)
-    page.wait_for_selector(".js-plotly-plot .main-svg", timeout=90_000)
+    page.wait_for_selector(".js-plotly-plot:not(.st-key-chart-preload *) .main-svg", timeout=90_000)
     assert "All-subsets kernel" in body_text(page) and "D = 128" in body_text(page)
     assert_no_exception(page, "Gram page from a link")
 
@@ -335,7 +335,7 @@ def test_preset_switches_page(server, browser_page):
     page.get_by_role("button", name="All-subsets kernel").click()
     page.wait_for_url("**/Gram_matrices**", timeout=30_000)
     wait_until_idle(page)
-    page.wait_for_selector(".js-plotly-plot .main-svg", timeout=90_000)
+    page.wait_for_selector(".js-plotly-plot:not(.st-key-chart-preload *) .main-svg", timeout=90_000)
     assert "All-subsets kernel" in body_text(page)
     assert "kernel=all_subsets" in page.url
     assert_no_exception(page, "preset")
@@ -345,7 +345,7 @@ def test_itemsets_all_subsets_from_link(server, browser_page):
     page = browser_page
     page.goto(f"{server}/Itemsets?kernel=all_subsets", wait_until="domcontentloaded")
     wait_until_idle(page)
-    page.wait_for_selector(".js-plotly-plot .main-svg", timeout=90_000)
+    page.wait_for_selector(".js-plotly-plot:not(.st-key-chart-preload *) .main-svg", timeout=90_000)
     assert_no_exception(page, "Itemsets, all subsets")
     assert "restricted" in body_text(page)
     screenshot(page, "2_Itemsets_all_subsets")
@@ -364,7 +364,7 @@ def test_settings_follow_to_another_page(server, browser_page):
     open_page_menu(page).get_by_role("link", name="Itemsets").click()
     page.wait_for_url("**/Itemsets**", timeout=30_000)
     wait_until_idle(page)
-    page.wait_for_selector(".js-plotly-plot .main-svg", timeout=90_000)
+    page.wait_for_selector(".js-plotly-plot:not(.st-key-chart-preload *) .main-svg", timeout=90_000)
     assert "itemsets of size 3" in body_text(page)
     assert "degree=3" in page.url
     assert_no_exception(page, "Itemsets after m=3 on the Gram page")
@@ -379,14 +379,14 @@ def test_button_pages_run_their_study(server, browser_page, path, button, result
     page = browser_page
     page.goto(f"{server}/{path}", wait_until="domcontentloaded")
     wait_until_idle(page)
-    charts_before = page.locator(".js-plotly-plot").count()
+    charts_before = page.locator(".js-plotly-plot:not(.st-key-chart-preload *)").count()
     start = time.perf_counter()
     page.get_by_role("button", name=button).click()
     page.get_by_text(result_text).first.wait_for(timeout=120_000)
     wait_until_idle(page, timeout_ms=120_000)
     print(f"{path}: default study ran in {time.perf_counter() - start:.2f} s")
     assert_no_exception(page, f"{path} after {button!r}")
-    assert page.locator(".js-plotly-plot").count() > charts_before
+    assert page.locator(".js-plotly-plot:not(.st-key-chart-preload *)").count() > charts_before
     screenshot(page, f"{path}_after_run")
 
 
@@ -402,7 +402,7 @@ def test_demo_preset_lands_on_classifier_results(server, browser_page):
     wait_until_idle(page, timeout_ms=120_000)
     print(f"demo preset: results shown {time.perf_counter() - start:.2f} s after the click")
     assert_no_exception(page, "classifier preset")
-    assert page.locator(".js-plotly-plot").count() >= 2
+    assert page.locator(".js-plotly-plot:not(.st-key-chart-preload *)").count() >= 2
     screenshot(page, "Classifiers_from_preset")
 
 
@@ -412,7 +412,7 @@ def test_old_link_deep_links_the_page_with_its_settings(server, browser_page):
     page = browser_page
     page.goto(f"{server}/Itemsets?ds=wine&m=3", wait_until="domcontentloaded")
     wait_until_idle(page)
-    page.wait_for_selector(".js-plotly-plot .main-svg", timeout=90_000)
+    page.wait_for_selector(".js-plotly-plot:not(.st-key-chart-preload *) .main-svg", timeout=90_000)
     assert page.locator("h1").first.inner_text().strip() == "Itemset families"
     assert "itemsets of size 3" in body_text(page)
     page.wait_for_function("() => window.location.search.includes('degree=3')", timeout=30_000)
@@ -430,7 +430,7 @@ def test_sidebar_puts_D_and_the_seed_on_the_first_screen(server, browser_page):
     page.set_viewport_size(PROJECTOR)
     page.goto(f"{server}/Gram_matrices?D=512&seed=3", wait_until="domcontentloaded")
     wait_until_idle(page)
-    page.wait_for_selector(".js-plotly-plot .main-svg", timeout=90_000)
+    page.wait_for_selector(".js-plotly-plot:not(.st-key-chart-preload *) .main-svg", timeout=90_000)
     assert page.locator('[data-testid="stSidebarNav"]').count() == 0
     tops = page.evaluate("""() => Object.fromEntries([...document.querySelectorAll(
         '[data-testid="stSidebar"] [data-testid="stNumberInput"]')].map(e => [e.innerText.split('\\n')[0],
