@@ -168,6 +168,11 @@ def exact_kernel_seconds(n_rows: float, n_cols: float, d: int, degree: int, kern
     if kernel in ("anova", "itemset", "up_to"):
         return m * _gemm(n_rows, d, n_cols) + _elements(block * (m * m + 2 * m))
     if kernel == "all_subsets":
+        from .fastpaths import GRAM_GROUP, GROUP_ROUNDINGS, _products_within_contract
+        if not _products_within_contract(GROUP_ROUNDINGS * -(-d // GRAM_GROUP), "float64"):
+            # beyond ~1,500 shared columns float64 products leave the accuracy contract: long double
+            # products, one column at a time (measured ~14 ns per entry and column, 2026-11-24)
+            return _elements(block * 8 * d)
         return _elements(block * (2 * d + 2))
     return _gemm(n_rows, d, n_cols) + _elements(4 * block)
 

@@ -72,6 +72,16 @@ def test_costs_add_sections_and_grow_with_size():
     assert costs.gram_view_cost(2000, 10, 64, "anova", 2, "rk").seconds > a.seconds
 
 
+def test_all_subsets_cost_counts_the_extended_precision_path():
+    """Past ~1,500 shared columns the exact all-subsets Gram multiplies in long double (about 4x per
+    entry and column, fastpaths._extended_products): the estimate must say so, or the guard lets a
+    run through that takes minutes."""
+    per_column = [costs.exact_kernel_seconds(200, 200, d, 2, "all_subsets") / d for d in (1000, 1500, 1600, 4000)]
+    assert per_column[1] == pytest.approx(per_column[0], rel=0.01)
+    assert per_column[2] > 3.5 * per_column[1]
+    assert per_column[3] == pytest.approx(per_column[2], rel=0.01)
+
+
 def test_speed_factor_is_pinned_clamped_and_cached(monkeypatch):
     """Every estimate is the quiet-machine model times costs.speed_factor(): RKCORE_SPEED_FACTOR fixes it
     (conftest pins 1), else the speed probe over its quiet-machine time, clamped and reused for
