@@ -1,7 +1,7 @@
 """Random Kernel Explorer: the landing page (story in three steps, presets, links to every page)."""
 import streamlit as st
 
-from rkapp import find_page, page, page_files, page_label, preset_button
+from rkapp import find_page, page, page_files, page_label, preload_chart_library, preset_button
 
 page("Random Kernel Explorer",
      "Random feature maps for the itemset kernel — Atarashi, Maji & Oyama, *AAAI-19*.")
@@ -75,3 +75,4 @@ for path in page_files():
     st.page_link(f"pages/{path.name}", label=page_label(path), icon=":material/arrow_forward:")
 st.caption("Settings (data, kernel, distribution, D, seed) follow you from page to page and are kept in the URL, "
            "so a copied link reproduces the view.")
+preload_chart_library()  # last: loads the chart library while the reader reads (see its docstring)

@@ -87,18 +87,19 @@ def page(title: str, intro: str | None = None, *, icon: str = ":material/scatter
     page_menu()
     _run.presenter = bool(persistent_widget(st.sidebar.toggle, key="presenter"))
     st.html(_CSS + (_PRESENTER_CSS if _run.presenter else ""))
-    _preload_chart_library()
     st.title(title)
     if intro:
         st.markdown(intro)
 
 
-def _preload_chart_library() -> None:
-    """An empty plotly chart, off-screen, as one of the page's first elements. The browser fetches and
-    compiles plotly's JavaScript (Streamlit's 4.7 MB PlotlyChart chunk, most of a chart page's first
-    visit) only when the first plotly element arrives; a page's real charts arrive after its
-    computation. Sent first, the chunk loads while the page computes, and Home, which draws no
-    chart, has it ready before the reader opens a chart page."""
+def preload_chart_library() -> None:
+    """An empty plotly chart, off-screen, for Home's last element. The browser fetches and compiles
+    plotly's JavaScript (Streamlit's 4.7 MB PlotlyChart chunk, most of a chart page's first visit)
+    only when a plotly element first arrives. Home draws no chart: with this, the chunk loads after
+    Home's content, while the reader reads, and the page they open next draws at once (pages switch
+    in place, so the compiled chunk is kept). Sent first on a chart page it did not help: measured,
+    the deep-link visits were no faster, since the chunk's compilation then holds up the rest of the
+    page (benchmarks/results/browser.md)."""
     import plotly.graph_objects as go
 
     with st.container(key="chart-preload"):
