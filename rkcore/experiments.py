@@ -20,10 +20,12 @@ matrices are symmetric (every kernel in the registry is), so only the upper bloc
 triangle is visited and the pairs outside the diagonal blocks count twice. The exact
 strips are identical in every trial, so up to ``exact_cache_bytes`` of them are
 computed once and reused (the default holds the whole upper triangle of n = 10,000).
-Trials are independent tasks: joblib workers (``n_jobs``), or a Dask cluster with
-``client=`` (X and the exact strips are scattered to the workers once, so the task graph
-holds only the per-trial arguments; see :mod:`rkcore.distributed`). Every trial has its
-own seed, so the results do not depend on where it ran.
+Trials are independent: a task computes a chunk of the trials of one (method, D) (at small n
+several RK trials form one stacked map, as per-map overhead dominates there; at large n one
+trial per task), run by joblib workers (``n_jobs``) or a Dask cluster with ``client=`` (X and
+the exact strips are scattered to the workers once, so the task graph holds only the per-task
+arguments; see :mod:`rkcore.distributed`). Every trial has its own seed, so the results do not
+depend on where or with which others it ran.
 
 Output is tidy (long) form: one row per (method, D, trial, metric[, eps]).
 """
@@ -41,6 +43,7 @@ from joblib import Parallel, delayed
 from .distributions import get_distribution
 from .itemsets import ItemsetFamily
 from .kernels import anova_newton_float, check_array, itemset_support
+from .maps import RandomKernel, stacked_features
 from .registry import ORDERED_KERNELS, KernelSpec, get_map, make_map
 from .validation import check_int, check_int_list
 
@@ -50,6 +53,8 @@ DEFAULT_EPS = (1e-4, 1e-3, 1e-2, 1e-1)
 BLOCK_BYTES = 64 * 2**20
 #: Memory for the exact Gram strips cached across trials (the upper triangle of n = 10,000 is 400 MB).
 EXACT_CACHE_BYTES = 512 * 2**20
+#: Memory for the features of the trials one task computes together (_trials_per_task).
+STACKED_FEATURES_BYTES = 16 * 2**20
 
 METRICS = ("mean_abs_error", "rms_error", "max_abs_error", "mean_error", "tail_prob")
 COLUMNS = ("method", "map", "distribution", "kernel", "D", "trial", "metric", "eps", "value", "n_pairs")
@@ -182,27 +187,43 @@ def _strip_sums(E: np.ndarray, drop: np.ndarray | None, eps: tuple[float, ...]) 
     return count, signed, squares, float(E.sum()), float(E.max()), tails
 
 
-def _trial_errors(X, spec: KernelSpec, map_key: str, distribution: str, n_components: int, seed: int,
-                  pairs: str, include_diagonal: bool, eps: tuple[float, ...], block: int,
-                  exact_cache: list[np.ndarray]) -> dict:
-    """Error sums of one (method, D, trial) over all n^2 ordered pairs.
+def _trial_features(X, spec: KernelSpec, map_key: str, distribution: str, n_components: int,
+                    seeds: Sequence[int]) -> list[np.ndarray]:
+    """Z = map(X) of each trial seed, dense float64. RK maps of several seeds are computed as one
+    stacked map (rkcore.maps.stacked_features: the same weights, one pass over X); other maps
+    one by one."""
+    first = make_map(map_key, spec, n_components, distribution, seeds[0])
+    D = n_components
+    if isinstance(first, RandomKernel) and len(seeds) > 1:
+        Z = stacked_features(X, first.kernel, first.degree, first.itemsets, first.distribution, D, seeds)
+        return [Z[:, t * D:(t + 1) * D] for t in range(len(seeds))]
+    out = []
+    for t, seed in enumerate(seeds):
+        est = first if t == 0 else make_map(map_key, spec, n_components, distribution, seed)
+        Z = est.fit(X).transform(X)
+        out.append(np.ascontiguousarray(np.asarray(Z.toarray() if sp.issparse(Z) else Z, dtype=np.float64)))
+    return out
+
+
+def _trials_errors(X, spec: KernelSpec, map_key: str, distribution: str, n_components: int, seeds: Sequence[int],
+                   pairs: str, include_diagonal: bool, eps: tuple[float, ...], block: int,
+                   exact_cache: list[np.ndarray]) -> list[dict]:
+    """Error sums of the trials (one per seed) of one (method, D) over all n^2 ordered pairs.
 
     Both Gram matrices are symmetric, so the sweep visits only the upper block triangle:
     row block [a, b) against columns [a, n). Its square part [a, b) x [a, b) holds both
     (i, j) and (j, i) and counts once; the rest stands for itself and its mirror image and
-    counts twice. This halves the products and the element-wise passes.
+    counts twice. This halves the products and the element-wise passes. A block's exact
+    strip and pair mask serve every trial of the task.
     """
-    Z = make_map(map_key, spec, n_components, distribution, seed).fit(X).transform(X)
-    Z = np.ascontiguousarray(np.asarray(Z.toarray() if sp.issparse(Z) else Z, dtype=np.float64))
+    Zs = _trial_features(X, spec, map_key, distribution, n_components, seeds)
     n = X.shape[0]
-    totals = np.zeros(4)  # count, sum E, sum E^2, sum |E|
-    max_abs = 0.0
-    tails = np.zeros(len(eps), dtype=np.int64)
+    totals = np.zeros((len(Zs), 4))  # per trial: count, sum E, sum E^2, sum |E|
+    max_abs = np.zeros(len(Zs))
+    tails = np.zeros((len(Zs), len(eps)), dtype=np.int64)
     for k, (start, stop) in enumerate(_row_blocks(n, block)):
         b = stop - start
         exact = exact_cache[k] if k < len(exact_cache) else _exact_upper(X, spec, start, stop)
-        E = Z[start:stop] @ Z[start:].T
-        E -= exact
         drop = None
         if pairs == "nonzero":
             drop = ~_support_upper(X, spec, start, stop)
@@ -210,24 +231,35 @@ def _trial_errors(X, spec: KernelSpec, map_key: str, distribution: str, n_compon
             drop = _float_formula_upper(X, spec, start, stop) == 0.0
         if not include_diagonal:
             if drop is None:
-                drop = np.zeros(E.shape, dtype=bool)
+                drop = np.zeros((b, n - start), dtype=bool)
             drop[np.arange(b), np.arange(b)] = True
-        if drop is not None:
-            np.copyto(E, 0.0, where=drop)
-        for weight, cols in ((1, slice(0, b)), (2, slice(b, None))):
-            part = _strip_sums(E[:, cols], None if drop is None else drop[:, cols], eps)
-            totals += weight * np.array(part[:4], dtype=np.float64)
-            max_abs = max(max_abs, part[4])
-            tails += weight * part[5]
-    return {"count": int(totals[0]), "sum_signed": totals[1], "sum_sq": totals[2], "sum_abs": totals[3],
-            "max_abs": max_abs, "tails": tails}
+        for t, Z in enumerate(Zs):
+            E = Z[start:stop] @ Z[start:].T
+            E -= exact
+            if drop is not None:
+                np.copyto(E, 0.0, where=drop)
+            for weight, cols in ((1, slice(0, b)), (2, slice(b, None))):
+                part = _strip_sums(E[:, cols], None if drop is None else drop[:, cols], eps)
+                totals[t] += weight * np.array(part[:4], dtype=np.float64)
+                max_abs[t] = max(max_abs[t], part[4])
+                tails[t] += weight * part[5]
+    return [{"count": int(totals[t, 0]), "sum_signed": totals[t, 1], "sum_sq": totals[t, 2],
+             "sum_abs": totals[t, 3], "max_abs": max_abs[t], "tails": tails[t]} for t in range(len(Zs))]
 
 
-def _trial_task(spec: KernelSpec, map_key: str, distribution: str, n_components: int, seed: int, pairs: str,
-                include_diagonal: bool, eps: tuple[float, ...], block: int, *, X, exact_cache) -> dict:
-    """:func:`_trial_errors` with the large read-only inputs as keywords (scattered on Dask)."""
-    return _trial_errors(X, spec, map_key, distribution, n_components, seed, pairs, include_diagonal, eps, block,
-                         exact_cache)
+def _trials_task(spec: KernelSpec, map_key: str, distribution: str, n_components: int, seeds: tuple[int, ...],
+                 pairs: str, include_diagonal: bool, eps: tuple[float, ...], block: int, *, X,
+                 exact_cache) -> list[dict]:
+    """:func:`_trials_errors` with the large read-only inputs as keywords (scattered on Dask)."""
+    return _trials_errors(X, spec, map_key, distribution, n_components, seeds, pairs, include_diagonal, eps, block,
+                          exact_cache)
+
+
+def _trials_per_task(n: int, n_components: int, n_trials: int) -> int:
+    """Trials of one (method, D) computed together: as many as STACKED_FEATURES_BYTES of features
+    hold (small n: per-map overhead dominates; large n: one trial per task, as fine-grained as
+    the workers need)."""
+    return max(1, min(n_trials, STACKED_FEATURES_BYTES // (8 * max(n, 1) * n_components)))
 
 
 def _rows_of(task: tuple, sums: dict, eps: tuple[float, ...], kernel: str) -> list[tuple]:
@@ -331,25 +363,32 @@ def error_study(X, spec: KernelSpec, methods: Sequence, n_components_list: Seque
     block = _block_rows(n, block_size, spec.degree if spec.name in ORDERED_KERNELS else 2)
     report = progress or (lambda fraction, message: None)
 
-    tasks = [(method_label(key, dist), key, dist, D, t) for key, dist in methods for D in D_list for t in range(n_trials)]
+    n_tasks = len(methods) * len(D_list) * n_trials  # (method, D, trial) cells, for the progress fraction
     blocks = _row_blocks(n, block)
     report(0.0, f"exact {spec.label()} kernel on {n} rows")
     exact_cache = _exact_cache(X, spec, blocks, max(0, int(exact_cache_bytes)))
 
-    arguments = [(spec, key, dist, D, trial_seed(random_state, key, dist, D, t), pairs, include_diagonal, eps, block)
-                 for _, key, dist, D, t in tasks]
+    # one task per (method, D) and chunk of trials (_trials_per_task)
+    chunks = [(key, dist, D, tuple(range(t, min(t + size, n_trials))))
+              for key, dist in methods for D in D_list for size in [_trials_per_task(n, D, n_trials)]
+              for t in range(0, n_trials, size)]
+    arguments = [(spec, key, dist, D, tuple(trial_seed(random_state, key, dist, D, t) for t in trials), pairs,
+                  include_diagonal, eps, block) for key, dist, D, trials in chunks]
     shared = {"X": X, "exact_cache": exact_cache}
     rows: list[tuple] = []
     kernel = spec.label()
     if client is not None:
         from .distributed import run_tasks
 
-        results = run_tasks(client, _trial_task, arguments, shared)
+        results = run_tasks(client, _trials_task, arguments, shared)
     else:
-        results = Parallel(n_jobs=n_jobs, return_as="generator")(delayed(_trial_task)(*a, **shared) for a in arguments)
-    for done, (task, sums) in enumerate(zip(tasks, results), start=1):
-        rows += _rows_of(task, sums, eps, kernel)
-        report(done / len(tasks), f"{task[0]}, D={task[3]}, trial {task[4] + 1}/{n_trials}")
+        results = Parallel(n_jobs=n_jobs, return_as="generator")(delayed(_trials_task)(*a, **shared) for a in arguments)
+    done = 0
+    for (key, dist, D, trials), sums_list in zip(chunks, results):
+        for t, sums in zip(trials, sums_list):
+            rows += _rows_of((method_label(key, dist), key, dist, D, t), sums, eps, kernel)
+        done += len(trials)
+        report(done / n_tasks, f"{method_label(key, dist)}, D={D}, trial {trials[-1] + 1}/{n_trials}")
     frame = pd.DataFrame(rows, columns=list(COLUMNS))
     return frame.astype({"D": np.int64, "trial": np.int64, "n_pairs": np.int64, "value": np.float64, "eps": np.float64})
 

@@ -213,10 +213,10 @@ class AnovaBlock:
     (rows x D) scratch array. Input block: dense or CSR, any float dtype.
     """
 
-    def __init__(self, W: np.ndarray, degree: int, signs: bool):
+    def __init__(self, W: np.ndarray, degree: int, signs: bool, n_components: int | None = None):
         if degree not in (2, 3):
             raise ValueError("AnovaBlock handles degree 2 or 3 only.")
-        D = W.shape[0]
+        D = n_components or W.shape[0]  # the D of 1/sqrt(D) (several maps' weights may be stacked in W)
         self.m, self.signs = degree, signs
         # out = scale * e_m = sum of terms in P_t(c x) with c^m = scale / m!
         c = (1.0 / np.sqrt(D) / (2.0 if degree == 2 else 6.0)) ** (1.0 / degree)
@@ -621,10 +621,10 @@ class AllSubsetsSignsBlock:
 
     temporaries = GEMM_BLOCK_TEMPORARIES
 
-    def __init__(self, W: np.ndarray):
-        D, d = W.shape
+    def __init__(self, W: np.ndarray, n_components: int | None = None):
+        D = W.shape[0]
         self.W_T1 = np.ascontiguousarray(np.vstack([W.T, np.ones((1, D))]))  # (d + 1, D)
-        self.log_scale = -0.5 * np.log(D)
+        self.log_scale = -0.5 * np.log(n_components or D)
         self._cast: dict = {}
 
     def _weights(self, dtype):
@@ -738,10 +738,10 @@ class AllSubsetsProductBlock:
 
     temporaries = GEMM_BLOCK_TEMPORARIES  # it chunks rows to the cache itself
 
-    def __init__(self, W: np.ndarray):
+    def __init__(self, W: np.ndarray, n_components: int | None = None):
         D = W.shape[0]
         self.W_T = np.ascontiguousarray(np.vstack([W.T, np.zeros((1, D))]))  # (d + 1, D); row d: padding
-        self.scale = 1.0 / np.sqrt(D)
+        self.scale = 1.0 / np.sqrt(n_components or D)
         self._cast: dict = {}
 
     def _weights(self, dtype):
@@ -802,23 +802,25 @@ class AllSubsetsProductBlock:
         return out
 
 
-def rk_block(kind: str, degree: int, W: np.ndarray, signs: bool):
+def rk_block(kind: str, degree: int, W: np.ndarray, signs: bool, n_components: int | None = None):
     """The fast block function for an RK map, or None when the reference code should run.
+    Features are scaled by 1/sqrt(n_components) (default: the rows of W; several maps' weights
+    stacked in W keep their own D).
 
     Returned objects are called as ``fn(X_block, out_block)`` (X dense or CSR, out C-contiguous
     (rows, D), written in place and returned) and carry ``temporaries`` (rows x D arrays, for
     block sizing) and ``gemm`` (GEMM-bound: keep blocks large; otherwise cache-sized).
     """
     if kind == "anova" and degree in (2, 3):
-        fn = AnovaBlock(W, degree, signs)
+        fn = AnovaBlock(W, degree, signs, n_components)
         fn.gemm = True
         return fn
     if kind == "all_subsets" and signs:
-        fn = AllSubsetsSignsBlock(W)
+        fn = AllSubsetsSignsBlock(W, n_components)
         fn.gemm = True
         return fn
     if kind == "all_subsets":
-        fn = AllSubsetsProductBlock(W)  # chunks rows to the cache itself: large outer blocks
+        fn = AllSubsetsProductBlock(W, n_components)  # chunks rows to the cache itself: large outer blocks
         fn.gemm = True
         return fn
     return None

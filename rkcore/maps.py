@@ -142,11 +142,7 @@ class RandomKernel(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseEstima
         self.family_ = family_from_spec(self.kernel, d, self.degree, self.itemsets)
         check_allocation("The random weights", (self.n_components, d),
                          hint="Lower n_components (D) or the number of features.")
-        rng = check_random_state(self.random_state)
-        self.random_weights_ = get_distribution(self.distribution).sample(rng, (self.n_components, d))
-        # Read-only: transform precomputes from these weights once (powers of W, |W|, casts)
-        # and reuses that while they are the same array, which in-place edits would falsify.
-        self.random_weights_.flags.writeable = False
+        self.random_weights_ = draw_weights(self.distribution, self.n_components, d, self.random_state)
         self._mapper_cache = {}  # filled by transform (a container: transform leaves __dict__ as is)
         return self
 
@@ -172,17 +168,9 @@ class RandomKernel(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseEstima
         compute32 = out_dtype == np.float32 and _float32_safe(self.family_)
         if out_dtype == np.float32 and not compute32:
             X = X.astype(np.float64)
-        n, D = X.shape[0], self.random_weights_.shape[0]
-        check_allocation("The random features Z", (n, D), hint="Transform fewer rows at a time or lower n_components (D).")
-        block = self._mapper(compute32)
-        out = np.empty((n, D), dtype=out_dtype)
-        # Block rows: intermediates are a few (rows x D) arrays, so memory stays bounded.
-        bytes_per_row = 8 * D * block.temporaries
-        if block.gemm:
-            bytes_per_row = min(bytes_per_row, max(1, TRANSFORM_BLOCK_BYTES // MIN_GEMM_BLOCK_ROWS))
-        for rows in row_blocks(n, bytes_per_row, TRANSFORM_BLOCK_BYTES):
-            block(X[rows], out[rows])  # writes the row block in place
-        return out
+        check_allocation("The random features Z", (X.shape[0], self.random_weights_.shape[0]),
+                         hint="Transform fewer rows at a time or lower n_components (D).")
+        return _map_row_blocks(self._mapper(compute32), X, self.random_weights_.shape[0], out_dtype)
 
     def _mapper(self, compute32: bool):
         """The block function of the fitted weights (_block_mapper), built once per weights
@@ -233,10 +221,50 @@ def _float32_safe(family: ItemsetFamily) -> bool:
     return family.kind == "dot" or (family.kind == "anova" and family.degree == 2)
 
 
-def _block_mapper(family: ItemsetFamily, W: np.ndarray, signs: bool):
-    """A function mapping a block of rows of X to its RK features, with precomputation on W."""
-    D = W.shape[0]
-    scale = 1.0 / np.sqrt(D)
+def draw_weights(distribution: str, n_components: int, n_features: int, random_state) -> np.ndarray:
+    """The weights ``RandomKernel.fit`` draws: (n_components, n_features) from the distribution,
+    read-only (transform precomputes from them once: powers of W, |W|, casts, and reuses that
+    while they are the same array, which in-place edits would falsify)."""
+    W = get_distribution(distribution).sample(check_random_state(random_state), (n_components, n_features))
+    W.flags.writeable = False
+    return W
+
+
+def _map_row_blocks(block: "_Mapper", X, D: int, out_dtype) -> np.ndarray:
+    """Apply a block function of D output columns to X a row block at a time: intermediates are
+    a few (rows x D) arrays, so memory stays bounded."""
+    n = X.shape[0]
+    out = np.empty((n, D), dtype=out_dtype)
+    bytes_per_row = 8 * D * block.temporaries
+    if block.gemm:
+        bytes_per_row = min(bytes_per_row, max(1, TRANSFORM_BLOCK_BYTES // MIN_GEMM_BLOCK_ROWS))
+    for rows in row_blocks(n, bytes_per_row, TRANSFORM_BLOCK_BYTES):
+        block(X[rows], out[rows])  # writes the row block in place
+    return out
+
+
+def stacked_features(X, kernel: str, degree: int, itemsets, distribution: str, n_components: int,
+                     seeds) -> np.ndarray:
+    """The features of several RandomKernel maps that differ only in their seed, side by side,
+    computed as one map: columns [t D, (t + 1) D) are
+    ``RandomKernel(n_components, kernel=..., distribution=..., random_state=seeds[t]).fit(X).transform(X)``
+    (the same weights; the same values up to the summation order of one wider GEMM). One
+    precomputation and one pass over X instead of one per map: the error engine's trials
+    (rkcore.experiments) at small n, where per-call overhead dominates. X: validated float64
+    (dense or CSR); the caller bounds n x len(seeds) x D."""
+    d = X.shape[1]
+    check_degree_fits(kernel, degree, d)
+    family = family_from_spec(kernel, d, degree, itemsets)
+    W = np.vstack([draw_weights(distribution, n_components, d, seed) for seed in seeds])
+    return _map_row_blocks(_block_mapper(family, W, distribution == "rademacher", n_components), X, W.shape[0],
+                           np.float64)
+
+
+def _block_mapper(family: ItemsetFamily, W: np.ndarray, signs: bool, n_components: int | None = None):
+    """A function mapping a block of rows of X to its RK features, with precomputation on W.
+    Features are scaled by 1/sqrt(n_components) (default: the rows of W; stacked maps keep their D)."""
+    D = W.shape[0]  # output columns
+    scale = 1.0 / np.sqrt(n_components or D)
     kind, m = family.kind, family.degree
 
     if kind == "dot":
@@ -281,7 +309,7 @@ def _block_mapper(family: ItemsetFamily, W: np.ndarray, signs: bool):
         # c^t W^t), then the same a-posteriori check and repair as every Newton path here: the
         # power sums of |c x w| (Pa_2 = P_2, kept by the block) decide which features the
         # stable recursion recomputes. Rademacher: the check is on row sums, O(nnz) per row.
-        fast = rk_block(kind, m, W, signs)
+        fast = rk_block(kind, m, W, signs, n_components)
         c = fast.c
         W_abs_T_c = None if signs else np.ascontiguousarray(W_abs_T * c)
         W_abs3_T_c = None if signs or m < 3 else np.ascontiguousarray(W_abs_T**3 * c**3)
@@ -355,7 +383,7 @@ def _block_mapper(family: ItemsetFamily, W: np.ndarray, signs: bool):
         # Rademacher: log trick (one GEMM/SpMM of logs, then exp: inf only where the exact
         # value is); other weights: product over each row's non-zeros, which can overflow or
         # give inf * 0 on the way. Either way, non-finite features are recomputed in log space.
-        fast = rk_block(kind, m, W, signs)
+        fast = rk_block(kind, m, W, signs, n_components)
         log_scale = np.log(scale)
 
         def all_subsets_fast(Xb, out):

@@ -133,8 +133,24 @@ def test_progress_monotone_to_one():
     fractions = [f for f, _ in seen]
     assert fractions[0] == 0.0 and fractions[-1] == 1.0
     assert all(b >= a for a, b in zip(fractions, fractions[1:]))
-    assert len(seen) == 1 + 2 * 2 * 2
+    assert len(seen) == 1 + 2 * 2  # at n = 5 the two trials of a (method, D) are one task
     assert all(isinstance(msg, str) and msg for _, msg in seen)
+
+
+@pytest.mark.parametrize("methods", [[("rk", "gaussian"), ("rk", "rademacher")], [("scrk", None)]])
+def test_trials_stacked_in_one_task_give_the_per_trial_results(monkeypatch, methods):
+    """Small n: a task computes several RK trials as one stacked map; the numbers are those of one
+    map per trial (one task per trial when the stacking budget is 0), up to BLAS summation order."""
+    X = binary_data()
+    spec = KernelSpec("anova", 2)
+    kwargs = dict(pairs="nonzero", random_state=3, eps=(0.1,))
+    stacked = ex.error_study(X, spec, methods, [6, 12], 4, **kwargs)
+    seen = []
+    monkeypatch.setattr(ex, "STACKED_FEATURES_BYTES", 0)
+    single = ex.error_study(X, spec, methods, [6, 12], 4, progress=lambda f, m: seen.append(f), **kwargs)
+    assert len(seen) == 1 + len(methods) * 2 * 4  # one task (and report) per trial
+    pd.testing.assert_frame_equal(stacked.drop(columns="value"), single.drop(columns="value"))
+    np.testing.assert_allclose(stacked["value"], single["value"], rtol=1e-12, atol=1e-15)
 
 
 def test_summarize_errors():
