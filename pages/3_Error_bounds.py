@@ -8,7 +8,7 @@ from threadpoolctl import threadpool_limits
 
 from rkapp import (
     ViewSpec, chart, columns, escape_markdown, formula, guarded, largest_fitting, load_data, notice, page,
-    persistent_widget, reproduce, run_or_wait, sidebar, table,
+    persistent_widget, progress_bar, reproduce, run_or_wait, sidebar, table,
 )
 from rkcore.costs import error_study_cost
 from rkcore.bounds import bounds_table, l1_radius, measured_tails, required_components
@@ -56,15 +56,11 @@ def bounds_study(view: ViewSpec, trials: int) -> pd.DataFrame:
     """The error study of RK with the view's distribution over D_GRID and EPS_GRID (all pairs of X)."""
     data = load_data(view)
     spec = view.kernel_spec(data)
-    bar = st.progress(0.0, text="Measuring the errors…")
-    try:
-        # one BLAS thread: the products here are small, and threads fighting over a shared
-        # 2-core machine cost far more than they bring (a 200×20×256 product went from 0.2 to 40 ms)
-        with threadpool_limits(limits=1, user_api="blas"):
-            return error_study(data.X, spec, [("rk", view.distribution)], list(D_GRID), trials, eps=EPS_GRID,
-                               random_state=view.seed, progress=lambda f, m: bar.progress(min(f, 1.0), text=m))
-    finally:
-        bar.empty()
+    # one BLAS thread: the products here are small, and threads fighting over a shared
+    # 2-core machine cost far more than they bring (a 200×20×256 product went from 0.2 to 40 ms)
+    with progress_bar("Measuring the errors…") as report, threadpool_limits(limits=1, user_api="blas"):
+        return error_study(data.X, spec, [("rk", view.distribution)], list(D_GRID), trials, eps=EPS_GRID,
+                           random_state=view.seed, progress=report)
 
 
 needed = None

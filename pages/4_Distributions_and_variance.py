@@ -8,7 +8,7 @@ from threadpoolctl import threadpool_limits
 
 from rkapp import (
     ViewSpec, chart, escape_markdown, formula, guarded, largest_fitting, load_data, notice, page, persistent_widget,
-    reproduce, run_or_wait, sidebar, table,
+    progress_bar, reproduce, run_or_wait, sidebar, table,
 )
 from rkcore.costs import error_study_cost, pair_variance_cost
 from rkcore.distributions import DISTRIBUTIONS
@@ -67,26 +67,16 @@ def methods_for(view: ViewSpec, distributions: tuple[str, ...], scrk: bool) -> l
     return methods + [("scrk", None)] if scrk and view.kernel == "anova" else methods
 
 
-def progress_bar(text: str):
-    """A progress bar inside a cached function (replayed as nothing, since it is emptied at the end)."""
-    bar = st.progress(0.0, text=text)
-    return bar, (lambda f, m: bar.progress(float(min(max(f, 0.0), 1.0)), text=m))
-
-
 @st.cache_data(show_spinner=False, max_entries=16)
 def distribution_study(view: ViewSpec, distributions: tuple[str, ...], D_list: tuple[int, ...], trials: int,
                        scrk: bool) -> pd.DataFrame:
     """Table 1 protocol on the view's data: error_study over the methods, D and trials."""
     data = load_data(view)
     spec = view.kernel_spec(data)
-    bar, report = progress_bar("Measuring the errors…")
-    try:
-        # one BLAS thread: small products, and a shared 2-core machine (threads fighting cost 100x)
-        with threadpool_limits(limits=1, user_api="blas"):
-            return error_study(data.X, spec, methods_for(view, distributions, scrk), list(D_list), trials,
-                               pairs="nonzero", random_state=view.seed, progress=report)
-    finally:
-        bar.empty()
+    # one BLAS thread: small products, and a shared 2-core machine (threads fighting cost 100x)
+    with progress_bar("Measuring the errors…") as report, threadpool_limits(limits=1, user_api="blas"):
+        return error_study(data.X, spec, methods_for(view, distributions, scrk), list(D_list), trials,
+                           pairs="nonzero", random_state=view.seed, progress=report)
 
 
 @st.cache_data(show_spinner="Measuring the variance of three pairs…", max_entries=16)

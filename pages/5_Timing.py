@@ -5,7 +5,7 @@ from threadpoolctl import threadpool_limits
 
 from rkapp import (
     chart, formula, guarded, kept_measurement, largest_fitting, measure_on_press, notice, page, persistent_widget,
-    refuse_beyond_limits, reproduce, shared_figure, show_measurement, sidebar, table,
+    progress_bar, refuse_beyond_limits, reproduce, shared_figure, show_measurement, sidebar, table,
 )
 from rkcore.costs import timing_cost
 from rkcore.figures.timing import predicted_figure, timing_figure, timing_note
@@ -63,23 +63,21 @@ formula(r"\text{RK: } O(D\,d\,m)\qquad \text{SCRK: } O(m\,D\log d)\qquad \text{T
 
 def run_timings(maps, d_list, D_at, D_list, d_at, n, m, repeats, seed, single_thread):
     """Both sweeps with one progress bar. Never cached: a cached time would be some other run's time."""
-    bar = st.progress(0.0, text="Timing…")
     cells = [len(d_list), len(D_list)]
     offsets = [0.0, cells[0] / sum(cells)]
-
-    def report(part):
-        return lambda f, msg: bar.progress(min(1.0, offsets[part] + f * cells[part] / sum(cells)), text=msg)
-
     limit = threadpool_limits(limits=1, user_api="blas") if single_thread else None
     try:
-        by_d = time_maps(maps, d_list, [D_at], [n], kernel_degree=m, repeats=repeats, warmup=1,
-                         random_state=seed, progress=report(0))
-        by_D = time_maps(maps, [d_at], D_list, [n], kernel_degree=m, repeats=repeats, warmup=1,
-                         random_state=seed, progress=report(1))
+        with progress_bar("Timing…") as report:
+            def part(k):  # the two sweeps share one bar
+                return lambda f, msg: report(offsets[k] + f * cells[k] / sum(cells), msg)
+
+            by_d = time_maps(maps, d_list, [D_at], [n], kernel_degree=m, repeats=repeats, warmup=1,
+                             random_state=seed, progress=part(0))
+            by_D = time_maps(maps, [d_at], D_list, [n], kernel_degree=m, repeats=repeats, warmup=1,
+                             random_state=seed, progress=part(1))
     finally:
         if limit is not None:
             limit.restore_original_limits()
-        bar.empty()
     return pd.concat([by_d.assign(sweep="d"), by_D.assign(sweep="D")], ignore_index=True)
 
 

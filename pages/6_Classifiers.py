@@ -9,7 +9,7 @@ from threadpoolctl import threadpool_limits
 
 from rkapp import (
     chart, escape_markdown, formula, guarded, kept_measurement, largest_fitting, load_data, measure_on_press, notice,
-    page, persistent_widget, reproduce, run_requested, shared_figure, show_measurement, sidebar, table,
+    page, persistent_widget, progress_bar, reproduce, run_requested, shared_figure, show_measurement, sidebar, table,
 )
 from rkcore.accuracy import METHODS, accuracy_study, split_sizes
 from rkcore.costs import classifier_cost, classifier_fit_seconds
@@ -57,18 +57,14 @@ formula(r"f(\mathbf{x}) = \langle \mathbf{w}, Z(\mathbf{x})\rangle\ \ \text{(lin
 
 def run_study(data, view, method_keys, D_list, n_trials):
     """The accuracy study with a progress bar. Never cached: its rows hold wall-clock times."""
-    bar = st.progress(0.0, text="Starting…")
-    try:
-        with warnings.catch_warnings(record=True) as caught, threadpool_limits(limits=1, user_api="blas"):
-            # one BLAS thread: a fair, repeatable comparison on a shared 2-core machine
-            warnings.simplefilter("always", ConvergenceWarning)
-            df = accuracy_study((data.X, data.y), list(method_keys), list(D_list), n_trials,
-                                kernel=view.kernel_spec(data), split=SPLIT, C_grid=C_GRID, random_state=view.seed,
-                                progress=lambda done, total, msg: bar.progress(min(done / max(total, 1), 1.0),
-                                                                               text=f"[{done}/{total}] {msg}"))
-        n_warn = sum(issubclass(w.category, ConvergenceWarning) for w in caught)
-    finally:
-        bar.empty()
+    with progress_bar("Starting…") as report, warnings.catch_warnings(record=True) as caught, \
+            threadpool_limits(limits=1, user_api="blas"):
+        # one BLAS thread: a fair, repeatable comparison on a shared 2-core machine
+        warnings.simplefilter("always", ConvergenceWarning)
+        df = accuracy_study((data.X, data.y), list(method_keys), list(D_list), n_trials,
+                            kernel=view.kernel_spec(data), split=SPLIT, C_grid=C_GRID, random_state=view.seed,
+                            progress=lambda done, total, msg: report(done / max(total, 1), f"[{done}/{total}] {msg}"))
+    n_warn = sum(issubclass(w.category, ConvergenceWarning) for w in caught)
     return df, n_warn
 
 

@@ -14,7 +14,7 @@ from plotly.subplots import make_subplots
 
 from ..distributions import get_distribution
 from ..registry import get_map
-from .style import FONT_SIZE, TEMPLATE, log_ticks, new_figure, plotly_text, rgba
+from .style import FONT_SIZE, TEMPLATE, log_ticks, plotly_text, rgba
 
 #: A map that draws its own weights (SCRK) has no distribution to take a colour from: black, dashed,
 #: so it stands apart from the distributions' colours on this chart.
@@ -37,36 +37,40 @@ def error_vs_D_figure(study: pd.DataFrame, metric: str = "mean_abs_error", *, ti
     if sub.empty:
         raise ValueError(f"No rows with metric {metric!r} in the study.")
     n_trials = int(sub["trial"].nunique())
-    fig = new_figure(title or "Mean absolute error vs D, by weight distribution", height=540)
-    first = None
-    for (method, map_key, dist), g in sub.groupby(["method", "map", "distribution"], sort=False):
-        q = g.groupby("D")["value"].agg(mean="mean", lo=lambda v: v.quantile(0.1), hi=lambda v: v.quantile(0.9))
-        q = q.reset_index()
-        color = method_color(map_key, dist)
+    # per (method, D): mean and 10% / 90% quantiles, vectorized (a figure is rebuilt on every rerun)
+    grouped = sub.groupby(["method", "map", "distribution", "D"], sort=False, dropna=False)["value"]
+    stats = grouped.mean().rename("mean").to_frame()
+    stats["lo"] = grouped.quantile(0.1)
+    stats["hi"] = grouped.quantile(0.9)
+    stats = stats.reset_index()
+    traces, first = [], None
+    for (method, map_key, dist), q in stats.groupby(["method", "map", "distribution"], sort=False, dropna=False):
+        q = q.sort_values("D")
+        color = method_color(map_key, None if pd.isna(dist) else dist)
         x = q["D"].to_numpy(float)
-        fig.add_trace(go.Scatter(x=np.concatenate([x, x[::-1]]), y=np.concatenate([q["hi"], q["lo"][::-1]]),
+        traces.append(go.Scatter(x=np.concatenate([x, x[::-1]]), y=np.r_[q["hi"].to_numpy(), q["lo"].to_numpy()[::-1]],
                                  mode="lines", fill="toself", fillcolor=rgba(color, 0.15), line=dict(width=0),
                                  hoverinfo="skip", name=f"{method}: 10–90% of trials", legendgroup=method,
                                  showlegend=False))
-        fig.add_trace(go.Scatter(x=x, y=q["mean"], mode="lines+markers", name=method, legendgroup=method,
-                                 line=dict(color=color, width=3, dash=None if get_map(map_key).takes_distribution else "dash"),
+        traces.append(go.Scatter(x=x, y=q["mean"].to_numpy(), mode="lines+markers", name=method, legendgroup=method,
+                                 line=dict(color=color, width=3,
+                                           dash=None if get_map(map_key).takes_distribution else "dash"),
                                  marker=dict(size=8),
                                  hovertemplate="D=%{x}<br>mean |E|=%{y:.3g}<extra>" + method + "</extra>"))
         if first is None:
             first = (x, float(q["mean"].iloc[0]))
     x, y0 = first
-    fig.add_trace(go.Scatter(x=x, y=y0 * np.sqrt(x[0] / x), mode="lines", name="∝ 1/√D (guide)",
+    traces.append(go.Scatter(x=x, y=y0 * np.sqrt(x[0] / x), mode="lines", name="∝ 1/√D (guide)",
                              line=dict(color="#777", width=2, dash="dot")))
     D_values = sorted(sub["D"].unique())
-    fig.update_xaxes(type="log", title_text="D (random features, log scale)", tickvals=D_values,
-                     ticktext=[str(D) for D in D_values])
-    g = sub.groupby(["method", "D"])["value"]
-    fig.update_yaxes(type="log", title_text="mean |K̂ − K| over pairs (log scale)",
-                     **log_ticks(np.r_[g.quantile(0.1), g.quantile(0.9)]))
-    fig.update_layout(legend=dict(x=0.99, xanchor="right", y=0.99),
-                      title_text=plotly_text(title or "Mean absolute error vs D, by weight distribution")
-                      + f"<br><sup>line: mean of {n_trials} trials · band: 10–90% of the trials</sup>")
-    return fig
+    heading = plotly_text(title or "Mean absolute error vs D, by weight distribution")
+    return go.Figure(data=traces, layout=dict(
+        template=TEMPLATE, height=540, legend=dict(x=0.99, xanchor="right", y=0.99),
+        title_text=heading + f"<br><sup>line: mean of {n_trials} trials · band: 10–90% of the trials</sup>",
+        xaxis=dict(type="log", title_text="D (random features, log scale)", tickvals=D_values,
+                   ticktext=[str(D) for D in D_values]),
+        yaxis=dict(type="log", title_text="mean |K̂ − K| over pairs (log scale)",
+                   **log_ticks(np.r_[stats["lo"], stats["hi"]]))))
 
 
 def variance_figure(empirical: pd.DataFrame, exact: pd.DataFrame | None = None) -> go.Figure:
@@ -76,38 +80,42 @@ def variance_figure(empirical: pd.DataFrame, exact: pd.DataFrame | None = None) 
         raise ValueError("No empirical variances to draw.")
     labels = list(dict.fromkeys(empirical["pair"]))
     fig = make_subplots(rows=1, cols=len(labels), subplot_titles=labels, horizontal_spacing=0.07)
+    traces, cols, axes = [], [], {}
     for col, label in enumerate(labels, start=1):
         emp = empirical[empirical["pair"] == label]
+        ex_pair = None if exact is None else exact[exact["pair"] == label]
         for dist, g in emp.groupby("distribution", sort=False):
             entry = get_distribution(dist)
             color, name = entry.color, entry.label
-            if exact is not None:
-                ex = exact[(exact["pair"] == label) & (exact["distribution"] == dist)].sort_values("D")
-                fig.add_trace(go.Scatter(x=ex["D"], y=ex["variance"], mode="lines", name=f"{name}: exact Var/D",
+            if ex_pair is not None:
+                ex = ex_pair[ex_pair["distribution"] == dist].sort_values("D")
+                traces.append(go.Scatter(x=ex["D"].to_numpy(), y=ex["variance"].to_numpy(), mode="lines", name=f"{name}: exact Var/D",
                                          legendgroup=f"exact_{dist}", showlegend=col == 1,
                                          line=dict(color=color, width=2.5),
-                                         hovertemplate="D=%{x:.0f}<br>exact Var=%{y:.3g}<extra>" + name + "</extra>"),
-                              row=1, col=col)
+                                         hovertemplate="D=%{x:.0f}<br>exact Var=%{y:.3g}<extra>" + name + "</extra>"))
+                cols.append(col)
             g = g.sort_values("D")
-            fig.add_trace(go.Scatter(
-                x=g["D"], y=g["variance"], mode="markers", name=f"{name}: empirical ({int(g['n_trials'].iloc[0])} maps)",
+            traces.append(go.Scatter(
+                x=g["D"].to_numpy(), y=g["variance"].to_numpy(), mode="markers", name=f"{name}: empirical ({int(g['n_trials'].iloc[0])} maps)",
                 legendgroup=f"emp_{dist}", showlegend=col == 1,
                 marker=dict(color=color, size=10, symbol="circle-open", line=dict(width=2.5)),
-                error_y=dict(type="data", symmetric=False, array=g["var_high"] - g["variance"],
-                             arrayminus=g["variance"] - g["var_low"], color=color, thickness=1.5, width=4),
-                hovertemplate="D=%{x}<br>empirical Var=%{y:.3g}<extra>" + name + "</extra>"), row=1, col=col)
+                error_y=dict(type="data", symmetric=False, array=(g["var_high"] - g["variance"]).to_numpy(),
+                             arrayminus=(g["variance"] - g["var_low"]).to_numpy(), color=color, thickness=1.5, width=4),
+                hovertemplate="D=%{x}<br>empirical Var=%{y:.3g}<extra>" + name + "</extra>"))
+            cols.append(col)
         D_values = sorted(emp["D"].unique())
-        fig.update_xaxes(type="log", title_text="D (log scale)", tickvals=D_values,
-                         ticktext=[str(int(D)) for D in D_values], row=1, col=col)
-        shown = [emp["var_low"], emp["var_high"]] + ([] if exact is None else
-                                                     [exact.loc[exact["pair"] == label, "variance"]])
-        fig.update_yaxes(type="log", row=1, col=col, **log_ticks(np.concatenate([np.asarray(v) for v in shown])),
-                         title_text="Var ⟨Z(x), Z(y)⟩ (log scale)" if col == 1 else None)
+        suffix = "" if col == 1 else str(col)
+        axes[f"xaxis{suffix}"] = dict(type="log", title_text="D (log scale)", tickvals=D_values,
+                                      ticktext=[str(int(D)) for D in D_values])
+        shown = [emp["var_low"], emp["var_high"]] + ([] if ex_pair is None else [ex_pair["variance"]])
+        axes[f"yaxis{suffix}"] = dict(type="log", **log_ticks(np.concatenate([np.asarray(v) for v in shown])),
+                                      title_text="Var ⟨Z(x), Z(y)⟩ (log scale)" if col == 1 else None)
+    fig.add_traces(traces, rows=[1] * len(traces), cols=cols)
+    fig.update_annotations(font_size=FONT_SIZE)  # the subplot titles
     fig.update_layout(template=TEMPLATE, height=520,
                       title_text="Variance of the estimate for three fixed pairs: exact (lines) vs over random maps "
                                  "(markers, 95% interval)",
-                      legend=dict(orientation="h", yanchor="top", y=-0.22, x=0))
-    fig.update_annotations(font_size=FONT_SIZE)
+                      legend=dict(orientation="h", yanchor="top", y=-0.22, x=0), **axes)
     return fig
 
 
