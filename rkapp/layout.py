@@ -165,8 +165,9 @@ def wrap_title(text: str, width: int) -> str:
     return "<br>".join(x for x in lines if x)
 
 
-#: characters per title line: a full-width chart at 1280x720 (~850 px at 21 px type), half of it
-TITLE_CHARS = {"full": 64, "half": 30, "third": 24}
+#: characters per title line: a full-width chart at 1280x720 (~850 px at 21 px type), half of it, a panel
+#: of two beside a legend, a panel of three
+TITLE_CHARS = {"full": 64, "half": 30, "panel": 28, "third": 24}
 
 
 def fit_for_screen(fig, *, narrow: bool = False):
@@ -179,11 +180,24 @@ def fit_for_screen(fig, *, narrow: bool = False):
         if extra:
             top = fig.layout.margin.t if fig.layout.margin.t is not None else 70
             fig.update_layout(title_text=wrapped, margin_t=top + 26 * extra)
-    if "xaxis3" in fig.layout:
-        # three or more panels: a subplot title gets a third of the width
-        for annotation in fig.layout.annotations or ():
-            if annotation.text and len(annotation.text) > TITLE_CHARS["third"]:
-                annotation.text = wrap_title(annotation.text, TITLE_CHARS["third"])
+    # Panel titles (make_subplots' annotations, or any annotation standing on the plot area) reach up into
+    # the top margin; they wrap at the width of their panel (a third, or a half less a legend's share).
+    panels = 3 if "xaxis3" in fig.layout else 2 if "xaxis2" in fig.layout else 1
+    panel_chars = {3: TITLE_CHARS["third"], 2: TITLE_CHARS["panel"]}.get(panels)
+    panel_lines = 0
+    for annotation in fig.layout.annotations or ():
+        if not annotation.text:
+            continue
+        if panel_chars and len(annotation.text) > panel_chars:
+            annotation.text = wrap_title(annotation.text, panel_chars)
+        if annotation.yref == "paper" and (annotation.y or 0) >= 1 and annotation.yanchor == "bottom":
+            panel_lines = max(panel_lines, 1 + annotation.text.count("<br>"))
+    if panel_lines and fig.layout.title.text:
+        # plotly centres the title in the top margin: it clears the panel titles below it when the
+        # margin is at least the title's height plus twice theirs
+        title_lines = 1 + fig.layout.title.text.count("<br>")
+        top = fig.layout.margin.t if fig.layout.margin.t is not None else 70
+        fig.update_layout(margin_t=max(top, 27 * title_lines + 2 * 23 * panel_lines + 12))
     if presenter():
         size = fig.layout.font.size or 17
         fig.update_layout(font_size=size + PRESENTER_FONT_STEP)

@@ -21,7 +21,7 @@ import pandas as pd
 import plotly.graph_objects as go
 
 from ..bounds import MEASURED_QUANTITIES
-from .style import PALETTE, new_figure
+from .style import LEGEND_BELOW, PALETTE, new_figure
 
 LEMMA_LABELS = {
     "lemma1": "Lemma 1 bound (eq. 8), any S",
@@ -73,7 +73,7 @@ def _y_floor(measured: pd.DataFrame) -> float:
     return max(low / 10.0, 1e-15)
 
 
-_LEGEND_BELOW = dict(orientation="h", yanchor="top", y=-0.3, x=0, tracegroupgap=2)
+_LEGEND_BELOW = dict(LEGEND_BELOW, tracegroupgap=2)
 
 
 def _probability_axis(fig: go.Figure, low: float) -> None:

@@ -10,8 +10,8 @@ import pandas as pd
 import plotly.graph_objects as go
 
 from ..compositional import ACTIVATIONS, Skeleton
-from .foundations import METRIC_LABELS, quantiles, add_band, reference_slope
-from .style import PALETTE, log_ticks, new_figure, plotly_text, spans_decades
+from .foundations import add_band, metric_axis_title, quantiles, reference_slope
+from .style import LEGEND_BELOW, PALETTE, log_ticks, new_figure, plotly_text, spans_decades
 
 DEDUP_LABELS = {
     "none": "no de-duplication (D i.i.d. draws)",
@@ -99,9 +99,9 @@ def compositional_error_figure(df: pd.DataFrame, metric: str = "rel_fro") -> go.
     fig.add_trace(go.Scatter(x=first["D"], y=guide, mode="lines", name="∝ 1/√D (guide)",
                              line=dict(color="#555", dash="dash", width=2)))
     fig.update_xaxes(type="log", title_text="D (stored features, log scale)", tickvals=sorted(sub["D"].unique()))
-    fig.update_yaxes(type="log", title_text=f"{METRIC_LABELS.get(metric, metric)} (log scale)",
+    fig.update_yaxes(type="log", title_text=metric_axis_title(metric),
                      **log_ticks(np.r_[sub["value"].to_numpy(), guide]))
-    fig.update_layout(legend=dict(orientation="h", yanchor="top", y=-0.18, x=0))
+    fig.update_layout(legend=LEGEND_BELOW)
     n_trials = int(sub["trial"].nunique())
     fig.add_annotation(text=f"bands: 10–90% of {n_trials} trials", xref="paper", yref="paper", x=0.0, y=0.0,
                        xanchor="left", yanchor="bottom", showarrow=False, font=dict(size=14, color="#555"))

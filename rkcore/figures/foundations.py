@@ -11,13 +11,21 @@ import pandas as pd
 import plotly.graph_objects as go
 from plotly.subplots import make_subplots
 
-from .style import PALETTE, TEMPLATE, log_ticks, new_figure, rgba
+from .style import LEGEND_BELOW, PALETTE, TEMPLATE, log_ticks, new_figure, rgba
 
 METRIC_LABELS = {
     "rel_fro": "relative error ‖K̂ − K‖ / ‖K‖ (Frobenius)",  # no "_F": it reads as raw markup
     "max_abs": "max entry error max |K̂ − K|",
     "mean_abs": "mean entry error mean |K̂ − K|",
 }
+
+
+def metric_axis_title(metric: str) -> str:
+    """The y-axis title of an error measure on a log axis, on two lines ("relative error ‖K̂ − K‖ / ‖K‖<br>
+    (Frobenius, log scale)"): on one line it is longer than a short plot and runs into the figure title."""
+    label = METRIC_LABELS.get(metric, metric)
+    head, paren, detail = label.partition(" (")
+    return f"{head}<br>({detail[:-1]}, log scale)" if paren and detail.endswith(")") else f"{label}<br>(log scale)"
 
 
 def add_band(fig: go.Figure, x, low, mid, high, *, name: str, color: str, band_name: str | None = None,
@@ -70,7 +78,7 @@ def kernel_trick_figure(df: pd.DataFrame) -> go.Figure:
     kind = df["kind"].iloc[0]
     fig.update_layout(template=TEMPLATE, height=520,
                       title_text=f"Gram matrix of n = {n} points: explicit features vs kernel trick ({kind})",
-                      legend=dict(orientation="h", yanchor="top", y=-0.18, x=0))
+                      legend=LEGEND_BELOW)
     fig.update_xaxes(type="log", title_text="d (input features, log scale)")
     fig.update_yaxes(type="log", title_text="time per Gram matrix (s, log scale)", secondary_y=False)
     fig.update_yaxes(type="log", title_text="numbers per point (log scale)", secondary_y=True, showgrid=False,
@@ -112,7 +120,7 @@ def rff_error_figure(df: pd.DataFrame, metric: str = "rel_fro", *, title: str | 
     fig.add_trace(go.Scatter(x=q["D"], y=guide, mode="lines", name="∝ 1/√D (guide)",
                              line=dict(color="#555", dash="dash", width=2)))
     fig.update_xaxes(type="log", title_text="D (random features, log scale)", tickvals=list(q["D"]))
-    fig.update_yaxes(type="log", title_text=f"{METRIC_LABELS.get(metric, metric)} (log scale)",
+    fig.update_yaxes(type="log", title_text=metric_axis_title(metric),
                      **log_ticks(np.r_[q["q10"], q["q90"]]))
     fig.update_layout(legend=dict(x=0.99, xanchor="right", y=0.99))
     n_trials = int(sub["trial"].nunique())
@@ -157,7 +165,7 @@ def projection_distortion_figure(df: pd.DataFrame, delta: float = 0.05, *, bands
     fig.add_hline(y=1.0, line=dict(color="#999", width=1))
     fig.update_xaxes(type="log", title_text="m (target dimension, log scale)", tickvals=list(ms))
     fig.update_yaxes(title_text="‖Av‖² / ‖v‖²  (1 = norm preserved)", rangemode="tozero")
-    fig.update_layout(legend=dict(orientation="h", yanchor="top", y=-0.18, x=0))
+    fig.update_layout(legend=LEGEND_BELOW)
     return fig
 
 

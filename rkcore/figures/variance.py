@@ -13,7 +13,7 @@ import plotly.graph_objects as go
 
 from ..distributions import get_distribution
 from ..registry import get_map
-from .style import FONT_SIZE, TEMPLATE, log_ticks, plotly_text, rgba
+from .style import FONT_SIZE, LEGEND_BELOW, TEMPLATE, log_ticks, plotly_text, rgba
 
 #: A map that draws its own weights (SCRK) has no distribution to take a colour from: black, dashed,
 #: so it stands apart from the distributions' colours on this chart.
@@ -121,10 +121,10 @@ def variance_figure(empirical: pd.DataFrame, exact: pd.DataFrame | None = None) 
                                       anchor=f"x{suffix}",
                                       title_text="Var ⟨Z(x), Z(y)⟩ (log scale)" if col == 1 else None)
     return go.Figure(data=traces, layout=dict(
-        template=TEMPLATE, height=520, annotations=titles,
+        template=TEMPLATE, height=600, annotations=titles,
         title_text="Variance of the estimate for three fixed pairs: exact (lines) vs over random maps "
                    "(markers, 95% interval)",
-        legend=dict(orientation="h", yanchor="top", y=-0.22, x=0), **axes))
+        legend=LEGEND_BELOW, **axes))
 
 
 def variance_by_distribution_figure(summary: pd.DataFrame, kernel_label: str = "") -> go.Figure:

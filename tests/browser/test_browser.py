@@ -140,7 +140,8 @@ def assert_no_exception(page, name: str) -> None:
 
 
 #: In the DOM: what overflows its box. KaTeX blocks wider than their element; plot titles, legends, axis
-#: titles and annotations outside their figure; tables that scroll sideways (a column off the screen).
+#: titles and annotations outside their figure or running into one another; tables that scroll sideways
+#: (a column off the screen).
 OVERFLOWS_JS = """
 () => {
   const bad = [];
@@ -156,12 +157,22 @@ OVERFLOWS_JS = """
     const svg = p.querySelector('.main-svg');
     if (!svg || !shown(p)) return;
     const box = svg.getBoundingClientRect();
+    const texts = [];
     p.querySelectorAll('.gtitle, .legend, .g-xtitle, .g-ytitle, .annotation-text').forEach(t => {
       const r = t.getBoundingClientRect();
       if (r.width === 0) return;
       if (r.left < box.left - 2 || r.right > box.right + 2 || r.top < box.top - 2 || r.bottom > box.bottom + 2)
         bad.push('plot ' + (t.getAttribute('class') || '') + ': ' + t.textContent.slice(0, 50));
+      texts.push([t, r]);
     });
+    // and none runs into another (a wrapped title into the panel titles, a legend into the axis titles)
+    texts.forEach(([a, ra], i) => texts.slice(i + 1).forEach(([b, rb]) => {
+      if (a.contains(b) || b.contains(a)) return;
+      const w = Math.min(ra.right, rb.right) - Math.max(ra.left, rb.left);
+      const h = Math.min(ra.bottom, rb.bottom) - Math.max(ra.top, rb.top);
+      if (w > 3 && h > 3)
+        bad.push('plot texts overlap: ' + a.textContent.slice(0, 40) + ' / ' + b.textContent.slice(0, 40));
+    }));
   });
   document.querySelectorAll('[data-testid="stDataFrame"] .dvn-scroller').forEach(s => {
     if (shown(s) && s.scrollWidth > s.clientWidth + 2) bad.push('table scrolls sideways');

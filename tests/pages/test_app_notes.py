@@ -62,6 +62,31 @@ def test_long_formulas_break_and_titles_wrap():
     assert all(len(line) <= 30 for line in lines) and " ".join(lines) == title
 
 
+@pytest.mark.parametrize("cols", [2, 3])
+def test_panel_titles_wrap_and_the_top_margin_holds_them_under_the_title(cols):
+    """Seen on Classifiers and Distributions at 1280x720: panel titles ran into each other and into the
+    wrapped figure title. Plotly centres the title in the top margin and stands the panel titles on the
+    plot area, so the margin must hold the title's lines plus twice the panel titles' lines."""
+    from plotly.subplots import make_subplots
+
+    from rkapp.layout import TITLE_CHARS, fit_for_screen
+
+    long = "training time (fit, mapping included) per fit"
+    fig = make_subplots(rows=1, cols=cols, subplot_titles=[long] * cols)
+    fig.update_layout(title_text="A figure title long enough to need two lines at the width of a full chart, "
+                                 "like the variance figure's")
+    fit_for_screen(fig)
+    width = TITLE_CHARS["third" if cols == 3 else "panel"]
+    panel_lines = 0
+    for annotation in fig.layout.annotations:
+        lines = annotation.text.split("<br>")
+        assert all(len(line) <= width for line in lines) and " ".join(lines) == long
+        panel_lines = max(panel_lines, len(lines))
+    title_lines = 1 + fig.layout.title.text.count("<br>")
+    assert title_lines == 2 and panel_lines >= 2
+    assert fig.layout.margin.t >= 27 * title_lines + 2 * 23 * panel_lines
+
+
 def values(array) -> list:
     """A plotly JSON array: a list, or a typed array {"dtype", "bdata"} (base64)."""
     if isinstance(array, dict) and "bdata" in array:
