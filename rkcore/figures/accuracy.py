@@ -105,7 +105,7 @@ def time_figure(df: pd.DataFrame, *, log2_x: bool = False, title: str | None = N
     without D as horizontal lines. Times include the feature mapping."""
     fig = make_subplots(rows=1, cols=2, subplot_titles=("training time (fit, mapping included)",
                                                         "testing time (predict, mapping included)"),
-                        horizontal_spacing=0.1)
+                        horizontal_spacing=0.2)  # room for the right panel's tick labels and axis title
     span = _x_range(df)
     for col, (column, phase) in enumerate(PHASES.items(), start=1):
         s = summarize_by_D(df, column)
