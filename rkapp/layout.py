@@ -249,7 +249,13 @@ def styled_table(data: pd.DataFrame, column_config: dict | None = None):
             formats[literal(column)] = _number_format(fmt)
     shown = data.rename(columns=lambda c: literal(c))
     for column in shown.columns:
-        if column not in formats and not pd.api.types.is_numeric_dtype(shown[column]):
+        if column in formats:
+            continue
+        if pd.api.types.is_float_dtype(shown[column]):
+            # pandas' Styler shows every float with six decimals ("40.000000", "nan"): 6 significant
+            # digits, integral values as integers, missing values blank
+            formats[column] = _number_format("%.6g")
+        elif not pd.api.types.is_numeric_dtype(shown[column]):
             formats[column] = literal
     return shown.style.format(formats) if formats else shown.style
 

@@ -154,6 +154,7 @@ def gram_note(stats: pd.DataFrame, *, D: int, map_label: str, distribution_label
                "expect the approximate heatmap to look noisier than the exact one" if rel < 1.0 else
                "the approximate heatmap is dominated by noise at this D")
     return (f"{map_label}{weights} at D = {D:,}: relative Frobenius error {rel:.3g} (mean |K̂ − K| = "
-            f"{mean_abs:.3g}, largest {max_abs:.3g}), so {quality}. The estimate is unbiased: in the scatter "
-            f"the dots straddle the dashed line y = x and their spread is the variance. If the error falls "
+            f"{mean_abs:.3g}, largest {max_abs:.3g}), so {quality}. The estimate is unbiased: in the view "
+            f"\"Entries: exact vs approximate\" the dots straddle the dashed line y = x and their spread is the "
+            f"variance. If the error falls "
             f"like 1/√D, D = {4 * D:,} brings it to about {halved:.3g}; try it in the sidebar.")

@@ -120,3 +120,17 @@ def test_html_table_shows_user_text_literally_and_formats_numbers():
     assert "0.000123" in html and "-1.23e+04" in html
     assert "\\*it\\*" in html
     pd.testing.assert_series_equal(shown_frame.iloc[:, 1], data["value"], check_names=False)
+
+
+def test_html_table_shows_floats_without_pandas_six_decimals():
+    """Float columns without a configured format: integral values as integers, missing values blank, six
+    significant digits (pandas' Styler default showed the Classifiers table's D as "40.000000" and "nan")."""
+    import pandas as pd
+
+    from rkapp.layout import styled_table
+
+    data = pd.DataFrame({"D": [float("nan"), 40.0], "C": [1000.0, 0.1234567891], "trials": [1, 3]})
+    html = styled_table(data).to_html()
+    assert "nan" not in html and "40.000000" not in html and "1000.000000" not in html
+    cells = [c.strip() for c in re.findall(r"<td[^>]*>(.*?)</td>", html, flags=re.S)]
+    assert cells == ["", "1000", "1", "40", "0.123457", "3"], cells
