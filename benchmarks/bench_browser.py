@@ -6,12 +6,16 @@ its plotly charts are drawn.
 
     python benchmarks/bench_browser.py --repeats 3 [--pages Gram_matrices Story] [--port 8650]
     python benchmarks/bench_browser.py --repeats 3 --before /tmp/before   # before/after, interleaved
+    python benchmarks/bench_browser.py --repeats 3 --reference            # + a bare Streamlit page, the floor
 
 Starts its own `streamlit run app.py` on a free port (or --port), prints a markdown table of medians
 (and min-max spread) with the load average. With ``--before DIR`` a second server runs the checkout in
 DIR (e.g. ``git worktree add /tmp/before <commit>``) and every page is timed on both servers in each
 repeat, alternating which goes first, so both see the same machine load. Wall-clock on a shared
-machine: compare the two columns of one run, not numbers of different runs.
+machine: compare the two columns of one run, not numbers of different runs. With ``--reference`` a third
+server runs a bare Streamlit page (a title, a seed field and one 100 x 100 plotly heatmap, REFERENCE_APP),
+timed in the same repeats: what any Streamlit page with a plotly chart costs on this machine, the floor under
+every page of the dashboard.
 """
 from __future__ import annotations
 
@@ -21,6 +25,7 @@ import socket
 import statistics
 import subprocess
 import sys
+import tempfile
 import time
 import urllib.request
 from pathlib import Path
@@ -38,6 +43,21 @@ DRAWN_JS = ("() => { const app = document.querySelector('[data-testid=\"stApp\"]
             " if (document.querySelector('[data-testid=\"stSkeleton\"]')) return false;"
             " return [...document.querySelectorAll('[data-testid=\"stPlotlyChart\"]')]"
             ".every(p => p.querySelector('.main-svg')); }")
+
+
+REFERENCE_ROW = "bare Streamlit page, one heatmap"
+#: The reference page: what Streamlit and plotly cost by themselves (no rkcore, no sidebar of ours).
+REFERENCE_APP = """\
+import numpy as np
+import plotly.graph_objects as go
+import streamlit as st
+
+seed = st.sidebar.number_input("Seed", value=int(st.query_params.get("seed", 0)), step=1)
+st.query_params["seed"] = str(seed)
+st.title("Reference: one heatmap")
+z = np.random.default_rng(int(seed)).random((100, 100))
+st.plotly_chart(go.Figure(go.Heatmap(z=z), layout=dict(title_text="Random 100 x 100")), theme=None)
+"""
 
 
 def _free_port() -> int:
@@ -117,9 +137,9 @@ def click_option(page, option: str) -> float:
     return _wait_drawn(page) - start
 
 
-def start_server(repo: Path, port: int) -> subprocess.Popen:
+def start_server(repo: Path, port: int, script: str = "app.py") -> subprocess.Popen:
     env = dict(os.environ, PYTHONPATH=str(repo), STREAMLIT_BROWSER_GATHER_USAGE_STATS="false")
-    return subprocess.Popen([sys.executable, "-m", "streamlit", "run", "app.py", "--server.headless", "true",
+    return subprocess.Popen([sys.executable, "-m", "streamlit", "run", script, "--server.headless", "true",
                              "--server.port", str(port), "--server.address", "127.0.0.1",
                              "--server.fileWatcherType", "none"], cwd=repo, env=env,
                             stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
@@ -166,6 +186,8 @@ def main(argv=None) -> int:
                     help="time a click on this page-level radio option instead of the seed change "
                          "(e.g. --pages Random_Fourier_features --option 'max entry error')")
     ap.add_argument("--after", type=Path, default=REPO, help="the checkout to time (default: this one)")
+    ap.add_argument("--reference", action="store_true",
+                    help="also time a bare Streamlit page with one plotly heatmap (REFERENCE_APP) in every repeat")
     args = ap.parse_args(argv)
     pages = args.pages or ["", *[p.url_path for p in PAGES]]
     versions = {"after": (args.after.resolve(), args.port or _free_port())}
@@ -173,11 +195,18 @@ def main(argv=None) -> int:
         versions["before"] = (args.before.resolve(), args.before_port or _free_port())
     servers = {name: start_server(repo, port) for name, (repo, port) in versions.items()}
     bases = {name: f"http://127.0.0.1:{port}" for name, (_, port) in versions.items()}
+    if args.reference:
+        reference_dir = Path(tempfile.mkdtemp(prefix="bench_reference_"))
+        (reference_dir / "reference.py").write_text(REFERENCE_APP)
+        port = _free_port()
+        servers["reference"] = start_server(reference_dir, port, "reference.py")
+        bases["reference"] = f"http://127.0.0.1:{port}"
     load_start = os.getloadavg()
     try:
         for base in bases.values():
             wait_healthy(base)
         times = {(v, p): {"cold": [], "via_home": [], "warm": [], "change": []} for v in versions for p in pages}
+        times[("reference", REFERENCE_ROW)] = {"cold": [], "via_home": [], "warm": [], "change": []}
         with sync_playwright() as pw:
             browser = pw.chromium.launch(executable_path="/usr/bin/chromium", args=CHROMIUM_ARGS, headless=True)
             for version, base in bases.items():
@@ -194,6 +223,13 @@ def main(argv=None) -> int:
                                 times[(version, path)][kind].append(value)
                         print(version, path or "Home", {k: None if v is None else round(v, 2) for k, v in result.items()},
                               file=sys.stderr, flush=True)
+                if args.reference:
+                    result = time_page(browser, bases["reference"], "", 1 + r)
+                    for kind, value in result.items():
+                        if value is not None:
+                            times[("reference", REFERENCE_ROW)][kind].append(value)
+                    print("reference", {k: None if v is None else round(v, 2) for k, v in result.items()},
+                          file=sys.stderr, flush=True)
             browser.close()
     finally:
         for server in servers.values():
@@ -216,6 +252,9 @@ def main(argv=None) -> int:
             t = times[(version, path)]
             print(f"| {path or 'Home'} | {version} | {cell(t['cold'])} | {cell(t['via_home'])} | {cell(t['warm'])} | "
                   f"{cell(t['change'])} |")
+    if args.reference:
+        t = times[("reference", REFERENCE_ROW)]
+        print(f"| {REFERENCE_ROW} | reference | {cell(t['cold'])} | – | {cell(t['warm'])} | {cell(t['change'])} |")
     return 0
 
 
