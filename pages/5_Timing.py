@@ -112,11 +112,11 @@ with guarded("the timings"):
     with left:
         chart(shared_figure(predicted_figure, pred_d, "d", title=f"Predicted cost vs d (D = {D_at:,}, m = {m})"),
               pred_d,
-              "Predicted cost vs input dimension d")
+              "Predicted cost vs d")
     with right:
         chart(shared_figure(predicted_figure, pred_D, "D", title=f"Predicted cost vs D (d = {d_at:,}, m = {m})"),
               pred_D,
-              "Predicted cost vs feature count D")
+              "Predicted cost vs D")
     st.caption("What the formulas predict, constants dropped: compare the slopes with the measurement, not the heights. "
                "A slope that drops towards 0 (SCRK in d) is logarithmic growth.")
 

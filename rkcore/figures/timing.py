@@ -18,7 +18,7 @@ import pandas as pd
 import plotly.graph_objects as go
 
 from ..registry import get_map
-from .style import log_ticks, new_figure, rgba
+from .style import LEGEND_BELOW, log_ticks, new_figure, rgba
 
 AXIS_LABELS = {
     "d": "d (input features, log scale)",
@@ -70,8 +70,9 @@ def timing_figure(df: pd.DataFrame, along: str = "d", phase: str = "transform", 
     q = sub.groupby(["map", along])["seconds"]
     fig.update_yaxes(type="log", title_text=f"{PHASE_LABELS.get(phase, phase)} time (ms, log scale)",
                      **log_ticks(1e3 * np.r_[q.quantile(0.25), q.quantile(0.75)]))
-    # inside the plot, top left (times grow to the right): a horizontal legend below ran off the figure
-    fig.update_layout(legend=dict(x=0.01, xanchor="left", y=0.99, yanchor="top", title_text="fitted slope"),
+    # below the plot, anchored to the figure's bottom, one entry per line (inside the plot the lines ran
+    # through it; a horizontal legend is wider than a half-width chart)
+    fig.update_layout(legend=dict(LEGEND_BELOW, orientation="v", title_text="fitted slope"),
                       title_text=fig.layout.title.text + f"<br><sup>median of {repeats} repeats · band: "
                                                           "interquartile range</sup>")
     return fig
@@ -92,7 +93,7 @@ def predicted_figure(pred: pd.DataFrame, along: str, *, title: str | None = None
     fig.update_xaxes(type="log", title_text=AXIS_LABELS[along], tickvals=sorted(pred[along].unique()))
     fig.update_yaxes(type="log", title_text="operations per sample (log scale)",
                      **log_ticks(pred["operations"]))
-    fig.update_layout(legend=dict(x=0.01, xanchor="left", y=0.99, yanchor="top", title_text="slope at the right end"))
+    fig.update_layout(legend=dict(LEGEND_BELOW, orientation="v", title_text="slope at the right end"))
     return fig
 
 

@@ -200,6 +200,13 @@ OVERFLOWS_JS = """
         bad.push('plot title over a plot area: ' + t.textContent.slice(0, 50));
     });
   });
+  // text Streamlit shortens with an ellipsis (button and download labels, metric deltas, chips): the
+  // reader sees "Download data: Predicted cost vs input dimension d (…"
+  document.querySelectorAll('[data-testid="stMain"] *').forEach(e => {
+    if (!shown(e) || e.children.length > 1) return;
+    if (getComputedStyle(e).textOverflow === 'ellipsis' && e.scrollWidth > e.clientWidth + 1)
+      bad.push('text cut with an ellipsis: ' + e.textContent.slice(0, 60));
+  });
   document.querySelectorAll('[data-testid="stDataFrame"] .dvn-scroller').forEach(s => {
     if (shown(s) && s.scrollWidth > s.clientWidth + 2) bad.push('table scrolls sideways');
   });

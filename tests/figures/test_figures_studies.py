@@ -284,6 +284,17 @@ def test_predicted_operations_and_figure():
         et.predicted_operations(["nope"], "d", [1, 2])
 
 
+def test_timing_legends_stand_below_the_plot():
+    """Inside the plot (top left) the rising RK line ran through the legend's text at 1280x720 (both
+    Predicted cost charts): the legends stand below the plot, anchored to the figure's bottom."""
+    pred = et.predicted_operations(["rk", "scrk"], "d", [128, 256, 512, 1024], D=1024, degree=2)
+    measured = ft.timing_figure(timing_frame(), "d", slopes=et.growth_exponent(timing_frame(), "d"))
+    for fig in (ft.predicted_figure(pred, "d"), measured):
+        legend = fig.layout.legend
+        assert legend.yref == "container" and legend.y == 0, legend
+        assert legend.title.text in ("slope at the right end", "fitted slope")
+
+
 def test_median_table_and_short_labels():
     med = et.median_table(timing_frame())
     assert list(med.columns) == ["d", "D", "n", "RK (ms)", "SCRK (ms)"]
