@@ -190,6 +190,26 @@ OVERFLOWS_JS = """
       if (w > 3 && h > 3)
         bad.push('plot texts overlap: ' + a.textContent.slice(0, 40) + ' / ' + b.textContent.slice(0, 40));
     }));
+    // a legend never covers data: markers, or points sampled every 4 px along the lines (Timing's legends
+    // lay on the RK line)
+    const data = [...p.querySelectorAll('.scatterlayer .point')].map(m => m.getBoundingClientRect())
+      .filter(r => r.width > 0).map(r => [(r.left + r.right) / 2, (r.top + r.bottom) / 2]);
+    p.querySelectorAll('.scatterlayer path.js-line').forEach(path => {
+      const total = path.getTotalLength ? path.getTotalLength() : 0, ctm = path.getScreenCTM();
+      if (!total || !ctm) return;
+      for (let s = 0; s <= total; s += Math.max(4, total / 400)) {
+        const q = path.getPointAtLength(s);
+        data.push([ctm.a * q.x + ctm.c * q.y + ctm.e, ctm.b * q.x + ctm.d * q.y + ctm.f]);
+      }
+    });
+    // (only what is drawn: a line plunging past its axis range is clipped at the plot area's edge)
+    const drawn = [...p.querySelectorAll('.nsewdrag')].map(d => d.getBoundingClientRect());
+    const visible = data.filter(([x, y]) => drawn.some(a => x >= a.left && x <= a.right && y >= a.top && y <= a.bottom));
+    p.querySelectorAll('.legend').forEach(l => {
+      const r = (l.querySelector('.bg') || l).getBoundingClientRect();
+      const hits = visible.filter(([x, y]) => x > r.left + 1 && x < r.right - 1 && y > r.top + 1 && y < r.bottom - 1);
+      if (hits.length) bad.push('plot legend over the data (' + hits.length + ' points): ' + l.textContent.slice(0, 40));
+    });
     // an axis or figure title never lies over a plot area (a right panel's y title over the left panel)
     const areas = [...p.querySelectorAll('.nsewdrag')].map(d => d.getBoundingClientRect());
     p.querySelectorAll('.gtitle, ' + AXIS_TITLES).forEach(t => {
