@@ -207,6 +207,12 @@ def main(argv=None) -> int:
             wait_healthy(base)
         times = {(v, p): {"cold": [], "via_home": [], "warm": [], "change": []} for v in versions for p in pages}
         times[("reference", REFERENCE_ROW)] = {"cold": [], "via_home": [], "warm": [], "change": []}
+
+        def record(key, result):
+            for kind, value in result.items():
+                if value is not None:
+                    times[key][kind].append(value)
+            print(key[0], key[1] or "Home", {k: None if v is None else round(v, 2) for k, v in result.items()}, file=sys.stderr, flush=True)
         with sync_playwright() as pw:
             browser = pw.chromium.launch(executable_path="/usr/bin/chromium", args=CHROMIUM_ARGS, headless=True)
             for version, base in bases.items():
@@ -217,19 +223,9 @@ def main(argv=None) -> int:
                 for i, path in enumerate(pages):
                     order = list(versions) if (r + i) % 2 == 0 else list(versions)[::-1]
                     for version in order:
-                        result = time_page(browser, bases[version], path, 1 + r, args.option)
-                        for kind, value in result.items():
-                            if value is not None:
-                                times[(version, path)][kind].append(value)
-                        print(version, path or "Home", {k: None if v is None else round(v, 2) for k, v in result.items()},
-                              file=sys.stderr, flush=True)
+                        record((version, path), time_page(browser, bases[version], path, 1 + r, args.option))
                 if args.reference:
-                    result = time_page(browser, bases["reference"], "", 1 + r)
-                    for kind, value in result.items():
-                        if value is not None:
-                            times[("reference", REFERENCE_ROW)][kind].append(value)
-                    print("reference", {k: None if v is None else round(v, 2) for k, v in result.items()},
-                          file=sys.stderr, flush=True)
+                    record(("reference", REFERENCE_ROW), time_page(browser, bases["reference"], "", 1 + r))
             browser.close()
     finally:
         for server in servers.values():
@@ -247,14 +243,11 @@ def main(argv=None) -> int:
     print(f"| page | version | cold visit (deep link), s | first visit from Home, s | warm visit, s | "
           f"{'click ' + repr(args.option) if args.option else 'seed change'}, s |")
     print("|---|---|---|---|---|---|")
-    for path in pages:
-        for version in versions:
-            t = times[(version, path)]
-            print(f"| {path or 'Home'} | {version} | {cell(t['cold'])} | {cell(t['via_home'])} | {cell(t['warm'])} | "
-                  f"{cell(t['change'])} |")
-    if args.reference:
-        t = times[("reference", REFERENCE_ROW)]
-        print(f"| {REFERENCE_ROW} | reference | {cell(t['cold'])} | – | {cell(t['warm'])} | {cell(t['change'])} |")
+    rows = [(version, path) for path in pages for version in versions]
+    for version, path in rows + ([("reference", REFERENCE_ROW)] if args.reference else []):
+        t = times[(version, path)]
+        print(f"| {path or 'Home'} | {version} | {cell(t['cold'])} | {cell(t['via_home'])} | {cell(t['warm'])} | "
+              f"{cell(t['change'])} |")
     return 0
 
 

@@ -203,15 +203,14 @@ OVERFLOWS_JS = """
       }
     });
     // (only what is drawn: a line plunging past its axis range is clipped at the plot area's edge)
-    const drawn = [...p.querySelectorAll('.nsewdrag')].map(d => d.getBoundingClientRect());
-    const visible = data.filter(([x, y]) => drawn.some(a => x >= a.left && x <= a.right && y >= a.top && y <= a.bottom));
+    const areas = [...p.querySelectorAll('.nsewdrag')].map(d => d.getBoundingClientRect());
+    const visible = data.filter(([x, y]) => areas.some(a => x >= a.left && x <= a.right && y >= a.top && y <= a.bottom));
     p.querySelectorAll('.legend').forEach(l => {
       const r = (l.querySelector('.bg') || l).getBoundingClientRect();
       const hits = visible.filter(([x, y]) => x > r.left + 1 && x < r.right - 1 && y > r.top + 1 && y < r.bottom - 1);
       if (hits.length) bad.push('plot legend over the data (' + hits.length + ' points): ' + l.textContent.slice(0, 40));
     });
     // an axis or figure title never lies over a plot area (a right panel's y title over the left panel)
-    const areas = [...p.querySelectorAll('.nsewdrag')].map(d => d.getBoundingClientRect());
     p.querySelectorAll('.gtitle, ' + AXIS_TITLES).forEach(t => {
       const r = t.getBoundingClientRect();
       if (r.width === 0) return;
