@@ -2,6 +2,7 @@
 and the projector rules they share (compact header, formulas that fit, titles that wrap, presenter mode)."""
 from __future__ import annotations
 
+import os
 import re
 import threading
 import time
@@ -9,6 +10,8 @@ from contextlib import contextmanager
 
 import pandas as pd
 import streamlit as st
+
+from rkcore.figures.style import VALIDATE_FIGURES_ENV, check_canonical
 
 from .guard import literal
 
@@ -210,6 +213,8 @@ def chart(fig, data: pd.DataFrame, name: str, *, caption: str | None = None, key
     sits in a half-width column (its title wraps sooner)."""
     slug = key or _slug(name)
     fit_for_screen(fig, narrow=narrow and not presenter())
+    if os.environ.get(VALIDATE_FIGURES_ENV):  # the test suite: the figure as sent is plotly-valid
+        check_canonical(fig)
     st.plotly_chart(fig, theme=None, key=f"chart_{slug}",
                     config={"displaylogo": False, "toImageButtonOptions": {"format": "png", "scale": 2}})
     if caption:

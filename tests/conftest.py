@@ -24,6 +24,9 @@ REPO = Path(__file__).resolve().parent.parent
 # the quiet machine the cost models were calibrated on, so which settings auto-run, wait for their
 # button or are refused does not move with the load. Servers the tests start inherit it.
 os.environ["RKCORE_SPEED_FACTOR"] = "1"
+# Figures are built without plotly's validation (rkcore.figures.style.figure); in the tests every figure
+# built that way, and every chart a page draws, is checked against its validated form (check_canonical).
+os.environ["RKCORE_VALIDATE_FIGURES"] = "1"
 if str(REPO) not in sys.path:  # pages import "rkapp" the way `streamlit run app.py` sees it
     sys.path.insert(0, str(REPO))
 

@@ -13,7 +13,7 @@ import plotly.graph_objects as go
 
 from ..distributions import get_distribution
 from ..registry import get_map
-from .style import FONT_SIZE, LEGEND_BELOW, TEMPLATE, log_ticks, plotly_text, rgba
+from .style import FONT_SIZE, LEGEND_BELOW, figure, log_ticks, plotly_text, rgba
 
 #: A map that draws its own weights (SCRK) has no distribution to take a colour from: black, dashed,
 #: so it stands apart from the distributions' colours on this chart.
@@ -47,28 +47,29 @@ def error_vs_D_figure(study: pd.DataFrame, metric: str = "mean_abs_error", *, ti
         q = q.sort_values("D")
         color = method_color(map_key, None if pd.isna(dist) else dist)
         x = q["D"].to_numpy(float)
-        traces.append(go.Scatter(x=np.concatenate([x, x[::-1]]), y=np.r_[q["hi"].to_numpy(), q["lo"].to_numpy()[::-1]],
-                                 mode="lines", fill="toself", fillcolor=rgba(color, 0.15), line=dict(width=0),
-                                 hoverinfo="skip", name=f"{method}: 10–90% of trials", legendgroup=method,
-                                 showlegend=False))
-        traces.append(go.Scatter(x=x, y=q["mean"].to_numpy(), mode="lines+markers", name=method, legendgroup=method,
-                                 line=dict(color=color, width=3,
-                                           dash=None if get_map(map_key).takes_distribution else "dash"),
-                                 marker=dict(size=8),
-                                 hovertemplate="D=%{x}<br>mean |E|=%{y:.3g}<extra>" + method + "</extra>"))
+        traces.append(dict(type="scatter", x=np.concatenate([x, x[::-1]]),
+                           y=np.r_[q["hi"].to_numpy(), q["lo"].to_numpy()[::-1]],
+                           mode="lines", fill="toself", fillcolor=rgba(color, 0.15), line=dict(width=0),
+                           hoverinfo="skip", name=f"{method}: 10–90% of trials", legendgroup=method,
+                           showlegend=False))
+        traces.append(dict(type="scatter", x=x, y=q["mean"].to_numpy(), mode="lines+markers", name=method,
+                           legendgroup=method, line=dict(color=color, width=3, dash=None if get_map(
+                               map_key).takes_distribution else "dash"),
+                           marker=dict(size=8),
+                           hovertemplate="D=%{x}<br>mean |E|=%{y:.3g}<extra>" + method + "</extra>"))
         if first is None:
             first = (x, float(q["mean"].iloc[0]))
     x, y0 = first
-    traces.append(go.Scatter(x=x, y=y0 * np.sqrt(x[0] / x), mode="lines", name="∝ 1/√D (guide)",
-                             line=dict(color="#777", width=2, dash="dot")))
+    traces.append(dict(type="scatter", x=x, y=y0 * np.sqrt(x[0] / x), mode="lines", name="∝ 1/√D (guide)",
+                       line=dict(color="#777", width=2, dash="dot")))
     D_values = sorted(sub["D"].unique())
     heading = plotly_text(title or "Mean absolute error vs D, by weight distribution")
-    return go.Figure(data=traces, layout=dict(
-        template=TEMPLATE, height=540, legend=dict(x=0.99, xanchor="right", y=0.99),
-        title_text=heading + f"<br><sup>line: mean of {n_trials} trials · band: 10–90% of the trials</sup>",
-        xaxis=dict(type="log", title_text="D (random features, log scale)", tickvals=D_values,
+    return figure(traces, dict(
+        height=540, legend=dict(x=0.99, xanchor="right", y=0.99),
+        title=dict(text=heading + f"<br><sup>line: mean of {n_trials} trials · band: 10–90% of the trials</sup>"),
+        xaxis=dict(type="log", title=dict(text="D (random features, log scale)"), tickvals=D_values,
                    ticktext=[str(D) for D in D_values]),
-        yaxis=dict(type="log", title_text="mean |K̂ − K| over pairs (log scale)",
+        yaxis=dict(type="log", title=dict(text="mean |K̂ − K| over pairs (log scale)"),
                    **log_ticks(np.r_[stats["lo"], stats["hi"]]))))
 
 
@@ -83,27 +84,30 @@ def variance_figure(empirical: pd.DataFrame, exact: pd.DataFrame | None = None) 
     width = (1.0 - gap * (len(labels) - 1)) / len(labels)
     traces, axes = [], {}
     titles = []
+    # one grouping per frame, sorted by D (boolean masks per pair and distribution cost more than the drawing)
+    empirical = empirical.sort_values("D", kind="stable")
+    by_pair = dict(tuple(empirical.groupby("pair", sort=False)))
+    exact_curves = {} if exact is None else dict(tuple(exact.sort_values("D", kind="stable").groupby(
+        ["pair", "distribution"], sort=False)))
     for col, label in enumerate(labels, start=1):
-        emp = empirical[empirical["pair"] == label]
+        emp = by_pair[label]
         suffix = "" if col == 1 else str(col)
         left = (col - 1) * (width + gap)
         titles.append(dict(text=plotly_text(label), x=left + width / 2, y=1.0, xref="paper", yref="paper",
                            xanchor="center", yanchor="bottom", showarrow=False, font=dict(size=FONT_SIZE)))
-        ex_pair = None if exact is None else exact[exact["pair"] == label]
         for dist, g in emp.groupby("distribution", sort=False):
             entry = get_distribution(dist)
             color, name = entry.color, entry.label
-            if ex_pair is not None:
-                ex = ex_pair[ex_pair["distribution"] == dist].sort_values("D")
-                traces.append(go.Scatter(x=ex["D"].to_numpy(), y=ex["variance"].to_numpy(), mode="lines",
-                                         name=f"{name}: exact Var/D",
-                                         legendgroup=f"exact_{dist}", showlegend=col == 1,
-                                         line=dict(color=color, width=2.5),
-                                         hovertemplate="D=%{x:.0f}<br>exact Var=%{y:.3g}<extra>" + name + "</extra>",
-                                         xaxis=f"x{suffix}", yaxis=f"y{suffix}"))
-            g = g.sort_values("D")
-            traces.append(go.Scatter(
-                x=g["D"].to_numpy(), y=g["variance"].to_numpy(), mode="markers",
+            ex = exact_curves.get((label, dist))
+            if ex is not None:
+                traces.append(dict(type="scatter", x=ex["D"].to_numpy(), y=ex["variance"].to_numpy(), mode="lines",
+                                   name=f"{name}: exact Var/D",
+                                   legendgroup=f"exact_{dist}", showlegend=col == 1,
+                                   line=dict(color=color, width=2.5),
+                                   hovertemplate="D=%{x:.0f}<br>exact Var=%{y:.3g}<extra>" + name + "</extra>",
+                                   xaxis=f"x{suffix}", yaxis=f"y{suffix}"))
+            traces.append(dict(
+                type="scatter", x=g["D"].to_numpy(), y=g["variance"].to_numpy(), mode="markers",
                 name=f"{name}: empirical ({int(g['n_trials'].iloc[0])} maps)",
                 legendgroup=f"emp_{dist}", showlegend=col == 1,
                 marker=dict(color=color, size=10, symbol="circle-open", line=dict(width=2.5)),
@@ -113,15 +117,15 @@ def variance_figure(empirical: pd.DataFrame, exact: pd.DataFrame | None = None) 
                 hovertemplate="D=%{x}<br>empirical Var=%{y:.3g}<extra>" + name + "</extra>",
                 xaxis=f"x{suffix}", yaxis=f"y{suffix}"))
         D_values = sorted(emp["D"].unique())
-        axes[f"xaxis{suffix}"] = dict(type="log", title_text="D (log scale)", tickvals=D_values, anchor=f"y{suffix}",
+        axes[f"xaxis{suffix}"] = dict(type="log", title=dict(text="D (log scale)"), tickvals=D_values, anchor=f"y{suffix}",
                                       domain=[left, left + width],
                                       ticktext=[str(int(D)) for D in D_values])
-        shown = [emp["var_low"], emp["var_high"]] + ([] if ex_pair is None else [ex_pair["variance"]])
+        shown = [emp["var_low"], emp["var_high"]] + [c["variance"] for (p, _), c in exact_curves.items() if p == label]
         axes[f"yaxis{suffix}"] = dict(type="log", **log_ticks(np.concatenate([np.asarray(v) for v in shown])),
                                       anchor=f"x{suffix}",
-                                      title_text="Var ⟨Z(x), Z(y)⟩ (log scale)" if col == 1 else None)
-    return go.Figure(data=traces, layout=dict(
-        template=TEMPLATE, height=600, annotations=titles,
+                                      title=dict(text="Var ⟨Z(x), Z(y)⟩ (log scale)") if col == 1 else None)
+    return figure(traces, dict(
+        height=600, annotations=titles,
         title_text="Variance of the estimate for three fixed pairs: exact (lines) vs over random maps "
                    "(markers, 95% interval)",
         legend=LEGEND_BELOW, **axes))
@@ -135,20 +139,18 @@ def variance_by_distribution_figure(summary: pd.DataFrame, kernel_label: str = "
     s = summary.sort_values("fourth_moment")
     colors = [get_distribution(k).color for k in s["distribution"]]
     text = [f"×{r:.2f}" for r in s["ratio_to_rademacher"]]
-    fig = go.Figure(go.Bar(
-        x=[f"{lab}<br>E[ω⁴] = {m:g}" for lab, m in zip(s["label"], s["fourth_moment"])], y=s["mean"],
-        marker_color=colors, text=text, textposition="outside", cliponaxis=False, name="D · Var",
-        hovertemplate="%{x}<br>mean D·Var=%{y:.3g}<extra></extra>"))
     n_pairs = int(s["n_pairs"].iloc[0])
     suffix = f", {plotly_text(kernel_label)}" if kernel_label else ""
-    fig.update_layout(template=TEMPLATE, height=480, showlegend=False,
-                      title_text=f"Exact variance by distribution<br><sup>mean over {n_pairs:,} pairs{suffix}; "
-                                 "labels: ratio to Rademacher</sup>",
-                      yaxis_title="D · Var⟨Z(x), Z(y)⟩", xaxis_title="weight distribution", bargap=0.35)
-    fig.update_xaxes(tickangle=0)
+    bars = dict(type="bar", x=[f"{lab}<br>E[ω⁴] = {m:g}" for lab, m in zip(s["label"], s["fourth_moment"])],
+                y=s["mean"].to_numpy(), marker=dict(color=colors), text=text, textposition="outside",
+                cliponaxis=False, name="D · Var", hovertemplate="%{x}<br>mean D·Var=%{y:.3g}<extra></extra>")
     top = float(s["mean"].max())
-    fig.update_yaxes(range=[0, top * 1.18], exponentformat="power")
-    return fig
+    return figure([bars], dict(
+        height=480, showlegend=False, bargap=0.35,
+        title_text=f"Exact variance by distribution<br><sup>mean over {n_pairs:,} pairs{suffix}; "
+                   "labels: ratio to Rademacher</sup>",
+        yaxis=dict(title=dict(text="D · Var⟨Z(x), Z(y)⟩"), range=[0, top * 1.18], exponentformat="power"),
+        xaxis=dict(title=dict(text="weight distribution"), tickangle=0)))
 
 
 def distribution_note(lowest_by_D: pd.Series | None, summary: pd.DataFrame | None) -> str:

@@ -3,7 +3,10 @@ computations behind them: expected traces, log axes, titles and labels, and the 
 against their definitions (brute force on small inputs, exact formulas, statistical checks)."""
 from __future__ import annotations
 
+import json
+
 import numpy as np
+import plotly.io as pio
 import pandas as pd
 import pytest
 
@@ -351,3 +354,18 @@ def test_estimate_figure_and_summary_table():
     fm = s[s.method == "fm"].iloc[0]
     assert fm["accuracy"] == pytest.approx(0.79) and fm["trials"] == 3
     assert fm["accuracy std"] == pytest.approx(np.std([0.78, 0.79, 0.80]))
+
+
+def test_unvalidated_figures_are_checked_against_plotly_validation():
+    """style.figure skips plotly's validation (a per-rerun cost); check_canonical, on in the test suite, is
+    what still catches a property plotly.js would drop: a raw nested magic-underscore name or a misspelling."""
+    from rkcore.figures.style import check_canonical, figure
+
+    good = figure([dict(type="scatter", x=[1, 2], y=[3, 4], line=dict(dash=None))],
+                  dict(title_text="t", xaxis=dict(title=dict(text="x"))))
+    check_canonical(good)  # a top-level magic name is split by plotly; a None counts as unset
+    assert json.loads(pio.to_json(good))["layout"]["xaxis"]["title"]["text"] == "x"
+    with pytest.raises(ValueError, match=r"layout\.xaxis\.title"):
+        figure([], dict(xaxis=dict(title_text="x")))  # plotly.js would ignore "title_text" here
+    with pytest.raises(ValueError):
+        figure([dict(type="scatter", x=[1], y=[1], marker=dict(colour="red"))])  # misspelt
