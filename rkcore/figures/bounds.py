@@ -13,6 +13,9 @@ A probability of 0 cannot sit on a log axis: such points are drawn at the resolu
 of the measurement (1 / (pairs x trials), resp. 1 / trials) as open down-triangles, meaning
 "none observed, below this". The bounds come from :func:`rkcore.bounds.bounds_table`
 (clipped at 1, where they say nothing).
+
+Traces and layouts are plain dicts in plotly's canonical form, built once by
+:func:`rkcore.figures.style.figure` (no per-property validation: the page redraws them on every rerun).
 """
 from __future__ import annotations
 
@@ -21,7 +24,7 @@ import pandas as pd
 import plotly.graph_objects as go
 
 from ..bounds import MEASURED_QUANTITIES
-from .style import LEGEND_BELOW, PALETTE, new_figure
+from .style import LEGEND_BELOW, PALETTE, figure
 
 LEMMA_LABELS = {
     "lemma1": "Lemma 1 bound (eq. 8), any S",
@@ -34,34 +37,42 @@ MEASURED_COLORS = {"pair": PALETTE[0], "sup": PALETTE[1]}
 
 
 # ============================================================================ figures
-def _measured_traces(fig: go.Figure, sub: pd.DataFrame, x: str, kinds) -> None:
+def _measured_traces(sub: pd.DataFrame, x: str, kinds) -> list[dict]:
     """A line per measured kind; zero estimates as open triangles at the measurement floor."""
+    traces = []
+    # one grouping, not a boolean mask per kind (masks on string columns cost more than the drawing)
+    by_kind = dict(tuple(sub.groupby("kind", sort=False)))
     for kind in kinds:
-        g = sub[sub["kind"] == kind].sort_values(x)
-        if g.empty:
+        g = by_kind.get(kind)
+        if g is None or g.empty:
             continue
+        g = g.sort_values(x)
         color = MEASURED_COLORS[kind]
-        seen = g[g["prob"] > 0]
-        fig.add_trace(go.Scatter(
-            x=seen[x], y=seen["prob"], mode="lines+markers", name=MEASURED_LABELS[kind],
+        xs, prob = g[x].to_numpy(), g["prob"].to_numpy()
+        seen, unseen = prob > 0, prob <= 0  # a NaN estimate is neither: not drawn
+        traces.append(dict(
+            type="scatter", x=xs[seen], y=prob[seen], mode="lines+markers", name=MEASURED_LABELS[kind],
             legendgroup=kind, line=dict(color=color, width=3), marker=dict(size=9),
             hovertemplate=f"{x}=%{{x:.3g}}<br>P=%{{y:.3g}}<extra>{MEASURED_LABELS[kind]}</extra>"))
-        unseen = g[g["prob"] <= 0]
-        if len(unseen):
-            fig.add_trace(go.Scatter(
-                x=unseen[x], y=unseen["floor"], mode="markers", legendgroup=kind,
-                name=f"{'pairs' if kind == 'pair' else 'trials'}: none observed (below this)",
+        if unseen.any():
+            traces.append(dict(
+                type="scatter", x=xs[unseen], y=g["floor"].to_numpy()[unseen], mode="markers",
+                legendgroup=kind, name=f"{'pairs' if kind == 'pair' else 'trials'}: none observed (below this)",
                 marker=dict(symbol="triangle-down-open", size=11, color=color, line=dict(width=2)),
                 hovertemplate=f"{x}=%{{x:.3g}}<br>P < %{{y:.2g}} (none observed)<extra></extra>"))
+    return traces
 
 
-def _bound_traces(fig: go.Figure, bounds: pd.DataFrame, x: str) -> None:
+def _bound_traces(bounds: pd.DataFrame, x: str) -> list[dict]:
+    traces = []
     for lemma, g in bounds.groupby("lemma", sort=False):
         g = g.sort_values(x)
-        fig.add_trace(go.Scatter(
-            x=g[x], y=g["bound"], mode="lines", name=LEMMA_LABELS.get(lemma, lemma),
+        traces.append(dict(
+            type="scatter", x=g[x].to_numpy(), y=g["bound"].to_numpy(), mode="lines",
+            name=LEMMA_LABELS.get(lemma, lemma),
             line=dict(color=LEMMA_COLORS.get(lemma, "#444"), width=3, dash="dash"),
             hovertemplate=f"{x}=%{{x:.3g}}<br>bound=%{{y:.3g}}<extra>{LEMMA_LABELS.get(lemma, lemma)}</extra>"))
+    return traces
 
 
 def _y_floor(measured: pd.DataFrame) -> float:
@@ -76,10 +87,17 @@ def _y_floor(measured: pd.DataFrame) -> float:
 _LEGEND_BELOW = dict(LEGEND_BELOW, tracegroupgap=2)
 
 
-def _probability_axis(fig: go.Figure, low: float) -> None:
-    fig.update_yaxes(type="log", range=[np.log10(low), 0.15], exponentformat="power",
-                     title_text="probability (log scale)")
-    fig.add_hline(y=1.0, line=dict(color="#999", width=1))
+def _tail_layout(title: str, x_title: str, low: float) -> dict:
+    """The layout both tail charts share: log x, a log probability axis from ``low`` to just above 1, and a
+    line at probability 1 (a bound clipped there says nothing)."""
+    return dict(
+        title=dict(text=title), height=640, legend=_LEGEND_BELOW,
+        xaxis=dict(type="log", title=dict(text=x_title), exponentformat="power"),
+        yaxis=dict(type="log", range=[np.log10(low), 0.15], exponentformat="power",
+                   title=dict(text="probability (log scale)")),
+        # what fig.add_hline(y=1.0) adds: a line across the x domain
+        shapes=[dict(type="line", xref="x domain", x0=0, x1=1, yref="y", y0=1.0, y1=1.0,
+                     line=dict(color="#999", width=1))])
 
 
 def bounds_vs_eps_figure(measured: pd.DataFrame, bounds: pd.DataFrame, *, D: int, R: float) -> go.Figure:
@@ -91,13 +109,9 @@ def bounds_vs_eps_figure(measured: pd.DataFrame, bounds: pd.DataFrame, *, D: int
     sub = measured[measured["D"] == D]
     if sub.empty:
         raise ValueError(f"No measured tail probabilities at D = {D}; measured D: {sorted(measured['D'].unique())}.")
-    fig = new_figure(f"Tail probability vs ε at D = {D:,} (R = {R:.3g})", height=640)
-    _bound_traces(fig, bounds, "eps")
-    _measured_traces(fig, sub, "eps", ("pair", "sup"))
-    fig.update_xaxes(type="log", title_text="ε (absolute error threshold, log scale)", exponentformat="power")
-    _probability_axis(fig, _y_floor(sub))
-    fig.update_layout(legend=_LEGEND_BELOW)
-    return fig
+    traces = _bound_traces(bounds, "eps") + _measured_traces(sub, "eps", ("pair", "sup"))
+    return figure(traces, _tail_layout(f"Tail probability vs ε at D = {D:,} (R = {R:.3g})",
+                                       "ε (absolute error threshold, log scale)", _y_floor(sub)))
 
 
 def bounds_vs_D_figure(measured: pd.DataFrame, bounds: pd.DataFrame, *, eps: float, R: float) -> go.Figure:
@@ -106,13 +120,10 @@ def bounds_vs_D_figure(measured: pd.DataFrame, bounds: pd.DataFrame, *, eps: flo
     sub = measured[np.isclose(measured["eps"], eps, rtol=1e-9, atol=0.0)]
     if sub.empty:
         raise ValueError(f"No measured tail probabilities at eps = {eps:g}.")
-    fig = new_figure(f"Tail probability vs D at ε = {eps:g} (R = {R:.3g})", height=640)
-    _bound_traces(fig, bounds, "n_components")
-    _measured_traces(fig, sub.rename(columns={"D": "n_components"}), "n_components", ("pair", "sup"))
-    fig.update_xaxes(type="log", title_text="D (random features, log scale)", exponentformat="power")
-    _probability_axis(fig, _y_floor(sub))
-    fig.update_layout(legend=_LEGEND_BELOW)
-    return fig
+    traces = (_bound_traces(bounds, "n_components")
+              + _measured_traces(sub.rename(columns={"D": "n_components"}), "n_components", ("pair", "sup")))
+    return figure(traces, _tail_layout(f"Tail probability vs D at ε = {eps:g} (R = {R:.3g})",
+                                       "D (random features, log scale)", _y_floor(sub)))
 
 
 _SUPERSCRIPT = str.maketrans("-0123456789", "⁻⁰¹²³⁴⁵⁶⁷⁸⁹")

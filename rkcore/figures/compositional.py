@@ -1,7 +1,9 @@
 """Figures of the compositional-kernels page: the skeleton, the dual activations, error vs D.
 
 Pure functions of :class:`rkcore.compositional.Skeleton` objects and the tidy DataFrame of
-:func:`rkcore.compositional.compositional_error_curve`.
+:func:`rkcore.compositional.compositional_error_curve`. Traces and layouts are plain dicts in plotly's
+canonical form, built once by :func:`rkcore.figures.style.figure` (no per-property validation: the page
+redraws them on every rerun).
 """
 from __future__ import annotations
 
@@ -10,8 +12,8 @@ import pandas as pd
 import plotly.graph_objects as go
 
 from ..compositional import ACTIVATIONS, Skeleton
-from .foundations import add_band, metric_axis_title, quantiles, reference_slope
-from .style import LEGEND_BELOW, PALETTE, log_ticks, new_figure, plotly_text, spans_decades
+from .foundations import band_traces, metric_axis_title, reference_slope
+from .style import LEGEND_BELOW, PALETTE, figure, log_ticks, plotly_text, spans_decades
 
 DEDUP_LABELS = {
     "none": "no de-duplication (D i.i.d. draws)",
@@ -37,16 +39,14 @@ def skeleton_figure(skeleton: Skeleton) -> go.Figure:
         members = [i for i, dl in enumerate(depth) if dl == level]
         for k, i in enumerate(members):
             pos[i] = ((k + 1) / (len(members) + 1), float(level))
-    fig = new_figure(f"Computation skeleton “{skeleton.name}”: {len(skeleton.nodes)} nodes, "
-                     f"complexity {skeleton.complexity():.2f}", height=max(300, 130 * (max(depth) + 1) + 120))
     ex, ey = [], []
     for i, node in enumerate(skeleton.nodes):
         if not node.is_input:
             for c in skeleton.children_of(i):
                 ex += [pos[c][0], pos[i][0], None]
                 ey += [pos[c][1], pos[i][1], None]
-    fig.add_trace(go.Scatter(x=ex, y=ey, mode="lines", line=dict(color="#999", width=2), hoverinfo="skip",
-                             showlegend=False, name="edges"))
+    traces = [dict(type="scatter", x=ex, y=ey, mode="lines", line=dict(color="#999", width=2), hoverinfo="skip",
+                   showlegend=False, name="edges")]
     groups: dict[str, list[int]] = {}
     for i, node in enumerate(skeleton.nodes):
         groups.setdefault(node.kernel if node.is_input else f"act:{node.activation}", []).append(i)
@@ -54,17 +54,21 @@ def skeleton_figure(skeleton: Skeleton) -> go.Figure:
         is_input = not group.startswith("act:")
         name = f"input: {group}" if is_input else f"node: {ACTIVATIONS[group[4:]].label}"
         color = NODE_COLORS.get(group, PALETTE[0]) if is_input else PALETTE[2 + list(ACTIVATIONS).index(group[4:]) % 5]
-        fig.add_trace(go.Scatter(
-            x=[pos[i][0] for i in idx], y=[pos[i][1] for i in idx], mode="markers+text", name=name,
-            text=[plotly_text(skeleton.nodes[i].name) for i in idx], textposition="bottom center" if is_input else "middle right",
-            textfont=dict(size=13),
+        traces.append(dict(
+            type="scatter", x=[pos[i][0] for i in idx], y=[pos[i][1] for i in idx], mode="markers+text", name=name,
+            text=[plotly_text(skeleton.nodes[i].name) for i in idx],
+            textposition="bottom center" if is_input else "middle right", textfont=dict(size=13),
             marker=dict(size=22 if is_input else 28, color=color, symbol="square" if is_input else "circle",
                         line=dict(color="#333", width=1)),
             hovertext=[skeleton.nodes[i].label() for i in idx], hoverinfo="text"))
-    fig.update_xaxes(visible=False, range=[0, 1.08])
-    fig.update_yaxes(title_text="depth (0 = inputs)", dtick=1, range=[-0.5, max(depth) + 0.5])
-    fig.update_layout(legend=dict(orientation="h", yanchor="top", y=-0.05, x=0))
-    return fig
+    # the whole title shown literally, as new_figure shows it (a skeleton's name may carry markup)
+    title = plotly_text(f"Computation skeleton “{skeleton.name}”: {len(skeleton.nodes)} nodes, "
+                        f"complexity {skeleton.complexity():.2f}")
+    return figure(traces, dict(
+        title=dict(text=title), height=max(300, 130 * (max(depth) + 1) + 120),
+        xaxis=dict(visible=False, range=[0, 1.08]),
+        yaxis=dict(title=dict(text="depth (0 = inputs)"), dtick=1, range=[-0.5, max(depth) + 0.5]),
+        legend=dict(orientation="h", yanchor="top", y=-0.05, x=0)))
 
 
 def activation_figure(curves: pd.DataFrame) -> go.Figure:
@@ -74,13 +78,13 @@ def activation_figure(curves: pd.DataFrame) -> go.Figure:
     """
     if curves.empty:
         raise ValueError("No activation curves to draw.")
-    fig = new_figure("Dual activations σ̂(ρ)", height=420)
-    for k, (_, g) in enumerate(curves.groupby("activation", sort=False)):
-        fig.add_trace(go.Scatter(x=g["rho"], y=g["value"], mode="lines", name=g["label"].iloc[0],
-                                 line=dict(width=3, color=PALETTE[(2 + k) % len(PALETTE)])))
-    fig.update_xaxes(title_text="ρ (mean of the children's kernel values)")
-    fig.update_yaxes(title_text="σ̂(ρ) (kernel value at the node)")
-    return fig
+    traces = [dict(type="scatter", x=g["rho"].to_numpy(), y=g["value"].to_numpy(), mode="lines",
+                   name=g["label"].iloc[0], line=dict(width=3, color=PALETTE[(2 + k) % len(PALETTE)]))
+              for k, (_, g) in enumerate(curves.groupby("activation", sort=False))]
+    return figure(traces, dict(
+        title=dict(text="Dual activations σ̂(ρ)"), height=420,
+        xaxis=dict(title=dict(text="ρ (mean of the children's kernel values)")),
+        yaxis=dict(title=dict(text="σ̂(ρ) (kernel value at the node)"))))
 
 
 def compositional_error_figure(df: pd.DataFrame, metric: str = "rel_fro") -> go.Figure:
@@ -88,24 +92,29 @@ def compositional_error_figure(df: pd.DataFrame, metric: str = "rel_fro") -> go.
     sub = df[df["metric"] == metric]
     if sub.empty:
         raise ValueError(f"No rows with metric {metric!r}; available: {sorted(df['metric'].unique())}.")
-    fig = new_figure("Compositional random features: Gram error vs D", height=520)
-    first = None
-    for mode, part in sub.groupby("dedup", sort=False):
-        q = quantiles(part, ["D"])
-        add_band(fig, q["D"], q["q10"], q["q50"], q["q90"], name=DEDUP_LABELS.get(mode, mode),
-                 color=DEDUP_COLORS.get(mode, PALETTE[0]))
-        first = q if first is None else first
-    guide = reference_slope(first["D"], first["q50"].iloc[0], first["D"].iloc[0])
-    fig.add_trace(go.Scatter(x=first["D"], y=guide, mode="lines", name="∝ 1/√D (guide)",
-                             line=dict(color="#555", dash="dash", width=2)))
-    fig.update_xaxes(type="log", title_text="D (stored features, log scale)", tickvals=sorted(sub["D"].unique()))
-    fig.update_yaxes(type="log", title_text=metric_axis_title(metric),
-                     **log_ticks(np.r_[sub["value"].to_numpy(), guide]))
-    fig.update_layout(legend=LEGEND_BELOW)
+    # the 10/50/90% quantiles of every (mode, D) in one grouping (one per mode cost more than the drawing)
+    by = sub.groupby(["dedup", "D"])["value"]
+    stats = pd.DataFrame({"q10": by.quantile(0.1), "q50": by.quantile(0.5), "q90": by.quantile(0.9)})
+    traces, first = [], None
+    for mode in sub["dedup"].dropna().unique():  # in order of appearance
+        q = stats.xs(mode)  # rows by increasing D
+        D = q.index.to_numpy()
+        traces += band_traces(D, q["q10"], q["q50"], q["q90"], name=DEDUP_LABELS.get(mode, mode),
+                               color=DEDUP_COLORS.get(mode, PALETTE[0]))
+        first = (D, q["q50"].iloc[0]) if first is None else first
+    D, y0 = first
+    guide = reference_slope(D, y0, D[0])
+    traces.append(dict(type="scatter", x=D, y=guide, mode="lines", name="∝ 1/√D (guide)",
+                       line=dict(color="#555", dash="dash", width=2)))
     n_trials = int(sub["trial"].nunique())
-    fig.add_annotation(text=f"bands: 10–90% of {n_trials} trials", xref="paper", yref="paper", x=0.0, y=0.0,
-                       xanchor="left", yanchor="bottom", showarrow=False, font=dict(size=14, color="#555"))
-    return fig
+    return figure(traces, dict(
+        title=dict(text="Compositional random features: Gram error vs D"), height=520,
+        xaxis=dict(type="log", title=dict(text="D (stored features, log scale)"), tickvals=sorted(sub["D"].unique())),
+        yaxis=dict(type="log", title=dict(text=metric_axis_title(metric)),
+                   **log_ticks(np.r_[sub["value"].to_numpy(), guide])),
+        legend=LEGEND_BELOW,
+        annotations=[dict(text=f"bands: 10–90% of {n_trials} trials", xref="paper", yref="paper", x=0.0, y=0.0,
+                          xanchor="left", yanchor="bottom", showarrow=False, font=dict(size=14, color="#555"))]))
 
 
 def draws_figure(df: pd.DataFrame) -> go.Figure:
@@ -113,17 +122,19 @@ def draws_figure(df: pd.DataFrame) -> go.Figure:
     sub = df[df["metric"] == "draws_per_feature"]
     if sub.empty:
         raise ValueError("No draws_per_feature rows to draw.")
-    fig = new_figure("Draws of Algorithm 1 per stored feature", height=420)
+    traces = []
     for mode, part in sub.groupby("dedup", sort=False):
-        q = part.groupby("D")["value"].median().reset_index()
-        fig.add_trace(go.Scatter(x=q["D"], y=q["value"], mode="lines+markers", name=DEDUP_LABELS.get(mode, mode),
-                                 line=dict(color=DEDUP_COLORS.get(mode, PALETTE[0]), width=3)))
-    fig.update_xaxes(type="log", title_text="D (stored features, log scale)", tickvals=sorted(sub["D"].unique()))
+        q = part.groupby("D")["value"].median()
+        traces.append(dict(type="scatter", x=q.index.to_numpy(), y=q.to_numpy(), mode="lines+markers",
+                           name=DEDUP_LABELS.get(mode, mode),
+                           line=dict(color=DEDUP_COLORS.get(mode, PALETTE[0]), width=3)))
     log_y = spans_decades(sub["value"])
-    fig.update_yaxes(type="log" if log_y else "linear", rangemode="tozero",
-                     title_text="draws / D (median over trials" + (", log scale)" if log_y else ")"))
-    fig.update_layout(legend=dict(x=0.01, xanchor="left", y=0.99, yanchor="top"))
-    return fig
+    return figure(traces, dict(
+        title=dict(text="Draws of Algorithm 1 per stored feature"), height=420,
+        xaxis=dict(type="log", title=dict(text="D (stored features, log scale)"), tickvals=sorted(sub["D"].unique())),
+        yaxis=dict(type="log" if log_y else "linear", rangemode="tozero",
+                   title=dict(text="draws / D (median over trials" + (", log scale)" if log_y else ")"))),
+        legend=dict(x=0.01, xanchor="left", y=0.99, yanchor="top")))
 
 
 def compositional_summary(df: pd.DataFrame, metric: str) -> pd.DataFrame:

@@ -2,16 +2,17 @@
 
 Pure functions of the tidy DataFrames of :mod:`rkcore.foundations`. Quantities that span
 decades (times, feature counts, errors vs D) are drawn on log axes; bands are quantiles
-over the trials (the figure says which).
+over the trials (the figure says which). The pages rebuild these figures on every rerun, so
+they are built from trace dicts with :func:`rkcore.figures.style.figure` (no per-property
+validation; write nested dicts in plotly's canonical form).
 """
 from __future__ import annotations
 
 import numpy as np
 import pandas as pd
 import plotly.graph_objects as go
-from plotly.subplots import make_subplots
 
-from .style import LEGEND_BELOW, PALETTE, TEMPLATE, log_ticks, new_figure, rgba
+from .style import LEGEND_BELOW, PALETTE, figure, log_ticks, plotly_text, rgba
 
 METRIC_LABELS = {
     "rel_fro": "relative error ‖K̂ − K‖ / ‖K‖ (Frobenius)",  # no "_F": it reads as raw markup
@@ -28,17 +29,19 @@ def metric_axis_title(metric: str) -> str:
     return f"{head}<br>({detail[:-1]}, log scale)" if paren and detail.endswith(")") else f"{label}<br>(log scale)"
 
 
-def add_band(fig: go.Figure, x, low, mid, high, *, name: str, color: str, band_name: str | None = None,
-             dash: str | None = None, secondary_y: bool | None = None, showlegend: bool = True) -> None:
-    """A median line with a shaded band between ``low`` and ``high`` (one legend entry each)."""
+def band_traces(x, low, mid, high, *, name: str, color: str, band_name: str | None = None, dash: str | None = None,
+                showlegend: bool = True, **axes) -> list[dict]:
+    """A shaded band between ``low`` and ``high`` and a median line, as two scatter trace dicts (for
+    :func:`rkcore.figures.style.figure`); the legend entry toggles both. ``axes``: e.g. xaxis="x", yaxis="y2"."""
     x = np.asarray(x)
-    kw = {} if secondary_y is None else dict(secondary_y=secondary_y)
     group = f"g_{name}"
-    fig.add_trace(go.Scatter(x=np.concatenate([x, x[::-1]]), y=np.concatenate([np.asarray(high), np.asarray(low)[::-1]]),
-                             fill="toself", fillcolor=rgba(color, 0.18), line=dict(width=0), mode="lines", hoverinfo="skip",
-                             name=band_name or f"{name}: band", legendgroup=group, showlegend=False), **kw)
-    fig.add_trace(go.Scatter(x=x, y=mid, mode="lines+markers", name=name, legendgroup=group, showlegend=showlegend,
-                             line=dict(color=color, width=3, dash=dash), marker=dict(size=8)), **kw)
+    line = dict(color=color, width=3) if dash is None else dict(color=color, width=3, dash=dash)
+    return [dict(type="scatter", x=np.concatenate([x, x[::-1]]),
+                 y=np.concatenate([np.asarray(high), np.asarray(low)[::-1]]), fill="toself",
+                 fillcolor=rgba(color, 0.18), line=dict(width=0), mode="lines", hoverinfo="skip",
+                 name=band_name or f"{name}: band", legendgroup=group, showlegend=False, **axes),
+            dict(type="scatter", x=x, y=np.asarray(mid), mode="lines+markers", name=name, legendgroup=group,
+                 showlegend=showlegend, line=line, marker=dict(size=8), **axes)]
 
 
 def quantiles(df: pd.DataFrame, by: list[str], value: str = "value", q=(0.1, 0.5, 0.9)) -> pd.DataFrame:
@@ -63,27 +66,32 @@ def kernel_trick_figure(df: pd.DataFrame) -> go.Figure:
     if df.empty:
         raise ValueError("No timings to draw.")
     n = int(df["n"].iloc[0])
-    fig = make_subplots(specs=[[{"secondary_y": True}]])
     colors = {"explicit features": PALETTE[3], "kernel trick": PALETTE[0]}
-    for method, sub in df.groupby("method", sort=False):
-        q = sub.groupby("d")["seconds"].agg(["min", "median", "max"]).reset_index()
-        add_band(fig, q["d"], q["min"], q["median"], q["max"], name=f"time: {method}", color=colors.get(method, PALETTE[2]),
-                 secondary_y=False)
-    counts = df.groupby(["method", "d"])["n_features"].first().reset_index()
-    for method, sub in counts.groupby("method", sort=False):
+    # one grouping for all methods, sorted by (method, d); the bands follow the methods' order in df,
+    # the feature counts the sorted order
+    grouped = df.groupby(["method", "d"])
+    stats = grouped["seconds"].agg(["min", "median", "max"])
+    stats["n_features"] = grouped["n_features"].first()
+    per_method = {method: stats.loc[method] for method in stats.index.unique(level="method")}
+    traces = []
+    for method in df["method"].unique():
+        q = per_method[method]
+        traces += band_traces(q.index.to_numpy(), q["min"].to_numpy(), q["median"].to_numpy(), q["max"].to_numpy(),
+                              name=f"time: {method}", color=colors.get(method, PALETTE[2]), xaxis="x", yaxis="y")
+    for method, q in per_method.items():
         label = "explicit feature count" if method == "explicit features" else "kernel trick: d numbers"
-        fig.add_trace(go.Scatter(x=sub["d"], y=sub["n_features"], mode="lines", name=label,
-                                 line=dict(color=colors.get(method, PALETTE[2]), dash="dot", width=2)),
-                      secondary_y=True)
+        traces.append(dict(type="scatter", x=q.index.to_numpy(), y=q["n_features"].to_numpy(), mode="lines",
+                           name=label, line=dict(color=colors.get(method, PALETTE[2]), dash="dot", width=2),
+                           xaxis="x", yaxis="y2"))
     kind = df["kind"].iloc[0]
-    fig.update_layout(template=TEMPLATE, height=520,
-                      title_text=f"Gram matrix of n = {n} points: explicit features vs kernel trick ({kind})",
-                      legend=LEGEND_BELOW)
-    fig.update_xaxes(type="log", title_text="d (input features, log scale)")
-    fig.update_yaxes(type="log", title_text="time per Gram matrix (s, log scale)", secondary_y=False)
-    fig.update_yaxes(type="log", title_text="numbers per point (log scale)", secondary_y=True, showgrid=False,
-                     dtick=1, exponentformat="power")
-    return fig
+    # the axes make_subplots(specs=[[{"secondary_y": True}]]) lays out (it costs more than the drawing)
+    return figure(traces, dict(
+        height=520, legend=LEGEND_BELOW,
+        title=dict(text=f"Gram matrix of n = {n} points: explicit features vs kernel trick ({kind})"),
+        xaxis=dict(anchor="y", domain=[0.0, 0.94], type="log", title=dict(text="d (input features, log scale)")),
+        yaxis=dict(anchor="x", domain=[0.0, 1.0], type="log", title=dict(text="time per Gram matrix (s, log scale)")),
+        yaxis2=dict(anchor="x", overlaying="y", side="right", type="log",
+                    title=dict(text="numbers per point (log scale)"), showgrid=False, dtick=1, exponentformat="power")))
 
 
 def feature_count_figure(df: pd.DataFrame) -> go.Figure:
@@ -93,18 +101,21 @@ def feature_count_figure(df: pd.DataFrame) -> go.Figure:
     """
     if df.empty:
         raise ValueError("No feature counts to draw.")
-    fig = new_figure("Explicit feature count vs d (what a linear method must store per point)", height=460)
     colors = {"polynomial": PALETTE[3], "interactions": PALETTE[1], "all_subsets": PALETTE[4], "kernel trick": PALETTE[0]}
     labels = {"polynomial": "polynomial m: C(d+m, m)", "interactions": "interactions m: C(d, m)",
               "all_subsets": "all subsets: 2^d", "kernel trick": "kernel trick: d"}
+    traces = []
     for kind, sub in df.groupby("kind", sort=False):
-        fig.add_trace(go.Scatter(x=sub["d"], y=sub["n_features"].astype(float), mode="lines+markers",
-                                 name=labels.get(kind, kind), line=dict(color=colors.get(kind, PALETTE[2]), width=3,
-                                                                         dash="dash" if kind == "kernel trick" else None)))
-    fig.update_xaxes(type="log", title_text="d (input features, log scale)")
-    fig.update_yaxes(type="log", title_text="numbers per point (log scale)", exponentformat="power")
-    fig.update_layout(legend=dict(x=0.03, y=0.99))
-    return fig
+        line = dict(color=colors.get(kind, PALETTE[2]), width=3)
+        if kind == "kernel trick":
+            line["dash"] = "dash"
+        traces.append(dict(type="scatter", x=sub["d"].to_numpy(), y=sub["n_features"].to_numpy(dtype=float),
+                           mode="lines+markers", name=labels.get(kind, kind), line=line))
+    return figure(traces, dict(
+        height=460, legend=dict(x=0.03, y=0.99),
+        title=dict(text=plotly_text("Explicit feature count vs d (what a linear method must store per point)")),
+        xaxis=dict(type="log", title=dict(text="d (input features, log scale)")),
+        yaxis=dict(type="log", title=dict(text="numbers per point (log scale)"), exponentformat="power")))
 
 
 # ============================================================================ RFF
@@ -114,19 +125,20 @@ def rff_error_figure(df: pd.DataFrame, metric: str = "rel_fro", *, title: str | 
     if sub.empty:
         raise ValueError(f"No rows with metric {metric!r}; available: {sorted(df['metric'].unique())}.")
     q = quantiles(sub, ["D"])
-    fig = new_figure(title or "Random Fourier features: Gaussian-kernel error vs D", height=500)
-    add_band(fig, q["D"], q["q10"], q["q50"], q["q90"], name="RFF (median over trials)", color=PALETTE[0])
-    guide = reference_slope(q["D"], q["q50"].iloc[0], q["D"].iloc[0])
-    fig.add_trace(go.Scatter(x=q["D"], y=guide, mode="lines", name="∝ 1/√D (guide)",
-                             line=dict(color="#555", dash="dash", width=2)))
-    fig.update_xaxes(type="log", title_text="D (random features, log scale)", tickvals=list(q["D"]))
-    fig.update_yaxes(type="log", title_text=metric_axis_title(metric),
-                     **log_ticks(np.r_[q["q10"], q["q90"]]))
-    fig.update_layout(legend=dict(x=0.99, xanchor="right", y=0.99))
+    D = q["D"].to_numpy()
+    traces = band_traces(D, q["q10"].to_numpy(), q["q50"].to_numpy(), q["q90"].to_numpy(),
+                         name="RFF (median over trials)", color=PALETTE[0])
+    guide = reference_slope(D, q["q50"].iloc[0], D[0])
+    traces.append(dict(type="scatter", x=D, y=guide, mode="lines", name="∝ 1/√D (guide)",
+                       line=dict(color="#555", dash="dash", width=2)))
     n_trials = int(sub["trial"].nunique())
-    fig.add_annotation(text=f"band: 10–90% of {n_trials} trials", xref="paper", yref="paper", x=0.0, y=0.0,
-                       xanchor="left", yanchor="bottom", showarrow=False, font=dict(size=14, color="#555"))
-    return fig
+    return figure(traces, dict(
+        height=500, legend=dict(x=0.99, xanchor="right", y=0.99),
+        title=dict(text=plotly_text(title or "Random Fourier features: Gaussian-kernel error vs D")),
+        xaxis=dict(type="log", title=dict(text="D (random features, log scale)"), tickvals=D.tolist()),
+        yaxis=dict(type="log", title=dict(text=metric_axis_title(metric)), **log_ticks(np.r_[q["q10"], q["q90"]])),
+        annotations=[dict(text=f"band: 10–90% of {n_trials} trials", xref="paper", yref="paper", x=0.0, y=0.0,
+                          xanchor="left", yanchor="bottom", showarrow=False, font=dict(size=14, color="#555"))]))
 
 
 # ============================================================================ projections
@@ -143,30 +155,39 @@ def projection_distortion_figure(df: pd.DataFrame, delta: float = 0.05, *, bands
     """
     if df.empty:
         raise ValueError("No distortions to draw.")
-    ms = np.sort(df["m"].unique())
-    fig = new_figure(f"Distortion of squared norms vs target dimension m (δ = {delta:g})", height=540)
-    for kind, sub in df.groupby("kind", sort=False):
-        q = quantiles(sub, ["m"], "ratio", (delta / 2, 0.5, 1 - delta / 2))
-        cols = [c for c in q.columns if c.startswith("q")]
-        add_band(fig, q["m"], q[cols[0]], q[cols[1]], q[cols[2]],
-                 name=f"{kind}: median, central {100 * (1 - delta):g}% of vectors × trials",
-                 color=PROJECTION_COLORS.get(kind, PALETTE[2]))
+    # the three quantiles of every (kind, m) in one grouping (a boolean mask per kind costs more than the
+    # drawing); unsorted, the kinds keep their order in df
+    probs = (delta / 2, 0.5, 1 - delta / 2)
+    q = df.groupby(["kind", "m"], sort=False)["ratio"].quantile(list(probs)).unstack()
+    ms = np.sort(q.index.unique(level="m").to_numpy())
+    traces = []
+    for kind in q.index.unique(level="kind"):
+        qk = q.loc[kind].sort_index()
+        traces += band_traces(qk.index.to_numpy(), *(qk[p].to_numpy() for p in probs),
+                              name=f"{kind}: median, central {100 * (1 - delta):g}% of vectors × trials",
+                              color=PROJECTION_COLORS.get(kind, PALETTE[2]))
     bands = bands.set_index("m").loc[ms]
     lo, hi = bands["theorem_low"].to_numpy(), bands["theorem_high"].to_numpy()
-    fig.add_trace(go.Scatter(x=ms, y=hi, mode="lines", name=f"Theorem 1 band (prob. ≥ {1 - delta:g})",
-                             line=dict(color="#222", dash="dash", width=2), legendgroup="thm"))
-    fig.add_trace(go.Scatter(x=ms, y=np.maximum(lo, 0.0), mode="lines", name="Theorem 1 lower", showlegend=False,
-                             line=dict(color="#222", dash="dash", width=2), legendgroup="thm"))
     clo, chi = bands["chi2_low"].to_numpy(), bands["chi2_high"].to_numpy()
-    fig.add_trace(go.Scatter(x=ms, y=chi, mode="lines", name="exact χ²ₘ/m interval (Gaussian)",
-                             line=dict(color="#777", dash="dot", width=2), legendgroup="chi"))
-    fig.add_trace(go.Scatter(x=ms, y=clo, mode="lines", showlegend=False, name="χ² lower",
-                             line=dict(color="#777", dash="dot", width=2), legendgroup="chi"))
-    fig.add_hline(y=1.0, line=dict(color="#999", width=1))
-    fig.update_xaxes(type="log", title_text="m (target dimension, log scale)", tickvals=list(ms))
-    fig.update_yaxes(title_text="‖Av‖² / ‖v‖²  (1 = norm preserved)", rangemode="tozero")
-    fig.update_layout(legend=LEGEND_BELOW)
-    return fig
+    thm, chi2_line = dict(color="#222", dash="dash", width=2), dict(color="#777", dash="dot", width=2)
+    traces += [
+        dict(type="scatter", x=ms, y=hi, mode="lines", name=f"Theorem 1 band (prob. ≥ {1 - delta:g})", line=thm,
+             legendgroup="thm"),
+        dict(type="scatter", x=ms, y=np.maximum(lo, 0.0), mode="lines", name="Theorem 1 lower", showlegend=False,
+             line=dict(thm), legendgroup="thm"),
+        dict(type="scatter", x=ms, y=chi, mode="lines", name="exact χ²ₘ/m interval (Gaussian)", line=chi2_line,
+             legendgroup="chi"),
+        dict(type="scatter", x=ms, y=clo, mode="lines", showlegend=False, name="χ² lower", line=dict(chi2_line),
+             legendgroup="chi"),
+    ]
+    return figure(traces, dict(
+        height=540, legend=LEGEND_BELOW,
+        title=dict(text=plotly_text(f"Distortion of squared norms vs target dimension m (δ = {delta:g})")),
+        # the line fig.add_hline(y=1) draws: across the plot's width at y = 1
+        shapes=[dict(type="line", xref="x domain", x0=0, x1=1, yref="y", y0=1.0, y1=1.0,
+                     line=dict(color="#999", width=1))],
+        xaxis=dict(type="log", title=dict(text="m (target dimension, log scale)"), tickvals=ms.tolist()),
+        yaxis=dict(title=dict(text="‖Av‖² / ‖v‖²  (1 = norm preserved)"), rangemode="tozero")))
 
 
 def band_violation_figure(summary: pd.DataFrame) -> go.Figure:
@@ -174,17 +195,16 @@ def band_violation_figure(summary: pd.DataFrame) -> go.Figure:
     if summary.empty:
         raise ValueError("No summary to draw.")
     delta = float(summary["delta"].iloc[0])
-    fig = new_figure("How often the Theorem 1 band fails", height=420)
-    for kind, sub in summary.groupby("kind", sort=False):
-        fig.add_trace(go.Bar(x=sub["m"].astype(str), y=sub["outside"], name=kind,
-                             marker_color=PROJECTION_COLORS.get(kind, PALETTE[2])))
+    traces = [dict(type="bar", x=[str(m) for m in sub["m"]], y=sub["outside"].to_numpy(), name=kind,
+                   marker=dict(color=PROJECTION_COLORS.get(kind, PALETTE[2])))
+              for kind, sub in summary.groupby("kind", sort=False)]
     ms = [str(m) for m in np.sort(summary["m"].unique())]
-    fig.add_trace(go.Scatter(x=ms, y=[delta] * len(ms), mode="lines", name=f"δ = {delta:g}: what the theorem allows",
-                             line=dict(color="#222", dash="dash", width=2)))
-    fig.update_xaxes(title_text="m (target dimension)", type="category")
-    fig.update_yaxes(title_text="fraction of vectors outside the band", rangemode="tozero")
-    fig.update_layout(barmode="group")
-    return fig
+    traces.append(dict(type="scatter", x=ms, y=[delta] * len(ms), mode="lines",
+                       name=f"δ = {delta:g}: what the theorem allows", line=dict(color="#222", dash="dash", width=2)))
+    return figure(traces, dict(
+        height=420, barmode="group", title=dict(text=plotly_text("How often the Theorem 1 band fails")),
+        xaxis=dict(title=dict(text="m (target dimension)"), type="category"),
+        yaxis=dict(title=dict(text="fraction of vectors outside the band"), rangemode="tozero")))
 
 
 def kernel_trick_note(summary: pd.DataFrame, slope: float, kind_label: str) -> str:

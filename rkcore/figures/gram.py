@@ -15,9 +15,8 @@ DISPLAY_HEATMAP_SIDE = 120
 import numpy as np
 import pandas as pd
 import plotly.graph_objects as go
-from plotly.subplots import make_subplots
 
-from .style import DIVERGING, FONT_SIZE, PALETTE, SEQUENTIAL, TEMPLATE, plotly_text
+from .style import DIVERGING, FONT_SIZE, PALETTE, SEQUENTIAL, TEMPLATE, figure, plotly_text
 
 EXACT_LABEL = "Exact K"
 APPROX_LABEL = "Approximate K̂ = Z Zᵀ"
@@ -77,27 +76,27 @@ def gram_heatmaps(K: np.ndarray, K_hat: np.ndarray, *, block: int = 1, n: int | 
             zmin, zmax = float(both.min()), float(both.max())
     clipped = clip_percentiles is not None and (zmin > both.min() or zmax < both.max())
     titles = tuple(plotly_text(t) for t in titles)  # a caller's text, shown literally
-    fig = make_subplots(rows=1, cols=2, subplot_titles=titles, horizontal_spacing=0.1)
-    for col, (Z, name) in enumerate(((K_small, titles[0]), (Kh_small, titles[1])), start=1):
-        fig.add_trace(go.Heatmap(z=Z, x=coords, y=coords, coloraxis="coloraxis", name=name,
-                                 hovertemplate="i=%{y}<br>j=%{x}<br>value=%{z:.4g}<extra>" + name + "</extra>"),
-                      row=1, col=col)
-        fig.update_xaxes(title_text="point j", row=1, col=col, constrain="domain")
-        fig.update_yaxes(title_text="point i", autorange="reversed", row=1, col=col, constrain="domain",
-                         scaleanchor=f"x{'' if col == 1 else col}")
+    traces, axes, panel_titles = [], {}, []
+    # two panels laid out here as make_subplots(1, 2, horizontal_spacing=0.1) would (it alone costs ~27 ms)
+    for col, (Z, name), domain in zip((1, 2), ((K_small, titles[0]), (Kh_small, titles[1])), ([0.0, 0.45], [0.55, 1.0])):
+        suffix = "" if col == 1 else str(col)
+        traces.append(dict(type="heatmap", z=Z, x=coords, y=coords, coloraxis="coloraxis", name=name,
+                           hovertemplate="i=%{y}<br>j=%{x}<br>value=%{z:.4g}<extra>" + name + "</extra>",
+                           xaxis=f"x{suffix}", yaxis=f"y{suffix}"))
+        axes[f"xaxis{suffix}"] = dict(anchor=f"y{suffix}", domain=domain, title=dict(text="point j"),
+                                      constrain="domain", showgrid=False)
+        axes[f"yaxis{suffix}"] = dict(anchor=f"x{suffix}", domain=[0.0, 1.0], title=dict(text="point i"),
+                                      autorange="reversed", constrain="domain", scaleanchor=f"x{suffix}",
+                                      showgrid=False)
+        panel_titles.append(dict(text=name, x=sum(domain) / 2, xanchor="center", xref="paper", y=1.0,
+                                 yanchor="bottom", yref="paper", showarrow=False, font=dict(size=FONT_SIZE + 1)))
     note = (f" (color range: {_ordinal(clip_percentiles[0])}–{_ordinal(clip_percentiles[1])} percentile)"
             if clipped else "")
-    fig.update_layout(
-        template=TEMPLATE,
-        title_text=f"Gram matrices, n = {n}{_block_note(b)}{note}",
+    return figure(traces, dict(
+        title=dict(text=f"Gram matrices, n = {n}{_block_note(b)}{note}"), annotations=panel_titles,
         coloraxis=dict(colorscale=SEQUENTIAL, cmin=zmin, cmax=zmax,
                        colorbar=dict(title=dict(text="K(xᵢ, xⱼ)", side="top"), exponentformat="e")),
-        height=540,
-    )
-    fig.update_annotations(font_size=FONT_SIZE + 1)
-    fig.update_xaxes(showgrid=False)
-    fig.update_yaxes(showgrid=False)
-    return fig
+        height=540, **axes))
 
 
 def gram_difference(K: np.ndarray, K_hat: np.ndarray, *, block: int = 1, n: int | None = None) -> go.Figure:

@@ -34,8 +34,16 @@ FONT_FAMILY = "Source Sans Pro, Helvetica, Arial, sans-serif"
 
 # Okabe-Ito palette: distinguishable for the common forms of color blindness.
 PALETTE = ("#0072B2", "#E69F00", "#009E73", "#D55E00", "#CC79A7", "#56B4E9", "#F0E442", "#000000")
-SEQUENTIAL = "Viridis"
-DIVERGING = "RdBu_r"  # red = positive, blue = negative, white = 0 (with zmid=0)
+
+
+def _spelt_out(name: str) -> list:
+    """A named colorscale as the [position, color] list plotly's validation makes of it (figure() skips
+    validation, and plotly's own positions differ from plotly.colors.get_colorscale's in the last bit)."""
+    return [list(step) for step in go.layout.Coloraxis(colorscale=name).colorscale]
+
+
+SEQUENTIAL = _spelt_out("Viridis")
+DIVERGING = _spelt_out("RdBu_r")  # red = positive, blue = negative, white = 0 (with zmid=0)
 
 TEMPLATE = go.layout.Template(
     layout=go.Layout(
