@@ -138,7 +138,10 @@ def click_option(page, option: str) -> float:
 
 
 def start_server(repo: Path, port: int, script: str = "app.py") -> subprocess.Popen:
-    env = dict(os.environ, PYTHONPATH=str(repo), STREAMLIT_BROWSER_GATHER_USAGE_STATS="false")
+    # RKCORE_SPEED_FACTOR pinned as in the tests: the run estimates (rkcore.costs) otherwise follow a load
+    # probe, and a page whose study auto-runs in one repeat may wait for its button in the next
+    env = dict(os.environ, PYTHONPATH=str(repo), STREAMLIT_BROWSER_GATHER_USAGE_STATS="false",
+               RKCORE_SPEED_FACTOR=os.environ.get("RKCORE_SPEED_FACTOR", "1"))
     return subprocess.Popen([sys.executable, "-m", "streamlit", "run", script, "--server.headless", "true",
                              "--server.port", str(port), "--server.address", "127.0.0.1",
                              "--server.fileWatcherType", "none"], cwd=repo, env=env,
