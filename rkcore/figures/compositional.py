@@ -61,7 +61,7 @@ def skeleton_figure(skeleton: Skeleton) -> go.Figure:
             marker=dict(size=22 if is_input else 28, color=color, symbol="square" if is_input else "circle",
                         line=dict(color="#333", width=1)),
             hovertext=[skeleton.nodes[i].label() for i in idx], hoverinfo="text"))
-    # the whole title shown literally, as new_figure shows it (a skeleton's name may carry markup)
+    # the whole title shown literally (a skeleton's name may carry markup)
     title = plotly_text(f"Computation skeleton “{skeleton.name}”: {len(skeleton.nodes)} nodes, "
                         f"complexity {skeleton.complexity():.2f}")
     return figure(traces, dict(

@@ -5,6 +5,9 @@ matrices they are given: the engine averages matrices larger than
 :data:`rkcore.gram.MAX_HEATMAP_SIDE` over b x b blocks (:func:`rkcore.gram.block_average`)
 and passes ``block=b`` and the number of points ``n``, so the title says so and the axes stay
 in units of the data point index i, j (block centers when averaged).
+
+Traces and layouts are plain dicts in plotly's canonical form, built once by
+:func:`rkcore.figures.style.figure` (no per-property validation: the page redraws them on every rerun).
 """
 from __future__ import annotations
 
@@ -16,7 +19,7 @@ import numpy as np
 import pandas as pd
 import plotly.graph_objects as go
 
-from .style import DIVERGING, FONT_SIZE, PALETTE, SEQUENTIAL, TEMPLATE, figure, plotly_text
+from .style import DIVERGING, FONT_SIZE, PALETTE, SEQUENTIAL, figure, plotly_text
 
 EXACT_LABEL = "Exact K"
 APPROX_LABEL = "Approximate K̂ = Z Zᵀ"
@@ -105,14 +108,14 @@ def gram_difference(K: np.ndarray, K_hat: np.ndarray, *, block: int = 1, n: int 
     E_small, b = np.asarray(K_hat, dtype=np.float64) - np.asarray(K, dtype=np.float64), int(block)
     coords = _axis_coords(_points(E_small, b, n), b)
     bound = float(np.abs(E_small).max()) or 1.0
-    fig = go.Figure(go.Heatmap(
-        z=E_small, x=coords, y=coords, colorscale=DIVERGING, zmid=0.0, zmin=-bound, zmax=bound,
-        colorbar=dict(title=dict(text="K̂ − K", side="top"), exponentformat="e"), name="K̂ − K",
-        hovertemplate="i=%{y}<br>j=%{x}<br>K̂−K=%{z:.3g}<extra></extra>"))
-    fig.update_layout(template=TEMPLATE, title_text=f"Difference K̂ − K{_block_note(b)}", height=540)
-    fig.update_xaxes(title_text="point j", showgrid=False, constrain="domain")
-    fig.update_yaxes(title_text="point i", autorange="reversed", showgrid=False, scaleanchor="x", constrain="domain")
-    return fig
+    heatmap = dict(type="heatmap", z=E_small, x=coords, y=coords, colorscale=DIVERGING, zmid=0.0, zmin=-bound,
+                   zmax=bound, colorbar=dict(title=dict(text="K̂ − K", side="top"), exponentformat="e"),
+                   name="K̂ − K", hovertemplate="i=%{y}<br>j=%{x}<br>K̂−K=%{z:.3g}<extra></extra>")
+    return figure([heatmap], dict(
+        title=dict(text=f"Difference K̂ − K{_block_note(b)}"), height=540,
+        xaxis=dict(title=dict(text="point j"), showgrid=False, constrain="domain"),
+        yaxis=dict(title=dict(text="point i"), autorange="reversed", showgrid=False, scaleanchor="x",
+                   constrain="domain")))
 
 
 def gram_scatter(pairs: pd.DataFrame, *, n_total: int | None = None) -> go.Figure:
@@ -123,21 +126,23 @@ def gram_scatter(pairs: pd.DataFrame, *, n_total: int | None = None) -> go.Figur
     lo = float(min(exact.min(), approx.min()))
     hi = float(max(exact.max(), approx.max()))
     pad = 0.03 * (hi - lo or 1.0)
-    fig = go.Figure()
-    fig.add_trace(go.Scattergl(x=exact, y=approx, mode="markers", name="entries (i ≤ j)",
-                               marker=dict(size=5, color=PALETTE[0], opacity=0.45),
-                               hovertemplate="K=%{x:.4g}<br>K̂=%{y:.4g}<extra></extra>"))
-    fig.add_trace(go.Scatter(x=[lo - pad, hi + pad], y=[lo - pad, hi + pad], mode="lines", name="y = x (exact)",
-                             line=dict(color=PALETTE[3], width=2, dash="dash")))
+    span = [lo - pad, hi + pad]
+    traces = [
+        dict(type="scattergl", x=exact, y=approx, mode="markers", name="entries (i ≤ j)",
+             marker=dict(size=5, color=PALETTE[0], opacity=0.45),
+             hovertemplate="K=%{x:.4g}<br>K̂=%{y:.4g}<extra></extra>"),
+        dict(type="scatter", x=list(span), y=list(span), mode="lines", name="y = x (exact)",
+             line=dict(color=PALETTE[3], width=2, dash="dash")),
+    ]
     shown = f"{len(pairs):,}" + (f" of {n_total:,}" if n_total and n_total > len(pairs) else "")
-    fig.update_layout(template=TEMPLATE, title_text=f"Approximate vs exact entries ({shown} entries)",
-                      xaxis_title="exact K(xᵢ, xⱼ)", yaxis_title="approximate K̂(xᵢ, xⱼ)", height=540,
-                      legend=dict(x=0.02, y=0.98, xanchor="left", yanchor="top"))
     # same range on both axes (so y = x is the diagonal); no scaleanchor, which squeezes the
     # plot and lets the y title run into the tick labels
-    fig.update_xaxes(range=[lo - pad, hi + pad], exponentformat="e")
-    fig.update_yaxes(range=[lo - pad, hi + pad], exponentformat="e", title_standoff=12)
-    return fig
+    return figure(traces, dict(
+        title=dict(text=f"Approximate vs exact entries ({shown} entries)"), height=540,
+        legend=dict(x=0.02, y=0.98, xanchor="left", yanchor="top"),
+        xaxis=dict(title=dict(text="exact K(xᵢ, xⱼ)"), range=list(span), exponentformat="e"),
+        yaxis=dict(title=dict(text="approximate K̂(xᵢ, xⱼ)", standoff=12), range=list(span),
+                   exponentformat="e")))
 
 
 def gram_note(stats: pd.DataFrame, *, D: int, map_label: str, distribution_label: str | None = None) -> str:

@@ -1,7 +1,7 @@
 """One look for every figure: a plotly template readable on a projector, and fixed colors.
 
-Every figure builder in :mod:`rkcore.figures` starts from :func:`new_figure` (or calls
-:func:`apply_style`), so fonts, margins and colors match across the dashboard. Colors
+Every figure builder in :mod:`rkcore.figures` builds its traces and layout as dicts and hands them to
+:func:`figure`, which puts the rkcore template on, so fonts, margins and colors match across the dashboard. Colors
 live in the registries (``Distribution.color``, ``MapEntry.color``), so "Rademacher" or "RK" has
 the same color on every page.
 
@@ -13,9 +13,8 @@ SEQUENTIAL, DIVERGING          colorscales for magnitudes and for signed differe
 LEGEND_BELOW                   a horizontal legend under the plot, below the x-axis title
 rgba(hex_color, alpha)         a translucent version of a color (bands)
 plotly_text(text) -> str       text a user typed or a file carried (column, file names), shown literally
-new_figure(title=None, **layout) -> go.Figure   (the title is shown literally)
 figure(data, layout) -> go.Figure   (traces as dicts, built without plotly's per-property validation)
-apply_style(fig, title=None, height=None) -> go.Figure
+check_canonical(fig)           raises unless the figure's JSON is what plotly's validation makes of it
 spans_decades(values, decades=2) -> bool   (whether a log axis is the honest choice)
 """
 from __future__ import annotations
@@ -81,31 +80,10 @@ def plotly_text(text) -> str:
     return html.escape(str(text), quote=False)
 
 
-def apply_style(fig: go.Figure, title: str | None = None, height: int | None = None) -> go.Figure:
-    """Put the rkcore template (and optionally a title, shown literally, and height) on an existing figure."""
-    fig.update_layout(template=TEMPLATE)
-    if title is not None:
-        fig.update_layout(title_text=plotly_text(title))
-    if height is not None:
-        fig.update_layout(height=height)
-    return fig
-
-
 #: A horizontal legend under the plot: anchored to the bottom of the figure (container coordinates), so plotly
 #: grows the bottom margin to hold it below the axis titles. A paper-coordinate y < 0 is a fraction of the
 #: plot's height and, on a short plot, lands on the x-axis title (seen at 1280x720 on four pages).
 LEGEND_BELOW = dict(orientation="h", yref="container", yanchor="bottom", y=0.0, x=0)
-
-
-def new_figure(title: str | None = None, **layout) -> go.Figure:
-    """An empty figure with the rkcore template and the given title (shown literally: a title may carry a
-    column or file name) / layout keywords; a builder adds its own markup (a <sup> subtitle) after."""
-    fig = go.Figure(layout=go.Layout(template=TEMPLATE))
-    if title is not None:
-        fig.update_layout(title_text=plotly_text(title))
-    if layout:
-        fig.update_layout(**layout)
-    return fig
 
 
 def figure(data=(), layout: dict | None = None) -> go.Figure:

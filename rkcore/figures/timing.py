@@ -10,6 +10,9 @@ falls towards 0.
 Predicted side: :func:`rkcore.timing.predicted_operations` (the registry's per-sample
 ``operations`` without constants), so only their slopes (not their heights) compare with a
 measurement. Both figures take the engine's DataFrames and compute nothing but the drawing.
+
+The pages rebuild these figures on every rerun, so they are built from trace dicts with
+:func:`rkcore.figures.style.figure` (no per-property validation; nested dicts in plotly's canonical form).
 """
 from __future__ import annotations
 
@@ -18,7 +21,7 @@ import pandas as pd
 import plotly.graph_objects as go
 
 from ..registry import get_map
-from .style import LEGEND_BELOW, log_ticks, new_figure, rgba
+from .style import LEGEND_BELOW, figure, log_ticks, plotly_text, rgba
 
 AXIS_LABELS = {
     "d": "d (input features, log scale)",
@@ -51,50 +54,57 @@ def timing_figure(df: pd.DataFrame, along: str = "d", phase: str = "transform", 
     slopes = (pd.Series(dtype=float) if slopes is None
               else slopes[slopes["phase"] == phase].groupby("map")["exponent"].first())
     repeats = int(sub.groupby(["map", "d", "D", "n"])["seconds"].count().min())
-    fig = new_figure(title or f"Mapping time vs {along} ({_fixed_text(sub, along)})", height=520)
-    for key, g in sub.groupby("map", sort=False):
-        q = g.groupby(along)["seconds"].agg(median="median", q1=lambda s: s.quantile(0.25),
-                                            q3=lambda s: s.quantile(0.75)).reset_index()
+    # one grouping for every (map, along) cell, sorted by along within a map (a grouping per map with quantile
+    # lambdas cost more than the drawing); the quartiles are np.nanpercentile of each cell's seconds, which is
+    # Series.quantile's arithmetic
+    cells = sub.groupby(["map", along])["seconds"]
+    median = cells.median()
+    seconds = sub["seconds"].to_numpy(float)
+    quartiles = {cell: np.nanpercentile(seconds[rows], [25.0, 75.0]) for cell, rows in cells.indices.items()}
+    traces = []
+    for key in sub["map"].unique():  # in order of appearance
+        med = median.loc[key]
+        x = med.index.to_numpy(float)
+        q1, q3 = np.array([quartiles[(key, v)] for v in med.index]).T
         entry = get_map(key)
         color, short = entry.color, entry.short_label
-        x = q[along].to_numpy(float)
         slope = slopes.get(key, np.nan)
         name = f"{short}: slope {slope:.2f}" if np.isfinite(slope) else short
-        fig.add_trace(go.Scatter(x=np.concatenate([x, x[::-1]]), y=np.concatenate([q["q3"], q["q1"][::-1]]) * 1e3,
-                                 mode="lines", fill="toself", fillcolor=rgba(color, 0.18), line=dict(width=0), hoverinfo="skip",
-                                 name=f"{short}: interquartile range", legendgroup=key, showlegend=False))
-        fig.add_trace(go.Scatter(x=x, y=q["median"] * 1e3, mode="lines+markers", name=name, legendgroup=key,
-                                 line=dict(color=color, width=3), marker=dict(size=9),
-                                 hovertemplate=f"{along}=%{{x}}<br>median %{{y:.3g}} ms<extra>{short}</extra>"))
-    fig.update_xaxes(type="log", title_text=AXIS_LABELS[along], tickvals=sorted(sub[along].unique()))
-    q = sub.groupby(["map", along])["seconds"]
-    fig.update_yaxes(type="log", title_text=f"{PHASE_LABELS.get(phase, phase)} time (ms, log scale)",
-                     **log_ticks(1e3 * np.r_[q.quantile(0.25), q.quantile(0.75)]))
-    # below the plot, anchored to the figure's bottom, one entry per line (inside the plot the lines ran
-    # through it; a horizontal legend is wider than a half-width chart)
-    fig.update_layout(legend=dict(LEGEND_BELOW, orientation="v", title_text="fitted slope"),
-                      title_text=fig.layout.title.text + f"<br><sup>median of {repeats} repeats · band: "
-                                                          "interquartile range</sup>")
-    return fig
+        traces.append(dict(type="scatter", x=np.concatenate([x, x[::-1]]), y=np.concatenate([q3, q1[::-1]]) * 1e3,
+                           mode="lines", fill="toself", fillcolor=rgba(color, 0.18), line=dict(width=0),
+                           hoverinfo="skip", name=f"{short}: interquartile range", legendgroup=key, showlegend=False))
+        traces.append(dict(type="scatter", x=x, y=med.to_numpy() * 1e3, mode="lines+markers", name=name,
+                           legendgroup=key, line=dict(color=color, width=3), marker=dict(size=9),
+                           hovertemplate=f"{along}=%{{x}}<br>median %{{y:.3g}} ms<extra>{short}</extra>"))
+    title = plotly_text(title or f"Mapping time vs {along} ({_fixed_text(sub, along)})")
+    return figure(traces, dict(
+        height=520,
+        title=dict(text=title + f"<br><sup>median of {repeats} repeats · band: interquartile range</sup>"),
+        xaxis=dict(type="log", title=dict(text=AXIS_LABELS[along]), tickvals=sorted(sub[along].unique())),
+        yaxis=dict(type="log", title=dict(text=f"{PHASE_LABELS.get(phase, phase)} time (ms, log scale)"),
+                   **log_ticks(1e3 * np.r_[cells.quantile(0.25), cells.quantile(0.75)])),
+        # below the plot, anchored to the figure's bottom, one entry per line (inside the plot the lines ran
+        # through it; a horizontal legend is wider than a half-width chart)
+        legend=dict(LEGEND_BELOW, orientation="v", title=dict(text="fitted slope"))))
 
 
 def predicted_figure(pred: pd.DataFrame, along: str, *, title: str | None = None) -> go.Figure:
     """Predicted operations per sample vs ``along`` per map, log-log (the slopes are the point)."""
     if pred.empty:
         raise ValueError("No predictions to draw.")
-    fig = new_figure(title or f"Predicted cost per sample vs {along} (complexity formulas, no constants)",
-                     height=460)
+    traces = []
     for key, g in pred.groupby("map", sort=False):
         end_slope = g["slope"].iloc[-1]
         name = f"{g['label'].iloc[0]}: slope {end_slope:.2f}" if np.isfinite(end_slope) else g["label"].iloc[0]
-        fig.add_trace(go.Scatter(x=g[along], y=g["operations"], mode="lines+markers", name=name,
-                                 line=dict(color=get_map(key).color, width=3, dash="dot"),
-                                 marker=dict(size=7)))
-    fig.update_xaxes(type="log", title_text=AXIS_LABELS[along], tickvals=sorted(pred[along].unique()))
-    fig.update_yaxes(type="log", title_text="operations per sample (log scale)",
-                     **log_ticks(pred["operations"]))
-    fig.update_layout(legend=dict(LEGEND_BELOW, orientation="v", title_text="slope at the right end"))
-    return fig
+        traces.append(dict(type="scatter", x=g[along].to_numpy(), y=g["operations"].to_numpy(), mode="lines+markers",
+                           name=name, line=dict(color=get_map(key).color, width=3, dash="dot"), marker=dict(size=7)))
+    return figure(traces, dict(
+        height=460,
+        title=dict(text=plotly_text(title or f"Predicted cost per sample vs {along} (complexity formulas, no "
+                                             "constants)")),
+        xaxis=dict(type="log", title=dict(text=AXIS_LABELS[along]), tickvals=sorted(pred[along].unique())),
+        yaxis=dict(type="log", title=dict(text="operations per sample (log scale)"), **log_ticks(pred["operations"])),
+        legend=dict(LEGEND_BELOW, orientation="v", title=dict(text="slope at the right end"))))
 
 
 def timing_note(slopes: pd.DataFrame) -> str:

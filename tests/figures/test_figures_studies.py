@@ -369,3 +369,16 @@ def test_unvalidated_figures_are_checked_against_plotly_validation():
         figure([], dict(xaxis=dict(title_text="x")))  # plotly.js would ignore "title_text" here
     with pytest.raises(ValueError):
         figure([dict(type="scatter", x=[1], y=[1], marker=dict(colour="red"))])  # misspelt
+
+
+def test_accuracy_figure_pairs_each_D_with_its_own_mean_whatever_the_row_order():
+    """Seen converting the builder: the means were taken in the study's row order and drawn against the sorted
+    D, so a study listed by decreasing D drew D = 40 with D = 160's accuracy."""
+    study = accuracy_frame()
+    reversed_D = study.sort_values("D", ascending=False, kind="stable", na_position="last")
+    for frame in (study, reversed_D):
+        line = next(t for t in fa.accuracy_figure(frame).data if t.name == "Linear SVM + RK")
+        drawn = dict(zip(np.asarray(line.x, float), np.asarray(line.y, float)))
+        assert list(drawn) == [40.0, 80.0, 160.0]
+        for D, accuracy in drawn.items():
+            assert accuracy == pytest.approx(study[study.D == D].accuracy.mean())

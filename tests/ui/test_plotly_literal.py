@@ -9,9 +9,10 @@ import pandas as pd
 import pytest
 
 from rkapp.widgets import UPLOAD_STATE_KEY
+from rkcore.figures.accuracy import accuracy_figure, time_figure
 from rkcore.figures.gram import gram_heatmaps
 from rkcore.figures.itemsets import family_counts_figure
-from rkcore.figures.style import apply_style, new_figure, plotly_text
+from rkcore.figures.style import plotly_text
 from rkcore.figures.variance import variance_by_distribution_figure
 from tests.conftest import error_texts, plotly_figures
 
@@ -54,7 +55,9 @@ def test_figure_titles_labels_and_names_are_literal():
                             "n_pairs": [10, 10]})
     skeleton, _ = preset_skeleton("shallow", np.random.default_rng(0).standard_normal((8, 3)))
     skeleton = type(skeleton)(skeleton.nodes, name=LINK)
-    figures = [new_figure(LINK), apply_style(new_figure(), title=LINK), family_counts_figure(counts, title=LINK),
+    study = pd.DataFrame({"method": ["rk", "rk"], "label": ["Linear SVM + RK"] * 2, "D": [8.0, 16.0], "trial": [0, 0],
+                          "accuracy": [0.7, 0.8], "train_seconds": [0.1, 0.2], "test_seconds": [0.01, 0.02]})
+    figures = [accuracy_figure(study, title=LINK), time_figure(study, title=LINK), family_counts_figure(counts, title=LINK),
                gram_heatmaps(K, K, titles=(LINK, LINK)), variance_by_distribution_figure(summary, LINK),
                skeleton_figure(skeleton)]
     for fig in figures:
