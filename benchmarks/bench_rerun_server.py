@@ -28,16 +28,19 @@ sys.path.insert(0, sys.argv[1])
 from streamlit.testing.v1 import AppTest
 at = AppTest.from_file(sys.argv[2], default_timeout=300)
 at.run()
-fields = [w for w in at.number_input if (w.label or "").startswith("Seed")]
+def seed_field():  # looked up after every run: a widget of an earlier run's tree no longer sets anything
+    fields = [w for w in at.number_input if (w.label or "").startswith("Seed")]
+    return fields[0] if fields else None
 times = []
 for seed in range(1, int(sys.argv[3]) + 1):
-    if not fields:
+    if seed_field() is None:
         break
-    fields[0].set_value(seed)
+    seed_field().set_value(seed)
     start = time.perf_counter()
     at.run()
     times.append(time.perf_counter() - start)
     assert not at.exception, at.exception
+    assert seed_field().value == seed, "the seed change did not take"
 print(json.dumps(statistics.median(times) if times else None))
 """
 

@@ -222,7 +222,10 @@ class AnovaBlock:
         c = (1.0 / np.sqrt(D) / (2.0 if degree == 2 else 6.0)) ** (1.0 / degree)
         self.c = c
         ts = (1, 3) if signs else tuple(range(1, degree + 1))
-        self.W_T = {t: np.ascontiguousarray((W**t).T * c**t) for t in ts if t <= degree}
+        # one transposing copy (strided, the slow part), then the powers on contiguous memory: the same
+        # values as (W**t).T * c**t, at a third of the cost for the (T D x d) weights of stacked maps
+        WT = np.ascontiguousarray(np.asarray(W).T)
+        self.W_T = {t: WT**t * c**t for t in ts if t <= degree}
         self._cast: dict = {}
         self.temporaries = GEMM_BLOCK_TEMPORARIES
 
@@ -320,9 +323,13 @@ class AnovaBlock:
         m = self.m
         Xb = as_sparse_if_sparse(Xb)
         absX = abs(Xb)
-        # m = 2: the max test's per-row and per-feature factors (None where its guards fail)
-        max_q = self._max_test_factors(absX, consts["kappa_max"]) if m == 2 else None
-        rho = consts.get("rho")
+        # m = 2: the max test's per-row and per-feature factors (None where its guards fail). A block of
+        # few rows (the pair variances: ~6 rows, 32,000 features) skips tier 1: its per-feature data (maxima,
+        # top two, padded |W|: several passes over the D x d weights) costs more than one GEMM of the
+        # block's rows against |W|, which tier 2 then runs for every entry.
+        few_rows = n <= FEW_ROWS
+        max_q = self._max_test_factors(absX, consts["kappa_max"]) if m == 2 and not few_rows else None
+        rho = None if few_rows else consts.get("rho")
         # On the whole chunk: |e| >= rho P2 where it exists (d <~ 130: it leaves ~10% of
         # N(0, 1) rows' entries, the max test ~25%; MovieLens-like rows, few non-zeros, pass
         # it but not the max test), then the max test on what it left; else the max test.
@@ -495,6 +502,8 @@ class AnovaBlock:
         return out
 
 
+#: AnovaBlock.checked: blocks of at most this many rows go to tier 2 whole (see there).
+FEW_ROWS = 16
 #: Tier 2 of AnovaBlock.checked: above this fraction of a block's entries, one GEMM over the
 #: block gives the power sums of |z| (cheaper than per-entry gathers).
 TIER2_GEMM_FRACTION = 1.0 / 16

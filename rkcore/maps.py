@@ -311,8 +311,14 @@ def _block_mapper(family: ItemsetFamily, W: np.ndarray, signs: bool, n_component
         # stable recursion recomputes. Rademacher: the check is on row sums, O(nnz) per row.
         fast = rk_block(kind, m, W, signs, n_components)
         c = fast.c
-        W_abs_T_c = None if signs else np.ascontiguousarray(W_abs_T * c)
-        W_abs3_T_c = None if signs or m < 3 else np.ascontiguousarray(W_abs_T**3 * c**3)
+        # |c W|^t, transposed: built on first use, by the unfused check only (a strided copy of the weights,
+        # which the fused path, AnovaBlock.checked, has no use for)
+        abs_weights: dict = {}
+
+        def abs_weights_T(t: int) -> np.ndarray:
+            if t not in abs_weights:
+                abs_weights[t] = np.ascontiguousarray(W_abs_T**t * c**t if t > 1 else W_abs_T * c)
+            return abs_weights[t]
 
         def anova_fast(Xb, out):
             gamma = rounding_gamma(_max_nnz_per_row(Xb) + 2 * m)
@@ -337,10 +343,10 @@ def _block_mapper(family: ItemsetFamily, W: np.ndarray, signs: bool, n_component
                         Pa.append(c**3 * _row_sums(_power(absX, 3)))
                 else:
                     scratch = sums.get("scratch")
-                    Pa1 = gemm_into(1.0, absX, W_abs_T_c, 0.0, np.empty_like(out) if scratch is None else scratch)
+                    Pa1 = gemm_into(1.0, absX, abs_weights_T(1), 0.0, np.empty_like(out) if scratch is None else scratch)
                     Pa = [None, Pa1, sums["P2"]]
                     if m == 3:  # one more GEMM; the check uses it only where 3 Pa_2 > A^2 (1 - ...)
-                        Pa.append(gemm_into(1.0, _power(absX, 3), W_abs3_T_c, 0.0, np.empty_like(out)))
+                        Pa.append(gemm_into(1.0, _power(absX, 3), abs_weights_T(3), 0.0, np.empty_like(out)))
                 ok = newton_is_safe(Pa, m, gamma)
             return repair(out, Xb, ok, m, False, scale)
 

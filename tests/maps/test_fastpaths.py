@@ -275,6 +275,18 @@ def _checked_against_newton(block, Xb, gamma):
 
 
 
+#: AnovaBlock.checked sends blocks of at most FEW_ROWS rows to tier 2 whole; the tests below have few rows,
+#: so each runs both ways: tier 1 on (FEW_ROWS = 0) and the few-rows path
+TIER1_OR_FEW_ROWS = pytest.mark.parametrize("few_rows", [0, None], ids=["tier1", "few_rows"])
+
+
+def _set_few_rows(monkeypatch, few_rows):
+    import rkcore.fastpaths as fastpaths
+
+    if few_rows is not None:
+        monkeypatch.setattr(fastpaths, "FEW_ROWS", few_rows)
+
+
 def _cancellation_sweep(m, n_features=400):
     """Rows whose features sweep across the tier-1 boundary: z = (1, -a) (m = 2) or
     (1, 1, -a) (m = 3) for a from 0 to 0.2 (0.6), so that e_m / P2 runs through ~0 (one product
@@ -291,10 +303,13 @@ def _cancellation_sweep(m, n_features=400):
     return X, W + 1e-9 * rng.randn(*W.shape)
 
 
+@TIER1_OR_FEW_ROWS
 @pytest.mark.parametrize("degree", [2, 3])
 @pytest.mark.parametrize("sparse", [False, True])
-def test_anova_checked_never_accepts_what_newton_is_safe_rejects(degree, sparse):
+def test_anova_checked_never_accepts_what_newton_is_safe_rejects(degree, sparse, few_rows, monkeypatch):
     from rkcore.kernels import _max_nnz_per_row, rounding_gamma
+
+    _set_few_rows(monkeypatch, few_rows)
 
     X, W = _cancellation_sweep(degree)
     block = AnovaBlock(W, degree, signs=False)
@@ -345,8 +360,9 @@ def _exact_e2_recursion(x, w) -> Fraction:
     return e2
 
 
+@TIER1_OR_FEW_ROWS
 @pytest.mark.parametrize("sparse", [False, True])
-def test_anova_checked_max_test_at_large_d(sparse):
+def test_anova_checked_max_test_at_large_d(sparse, few_rows, monkeypatch):
     """d = 1,000 (probabilistic gamma, |e| >= rho P2 test off): the max test
     (max|x|^2 max|c w|^2 <= kappa_max P2) accepts nearly all of N(0, 1) rows, never what
     newton_is_safe rejects: rows where one product dominates, a row with two non-zeros,
@@ -354,6 +370,7 @@ def test_anova_checked_max_test_at_large_d(sparse):
     from rkcore.fastpaths import anova_tier1_constants
     from rkcore.kernels import _max_nnz_per_row, rounding_gamma
 
+    _set_few_rows(monkeypatch, few_rows)
     rng = np.random.RandomState(5)
     d, D = 1000, 48
     X = rng.randn(8, d)
@@ -444,10 +461,12 @@ def test_anova3_checked_at_large_d_is_newton_is_safe(sparse):
     assert (accepted == newton_ok).mean() > 0.99 and accepted.mean() > 0.5 and len(rows)
 
 
+@TIER1_OR_FEW_ROWS
 @pytest.mark.parametrize("degree", [2, 3])
-def test_random_kernel_fused_check_repairs_what_newton_rejects(degree):
+def test_random_kernel_fused_check_repairs_what_newton_rejects(degree, few_rows, monkeypatch):
     """End to end: rows where one product dominates (Newton cancels) come out within the
     contract, as exact rationals say, dense and CSR, through the fused Gaussian path."""
+    _set_few_rows(monkeypatch, few_rows)
     X, W = _cancellation_sweep(degree, 60)
     rk = RandomKernel(W.shape[0], degree=degree, distribution="gaussian", random_state=0).fit(X)
     rk.random_weights_ = W
