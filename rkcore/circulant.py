@@ -18,7 +18,7 @@ import scipy.sparse as sp
 from sklearn.base import BaseEstimator, ClassNamePrefixFeaturesOutMixin, TransformerMixin, _fit_context
 from sklearn.utils import check_random_state
 from sklearn.utils._param_validation import Interval
-from sklearn.utils.validation import check_is_fitted, validate_data
+from sklearn.utils.validation import check_array, check_is_fitted, validate_data
 
 from .limits import check_allocation
 from .distributions import get_distribution
@@ -147,11 +147,8 @@ class SignedCirculantRandomKernel(ClassNamePrefixFeaturesOutMixin, TransformerMi
         check_degree_fits("anova", self.degree, d)
         check_allocation("The random weights", (2 * -(-self.n_components // d), d),
                          hint="Lower n_components (D).")
-        rng = check_random_state(self.random_state)
-        rademacher = get_distribution("rademacher")
         self.n_blocks_ = -(-self.n_components // d)
-        self.random_weights_ = rademacher.sample(rng, (self.n_blocks_, d))
-        self.random_signs_ = rademacher.sample(rng, (self.n_blocks_, d))
+        self.random_weights_, self.random_signs_ = _draw_blocks(self.random_state, self.n_blocks_, d)
         self.weights_spectrum_ = scipy.fft.rfft(self.random_weights_, axis=1)
         return self
 
@@ -204,6 +201,11 @@ class SignedCirculantRandomKernel(ClassNamePrefixFeaturesOutMixin, TransformerMi
         """
         check_is_fitted(self)
         X = validate_data(self, X, accept_sparse="csr", dtype=[np.float64, np.float32], reset=False)
+        return self._features(X, self.n_components)
+
+    def _features(self, X, scale_components: int) -> np.ndarray:
+        """transform's work on validated X, the features scaled by 1/sqrt(scale_components)
+        (stacked_scrk_features: the D of one of the stacked maps)."""
         out_dtype = X.dtype
         n, d = X.shape
         D, T, m = self.n_components, self.n_blocks_, self.degree
@@ -212,11 +214,16 @@ class SignedCirculantRandomKernel(ClassNamePrefixFeaturesOutMixin, TransformerMi
         odd_orders = (m + 1) // 2
         # Per row: per odd order a power of x, its spectrum, the complex product (T d/2
         # complex) and its inverse FFT (T d reals); then the m power sums and the recursion.
-        bytes_per_row = 8 * (odd_orders * (2 * d + 3 * T * d) + (m + 1) * D)
+        def row_bytes(T: int, D: int) -> int:
+            return 8 * (odd_orders * (2 * d + 3 * T * d) + (m + 1) * D)
+
+        bytes_per_row = row_bytes(T, D)
         # e_m is homogeneous of degree m in x, so scaling x by D^(-1/(2m)) scales the
         # features by 1/sqrt(D): the map's scale costs one pass over (b, d), not (b, D).
-        x_scale = D ** (-0.5 / m)
-        step = max(1, int(TRANSFORM_BLOCK_BYTES // max(1, bytes_per_row)))  # as row_blocks
+        x_scale = scale_components ** (-0.5 / m)
+        # the check's row blocks (its gamma and overflow test per block) are those of one map of
+        # scale_components features: stacked maps then decide exactly as the separate maps do
+        step = max(1, int(TRANSFORM_BLOCK_BYTES // max(1, row_bytes(-(-scale_components // d), scale_components))))
         with np.errstate(over="ignore", invalid="ignore"):
             for rows in row_blocks(n, bytes_per_row, TRANSFORM_BLOCK_BYTES):
                 self._newton_block(_dense_rows(X, rows) * x_scale, out[rows])
@@ -239,8 +246,9 @@ class SignedCirculantRandomKernel(ClassNamePrefixFeaturesOutMixin, TransformerMi
             A = np.abs(_dense_rows(X, rows) * x_scale)
             nnz[rows] = np.count_nonzero(A, axis=1)
             absmax[rows] = A.max(axis=1, initial=0.0)
-            for t in range(1, m + 1):
-                Pa[t][rows] = (A**t).sum(axis=1)
+            with np.errstate(over="ignore"):  # an infinite power sum fails newton_is_safe: the row is repaired
+                for t in range(1, m + 1):
+                    Pa[t][rows] = (A**t).sum(axis=1)
         starts = np.arange(0, n, step)
         block_nnz = np.maximum.reduceat(nnz, starts) if n else nnz
         gamma = np.repeat(rounding_gamma(block_nnz + 2 * m), np.diff(np.append(starts, n)))
@@ -295,6 +303,40 @@ class SignedCirculantRandomKernel(ClassNamePrefixFeaturesOutMixin, TransformerMi
         tags.input_tags.sparse = True
         tags.transformer_tags.preserves_dtype = ["float64", "float32"]
         return tags
+
+
+def _draw_blocks(random_state, n_blocks: int, d: int) -> tuple[np.ndarray, np.ndarray]:
+    """The (n_blocks, d) circulant weights w_t and signs sigma_t that fit draws for random_state."""
+    rng = check_random_state(random_state)
+    rademacher = get_distribution("rademacher")
+    return rademacher.sample(rng, (n_blocks, d)), rademacher.sample(rng, (n_blocks, d))
+
+
+def stacked_scrk_features(X, degree: int, n_components: int, seeds) -> np.ndarray:
+    """Features of the SCRK maps of each seed, side by side: (n, len(seeds) * n_components), the
+    same numbers as ``SignedCirculantRandomKernel(n_components, degree=degree, random_state=s)
+    .fit(X).transform(X)`` for each s, computed as one map whose blocks are the seeds' blocks.
+
+    Every block's FFT products, the power sums and the per-row accuracy check are the same
+    operations on the same values as in the separate maps (x is scaled by each map's own D),
+    so the results are identical; one transform instead of one per seed (error_study's trials:
+    at the dashboard's sizes each transform was mostly per-call overhead)."""
+    X = check_array(X, accept_sparse="csr", dtype=[np.float64, np.float32])
+    d = X.shape[1]
+    check_degree_fits("anova", degree, d)
+    B = -(-int(n_components) // d)  # blocks per map
+    check_allocation("The stacked random features", (X.shape[0], len(seeds) * B * d),
+                     hint="Fewer trials at a time or lower n_components (D).")
+    draws = [_draw_blocks(seed, B, d) for seed in seeds]
+    stacked = SignedCirculantRandomKernel(len(seeds) * B * d, degree=degree)
+    stacked.n_features_in_ = d
+    stacked.n_blocks_ = len(seeds) * B
+    stacked.random_weights_ = np.vstack([w for w, _ in draws])
+    stacked.random_signs_ = np.vstack([s for _, s in draws])
+    stacked.weights_spectrum_ = scipy.fft.rfft(stacked.random_weights_, axis=1)
+    Z = stacked._features(X, int(n_components))
+    # map t: the first n_components features of its B blocks
+    return Z.reshape(X.shape[0], len(seeds), B * d)[:, :, :n_components].reshape(X.shape[0], -1)
 
 
 def _dense_rows(X, rows) -> np.ndarray:

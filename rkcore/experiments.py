@@ -40,6 +40,7 @@ import pandas as pd
 import scipy.sparse as sp
 from joblib import Parallel, delayed
 
+from .circulant import SignedCirculantRandomKernel, stacked_scrk_features
 from .distributions import get_distribution
 from .itemsets import ItemsetFamily
 from .kernels import anova_newton_float, check_array, itemset_support
@@ -189,13 +190,16 @@ def _strip_sums(E: np.ndarray, drop: np.ndarray | None, eps: tuple[float, ...]) 
 
 def _trial_features(X, spec: KernelSpec, map_key: str, distribution: str, n_components: int,
                     seeds: Sequence[int]) -> list[np.ndarray]:
-    """Z = map(X) of each trial seed, dense float64. RK maps of several seeds are computed as one
-    stacked map (rkcore.maps.stacked_features: the same weights, one pass over X); other maps
-    one by one."""
+    """Z = map(X) of each trial seed, dense float64. RK and SCRK maps of several seeds are computed
+    as one stacked map (rkcore.maps.stacked_features, rkcore.circulant.stacked_scrk_features: the
+    same numbers, one pass over X); other maps one by one."""
     first = make_map(map_key, spec, n_components, distribution, seeds[0])
     D = n_components
     if isinstance(first, RandomKernel) and len(seeds) > 1:
         Z = stacked_features(X, first.kernel, first.degree, first.itemsets, first.distribution, D, seeds)
+        return [Z[:, t * D:(t + 1) * D] for t in range(len(seeds))]
+    if isinstance(first, SignedCirculantRandomKernel) and len(seeds) > 1:  # the same numbers, one transform
+        Z = stacked_scrk_features(X, first.degree, D, seeds).astype(np.float64, copy=False)
         return [Z[:, t * D:(t + 1) * D] for t in range(len(seeds))]
     out = []
     for t, seed in enumerate(seeds):

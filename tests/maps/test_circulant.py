@@ -128,3 +128,28 @@ def test_fit_keeps_n_components_and_params():
     scrk.fit(np.ones((2, 4)))
     assert scrk.n_components == 10 and scrk.n_blocks_ == 3
     assert scrk.transform(np.ones((2, 4))).shape == (2, 10)
+
+
+@pytest.mark.parametrize("degree", [2, 3, 4])
+@pytest.mark.parametrize("d, D", [(20, 40), (20, 50), (7, 30), (6, 6)])
+@pytest.mark.parametrize("sparse", [False, True])
+def test_stacked_features_are_the_separate_maps_bit_for_bit(degree, d, D, sparse, monkeypatch):
+    """stacked_scrk_features (error_study's trials) gives exactly the features of fitting and
+    transforming one map per seed: D a multiple of d or not, zero rows, rows where Newton's
+    identities cancel or a power sum overflows (repaired rows), and small row blocks, where
+    the check's gamma is per block."""
+    from rkcore.circulant import stacked_scrk_features
+
+    monkeypatch.setattr(circulant, "TRANSFORM_BLOCK_BYTES", 40_000)  # several row blocks
+    rng = np.random.RandomState(degree * 100 + d)
+    X = rng.randn(60, d) * (rng.rand(60, d) < 0.6)
+    X[3] = 0.0
+    X[4, 0] = 1e150
+    X[5, :2] = [1e5, 1e-5]
+    seeds = [11, 12, 13]
+    separate = np.hstack([SignedCirculantRandomKernel(D, degree=degree, random_state=s).fit(X).transform(X)
+                          for s in seeds])
+    stacked = stacked_scrk_features(sp.csr_matrix(X) if sparse else X, degree, D, seeds)
+    assert stacked.shape == (60, 3 * D)
+    assert np.array_equal(stacked, separate)
+    assert np.isfinite(stacked).all()
