@@ -265,12 +265,14 @@ def styled_table(data: pd.DataFrame, column_config: dict | None = None):
     return shown.style.format(formats) if formats else shown.style
 
 
-def table(data: pd.DataFrame, name: str, *, caption: str | None = None, download: bool = True,
+def table(data: pd.DataFrame, name: str, *, caption: str | None = None, download: bool = True, show: bool = True,
           **dataframe_kwargs) -> None:
     """A table, an optional caption, and its CSV download. Up to :data:`HTML_TABLE_ROWS` rows it is an HTML
     table (st.table): its headers are text in the page, so nothing is cut (the grid of st.dataframe draws
     headers on a canvas at a fixed column width, and makes a first visit load ~0.6 MB more JavaScript);
-    longer tables scroll in the grid. ``download=False``: no CSV button (the numbers are downloadable elsewhere)."""
+    longer tables scroll in the grid. ``download=False``: no CSV button (the numbers are downloadable elsewhere).
+    ``show=False``: the CSV button only, for a detail table the reader opens with a toggle (an HTML table renders
+    every cell as Markdown in the browser, on every rerun, even inside a collapsed expander)."""
     dataframe_kwargs.setdefault("hide_index", True)
     labels = {c: config["label"] for c, config in (dataframe_kwargs.get("column_config") or {}).items()
               if isinstance(config, dict) and config.get("label")}
@@ -278,13 +280,14 @@ def table(data: pd.DataFrame, name: str, *, caption: str | None = None, download
         data = data.rename(columns=labels)
         dataframe_kwargs["column_config"] = {labels.get(c, c): config
                                              for c, config in dataframe_kwargs["column_config"].items()}
-    if len(data) <= HTML_TABLE_ROWS:
-        st.table(styled_table(data, dataframe_kwargs.get("column_config")),
-                 hide_index=dataframe_kwargs["hide_index"])
-    else:
-        st.dataframe(data, **dataframe_kwargs)
-    if caption:
-        st.caption(caption)
+    if show:
+        if len(data) <= HTML_TABLE_ROWS:
+            st.table(styled_table(data, dataframe_kwargs.get("column_config")),
+                     hide_index=dataframe_kwargs["hide_index"])
+        else:
+            st.dataframe(data, **dataframe_kwargs)
+        if caption:
+            st.caption(caption)
     if download:
         _download(data, name, _slug(name))
 

@@ -115,7 +115,7 @@ _TABLE: list[Field] = [
     *_page("Gram matrices", ("gram_view", "pair")),
     *_page("Error bounds", ("eb_eps", 1e-3), ("eb_delta", 0.05), ("eb_D", 256), ("eb_trials", 10)),
     *_page("Distributions and variance", ("dv_mult", ("2", "4", "8", "16")), ("dv_trials", 10),
-           ("dv_vtrials", 100), ("dv_scrk", True)),
+           ("dv_vtrials", 100), ("dv_scrk", True), ("dv_exact", False)),
     *_page("Timing", ("tm_maps", ("rk", "scrk")), ("tm_m", 2), ("tm_n", 1000), ("tm_d", ("128", "256", "512", "1024")),
            ("tm_Dfix", "1024"), ("tm_D", ("256", "512", "1024", "2048")), ("tm_dfix", "256"), ("tm_rep", 5),
            ("tm_1t", True)),

@@ -84,8 +84,16 @@ def test_variance_default_view_compares_all_distributions(run_page):
     wide = table_values(at)[0]
     assert list(wide.columns) == ["Method", "D = 2d = 40", "D = 4d = 80", "D = 8d = 160", "D = 16d = 320"]
     assert wide["D = 2d = 40"].str.contains("±").all()
-    summary = table_values(at)[2].set_index("distribution")
+    summary = table_values(at)[1].set_index("distribution")
     assert (summary["fraction of pairs ≥ Rademacher"] == 1.0).all()
+    # the exact numbers (one row per method and D): behind a toggle, their CSV always there
+    downloads = lambda: [b.proto.label for b in at.get("download_button")]  # noqa: E731
+    assert "Download data: Table 1 numbers (CSV)" in downloads() and len(table_values(at)) == 2
+    at.toggle(key="dv_exact").set_value(True).run()
+    assert_clean(at)
+    tidy = table_values(at)[1]
+    assert len(tidy) == 5 * 4 and {"method", "D", "mean", "std", "lowest"} <= set(tidy.columns)
+    assert "Download data: Table 1 numbers (CSV)" in downloads()
 
 
 def test_variance_chosen_distributions_and_bad_multiples(run_page):
