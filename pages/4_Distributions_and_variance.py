@@ -145,7 +145,7 @@ if ready:  # else the error or the run button above says why
         best = tidy[tidy["lowest"]].groupby("D")["method"].first()
         st.caption("Lowest mean per D: " + "; ".join(f"D = {D}: {m}" for D, m in best.items()) +
                    f". Study: {elapsed:.2f} s this run (cached afterwards).")
-        # a toggle, not an expander: the 20-row table costs ~0.2 s of browser time on every rerun even collapsed
+        # a toggle, not an expander: the 20-row table cost ~0.1-0.2 s of browser time on every rerun even collapsed
         exact_shown = persistent_widget(st.toggle, "Show the exact numbers (one row per method and D)",
                                         key="dv_exact")
         table(tidy, "Table 1 numbers", show=exact_shown,

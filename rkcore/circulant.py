@@ -147,9 +147,15 @@ class SignedCirculantRandomKernel(ClassNamePrefixFeaturesOutMixin, TransformerMi
         check_degree_fits("anova", self.degree, d)
         check_allocation("The random weights", (2 * -(-self.n_components // d), d),
                          hint="Lower n_components (D).")
-        self.n_blocks_ = -(-self.n_components // d)
-        self.random_weights_, self.random_signs_ = _draw_blocks(self.random_state, self.n_blocks_, d)
-        self.weights_spectrum_ = scipy.fft.rfft(self.random_weights_, axis=1)
+        return self._set_blocks(*_draw_blocks(self.random_state, -(-self.n_components // d), d))
+
+    def _set_blocks(self, weights: np.ndarray, signs: np.ndarray):
+        """The fitted state from the (T, d) circulant weights w_t and signs sigma_t (fit's draws, or
+        several maps' draws stacked by stacked_scrk_features)."""
+        self.n_features_in_ = weights.shape[1]
+        self.n_blocks_ = weights.shape[0]
+        self.random_weights_, self.random_signs_ = weights, signs
+        self.weights_spectrum_ = scipy.fft.rfft(weights, axis=1)
         return self
 
     def projection_matrix(self) -> np.ndarray:
@@ -328,12 +334,8 @@ def stacked_scrk_features(X, degree: int, n_components: int, seeds) -> np.ndarra
     check_allocation("The stacked random features", (X.shape[0], len(seeds) * B * d),
                      hint="Fewer trials at a time or lower n_components (D).")
     draws = [_draw_blocks(seed, B, d) for seed in seeds]
-    stacked = SignedCirculantRandomKernel(len(seeds) * B * d, degree=degree)
-    stacked.n_features_in_ = d
-    stacked.n_blocks_ = len(seeds) * B
-    stacked.random_weights_ = np.vstack([w for w, _ in draws])
-    stacked.random_signs_ = np.vstack([s for _, s in draws])
-    stacked.weights_spectrum_ = scipy.fft.rfft(stacked.random_weights_, axis=1)
+    stacked = SignedCirculantRandomKernel(len(seeds) * B * d, degree=degree)._set_blocks(
+        np.vstack([w for w, _ in draws]), np.vstack([s for _, s in draws]))
     Z = stacked._features(X, int(n_components))
     # map t: the first n_components features of its B blocks
     return Z.reshape(X.shape[0], len(seeds), B * d)[:, :, :n_components].reshape(X.shape[0], -1)

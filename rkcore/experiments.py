@@ -195,11 +195,11 @@ def _trial_features(X, spec: KernelSpec, map_key: str, distribution: str, n_comp
     same numbers, one pass over X); other maps one by one."""
     first = make_map(map_key, spec, n_components, distribution, seeds[0])
     D = n_components
-    if isinstance(first, RandomKernel) and len(seeds) > 1:
-        Z = stacked_features(X, first.kernel, first.degree, first.itemsets, first.distribution, D, seeds)
-        return [Z[:, t * D:(t + 1) * D] for t in range(len(seeds))]
-    if isinstance(first, SignedCirculantRandomKernel) and len(seeds) > 1:  # the same numbers, one transform
-        Z = stacked_scrk_features(X, first.degree, D, seeds).astype(np.float64, copy=False)
+    if isinstance(first, (RandomKernel, SignedCirculantRandomKernel)) and len(seeds) > 1:
+        if isinstance(first, RandomKernel):
+            Z = stacked_features(X, first.kernel, first.degree, first.itemsets, first.distribution, D, seeds)
+        else:
+            Z = stacked_scrk_features(X, first.degree, D, seeds).astype(np.float64, copy=False)
         return [Z[:, t * D:(t + 1) * D] for t in range(len(seeds))]
     out = []
     for t, seed in enumerate(seeds):

@@ -277,20 +277,6 @@ def _block_mapper(family: ItemsetFamily, W: np.ndarray, signs: bool, n_component
     # Accuracy contract (rkcore.kernels): Newton's identities where newton_is_safe vouches for
     # them, the stable recursion elsewhere. For Rademacher weights |x_j w_j| = |x_j|, so the
     # power sums of |z| are row sums and the check costs O(d) per row.
-    W_abs_T = None if signs else np.abs(W).T
-
-    def abs_power_sums(Xb, P, upto):
-        """Power sums of |x * w| (even ones are P's): row sums, or one GEMM per odd order."""
-        Pa = [None]
-        for t in range(1, upto + 1):
-            if t % 2 == 0:
-                Pa.append(P[t])
-            elif signs:
-                Pa.append(np.asarray(abs(_power(Xb, t)).sum(axis=1)).reshape(-1, 1))
-            else:
-                Pa.append(_gram(_power(abs(Xb), t), W_abs_T.T ** t if t > 1 else W_abs_T.T))
-        return Pa
-
     w_max = _abs_max(W)
 
     def repair(Z, Xb, ok, degree, all_orders, factor):
@@ -311,14 +297,6 @@ def _block_mapper(family: ItemsetFamily, W: np.ndarray, signs: bool, n_component
         # stable recursion recomputes. Rademacher: the check is on row sums, O(nnz) per row.
         fast = rk_block(kind, m, W, signs, n_components)
         c = fast.c
-        # |c W|^t, transposed: built on first use, by the unfused check only (a strided copy of the weights,
-        # which the fused path, AnovaBlock.checked, has no use for)
-        abs_weights: dict = {}
-
-        def abs_weights_T(t: int) -> np.ndarray:
-            if t not in abs_weights:
-                abs_weights[t] = np.ascontiguousarray(W_abs_T**t * c**t if t > 1 else W_abs_T * c)
-            return abs_weights[t]
 
         def anova_fast(Xb, out):
             gamma = rounding_gamma(_max_nnz_per_row(Xb) + 2 * m)
@@ -343,10 +321,10 @@ def _block_mapper(family: ItemsetFamily, W: np.ndarray, signs: bool, n_component
                         Pa.append(c**3 * _row_sums(_power(absX, 3)))
                 else:
                     scratch = sums.get("scratch")
-                    Pa1 = gemm_into(1.0, absX, abs_weights_T(1), 0.0, np.empty_like(out) if scratch is None else scratch)
+                    Pa1 = gemm_into(1.0, absX, fast._abs_weights(1), 0.0, np.empty_like(out) if scratch is None else scratch)
                     Pa = [None, Pa1, sums["P2"]]
                     if m == 3:  # one more GEMM; the check uses it only where 3 Pa_2 > A^2 (1 - ...)
-                        Pa.append(gemm_into(1.0, _power(absX, 3), abs_weights_T(3), 0.0, np.empty_like(out)))
+                        Pa.append(gemm_into(1.0, _power(absX, 3), fast._abs_weights(3), 0.0, np.empty_like(out)))
                 ok = newton_is_safe(Pa, m, gamma)
             return repair(out, Xb, ok, m, False, scale)
 
@@ -357,6 +335,19 @@ def _block_mapper(family: ItemsetFamily, W: np.ndarray, signs: bool, n_component
 
     if kind in ("anova", "up_to"):
         powers = None if signs else [None] + [W**t for t in range(1, m + 1)]
+        W_abs = None if signs else np.abs(W)
+
+        def abs_power_sums(Xb, P, upto):
+            """Power sums of |x * w| (even ones are P's): row sums, or one GEMM per odd order."""
+            Pa = [None]
+            for t in range(1, upto + 1):
+                if t % 2 == 0:
+                    Pa.append(P[t])
+                elif signs:
+                    Pa.append(np.asarray(abs(_power(Xb, t)).sum(axis=1)).reshape(-1, 1))
+                else:
+                    Pa.append(_gram(_power(abs(Xb), t), W_abs**t if t > 1 else W_abs))
+            return Pa
         # e_m(c x, w) = c^m e_m(x, w): scaling the (small) X block by D^(-1/(2m)) replaces a
         # pass over the (rows x D) output. Sums over orders (up_to) need the output scaled.
         x_scale = scale ** (1.0 / m) if kind == "anova" else 1.0
