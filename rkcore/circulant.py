@@ -16,12 +16,11 @@ import numpy as np
 import scipy.fft
 import scipy.sparse as sp
 from sklearn.base import BaseEstimator, ClassNamePrefixFeaturesOutMixin, TransformerMixin, _fit_context
-from sklearn.utils import check_random_state
 from sklearn.utils._param_validation import Interval
 from sklearn.utils.validation import check_array, check_is_fitted, validate_data
 
 from .limits import check_allocation
-from .distributions import get_distribution
+from .distributions import draw_with, get_distribution
 from .itemsets import check_degree_fits
 from .kernels import BLOCK_BYTES, elementary_pairs, may_overflow, elementary_top, newton_is_safe, rounding_gamma, row_blocks
 
@@ -313,9 +312,8 @@ class SignedCirculantRandomKernel(ClassNamePrefixFeaturesOutMixin, TransformerMi
 
 def _draw_blocks(random_state, n_blocks: int, d: int) -> tuple[np.ndarray, np.ndarray]:
     """The (n_blocks, d) circulant weights w_t and signs sigma_t that fit draws for random_state."""
-    rng = check_random_state(random_state)
     rademacher = get_distribution("rademacher")
-    return rademacher.sample(rng, (n_blocks, d)), rademacher.sample(rng, (n_blocks, d))
+    return draw_with(random_state, lambda rng: (rademacher.sample(rng, (n_blocks, d)), rademacher.sample(rng, (n_blocks, d))))
 
 
 def stacked_scrk_features(X, degree: int, n_components: int, seeds) -> np.ndarray:

@@ -12,11 +12,10 @@ from numbers import Integral
 import numpy as np
 import scipy.sparse as sp
 from sklearn.base import BaseEstimator, ClassNamePrefixFeaturesOutMixin, TransformerMixin, _fit_context
-from sklearn.utils import check_random_state
 from sklearn.utils._param_validation import Interval, StrOptions
 from sklearn.utils.validation import check_is_fitted, validate_data
 
-from .distributions import DISTRIBUTIONS, get_distribution
+from .distributions import DISTRIBUTIONS, draw_with, get_distribution
 from .fastpaths import gemm_into, rk_block
 from .itemsets import ItemsetFamily, check_degree_fits, family_from_spec
 from .limits import check_allocation
@@ -225,7 +224,8 @@ def draw_weights(distribution: str, n_components: int, n_features: int, random_s
     """The weights ``RandomKernel.fit`` draws: (n_components, n_features) from the distribution,
     read-only (transform precomputes from them once: powers of W, |W|, casts, and reuses that
     while they are the same array, which in-place edits would falsify)."""
-    W = get_distribution(distribution).sample(check_random_state(random_state), (n_components, n_features))
+    dist = get_distribution(distribution)
+    W = draw_with(random_state, lambda rng: dist.sample(rng, (n_components, n_features)))
     W.flags.writeable = False
     return W
 

@@ -168,3 +168,29 @@ def test_all_subsets_skips_zero_features_exactly(distribution):
     full = np.prod(1.0 + X[:, None, :] * W[None, :, :], axis=2) / np.sqrt(40)
     np.testing.assert_allclose(rk.transform(X), full, rtol=1e-12, atol=0)
     np.testing.assert_allclose(rk.transform(sp.csr_matrix(X)), full, rtol=1e-12, atol=0)
+
+
+@pytest.mark.parametrize("distribution", sorted(DISTRIBUTIONS))
+def test_weights_drawn_by_a_reseeded_generator_are_those_of_a_new_random_state(distribution):
+    """draw_with reuses one RandomState per thread for int seeds: the weights must be bit for bit those of
+    RandomState(seed), whatever was drawn before, for numpy ints too; other random_state kinds pass through."""
+    import threading
+
+    from rkcore.distributions import draw_with
+    from rkcore.maps import draw_weights
+
+    dist = DISTRIBUTIONS[distribution]
+    for seed in (0, 1, 7, np.int64(12345), 2**32 - 1):
+        expected = dist.sample(np.random.RandomState(seed), (5, 3))
+        draw_with(99, lambda rng: rng.standard_normal(7))  # leaves the shared generator mid-stream (and a cached gauss)
+        np.testing.assert_array_equal(draw_weights(distribution, 5, 3, seed), expected)
+    instance = np.random.RandomState(3)
+    np.testing.assert_array_equal(draw_weights(distribution, 4, 2, instance),
+                                  dist.sample(np.random.RandomState(3), (4, 2)))
+    with pytest.raises(ValueError):
+        draw_weights(distribution, 2, 2, -1)
+    seen = []
+    thread = threading.Thread(target=lambda: seen.append(draw_weights(distribution, 3, 3, 5)))
+    thread.start()
+    thread.join()
+    np.testing.assert_array_equal(seen[0], dist.sample(np.random.RandomState(5), (3, 3)))

@@ -106,6 +106,27 @@ def test_variance_chosen_distributions_and_bad_multiples(run_page):
     assert any("at least one multiple of d" in e for e in error_texts(at)), error_texts(at)
 
 
+
+def test_variance_seed_moves_the_measured_numbers_only(run_page):
+    """The seed draws the maps: the measured errors and variances change with it; the exact variances (the lines
+    and the bars over a fixed sample of pairs, no random map involved) stay, so a seed change neither recomputes
+    nor redraws them."""
+    at = run_page(VARIANCE, n=70, dv_vtrials=50)  # 2,415 pairs: the bars use a sample of 2,000
+    assert_clean(at)
+
+    def exact_parts():
+        err, var, bars = plotly_figures(at)
+        lines = [t for t in var["data"] if t.get("mode") == "lines"]
+        return err, [t for t in var["data"] if t not in lines], lines, bars, table_values(at)[1]
+
+    before = exact_parts()
+    [w for w in at.sidebar.number_input if w.label == "Seed"][0].set_value(7).run()
+    assert_clean(at)
+    after = exact_parts()
+    assert after[0] != before[0] and after[1] != before[1]  # measured: error study, sample variances
+    assert after[2] and after[2] == before[2] and after[3] == before[3]  # exact lines, bars
+    assert after[4].equals(before[4])
+
 # ---------------------------------------------------------------------------- timing
 TINY_TIMING = dict(tm_maps="rk,scrk", tm_d="8,16", tm_Dfix="32", tm_D="16,32", tm_dfix="8", tm_n=10, tm_rep=1)
 
