@@ -194,8 +194,8 @@ if ready:  # else the error or the run button above says why
                     "at_least_rademacher": "fraction of pairs ≥ Rademacher", "n_pairs": "pairs"}).drop(columns="key")
                 table(shown_summary, "Exact variance by distribution",
                       caption="Exact per-feature variance D·Var⟨Z(x), Z(y)⟩ over a fixed sample of pairs i < j (no "
-                                      "random map enters it: the same for every seed); "
-                              "the last column: the fraction of pairs where it is at least Rademacher's.",
+                              "random map enters it: the same for every seed); the last column: the fraction of pairs "
+                              "where it is at least Rademacher's.",
                       column_config={"mean D·Var": st.column_config.NumberColumn(format="%.3e"),
                                      "median D·Var": st.column_config.NumberColumn(format="%.3e"),
                                      "ratio to Rademacher": st.column_config.NumberColumn(format="%.3f")})

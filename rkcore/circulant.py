@@ -313,7 +313,10 @@ class SignedCirculantRandomKernel(ClassNamePrefixFeaturesOutMixin, TransformerMi
 def _draw_blocks(random_state, n_blocks: int, d: int) -> tuple[np.ndarray, np.ndarray]:
     """The (n_blocks, d) circulant weights w_t and signs sigma_t that fit draws for random_state."""
     rademacher = get_distribution("rademacher")
-    return draw_with(random_state, lambda rng: (rademacher.sample(rng, (n_blocks, d)), rademacher.sample(rng, (n_blocks, d))))
+
+    def draw(rng):
+        return rademacher.sample(rng, (n_blocks, d)), rademacher.sample(rng, (n_blocks, d))
+    return draw_with(random_state, draw)
 
 
 def stacked_scrk_features(X, degree: int, n_components: int, seeds) -> np.ndarray:

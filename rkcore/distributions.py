@@ -9,18 +9,19 @@ from __future__ import annotations
 import threading
 from dataclasses import dataclass
 from numbers import Integral
-from typing import Callable
+from typing import Callable, TypeVar
 
 import numpy as np
 from sklearn.utils import check_random_state
 
 _THREAD_RNG = threading.local()
+_Drawn = TypeVar("_Drawn")
 
 
-def draw_with(random_state, draw: Callable[[np.random.RandomState], np.ndarray]) -> np.ndarray:
+def draw_with(random_state, draw: Callable[[np.random.RandomState], _Drawn]) -> _Drawn:
     """``draw(check_random_state(random_state))``, the same numbers, cheaper for an int seed: building a
-    RandomState seeds a generator from OS entropy first (~150 us; the error study builds ~200 maps per rerun),
-    reseeding one this thread keeps costs ~2 us and gives the same legacy stream. ``draw`` must not keep it."""
+    RandomState seeds a generator from OS entropy first (~150 us, a study draws hundreds of maps), reseeding
+    the one this thread keeps costs ~2 us and gives the same legacy stream. ``draw`` must not keep it."""
     if not isinstance(random_state, Integral) or isinstance(random_state, bool):
         return draw(check_random_state(random_state))
     rng = getattr(_THREAD_RNG, "rng", None)
