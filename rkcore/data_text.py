@@ -50,10 +50,8 @@ def too_large(name: str, size: int | None, max_bytes: int) -> ValueError:
 
 
 def _buffer_size(buffer) -> int | None:
-    """Size of an in-memory or seekable buffer without reading it (None if unknown)."""
-    if hasattr(buffer, "getbuffer"):
-        with buffer.getbuffer() as view:
-            return view.nbytes
+    """Size of a seekable buffer without reading or copying it (None if unknown). Not getbuffer():
+    on a BytesIO made from bytes it copies the whole content (the buffer stops sharing the bytes)."""
     try:
         here = buffer.tell()
         size = buffer.seek(0, os.SEEK_END)

@@ -210,3 +210,17 @@ def test_interactions_n_is_a_prefix_of_one_fixed_dataset():
     np.testing.assert_allclose(a.X, b.X[:200])
     np.testing.assert_array_equal(a.y, b.y[:200])
 
+
+
+@pytest.mark.parametrize("kwargs, expected", [
+    ({"n_interactions": 0}, "n_interactions must be an integer >= 1"),
+    ({"noise": float("nan")}, "noise must be a finite number >= 0"),
+    ({"noise": float("inf")}, "noise must be a finite number >= 0"),
+    ({"noise": -0.1}, "noise must be a finite number >= 0"),
+    ({"noise": "0.1"}, "noise must be a finite number >= 0"),
+])
+def test_interactions_refuses_settings_that_make_every_label_zero(kwargs, expected):
+    with pytest.raises(ValueError, match=expected):
+        ds.make_interactions(200, **kwargs)
+    labels = ds.make_interactions(200, n_interactions=1, noise=0.0).y  # the smallest allowed: both classes
+    assert set(np.unique(labels)) == {0, 1}
