@@ -26,7 +26,7 @@ def rss_mb():
 def peak_mb():
     return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
 import numpy, pandas, scipy.sparse, sklearn.datasets  # imported before the clock starts
-import rkcore.datasets as ds
+import rkcore.data.datasets as ds
 """
 CASES = {
     "libsvm_198MB": "raw = b'1 1:1\\n' * ({mb} * 2**20 // 6); name = 'big.svm'; load = lambda b: ds.load_libsvm(b)",

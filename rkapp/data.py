@@ -7,7 +7,7 @@ from typing import Callable, Hashable
 import plotly.graph_objects as go
 import streamlit as st
 
-from rkcore.datasets import data_roots
+from rkcore.data.datasets import data_roots
 from rkcore.spec import MOVIELENS, UPLOAD, load_view_data
 
 from .upload_section import UPLOAD_STATE_KEY

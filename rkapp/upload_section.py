@@ -10,9 +10,9 @@ import secrets
 
 import streamlit as st
 
-from rkcore import datasets as rkdata
-from rkcore.data_text import too_large
-from rkcore.limits import format_bytes
+from rkcore.data import datasets as rkdata
+from rkcore.data.text import too_large
+from rkcore.base.limits import format_bytes
 
 from . import uploads
 from .guard import literal, show_error, show_warning

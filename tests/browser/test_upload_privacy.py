@@ -21,7 +21,7 @@ def _wait_for(page, text: str, timeout_ms: int = 90_000) -> None:
     page.wait_for_function("t => document.body.innerText.includes(t)", arg=text, timeout=timeout_ms)
 
 
-def test_a_reload_finds_the_upload_and_another_browser_does_not(server, tmp_path):
+def test_a_reload_finds_the_upload_and_another_browser_does_not(server, tmp_path):  # noqa: F811 (the fixture)
     path = tmp_path / SECRET
     path.write_bytes(CSV)
     with sync_playwright() as p:

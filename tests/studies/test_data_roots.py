@@ -12,8 +12,8 @@ import time
 
 import pytest
 
-from rkcore import data_movielens as ml
-from rkcore import datasets as ds
+from rkcore.data import movielens as ml
+from rkcore.data import datasets as ds
 from tests.conftest import error_texts
 
 GRAM = "pages/1_Gram_matrices.py"

@@ -17,7 +17,7 @@ import textwrap
 import numpy as np
 import pytest
 
-from rkcore import datasets as ds
+from rkcore.data import datasets as ds
 
 MB = 2**20
 UPLOAD_CAP = 200 * MB
@@ -37,7 +37,7 @@ FILES = {
 }
 MEASURE = """
 import io, json, resource, time
-import rkcore.datasets as ds
+import rkcore.data.datasets as ds
 def rss():
     with open("/proc/self/status") as s:
         return next(int(l.split()[1]) for l in s if l.startswith("VmRSS")) * 1024
