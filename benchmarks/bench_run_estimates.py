@@ -100,7 +100,7 @@ def setup(case: dict):
 
         D_grid = (16, 32, 64, 128, 256, 512, 1024)
         eps = tuple(float(f"{m}e{k}") for k in range(-6, 0) for m in (1, 2, 5)) + (1.0,)
-        cost = costs.error_study_cost(n, d, "anova", 2, D_grid, 1, case["trials"], len(eps))
+        cost = costs.error_study_cost(n, d, "anova", 2, D_grid, [("rk", "rademacher")], case["trials"], len(eps))
 
         def work():
             error_study(X, spec, [("rk", "rademacher")], list(D_grid), case["trials"], eps=eps, random_state=0)
@@ -114,7 +114,7 @@ def setup(case: dict):
         dists = tuple(DISTRIBUTIONS)
         D_list = tuple(m * d for m in (2, 4, 8, 16))
         methods = [("rk", k) for k in dists] + [("scrk", None)]
-        cost = (costs.error_study_cost(n, d, "anova", 2, D_list, len(methods), case["trials"])
+        cost = (costs.error_study_cost(n, d, "anova", 2, D_list, methods, case["trials"])
                 + costs.pair_variance_cost(d, "anova", 2, D_list, len(dists), case["var_trials"], True))
 
         def work():

@@ -19,7 +19,7 @@ view = sidebar(maps=True, distributions="single")
 HEATMAP_SIDE = DISPLAY_HEATMAP_SIDE  # cells per heatmap side sent to the browser
 
 formula(latex_with_degree(KERNELS[view.kernel].latex, view.degree), "The kernel (exact).")
-if view.map == "rk":
+if MAPS[view.map].takes_distribution:
     formula(r"Z(\mathbf{x}) = \tfrac{1}{\sqrt{D}}\big(K(\mathbf{x}, \boldsymbol\omega_1), \dots, "
             r"K(\mathbf{x}, \boldsymbol\omega_D)\big),\quad \hat K(\mathbf{x}, \mathbf{y}) = "
             r"\langle Z(\mathbf{x}), Z(\mathbf{y})\rangle,\quad \mathbb{E}\,\hat K = K",
@@ -89,7 +89,7 @@ with guarded("the Gram matrices"):
     st.caption(f"Showing n = {n} points, d = {d} features, {view.normalization}-normalized; {kernel_text}; "
                f"{MAPS[view.map].label}, D = {view.D}, seed = {view.seed}. Data: {escape_markdown(data.description)}")
     notice(gram_note(stats, D=view.D, map_label=MAPS[view.map].label,
-                     distribution_label=DISTRIBUTIONS[view.distribution].label if view.map == "rk" else None))
+                     distribution_label=DISTRIBUTIONS[view.map_distribution].label if view.map_distribution else None))
     table(stats, "Gram error statistics", caption="E = K̂ − K over all n² entries.",
           column_config={"value": st.column_config.NumberColumn(format="%.4g")})
 

@@ -73,7 +73,8 @@ with guarded("the error bounds"):
     degree = int(spec.degree) if spec.name == "anova" else None
 
     def cost_at(s: int):
-        return error_study_cost(s, d, spec.name, spec.degree, D_GRID, 1, int(trials), len(EPS_GRID))
+        return error_study_cost(s, d, spec.name, spec.degree, D_GRID, [("rk", view.distribution)], int(trials),
+                               len(EPS_GRID))
 
     seconds = cost_at(n).seconds
     st.caption(f"{escape_markdown(data.description)} n = {n} points (n² = {n * n:,} pairs, diagonal included), "

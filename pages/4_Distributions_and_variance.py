@@ -129,7 +129,7 @@ with guarded("the data"):  # a data or kernel problem is said once, not once per
     methods = methods_for(view, chosen, bool(with_scrk))
 
     def cost_at(s: int):  # both sections: the Table 1 study and the pair variances
-        study = error_study_cost(s, d, spec.name, spec.degree, D_list, len(methods), int(trials))
+        study = error_study_cost(s, d, spec.name, spec.degree, D_list, methods, int(trials))
         return study + pair_variance_cost(d, spec.name, spec.degree, D_list, len(chosen), int(var_trials),
                                           spec.name in VARIANCE_KERNELS)
 

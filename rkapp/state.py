@@ -146,8 +146,8 @@ class _ViewMethods:
 
     @property
     def map_distribution(self) -> str | None:
-        """The distribution to pass to make_map: only RK takes one, the others draw their own."""
-        return self.distribution if self.map == "rk" else None
+        """The distribution to pass to make_map: None for a map that draws its own (registry ``takes_distribution``)."""
+        return self.distribution if MAPS[self.map].takes_distribution else None
 
     def with_(self, **changes):
         return dataclasses.replace(self, **changes)

@@ -230,8 +230,9 @@ def sidebar(*, data: bool = True, n: bool = True, n_max: int = 5000, kernel: boo
                                                         format_func=lambda k: DISTRIBUTIONS[k].label)
         else:
             values["distributions"] = _single_distribution_widget(sb)
-        if values["map"] != "rk" and maps:
-            sb.caption(f"{MAPS[values['map']].label} draws its own randomness; the distribution applies to RK.")
+        if maps and not MAPS[values["map"]].takes_distribution:
+            takers = " and ".join(e.short_label for e in MAPS.values() if e.takes_distribution)
+            sb.caption(f"{MAPS[values['map']].label} draws its own randomness; the distribution applies to {takers}.")
     if D:
         values["D"] = persistent_widget(sb.number_input, key="D", max_value=int(D_max), step=64)
     if seed:
