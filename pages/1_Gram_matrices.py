@@ -6,8 +6,9 @@ from rkapp import (
     reproduce, run_or_wait, shared_figure, sidebar, table,
 )
 from rkcore.costs import gram_view_cost
+from rkcore.limits import HEATMAP_SIDE
 from rkcore.distributions import DISTRIBUTIONS
-from rkcore.figures.gram import DISPLAY_HEATMAP_SIDE, gram_difference, gram_heatmaps, gram_note, gram_scatter
+from rkcore.figures.gram import gram_difference, gram_heatmaps, gram_note, gram_scatter
 from rkcore.registry import KERNELS, MAPS, latex_with_degree
 from rkcore.views import (
     block_average, gram_error_stats, gram_long, gram_pair, gram_pairs,
@@ -16,7 +17,6 @@ from rkcore.views import (
 page("Gram matrices",
      "The exact Gram matrix $K$ next to its random-feature estimate $\\hat K = ZZ^\\top$, on one color scale.")
 view = sidebar(maps=True, distributions="single")
-HEATMAP_SIDE = DISPLAY_HEATMAP_SIDE  # cells per heatmap side sent to the browser
 
 formula(latex_with_degree(KERNELS[view.kernel].latex, view.degree), "The kernel (exact).")
 if MAPS[view.map].takes_distribution:
@@ -44,7 +44,7 @@ VIEWS = {"pair": "K and K̂ side by side", "difference": "Difference K̂ − K",
 @st.fragment
 def gram_chart(view: ViewSpec, K_small, K_hat_small, b: int, n: int, pairs) -> None:
     """The chosen view's chart: choosing another view reruns only this part (nothing is recomputed)."""
-    shown = persistent_widget(st.radio, "View", key="gram_view", options=list(VIEWS), format_func=VIEWS.get,
+    shown = persistent_widget(st.radio, "View", key="gram_view", format_func=VIEWS.get,
                               horizontal=True, label_visibility="collapsed")
     averaged = (f" For a fast screen the {n}×{n} matrices are drawn averaged over {b}×{b} blocks (at most "
                 f"{HEATMAP_SIDE} cells per side); the numbers above use every entry, the CSV holds the drawn "

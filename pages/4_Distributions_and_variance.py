@@ -8,7 +8,7 @@ import streamlit as st
 from threadpoolctl import threadpool_limits
 
 from rkapp import (
-    ViewSpec, chart, escape_markdown, formula, guarded, largest_fitting, load_data, notice, page, persistent_widget,
+    ViewSpec, chart, choices, escape_markdown, formula, guarded, largest_fitting, load_data, notice, page, persistent_widget,
     progress_bar, reproduce, run_or_wait, sidebar, table,
 )
 from rkcore.costs import error_study_cost, pair_variance_cost
@@ -23,9 +23,7 @@ from rkcore.variance import VARIANCE_KERNELS
 from rkcore.variance_study import empirical_pair_variance, exact_pair_variance, select_pairs, variance_by_distribution
 from rkcore.views import dense
 
-MULTIPLES = (1, 2, 4, 8, 16, 32)
-TRIALS = (5, 10, 20, 50, 100)
-VARIANCE_TRIALS = (50, 100, 200, 500, 1000)
+MULTIPLES, TRIALS, VARIANCE_TRIALS = choices("dv_mult"), choices("dv_trials"), choices("dv_vtrials")
 
 page("Distributions and variance",
      "Any weight distribution of mean 0 and variance 1 works (Proposition 2); the variance depends on it only "

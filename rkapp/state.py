@@ -17,7 +17,9 @@ import streamlit as st
 
 from rkcore import datasets as rkdata
 from rkcore.distributions import DISTRIBUTIONS
-from rkcore.foundations import PROJECTIONS
+from rkcore.compositional import DEDUP_MODES, PRESETS
+from rkcore.figures.foundations import METRIC_LABELS as CURVE_METRICS
+from rkcore.foundations import EXPANSIONS, PROJECTIONS
 from rkcore.registry import KERNELS, MAPS, KernelSpec
 from rkcore.spec import DATASET_KEYS, FAMILY_SOURCES, dataset_label, kernel_spec_from_text, reproduce_code
 
@@ -71,8 +73,22 @@ def _keys(mapping) -> Callable[[], list]:
     return lambda: list(mapping)
 
 
-def _page(page: str, *fields: tuple) -> list[Field]:
-    return [Field(name, default, view=False, page=page) for name, default in fields]
+def _choices(*values) -> Callable[[], list]:
+    return lambda: list(values)
+
+
+def _page(page: str, *fields: tuple | Field) -> list[Field]:
+    """A page's own settings: (name, default) pairs, or Fields with their choices and bounds."""
+    return [dataclasses.replace(f, view=False, page=page) if isinstance(f, Field) else Field(*f, view=False, page=page)
+            for f in fields]
+
+
+#: The ε grid of the Error bounds study: 1, 2, 5 per decade, exact decimal floats (they round-trip the URL).
+EPS_GRID = tuple(float(f"{m}e{k}") for k in range(-6, 0) for m in (1, 2, 5)) + (1.0,)
+#: Powers of two offered as D or d (strings: multiselect chips keep the order given).
+_POWERS = tuple(str(2 ** k) for k in range(2, 15))
+#: Fallback weight distribution: the registry's default for RK (its first), Rademacher (Lemma 4).
+DEFAULT_DISTRIBUTION = MAPS["rk"].distributions[0]
 
 
 NO_TARGET = ""  # the target field's "no target column" value
@@ -101,7 +117,7 @@ _TABLE: list[Field] = [
     Field("c", 1.0, "Offset c", min_value=0.0, max_value=1e6),
     Field("gamma", 1.0, "Width γ", min_value=1e-6, max_value=1e6),
     Field("map", "rk", "Feature map", _keys(MAPS)),
-    Field("distributions", ("rademacher",), "Weight distribution", _keys(DISTRIBUTIONS), aliases=("dist",),
+    Field("distributions", (DEFAULT_DISTRIBUTION,), "Weight distribution", _keys(DISTRIBUTIONS), aliases=("dist",),
           help="Entries of the random vectors ω: zero mean, unit variance (Proposition 2)."),
     Field("D", 256, "D (random features)", min_value=1, max_value=65536),
     Field("seed", 0, "Seed", min_value=0, max_value=2**31 - 1),
@@ -111,26 +127,67 @@ _TABLE: list[Field] = [
     Field("upload", "", "Uploaded file", view=False,
           help="The key of an uploaded file kept on the server (rkapp.uploads): a reload finds the file again."),
     Field("story_step", 1, "Story step", lambda: list(range(1, 6)), view=False, page="Story"),
-    # ---- page-specific settings (choices and bounds are given where the page draws them)
-    *_page("Gram matrices", ("gram_view", "pair")),
-    *_page("Error bounds", ("eb_eps", 1e-3), ("eb_delta", 0.05), ("eb_D", 256), ("eb_trials", 10)),
-    *_page("Distributions and variance", ("dv_mult", ("2", "4", "8", "16")), ("dv_trials", 10),
-           ("dv_vtrials", 100), ("dv_scrk", True), ("dv_exact", False)),
-    *_page("Timing", ("tm_maps", ("rk", "scrk")), ("tm_m", 2), ("tm_n", 1000), ("tm_d", ("128", "256", "512", "1024")),
-           ("tm_Dfix", "1024"), ("tm_D", ("256", "512", "1024", "2048")), ("tm_dfix", "256"), ("tm_rep", 5),
+    # ---- page-specific settings, with their choices and bounds (the pages draw them; labels stay with the page)
+    *_page("Gram matrices", Field("gram_view", "pair", options=_choices("pair", "difference", "entries"))),
+    *_page("Error bounds",
+           Field("eb_eps", 1e-3, options=_choices(*EPS_GRID)),
+           Field("eb_delta", 0.05, options=_choices(0.01, 0.05, 0.1, 0.2)),
+           Field("eb_D", 256, options=_choices(16, 32, 64, 128, 256, 512, 1024)),  # also the study's D
+           Field("eb_trials", 10, options=_choices(5, 10, 20, 50, 100, 200))),
+    *_page("Distributions and variance",
+           Field("dv_mult", ("2", "4", "8", "16"), options=_choices("1", "2", "4", "8", "16", "32")),
+           Field("dv_trials", 10, options=_choices(5, 10, 20, 50, 100)),
+           Field("dv_vtrials", 100, options=_choices(50, 100, 200, 500, 1000)),
+           ("dv_scrk", True), ("dv_exact", False)),
+    *_page("Timing",
+           Field("tm_maps", ("rk", "scrk"), options=_keys(MAPS)),
+           Field("tm_m", 2, min_value=1, max_value=5),
+           Field("tm_n", 1000, options=_choices(10, 50, 100, 200, 500, 1000, 2000)),
+           Field("tm_d", ("128", "256", "512", "1024"), options=_choices(*_POWERS[:-1])),
+           # the D held fixed while d is swept, and the d held fixed while D is swept (sklearn's names for D
+           # and d; the old keys differed only by case)
+           Field("tm_n_components", "1024", options=_choices(*_POWERS[2:]), aliases=("tm_Dfix",)),
+           Field("tm_D", ("256", "512", "1024", "2048"), options=_choices(*_POWERS[2:])),
+           Field("tm_n_features", "256", options=_choices(*_POWERS[:-1]), aliases=("tm_dfix",)),
+           Field("tm_rep", 5, options=_choices(1, 3, 5, 9)),
            ("tm_1t", True)),
-    *_page("Classifiers", ("cl_methods", ("kernel_svm", "fm", "rk", "scrk")), ("cl_mult", ("2", "4", "8", "16")),
-           ("cl_trials", 3), ("cl_xaxis", "linear")),
-    *_page("Kernel trick", ("kt_kind", "polynomial"), ("kt_m", 2), ("kt_dmax", 64), ("kt_n", 100)),
-    *_page("Random Fourier features", ("rff_bw", "median"), ("rff_gamma", 1.0), ("rff_Dmax", 4096), ("rff_trials", 5),
-           ("rff_metric", "rel_fro")),
-    *_page("Random projections", ("rp_vec", "phi"), ("rp_mmax", 1024), ("rp_trials", 10), ("rp_delta", 0.05),
-           ("rp_kinds", tuple(PROJECTIONS))),
-    *_page("Compositional kernels", ("ck_preset", "shallow"), ("ck_Dmax", 512), ("ck_trials", 4), ("ck_Dgram", 128),
-           ("ck_modes", ("none", "unbiased")), ("ck_metric", "rel_fro")),
+    *_page("Classifiers",
+           ("cl_methods", ("kernel_svm", "fm", "rk", "scrk")),  # choices: the registry's METHODS for the kernel
+           Field("cl_mult", ("2", "4", "8", "16"), options=_choices("1", "2", "4", "8", "16", "32")),
+           Field("cl_trials", 3, options=_choices(1, 2, 3, 5, 10)),
+           Field("cl_xaxis", "linear", options=_choices("linear", "log2"))),
+    *_page("Kernel trick",
+           Field("kt_kind", "polynomial", options=_keys(EXPANSIONS)),
+           Field("kt_m", 2, min_value=1, max_value=4),
+           ("kt_dmax", 64),  # choices depend on the expansion (the page's D_OPTIONS)
+           Field("kt_n", 100, min_value=10, max_value=1000)),
+    *_page("Random Fourier features",
+           Field("rff_bw", "median", options=_choices("median", "manual")),
+           Field("rff_gamma", 1.0, min_value=1e-6, max_value=1e6),
+           Field("rff_Dmax", 4096, options=_choices(256, 512, 1024, 2048, 4096, 8192, 16384)),
+           Field("rff_trials", 5, min_value=2, max_value=50),
+           Field("rff_metric", "rel_fro", options=_keys(CURVE_METRICS))),
+    *_page("Random projections",
+           Field("rp_vec", "phi", options=_choices("phi", "raw")),
+           Field("rp_mmax", 1024, options=_choices(64, 128, 256, 512, 1024, 2048, 4096)),
+           Field("rp_trials", 10, min_value=2, max_value=100),
+           Field("rp_delta", 0.05, min_value=0.001, max_value=0.5),
+           Field("rp_kinds", tuple(PROJECTIONS), options=_keys(PROJECTIONS))),
+    *_page("Compositional kernels",
+           Field("ck_preset", "shallow", options=_keys(PRESETS)),
+           Field("ck_Dmax", 512, options=_choices(64, 128, 256, 512, 1024, 2048, 4096)),
+           Field("ck_trials", 4, min_value=2, max_value=40),
+           Field("ck_Dgram", 128, options=_choices(16, 32, 64, 128, 256, 512, 1024, 2048)),
+           Field("ck_modes", ("none", "unbiased"), options=_keys(DEDUP_MODES)),
+           Field("ck_metric", "rel_fro", options=_keys(CURVE_METRICS))),
 ]
 
 FIELDS: dict[str, Field] = {f.name: f for f in _TABLE}
+
+
+def choices(name: str) -> tuple:
+    """The allowed values of a field, from the table (what its widget offers)."""
+    return tuple(FIELDS[name].options())
 #: old URL key -> field name (links shared before the keys became the field names)
 ALIASES: dict[str, str] = {alias: f.name for f in _TABLE for alias in f.aliases}
 assert len(FIELDS) == len(_TABLE) and not set(ALIASES) & set(FIELDS), "one name per field"
@@ -142,7 +199,7 @@ class _ViewMethods:
 
     @property
     def distribution(self) -> str:
-        return self.distributions[0] if self.distributions else "rademacher"
+        return self.distributions[0] if self.distributions else DEFAULT_DISTRIBUTION
 
     @property
     def map_distribution(self) -> str | None:

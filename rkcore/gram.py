@@ -8,12 +8,8 @@ import numpy as np
 import pandas as pd
 
 from .arrays import dense
-from .limits import nbytes, require_memory
+from .limits import HEATMAP_SIDE, nbytes, require_memory
 from .registry import make_map
-
-#: Heatmaps send at most this many cells per side to the browser (block-averaged beyond).
-MAX_HEATMAP_SIDE = 500
-
 
 def gram_view_bytes(n: int, D: int, d: int) -> int:
     """Peak memory of :func:`gram_pair` plus the view: X, Z, and ~4 n x n matrices
@@ -86,7 +82,7 @@ def gram_pairs(K: np.ndarray, K_hat: np.ndarray, max_points: int = 5000, random_
     return pd.DataFrame({"i": i, "j": j, "exact": exact, "approx": approx, "error": approx - exact})
 
 
-def block_average(M: np.ndarray, max_side: int = MAX_HEATMAP_SIDE) -> tuple[np.ndarray, int]:
+def block_average(M: np.ndarray, max_side: int = HEATMAP_SIDE) -> tuple[np.ndarray, int]:
     """Average M over b x b blocks so that neither side exceeds ``max_side``; returns (M_small, b).
 
     b = ceil(max(n_rows, n_cols) / max_side); the last block of a side may be smaller

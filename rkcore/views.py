@@ -6,7 +6,7 @@ rkcore.textformats     parse / format itemsets and fields typed in the sidebar
 rkcore.arrays          dense, subsample_rows
 rkcore.limits          nbytes, format_bytes, CostEstimate, require_memory, check_allocation
 rkcore.gram            gram_pair, gram_errors, gram_error_stats, gram_pairs, gram_long,
-                       block_average, gram_view_bytes, MAX_HEATMAP_SIDE
+                       block_average, gram_view_bytes
 rkcore.family_views    family_counts, family_listing, itemset_label, restrict_family,
                        explicit_view_family, explicit_feature_table, kernel_check
 =====================  ==========================================================
@@ -17,7 +17,7 @@ from .family_views import (  # noqa: F401
     restrict_family,
 )
 from .gram import (  # noqa: F401
-    MAX_HEATMAP_SIDE, block_average, gram_error_stats, gram_errors, gram_long, gram_pair, gram_pairs,
+    block_average, gram_error_stats, gram_errors, gram_long, gram_pair, gram_pairs,
     gram_view_bytes,
 )
 from .limits import CostEstimate, format_bytes, nbytes, require_memory  # noqa: F401
