@@ -10,6 +10,7 @@ from __future__ import annotations
 import dataclasses
 import logging
 import math
+import threading
 from dataclasses import dataclass, field
 from typing import Any, Callable, Sequence
 
@@ -55,6 +56,7 @@ class Field:
     view: bool = True                          # part of ViewSpec (shared sidebar) or page-specific
     page: str = ""                             # the page that owns a page-specific field
     help: str | None = None
+    file_tag: str | None = None                # names the field's value in CSV file names ("m" -> m3), None: not
 
     @property
     def parse(self) -> Callable[[str], Any]:
@@ -95,7 +97,7 @@ NO_TARGET = ""  # the target field's "no target column" value
 
 _TABLE: list[Field] = [
     # ---- the shared sidebar (ViewSpec)
-    Field("dataset", "interactions", "Dataset", _keys(DATASET_KEYS), aliases=("ds",),
+    Field("dataset", "interactions", "Dataset", _keys(DATASET_KEYS), aliases=("ds",), file_tag="",
           help="Built-in sets need no files. Uploads and MovieLens are read locally."),
     Field("target", NO_TARGET, "Target column (labels)",
           help="The column holding the labels; the others are the features."),
@@ -103,9 +105,9 @@ _TABLE: list[Field] = [
           help="The folder holding u.data, u.user and u.item."),
     Field("normalization", "l1", "Row normalization", _keys(rkdata.NORMALIZATIONS), aliases=("norm",),
           help="The paper L1-normalizes so that R = max ||x||_1 = 1."),
-    Field("n", 200, "n (points)", min_value=2, max_value=5000, help="Number of data points shown (a seeded subsample)."),
-    Field("kernel", "anova", "Kernel family", _keys(KERNELS)),
-    Field("degree", 2, "Degree m", min_value=1, max_value=20, aliases=("m",),
+    Field("n", 200, "n (points)", min_value=2, max_value=5000, file_tag="n", help="Number of data points shown (a seeded subsample)."),
+    Field("kernel", "anova", "Kernel family", _keys(KERNELS), file_tag=""),
+    Field("degree", 2, "Degree m", min_value=1, max_value=20, aliases=("m",), file_tag="m",
           help="Itemset size / polynomial degree; at most d for itemset kernels."),
     Field("family", "custom", "Itemset family", _keys(FAMILY_SOURCES), aliases=("fam",)),
     Field("itemsets", "0,1; 2,3; 1,2,4", "Itemsets",
@@ -114,13 +116,13 @@ _TABLE: list[Field] = [
     Field("fields", "", "Fields",
           help='Groups of feature indices separated by "|", ranges allowed: "0-4 | 5-9". Empty: the '
                "dataset's own fields (e.g. MovieLens user | item), else the two halves of the features."),
-    Field("c", 1.0, "Offset c", min_value=0.0, max_value=1e6),
-    Field("gamma", 1.0, "Width γ", min_value=1e-6, max_value=1e6),
-    Field("map", "rk", "Feature map", _keys(MAPS)),
-    Field("distributions", (DEFAULT_DISTRIBUTION,), "Weight distribution", _keys(DISTRIBUTIONS), aliases=("dist",),
+    Field("c", 1.0, "Offset c", min_value=0.0, max_value=1e6, file_tag="c"),
+    Field("gamma", 1.0, "Width γ", min_value=1e-6, max_value=1e6, file_tag="gamma"),
+    Field("map", "rk", "Feature map", _keys(MAPS), file_tag=""),
+    Field("distributions", (DEFAULT_DISTRIBUTION,), "Weight distribution", _keys(DISTRIBUTIONS), aliases=("dist",), file_tag="",
           help="Entries of the random vectors ω: zero mean, unit variance (Proposition 2)."),
-    Field("D", 256, "D (random features)", min_value=1, max_value=65536),
-    Field("seed", 0, "Seed", min_value=0, max_value=2**31 - 1),
+    Field("D", 256, "D (random features)", min_value=1, max_value=65536, file_tag="D"),
+    Field("seed", 0, "Seed", min_value=0, max_value=2**31 - 1, file_tag="seed"),
     # ---- the frame: presenter mode (larger type, sidebar collapsed, one chart per row) and the story's step
     Field("presenter", False, "Presenter mode", view=False,
           help="Larger type, sidebar collapsed, one chart per row: for a projector. Kept in the URL (presenter=true)."),
@@ -338,13 +340,51 @@ def write_url(f: Field, value) -> None:
 
 
 def apply_preset(values: dict, *, reset: bool = True) -> None:
-    """Set settings (field names, or old URL keys) after resetting the shared ones to their defaults."""
+    """Set settings (field names) after resetting the shared ones to their defaults. Old URL keys are for
+    shared links only: a preset written with one is refused, so presets use the table's names."""
+    unknown = [key for key in values if key not in FIELDS]
+    if unknown:
+        old = {key: ALIASES[key] for key in unknown if key in ALIASES}
+        raise ValueError(f"Unknown setting {unknown[0]!r}" + (f" (an old URL key: use {old[unknown[0]]!r})" if old
+                                                             else f"; known: {', '.join(FIELDS)}") + ".")
     if reset:
         for f in FIELDS.values():
             if f.view:
                 st.session_state.pop(_SHADOW + f.name, None)
-    for key, value in values.items():
-        name = ALIASES.get(key, key)
-        if name not in FIELDS:
-            raise ValueError(f"Unknown setting {key!r}; known: {', '.join(FIELDS)}.")
+    for name, value in values.items():
         store(name, tuple(value) if FIELDS[name].multi else value)
+
+
+# ============================================================================ the settings a run drew
+_SETTINGS_KEY = "_rk_page_settings"  # the sidebar's settings, for an st.fragment rerun (it skips the sidebar)
+_run = threading.local()  # per script run (each session runs its script in its own thread)
+
+
+def start_run() -> None:
+    """A page run begins (rkapp.layout.page): no settings drawn yet in this run."""
+    _run.settings = {}
+
+
+def record_settings(settings: dict) -> None:
+    """The settings this run's sidebar drew (rkapp.widgets.sidebar, in drawing order): every CSV of the page
+    carries them."""
+    _run.settings = dict(settings)
+    st.session_state[_SETTINGS_KEY] = dict(settings)
+
+
+def recorded_settings() -> dict:
+    """The settings recorded in this run; in an st.fragment rerun (a new thread, no sidebar run) the last
+    ones of the session."""
+    if hasattr(_run, "settings"):
+        return dict(_run.settings)
+    return dict(st.session_state.get(_SETTINGS_KEY, {}))
+
+
+def file_name_parts(settings: dict) -> list[str]:
+    """The settings that name a CSV file (the table's ``file_tag``), in table order: ["wine", "anova", "m3"]."""
+    parts = []
+    for name, f in FIELDS.items():
+        if f.file_tag is not None and name in settings:
+            value = settings[name]
+            parts.append(f.file_tag + ("+".join(map(str, value)) if isinstance(value, tuple) else str(value)))
+    return parts

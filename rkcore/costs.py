@@ -18,8 +18,12 @@ import threading
 import time
 from dataclasses import dataclass
 
+import numpy as np
+from threadpoolctl import threadpool_limits  # a dependency of scikit-learn
+
 from .accuracy import estimate_seconds as accuracy_estimate_seconds
 from .accuracy import total_seconds as accuracy_total_seconds
+from .fastpaths import GRAM_GROUP, GROUP_ROUNDINGS, _products_within_contract
 from .itemsets import MAX_ENUMERATION
 from .limits import format_bytes, nbytes
 from .registry import get_map, get_method
@@ -96,9 +100,6 @@ def probe_seconds(rounds: int = 20) -> float:
     SPEED_CACHE_SECONDS). The total, not a median of the pieces:
     a 1 ms piece mostly escapes the scheduler's time slicing (medians did not move at a 3x slowdown),
     while 25 ms in a row share the cores like a run does."""
-    import numpy as np
-    from threadpoolctl import threadpool_limits  # a dependency of scikit-learn
-
     rng = np.random.default_rng(0)
     A, x = rng.standard_normal((192, 192)), rng.standard_normal(1 << 16)
 
@@ -169,7 +170,6 @@ def exact_kernel_seconds(n_rows: float, n_cols: float, d: int, degree: int, kern
     if kernel in ("anova", "itemset", "up_to"):
         return m * _gemm(n_rows, d, n_cols) + _elements(block * (m * m + 2 * m))
     if kernel == "all_subsets":
-        from .fastpaths import GRAM_GROUP, GROUP_ROUNDINGS, _products_within_contract
         if not _products_within_contract(GROUP_ROUNDINGS * -(-d // GRAM_GROUP), "float64"):
             # beyond ~1,500 shared columns float64 products leave the accuracy contract: long double
             # products, one column at a time (measured ~14 ns per entry and column, 2026-11-24)
