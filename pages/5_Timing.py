@@ -12,7 +12,7 @@ from rkcore.figures.timing import predicted_figure, timing_figure, timing_note
 from rkcore.registry import MAPS
 from rkcore.timing import growth_exponent, median_table, predicted_operations, time_maps, timing_kernel
 
-D_OPTIONS, d_OPTIONS = choices("tm_D"), choices("tm_d")
+D_OPTIONS, d_OPTIONS = choices("tm_sweep_n_components"), choices("tm_sweep_n_features")
 N_OPTIONS, REPEATS = choices("tm_n"), choices("tm_rep")
 RUN_LABEL = "Run the timings"
 
@@ -35,15 +35,15 @@ with c3:
     n = persistent_widget(st.select_slider, "n (samples mapped)", key="tm_n", options=N_OPTIONS)
 c4, c5, c6, c7 = st.columns([2, 1, 2, 1])
 with c4:
-    d_values = persistent_widget(st.multiselect, "d values (sweep over d)", key="tm_d",
+    d_values = persistent_widget(st.multiselect, "d values (sweep over d)", key="tm_sweep_n_features",
                                  options=d_OPTIONS)
 with c5:
-    D_fixed = persistent_widget(st.selectbox, "… at D =", key="tm_n_components", options=D_OPTIONS)
+    D_fixed = persistent_widget(st.selectbox, "… at D =", key="tm_at_n_components", options=D_OPTIONS)
 with c6:
-    D_values = persistent_widget(st.multiselect, "D values (sweep over D)", key="tm_D",
+    D_values = persistent_widget(st.multiselect, "D values (sweep over D)", key="tm_sweep_n_components",
                                  options=D_OPTIONS)
 with c7:
-    d_fixed = persistent_widget(st.selectbox, "… at d =", key="tm_n_features", options=d_OPTIONS)
+    d_fixed = persistent_widget(st.selectbox, "… at d =", key="tm_at_n_features", options=d_OPTIONS)
 c8, c9, _ = st.columns([1, 2, 2])
 with c8:
     repeats = persistent_widget(st.select_slider, "Repeats", key="tm_rep", options=REPEATS,

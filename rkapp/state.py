@@ -145,12 +145,14 @@ _TABLE: list[Field] = [
            Field("tm_maps", ("rk", "scrk"), options=_keys(MAPS)),
            Field("tm_m", 2, min_value=1, max_value=5),
            Field("tm_n", 1000, options=_choices(10, 50, 100, 200, 500, 1000, 2000)),
-           Field("tm_d", ("128", "256", "512", "1024"), options=_choices(*_POWERS[:-1])),
-           # the D held fixed while d is swept, and the d held fixed while D is swept (sklearn's names for D
-           # and d; the old keys differed only by case)
-           Field("tm_n_components", "1024", options=_choices(*_POWERS[2:]), aliases=("tm_Dfix",)),
-           Field("tm_D", ("256", "512", "1024", "2048"), options=_choices(*_POWERS[2:])),
-           Field("tm_n_features", "256", options=_choices(*_POWERS[:-1]), aliases=("tm_dfix",)),
+           # the d swept and the D held fixed meanwhile, the D swept and the d held fixed meanwhile: named with
+           # sklearn's words for d and D (n_features, n_components); the old keys differed only by case
+           Field("tm_sweep_n_features", ("128", "256", "512", "1024"), options=_choices(*_POWERS[:-1]),
+                 aliases=("tm_d",)),
+           Field("tm_at_n_components", "1024", options=_choices(*_POWERS[2:]), aliases=("tm_Dfix",)),
+           Field("tm_sweep_n_components", ("256", "512", "1024", "2048"), options=_choices(*_POWERS[2:]),
+                 aliases=("tm_D",)),
+           Field("tm_at_n_features", "256", options=_choices(*_POWERS[:-1]), aliases=("tm_dfix",)),
            Field("tm_rep", 5, options=_choices(1, 3, 5, 9)),
            ("tm_1t", True)),
     *_page("Classifiers",

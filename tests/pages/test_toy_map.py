@@ -206,7 +206,8 @@ def test_gram_page_offers_and_draws_the_toy_map(toy_map, run_page):
 
 
 def test_timing_page_times_the_toy_map(toy_map, run_page):
-    at = run_page("pages/5_Timing.py", tm_maps=f"rk,{TOY}", tm_d="8,16", tm_n_components="32", tm_D="16,32", tm_n_features="8",
+    at = run_page("pages/5_Timing.py", tm_maps=f"rk,{TOY}", tm_sweep_n_features="8,16", tm_at_n_components="32",
+                  tm_sweep_n_components="16,32", tm_at_n_features="8",
                   tm_n=10, tm_rep=1)
     assert not at.exception and not error_texts(at), error_texts(at)
     at.button(key="tm_run").click().run()
