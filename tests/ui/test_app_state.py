@@ -203,3 +203,18 @@ def test_nan_widget_value_is_refused_reset_and_gone_on_the_next_run(run_page):
     at.run()
     assert not at.exception
     assert any("Seed" in e for e in error_texts(at)) and at.session_state["_rk_v_seed"] == FIELDS["seed"].default
+
+
+def test_page_menu_links_every_page_in_the_app_and_none_when_a_page_runs_alone(run_page):
+    """The menu comes from st.navigation's run (public API), not Streamlit's internal page registry."""
+    app = run_page("app.py")
+    assert not app.exception, [e.message for e in app.exception]
+    links = [el.proto.label for el in app.sidebar.get("page_link")]
+    assert links == ["Home", *[e.title for e in PAGES]]
+    alone = run_page(GRAM, n=30, D=24)
+    assert not alone.exception and not alone.sidebar.get("page_link")
+
+
+def test_rkapp_uses_no_private_streamlit_navigation():
+    source = "\n".join(p.read_text() for p in (REPO / "rkapp").glob("*.py"))
+    assert "pages_manager" not in source and "get_script_run_ctx" not in source
