@@ -7,10 +7,10 @@ from rkapp import (
     chart, choices, formula, guarded, kept_measurement, largest_fitting, measure_on_press, notice, page, persistent_widget,
     progress_bar, refuse_beyond_limits, reproduce, shared_figure, show_measurement, sidebar, table,
 )
-from rkcore.costs import timing_cost
+from rkcore.studies.costs import timing_cost
 from rkcore.figures.timing import predicted_figure, timing_figure, timing_note
 from rkcore.registry import MAPS
-from rkcore.timing import growth_exponent, median_table, predicted_operations, time_maps, timing_kernel
+from rkcore.studies.timing import growth_exponent, median_table, predicted_operations, time_maps, timing_kernel
 
 D_OPTIONS, d_OPTIONS = choices("tm_sweep_n_components"), choices("tm_sweep_n_features")
 N_OPTIONS, REPEATS = choices("tm_n"), choices("tm_rep")
@@ -162,7 +162,7 @@ if measured is None:
            "what the operation counts predict (slope 1 for RK in d and D; below 1 in d for SCRK).")
 
 reproduce("\n".join([
-    "from rkcore.timing import time_maps, growth_exponent, summarize",
+    "from rkcore.studies.timing import time_maps, growth_exponent, summarize",
     "from rkcore.figures.timing import timing_figure",
     "from threadpoolctl import threadpool_limits",
     "",

@@ -16,11 +16,11 @@ from typing import Any, Callable, Sequence
 
 import streamlit as st
 
-from rkcore import datasets as rkdata
-from rkcore.distributions import DISTRIBUTIONS
-from rkcore.compositional import DEDUP_MODES, PRESETS
+from rkcore.data import datasets as rkdata
+from rkcore.maps.distributions import DISTRIBUTIONS
+from rkcore.teaching.compositional import DEDUP_MODES, PRESETS
 from rkcore.figures.foundations import METRIC_LABELS as CURVE_METRICS
-from rkcore.foundations import EXPANSIONS, PROJECTIONS
+from rkcore.teaching.foundations import EXPANSIONS, PROJECTIONS
 from rkcore.registry import KERNELS, MAPS, KernelSpec
 from rkcore.spec import DATASET_KEYS, FAMILY_SOURCES, dataset_label, kernel_spec_from_text, reproduce_code
 

@@ -4,15 +4,15 @@ The dashboard's widgets list these entries, URLs store their keys, the engines b
 from them and the tests iterate over them. A map is one keyword-only :class:`MapEntry`
 carrying everything the app and the engines need: labels, the kernels and distributions it
 accepts, its complexity, the kernel it is timed on and its operation count (timing
-engine), its :class:`CostModel` (the run estimates of :mod:`rkcore.costs` and the
+engine), its :class:`CostModel` (the run estimates of :mod:`rkcore.studies.costs` and the
 classifier's fit time), whether it is unbiased, whether and how a linear classifier uses
 it (accuracy engine), and its colour. A missing field is an error when the entry is made,
 never a silent fallback to another map's numbers. :data:`METHODS` lists the learners of
 the accuracy study (the exact ones and one per map offered to it). :func:`register_map` adds an entry at run
 time (tests do this with a toy map).
 
-Distributions live in :mod:`rkcore.distributions` and the itemset-kernel vocabulary
-(which kernel keys are itemset kernels, which need m <= d) in :mod:`rkcore.itemsets`;
+Distributions live in :mod:`rkcore.maps.distributions` and the itemset-kernel vocabulary
+(which kernel keys are itemset kernels, which need m <= d) in :mod:`rkcore.kernels.itemsets`;
 both are re-exported here.
 """
 from __future__ import annotations
@@ -26,13 +26,13 @@ import numpy as np
 from sklearn.kernel_approximation import Nystroem, PolynomialCountSketch, RBFSampler
 from sklearn.metrics.pairwise import rbf_kernel
 
-from . import kernels as K
-from .circulant import SignedCirculantRandomKernel
-from .distributions import DISTRIBUTIONS, get_distribution
-from .itemsets import ITEMSET_KERNELS, ORDERED_KERNELS, ItemsetFamily, check_degree_fits, family_from_spec
-from .maclaurin import RandomMaclaurin
-from .maps import RandomKernel
-from .validation import check_int
+from .kernels import exact as K
+from .maps.circulant import SignedCirculantRandomKernel
+from .maps.distributions import DISTRIBUTIONS, get_distribution
+from .kernels.itemsets import ITEMSET_KERNELS, ORDERED_KERNELS, ItemsetFamily, check_degree_fits, family_from_spec
+from .maps.maclaurin import RandomMaclaurin
+from .maps.random_kernel import RandomKernel
+from .base.validation import check_int
 
 __all__ = [
     "DISTRIBUTIONS", "ITEMSET_KERNELS", "ORDERED_KERNELS", "KERNELS", "MAPS", "KernelEntry", "KernelSpec",
@@ -100,7 +100,7 @@ class KernelSpec:
         return family_from_spec(self.name, d, self.degree, self.itemsets)
 
     def check_fits(self, d: int, who: str | None = None) -> None:
-        """Refuse an ANOVA / up-to kernel of order m > d (see :func:`rkcore.itemsets.check_degree_fits`)."""
+        """Refuse an ANOVA / up-to kernel of order m > d (see :func:`rkcore.kernels.itemsets.check_degree_fits`)."""
         check_degree_fits(self.name, self.degree, d, who)
 
     def exact(self, X, Y=None) -> np.ndarray:
@@ -189,7 +189,7 @@ def _no_floats(n, d, D, m):
 @dataclass(frozen=True, kw_only=True)
 class CostModel:
     """What fitting a map and transforming n rows with it does, in units free of the machine:
-    :mod:`rkcore.costs` prices them with the machine's rates (random numbers per second, GEMM flop/s,
+    :mod:`rkcore.studies.costs` prices them with the machine's rates (random numbers per second, GEMM flop/s,
     element-wise passes per second) and its bytes per float. Every callable takes numbers (or numpy
     arrays) and returns a number; m is the degree."""
 
@@ -209,7 +209,7 @@ class MapEntry:
 
     Keyword-only: ``MapEntry(key="toy", label=..., ...)``. ``operations(d, D, m)`` is the per-sample
     operation count of ``transform`` without constants (it must match ``time_complexity``; the Timing
-    page compares slopes). ``cost`` prices a run before it runs (:mod:`rkcore.costs`).
+    page compares slopes). ``cost`` prices a run before it runs (:mod:`rkcore.studies.costs`).
     ``classifier_kernel`` maps a study kernel to the kernel a linear SVM on this map's features
     approximates in the accuracy study (None: the map is not offered there; otherwise ``cost.fit_seconds``
     is required). ``unbiased``: E[Z Zᵀ] is the kernel for every data set (the maps' unbiasedness tests
@@ -418,7 +418,7 @@ def make_map(key: str, spec: KernelSpec, n_components: int, distribution: str | 
 
 
 # ---------------------------------------------------------------------------- learners of the accuracy study
-#: How a method is built (rkcore.accuracy turns each kind into an estimator): the names of the learners.
+#: How a method is built (rkcore.studies.accuracy turns each kind into an estimator): the names of the learners.
 LEARNERS = ("kernel_svm", "factorization_machine", "all_subsets_model", "linear_svm_on_map", "sparse_random_features")
 
 

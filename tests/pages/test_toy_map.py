@@ -18,18 +18,18 @@ from sklearn.base import BaseEstimator, TransformerMixin
 from sklearn.utils import check_random_state
 
 from tests.conftest import error_texts, plotly_figures, table_values
-from rkcore.accuracy import METHODS, accuracy_study, estimate_seconds, total_seconds
-from rkcore.arrays import dense
-from rkcore.experiments import error_study
+from rkcore.studies.accuracy import METHODS, accuracy_study, estimate_seconds, total_seconds
+from rkcore.base.arrays import dense
+from rkcore.studies.errors import error_study
 from rkcore.figures.accuracy import accuracy_figure
 from rkcore.figures.timing import predicted_figure, timing_figure
 from rkcore.figures.variance import error_vs_D_figure
-from rkcore import costs
+from rkcore.studies import costs
 from rkcore.registry import (
     MAPS, CostModel, KernelSpec, MapEntry, make_map, maps_for, register_map, same_kernel, unregister_map,
 )
-from rkcore.table1 import table1_view
-from rkcore.timing import growth_exponent, median_table, predicted_operations, time_maps, timing_kernel
+from rkcore.studies.table1 import table1_view
+from rkcore.studies.timing import growth_exponent, median_table, predicted_operations, time_maps, timing_kernel
 
 TOY = "toy"
 TOY_COLOR = "#117733"
@@ -130,7 +130,7 @@ def test_toy_map_is_unbiased(toy_map, data):
 
 # ---------------------------------------------------------------------------- cost model
 def test_run_estimates_use_the_toy_maps_own_cost_model(toy_map, monkeypatch):
-    """Every estimate of rkcore.costs that prices a map prices the toy with the toy's model, not RK's."""
+    """Every estimate of rkcore.studies.costs that prices a map prices the toy with the toy's model, not RK's."""
     monkeypatch.setenv(costs.SPEED_FACTOR_ENV, "1")
     n, d, D, m = 200, 20, 256, 2
     toy = (costs.RNG_SECONDS * 1e6 + costs.ELEMENT_SECONDS * 1e3 * n * D)  # from TOY_COST by hand
