@@ -12,6 +12,7 @@ import numpy as np
 import pandas as pd
 import plotly.graph_objects as go
 
+from ..teaching.foundations import PROJECTIONS
 from .style import LEGEND_BELOW, PALETTE, figure, log_ticks, plotly_text, rgba
 
 METRIC_LABELS = {
@@ -268,8 +269,6 @@ def rff_note(summary: pd.DataFrame) -> str:
 def projection_note(summary: pd.DataFrame, delta: float, share: float) -> str:
     """The Random projections page's "what to notice" from its summary table (:func:`distortion_summary`
     columns kind, m, q_low, median, q_high, outside) and the median largest-coordinate share it shows."""
-    from ..teaching.foundations import PROJECTIONS
-
     parts = []
     for kind, sub in summary.groupby("kind", sort=False):
         sub = sub.sort_values("m")
