@@ -19,7 +19,7 @@ import streamlit as st
 from rkcore.data import datasets as rkdata
 from rkcore.maps.distributions import DISTRIBUTIONS
 from rkcore.teaching.compositional import DEDUP_MODES, PRESETS
-from rkcore.figures.foundations import METRIC_LABELS as CURVE_METRICS
+from rkcore.metrics import CURVE_METRICS
 from rkcore.teaching.foundations import EXPANSIONS, PROJECTIONS
 from rkcore.registry import KERNELS, MAPS, KernelSpec
 from rkcore.spec import DATASET_KEYS, FAMILY_SOURCES, dataset_label, kernel_spec_from_text, reproduce_code
@@ -170,7 +170,7 @@ _TABLE: list[Field] = [
            Field("rff_gamma", 1.0, min_value=1e-6, max_value=1e6),
            Field("rff_Dmax", 4096, options=_choices(256, 512, 1024, 2048, 4096, 8192, 16384)),
            Field("rff_trials", 5, min_value=2, max_value=50),
-           Field("rff_metric", "rel_fro", options=_keys(CURVE_METRICS))),
+           Field("rff_metric", "rel_fro", options=_choices(*CURVE_METRICS))),
     *_page("Random projections",
            Field("rp_vec", "phi", options=_choices("phi", "raw")),
            Field("rp_mmax", 1024, options=_choices(64, 128, 256, 512, 1024, 2048, 4096)),
@@ -183,7 +183,7 @@ _TABLE: list[Field] = [
            Field("ck_trials", 4, min_value=2, max_value=40),
            Field("ck_Dgram", 128, options=_choices(16, 32, 64, 128, 256, 512, 1024, 2048)),
            Field("ck_modes", ("none", "unbiased"), options=_keys(DEDUP_MODES)),
-           Field("ck_metric", "rel_fro", options=_keys(CURVE_METRICS))),
+           Field("ck_metric", "rel_fro", options=_choices(*CURVE_METRICS))),
 ]
 
 FIELDS: dict[str, Field] = {f.name: f for f in _TABLE}

@@ -12,14 +12,11 @@ import numpy as np
 import pandas as pd
 import plotly.graph_objects as go
 
+from ..metrics import CURVE_METRICS, metric_labels
 from ..teaching.foundations import PROJECTIONS
 from .style import LEGEND_BELOW, PALETTE, figure, log_ticks, plotly_text, rgba
 
-METRIC_LABELS = {
-    "rel_fro": "relative error ‖K̂ − K‖ / ‖K‖ (Frobenius)",  # no "_F": it reads as raw markup
-    "max_abs": "max entry error max |K̂ − K|",
-    "mean_abs": "mean entry error mean |K̂ − K|",
-}
+METRIC_LABELS = metric_labels(CURVE_METRICS)  # the curves' error measures, labelled by rkcore.metrics
 
 
 def metric_axis_title(metric: str) -> str:

@@ -9,6 +9,7 @@ import pandas as pd
 
 from ..base.arrays import dense
 from ..base.limits import HEATMAP_SIDE, nbytes, require_memory
+from ..metrics import GRAM_METRICS, METRICS
 from ..registry import make_map
 
 
@@ -34,17 +35,10 @@ def gram_pair(X, spec, map_key: str = "rk", n_components: int = 256, distributio
     return K, Z @ Z.T
 
 
-#: The Gram error metrics, E = K̂ - K over all entries: key -> (display name, definition).
-GRAM_ERROR_METRICS = {
-    "mean_abs": ("mean absolute error", "mean_ij |K̂_ij − K_ij|"),
-    "max_abs": ("max absolute error", "max_ij |K̂_ij − K_ij|"),
-    "rms": ("RMS error", "sqrt(mean_ij (K̂_ij − K_ij)²)"),
-    "rel_fro": ("relative Frobenius error", "‖K̂ − K‖_F / ‖K‖_F"),
-}
 
 
 def gram_errors(K: np.ndarray, K_hat: np.ndarray) -> dict[str, float]:
-    """The :data:`GRAM_ERROR_METRICS` of K_hat against K (rel_fro is NaN when K = 0).
+    """The :data:`rkcore.metrics.GRAM_METRICS` of K_hat against K (rel_fro is NaN when K = 0).
 
     The one definition used by the Gram page, the foundations curves (RFF, compositional)
     and anything else that compares two Gram matrices; :mod:`rkcore.studies.errors` streams the
@@ -56,7 +50,8 @@ def gram_errors(K: np.ndarray, K_hat: np.ndarray) -> dict[str, float]:
     # cost more in thread hand-offs than the whole sum
     sum_sq_E, sum_sq_K = float((E * E).sum()), float((K * K).sum())
     np.abs(E, out=E)
-    return {"mean_abs": float(E.mean()), "max_abs": float(E.max()), "rms": float(np.sqrt(sum_sq_E / E.size)),
+    return {"mean_abs_error": float(E.mean()), "max_abs_error": float(E.max()),
+            "rms_error": float(np.sqrt(sum_sq_E / E.size)),
             "rel_fro": float(np.sqrt(sum_sq_E / sum_sq_K)) if sum_sq_K > 0 else float("nan")}
 
 
@@ -64,7 +59,7 @@ def gram_error_stats(K: np.ndarray, K_hat: np.ndarray) -> pd.DataFrame:
     """:func:`gram_errors` as a tidy table: one row per metric, columns ``metric`` (display name),
     ``value``, ``definition``."""
     values = gram_errors(K, K_hat)
-    rows = [(name, values[key], definition) for key, (name, definition) in GRAM_ERROR_METRICS.items()]
+    rows = [(METRICS[key].name, values[key], METRICS[key].definition) for key in GRAM_METRICS]
     return pd.DataFrame(rows, columns=["metric", "value", "definition"])
 
 
