@@ -29,3 +29,14 @@ def test_labels_come_from_the_table():
     stats = gram_error_stats(np.eye(2), np.eye(2) * 1.5)
     assert list(stats["metric"]) == [METRICS[k].name for k in GRAM_METRICS]
     assert list(stats["definition"]) == [METRICS[k].definition for k in GRAM_METRICS]
+
+
+def test_one_predict_for_the_classifiers():
+    from rkcore.learners import (
+        AllSubsetsModelClassifier, ExactKernelSVC, FactorizationMachineClassifier, SparseRandomFeatureClassifier,
+    )
+    from rkcore.learners.common import ScoreClassifierMixin
+
+    for cls in (AllSubsetsModelClassifier, ExactKernelSVC, FactorizationMachineClassifier,
+                SparseRandomFeatureClassifier):
+        assert cls.predict is ScoreClassifierMixin.predict, cls.__name__
