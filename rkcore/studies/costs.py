@@ -3,7 +3,7 @@ view computes, before it computes it. Arithmetic (no streamlit, nothing proporti
 allocated), so a page can estimate a run, refuse it, or search the largest settings that fit.
 
 The constants are single-thread rates of the 2-core server on a quiet machine (the pages limit BLAS
-to one thread), fitted per model to the CPU time of the runs of ``benchmarks/bench_run_estimates.py``.
+to one thread), fitted per model to the CPU time of the runs of ``benchmarks/studies/bench_run_estimates.py``.
 :func:`section` multiplies every estimate by :func:`speed_factor`, the machine's slowdown now (a speed
 probe timed against its quiet-machine time), so an estimate stays honest when a class loads the
 server. The benchmark compares every model with measured runs (time and peak memory) and writes
@@ -29,7 +29,7 @@ from ..base.limits import format_bytes, nbytes
 from ..registry import get_map, get_method
 from .timing import estimate_seconds as timing_estimate_seconds
 
-# Calibrated by benchmarks/bench_run_estimates.py on the 2-core machine at speed factor 1 (quiet): each
+# Calibrated by benchmarks/studies/bench_run_estimates.py on the 2-core machine at speed factor 1 (quiet): each
 # model's constants against its runs' CPU seconds (which equal wall seconds on a quiet machine), 20:30 UTC
 # 2026-11-23; the earlier constants were fitted to wall times at load 3-13 and were 2-9x high when quiet.
 #: flop/s of a large float64 GEMM on one thread.

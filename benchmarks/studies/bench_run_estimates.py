@@ -3,7 +3,7 @@ shows and refuses on) next to the time and peak memory of the same engine calls 
 
 The one command (all pages, a few minutes on a quiet machine):
 
-    python benchmarks/bench_run_estimates.py --repeats 3
+    python benchmarks/studies/bench_run_estimates.py --repeats 3
 
 Each case runs in a fresh subprocess (one BLAS thread, as on the pages): it probes the machine's speed
 (rkcore.studies.costs.speed_factor, as a page does before its estimate), loads its data, then times the engine
@@ -23,7 +23,7 @@ import sys
 import time
 from pathlib import Path
 
-REPO = Path(__file__).resolve().parent.parent
+REPO = Path(__file__).resolve().parents[2]  # benchmarks/<subject>/this file
 sys.path.insert(0, str(REPO))  # this checkout's rkcore, not an installed one
 OUT = REPO / "benchmarks" / "results" / "run_estimates.md"
 
@@ -283,7 +283,7 @@ def main() -> None:
         for process in busy:
             process.kill()
             process.wait()
-    command = (f"python benchmarks/bench_run_estimates.py{' --quick' if args.quick else ''} --repeats {args.repeats}"
+    command = (f"python benchmarks/studies/bench_run_estimates.py{' --quick' if args.quick else ''} --repeats {args.repeats}"
                f"{' --pages ' + ' '.join(args.pages) if args.pages else ''}{f' --busy {args.busy}' if args.busy else ''}")
     lines = [f"`{command}`; load average (1 min) at start {load:.1f} (2 cores, shared{f'; {args.busy} busy loops of ours' if args.busy else ''}); one BLAS thread as on the "
              "pages; each run in a fresh process, repeats interleaved. **Estimated s** is what the page shows: the "
