@@ -90,7 +90,7 @@ def reproduce_code(*, dataset: str, n: int, normalization: str, kernel: str, deg
                    movielens_path: str = "", upload_name: str | None = None, extra_lines: Sequence[str] = ()) -> str:
     """Python lines that rebuild the view's data (X, y, d) and kernel (spec) with rkcore, then ``extra_lines``."""
     lines = ["import warnings", "import numpy as np", "import pandas as pd",
-             "from sklearn.exceptions import ConvergenceWarning", "from rkcore import datasets",
+             "from sklearn.exceptions import ConvergenceWarning", "from rkcore import data as datasets",
              "from rkcore.registry import KernelSpec, make_map", "from rkcore.base.arrays import subsample_rows",
              "",
              "pd.set_option('display.width', 200)  # print whole tables: no column hidden behind '...'",
