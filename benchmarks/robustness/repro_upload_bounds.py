@@ -6,7 +6,7 @@ load call, the child's peak RSS (ru_maxrss, which includes the ~200 MB of the fi
 imported libraries) and the peak increase over the RSS just before the call (what the loader
 itself allocated), and the first line of the outcome.
 
-    python benchmarks/repro_upload_bounds.py [--timeout 120] [--cap-gb 4] [--repeats 3] [case ...]
+    python benchmarks/robustness/repro_upload_bounds.py [--timeout 120] [--cap-gb 4] [--repeats 3] [case ...]
 """
 from __future__ import annotations
 
