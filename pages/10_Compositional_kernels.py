@@ -5,7 +5,7 @@ import streamlit as st
 from threadpoolctl import threadpool_limits
 
 from rkapp import (
-    ViewSpec, chart, escape_markdown, formula, guarded, largest_fitting, load_data, notice, page, persistent_widget,
+    lead, ViewSpec, chart, escape_markdown, formula, guarded, largest_fitting, load_data, notice, page, persistent_widget,
     reproduce, run_or_wait, sidebar, table,
 )
 from rkapp.layout import fit_formula
@@ -129,9 +129,10 @@ with guarded("the compositional kernel"):
     if not modes:
         raise ValueError("Choose at least one de-duplication mode to draw the error curves.")
     df = error_curves(view, preset, D_list, int(trials), tuple(modes))
-    chart(compositional_error_figure(df, metric), df, "Compositional error vs D",
-          caption="Line: median over trials; band: 10–90%; dashed: 1/√D through the first point. "
-                  "Same seeds for every mode.")
+    with lead():  # the main chart first, above the settings
+        chart(compositional_error_figure(df, metric), df, "Compositional error vs D",
+              caption="Line: median over trials; band: 10–90%; dashed: 1/√D through the first point. "
+                      "Same seeds for every mode.")
     summary = compositional_summary(df, metric)
     table(summary, "Compositional error summary", caption="Median error per D and mode.",
           column_config={k: st.column_config.NumberColumn(format="%.4g") for k in summary.columns if k != "D"})

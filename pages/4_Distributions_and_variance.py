@@ -8,7 +8,7 @@ import streamlit as st
 from threadpoolctl import threadpool_limits
 
 from rkapp import (
-    ViewSpec, chart, escape_markdown, formula, guarded, largest_fitting, load_data, notice, page, persistent_widget,
+    lead, ViewSpec, chart, escape_markdown, formula, guarded, largest_fitting, load_data, notice, page, persistent_widget,
     progress_bar, reproduce, run_or_wait, sidebar, table,
 )
 from rkcore.costs import error_study_cost, pair_variance_cost
@@ -154,9 +154,10 @@ if ready:  # else the error or the run button above says why
         elapsed = time.perf_counter() - started
         wide, tidy = table1_view(study, d)
         errors = study[study["metric"] == "mean_abs_error"]
-        chart(error_vs_D_figure(study), errors, "Mean absolute error vs D by distribution",
-              caption="Each trial is one random map; its error is averaged over all pairs. The dotted guide falls "
-                      "like 1/√D, the rate of a mean of D independent terms.")
+        with lead():  # the main chart first, above the settings
+            chart(error_vs_D_figure(study), errors, "Mean absolute error vs D by distribution",
+                  caption="Each trial is one random map; its error is averaged over all pairs. The dotted guide "
+                          "falls like 1/√D, the rate of a mean of D independent terms.")
         st.markdown(f"**Table 1 view: mean absolute error, mean ± std over {trials} trials**")
         table(wide, "Table 1 view", download=False)  # the tidy numbers below have the CSV
         best = tidy[tidy["lowest"]].groupby("D")["method"].first()

@@ -4,7 +4,7 @@ import streamlit as st
 from threadpoolctl import threadpool_limits
 
 from rkapp import (
-    chart, formula, guarded, kept_measurement, largest_fitting, measure_on_press, notice, page, persistent_widget,
+    chart, columns, lead, formula, guarded, kept_measurement, largest_fitting, measure_on_press, notice, page, persistent_widget,
     progress_bar, refuse_beyond_limits, reproduce, shared_figure, show_measurement, sidebar, table,
 )
 from rkcore.costs import timing_cost
@@ -124,10 +124,11 @@ with guarded("the timings"):
     st.markdown(f"**Measure:** {len(maps)} map(s) × {len(d_list) + len(D_list)} settings = {cells} cells, "
                 f"each {repeats} timed runs after a warm-up, n = {n} "
                 f"({'one BLAS thread' if one_thread else 'all BLAS threads'}).")
-    measured = measure_on_press(
-        cost_at(int(n)), lambda: run_timings(list(maps), d_list, D_at, D_list, d_at, int(n), m, int(repeats),
-                                             int(view.seed), bool(one_thread)),
-        key="tm", params=params, what="these timings", label=RUN_LABEL, fits=fits)
+    with lead():  # the run button (then the measured charts) first, above the settings
+        measured = measure_on_press(
+            cost_at(int(n)), lambda: run_timings(list(maps), d_list, D_at, D_list, d_at, int(n), m, int(repeats),
+                                                 int(view.seed), bool(one_thread)),
+            key="tm", params=params, what="these timings", label=RUN_LABEL, fits=fits)
 
 if measured is not None:
     with guarded("the timing results"):
@@ -136,7 +137,8 @@ if measured is not None:
                          caption="Wall-clock times on a shared machine: read the slopes and the ordering, not single "
                                  "milliseconds.")
         by_d, by_D = df[df["sweep"] == "d"], df[df["sweep"] == "D"]
-        left, right = st.columns(2)
+        with lead():
+            left, right = columns(2)
         with left:
             chart(shared_figure(timing_figure, by_d, "d", slopes=growth_exponent(by_d, "d")), by_d,
                   "Timings vs input dimension d")

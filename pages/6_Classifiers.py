@@ -8,7 +8,7 @@ from sklearn.exceptions import ConvergenceWarning
 from threadpoolctl import threadpool_limits
 
 from rkapp import (
-    chart, escape_markdown, formula, guarded, kept_measurement, largest_fitting, load_data, measure_on_press, notice,
+    chart, lead, escape_markdown, formula, guarded, kept_measurement, largest_fitting, load_data, measure_on_press, notice,
     page, persistent_widget, progress_bar, reproduce, run_requested, shared_figure, show_measurement, sidebar, table,
 )
 from rkcore.accuracy import METHODS, accuracy_study, split_sizes
@@ -105,12 +105,14 @@ with guarded("the classifier study"):
               caption="Rough per-fit estimates from timings of these methods on the built-in data (machine "
                       "shared, so expect ±3×); run the study for real numbers.")
 
-    measured = measure_on_press(
-        cost_at(n), lambda: run_study(data, view, methods, D_list, int(trials)), key="cl", params=params,
-        what=f"this study ({len(est)} method/D cells × {trials} trial(s), plus C validation)", label=RUN_LABEL,
-        fits=(f"With these methods, D and trials, n up to {fitting_n:,} fits; or drop the slowest methods (see the "
-              "estimate chart)." if fitting_n >= 10 else "Lower the largest D, or drop the slowest methods."),
-        autorun=autorun, details=estimate_chart)
+    with lead():  # the run button (then the results) first, above the settings
+        measured = measure_on_press(
+            cost_at(n), lambda: run_study(data, view, methods, D_list, int(trials)), key="cl", params=params,
+            what=f"this study ({len(est)} method/D cells × {trials} trial(s), plus C validation)", label=RUN_LABEL,
+            fits=(f"With these methods, D and trials, n up to {fitting_n:,} fits; or drop the slowest methods (see "
+                  "the estimate chart)." if fitting_n >= 10 else "Lower the largest D, or drop the slowest methods."),
+            autorun=autorun)
+    estimate_chart()
 
 if measured is not None:
     with guarded("the classifier results"):
@@ -132,9 +134,10 @@ if measured is not None:
                      delta_color="off", delta_arrow="off")
             c.metric("Its training time / the kernel SVM's", f"{best['train s'] / exact['train s'].iloc[0]:.2g}×")
             st.caption(f"Best random-feature model: {escape_markdown(best['label'])} at D = {int(best['D']):,}.")
-        chart(shared_figure(accuracy_figure, df, log2_x=log2_x), df, "Test accuracy vs D",
-              caption="Lines against D: mean over trials, band ± std. Horizontal lines: methods without random "
-                      "features (they do not depend on D), band ± std over their trials.")
+        with lead():
+            chart(shared_figure(accuracy_figure, df, log2_x=log2_x), df, "Test accuracy vs D",
+                  caption="Lines against D: mean over trials, band ± std. Horizontal lines: methods without random "
+                          "features (they do not depend on D), band ± std over their trials.")
         chart(shared_figure(time_figure, df, log2_x=log2_x), df, "Training and testing time vs D",
               caption="Wall-clock seconds of fit (training, mapping included) and predict (testing) per fit, mean over "
                       "trials.")
