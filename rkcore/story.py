@@ -151,7 +151,7 @@ def kernel_sentence(K: np.ndarray, labels) -> str:
 
 
 # ============================================================================ the five steps, computed
-STEP_TITLES = {1: "The kernel", 2: "Its estimate", 3: "More features", 4: "Weights", 5: "Linear vs kernel SVM"}
+STEP_TITLES = {1: "The kernel", 2: "Its estimate", 3: "Larger D", 4: "Weights", 5: "Linear vs SVM"}
 #: D of the story's Gram matrices (steps 1 and 2)
 STORY_GRAM_D = 256
 

@@ -122,3 +122,57 @@ def story_lesson(duel_n: int = 8000, *, progress=None) -> Lesson:
 def story_html(duel_n: int = 8000, *, progress=None) -> str:
     """The whole story as one offline HTML file (what ``rkcore export-story`` writes)."""
     return view_html(story_lesson(duel_n, progress=progress))
+
+
+# ----------------------------------------------------------------------------- the command line
+#: the classifier duel's n from the command line: the dashboard's (8,000 points, 10-30 s) unless told
+CLI_DUEL_N = 8000
+
+
+def add_export_story(sub) -> None:
+    """``rkcore export-story --out FILE.html [--duel-n N]`` (registered by rkcore.cli)."""
+    p = sub.add_parser("export-story", help="the five-screen story as one offline HTML file",
+                       description="Compute the dashboard's five-screen story now and write it as a single "
+                                   "self-contained HTML file (interactive charts, plotly.js inlined, no network).")
+    p.add_argument("--out", required=True, type=_html_path, help="the .html file to write (its folder must exist)")
+    p.add_argument("--duel-n", type=_duel_n, default=CLI_DUEL_N,
+                   help=f"points of the classifier duel (step 5; default {CLI_DUEL_N}, 200 to 20000)")
+    p.add_argument("--quiet", action="store_true", help="no progress lines on stderr")
+
+
+def _html_path(text: str):
+    from argparse import ArgumentTypeError
+    from pathlib import Path
+
+    path = Path(text)
+    if path.suffix.lower() not in (".html", ".htm"):
+        raise ArgumentTypeError(f"expected a .html file, got {text!r}")
+    if not path.parent.resolve().is_dir():
+        raise ArgumentTypeError(f"the folder {str(path.parent)!r} does not exist")
+    return path
+
+
+def _duel_n(text: str) -> int:
+    from argparse import ArgumentTypeError
+
+    try:
+        value = int(text)
+    except ValueError:
+        raise ArgumentTypeError(f"expected an integer from 200 to 20000, got {text!r}") from None
+    if not 200 <= value <= 20000:
+        raise ArgumentTypeError(f"must be from 200 to 20000, got {value}")
+    return value
+
+
+def run_export_story(args) -> int:
+    """Write the story; returns the exit code (0)."""
+    import sys
+
+    def say(message: str) -> None:
+        if not args.quiet:
+            print(f"rkcore export-story: {message}", file=sys.stderr, flush=True)
+
+    text = story_html(args.duel_n, progress=say)
+    args.out.write_text(text, encoding="utf-8")
+    print(f"wrote {args.out} ({len(text.encode()) / 1e6:.1f} MB)")
+    return 0

@@ -14,7 +14,7 @@ from .style import SEQUENTIAL, figure, log_ticks
 
 #: subplot titles as make_subplots writes them (font size 16 is its default)
 #: every story chart fits a 1280x720 screen whole under the step's controls and sentence
-STORY_HEIGHT = 390
+STORY_HEIGHT = 370
 _PANEL_TITLE = dict(xanchor="center", xref="paper", y=1.0, yanchor="bottom", yref="paper", showarrow=False)
 
 
