@@ -123,7 +123,8 @@ with guarded("the classifier study"):
             fits=(f"With these methods, D and trials, n up to {fitting_n:,} fits; or drop the slowest methods (see "
                   "the estimate chart)." if fitting_n >= 10 else "Lower the largest D, or drop the slowest methods."),
             autorun=autorun)
-    estimate_chart()
+    if measured is None or measured.params != params:  # below the button: the estimate of what it would run
+        estimate_chart()
 
 if measured is not None and params is None:  # the current inputs failed: the kept results are of other inputs
     st.warning("The results of the last run are hidden: they came from earlier inputs, and the current ones failed "

@@ -34,6 +34,8 @@ _CSS = """
   /* a multiselect's chips wrap onto more lines instead of hiding behind a fade (SCRK, d = 1024, 16d at 1280 px) */
   [data-testid="stMultiSelectTagsContainer"] { flex-wrap: wrap !important; overflow: visible !important;
       mask-image: none !important; -webkit-mask-image: none !important; }
+  [data-testid="stMultiSelect"] div:has(> [data-testid="stMultiSelectTagsContainer"]) { height: auto !important;
+      max-height: none !important; }
   /* the chart-library preload (see _preload_chart_library): drawn off-screen, takes no space */
   .st-key-chart-preload { position: absolute !important; left: -10000px; top: 0; width: 240px;
       height: 40px; overflow: hidden; }
@@ -46,7 +48,7 @@ PRELOAD_META = "rkapp-chart-preload"
 # per row (see :func:`columns`), the sidebar closed, a tighter header so the chart starts high.
 _PRESENTER_CSS = """
 <style>
-  .block-container, [data-testid="stMainBlockContainer"] { padding-top: 2.6rem; }
+  .block-container, [data-testid="stMainBlockContainer"] { padding-top: 3.2rem; }
   [data-testid="stMain"] { font-size: 1.2rem; }
   [data-testid="stMain"] p, [data-testid="stMain"] li { font-size: 1.2rem; }
   div[data-testid="stCaptionContainer"], div[data-testid="stCaptionContainer"] p { font-size: 1.1rem; }
@@ -264,7 +266,7 @@ def chart(fig, data: pd.DataFrame, name: str, *, caption: str | None = None, key
     """The figure, an optional caption, and a CSV download of the data behind it. ``narrow``: the chart
     sits in a half-width column (its title wraps sooner)."""
     slug = key or _slug(name)
-    fit_for_screen(fig, narrow=narrow and not presenter())
+    fig = fit_for_screen(fig, narrow=narrow and not presenter())
     if os.environ.get(VALIDATE_FIGURES_ENV):  # the test suite: the figure as sent is plotly-valid
         check_canonical(fig)
     settings = {"page": name, **getattr(_run, "settings", st.session_state.get(_SETTINGS_KEY, {}))}
