@@ -5,8 +5,8 @@ import streamlit as st
 from threadpoolctl import threadpool_limits
 
 from rkapp import (
-    lead, ViewSpec, chart, escape_markdown, formula, guarded, largest_fitting, load_data, notice, page, persistent_widget,
-    reproduce, run_or_wait, sidebar, table,
+    ViewSpec, chart, escape_markdown, formula, guarded, largest_fitting, lead, load_data, notice, page,
+    persistent_widget, reproduce, run_or_wait, sidebar, table,
 )
 from rkapp.layout import fit_formula
 from rkcore.costs import compositional_cost

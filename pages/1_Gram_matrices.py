@@ -3,8 +3,8 @@ import numpy as np
 import streamlit as st
 
 from rkapp import (
-    lead, ViewSpec, chart, escape_markdown, formula, guarded, largest_fitting, load_data, notice, page, persistent_widget,
-    reproduce, run_or_wait, shared_figure, sidebar, table,
+    ViewSpec, chart, escape_markdown, formula, guarded, largest_fitting, lead, load_data, notice, page,
+    persistent_widget, reproduce, run_or_wait, shared_figure, sidebar, table,
 )
 from rkapp.state import apply_preset, is_stored
 from rkcore.costs import gram_view_cost

@@ -2,8 +2,8 @@
 import streamlit as st
 
 from rkapp import (
-    lead, chart, formula, guarded, literal, load_data, notice, page, reproduce, run_or_wait, shared_figure, show_warning,
-    sidebar, table,
+    chart, formula, guarded, lead, literal, load_data, notice, page, reproduce, run_or_wait, shared_figure,
+    show_warning, sidebar, table,
 )
 from rkcore.costs import itemsets_view_cost
 from rkcore.figures.itemsets import family_counts_figure

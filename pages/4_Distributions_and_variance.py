@@ -8,8 +8,8 @@ import streamlit as st
 from threadpoolctl import threadpool_limits
 
 from rkapp import (
-    lead, ViewSpec, chart, escape_markdown, formula, guarded, largest_fitting, load_data, notice, page, persistent_widget,
-    progress_bar, reproduce, run_or_wait, sidebar, table,
+    ViewSpec, chart, escape_markdown, formula, guarded, largest_fitting, lead, load_data, notice, page,
+    persistent_widget, progress_bar, reproduce, run_or_wait, sidebar, table,
 )
 from rkcore.costs import error_study_cost, pair_variance_cost
 from rkcore.distributions import DISTRIBUTIONS

@@ -6,8 +6,9 @@ import streamlit as st
 from threadpoolctl import threadpool_limits
 
 from rkapp import (
-    chart, columns, lead, formula, guarded, kept_measurement, largest_fitting, measure_on_press, notice, page, persistent_widget,
-    progress_bar, refuse_beyond_limits, reproduce, shared_figure, show_measurement, sidebar, table,
+    chart, columns, formula, guarded, kept_measurement, largest_fitting, lead, measure_on_press, notice, page,
+    persistent_widget, progress_bar, refuse_beyond_limits, reproduce, shared_figure, show_measurement, sidebar,
+    table,
 )
 from rkcore.costs import timing_cost
 from rkcore.figures.timing import predicted_figure, slope_spread, timing_figure, timing_note

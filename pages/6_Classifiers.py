@@ -8,8 +8,9 @@ from sklearn.exceptions import ConvergenceWarning
 from threadpoolctl import threadpool_limits
 
 from rkapp import (
-    chart, lead, escape_markdown, formula, guarded, kept_measurement, largest_fitting, load_data, measure_on_press, notice,
-    page, persistent_widget, progress_bar, reproduce, run_requested, shared_figure, show_measurement, sidebar, table,
+    chart, escape_markdown, formula, guarded, kept_measurement, largest_fitting, lead, load_data, measure_on_press,
+    notice, page, persistent_widget, progress_bar, reproduce, run_requested, shared_figure, show_measurement,
+    sidebar, table,
 )
 from rkapp.state import apply_preset, is_stored
 from rkcore.accuracy import METHODS, accuracy_study, split_sizes

@@ -5,7 +5,8 @@ import streamlit as st
 from threadpoolctl import threadpool_limits
 
 from rkapp import (
-    lead, chart, formula, guarded, largest_fitting, notice, page, persistent_widget, reproduce, run_or_wait, sidebar, table,
+    chart, formula, guarded, largest_fitting, lead, notice, page, persistent_widget, reproduce, run_or_wait,
+    sidebar, table,
 )
 from rkcore.costs import kernel_trick_cost
 from rkcore.figures.foundations import feature_count_figure, kernel_trick_figure, kernel_trick_note

@@ -5,8 +5,8 @@ import streamlit as st
 from threadpoolctl import threadpool_limits
 
 from rkapp import (
-    lead, ViewSpec, chart, escape_markdown, formula, guarded, largest_fitting, load_data, notice, page, persistent_widget,
-    reproduce, run_or_wait, sidebar, table,
+    ViewSpec, chart, escape_markdown, formula, guarded, largest_fitting, lead, load_data, notice, page,
+    persistent_widget, reproduce, run_or_wait, sidebar, table,
 )
 from rkcore.costs import rff_curve_cost
 from rkcore.figures.foundations import METRIC_LABELS, rff_error_figure, rff_note, rff_summary

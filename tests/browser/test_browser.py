@@ -625,3 +625,26 @@ def test_story_keys_move_between_steps(server, fresh_context):
         page.keyboard.press(key)  # the page has the focus (no field), as in front of a class
         page.wait_for_function(f"() => window.location.search.includes('story_step={step}')", timeout=60_000)
         wait_until_idle(page, timeout_ms=240_000)
+
+
+def _downloaded_html(page, label: str, timeout_ms: int = 300_000) -> str:
+    with page.expect_download(timeout=timeout_ms) as info:
+        page.get_by_role("button", name=label).click()
+    return Path(info.value.path()).read_text(encoding="utf-8")
+
+
+def test_story_and_page_export_buttons_write_offline_files(server, browser_page):
+    """The dashboard's buttons: the story's writes all five steps, a page's writes the view it shows (its
+    charts, its note, its settings), each with plotly.js inside."""
+    page = browser_page
+    page.goto(f"{server}/Story?story_step=5", wait_until="domcontentloaded")
+    wait_until_idle(page, timeout_ms=300_000)
+    page.wait_for_selector(".js-plotly-plot .main-svg", timeout=300_000)
+    text = _downloaded_html(page, "Export the story (one HTML file, works offline)")
+    assert text.count('id="rk-chart-') == 5 and text.count('class="note"') == 5 and "<script src=" not in text
+    page.goto(f"{server}/Gram_matrices?D=128&n=60", wait_until="domcontentloaded")
+    wait_until_idle(page, timeout_ms=300_000)
+    page.wait_for_selector(".js-plotly-plot .main-svg", timeout=300_000)
+    text = _downloaded_html(page, "Export this view (one HTML file, works offline)")
+    assert text.count('id="rk-chart-') == 1 and "What to notice." in text and "<td>D</td><td>128</td>" in text
+    assert "<script src=" not in text

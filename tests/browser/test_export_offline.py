@@ -12,7 +12,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.browser.test_browser import CHROMIUM, CHROMIUM_ARGS, browser_page, server, sync_playwright  # noqa: F401 (fixtures)
+from tests.browser.test_browser import CHROMIUM, CHROMIUM_ARGS, sync_playwright
 from tests.conftest import REPO
 
 pytestmark = pytest.mark.browser
@@ -60,27 +60,3 @@ def test_exported_story_opens_offline_with_all_five_charts(story_file):
     assert len(notes) == 5 and all(n.startswith("What to notice.") for n in notes)
     assert "rkcore " in footer and blocked == [], blocked
 
-
-def _downloaded_html(page, label: str, timeout_ms: int = 300_000) -> str:
-    with page.expect_download(timeout=timeout_ms) as info:
-        page.get_by_role("button", name=label).click()
-    return Path(info.value.path()).read_text(encoding="utf-8")
-
-
-def test_story_and_page_export_buttons_write_offline_files(server, browser_page):
-    """The dashboard's buttons: the story's writes all five steps, a page's writes the view it shows (its
-    charts, its note, its settings), each with plotly.js inside."""
-    from tests.browser.test_browser import wait_until_idle
-
-    page = browser_page
-    page.goto(f"{server}/Story?story_step=5", wait_until="domcontentloaded")
-    wait_until_idle(page, timeout_ms=300_000)
-    page.wait_for_selector(".js-plotly-plot .main-svg", timeout=300_000)
-    text = _downloaded_html(page, "Export the story (one HTML file, works offline)")
-    assert text.count('id="rk-chart-') == 5 and text.count('class="note"') == 5 and "<script src=" not in text
-    page.goto(f"{server}/Gram_matrices?D=128&n=60", wait_until="domcontentloaded")
-    wait_until_idle(page, timeout_ms=300_000)
-    page.wait_for_selector(".js-plotly-plot .main-svg", timeout=300_000)
-    text = _downloaded_html(page, "Export this view (one HTML file, works offline)")
-    assert text.count('id="rk-chart-') == 1 and "What to notice." in text and "<td>D</td><td>128</td>" in text
-    assert "<script src=" not in text

@@ -5,7 +5,6 @@ and the offline HTML export. The browser parts (first screen, cut text, keyboard
 from __future__ import annotations
 
 import json
-import time
 
 import numpy as np
 import pandas as pd
