@@ -1,12 +1,12 @@
 """The five-minute story: the paper's argument in five screens, each with one sentence computed from
-the numbers it shows (rkcore.story). The step is in the URL (story_step=3), so a link opens that screen.
+the numbers it shows (rkcore.teaching.story). The step is in the URL (story_step=3), so a link opens that screen.
 Arrow keys, Space and a clicker's Page Up / Page Down move between the steps (Streamlit's button shortcuts)."""
 import streamlit as st
 
 from rkapp import chart, export_button, guarded, notice, page, persistent_widget
 from rkapp.state import store
-from rkcore import story
 from rkcore.figures.export import Item, Lesson
+from rkcore.teaching import story
 from rkcore.figures.story import duel_figure, error_curve_figure, matrix_figure, pair_figure
 
 STEPS = story.STEP_TITLES

@@ -14,6 +14,9 @@ import streamlit as st
 from rkcore.figures.style import VALIDATE_FIGURES_ENV, check_canonical, enlarged
 
 from .guard import literal
+from .navigation import page_menu
+from .state import FIELDS, file_name_parts, recorded_settings, start_run, stored
+from .widgets import persistent_widget
 
 # At 1280x720 the page's first chart must start above the fold: a compact header (Streamlit's own top
 # padding is 6rem, its h1 2.75rem), formulas no wider than their column, captions that wrap.
@@ -67,9 +70,6 @@ PRESENTER_FONT_STEP = 4
 _run = threading.local()  # per script run (each session runs its script in its own thread)
 
 
-_SETTINGS_KEY = "_rk_page_settings"  # the sidebar's settings, for an st.fragment rerun (it skips the sidebar)
-
-
 def presenter() -> bool:
     """Whether presenter mode is on (the ``presenter`` field: URL ``presenter=true``, or its toggle).
     An st.fragment rerun may run in a new thread without page()'s per-run state: read the field then."""
@@ -79,8 +79,6 @@ def presenter() -> bool:
 
 
 def _presenter_from_url_or_session() -> bool:
-    from .state import FIELDS, stored
-
     if "presenter" in st.query_params:
         try:
             return bool(FIELDS["presenter"].parse(st.query_params["presenter"]))
@@ -94,15 +92,11 @@ def page(title: str, intro: str | None = None, *, icon: str = ":material/scatter
     (navigation is app.py's), then two places kept for later: the main chart (:func:`lead`) and the page's
     conclusion (:func:`notice`), so both show on the first screen whatever the page computes before them.
     In presenter mode the sidebar starts collapsed, the type is larger and the intro follows the chart."""
-    from .widgets import persistent_widget
-
     on = _presenter_from_url_or_session()
     st.set_page_config(page_title=f"{title} · Random Kernel Explorer", page_icon=icon, layout="wide",
                        initial_sidebar_state="collapsed" if on else "auto")
-    from .navigation import page_menu
-
     _run.formulas = None
-    _run.settings = {}
+    start_run()
     _run.figures = []  # what this run shows, in order: the offline export (export_button) writes it
     _run.title, _run.intro = title, intro
     page_menu()
@@ -269,7 +263,7 @@ def chart(fig, data: pd.DataFrame, name: str, *, caption: str | None = None, key
     fig = fit_for_screen(fig, narrow=narrow and not presenter())
     if os.environ.get(VALIDATE_FIGURES_ENV):  # the test suite: the figure as sent is plotly-valid
         check_canonical(fig)
-    settings = {"page": name, **getattr(_run, "settings", st.session_state.get(_SETTINGS_KEY, {}))}
+    settings = {"page": name, **recorded_settings()}
     # the PNG's name names the view (plotly's default, the title, was cut mid-word)
     st.plotly_chart(fig, theme=None, key=f"chart_{slug}",
                     config={"displaylogo": False, "toImageButtonOptions": {
@@ -297,7 +291,7 @@ def export_button(lesson=None, slug: str | None = None, *,
 
     title, intro = getattr(_run, "title", "Random Kernel Explorer"), getattr(_run, "intro", None)
     shown = list(getattr(_run, "figures", None) or ())
-    settings = dict(getattr(_run, "settings", {}) or {})
+    settings = dict(recorded_settings())
 
     def build() -> bytes:
         if lesson is not None:
@@ -382,13 +376,6 @@ def table(data: pd.DataFrame, name: str, *, caption: str | None = None, download
         _download(data, name, _slug(name))
 
 
-def record_settings(settings: dict) -> None:
-    """The settings this run's sidebar shows (called by :func:`rkapp.widgets.sidebar`): every CSV of the
-    page carries them."""
-    _run.settings = dict(settings)
-    st.session_state[_SETTINGS_KEY] = dict(settings)
-
-
 def csv_with_settings(data: pd.DataFrame, settings: dict) -> bytes:
     """The CSV with its settings as "# key = value" header lines (pandas: ``read_csv(f, comment="#")``)."""
     header = "".join(f"# {k} = {','.join(map(str, v)) if isinstance(v, tuple) else v}\n" for k, v in settings.items())
@@ -396,18 +383,13 @@ def csv_with_settings(data: pd.DataFrame, settings: dict) -> bytes:
 
 
 def csv_file_name(slug: str, settings: dict) -> str:
-    """``gram_difference_interactions_anova_m2_D256_seed0.csv``: the file name names the view."""
-    parts = [slug]
-    for key, prefix in (("dataset", ""), ("kernel", ""), ("degree", "m"), ("map", ""), ("distributions", ""),
-                        ("D", "D"), ("n", "n"), ("seed", "seed")):
-        if key in settings:
-            value = settings[key]
-            parts.append(prefix + ("+".join(value) if isinstance(value, tuple) else str(value)))
-    return re.sub(r"[^A-Za-z0-9_+.-]+", "-", "_".join(parts))[:150] + ".csv"
+    """``gram_difference_interactions_n200_anova_m2_rk_D256_seed0.csv``: the file name names the view with the
+    settings the table tags for file names (:func:`rkapp.state.file_name_parts`)."""
+    return re.sub(r"[^A-Za-z0-9_+.-]+", "-", "_".join([slug, *file_name_parts(settings)]))[:150] + ".csv"
 
 
 def _download(data: pd.DataFrame, name: str, slug: str) -> None:
-    settings = {"page": name, **getattr(_run, "settings", st.session_state.get(_SETTINGS_KEY, {}))}
+    settings = {"page": name, **recorded_settings()}
     st.download_button(f"Download data: {name} (CSV)", icon=":material/download:",
                        data=lambda: csv_with_settings(data, settings), file_name=csv_file_name(slug, settings),
                        mime="text/csv", key=f"download_{slug}", on_click="ignore")

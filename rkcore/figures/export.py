@@ -5,7 +5,7 @@ sentences shown beside them, the settings behind them and the rkcore version. It
 network: a course page or a lecture hall without network shows it as the dashboard did.
 
 Pure functions (no streamlit): :func:`view_html` from a list of items, :func:`story_html` computes the
-five story steps (rkcore.story) and writes them the same way; the dashboard's export button and the
+five story steps (rkcore.teaching.story) and writes them the same way; the dashboard's export button and the
 ``rkcore export-story`` command both end here.
 """
 from __future__ import annotations
@@ -102,7 +102,7 @@ def view_html(lesson: Lesson, *, version: str | None = None, when: datetime | No
 
 def story_lesson(duel_n: int = 8000, *, progress=None) -> Lesson:
     """The five story steps computed now (the duel is measured now; its caption says when and where)."""
-    from .. import story
+    from ..teaching import story
     from .story import duel_figure, error_curve_figure, matrix_figure, pair_figure
 
     def say(message: str) -> None:

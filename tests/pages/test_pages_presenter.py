@@ -117,7 +117,7 @@ def test_summary_table_carries_the_training_time_spread():
 
 # ============================================================================ the story
 def test_story_duel_sentence_is_true_about_when():
-    from rkcore import story
+    from rkcore.teaching import story
 
     summary = pd.DataFrame({"method": ["kernel_svm", "rk"], "train_seconds": [1.85, 1.20],
                             "accuracy_mean": [0.915, 0.911], "D": [np.nan, 320]})
@@ -128,7 +128,7 @@ def test_story_duel_sentence_is_true_about_when():
 
 
 def test_story_error_axis_ticks_cover_every_D():
-    from rkcore import story
+    from rkcore.teaching import story
     from rkcore.figures.story import error_curve_figure
 
     trials = pd.DataFrame([{"distribution": "rademacher", "D": D, "trial": 0, "seed": 0, "rel_fro": 4 / np.sqrt(D)}
