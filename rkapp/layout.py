@@ -120,10 +120,7 @@ def _script_run_id():
     ctx = get_script_run_ctx()
     if ctx is None:
         return None
-    try:  # internal API: without it, slots are used only when no fragment is running
-        fragment = ctx.current_fragment_id
-    except AttributeError:
-        fragment = None
+    fragment = getattr(ctx, "fragment_ids_this_run", None)  # set during a fragment rerun (not public API)
     return None if fragment else (id(ctx), getattr(ctx, "page_script_hash", None), id(_run.__dict__.get("lead")))
 
 
