@@ -102,9 +102,10 @@ with guarded("the compositional kernel"):
                 fits=f"With these settings n up to {largest_fitting(cost_at, n):,} fits; or lower the largest D "
                      "or the trials.")
     skel, Xp, K = prepared(view, preset)
-    chart(skeleton_figure(skel), skel.describe(), "Skeleton nodes",
-          caption="Squares: input nodes (base kernels); circles: dual activations. Hover a node for its formula. "
-                  "Complexity: expected calls of Algorithm 1 per feature (paper, eq. 11).")
+    with lead():  # the main chart first, above the settings
+        chart(skeleton_figure(skel), skel.describe(), "Skeleton nodes",
+              caption="Squares: input nodes (base kernels); circles: dual activations. Hover a node for its "
+                      "formula. Complexity: expected calls of Algorithm 1 per feature (paper, eq. 11).")
     st.caption(f"{escape_markdown(data.description)} n = {n} points, d = {d} columns ({view.normalization}-normalized rows, then "
                "standardized columns" + (f"; the last column binned into {int(Xp[:, -1].max()) + 1} quantile codes "
                                          "for the categorical node" if PRESETS[preset].n_categories else "") + ").")
@@ -130,10 +131,9 @@ with guarded("the compositional kernel"):
     if not modes:
         raise ValueError("Choose at least one de-duplication mode to draw the error curves.")
     df = error_curves(view, preset, D_list, int(trials), tuple(modes))
-    with lead():  # the main chart first, above the settings
-        chart(compositional_error_figure(df, metric), df, "Compositional error vs D",
-              caption="Line: median over trials; band: 10–90%; dashed: 1/√D through the first point. "
-                      "Same seeds for every mode.")
+    chart(compositional_error_figure(df, metric), df, "Compositional error vs D",
+          caption="Line: median over trials; band: 10–90%; dashed: 1/√D through the first point. "
+                  "Same seeds for every mode.")
     summary = compositional_summary(df, metric)
     table(summary, "Compositional error summary", caption="Median error per D and mode.",
           column_config={k: st.column_config.NumberColumn(format="%.4g") for k in summary.columns if k != "D"})

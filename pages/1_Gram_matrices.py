@@ -18,12 +18,11 @@ page("Gram matrices",
      "The exact Gram matrix $K$ next to its random-feature estimate $\\hat K = ZZ^\\top$, on one color scale.")
 #: what a first visit opens on: handwritten digits, whose exact K shows blocks (points sorted by digit), at a D where
 #: K̂ visibly has the same blocks (relative Frobenius error 0.20 at n = 200; the synthetic N(0, 1) data at D = 256
-#: looked like noise, error 0.61). A link or preset that names the data or D keeps its own.
+#: looked like noise, error 0.61). A link naming any setting, or a preset, keeps the shared defaults.
 OPENING = {"dataset": "digits", "D": 1024}
 OPENED_KEY = "_rk_gram_opened"
-if not st.session_state.get(OPENED_KEY) and not any(
-        is_stored(name) or name in st.query_params or alias in st.query_params
-        for name, alias in (("dataset", "ds"), ("D", "D"))):
+if not st.session_state.get(OPENED_KEY) and not any(is_stored(name) for name in OPENING) and not any(
+        key != "presenter" for key in st.query_params):  # a bare visit: a link naming any setting keeps the rest
     apply_preset(OPENING, reset=False)
 st.session_state[OPENED_KEY] = True
 view = sidebar(maps=True, distributions="single")

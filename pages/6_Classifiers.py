@@ -35,7 +35,8 @@ page("Classifiers",
 #: or the methods keeps its own.
 OPENING = {"n": 1000, "cl_methods": ("kernel_svm", "rk", "scrk")}
 OPENED_KEY = "_rk_classifiers_opened"
-if not st.session_state.get(OPENED_KEY) and not any(is_stored(name) or name in st.query_params for name in OPENING):
+if not st.session_state.get(OPENED_KEY) and not any(is_stored(name) for name in OPENING) and not any(
+        key != "presenter" for key in st.query_params):  # a bare visit: a link naming any setting keeps the rest
     apply_preset(OPENING, reset=False)
 st.session_state[OPENED_KEY] = True
 view = sidebar(kernels=[k for k in ITEMSET_KERNELS if k != "dot"], distributions=None, D=False, n_max=20000)

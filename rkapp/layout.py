@@ -107,28 +107,14 @@ def page(title: str, intro: str | None = None, *, icon: str = ":material/scatter
         st.markdown(intro)
     _run.lead = st.container(key=LEAD_KEY)
     _run.conclusion = st.container(key="rk-conclusion")
-    _run.run_id = _script_run_id()
     if intro and _run.presenter:  # the teacher says it; the chart comes first
         st.markdown(intro)
 
 
-def _script_run_id():
-    """This full script run (a fragment rerun has its own), so :func:`lead` and :func:`notice` never write
-    into the slots of an earlier run kept in this thread."""
-    from streamlit.runtime.scriptrunner import get_script_run_ctx
-
-    ctx = get_script_run_ctx()
-    if ctx is None:
-        return None
-    fragment = getattr(ctx, "fragment_ids_this_run", None)  # set during a fragment rerun (not public API)
-    return None if fragment else (id(ctx), getattr(ctx, "page_script_hash", None), id(_run.__dict__.get("lead")))
-
-
 def _slot(name: str):
-    slot = getattr(_run, name, None)
-    if slot is None or getattr(_run, "run_id", None) is None or _script_run_id() != _run.run_id:
-        return None
-    return slot
+    """A slot page() kept in this script run, or None (a fragment rerun runs in a thread of its own, without
+    them: lead() and notice() then draw in place)."""
+    return getattr(_run, name, None)
 
 
 @contextmanager
