@@ -18,8 +18,8 @@ import threading
 import time
 from dataclasses import dataclass
 
-from .accuracy import estimate_seconds as accuracy_estimate_seconds
-from .accuracy import total_seconds as accuracy_total_seconds
+from .methods import estimate_seconds as accuracy_estimate_seconds
+from .methods import total_seconds as accuracy_total_seconds
 from .itemsets import MAX_ENUMERATION
 from .limits import format_bytes, nbytes
 from .timing import estimate_seconds as timing_estimate_seconds
