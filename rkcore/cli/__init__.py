@@ -34,9 +34,16 @@ __all__ = ["EXIT_OK", "EXIT_USAGE", "EXIT_FAILED", "build_parser", "main"]
 EXIT_OK, EXIT_FAILED, EXIT_USAGE = 0, 1, 2
 
 
+class Parser(argparse.ArgumentParser):
+    """argparse's parser with a one-line error (the usage block is one ``--help`` away)."""
+
+    def error(self, message: str):
+        self.exit(EXIT_USAGE, f"{self.prog}: error: {message} (see {self.prog} --help)\n")
+
+
 def build_parser() -> argparse.ArgumentParser:
     """The ``rkcore`` argument parser (standard library only: no study module is imported)."""
-    parser = argparse.ArgumentParser(
+    parser = Parser(
         prog="rkcore", formatter_class=argparse.RawDescriptionHelpFormatter,
         description="Random feature maps for the itemset kernel (Atarashi, Maji & Oyama, AAAI-19): the paper's "
                     "studies.",

@@ -116,12 +116,15 @@ def write_atomically(writers: dict[Path, Callable[[Path], None]]) -> list[Path]:
     an OSError is raised as a one-line ValueError naming the file.
     """
     staged: list[tuple[Path, str]] = []
+    umask = os.umask(0)
+    os.umask(umask)
     try:
         for path, write in writers.items():
             handle, temporary = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
             os.close(handle)
             staged.append((path, temporary))
             write(Path(temporary))
+            os.chmod(temporary, 0o666 & ~umask)  # mkstemp's 0600 would make results private to the writer
         for path, temporary in staged:
             os.replace(temporary, path)
     except OSError as exc:

@@ -37,7 +37,8 @@ class HelpFormatter(argparse.ArgumentDefaultsHelpFormatter, argparse.RawDescript
     def _get_help_string(self, action: argparse.Action) -> str:
         text = action.help or ""
         default = action.default
-        if default is None or default is False or default == [] or default == argparse.SUPPRESS or "default" in text or not action.option_strings:
+        shown = not (default is None or default is False or default == [] or default == argparse.SUPPRESS)
+        if not shown or "default" in text or not action.option_strings:
             return text
         if isinstance(default, (list, tuple)):
             return f"{text} (default: {','.join(f'{v:g}' if isinstance(v, float) else str(v) for v in default)})"

@@ -13,7 +13,7 @@ import time
 
 from tqdm import tqdm
 
-LINE_FORMAT = "{desc}{percentage:5.1f}% | {elapsed}<{remaining} | {postfix}"
+LINE_FORMAT = "{desc}{percentage:5.1f}% | {elapsed}<{remaining}"
 BAR_FORMAT = "{desc}{percentage:5.1f}%|{bar}| {elapsed}<{remaining} {postfix}"
 
 
@@ -47,8 +47,8 @@ class Progress:
             self._bar.update(fraction - self._bar.n)
         elif fraction >= 1.0 or fraction - self._last >= 0.1:
             line = tqdm.format_meter(fraction, 1.0, time.monotonic() - self._started, prefix=self._prefix(),
-                                     bar_format=LINE_FORMAT, postfix=message)
-            self.stream.write(line + "\n")
+                                     bar_format=LINE_FORMAT)
+            self.stream.write(f"{line} | {message}\n")
             self.stream.flush()
         else:
             return
