@@ -104,7 +104,8 @@ def get_method(key: str) -> Method:
         raise ValueError(f"Unknown method {key!r}; allowed: {', '.join(map(repr, METHODS))}.") from None
 
 
-def estimate_seconds(method_keys: Sequence[str], n_train: int, n_test: int, d: int, D_list, degree: int) -> pd.DataFrame:
+def estimate_seconds(method_keys: Sequence[str], n_train: int, n_test: int, d: int, D_list,
+                     degree: int) -> pd.DataFrame:
     """Rough seconds of one fit + prediction per (method, D) from the methods' cost models
     (predicting is taken as a tenth of fitting on as many points). Columns: method, label, D, seconds."""
     rows = []

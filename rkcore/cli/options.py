@@ -125,7 +125,8 @@ def parse_Ds(text: str, d: int, *, high: int = 2**20) -> list[int]:
         try:
             value = float(part[:-1]) * d if part.endswith("d") else float(part)
         except ValueError:
-            raise ValueError(f"--D entries must be integers or multiples of d such as '16d'; got {part[:40]!r}.") from None
+            raise ValueError("--D entries must be integers or multiples of d such as '16d'; "
+                             f"got {part[:40]!r}.") from None
         if not math.isfinite(value) or not 1 <= value <= high or (not part.endswith("d") and value != int(value)):
             raise ValueError(f"--D entries must give a number of random features from 1 to {high} "
                              f"(d = {d}); got {part[:40]!r}.")
