@@ -24,6 +24,9 @@ from pathlib import Path
 from typing import Callable, Iterable
 
 
+MOVIELENS_FILES = ("u.data", "u.user", "u.item")
+
+
 def sibling(path: Path, tag: str) -> Path:
     """``results.csv`` -> ``results.<tag>.csv`` (same format)."""
     return path.with_name(f"{path.stem}.{tag}{path.suffix}")
@@ -35,12 +38,14 @@ def provenance_path(path: Path) -> Path:
 
 
 def input_files(data: str | None) -> list[Path]:
-    """The files a ``--data`` value reads: the file, or every file of a folder (MovieLens); none for builtin:."""
+    """The files a ``--data`` value reads: the file, or a MovieLens folder's u.data, u.user and u.item (every
+    file of another folder); none for builtin:KEY."""
     if not data or data.startswith("builtin:"):
         return []
     path = Path(data)
     if path.is_dir():
-        return sorted(p for p in path.iterdir() if p.is_file())
+        files = sorted(p for p in path.iterdir() if p.is_file())
+        return [p for p in files if p.name in MOVIELENS_FILES] or files
     return [path]
 
 

@@ -1,7 +1,7 @@
 """The work behind ``rkcore timing``, ``table1`` and ``accuracy``: data, engines, tables and provenance.
 
 Imported only once the arguments have parsed (numpy, pandas, scikit-learn and the engines load here),
-so that ``--help`` and ``--version`` answer at once. Each ``run_*`` takes the parsed arguments, a
+so that ``--help`` and ``--version`` answer at once. Each ``*_command`` takes the parsed arguments, a
 :class:`~rkcore.cli.progress.Progress` and an optional Dask client, prints its report on stdout and
 returns ``({tag: table}, extra provenance)``; the tag "" is the main table (``--out``), others go to
 sibling files (``--out`` ``results.csv`` -> ``results.<tag>.csv``).
@@ -105,7 +105,7 @@ def provenance(command: str, argv: list[str], args: argparse.Namespace, started:
 
 
 # ----------------------------------------------------------------------------- timing
-def run_timing(args, progress: Progress, client) -> tuple[dict, dict]:
+def timing_command(args, progress: Progress, client) -> tuple[dict, dict]:
     preset = names.FIGURE1 if args.figure1 else names.TIMING_DEFAULTS
     maps = [k for group in (args.maps or [preset["maps"]]) for k in group]
     repeats = args.repeats if args.repeats is not None else (3 if args.figure1 else 5)
@@ -123,7 +123,7 @@ def run_timing(args, progress: Progress, client) -> tuple[dict, dict]:
 
 
 # ----------------------------------------------------------------------------- table1
-def run_table1(args, progress: Progress, client) -> tuple[dict, dict]:
+def table1_command(args, progress: Progress, client) -> tuple[dict, dict]:
     data = load_movielens(args.data, n_samples=args.n, random_state=args.seed if args.sample == "random" else None,
                           sparse=True)
     X = normalize(data.X, "l1")
@@ -177,7 +177,7 @@ def _accuracy_plan(args, d: int, n: int) -> dict:
     return {"kernel": kernel, "methods": methods, "Ds": Ds, "split": split, "params": params}
 
 
-def run_accuracy(args, progress: Progress, client) -> tuple[dict, dict]:
+def accuracy_command(args, progress: Progress, client) -> tuple[dict, dict]:
     data = load_data(args.data, args.target, args.n_samples, args.seed)
     X = normalize(data.X, args.normalize)
     plan = _accuracy_plan(args, X.shape[1], X.shape[0])
@@ -201,4 +201,4 @@ def run_accuracy(args, progress: Progress, client) -> tuple[dict, dict]:
     return {"": df, "validation": validation}, {"split": sizes, "dataset": data.name}
 
 
-RUNS = {"timing": run_timing, "table1": run_table1, "accuracy": run_accuracy}
+RUNS = {"timing": timing_command, "table1": table1_command, "accuracy": accuracy_command}

@@ -113,6 +113,30 @@ def test_an_unwritable_folder_is_refused_before_the_study(data_csv, capsys):
     refused_before_work(capsys, accuracy(data_csv, "--out", "/no/such/folder/r.csv"), "does not exist")
 
 
+def test_table1_writes_every_table_and_never_into_its_data(tmp_path, capsys):
+    """One progress section per kernel, --raw beside --out, checksums of every MovieLens file read; an output
+    named as a file of the data folder is refused."""
+    from tests.studies.conftest import write_movielens
+
+    folder = tmp_path / "ml"
+    folder.mkdir()
+    write_movielens(folder)
+    argv = ["table1", "--data", str(folder), "--n", "40", "--trials", "2", "--multiples", "2",
+            "--kernels", "anova2,all_subsets"]
+    assert main(argv + ["--out", str(tmp_path / "t.csv"), "--raw", str(tmp_path / "raw.csv")]) == 0
+    out, err = capsys.readouterr()
+    assert "(a) Second-order ANOVA kernel: 100.0%" in err and "(c) All-subsets kernel: 100.0%" in err
+    assert set(pd.read_csv(tmp_path / "t.csv")["kernel_key"]) == {"anova2", "all_subsets"}
+    assert set(pd.read_csv(tmp_path / "raw.csv")["kernel_key"]) == {"anova2", "all_subsets"}
+    record = json.loads((tmp_path / "t.provenance.json").read_text())
+    assert {Path(p).name for p in record["inputs"]} >= {"u.data", "u.user", "u.item"}
+    before = (folder / "u.data").read_bytes()
+    (tmp_path / "ratings.csv").symlink_to(folder / "u.data")
+    refused_before_work(capsys, argv + ["--out", str(tmp_path / "new.csv"), "--raw", str(tmp_path / "ratings.csv"),
+                                        "--overwrite"], "is the input file")
+    assert (folder / "u.data").read_bytes() == before
+
+
 def test_raw_and_out_must_differ(tmp_path, capsys):
     out = str(tmp_path / "t.csv")
     refused_before_work(capsys, ["table1", "--data", str(tmp_path), "--out", out, "--raw", out], "written twice")
