@@ -11,12 +11,12 @@ __version__ = "0.1.0"
 
 #: public name -> the module that defines it
 _EXPORTS = {
-    "DISTRIBUTIONS": ".distributions", "get_distribution": ".distributions",
-    "ItemsetFamily": ".itemsets",
-    "all_subsets_kernel": ".kernels", "anova_kernel": ".kernels", "dot_kernel": ".kernels",
-    "explicit_features": ".kernels", "itemset_kernel": ".kernels", "polynomial_kernel": ".kernels",
-    "up_to_kernel": ".kernels",
-    "RandomKernel": ".maps",
+    "DISTRIBUTIONS": ".maps.distributions", "get_distribution": ".maps.distributions",
+    "ItemsetFamily": ".kernels.itemsets",
+    "all_subsets_kernel": ".kernels.exact", "anova_kernel": ".kernels.exact", "dot_kernel": ".kernels.exact",
+    "explicit_features": ".kernels.exact", "itemset_kernel": ".kernels.exact", "polynomial_kernel": ".kernels.exact",
+    "up_to_kernel": ".kernels.exact",
+    "RandomKernel": ".maps.random_kernel",
 }
 __all__ = ["__version__", *_EXPORTS]
 

@@ -105,7 +105,7 @@ def _run(runs, args: argparse.Namespace, argv: list[str]) -> tuple[dict, dict]:
     client = None
     try:
         if args.scheduler:
-            from ..distributed import connect
+            from ..studies.distributed import connect
 
             client = connect(args.scheduler)
             progress.note(f"Dask scheduler: {client.scheduler.address} "
@@ -114,7 +114,7 @@ def _run(runs, args: argparse.Namespace, argv: list[str]) -> tuple[dict, dict]:
     finally:
         progress.close()
         if client is not None:
-            from ..distributed import close
+            from ..studies.distributed import close
 
             close(client)
     written = [str(p) for p in runs.output_paths(args) if p.suffix != ".json"]

@@ -12,12 +12,12 @@ MAP_KEYS = ("rk", "scrk", "ts", "rm", "rff", "nystroem")
 #: study kernels of ``rkcore accuracy``: rkcore.registry.KERNELS that RK features approximate without an
 #: extra parameter (the itemset kernel needs a family)
 ACCURACY_KERNELS = ("anova", "all_subsets", "dot", "up_to")
-#: rkcore.methods.METHODS
+#: rkcore.registry.METHODS
 METHOD_KEYS = ("kernel_svm", "poly_svm", "fm", "all_subsets_model", "rk", "scrk", "ts", "rm", "sparse_rf")
-#: rkcore.methods.DEFAULT_C_GRID and SELECTION_METRICS
+#: rkcore.studies.accuracy.DEFAULT_C_GRID and SELECTION_METRICS
 DEFAULT_C_GRID = (0.1, 1.0, 10.0, 100.0, 1000.0)
 SELECTION_METRICS = ("accuracy", "balanced_accuracy")
-#: rkcore.datasets.BUILTIN: key -> what it is (for the help text)
+#: rkcore.data.datasets.BUILTIN: key -> what it is (for the help text)
 BUILTIN_DATASETS = {
     "interactions": "synthetic pairwise interactions, binary labels",
     "gaussian": "i.i.d. N(0, 1) features, no labels (timing only)",
@@ -25,11 +25,11 @@ BUILTIN_DATASETS = {
     "wine": "Wine, 178 x 13, 3 classes",
     "digits": "Digits 8x8, 1797 x 64, 10 classes",
 }
-#: rkcore.table1.KERNELS and MULTIPLES
+#: rkcore.studies.table1.KERNELS and MULTIPLES
 TABLE1_KERNELS = ("anova2", "anova3", "all_subsets")
 TABLE1_MULTIPLES = (2, 4, 8, 16)
-#: rkcore.timing.FIGURE1 (paper Figure 1) and the default timing grid
+#: rkcore.studies.timing.FIGURE1 (paper Figure 1) and the default timing grid
 FIGURE1 = {"maps": ["rk", "scrk", "ts", "rm"], "d": [512, 1024, 2048, 4096], "D": [8192], "n": [1000], "degree": 2}
 TIMING_DEFAULTS = {"maps": ["rk", "scrk"], "d": [128, 256, 512], "D": [2048], "n": [500]}
-#: rkcore.datasets.NORMALIZATIONS offered by the command line
+#: rkcore.data.datasets.NORMALIZATIONS offered by the command line
 NORMALIZATIONS = ("l1", "l2", "none")

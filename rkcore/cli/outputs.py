@@ -56,7 +56,7 @@ def check_input(data: str) -> None:
     try:
         mode = os.stat(data).st_mode
     except OSError:
-        raise ValueError(f"--data {data!r} is neither builtin:KEY, a MovieLens folder nor a file.") from None
+        raise ValueError(f"--data {data!r} does not exist: give builtin:KEY, a MovieLens folder or a file.") from None
     if not (stat.S_ISREG(mode) or stat.S_ISDIR(mode)):
         raise ValueError(f"--data {data!r} is not a regular file or folder (a pipe or device is not read).")
 

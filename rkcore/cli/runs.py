@@ -19,13 +19,13 @@ import pandas as pd
 from threadpoolctl import threadpool_info, threadpool_limits
 
 from .. import __version__
-from ..accuracy import PAPER_SPLIT, accuracy_study, check_study, format_table
-from ..datasets import load_builtin, load_csv, load_libsvm, load_movielens, normalize
-from ..limits import require_memory
+from ..base.limits import require_memory
+from ..data.datasets import load_builtin, load_csv, load_libsvm, load_movielens, normalize
 from ..registry import KernelSpec
-from ..table1 import format_tables, run_table1
-from ..table1 import KERNELS as TABLE1_KERNELS
-from ..timing import render_report, time_maps
+from ..studies.accuracy import PAPER_SPLIT, accuracy_study, check_study, format_table
+from ..studies.table1 import KERNELS as TABLE1_KERNELS
+from ..studies.table1 import format_tables, run_table1
+from ..studies.timing import render_report, time_maps
 from . import names
 from .options import MAX_SEED, parse_Ds, parse_params, split_of
 from .outputs import input_files, provenance_path, sha256, sibling

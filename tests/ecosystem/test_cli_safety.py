@@ -230,13 +230,15 @@ def test_help_and_version_load_no_numeric_stack():
 
 
 def test_the_names_in_the_help_are_the_registry_s():
-    from rkcore import datasets, methods, registry, table1, timing
+    from rkcore import registry
+    from rkcore.data import datasets
+    from rkcore.studies import accuracy, table1, timing
 
     assert names.MAP_KEYS == tuple(registry.MAPS)
     assert names.ACCURACY_KERNELS == tuple(k for k in registry.KERNELS
                                            if k in registry.MAPS["rk"].kernels and k != "itemset")
-    assert names.METHOD_KEYS == tuple(methods.METHODS)
-    assert names.DEFAULT_C_GRID == methods.DEFAULT_C_GRID and names.SELECTION_METRICS == methods.SELECTION_METRICS
+    assert names.METHOD_KEYS == tuple(registry.METHODS)
+    assert names.DEFAULT_C_GRID == accuracy.DEFAULT_C_GRID and names.SELECTION_METRICS == accuracy.SELECTION_METRICS
     assert tuple(names.BUILTIN_DATASETS) == tuple(datasets.BUILTIN)
     assert names.TABLE1_KERNELS == tuple(table1.KERNELS) and names.TABLE1_MULTIPLES == table1.MULTIPLES
     assert names.FIGURE1 == timing.FIGURE1
@@ -245,9 +247,9 @@ def test_the_names_in_the_help_are_the_registry_s():
 
 def test_engines_never_import_the_command_line():
     """One-way layers: rkcore.cli imports the engines; no engine (nor a figure) imports rkcore.cli, and the
-    accuracy figure takes its method table from rkcore.methods, not from the engine."""
-    for module in ("accuracy", "timing", "table1", "methods", "figures/accuracy"):
+    accuracy figure takes its method table from the registry, not from the engine."""
+    for module in ("studies/accuracy", "studies/timing", "studies/table1", "registry", "figures/accuracy"):
         text = (REPO / "rkcore" / f"{module}.py").read_text()
         assert "from .cli" not in text and "rkcore.cli" not in text and "from ..cli" not in text, module
     figure = (REPO / "rkcore" / "figures" / "accuracy.py").read_text()
-    assert "from ..accuracy" not in figure and "from ..methods import" in figure
+    assert "from ..studies" not in figure and "from ..registry import get_method" in figure

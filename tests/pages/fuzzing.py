@@ -398,9 +398,9 @@ def _no_escaping():
 def _gram_zeroed():
     import numpy as np
 
-    import rkcore.gram
+    import rkcore.studies.gram
 
-    original = rkcore.gram.gram_pair
+    original = rkcore.studies.gram.gram_pair
 
     def gram_pair(*args, **kwargs):
         K, K_hat = original(*args, **kwargs)
@@ -439,8 +439,7 @@ def _preload_app_modules() -> None:
     """Import what the pages import, so that a mutant patches every binding before the first run."""
     import rkapp  # noqa: F401
     import rkapp.data  # noqa: F401
-    import rkcore.gram  # noqa: F401
-    import rkcore.views  # noqa: F401
+    import rkcore.studies.gram  # noqa: F401
 
 
 def main(argv=None) -> int:

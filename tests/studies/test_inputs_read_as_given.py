@@ -9,7 +9,7 @@ import pytest
 import scipy.sparse as sp
 
 from rkapp.state import FIELDS
-from rkcore.bounds import l1_radius
+from rkcore.theory.bounds import l1_radius
 from rkcore.registry import KernelSpec
 from tests.conftest import error_texts, plotly_figures
 

@@ -4,11 +4,11 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 
-from rkcore import table1
+from rkcore.studies import table1
 from rkcore.__main__ import main as rkcore_main
-from rkcore.datasets import load_movielens, normalize
-from rkcore.experiments import method_label, trial_seed
-from rkcore.kernels import anova_newton_float
+from rkcore.data.datasets import load_movielens, normalize
+from rkcore.studies.errors import method_label, trial_seed
+from rkcore.kernels.exact import anova_newton_float
 from rkcore.registry import KernelSpec, make_map
 
 
@@ -67,7 +67,7 @@ def test_cli_options_change_the_protocol(tmp_path, capsys, movielens):
     results = {}
     for extra in ([], ["--pairs", "all"], ["--sample", "random"]):
         out = tmp_path / f"s{len(results)}.csv"
-        assert table1.main(base + extra + ["--out", str(out)]) == 0
+        assert rkcore_main(["table1", *base, *extra, "--out", str(out)]) == 0
         results[tuple(extra)] = pd.read_csv(out).set_index("method")["mean"]
     capsys.readouterr()
     assert len(results[()]) == 5
@@ -77,10 +77,10 @@ def test_cli_options_change_the_protocol(tmp_path, capsys, movielens):
 
 
 def test_cli_errors(tmp_path, capsys):
-    assert table1.main(["--data", str(tmp_path / "absent"), "--quiet"]) == 2
+    assert rkcore_main(["table1", "--data", str(tmp_path / "absent"), "--quiet"]) == 2
     assert "does not exist" in capsys.readouterr().err
     # usage errors: exit code 2 with the reason, before any data is read
-    assert table1.main(["--data", str(tmp_path), "--kernels", "rbf"]) == 2
-    assert "unknown kernel(s) ['rbf']" in capsys.readouterr().err
-    assert table1.main(["--data", str(tmp_path), "--trials", "0"]) == 2
-    assert "must be an integer >= 1, got 0" in capsys.readouterr().err
+    assert rkcore_main(["table1", "--data", str(tmp_path), "--kernels", "rbf"]) == 2
+    assert "unknown kernel 'rbf'" in capsys.readouterr().err
+    assert rkcore_main(["table1", "--data", str(tmp_path), "--trials", "0"]) == 2
+    assert "must be an integer from 1 to 10000, got 0" in capsys.readouterr().err
