@@ -40,7 +40,8 @@ def _codec(default) -> tuple[Callable[[str], Any], Callable[[Any], str]]:
     if isinstance(default, float):
         return (lambda s: float(s.strip()), lambda v: repr(float(v)))
     if isinstance(default, tuple):
-        return (lambda s: tuple(t for t in (p.strip() for p in s.split(",")) if t), ",".join)
+        # each choice once: "rademacher,rademacher" would draw a line twice, then be refused as too many
+        return (lambda s: tuple(dict.fromkeys(t for t in (p.strip() for p in s.split(",")) if t)), ",".join)
     return (str, str)
 
 

@@ -1,15 +1,33 @@
-"""rkcore: random feature maps for the itemset kernel (Atarashi, Maji & Oyama, AAAI-19)."""
-from .maps.distributions import DISTRIBUTIONS, get_distribution
-from .kernels.itemsets import ItemsetFamily
-from .kernels.exact import (
-    all_subsets_kernel,
-    anova_kernel,
-    dot_kernel,
-    explicit_features,
-    itemset_kernel,
-    polynomial_kernel,
-    up_to_kernel,
-)
-from .maps.random_kernel import RandomKernel
+"""rkcore: random feature maps for the itemset kernel (Atarashi, Maji & Oyama, AAAI-19).
+
+The public names below load on first use (PEP 562), so that ``import rkcore`` - and with it the
+``rkcore --version`` / ``--help`` command - does not pay for numpy, SciPy and scikit-learn.
+"""
+from __future__ import annotations
+
+from importlib import import_module
 
 __version__ = "0.1.0"
+
+#: public name -> the module that defines it
+_EXPORTS = {
+    "DISTRIBUTIONS": ".maps.distributions", "get_distribution": ".maps.distributions",
+    "ItemsetFamily": ".kernels.itemsets",
+    "all_subsets_kernel": ".kernels.exact", "anova_kernel": ".kernels.exact", "dot_kernel": ".kernels.exact",
+    "explicit_features": ".kernels.exact", "itemset_kernel": ".kernels.exact", "polynomial_kernel": ".kernels.exact",
+    "up_to_kernel": ".kernels.exact",
+    "RandomKernel": ".maps.random_kernel",
+}
+__all__ = ["__version__", *_EXPORTS]
+
+
+def __getattr__(name: str):
+    if name in _EXPORTS:
+        value = getattr(import_module(_EXPORTS[name], __name__), name)
+        globals()[name] = value  # later look-ups skip this function
+        return value
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+
+
+def __dir__() -> list[str]:
+    return sorted({*globals(), *_EXPORTS})

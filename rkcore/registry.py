@@ -18,7 +18,7 @@ both are re-exported here.
 from __future__ import annotations
 
 import re
-from collections.abc import Mapping
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field, replace
 from typing import Callable
 
@@ -77,7 +77,11 @@ class KernelSpec:
         if isinstance(g, (bool, np.bool_)) or not isinstance(g, (int, float, np.integer, np.floating)) \
                 or not np.isfinite(g) or g <= 0:
             raise ValueError(f"gamma={g!r} is not allowed: the RBF width must be a finite number > 0.")
-        if isinstance(self.itemsets, list):  # keep the spec hashable (st.cache_data, URLs)
+        if isinstance(self.itemsets, (list, tuple)):  # keep the spec hashable (st.cache_data, URLs)
+            for v in self.itemsets:  # tuple() of a dict keeps its keys, of a str its characters: refuse both
+                if isinstance(v, (Mapping, str, bytes)) or not isinstance(v, Iterable):
+                    raise ValueError(f"itemsets must be sequences of feature indices; got {v!r} "
+                                     f"({type(v).__name__}).")
             object.__setattr__(self, "itemsets", tuple(tuple(v) for v in self.itemsets))
 
     @property

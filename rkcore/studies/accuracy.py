@@ -4,19 +4,8 @@
 picks the regularization C on the validation set and then, for every method,
 number of random features D and trial (random seed), fits on the training set
 and records test accuracy, training time and testing time in a tidy DataFrame
-(one row per fit). Methods are entries of :data:`METHODS`, keyed as in the paper:
-
-==================  =================================================================
-kernel_svm          SVM on the exact study kernel (libsvm, precomputed Gram)
-poly_svm            SVM on the exact polynomial kernel (c + <x, y>)^m (Figure 3)
-fm                  m-order factorization machine (rank 30, as in the paper)
-all_subsets_model   the all-subsets model (rank 30)
-rk, scrk            linear SVM on RK / SCRK features of the study kernel
-ts, rm              linear SVM on Tensor Sketch / Random Maclaurin features of the
-                    polynomial kernel of the same degree (Figure 3)
-sparse_rf           Sparse Random Features (Yen et al. 2014) over RK features;
-                    D = features drawn in total
-==================  =================================================================
+(one row per fit). The methods (keys, labels, colours, targets, cost models) are the
+table :data:`rkcore.registry.METHODS`; this module builds and fits them.
 
 Regularization follows the paper: "All the methods have a regularization
 hyperparameter, which we set on the basis of the validation accuracy of the
@@ -31,17 +20,33 @@ third-order FM on L1-normalised MovieLens rows stops at its flat start as a cons
 With ``shared_C=False`` every (method, D) picks its own C on the validation set
 (trial 0's seed).
 
+The validation score that picks C (``select_by``) is accuracy in the paper; on unbalanced labels
+(MovieLens: 21% positives) every C that predicts the majority class ties with the best, and the most
+regularized of them - a constant classifier - wins; ``"balanced_accuracy"`` avoids that.
+
+The result has one row per fit with columns ``method, label, kernel, D`` (NaN for methods without random
+features), ``trial, seed, accuracy, balanced_accuracy`` (mean per-class recall: 0.5 for a constant
+prediction on two classes), ``train_seconds, test_seconds, C, model_size`` (support vectors / rank / D /
+non-zero features), ``n_train, n_test``. ``df.attrs["validation"]`` holds the validation records
+(selection, kernel, D, C, val_accuracy, val_balanced_accuracy); ``df.attrs["split"]`` the sizes and the
+test accuracy of always predicting the majority training class.
+
 Times are wall-clock ``time.perf_counter()`` around ``fit(X_train)`` and
 ``predict(X_test)`` - mapping included - measured fresh for every row, never cached.
+
+With a Dask ``client`` the fits run on the cluster (C is validated locally first); the split data are
+scattered once. Same seeds, same accuracies as a local run (times differ), on workers with one thread
+each (or process workers): liblinear, used by ``sparse_rf``, draws from libc's process-global
+``rand()``, so fits running in threads of one process interleave their draws and the number of kept
+features can change from run to run.
 """
 from __future__ import annotations
 
-import ast
 import math
-import sys
 import time
 from collections.abc import Mapping
-from pathlib import Path
+from dataclasses import dataclass
+from fractions import Fraction
 from typing import Callable, Sequence
 
 import numpy as np
@@ -49,9 +54,12 @@ import pandas as pd
 import scipy.sparse as sp
 from sklearn.metrics import balanced_accuracy_score
 from sklearn.model_selection import train_test_split
+from sklearn.pipeline import Pipeline
 from sklearn.svm import SVC
 from sklearn.utils import check_random_state
 
+from ..base.validation import check_int
+from ..kernels.exact import is_integer
 from ..learners import (
     AllSubsetsModelClassifier,
     ExactKernelSVC,
@@ -60,16 +68,23 @@ from ..learners import (
     exact_gram,
     random_feature_pipeline,
 )
-from ..data.datasets import load_builtin, load_csv, load_libsvm, load_movielens, normalize
-from ..registry import KERNELS, METHODS, KernelSpec, get_method
+from ..registry import METHODS, KernelSpec, get_method
 from ..registry import MethodEntry as Method  # the old name, still importable
-from ..base.validation import check_int
+
+__all__ = ["DEFAULT_C_GRID", "METHODS", "SELECTION_METRICS", "Method", "PAPER_SPLIT", "accuracy_study",
+           "check_study", "estimate_seconds", "format_table", "get_method", "speedups", "split_indices",
+           "split_sizes", "summarize", "total_seconds", "validate_C_kernel_svm"]
 
 DEFAULT_C_GRID = (0.1, 1.0, 10.0, 100.0, 1000.0)
+SELECTION_METRICS = ("accuracy", "balanced_accuracy")
 #: the paper's MovieLens 100K split (Section 6)
 PAPER_SPLIT = (21_200, 1_000, 20_202)
+#: the split of any smaller dataset
+DEFAULT_SPLIT = (0.5, 0.1, 0.4)
 FM_RANK = 30
 SPARSE_RF_ITERATIONS = 4
+#: seeds reach scikit-learn and numpy, which take 32-bit seeds
+MAX_SEED = 2**32 - 1
 
 COLUMNS = ["method", "label", "kernel", "D", "trial", "seed", "accuracy", "balanced_accuracy", "train_seconds",
            "test_seconds", "C", "model_size", "n_train", "n_test"]
@@ -145,7 +160,8 @@ def _model_size(method: Method, est, D) -> int:
     return _LEARNERS[method.learner][1](est, D)
 
 
-def estimate_seconds(method_keys: Sequence[str], n_train: int, n_test: int, d: int, D_list, degree: int) -> pd.DataFrame:
+def estimate_seconds(method_keys: Sequence[str], n_train: int, n_test: int, d: int, D_list,
+                     degree: int) -> pd.DataFrame:
     """Rough seconds of one fit + prediction per (method, D) from the methods' cost models
     (predicting is taken as a tenth of fitting on as many points). Columns: method, label, D, seconds."""
     rows = []
@@ -191,20 +207,66 @@ def _as_xy(data):
 
 
 def split_sizes(n: int, split) -> tuple[int, int, int]:
-    """Train / validation / test sizes from counts or fractions of n (their sum must be <= n)."""
-    if len(split) != 3:
+    """Train / validation / test sizes from counts or fractions of n (their sum must be <= n).
+
+    Fractions are shared out by largest remainder, so fractions that sum to 1 give parts that
+    sum to exactly n (rounding each part alone asked for n + 1 at every n = 7, 15, 19 mod 20)
+    and each part is within one sample of its exact share.
+    """
+    if not isinstance(split, (tuple, list)) or len(split) != 3:
         raise ValueError(f"split must be (train, validation, test); got {split!r}.")
-    sizes = []
     for part in split:
-        if isinstance(part, (bool, np.bool_)) or not isinstance(part, (int, float, np.integer, np.floating)) \
-                or not np.isfinite(part) or part <= 0 or (part >= 1 and float(part) != int(part)):
-            raise ValueError(f"split entries must be positive counts or fractions in (0, 1), counts whole numbers; got {split!r}.")
-        sizes.append(int(part) if float(part) >= 1 else int(round(float(part) * n)))
+        is_number = isinstance(part, (int, float, np.integer, np.floating)) and not isinstance(part, (bool, np.bool_))
+        if not is_number or (isinstance(part, (float, np.floating)) and not math.isfinite(part)) or part <= 0 \
+                or (part >= 1 and not is_integer(part)):
+            raise ValueError("split entries must be positive counts or fractions in (0, 1), counts whole numbers; "
+                             f"got {split!r}.")
+    exact = {i: Fraction(float(p)) * n for i, p in enumerate(split) if p < 1}
+    sizes = [int(p) if p >= 1 else math.floor(exact[i]) for i, p in enumerate(split)]
+    short = round(sum(exact.values(), Fraction(0))) - sum(sizes[i] for i in exact)
+    for i in sorted(exact, key=lambda i: (sizes[i] - exact[i], i))[:short]:
+        sizes[i] += 1
     if sum(sizes) > n:
-        raise ValueError(f"split {split!r} asks for {sum(sizes)} samples but the dataset has only {n}.")
+        raise ValueError(f"split {tuple(split)!r} asks for {sum(sizes)} samples but the dataset has only {n}.")
     if min(sizes) < 2:
-        raise ValueError(f"split {split!r} gives a part with fewer than 2 samples (sizes {sizes}).")
+        raise ValueError(f"split {tuple(split)!r} gives a part with fewer than 2 samples (sizes {sizes}).")
     return tuple(sizes)
+
+
+def split_indices(y, sizes: tuple[int, int, int], random_state=0, stratify: bool = True):
+    """Train, validation and test row indices of the given sizes, stratified by y if asked.
+
+    Parameters
+    ----------
+    y : ndarray of shape (n_samples,)
+        Labels.
+    sizes : (int, int, int)
+        Train, validation and test counts (sum <= n_samples).
+    random_state : int or None, default=0
+        Seed of the split.
+    stratify : bool, default=True
+        Keep the class proportions of y in each part (each class needs at least two
+        members in every part it is split between).
+
+    Returns
+    -------
+    train, validation, test : ndarray of int
+        Disjoint row indices.
+    """
+    n_train, n_val, n_test = sizes
+    index = np.arange(len(y))
+    if not stratify:
+        order = check_random_state(random_state).permutation(len(y))
+        return order[:n_train], order[n_train:n_train + n_val], order[n_train + n_val:n_train + n_val + n_test]
+    try:
+        rest, test = train_test_split(index, train_size=n_train + n_val, test_size=n_test, stratify=y,
+                                      random_state=random_state)
+        train, val = train_test_split(rest, train_size=n_train, test_size=n_val, stratify=y[rest],
+                                      random_state=random_state)
+    except ValueError as exc:
+        raise ValueError(f"cannot stratify the split {sizes} by class: {exc} "
+                         "(use fewer classes, larger parts, or stratify=False).") from None
+    return train, val, test
 
 
 def _check_methods(methods: Sequence[str], kernel: KernelSpec) -> list[Method]:
@@ -242,8 +304,6 @@ def check_study(methods: Sequence[str], kernel: KernelSpec, n_features: int, n_c
     method_params : mapping or None, default=None
         Estimator overrides per method key, as for :func:`accuracy_study`.
     """
-    from sklearn.pipeline import Pipeline
-
     chosen = _check_methods(methods, kernel)
     Ds = [int(D) for D in n_components_list]
     if any(D < 1 for D in Ds) or (not Ds and any(m.uses_D for m in chosen)):
@@ -258,7 +318,8 @@ def check_study(methods: Sequence[str], kernel: KernelSpec, n_features: int, n_c
         if spec.name in ("anova", "up_to", "polynomial") and spec.degree > n_features and spec.name != "polynomial":
             raise ValueError(f"{method.key}: degree {spec.degree} exceeds the number of features d = {n_features}.")
         try:
-            est = _build(method, spec, max(Ds) if method.uses_D else None, 1.0, 100, 0, params.get(method.key, {}))
+            est = _build(method, spec, max(Ds) if method.uses_D else None, 1.0, 100, 0,
+                                  params.get(method.key, {}))
             for step in ([s for _, s in est.steps] if isinstance(est, Pipeline) else [est]):
                 step._validate_params()
         except (TypeError, ValueError) as exc:
@@ -277,9 +338,6 @@ def validate_C_kernel_svm(spec: KernelSpec, X_train, y_train, X_val, y_val, C_gr
     return pd.DataFrame(rows)
 
 
-SELECTION_METRICS = ("accuracy", "balanced_accuracy")
-
-
 def _scores(y_true, pred) -> dict:
     return {"val_accuracy": float(np.mean(pred == y_true)),
             "val_balanced_accuracy": float(balanced_accuracy_score(y_true, pred))}
@@ -294,7 +352,7 @@ def _best_C(table: pd.DataFrame, select_by: str = "accuracy") -> float:
 
 # ----------------------------------------------------------------------------- the study
 def accuracy_study(dataset_or_XY, methods: Sequence[str], n_components_list: Sequence[int], n_trials: int = 3, *,
-                   kernel: KernelSpec | None = None, split=(0.5, 0.1, 0.4), C_grid=DEFAULT_C_GRID,
+                   kernel: KernelSpec | None = None, split=DEFAULT_SPLIT, C_grid=DEFAULT_C_GRID,
                    shared_C: bool = True, select_by: str = "accuracy",
                    method_params: Mapping[str, dict] | None = None, random_state=0,
                    progress: Callable[[int, int, str], None] | None = None, stratify: bool = True,
@@ -316,16 +374,13 @@ def accuracy_study(dataset_or_XY, methods: Sequence[str], n_components_list: Seq
     split : (train, validation, test)
         Counts, or fractions of n; one seeded random split shared by all fits.
     stratify : bool, default=True
-        Keep the class proportions in all three parts (``train_test_split(...,
-        stratify=y)``; MovieLens has 21% positives); False draws a plain permutation.
+        Keep the class proportions in all three parts; False draws a plain permutation.
     C_grid : sequence of float
         Candidate C values, chosen by validation accuracy (see the module docstring).
     shared_C : bool
         One C per kernel from the exact kernel SVM (the paper) or one per (method, D).
     select_by : {"accuracy", "balanced_accuracy"}
-        Validation score that picks C. The paper uses accuracy; on unbalanced labels
-        (MovieLens: 21% positives) every C that predicts the majority class ties with
-        the best, and the most regularized of them - a constant classifier - wins.
+        Validation score that picks C (the paper: accuracy; see the module docstring).
     method_params : mapping method key -> dict of estimator parameters
         Overrides, e.g. ``{"fm": {"max_iter": 100, "init_scale": 1.0},
         "rk": {"clf__max_iter": 2000}, "sparse_rf": {"n_iter": 8}}``.
@@ -334,22 +389,13 @@ def accuracy_study(dataset_or_XY, methods: Sequence[str], n_components_list: Seq
     progress : callable (done, total, message) or None
         Called before every fit and once at the end (done == total).
     client : dask.distributed.Client or None
-        Run the fits on this Dask cluster (C is validated locally first); the split data
-        are scattered once. Same seeds, same accuracies as a local run (times differ), on workers
-        with one thread each (or process workers): liblinear, used by ``sparse_rf``, draws from
-        libc's process-global ``rand()``, so fits running in threads of one process interleave
-        their draws and the number of kept features can change from run to run.
+        Run the fits on this Dask cluster (see the module docstring).
 
     Returns
     -------
-    DataFrame with one row per fit and columns ``method, label, kernel, D`` (NaN for
-    methods without random features), ``trial, seed, accuracy, balanced_accuracy``
-    (mean per-class recall: 0.5 for a constant prediction on two classes),
-    ``train_seconds, test_seconds, C, model_size`` (support vectors / rank / D /
-    non-zero features), ``n_train, n_test``. ``df.attrs["validation"]`` holds the
-    validation records (selection, kernel, D, C, val_accuracy, val_balanced_accuracy);
-    ``df.attrs["split"]``
-    the sizes and the test accuracy of always predicting the majority training class.
+    DataFrame
+        One row per fit, columns :data:`COLUMNS` (see the module docstring); ``attrs["validation"]``
+        the validation records, ``attrs["split"]`` the sizes and the majority-class test accuracy.
 
     Examples
     --------
@@ -362,11 +408,61 @@ def accuracy_study(dataset_or_XY, methods: Sequence[str], n_components_list: Seq
     [['kernel_svm', nan, 0], ['rk', 32.0, 0], ['rk', 32.0, 1]]
     """
     X, y = _as_xy(dataset_or_XY)
+    args = _checked_arguments(methods, n_components_list, n_trials, kernel, C_grid, select_by, method_params,
+                              random_state)
+    n_train, n_val, n_test = split_sizes(X.shape[0], split)
+    tr, va, te = split_indices(y, (n_train, n_val, n_test), random_state, stratify)
+    seed0 = 0 if random_state is None else int(random_state)
+    jobs = [(m, D, t) for m in args.methods for D in (args.Ds if m.uses_D else [None])
+            for t in (range(args.n_trials) if m.randomized else [0])]
+
+    def notify(done, text):
+        if progress is not None:
+            progress(done, len(jobs), text)
+
+    choose_C = _CSelector(args, (X[tr], y[tr]), (X[va], y[va]), select_by, shared_C, n_train, seed0, notify)
+    # C first (validation fits run here), then the fits: independent tasks with their own seeds
+    fits = [(method.key, args.kernel, D, choose_C(method, D), n_train, seed0 + trial, trial,
+             args.params.get(method.key, {})) for method, D, trial in jobs]
+    rows = _run_fits(fits, {"X_train": X[tr], "y_train": y[tr], "X_test": X[te], "y_test": y[te]}, client, notify)
+    df = pd.DataFrame(rows, columns=COLUMNS)
+    df.attrs["validation"] = choose_C.validation
+    labels, counts = np.unique(y[tr], return_counts=True)
+    df.attrs["split"] = {"n_train": n_train, "n_val": n_val, "n_test": n_test, "stratified": bool(stratify),
+                         "majority_accuracy": float(np.mean(y[te] == labels[np.argmax(counts)]))}
+    return df
+
+
+def _run_fits(fits: list[tuple], shared: dict, client, notify) -> list[dict]:
+    """The rows of the fits, run here or on a Dask cluster (the data in ``shared`` scattered once)."""
+    if client is not None:
+        from .distributed import run_tasks  # dask only when a cluster is asked for
+
+        results = run_tasks(client, _fit_and_score, fits, shared)
+    else:
+        results = (_fit_and_score(*fit, **shared) for fit in fits)
+    rows = list(_announce(results, fits, notify))
+    notify(len(rows), "done")
+    return rows
+
+
+@dataclass(frozen=True)
+class _StudyArguments:
+    kernel: KernelSpec
+    methods: list[Method]
+    Ds: list[int]
+    n_trials: int
+    C_grid: list[float]
+    params: dict
+
+
+def _checked_arguments(methods, n_components_list, n_trials, kernel, C_grid, select_by, method_params,
+                       random_state) -> _StudyArguments:
+    """Every argument of :func:`accuracy_study` but the data, checked before any work (ValueError)."""
     kernel = KernelSpec("anova", 2) if kernel is None else kernel
     if not isinstance(kernel, KernelSpec):
         raise ValueError(f"kernel must be a KernelSpec, got {type(kernel).__name__}.")
     chosen = _check_methods(methods, kernel)
-    from ..kernels.exact import is_integer
     Ds = list(n_components_list)
     if any(not is_integer(D) for D in Ds):
         raise ValueError(f"n_components_list must hold integers >= 1; got {n_components_list!r}.")
@@ -375,106 +471,55 @@ def accuracy_study(dataset_or_XY, methods: Sequence[str], n_components_list: Seq
         raise ValueError("n_components_list must hold integers >= 1 for the random-feature methods; "
                          f"got {n_components_list!r}.")
     n_trials = check_int(n_trials, "n_trials")
+    if random_state is not None:  # trial t uses random_state + t: every one a 32-bit seed
+        check_int(random_state, "random_state", 0, MAX_SEED - (n_trials - 1))
     C_grid = [float(c) for c in np.atleast_1d(C_grid)]
-    if not C_grid or min(C_grid) <= 0:
-        raise ValueError(f"C_grid must hold positive numbers; got {C_grid!r}.")
+    if not C_grid or min(C_grid) <= 0 or not all(math.isfinite(c) for c in C_grid):
+        raise ValueError(f"C_grid must hold positive finite numbers; got {C_grid!r}.")
     if select_by not in SELECTION_METRICS:
         raise ValueError(f"select_by must be one of {', '.join(map(repr, SELECTION_METRICS))}; got {select_by!r}.")
     params = {k: dict(v) for k, v in (method_params or {}).items()}
     for key in params:
         get_method(key)
-
-    n_train, n_val, n_test = split_sizes(X.shape[0], split)
-    tr, va, te = split_indices(y, (n_train, n_val, n_test), random_state, stratify)
-    X_tr, y_tr, X_va, y_va, X_te, y_te = X[tr], y[tr], X[va], y[va], X[te], y[te]
-    seed0 = 0 if random_state is None else int(random_state)
-
-    jobs = [(m, D, t) for m in chosen for D in (Ds if m.uses_D else [None])
-            for t in (range(n_trials) if m.randomized else [0])]
-    validation: list[dict] = []
-    C_of: dict = {}
-
-    def notify(done, text):
-        if progress is not None:
-            progress(done, len(jobs), text)
-
-    def C_for(method: Method, D) -> float:
-        if shared_C:
-            spec = method.kernel_of(kernel)
-            if spec not in C_of:
-                notify(len(rows), f"validating C on the exact {spec.label()} kernel SVM")
-                table = validate_C_kernel_svm(spec, X_tr, y_tr, X_va, y_va, C_grid)
-                validation.extend({"selection": "kernel_svm", "D": np.nan, **r} for r in table.to_dict("records"))
-                C_of[spec] = _best_C(table, select_by)
-            return C_of[spec]
-        key = (method.key, D)
-        if key not in C_of:
-            notify(len(rows), f"validating C for {method.label}" + (f" D={D}" if D else ""))
-            records = []
-            for C in C_grid:
-                est = _build(method, method.kernel_of(kernel), D, C, n_train, seed0, params.get(method.key, {}))
-                pred = est.fit(X_tr, y_tr).predict(X_va)
-                records.append({"selection": method.key, "kernel": method.kernel_of(kernel).label(),
-                                "D": np.nan if D is None else D, "C": C, **_scores(y_va, pred)})
-            validation.extend(records)
-            C_of[key] = _best_C(pd.DataFrame(records), select_by)
-        return C_of[key]
-
-    rows: list[dict] = []
-    # C first (validation fits run here), then the fits: independent tasks with their own seeds
-    fits = [(method.key, kernel, D, C_for(method, D), n_train, seed0 + trial, trial, params.get(method.key, {}))
-            for method, D, trial in jobs]
-    shared = {"X_train": X_tr, "y_train": y_tr, "X_test": X_te, "y_test": y_te}
-    if client is not None:
-        from .distributed import run_tasks
-
-        results = run_tasks(client, _fit_and_score, fits, shared)
-    else:
-        results = (_fit_and_score(*fit, **shared) for fit in fits)
-    rows.extend(_announce(results, fits, notify))
-    notify(len(rows), "done")
-    df = pd.DataFrame(rows, columns=COLUMNS)
-    df.attrs["validation"] = validation
-    labels, counts = np.unique(y_tr, return_counts=True)
-    df.attrs["split"] = {"n_train": n_train, "n_val": n_val, "n_test": n_test, "stratified": bool(stratify),
-                         "majority_accuracy": float(np.mean(y_te == labels[np.argmax(counts)]))}
-    return df
+    return _StudyArguments(kernel, chosen, Ds, n_trials, C_grid, params)
 
 
-def split_indices(y, sizes: tuple[int, int, int], random_state=0, stratify: bool = True):
-    """Train, validation and test row indices of the given sizes, stratified by y if asked.
+class _CSelector:
+    """C for a (method, D), chosen on the validation set and remembered: with ``shared`` one C per target
+    kernel from its exact SVM (the paper), else one per (method, D) from the method itself (trial 0's seed).
+    ``validation`` collects every validation record."""
 
-    Parameters
-    ----------
-    y : ndarray of shape (n_samples,)
-        Labels.
-    sizes : (int, int, int)
-        Train, validation and test counts (sum <= n_samples).
-    random_state : int or None, default=0
-        Seed of the split.
-    stratify : bool, default=True
-        Keep the class proportions of y in each part (each class needs at least two
-        members in every part it is split between).
+    def __init__(self, args: _StudyArguments, train, val, select_by: str, shared: bool, n_train: int, seed: int,
+                 notify: Callable[[int, str], None]):
+        self.args, self.train, self.val, self.select_by = args, train, val, select_by
+        self.shared, self.n_train, self.seed, self.notify = shared, n_train, seed, notify
+        self.validation: list[dict] = []
+        self._chosen: dict = {}
 
-    Returns
-    -------
-    train, validation, test : ndarray of int
-        Disjoint row indices.
-    """
-    n_train, n_val, n_test = sizes
-    index = np.arange(len(y))
-    if not stratify:
-        order = check_random_state(random_state).permutation(len(y))
-        return order[:n_train], order[n_train:n_train + n_val], order[n_train + n_val:n_train + n_val + n_test]
-    try:
-        rest, test = train_test_split(index, train_size=n_train + n_val, test_size=n_test, stratify=y,
-                                      random_state=random_state)
-        train, val = train_test_split(rest, train_size=n_train, test_size=n_val, stratify=y[rest],
-                                      random_state=random_state)
-    except ValueError as exc:
-        raise ValueError(f"cannot stratify the split {sizes} by class: {exc} "
-                         "(use fewer classes, larger parts, or stratify=False).") from None
-    return train, val, test
+    def __call__(self, method: Method, D) -> float:
+        key = method.kernel_of(self.args.kernel) if self.shared else (method.key, D)
+        if key not in self._chosen:
+            table = self._by_kernel_svm(key) if self.shared else self._by_method(method, D)
+            self._chosen[key] = _best_C(table, self.select_by)
+        return self._chosen[key]
+
+    def _by_kernel_svm(self, spec: KernelSpec) -> pd.DataFrame:
+        self.notify(0, f"validating C on the exact {spec.label()} kernel SVM")
+        table = validate_C_kernel_svm(spec, *self.train, *self.val, self.args.C_grid)
+        self.validation.extend({"selection": "kernel_svm", "D": np.nan, **r} for r in table.to_dict("records"))
+        return table
+
+    def _by_method(self, method: Method, D) -> pd.DataFrame:
+        self.notify(0, f"validating C for {method.label}" + (f" D={D}" if D else ""))
+        spec = method.kernel_of(self.args.kernel)
+        records = []
+        for C in self.args.C_grid:
+            est = _build(method, spec, D, C, self.n_train, self.seed, self.args.params.get(method.key, {}))
+            pred = est.fit(*self.train).predict(self.val[0])
+            records.append({"selection": method.key, "kernel": spec.label(), "D": np.nan if D is None else D,
+                            "C": C, **_scores(self.val[1], pred)})
+        self.validation.extend(records)
+        return pd.DataFrame(records)
 
 
 def _announce(results, fits, notify):
@@ -550,66 +595,3 @@ def format_table(df: pd.DataFrame) -> str:
         "trials": s["trials"],
     })
     return lines.to_string(index=False)
-
-
-# ----------------------------------------------------------------------------- command line
-def _load(data: str, target: str | None, n_samples: int | None, seed: int):
-    if data.startswith("builtin:"):
-        return load_builtin(data.split(":", 1)[1], n_samples=n_samples, random_state=seed)
-    path = Path(data)
-    if path.is_dir():
-        return load_movielens(path, n_samples=n_samples, random_state=seed if n_samples else None, sparse=True)
-    if not path.is_file():
-        raise ValueError(f"--data {data!r} is neither builtin:KEY, a MovieLens folder nor a file.")
-    if path.suffix.lower() == ".csv":
-        return load_csv(path, target=target)
-    return load_libsvm(path)
-
-
-def _parse_Ds(text: str, d: int) -> list[int]:
-    """'156,312' or multiples of d: '2d,4d,8d,16d'."""
-    out = []
-    for part in text.split(","):
-        part = part.strip().lower()
-        if not part:
-            continue
-        try:
-            out.append(int(float(part[:-1]) * d) if part.endswith("d") else int(part))
-        except ValueError:
-            raise ValueError(f"--D entries must be integers or multiples of d such as '16d'; got {part!r}.") from None
-    return out
-
-
-def _parse_params(items: Sequence[str]) -> dict:
-    """['fm.max_iter=100', 'rk.clf__max_iter=2000'] -> {'fm': {'max_iter': 100}, ...}."""
-    out: dict = {}
-    for item in items or []:
-        try:
-            key, value = item.split("=", 1)
-            method, name = key.split(".", 1)
-        except ValueError:
-            raise ValueError(f"--param must look like METHOD.PARAM=VALUE; got {item!r}.") from None
-        try:
-            parsed = ast.literal_eval(value)
-        except (ValueError, SyntaxError):
-            parsed = value
-        out.setdefault(method, {})[name] = parsed
-    return out
-
-
-def _parse_split(n: int, n_train, n_val, n_test):
-    if n_train is None and n_val is None and n_test is None:
-        return PAPER_SPLIT if n >= sum(PAPER_SPLIT) else (0.5, 0.1, 0.4)
-    parts = [n_train or 0.5, n_val or 0.1, n_test or 0.4]
-    return tuple(float(p) if p < 1 else int(p) for p in parts)
-
-
-def main(argv: list[str] | None = None) -> int:
-    """``rkcore accuracy ...`` (see :mod:`rkcore.cli`); returns the exit code."""
-    from ..cli import main as cli_main
-
-    return cli_main(["accuracy", *(sys.argv[1:] if argv is None else argv)])
-
-
-if __name__ == "__main__":  # pragma: no cover
-    sys.exit(main())

@@ -28,8 +28,6 @@ Choices where the paper is silent:
 """
 from __future__ import annotations
 
-import argparse
-import sys
 import time
 
 import numpy as np
@@ -168,39 +166,3 @@ def format_tables(summary: pd.DataFrame) -> str:
         lines.append(f"\nratio ours/paper over {len(ratios)} cells: median {ratios.median():.3f}, "
                      f"min {ratios.min():.3f}, max {ratios.max():.3f}")
     return "\n".join(lines)
-
-
-def _int_list(text: str) -> list[int]:
-    try:
-        values = [int(v) for v in text.split(",") if v.strip()]
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"expected comma-separated integers, got {text!r}") from None
-    if not values or min(values) < 1:
-        raise argparse.ArgumentTypeError(f"expected positive integers, got {text!r}")
-    return values
-
-
-def _kernel_list(text: str) -> list[str]:
-    keys = [k.strip() for k in text.split(",") if k.strip()]
-    unknown = [k for k in keys if k not in KERNELS]
-    if not keys or unknown:
-        raise argparse.ArgumentTypeError(f"unknown kernel(s) {unknown}; allowed: {', '.join(KERNELS)}")
-    return keys
-
-
-def _positive(text: str) -> int:
-    value = int(text)
-    if value < 1:
-        raise argparse.ArgumentTypeError(f"must be >= 1, got {value}")
-    return value
-
-
-def main(argv: list[str] | None = None) -> int:
-    """``rkcore table1 ...`` (see :mod:`rkcore.cli`); returns the exit code."""
-    from ..cli import main as cli_main
-
-    return cli_main(["table1", *(sys.argv[1:] if argv is None else argv)])
-
-
-if __name__ == "__main__":
-    sys.exit(main())

@@ -13,7 +13,6 @@ Command line (paper Figure 1: RK vs SCRK for the second-order ANOVA kernel)::
 from __future__ import annotations
 
 import gc
-import sys
 import time
 import warnings
 from itertools import product
@@ -275,14 +274,6 @@ def _check_columns(df: pd.DataFrame) -> None:
         raise ValueError(f"timings DataFrame lacks column(s) {missing}; expected {COLUMNS} (see time_maps).")
 
 
-# ------------------------------------------------------------------------- command line
-def main(argv: list[str] | None = None) -> int:
-    """``rkcore timing ...`` (see :mod:`rkcore.cli`); returns the exit code."""
-    from ..cli import main as cli_main
-
-    return cli_main(["timing", *(sys.argv[1:] if argv is None else argv)])
-
-
 def render_report(df: pd.DataFrame, degree: int) -> str:
     """Plain-text tables: median transform (and fit) time per (D, n, d) x map, RK/SCRK ratio, crossover."""
     lines = []
@@ -310,7 +301,3 @@ def render_report(df: pd.DataFrame, degree: int) -> str:
             else:
                 lines.append(f"Crossover: SCRK becomes faster than RK at d={d_star}.")
     return "\n".join(lines)
-
-
-if __name__ == "__main__":
-    sys.exit(main())

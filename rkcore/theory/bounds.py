@@ -306,9 +306,12 @@ def l1_radius(X) -> float:
     X is a dense array or a scipy.sparse matrix of shape (n_samples, n_features).
     """
     X = check_array(X)
-    if sp.issparse(X):
-        return float(abs(X).sum(axis=1).max())
-    return float(np.abs(X).sum(axis=1).max())
+    with np.errstate(over="ignore"):  # an overflowing sum is refused below, not passed on as inf
+        radius = float(abs(X).sum(axis=1).max()) if sp.issparse(X) else float(np.abs(X).sum(axis=1).max())
+    if not np.isfinite(radius):
+        raise ValueError("The L1 radius max_i ||x_i||_1 exceeds the largest float64 (1.8e308): a row's absolute "
+                         "values sum past it. Rescale X (the paper L1-normalizes rows, R = 1).")
+    return radius
 
 
 def bounds_table(n_components, eps, R, d=None, degree=None) -> pd.DataFrame:

@@ -13,7 +13,9 @@ import pandas as pd
 import pytest
 
 from rkcore import __version__
-from rkcore.cli import Progress, main, typed_frame
+from rkcore.cli import main
+from rkcore.cli.progress import Progress
+from rkcore.cli.runs import typed_frame
 from tests.conftest import REPO
 
 SMALL_ACCURACY = ["accuracy", "--data", "builtin:interactions", "--n-samples", "300", "--normalize", "none",
@@ -40,19 +42,19 @@ def test_python_dash_m_is_the_same_command():
 
 
 @pytest.mark.parametrize("argv,message", [
-    (["timing", "--repeats", "0"], "--repeats: must be an integer >= 1, got 0"),
-    (["timing", "--degree", "0"], "--degree: must be an integer >= 1, got 0"),
-    (["timing", "--maps", "rk,nope"], "Unknown map 'nope'"),
+    (["timing", "--repeats", "0"], "--repeats: must be an integer from 1 to 1000, got 0"),
+    (["timing", "--degree", "0"], "--degree: must be an integer from 1 to 20, got 0"),
+    (["timing", "--maps", "rk,nope"], "unknown map 'nope'"),
     (["timing", "--out", "results.txt"], "must end in .csv or .parquet"),
     (["timing", "--out", "/no/such/folder/t.csv"], "does not exist"),
     (["accuracy", "--data", "builtin:interactions", "--kernel", "rbf"], "invalid choice: 'rbf'"),
     (["accuracy", "--data", "builtin:interactions", "--kernel", "itemset"], "invalid choice: 'itemset'"),
-    (["accuracy", "--data", "builtin:interactions", "--trials", "0"], "must be an integer >= 1, got 0"),
+    (["accuracy", "--data", "builtin:interactions", "--trials", "0"], "must be an integer from 1 to 10000, got 0"),
     (["accuracy", "--data", "builtin:interactions", "--kernel", "dot", "--methods", "scrk"], "needs the anova"),
     (["accuracy", "--data", "builtin:interactions", "--methods", "fm", "--param", "fm.nope=1"], "nope"),
     (["accuracy", "--data", "builtin:interactions", "--methods", "rk", "--param", "fm.max_iter=5"], "not in the study"),
     (["accuracy", "--data", "builtin:interactions", "--methods", "fm", "--degree", "1"], "degree"),
-    (["accuracy", "--data", "builtin:interactions", "--D", "0"], "D must be integers >= 1"),
+    (["accuracy", "--data", "builtin:interactions", "--D", "0"], "--D entries must give a number of random features"),
 ])
 def test_bad_arguments_exit_2_before_any_work(argv, message, capsys):
     assert main(argv) == 2
@@ -90,12 +92,19 @@ def test_accuracy_outputs_typed_tables_and_provenance(tmp_path, suffix, capsys):
 
 
 def test_one_progress_style():
+    """Plain lines (a log) at most every 10% of a section with elapsed<remaining time; a bar on a terminal;
+    a new section when the engine's fraction goes back (table1's kernels); nothing when quiet."""
     plain = io.StringIO()
     progress = Progress(stream=plain)
+    progress.section("anova2")
     for i in range(1, 101):
         progress(i / 100, f"step {i}")
+    for i in range(1, 11):  # the next kernel: the fraction starts again
+        progress(i / 10, f"next {i}")
     lines = plain.getvalue().splitlines()
-    assert 5 <= len(lines) <= 11 and lines[-1] == "[100.0%] step 100"  # throttled plain lines
+    first = [line for line in lines if "step" in line]
+    assert 5 <= len(first) <= 11 and first[-1].startswith("anova2: 100.0% | ") and first[-1].endswith("| step 100")
+    assert "<" in first[0] and lines[-1].startswith("anova2: 100.0% | ") and lines[-1].endswith("next 10")
     quiet = io.StringIO()
     Progress(quiet=True, stream=quiet)(0.5, "x")
     assert quiet.getvalue() == ""
@@ -108,7 +117,8 @@ def test_one_progress_style():
     bar = Progress(stream=tty)
     bar(0.5, "half")
     bar(1.0, "done")
-    assert tty.getvalue().startswith("\r[" + "#" * 15 + "." * 15 + "]") and tty.getvalue().endswith("\n")
+    text = tty.getvalue()
+    assert "100.0%|##########|" in text and "done" in text and text.endswith("\n")  # tqdm throttles the 50%
 
 
 def test_typed_frame_keeps_floats_that_are_not_counts():

@@ -12,11 +12,11 @@ from rkcore.studies.accuracy import (
     METHODS,
     accuracy_study,
     format_table,
-    main,
     split_sizes,
     summarize,
     validate_C_kernel_svm,
 )
+from rkcore.cli import main as cli_main
 from rkcore.data.datasets import load_builtin
 from rkcore.registry import KernelSpec
 
@@ -130,6 +130,29 @@ def test_progress_and_summary(data):
     assert "kernel_svm" in text and "+-" in text
 
 
+def test_split_fractions_sum_to_n_and_stay_within_one_of_their_share():
+    """Issue 27 item 10: rounding each part alone asked for n + 1 at every n = 7, 15, 19 (mod 20). Checked
+    against exact rational shares for every n up to 5000 and a few uneven splits."""
+    from fractions import Fraction
+
+    for split in [(0.5, 0.1, 0.4), (0.6, 0.2, 0.2), (0.7, 0.15, 0.15), (1 / 3, 1 / 3, 1 / 3)]:
+        for n in range(20, 5001):
+            sizes = split_sizes(n, split)
+            assert sum(sizes) == n, (split, n, sizes)
+            for size, part in zip(sizes, split):
+                assert abs(size - Fraction(part) * n) < 1, (split, n, sizes)
+    # fractions summing below 1 leave rows out; counts mixed with fractions keep the counts
+    assert split_sizes(1000, (0.25, 0.25, 0.25)) == (250, 250, 250)
+    assert split_sizes(135, (50, 0.1, 0.4)) == (50, 14, 54)
+
+
+def test_split_sizes_refuse_huge_and_non_finite_parts():
+    for bad in [(1e308, 0.1, 0.4), (10**400, 0.1, 0.4), (float("inf"), 0.1, 0.4), (float("nan"), 0.1, 0.4),
+                (True, 0.1, 0.4), (0.5, 0.1)]:
+        with pytest.raises(ValueError, match="split"):
+            split_sizes(1000, bad)
+
+
 def test_split_sizes():
     assert split_sizes(1000, (0.5, 0.1, 0.4)) == (500, 100, 400)
     assert split_sizes(1000, (600, 100, 300)) == (600, 100, 300)
@@ -160,6 +183,12 @@ def test_every_method_is_registered_with_a_kernel():
     assert METHODS["ts"].kernel_of(anova) == KernelSpec("polynomial", 3)
     assert METHODS["fm"].kernel_of(KernelSpec("anova", 3)).degree == 3
     assert METHODS["all_subsets_model"].kernel_of(anova).name == "all_subsets"
+
+
+def main(argv):
+    """``rkcore accuracy ...`` (the engine has no command line of its own: rkcore.cli imports it, never the
+    other way round)."""
+    return cli_main(["accuracy", *argv])
 
 
 def test_cli_writes_csv_and_prints_table(tmp_path, capsys):

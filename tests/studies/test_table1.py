@@ -67,7 +67,7 @@ def test_cli_options_change_the_protocol(tmp_path, capsys, movielens):
     results = {}
     for extra in ([], ["--pairs", "all"], ["--sample", "random"]):
         out = tmp_path / f"s{len(results)}.csv"
-        assert table1.main(base + extra + ["--out", str(out)]) == 0
+        assert rkcore_main(["table1", *base, *extra, "--out", str(out)]) == 0
         results[tuple(extra)] = pd.read_csv(out).set_index("method")["mean"]
     capsys.readouterr()
     assert len(results[()]) == 5
@@ -77,10 +77,10 @@ def test_cli_options_change_the_protocol(tmp_path, capsys, movielens):
 
 
 def test_cli_errors(tmp_path, capsys):
-    assert table1.main(["--data", str(tmp_path / "absent"), "--quiet"]) == 2
+    assert rkcore_main(["table1", "--data", str(tmp_path / "absent"), "--quiet"]) == 2
     assert "does not exist" in capsys.readouterr().err
     # usage errors: exit code 2 with the reason, before any data is read
-    assert table1.main(["--data", str(tmp_path), "--kernels", "rbf"]) == 2
-    assert "unknown kernel(s) ['rbf']" in capsys.readouterr().err
-    assert table1.main(["--data", str(tmp_path), "--trials", "0"]) == 2
-    assert "must be an integer >= 1, got 0" in capsys.readouterr().err
+    assert rkcore_main(["table1", "--data", str(tmp_path), "--kernels", "rbf"]) == 2
+    assert "unknown kernel 'rbf'" in capsys.readouterr().err
+    assert rkcore_main(["table1", "--data", str(tmp_path), "--trials", "0"]) == 2
+    assert "must be an integer from 1 to 10000, got 0" in capsys.readouterr().err

@@ -4,6 +4,7 @@ import pandas as pd
 import pytest
 
 from rkcore.studies import timing
+from rkcore.cli import main as cli_main
 from rkcore.registry import MAPS
 
 
@@ -98,8 +99,8 @@ def test_crossover():
 
 def test_cli_writes_csv_and_prints_table(tmp_path, capsys):
     out = tmp_path / "t.csv"
-    code = timing.main(["--maps", "rk,scrk", "--d", "8", "16", "--D", "32", "--n", "10",
-                        "--repeats", "1", "--warmup", "0", "--out", str(out), "--quiet"])
+    code = cli_main(["timing", "--maps", "rk,scrk", "--d", "8", "16", "--D", "32", "--n", "10",
+                     "--repeats", "1", "--warmup", "0", "--out", str(out), "--quiet"])
     assert code == 0
     df = pd.read_csv(out)
     assert list(df.columns) == timing.COLUMNS and len(df) == 2 * 2 * 2
@@ -108,5 +109,5 @@ def test_cli_writes_csv_and_prints_table(tmp_path, capsys):
 
 
 def test_cli_reports_bad_map(capsys):
-    assert timing.main(["--maps", "nope", "--quiet"]) == 2
-    assert "Unknown map" in capsys.readouterr().err
+    assert cli_main(["timing", "--maps", "nope", "--quiet"]) == 2
+    assert "unknown map" in capsys.readouterr().err

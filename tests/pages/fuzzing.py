@@ -1,0 +1,460 @@
+"""The dashboard's fuzz harness: cases, the run of one case, and what every answer must satisfy.
+
+A fuzz run is a list of :class:`Case` drawn from one seed (``RK_FUZZ_SEED``, else the clock; printed
+with every failure so that it can be replayed):
+
+- control cases: every page at legal, small settings; each must answer with its main output (a plotly
+  chart) and no refusal - a harness that only asks "no exception" passes an app that refuses everything;
+- probe cases: user text that is Markdown (a link, bold) as an uploaded file's name and as URL values,
+  which the page must show literally;
+- hostile cases: random legal and garbage URL values for the page's fields (from the state table), malformed
+  uploads through the real ``st.file_uploader`` (AppTest's ``file_uploader.set_value``), then random
+  widget changes and a rerun.
+
+Every run of a case must satisfy :func:`check`: no exception, no "Something went wrong", no traceback, no
+user text read as Markdown, an answer within ``SECONDS`` (5 s; a page's first run, which imports
+scikit-learn and plotly, gets ``COLD_SECONDS``) and ``MEGABYTES`` (500 MB more resident memory than
+before the run, sampled every 5 ms), the main output drawn unless the page refused or waits for its run
+button, and page oracles (the Gram estimate is not all zeros, and follows the exact Gram).
+
+``python -m tests.pages.fuzzing --mutant NAME`` runs the harness in a process where the app has been
+broken on purpose (:data:`MUTANTS`, monkeypatched here, never in the app's code); it exits with 1 when
+the harness caught the mutant, 0 when it did not.
+"""
+from __future__ import annotations
+
+import argparse
+import base64
+import json
+import math
+import os
+import random
+import re
+import sys
+import threading
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+
+REPO = Path(__file__).resolve().parents[2]
+if str(REPO) not in sys.path:  # run as a script from anywhere
+    sys.path.insert(0, str(REPO))
+
+from rkapp.layout import PRELOAD_META  # noqa: E402
+from rkapp.navigation import PAGES, PAGES_DIR  # noqa: E402
+from rkapp.state import FIELDS  # noqa: E402
+
+SECONDS = float(os.environ.get("RK_FUZZ_SECONDS", "5"))
+COLD_SECONDS = 60.0
+MEGABYTES = 500
+#: AppTest's own bound on one run, far above SECONDS: a run past it is reported, not waited for
+APP_TIMEOUT = 90
+
+LINK = "**Your session expired.** [Click here](https://attacker.invalid/login)"
+#: Markdown the app would render if it showed user text unescaped
+RAW_MARKDOWN = re.compile(r"(?<!\\)\]\((?:https?:|/)|(?<!\\)!\[|(?<!\\)\*\*Your session")
+GARBAGE_TEXT = [LINK, "![img](https://attacker.invalid/p.png)", "nan", "NaN", "inf", "-inf", "-1", "-999999999",
+                "0", "1e308", "1e400", "9" * 400, "x" * 10_000, "", " ", ",,,", "; ; {}", "{}", "0-3 | 4-", "a|b",
+                "\u202e\u0000\ufeff", "'; DROP TABLE x; --", "%00", "../../etc/passwd", "0,1; 2,3; 999999",
+                "true", "1.5", "-0.0", "0x10", "rademacher,rademacher,gaussian"]
+NUMBER_GARBAGE = [math.nan, math.inf, -math.inf, 1e308, -1e308, 10**30, -(10**30), -1, 0]
+#: pages whose main output is not a chart (Home: text and links)
+NO_MAIN_CHART = {"app.py"}
+
+
+# ----------------------------------------------------------------------------- cases
+@dataclass
+class Case:
+    kind: str  # "control", "probe" or "hostile"
+    path: Path
+    query: dict = field(default_factory=dict)
+    upload: tuple[str, bytes] | None = None
+    poke_seed: int | None = None  # change widgets at random after the first run (hostile cases)
+
+    def describe(self) -> str:
+        query = {k: v[:40] for k, v in self.query.items()}
+        upload = None if self.upload is None else (self.upload[0][:50], len(self.upload[1]))
+        return f"{self.kind} {self.path.name} query={query} upload={upload} poke={self.poke_seed}"
+
+
+def page_paths() -> list[Path]:
+    """app.py (the navigation, opening Home) and every page of the navigation's list."""
+    return [REPO / "app.py", *(PAGES_DIR / e.file for e in PAGES)]
+
+
+def _title(path: Path) -> str:
+    return next((e.title for e in PAGES if e.file == path.name), "Home")
+
+
+def upload_corpus(rng: random.Random) -> dict[str, bytes]:
+    """Malformed (and a few odd but valid) uploads, by file name; the values vary with the seed."""
+    n = rng.randint(12, 60)
+    rows = "\n".join(f"{rng.random():.3f},{rng.random():.3f},{rng.random():.3f},{i % 2}" for i in range(n))
+    width = rng.choice([5_000, 100_000])
+    return {
+        "huge_index.svm": f"1 1:1 {rng.choice([10**8, 10**9, 2**31])}:2\n".encode(),
+        "nan_values.svm": b"1 1:nan 2:inf\n-1 1:0.5 2:0.25\n",
+        "negative_index.svm": b"1 -5:1 2:2\n",
+        "utf16.csv": ("a,b,c,target\n" + rows).encode("utf-16"),
+        "latin1.csv": ("café,b,c,target\n" + rows).encode("latin-1"),
+        "semicolon.csv": ("a;b;c;target\n" + rows.replace(",", ";")).encode(),
+        "comma_decimal.csv": ("a;b;c;target\n" + rows.replace(",", ";").replace(".", ",")).encode(),
+        "empty.csv": b"",
+        "header_only.csv": b"a,b,target\n",
+        "garbage.svm": bytes(rng.randrange(256) for _ in range(2000)),
+        "garbage.csv": bytes(rng.randrange(256) for _ in range(2000)),
+        "wide.csv": (",".join(f"c{i}" for i in range(width)) + "\n"
+                     + "\n".join(",".join("1" for _ in range(width)) for _ in range(3)) + "\n").encode(),
+        "continuous_target.csv": ("a,b,c,target\n" + "\n".join(f"{i},{i * 2},{i % 3},{i * 0.37}"
+                                                              for i in range(n))).encode(),
+        "missing.csv": b"a,b,target\n1,,0\n2,3,1\n",
+        "valid.csv": ("a,b,c,target\n" + rows).encode(),
+    }
+
+
+def _legal_value(rng: random.Random, f):
+    if f.options is not None:
+        opts = list(f.options())
+        return tuple(rng.sample(opts, rng.randint(1, len(opts)))) if f.multi else rng.choice(opts)
+    if isinstance(f.default, bool):
+        return rng.choice([True, False])
+    if isinstance(f.default, int) and f.min_value is not None:
+        # mostly small: large legal values are covered by the run protocol's estimate (button or refusal)
+        return rng.randint(f.min_value, min(f.max_value, f.min_value + rng.choice([10, 100, 1000, 10**6])))
+    if isinstance(f.default, float) and f.min_value is not None:
+        return rng.uniform(f.min_value, min(f.max_value, 10.0))
+    return f.default
+
+
+def random_query(rng: random.Random, page_title: str) -> dict[str, str]:
+    """A URL: some fields of the table (shared ones and this page's), legal or garbage, under a name or alias."""
+    fields = [f for f in FIELDS.values() if f.view or f.page == page_title]
+    query = {"n": str(rng.choice([10, 30, 60]))}  # small data; larger legal n comes from the table
+    for f in rng.sample(fields, rng.randint(1, min(8, len(fields)))):
+        key = rng.choice([f.name, *f.aliases])
+        query[key] = f.dump(_legal_value(rng, f)) if rng.random() < 0.5 else rng.choice(GARBAGE_TEXT)
+    return query
+
+
+def make_cases(seed: int, hostile: int) -> list[Case]:
+    """Probes, then one control case per page (in a seeded order), then ``hostile`` random cases."""
+    rng = random.Random(seed)
+    paths = page_paths()
+    gram = PAGES_DIR / "1_Gram_matrices.py"
+    valid = upload_corpus(rng)["valid.csv"]
+    cases = [Case("probe", gram, {"dataset": "upload", "n": "30"}, (f"{LINK}.csv", valid)),
+             Case("probe", PAGES_DIR / "2_Itemsets.py", {"family": "custom", "itemsets": LINK, "n": "30"})]
+    # the Gram page's control first: a mutant that refuses every run or drops every chart shows there at once
+    for path in [gram, *rng.sample([p for p in paths if p != gram], len(paths) - 1)]:
+        cases.append(Case("control", path, {"n": str(rng.choice([20, 30, 40])), "seed": str(rng.randrange(1000))}))
+    uploads = upload_corpus(rng)
+    for _ in range(hostile):
+        path = rng.choice(paths)
+        case = Case("hostile", path, random_query(rng, _title(path)), poke_seed=rng.randrange(2**31))
+        if rng.random() < 0.4:
+            name = rng.choice(sorted(uploads))
+            case.upload = (rng.choice([name, f"{LINK}{Path(name).suffix}"]), uploads[name])
+            case.query["dataset"] = "upload"
+        cases.append(case)
+    return cases
+
+
+# ----------------------------------------------------------------------------- running a case
+class PeakMemory:
+    """Peak resident memory above the level at start, sampled every 5 ms from /proc/self/statm."""
+
+    def __init__(self):
+        self._page = os.sysconf("SC_PAGE_SIZE")
+        self._stop = threading.Event()
+        self.peak = 0
+
+    def _rss(self) -> int:
+        with open("/proc/self/statm") as handle:
+            return int(handle.read().split()[1]) * self._page
+
+    def __enter__(self):
+        self._base = self._rss()
+        self._thread = threading.Thread(target=self._sample, daemon=True)
+        self._thread.start()
+        return self
+
+    def _sample(self):
+        while not self._stop.wait(0.005):
+            self.peak = max(self.peak, self._rss() - self._base)
+
+    def __exit__(self, *exc):
+        self._stop.set()
+        self._thread.join()
+        self.peak = max(self.peak, self._rss() - self._base)
+        return False
+
+
+def _timed_run(at, run) -> tuple[float, int, str | None]:
+    """(seconds, peak bytes, AppTest's timeout message or None) of one run."""
+    with PeakMemory() as memory:
+        started = time.perf_counter()
+        try:
+            run()
+            timeout = None
+        except RuntimeError as exc:  # AppTest's timeout
+            timeout = str(exc)
+        seconds = time.perf_counter() - started
+    return seconds, memory.peak, timeout
+
+
+def run_case(case: Case, warm: set) -> list[str]:
+    """Run one case (and its widget changes); the failures found, each naming the case. A case found slow
+    only is run once more, and slow only if both runs were: on a shared machine a burst of load from
+    elsewhere can stretch one run past the limit, a slow page is slow twice."""
+    failures = _run_case_once(case, warm)
+    if failures and all(" took " in f for f in failures):
+        failures = _run_case_once(case, warm)
+    return failures
+
+
+def _run_case_once(case: Case, warm: set) -> list[str]:
+    from streamlit.testing.v1 import AppTest
+
+    at = AppTest.from_file(str(case.path), default_timeout=APP_TIMEOUT)
+    for key, value in case.query.items():
+        at.query_params[key] = value
+    failures = []
+    runs = [("first run", at.run)]
+    if case.upload is not None:
+        runs.append(("upload", lambda: _upload(at, case.upload)))
+    if case.poke_seed is not None:
+        runs.append(("widget changes", lambda: _poke_widgets(random.Random(case.poke_seed), at)))
+    for what, run in runs:
+        limit = SECONDS if case.path in warm else COLD_SECONDS
+        seconds, peak, timeout = _timed_run(at, run)
+        warm.add(case.path)
+        found = check(at, case, seconds, peak, limit, uploaded=what == "upload")
+        found += [f"AppTest timeout: {timeout}"] if timeout else []
+        failures += [f"{case.describe()} [{what}]: {f}" for f in found]
+        if found:
+            break
+    return failures
+
+
+def _upload(at, upload: tuple[str, bytes]) -> None:
+    """The file through the sidebar's st.file_uploader, as a browser sends it; then the rerun."""
+    if not at.file_uploader:  # a page without data settings (the probe's page has them: checked there)
+        return
+    name, content = upload
+    at.file_uploader[0].set_value((name, content, "text/csv" if name.endswith(".csv") else "text/plain"))
+    at.run()
+
+
+def _enabled(widgets) -> list:
+    return [w for w in widgets if not getattr(w.proto, "disabled", False)]
+
+
+def _poke_widgets(rng: random.Random, at) -> None:
+    """Set a few widgets to random legal or illegal values, then rerun."""
+    for widget in rng.sample(_enabled(at.number_input), min(2, len(_enabled(at.number_input)))):
+        if rng.random() < 0.5:
+            value = rng.choice(NUMBER_GARBAGE)
+        else:
+            lo = widget.min if widget.min is not None else 0
+            hi = widget.max if widget.max is not None else lo + 100
+            value = rng.uniform(lo, min(hi, lo + 100))
+            value = int(value) if isinstance(widget.value, int) else value
+        widget.set_value(value)
+    for widget in rng.sample(_enabled(at.text_input), min(1, len(_enabled(at.text_input)))):
+        widget.set_value(rng.choice(GARBAGE_TEXT))
+    for widget in rng.sample(_enabled(at.checkbox), min(1, len(_enabled(at.checkbox)))):
+        widget.set_value(not widget.value)
+    at.run()
+
+
+# ----------------------------------------------------------------------------- what every answer must satisfy
+TEXT_ELEMENTS = ("markdown", "caption", "error", "warning", "info", "success", "title", "header", "subheader")
+
+
+def _texts(at) -> list[str]:
+    return [el.value for kind in TEXT_ELEMENTS for el in at.get(kind) if isinstance(el.value, str)]
+
+
+def figures(at) -> list[dict]:
+    """The figure JSON of every plotly chart the page drew (not the chart-library preload)."""
+    found = [json.loads(el.proto.spec) for el in at.get("plotly_chart")]
+    return [f for f in found if f.get("layout", {}).get("meta") != PRELOAD_META]
+
+
+def _refused_or_waiting(at) -> bool:
+    """An error or a warning in place (a refusal), or a run button waiting to be pressed."""
+    return bool(at.error) or bool(at.warning) or bool(at.info) or bool(at.button)
+
+
+def check(at, case: Case, seconds: float, peak: int, limit: float, uploaded: bool = False) -> list[str]:
+    """What a run of ``case`` broke (empty: nothing); ``uploaded``: the run right after the file was given."""
+    failures = [f"exception: {e.value}"[:300] for e in at.exception]
+    texts = _texts(at)
+    failures += [f"shown: {t[:200]!r}" for t in texts if "Something went wrong" in t or "Traceback" in t]
+    failures += [f"user text read as Markdown: {t[:200]!r}" for t in texts if RAW_MARKDOWN.search(t)]
+    if seconds > limit:
+        failures.append(f" took {seconds:.1f} s (limit {limit:g} s; load average {os.getloadavg()[0]:.1f})")
+    if peak > MEGABYTES * 2**20:
+        failures.append(f"used {peak / 2**20:.0f} MB more memory (limit {MEGABYTES} MB)")
+    drawn = figures(at)
+    if case.kind == "control":
+        if at.error or (at.warning and not at.button):
+            failures.append(f"refused legal small settings: {[e.value[:150] for e in (*at.error, *at.warning)]}")
+    if case.path.name not in NO_MAIN_CHART and not drawn and (case.kind == "control" or not _refused_or_waiting(at)):
+        failures.append("no main output: the page drew no chart" + ("" if case.kind == "control" else
+                                                                    " and gave no refusal"))
+    if case.kind == "probe" and uploaded and not any("attacker" in t for t in texts):
+        failures.append("the uploaded file's name is not shown (the literal-text probe checks nothing)")
+    failures += _gram_oracle(case, drawn)
+    return failures
+
+
+def _array(z) -> "np.ndarray":
+    import numpy as np
+
+    if isinstance(z, dict):  # plotly's typed-array JSON
+        values = np.frombuffer(base64.b64decode(z["bdata"]), dtype=z["dtype"])
+        return values.reshape([int(v) for v in str(z["shape"]).split(",")]) if "shape" in z else values
+    return np.asarray(z, dtype=float)
+
+
+def _gram_oracle(case: Case, drawn: list[dict]) -> list[str]:
+    """The Gram page: the estimate K̂ of the heatmaps is not all zeros and follows the exact K."""
+    import numpy as np
+
+    if case.path.name != "1_Gram_matrices.py":
+        return []
+    for figure in drawn:
+        maps = [t for t in figure.get("data", []) if t.get("type") == "heatmap" and t.get("z") is not None]
+        if len(maps) != 2:
+            continue
+        exact, estimate = (np.nan_to_num(_array(t["z"]).astype(float)) for t in maps)
+        if np.ptp(exact) > 0 and (not estimate.any() or np.corrcoef(exact.ravel(), estimate.ravel())[0, 1] < 0.3):
+            return [f"the Gram estimate does not follow the exact Gram (all zero: {not estimate.any()})"]
+    return []
+
+
+def run_fuzz(seed: int, hostile: int, *, stop_at_first: bool = False, log=print) -> list[str]:
+    """Run every case of ``seed``; the failures (stops at the first with ``stop_at_first``)."""
+    warm: set = set()
+    failures: list[str] = []
+    for number, case in enumerate(make_cases(seed, hostile)):
+        found = run_case(case, warm)
+        failures += [f"case {number}: {f}" for f in found]
+        if found and stop_at_first:
+            break
+    log(f"fuzz: seed {seed}, {len(failures)} failure(s)")
+    return failures
+
+
+# ----------------------------------------------------------------------------- mutants (test-only)
+def _replace_everywhere(original, replacement) -> int:
+    """Bind ``replacement`` wherever a loaded rkapp/rkcore module (or the page scripts' imports) holds
+    ``original``; returns how many bindings changed."""
+    changed = 0
+    for module in list(sys.modules.values()):
+        name = getattr(module, "__name__", "")
+        if not name.startswith(("rkapp", "rkcore")):
+            continue
+        for attribute, value in list(vars(module).items()):
+            if value is original:
+                setattr(module, attribute, replacement)
+                changed += 1
+    if not changed:
+        raise RuntimeError(f"mutant target {original!r} is bound nowhere")
+    return changed
+
+
+def _mutate_load(effect):
+    import rkapp.data
+
+    original = rkapp.data.load_data
+
+    def load_data(view):
+        effect()
+        return original(view)
+
+    _replace_everywhere(original, load_data)
+
+
+def _raise():
+    raise RuntimeError("mutant: data load failed")
+
+
+def _hog_memory():
+    import numpy as np
+
+    block = np.ones(80 * 2**20)  # 640 MB, touched
+    time.sleep(0.2)
+    del block
+
+
+def _no_escaping():
+    import rkapp.guard
+
+    _replace_everywhere(rkapp.guard.literal, lambda text: str(text))
+
+
+def _gram_zeroed():
+    import numpy as np
+
+    import rkcore.studies.gram
+
+    original = rkcore.studies.gram.gram_pair
+
+    def gram_pair(*args, **kwargs):
+        K, K_hat = original(*args, **kwargs)
+        return K, np.zeros_like(K_hat)
+
+    _replace_everywhere(original, gram_pair)
+
+
+def _every_run_refused():
+    import rkapp.guard
+
+    def refuse(cost, what, fits=""):
+        raise ValueError(f"Computing {what} is refused.")
+
+    _replace_everywhere(rkapp.guard.refuse_beyond_limits, refuse)
+
+
+def _charts_dropped():
+    import rkapp.layout
+
+    _replace_everywhere(rkapp.layout.chart, lambda *args, **kwargs: None)
+
+
+MUTANTS = {
+    "every_load_raises": lambda: _mutate_load(_raise),
+    "escaping_removed": _no_escaping,
+    "gram_estimate_zeroed": _gram_zeroed,
+    "every_run_refused": _every_run_refused,
+    "charts_dropped": _charts_dropped,
+    "slow_load": lambda: _mutate_load(lambda: time.sleep(SECONDS + 1)),
+    "memory_hog": lambda: _mutate_load(_hog_memory),
+}
+
+
+def _preload_app_modules() -> None:
+    """Import what the pages import, so that a mutant patches every binding before the first run."""
+    import rkapp  # noqa: F401
+    import rkapp.data  # noqa: F401
+    import rkcore.studies.gram  # noqa: F401
+
+
+def main(argv=None) -> int:
+    parser = argparse.ArgumentParser(description="Run the fuzz harness on a mutant of the app.")
+    parser.add_argument("--mutant", choices=sorted(MUTANTS), default=None)
+    parser.add_argument("--seed", type=int, default=0)
+    parser.add_argument("--hostile", type=int, default=4)
+    args = parser.parse_args(argv)
+    _preload_app_modules()
+    if args.mutant:
+        MUTANTS[args.mutant]()
+    failures = run_fuzz(args.seed, args.hostile, stop_at_first=True, log=lambda text: None)
+    print("\n".join(failures[:3]) if failures else "no failure")
+    return 1 if failures else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
