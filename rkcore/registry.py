@@ -29,6 +29,7 @@ from .distributions import DISTRIBUTIONS, get_distribution
 from .itemsets import ITEMSET_KERNELS, ORDERED_KERNELS, ItemsetFamily, check_degree_fits, family_from_spec
 from .maclaurin import RandomMaclaurin
 from .maps import RandomKernel
+from .structured import FastFood, OrthogonalRandomFeatures, StructuredOrthogonalRandomFeatures
 from .validation import check_int
 
 __all__ = [
@@ -206,6 +207,9 @@ class MapEntry:
     fit_seconds: Callable | None = None  # (n, d, D, m) -> rough seconds of one classifier fit
     reference: str = ""
     notes: str = field(default="", compare=False)
+    #: E<Z(x), Z(y)> = K(x, y) for every x, y (the registry tests hold it to that); False for
+    #: data-dependent maps (Nystroem) and biased ones (SORF), whose ``notes`` say why
+    unbiased: bool = True
 
     def __post_init__(self):
         unknown = [k for k in self.kernels if k not in KERNELS]
@@ -258,6 +262,18 @@ def _build_nystroem(spec, D, distribution, seed):
                     random_state=seed)
 
 
+def _build_orf(spec, D, distribution, seed):
+    return OrthogonalRandomFeatures(n_components=D, gamma=spec.gamma, random_state=seed)
+
+
+def _build_sorf(spec, D, distribution, seed):
+    return StructuredOrthogonalRandomFeatures(n_components=D, gamma=spec.gamma, random_state=seed)
+
+
+def _build_fastfood(spec, D, distribution, seed):
+    return FastFood(n_components=D, gamma=spec.gamma, random_state=seed)
+
+
 def _log2(v):
     return np.log2(np.maximum(v, 2))
 
@@ -292,7 +308,20 @@ MAPS: dict[str, MapEntry] = {
                  r"O(D\,d + D^2)", r"O(D\,d + D^2)", _build_nystroem, "polynomial",
                  lambda d, D, m: D * d + D * D, "#56B4E9",
                  reference="Williams & Seeger, NIPS 2001 (scikit-learn Nystroem)",
-                 notes="data-dependent: samples D training points; not an unbiased estimator"),
+                 notes="data-dependent: samples D training points; not an unbiased estimator", unbiased=False),
+        # Structured and orthogonal random Fourier features (rkcore.structured): D // 2 frequencies give
+        # cos/sin pairs, so the work is about half of RFF's D frequencies; operations count frequencies x cost
+        MapEntry("orf", "Orthogonal random features (ORF)", "ORF", ("rbf",), ("gaussian",),
+                 r"O(D\,d)", r"O(D\,d)", _build_orf, "rbf", lambda d, D, m: D * d / 2, "#882255",
+                 reference="Yu, Suresh, Choromanski, Holtmann-Rice & Kumar, NIPS 2016"),
+        MapEntry("sorf", "Structured orthogonal random features (SORF)", "SORF", ("rbf",), ("rademacher",),
+                 r"O(D \log d)", r"O(D)", _build_sorf, "rbf", lambda d, D, m: 3 * D / 2 * _log2(d), "#44AA99",
+                 reference="Yu, Suresh, Choromanski, Holtmann-Rice & Kumar, NIPS 2016",
+                 notes="biased: rows of norm sqrt(p) with nearly uniform directions; the bias is O(1/sqrt(d))",
+                 unbiased=False),
+        MapEntry("fastfood", "FastFood", "FastFood", ("rbf",), ("gaussian",),
+                 r"O(D \log d)", r"O(D)", _build_fastfood, "rbf", lambda d, D, m: D * _log2(d), "#999933",
+                 reference="Le, Sarlos & Smola, ICML 2013"),
     )
 }
 

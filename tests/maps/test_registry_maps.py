@@ -12,7 +12,7 @@ def spec_for(kernel: str) -> KernelSpec:
 
 
 PAIRS = [(key, kernel) for key, entry in MAPS.items() for kernel in entry.kernels if entry.supports(spec_for(kernel))]
-UNBIASED = [(key, kernel) for key, kernel in PAIRS if key != "nystroem"]  # Nystroem is data-dependent
+UNBIASED = [(key, kernel) for key, kernel in PAIRS if MAPS[key].unbiased]  # not Nystroem (data-dependent), SORF
 UNSUPPORTED = [(key, kernel) for key, entry in MAPS.items() for kernel in KERNELS if not entry.supports(spec_for(kernel))]
 
 
