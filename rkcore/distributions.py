@@ -45,6 +45,8 @@ class Distribution:
     #: i.i.d. law of the fourth moment above, so one feature's variance is unchanged and the estimate
     #: unbiased, but rows of a block are dependent: the variance of a D-feature mean is not (E f^2 - K^2)/D)
     blocks: str = ""
+    #: for block distributions: the key of the i.i.d. distribution each row keeps (same fourth moment)
+    marginal: str = ""
 
     @property
     def iid(self) -> bool:
@@ -81,12 +83,14 @@ DISTRIBUTIONS: dict[str, Distribution] = {
         Distribution("gaussian-orthogonal", "Gaussian, orthogonal rows",
                      r"\boldsymbol\omega_s = \chi_d\,\mathbf{q}_s,\ \mathbf{q}_s \text{ orthonormal in blocks of } d",
                      3.0, _orthogonal_gaussian, "#AA4499",
-                     blocks="d orthogonal rows (Haar rotation, chi_d row norms): each row exactly N(0, I)"),
+                     blocks="d orthogonal rows (Haar rotation, chi_d row norms): each row exactly N(0, I)",
+                     marginal="gaussian"),
         Distribution("rademacher-hadamard", "Rademacher, Hadamard rows",
                      r"\boldsymbol\omega_s = \mathbf{h}_s \odot \mathbf{s},\ \mathbf{s} \in \{\pm 1\}^d"
                      r"\text{ (rows of } H_p\,\mathrm{diag}(\mathbf{s})\text{)}",
                      1.0, _hadamard_signs, "#332288",
-                     blocks="p = 2^ceil(log2 d) rows of H_p diag(s), first d columns: each row i.i.d. Rademacher"),
+                     blocks="p = 2^ceil(log2 d) rows of H_p diag(s), first d columns: each row i.i.d. Rademacher",
+                     marginal="rademacher"),
     )
 }
 
