@@ -225,7 +225,8 @@ def sidebar(*, data: bool = True, n: bool = True, n_max: int = 5000, kernel: boo
             if len(stored("distributions")) < 2:
                 # a comparison page compares: the sidebar shows every distribution the page draws, not the
                 # one a single-choice page left behind (a link's own choice still wins, read in the widget)
-                store("distributions", tuple(DISTRIBUTIONS))
+                # (the i.i.d. ones: weights drawn orthogonal in blocks are added by choice, not by default)
+                store("distributions", tuple(k for k, e in DISTRIBUTIONS.items() if e.iid))
             values["distributions"] = persistent_widget(sb.multiselect, "Weight distributions", key="distributions",
                                                         format_func=lambda k: DISTRIBUTIONS[k].label)
         else:

@@ -1,0 +1,29 @@
+"""The Distributions page takes the block-orthogonal RK weights from the distribution table with no page list of
+its own: chosen beside i.i.d. ones, they get measured variances (no exact line: the formula is for i.i.d.
+weights) and a ratio table against i.i.d. weights of the same law with its note."""
+from __future__ import annotations
+
+from tests.conftest import error_texts, plotly_figures, table_values
+
+VARIANCE = "pages/4_Distributions_and_variance.py"
+
+
+def test_orthogonal_rows_beside_iid_distributions(run_page):
+    at = run_page(VARIANCE, n=40, dist="rademacher,gaussian-orthogonal,rademacher-hadamard", dv_scrk="false",
+                  dv_vtrials=50, dv_trials=5, dv_mult="1,2", timeout=240)
+    assert not at.exception and not error_texts(at), error_texts(at)
+    ratio = next(t for t in table_values(at) if "median Var / i.i.d. Var" in t.columns)
+    assert set(ratio["distribution"]) == {"gaussian-orthogonal", "rademacher-hadamard"}
+    assert (ratio["median Var / i.i.d. Var"] > 0).all()
+    variance = next(f for f in plotly_figures(at) if any("empirical" in (t.get("name") or "") for t in f["data"]))
+    exact_names = {t["name"] for t in variance["data"] if "exact" in (t.get("name") or "")}
+    assert exact_names == {"Rademacher: exact Var/D"}  # no exact line for the dependent rows
+    assert any("Hadamard rows: variance" in m.value for m in at.markdown) or \
+        any("Hadamard rows: variance" in str(getattr(e, "body", "")) for e in at.main)
+
+
+def test_only_orthogonal_rows_chosen(run_page):
+    at = run_page(VARIANCE, n=30, dist="gaussian-orthogonal,rademacher-hadamard", dv_scrk="false",
+                  dv_vtrials=50, dv_trials=5, dv_mult="1", timeout=240)
+    assert not at.exception and not error_texts(at), error_texts(at)
+    assert any("median Var / i.i.d. Var" in t.columns for t in table_values(at))
