@@ -29,7 +29,7 @@ from .distributions import DISTRIBUTIONS, get_distribution
 from .itemsets import ITEMSET_KERNELS, ORDERED_KERNELS, ItemsetFamily, check_degree_fits, family_from_spec
 from .maclaurin import RandomMaclaurin
 from .maps import RandomKernel
-from .structured import FastFood, OrthogonalRandomFeatures, StructuredOrthogonalRandomFeatures
+from .structured import FastFood, OrthogonalRandomFeatures, RandomFourierPairs, StructuredOrthogonalRandomFeatures
 from .validation import check_int
 
 __all__ = [
@@ -210,6 +210,8 @@ class MapEntry:
     #: E<Z(x), Z(y)> = K(x, y) for every x, y (the registry tests hold it to that); False for
     #: data-dependent maps (Nystroem) and biased ones (SORF), whose ``notes`` say why
     unbiased: bool = True
+    #: fitted on the data (Nystroem samples training points) rather than drawn independently of it
+    data_dependent: bool = False
 
     def __post_init__(self):
         unknown = [k for k in self.kernels if k not in KERNELS]
@@ -262,6 +264,10 @@ def _build_nystroem(spec, D, distribution, seed):
                     random_state=seed)
 
 
+def _build_rff_pairs(spec, D, distribution, seed):
+    return RandomFourierPairs(n_components=D, gamma=spec.gamma, random_state=seed)
+
+
 def _build_orf(spec, D, distribution, seed):
     return OrthogonalRandomFeatures(n_components=D, gamma=spec.gamma, random_state=seed)
 
@@ -308,9 +314,13 @@ MAPS: dict[str, MapEntry] = {
                  r"O(D\,d + D^2)", r"O(D\,d + D^2)", _build_nystroem, "polynomial",
                  lambda d, D, m: D * d + D * D, "#56B4E9",
                  reference="Williams & Seeger, NIPS 2001 (scikit-learn Nystroem)",
-                 notes="data-dependent: samples D training points; not an unbiased estimator", unbiased=False),
+                 notes="data-dependent: samples D training points; not an unbiased estimator", unbiased=False,
+                 data_dependent=True),
         # Structured and orthogonal random Fourier features (rkcore.structured): D // 2 frequencies give
         # cos/sin pairs, so the work is about half of RFF's D frequencies; operations count frequencies x cost
+        MapEntry("rff_pairs", "Random Fourier features, cos/sin pairs", "RFF (cos/sin)", ("rbf",), ("gaussian",),
+                 r"O(D\,d)", r"O(D\,d)", _build_rff_pairs, "rbf", lambda d, D, m: D * d / 2, "#661100",
+                 reference="Rahimi & Recht, NIPS 2007 (the cos/sin form; rkcore.structured)"),
         MapEntry("orf", "Orthogonal random features (ORF)", "ORF", ("rbf",), ("gaussian",),
                  r"O(D\,d)", r"O(D\,d)", _build_orf, "rbf", lambda d, D, m: D * d / 2, "#882255",
                  reference="Yu, Suresh, Choromanski, Holtmann-Rice & Kumar, NIPS 2016"),

@@ -186,6 +186,32 @@ class OrthogonalRandomFeatures(_FourierFeatures):
         return np.asarray(Xb @ W.T)
 
 
+class RandomFourierPairs(_FourierFeatures):
+    r"""Random Fourier features with i.i.d. N(0, 2 gamma I) frequencies in the same layout as the maps here
+    (cos/sin pairs; see the module docstring): the i.i.d. baseline the orthogonal maps are compared with at
+    equal D (scikit-learn's RBFSampler uses only offset features, whose variance is higher).
+
+    Parameters
+    ----------
+    n_components : int, default=100
+    gamma : float, default=1.0
+    use_offset : bool, default=False
+    random_state : int, RandomState instance or None, default=None
+
+    Attributes
+    ----------
+    random_weights_ : ndarray of shape (F, n_features)
+    random_offset_ : ndarray
+    n_pairs_ : int
+    n_features_in_ : int
+    """
+
+    def _draw(self, rng, n_frequencies, d):
+        self.random_weights_ = rng.standard_normal((n_frequencies, d))
+
+    _project = OrthogonalRandomFeatures._project
+
+
 def _padded_dense(Xb, p: int, n_blocks: int) -> np.ndarray:
     """The row block zero-padded to p columns, repeated over the blocks: (rows, n_blocks, p), contiguous."""
     out = np.zeros((Xb.shape[0], n_blocks, p), dtype=Xb.dtype)

@@ -13,9 +13,9 @@ from threadpoolctl import threadpool_limits
 
 from rkcore.orthogonal import fwht, next_power_of_two
 from rkcore.registry import MAPS
-from rkcore.structured import FastFood, OrthogonalRandomFeatures, StructuredOrthogonalRandomFeatures
+from rkcore.structured import FastFood, OrthogonalRandomFeatures, RandomFourierPairs, StructuredOrthogonalRandomFeatures
 
-MAP_CLASSES = [OrthogonalRandomFeatures, StructuredOrthogonalRandomFeatures, FastFood]
+MAP_CLASSES = [RandomFourierPairs, OrthogonalRandomFeatures, StructuredOrthogonalRandomFeatures, FastFood]
 
 
 @parametrize_with_checks([E() for E in MAP_CLASSES])
@@ -35,7 +35,7 @@ def test_fwht_is_the_sylvester_hadamard_product(p):
 
 def _frequencies_from_definition(est, d):
     """The F x d frequency matrix each map applies, written from its paper's formula with dense matrices."""
-    if isinstance(est, OrthogonalRandomFeatures):
+    if isinstance(est, (OrthogonalRandomFeatures, RandomFourierPairs)):
         return est.random_weights_
     if isinstance(est, StructuredOrthogonalRandomFeatures):
         n_blocks, _, p = est.random_signs_.shape

@@ -27,3 +27,29 @@ def test_only_orthogonal_rows_chosen(run_page):
                   dv_vtrials=50, dv_trials=5, dv_mult="1", timeout=240)
     assert not at.exception and not error_texts(at), error_texts(at)
     assert any("median Var / i.i.d. Var" in t.columns for t in table_values(at))
+
+
+RFF = "pages/8_Random_Fourier_features.py"
+
+
+def test_rff_page_compares_the_registry_fourier_maps(run_page):
+    at = run_page(RFF, n=40, rff_Dmax=256, rff_trials=2, rff_mult="1,4", rff_strials=5, rff_struct="true",
+                  timeout=300)
+    assert not at.exception and not error_texts(at), error_texts(at)
+    for button in [b for b in at.button if b.key in ("rff_struct_run", "rff_time_run")]:
+        button.click().run()
+    assert not at.exception and not error_texts(at), error_texts(at)
+    mse = next(f for f in plotly_figures(at) if "mean squared error" in f["layout"]["title"]["text"])
+    assert {t["name"] for t in mse["data"]} == {"RFF", "RFF (cos/sin)", "ORF", "SORF", "FastFood"}
+    summary = next(t for t in table_values(at) if "MSE ORF" in t.columns)
+    assert list(summary["D"]) == [20, 80] and "ORF / RFF (cos/sin)" in summary.columns
+    timing = next(f for f in plotly_figures(at) if f["layout"]["title"]["text"].startswith("Mapping time"))
+    assert any(t["name"].startswith("FastFood: slope") for t in timing["data"])
+
+
+def test_rff_page_refuses_an_empty_choice(run_page):
+    at = run_page(RFF, n=40, rff_Dmax=256, rff_trials=2, rff_mult="1", rff_strials=5, rff_struct="true",
+                  timeout=300)
+    at.multiselect(key="rff_maps").set_value([]).run()
+    assert not at.exception
+    assert any("at least one map" in e for e in error_texts(at)), error_texts(at)
