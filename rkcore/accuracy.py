@@ -53,7 +53,10 @@ from sklearn.model_selection import train_test_split
 from sklearn.svm import SVC
 from sklearn.utils import check_random_state
 
+from sklearn.multiclass import OneVsRestClassifier
+
 from .models import (
+    for_many_classes,
     AllSubsetsModelClassifier,
     ExactKernelSVC,
     FactorizationMachineClassifier,
@@ -460,7 +463,8 @@ def accuracy_study(dataset_or_XY, methods: Sequence[str], n_components_list: Seq
             notify(len(rows), f"validating C for {method.label}" + (f" D={D}" if D else ""))
             records = []
             for C in C_grid:
-                est = method.build(method.kernel_of(kernel), D, C, n_train, seed0, params.get(method.key, {}))
+                est = for_many_classes(method.build(method.kernel_of(kernel), D, C, n_train, seed0,
+                                                    params.get(method.key, {})), y_tr)
                 pred = est.fit(X_tr, y_tr).predict(X_va)
                 records.append({"selection": method.key, "kernel": method.kernel_of(kernel).label(),
                                 "D": np.nan if D is None else D, "C": C, **_scores(y_va, pred)})
@@ -538,7 +542,8 @@ def _fit_and_score(method_key: str, kernel: KernelSpec, D, C: float, n_train: in
     """Build, fit and test one (method, D, trial); times measured here, where it runs."""
     method = get_method(method_key)
     spec = method.kernel_of(kernel)
-    est = method.build(spec, D, C, n_train, seed, params)
+    # binary-by-nature models (FM, all-subsets) on more than two classes: one-vs-rest (rkcore.models.regression)
+    est = for_many_classes(method.build(spec, D, C, n_train, seed, params), y_train)
     start = time.perf_counter()
     est.fit(X_train, y_train)
     train_seconds = time.perf_counter() - start
@@ -551,7 +556,8 @@ def _fit_and_score(method_key: str, kernel: KernelSpec, D, C: float, n_train: in
         "accuracy": float(np.mean(pred == y_test)),
         "balanced_accuracy": float(balanced_accuracy_score(y_test, pred)),
         "train_seconds": train_seconds, "test_seconds": test_seconds,
-        "C": C, "model_size": method.model_size(est, D), "n_train": n_train, "n_test": len(y_test),
+        "C": C, "model_size": method.model_size(est.estimator if isinstance(est, OneVsRestClassifier) else est, D), "n_train": n_train,
+        "n_test": len(y_test),
     }
 
 

@@ -53,3 +53,29 @@ def test_rff_page_refuses_an_empty_choice(run_page):
     at.multiselect(key="rff_maps").set_value([]).run()
     assert not at.exception
     assert any("at least one map" in e for e in error_texts(at)), error_texts(at)
+
+
+CLASSIFIERS = "pages/6_Classifiers.py"
+
+
+def test_classifiers_page_regression_on_movielens_ratings(run_page):
+    at = run_page(CLASSIFIERS, dataset="movielens_ratings", n=120, cl_methods="kernel_svm,fm,rk", cl_mult="1",
+                  cl_trials=1, timeout=300)
+    for button in [b for b in at.button if b.key == "cl_reg_run"]:
+        button.click().run()
+    assert not at.exception and not error_texts(at), error_texts(at)
+    summary = next(t for t in table_values(at) if "rmse" in t.columns)
+    assert set(summary["label"]) == {"Kernel ridge (exact)", "Factorization machine (regression)", "Ridge + RK"}
+    assert (summary["rmse"] > 0).all()
+    assert any(f["layout"]["title"]["text"].startswith("Regression: test RMSE") for f in plotly_figures(at))
+
+
+def test_classifiers_page_runs_the_binary_models_one_vs_rest_on_many_classes(run_page):
+    at = run_page(CLASSIFIERS, dataset="wine", n=150, cl_methods="kernel_svm,fm", cl_mult="1", cl_trials=1,
+                  timeout=300)
+    assert not at.exception and not error_texts(at), error_texts(at)
+    assert any("one-vs-rest" in c.value for c in at.caption)
+    at.button(key="cl_run").click().run()
+    assert not at.exception and not error_texts(at), error_texts(at)
+    summary = table_values(at)[0]
+    assert set(summary["method"]) == {"kernel_svm", "fm"} and summary["accuracy"].between(0, 1).all()
