@@ -108,10 +108,11 @@ def run(args) -> list[str]:
     rows = []
     for d in args.d:
         for mult in args.D_per_d:
-            D = 2 * next_power_of_two(d) * mult
             X = np.random.RandomState(1).standard_normal((args.n, d))
             gamma = 1.0 / d
             for kind in args.maps:
+                # pyrfm's D: whole blocks of cos/sin pairs, d frequencies (ORF) or p (SORF, FastFood) per block
+                D = 2 * (d if kind == "ORF" else next_power_of_two(d)) * mult
                 ours, theirs = build(kind, pyrfm, X, D, gamma, constant_scaling=True)
                 np.testing.assert_allclose(ours.transform(X), theirs.transform(X), rtol=1e-9, atol=1e-11)
                 ours, theirs = build(kind, pyrfm, X, D, gamma)
@@ -131,7 +132,8 @@ def main():
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("--n", type=int, default=10_000)
     ap.add_argument("--d", type=int, nargs="+", default=[64, 78, 512, 1024])
-    ap.add_argument("--D-per-d", type=int, nargs="+", default=[1, 4], help="D = 2 p x this (p: d padded)")
+    ap.add_argument("--D-per-d", type=int, nargs="+", default=[1, 4],
+                    help="D = 2 d x this (ORF) or 2 p x this (SORF, FastFood; p: d padded to a power of two)")
     ap.add_argument("--maps", nargs="+", default=["ORF", "SORF", "FastFood"])
     ap.add_argument("--repeats", type=int, default=5)
     args = ap.parse_args()

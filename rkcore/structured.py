@@ -264,7 +264,7 @@ class StructuredOrthogonalRandomFeatures(_HadamardFeatures):
         V = _padded_dense(Xb, p, n_blocks)
         for k in range(3):
             V *= signs[:, k]
-            fwht(V)
+            V = fwht(V)
         V *= p ** -1.0  # three normalized transforms (p^-3/2) times sqrt(p)
         return V.reshape(V.shape[0], -1)[:, :self.n_components - self.n_pairs_]
 
@@ -308,9 +308,8 @@ class FastFood(_HadamardFeatures):
         n_blocks, p = self.random_signs_.shape
         V = _padded_dense(Xb, p, n_blocks)
         V *= self.random_signs_.astype(dtype, copy=False)
-        fwht(V)
-        V = np.take_along_axis(V, self.random_perm_[None], axis=2)
+        V = np.take_along_axis(fwht(V), self.random_perm_[None], axis=2)
         V *= self.random_gaussian_.astype(dtype, copy=False)
-        fwht(V)
+        V = fwht(V)
         V *= self.random_scaling_.astype(dtype, copy=False)
         return V.reshape(V.shape[0], -1)[:, :self.n_components - self.n_pairs_]

@@ -24,10 +24,13 @@ def test_check_estimator(estimator, check):
         check(estimator)
 
 
-@pytest.mark.parametrize("p", [1, 2, 8, 64])
+@pytest.mark.parametrize("p", [1, 2, 8, 64, 2048])
 def test_fwht_is_the_sylvester_hadamard_product(p):
     a = np.random.RandomState(p).standard_normal((3, 5, p))
-    np.testing.assert_allclose(fwht(a.copy()), a @ scipy.linalg.hadamard(p), rtol=1e-12, atol=1e-12)
+    before = a.copy()
+    np.testing.assert_allclose(fwht(a), a @ scipy.linalg.hadamard(p), rtol=1e-12, atol=1e-12 * np.sqrt(p))
+    np.testing.assert_array_equal(a, before)  # a new array; the input is left as it was
+    assert fwht(a.astype(np.float32)).dtype == np.float32
     with pytest.raises(ValueError, match="power of two"):
         fwht(np.zeros((2, 6)))
     assert [next_power_of_two(d) for d in (1, 2, 3, 5, 8, 9)] == [1, 2, 4, 8, 8, 16]
