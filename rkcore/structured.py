@@ -49,7 +49,7 @@ def _rademacher(rng, shape) -> np.ndarray:
 # ---------------------------------------------------------------------------- the maps
 class _FourierFeatures(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseEstimator):
     """Shared fit/transform of the three maps: subclasses draw the frequencies (``_draw``) and project
-    a dense or CSR row block on them (``_project``: (rows, F) of <w_i, x> before the sqrt(2 gamma) scale)."""
+    a dense or CSR row block on them (``_project(Xb, scale)``: (rows, F) of scale <w_i, x>, scale = sqrt(2 gamma) folded into a small factor)."""
 
     _parameter_constraints: dict = {
         "n_components": [Interval(Integral, 1, None, closed="left")],
@@ -115,8 +115,7 @@ class _FourierFeatures(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseEs
         weight = np.sqrt(1.0 / n_frequencies)  # pairs: 1/sqrt(F) each; offset features sqrt(2/F)
         offsets = self.random_offset_.astype(X.dtype)
         for rows in row_blocks(X.shape[0], self._bytes_per_row(X.dtype.itemsize), TRANSFORM_BLOCK_BYTES):
-            U = self._project(X[rows])
-            U *= scale
+            U = self._project(X[rows], scale)  # the scale folded into the small factors: no pass over U
             block = out[rows]
             np.cos(U[:, :P], out=block[:, :P])
             np.sin(U[:, :P], out=block[:, P:2 * P])
@@ -181,8 +180,8 @@ class OrthogonalRandomFeatures(_FourierFeatures):
     def _draw(self, rng, n_frequencies, d):
         self.random_weights_ = orthogonal_gaussian_rows(rng, n_frequencies, d)
 
-    def _project(self, Xb):
-        W = self.random_weights_ if Xb.dtype == np.float64 else self.random_weights_.astype(Xb.dtype)
+    def _project(self, Xb, scale):
+        W = (self.random_weights_ * scale).astype(Xb.dtype, copy=False)
         return np.asarray(Xb @ W.T)
 
 
@@ -258,14 +257,14 @@ class StructuredOrthogonalRandomFeatures(_HadamardFeatures):
         p, n_blocks = self._blocks(n_frequencies, d)
         self.random_signs_ = _rademacher(rng, (n_blocks, 3, p))
 
-    def _project(self, Xb):
+    def _project(self, Xb, scale):
         signs = self.random_signs_.astype(Xb.dtype, copy=False)
         n_blocks, _, p = signs.shape
         V = _padded_dense(Xb, p, n_blocks)
         for k in range(3):
             V *= signs[:, k]
             V = fwht(V)
-        V *= p ** -1.0  # three normalized transforms (p^-3/2) times sqrt(p)
+        V *= scale / p  # three normalized transforms (p^-3/2) times sqrt(p), times the frequency scale
         return V.reshape(V.shape[0], -1)[:, :self.n_components - self.n_pairs_]
 
 
@@ -303,7 +302,7 @@ class FastFood(_HadamardFeatures):
         norms = np.linalg.norm(self.random_gaussian_, axis=1, keepdims=True)
         self.random_scaling_ = chi.rvs(p, size=(n_blocks, p), random_state=rng) / (norms * np.sqrt(p))
 
-    def _project(self, Xb):
+    def _project(self, Xb, scale):
         dtype = Xb.dtype
         n_blocks, p = self.random_signs_.shape
         V = _padded_dense(Xb, p, n_blocks)
@@ -311,5 +310,5 @@ class FastFood(_HadamardFeatures):
         V = np.take_along_axis(fwht(V), self.random_perm_[None], axis=2)
         V *= self.random_gaussian_.astype(dtype, copy=False)
         V = fwht(V)
-        V *= self.random_scaling_.astype(dtype, copy=False)
+        V *= (self.random_scaling_ * scale).astype(dtype, copy=False)
         return V.reshape(V.shape[0], -1)[:, :self.n_components - self.n_pairs_]
