@@ -5,20 +5,20 @@ import streamlit as st
 from threadpoolctl import threadpool_limits
 
 from rkapp import (
-    ViewSpec, chart, escape_markdown, formula, guarded, largest_fitting, load_data, notice, page, persistent_widget,
-    progress_bar, reproduce, run_or_wait, sidebar, table,
+    ViewSpec, chart, choices, escape_markdown, formula, guarded, largest_fitting, load_data, notice, page,
+    persistent_widget, progress_bar, reproduce, run_or_wait, sidebar, table,
 )
-from rkcore.costs import rff_curve_cost, timing_cost
+from rkcore.studies.costs import rff_curve_cost, timing_cost
 from rkcore.figures.fourier import FOURIER_METRICS, fourier_mse_figure
 from rkcore.figures.timing import timing_figure, timing_note
-from rkcore.fourier_study import fourier_map_study, fourier_maps, fourier_note, fourier_study_cost, fourier_summary
+from rkcore.studies.fourier_study import fourier_map_study, fourier_maps, fourier_note, fourier_study_cost, fourier_summary
 from rkcore.registry import MAPS
-from rkcore.timing import growth_exponent, time_maps
+from rkcore.studies.timing import growth_exponent, time_maps
 from rkcore.figures.foundations import METRIC_LABELS, rff_error_figure, rff_note, rff_summary
-from rkcore.foundations import median_heuristic_gamma, rff_error_curve
-from rkcore.views import dense
+from rkcore.teaching.foundations import median_heuristic_gamma, rff_error_curve
+from rkcore.base.arrays import dense
 
-D_MAX_OPTIONS = [256, 512, 1024, 2048, 4096, 8192, 16384]
+D_MAX_OPTIONS = list(choices("rff_Dmax"))
 BANDWIDTHS = {"median": "Median heuristic", "manual": "Set γ by hand"}
 
 page("Random Fourier features",
@@ -49,15 +49,15 @@ def study(view: ViewSpec) -> None:
     sidebar, the header and the formulas stay as they are)."""
     c1, c2, c3, c4 = st.columns(4)
     with c1:
-        bandwidth = persistent_widget(st.radio, "Bandwidth γ", key="rff_bw", options=list(BANDWIDTHS),
+        bandwidth = persistent_widget(st.radio, "Bandwidth γ", key="rff_bw",
                                       format_func=BANDWIDTHS.get, horizontal=True)
     with c2:
-        gamma_manual = persistent_widget(st.number_input, "γ (by hand)", key="rff_gamma", min_value=1e-6,
-                                         max_value=1e6, format="%.4g", disabled=bandwidth != "manual")
+        gamma_manual = persistent_widget(st.number_input, "γ (by hand)", key="rff_gamma", format="%.4g",
+                                         disabled=bandwidth != "manual")
     with c3:
         D_max = persistent_widget(st.select_slider, "Largest D", key="rff_Dmax", options=D_MAX_OPTIONS)
     with c4:
-        trials = persistent_widget(st.number_input, "Trials per D", key="rff_trials", min_value=2, max_value=50)
+        trials = persistent_widget(st.number_input, "Trials per D", key="rff_trials")
     metric = persistent_widget(st.radio, "Error measure", key="rff_metric", options=list(METRIC_LABELS),
                                format_func=METRIC_LABELS.get, horizontal=True)
 
@@ -87,9 +87,9 @@ def study(view: ViewSpec) -> None:
 
     reproduce("\n".join([
         *[line for line in view.code().splitlines() if "KernelSpec" not in line],
-        "from rkcore.foundations import median_heuristic_gamma, rff_error_curve",
+        "from rkcore.teaching.foundations import median_heuristic_gamma, rff_error_curve",
         "from rkcore.figures.foundations import rff_error_figure, rff_summary",
-        "from rkcore.views import dense",
+        "from rkcore.base.arrays import dense",
         "",
         "X = dense(X)",
         f"gamma = {'median_heuristic_gamma(X)' if bandwidth == 'median' else repr(float(gamma_manual))}",
@@ -104,7 +104,6 @@ study(view)
 
 
 # ---------------------------------------------------------------------------- orthogonal and structured maps
-MULTIPLES_OF_D = (1, 2, 4, 8, 16)
 STRUCTURED_ROWS = 300  # rows kept for the comparison: it keeps trials x n²/2 estimates per cell
 TIMING_D = (16, 32, 64, 128, 256, 512)
 
@@ -132,18 +131,16 @@ def structured(view: ViewSpec) -> None:
                "still N(0, 2γI)); SORF and FastFood replace the d × d matrix by sign flips, a permutation and fast "
                "Walsh–Hadamard transforms, O(D log d) per sample. RFF (cos/sin) is the i.i.d. reference with the same "
                "cos/sin features; scikit-learn's RFF uses one cosine with a random phase per frequency.")
-    keys = fourier_maps()
     c1, c2, c3, c4 = st.columns([3, 2, 1.5, 2])
     with c1:
-        maps = persistent_widget(st.multiselect, "Maps", key="rff_maps", options=keys,
-                                 format_func=lambda k: MAPS[k].short_label)
+        maps = persistent_widget(st.multiselect, "Maps", key="rff_maps", format_func=lambda k: MAPS[k].short_label)
     with c2:
         multiples = persistent_widget(st.multiselect, "D as multiples of d", key="rff_mult",
-                                      options=[str(m) for m in MULTIPLES_OF_D], format_func=lambda m: f"{m}d")
+                                      format_func=lambda m: f"{m}d")
     with c3:
-        trials = persistent_widget(st.select_slider, "Maps per D", key="rff_strials", options=[5, 10, 20, 50])
+        trials = persistent_widget(st.select_slider, "Maps per D", key="rff_strials")
     with c4:
-        metric = persistent_widget(st.radio, "Show", key="rff_smetric", options=list(FOURIER_METRICS),
+        metric = persistent_widget(st.radio, "Show", key="rff_smetric",
                                    format_func=lambda k: FOURIER_METRICS[k].split(" of ")[0], horizontal=True)
     with guarded("the orthogonal and structured maps"):
         if not maps or not multiples:

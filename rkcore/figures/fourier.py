@@ -1,4 +1,4 @@
-"""Figures of the i.i.d. / orthogonal / structured random Fourier comparison (:mod:`rkcore.fourier_study`)."""
+"""Figures of the i.i.d. / orthogonal / structured random Fourier comparison (:mod:`rkcore.studies.fourier_study`)."""
 from __future__ import annotations
 
 import numpy as np

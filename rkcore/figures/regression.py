@@ -1,4 +1,4 @@
-"""Figure of the regression task of the accuracy study (:mod:`rkcore.regression_study`)."""
+"""Figure of the regression task of the accuracy study (:mod:`rkcore.studies.regression_study`)."""
 from __future__ import annotations
 
 import numpy as np

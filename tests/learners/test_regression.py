@@ -1,4 +1,4 @@
-"""Regression learners and many classes (rkcore.models.regression): scikit-learn citizenship, the FM regressor's
+"""Regression learners and many classes (rkcore.learners.regression): scikit-learn citizenship, the FM regressor's
 gradient against finite differences and its fit, kernel ridge on random features converging to exact kernel
 ridge, and one-vs-rest only where the model is binary by nature."""
 from __future__ import annotations
@@ -11,7 +11,7 @@ from sklearn.svm import SVC
 from sklearn.utils.estimator_checks import parametrize_with_checks
 from threadpoolctl import threadpool_limits
 
-from rkcore.models import (
+from rkcore.learners import (
     AllSubsetsModelClassifier, ExactKernelRidge, ExactKernelSVC, FactorizationMachineClassifier,
     FactorizationMachineRegressor, expected_failed_checks, for_many_classes, random_feature_ridge,
 )

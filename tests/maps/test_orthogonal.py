@@ -1,4 +1,4 @@
-"""RK weights drawn orthogonal in blocks (rkcore.orthogonal, rkcore.orthogonal_study): each row keeps its i.i.d.
+"""RK weights drawn orthogonal in blocks (rkcore.maps.orthogonal, rkcore.studies.orthogonal_study): each row keeps its i.i.d.
 law (so the estimate is unbiased), rows of a block are orthogonal, the exact i.i.d. variance formula is refused
 for them, and the measured variance agrees with exact enumeration where that exists (Hadamard rows)."""
 from __future__ import annotations
@@ -12,15 +12,15 @@ import pandas as pd
 import pytest
 from scipy.stats import chi2, kstest
 
-from rkcore import variance as V
-from rkcore.distributions import DISTRIBUTIONS
-from rkcore.itemsets import ItemsetFamily
-from rkcore.orthogonal import hadamard_sign_rows, orthogonal_gaussian_rows
-from rkcore.orthogonal_study import (
+from rkcore.theory import variance as V
+from rkcore.maps.distributions import DISTRIBUTIONS
+from rkcore.kernels.itemsets import ItemsetFamily
+from rkcore.maps.orthogonal import hadamard_sign_rows, orthogonal_gaussian_rows
+from rkcore.studies.orthogonal_study import (
     against_iid, hadamard_block_moments, orthogonal_note, orthogonal_variance_study, variance_ratio_summary,
 )
 from rkcore.registry import KernelSpec
-from rkcore.variance_study import empirical_pair_variance, select_pairs
+from rkcore.studies.variance_study import empirical_pair_variance, select_pairs
 
 BLOCK = [k for k, e in DISTRIBUTIONS.items() if not e.iid]
 

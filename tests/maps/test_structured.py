@@ -1,4 +1,4 @@
-"""ORF, SORF and FastFood (rkcore.structured): the transforms against their matrix definitions, scikit-learn
+"""ORF, SORF and FastFood (rkcore.maps.structured): the transforms against their matrix definitions, scikit-learn
 citizenship, the layout of cos/sin/offset features, and SORF's known bias (the registry marks it biased)."""
 from __future__ import annotations
 
@@ -11,9 +11,9 @@ from sklearn.metrics.pairwise import rbf_kernel
 from sklearn.utils.estimator_checks import parametrize_with_checks
 from threadpoolctl import threadpool_limits
 
-from rkcore.orthogonal import fwht, next_power_of_two
+from rkcore.maps.orthogonal import fwht, next_power_of_two
 from rkcore.registry import MAPS
-from rkcore.structured import FastFood, OrthogonalRandomFeatures, RandomFourierPairs, StructuredOrthogonalRandomFeatures
+from rkcore.maps.structured import FastFood, OrthogonalRandomFeatures, RandomFourierPairs, StructuredOrthogonalRandomFeatures
 
 MAP_CLASSES = [RandomFourierPairs, OrthogonalRandomFeatures, StructuredOrthogonalRandomFeatures, FastFood]
 

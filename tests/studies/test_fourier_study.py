@@ -1,4 +1,4 @@
-"""The i.i.d. / orthogonal / structured random Fourier comparison (rkcore.fourier_study): the MSE split, the
+"""The i.i.d. / orthogonal / structured random Fourier comparison (rkcore.studies.fourier_study): the MSE split, the
 summary ratios and the note computed from the numbers."""
 from __future__ import annotations
 
@@ -6,7 +6,7 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from rkcore.fourier_study import IID_REFERENCE, fourier_map_study, fourier_maps, fourier_note, fourier_summary
+from rkcore.studies.fourier_study import IID_REFERENCE, fourier_map_study, fourier_maps, fourier_note, fourier_summary
 from rkcore.registry import MAPS
 
 

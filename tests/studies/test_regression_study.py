@@ -6,10 +6,10 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from rkcore.accuracy import accuracy_study
-from rkcore.datasets import ML_N_FEATURES, ML_N_USER_FEATURES, load_builtin
-from rkcore.ratings import is_regression_target, make_movielens_ratings
-from rkcore.regression_study import regression_methods, regression_note, regression_study
+from rkcore.studies.accuracy import accuracy_study
+from rkcore.data.datasets import ML_N_FEATURES, ML_N_USER_FEATURES, load_builtin
+from rkcore.data.ratings import is_regression_target, make_movielens_ratings
+from rkcore.studies.regression_study import regression_methods, regression_note, regression_study
 
 
 def test_ratings_stand_in_has_the_movielens_layout():
