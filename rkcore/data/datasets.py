@@ -214,16 +214,8 @@ BUILTIN: dict[str, BuiltinDataset] = {
                        _sklearn_loader("wine", skdatasets.load_wine, "Wine recognition, 3 classes")),
         BuiltinDataset("digits", "Digits (8x8)", "1797 x 64, 10 classes.",
                        _sklearn_loader("digits", skdatasets.load_digits, "Handwritten digits 8x8, 10 classes")),
-        BuiltinDataset("movielens_ratings", "MovieLens ratings (generated stand-in, regression)",
-                       "2000 x 78 MovieLens-format one-hot rows; y = a rating 1-5 (rkcore.data.ratings).",
-                       lambda n_samples=None, random_state=0: _ratings(n_samples, random_state)),
     )
 }
-
-
-def _ratings(n_samples, random_state) -> Dataset:
-    from .ratings import make_movielens_ratings  # (rkcore.data.ratings builds on this module)
-    return make_movielens_ratings(2000 if n_samples is None else n_samples, random_state)
 
 
 def load_builtin(key: str, n_samples: int | None = None, random_state: int = 0) -> Dataset:

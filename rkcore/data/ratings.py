@@ -16,7 +16,7 @@ import pandas as pd
 import scipy.sparse as sp
 
 from .datasets import (
-    ML_AGES, ML_FEATURE_NAMES, ML_GENDERS, ML_GENRES, ML_N_FEATURES, ML_N_USER_FEATURES, ML_OCCUPATIONS,
+    BUILTIN, BuiltinDataset, ML_AGES, ML_FEATURE_NAMES, ML_GENDERS, ML_GENRES, ML_N_FEATURES, ML_N_USER_FEATURES, ML_OCCUPATIONS,
     ML_YEARS, ML_ZIP_PREFIXES, Dataset, _check_n_samples, _subsample, load_movielens,
 )
 from ..base.limits import check_allocation
@@ -68,3 +68,11 @@ def load_movielens_ratings(path, n_samples: int | None = None, random_state=None
 def is_regression_target(y) -> bool:
     """Whether y is a real-valued target rather than class labels: floats (a rating 1.0-5.0 counts as real)."""
     return y is not None and np.asarray(y).dtype.kind == "f"
+
+
+# a built-in dataset (the face rkcore.data imports this module, so every data widget and loader lists it)
+BUILTIN["movielens_ratings"] = BuiltinDataset(
+    "movielens_ratings", "MovieLens ratings (generated stand-in, regression)",
+    "2000 x 78 MovieLens-format one-hot rows; y = a rating 1-5 (rkcore.data.ratings).",
+    lambda n_samples=None, random_state=0: make_movielens_ratings(2000 if n_samples is None else n_samples,
+                                                                  random_state))
