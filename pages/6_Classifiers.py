@@ -9,18 +9,22 @@ from threadpoolctl import threadpool_limits
 
 from rkapp import (
     chart, choices, escape_markdown, formula, guarded, kept_measurement, largest_fitting, lead, load_data,
-    measure_on_press, notice, page, persistent_widget, progress_bar, reproduce, run_requested, shared_figure,
+    measure_on_press, notice, page, persistent_widget, progress_bar, reproduce, run_or_wait, run_requested, shared_figure,
     show_measurement, sidebar, table,
 )
 from rkapp.state import apply_preset, is_stored
 from rkcore.studies.accuracy import DEFAULT_C_GRID, METHODS, accuracy_study, split_sizes
 from rkcore.studies.costs import classifier_cost, classifier_fit_seconds
+from rkcore.figures.regression import regression_figure
+from rkcore.data.ratings import is_regression_target
+from rkcore.studies.regression_study import regression_methods, regression_note, regression_study
 from rkcore.figures.accuracy import accuracy_figure, classifier_note, estimate_figure, summary_table, time_figure
 from rkcore.registry import ITEMSET_KERNELS
 
 MULTIPLES, TRIALS = choices("cl_mult"), choices("cl_trials")
 SPLIT = (0.5, 0.1, 0.4)  # train / validation / test fractions of the n points
 C_GRID = DEFAULT_C_GRID
+REGRESSION_ALPHAS = (0.01, 0.1, 1.0, 10.0)  # ridge penalties validated by exact kernel ridge (regression targets)
 RUN_LABEL = "Run the study"
 
 page("Classifiers",
@@ -79,6 +83,38 @@ def run_study(data, view, method_keys, D_list, n_trials):
     return df, n_warn
 
 
+def regression_task(data, view, methods, multiples, trials) -> None:
+    """A real-valued target (e.g. MovieLens ratings): ridge and the FM regressor instead of the classifiers."""
+    keys = regression_methods()
+    chosen = [k for k in dict.fromkeys({"kernel_svm": "kernel_ridge"}.get(m, m) for m in methods) if k in keys]
+    st.caption(f"{escape_markdown(data.description)} A real-valued target: exact kernel SVM → exact kernel ridge, "
+               "FM → FM regressor, a linear SVM on random features → ridge on the same features (others are "
+               f"classifiers only). Learners: {', '.join(keys[k] for k in chosen) or 'none'}.")
+    if not chosen:
+        raise ValueError("None of the chosen methods has a regression counterpart; choose the kernel SVM, the FM or "
+                         "a map (RK, SCRK, TS, RM).")
+    n, d = data.X.shape
+    D_list = sorted(int(mult) * d for mult in multiples)
+    s_train = int(n * SPLIT[0])
+    cost = classifier_cost(["kernel_svm"] + [m for m in chosen if m in METHODS], s_train, int(n * SPLIT[2]), d,
+                           D_list, view.kernel_spec(data), trials, len(REGRESSION_ALPHAS))
+    run_or_wait(cost, key="cl_reg", params=(view, tuple(chosen), tuple(D_list), trials), what="the regression study")
+    with progress_bar("Fitting the regressors…") as report:
+        df = regression_study(data, chosen, D_list, trials, kernel=view.kernel_spec(data), split=SPLIT,
+                              alpha_grid=REGRESSION_ALPHAS, random_state=view.seed,
+                              progress=lambda done, total, text: report(done / max(total, 1), text))
+    chart(regression_figure(df), df, "Regression: test RMSE vs D",
+          caption="Dashed: learners without random features; dotted: predicting the training mean.")
+    table(df.groupby(["label", "D"], dropna=False)[["rmse", "r2", "train_seconds"]].mean().reset_index(),
+          "Regression summary", caption="Means over trials; alpha chosen on the validation part by exact kernel ridge.")
+    notice(regression_note(df))
+
+
+with guarded("the regression study"):
+    if is_regression_target(load_data(view).y):
+        regression_task(load_data(view), view, methods, multiples, int(trials))
+        st.stop()  # the classification sections below do not apply to a real-valued target
+
 measured = kept_measurement("cl")
 params = None
 stale = False
@@ -98,8 +134,8 @@ with guarded("the classifier study"):
     n_train, n_val, n_test = split_sizes(n, SPLIT)
     classes = np.unique(data.y).size
     if classes > 2 and any(k in methods for k in ("fm", "all_subsets_model")):
-        raise ValueError(f"The data has {classes} classes; the factorization machine and the all-subsets model are "
-                         "binary here. Drop them or choose a binary dataset.")
+        st.caption(f"{classes} classes: the factorization machine and the all-subsets model are binary by nature and "
+                   "run one-vs-rest (one model per class); the SVMs handle many classes themselves.")
 
     def cost_at(s: int):  # the split's proportions at s points (split_sizes checks s against the data)
         s_train, s_test = max(int(s * SPLIT[0]), 1), max(int(s * SPLIT[2]), 1)

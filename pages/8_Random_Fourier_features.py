@@ -6,9 +6,14 @@ from threadpoolctl import threadpool_limits
 
 from rkapp import (
     ViewSpec, chart, choices, escape_markdown, formula, guarded, largest_fitting, lead, load_data, notice, page,
-    persistent_widget, reproduce, run_or_wait, sidebar, table,
+    persistent_widget, progress_bar, reproduce, run_or_wait, sidebar, table,
 )
-from rkcore.studies.costs import rff_curve_cost
+from rkcore.studies.costs import rff_curve_cost, timing_cost
+from rkcore.figures.fourier import FOURIER_METRICS, fourier_mse_figure
+from rkcore.figures.timing import timing_figure, timing_note
+from rkcore.studies.fourier_study import fourier_map_study, fourier_maps, fourier_note, fourier_study_cost, fourier_summary
+from rkcore.registry import MAPS
+from rkcore.studies.timing import growth_exponent, time_maps
 from rkcore.figures.foundations import METRIC_LABELS, rff_error_figure, rff_note, rff_summary
 from rkcore.teaching.foundations import median_heuristic_gamma, rff_error_curve
 from rkcore.base.arrays import dense
@@ -97,3 +102,77 @@ def study(view: ViewSpec) -> None:
 
 
 study(view)
+
+
+# ---------------------------------------------------------------------------- orthogonal and structured maps
+STRUCTURED_ROWS = 300  # rows kept for the comparison: it keeps trials x n²/2 estimates per cell
+TIMING_D = (16, 32, 64, 128, 256, 512)
+
+
+@st.cache_data(show_spinner=False, max_entries=8)
+def structured_study(view: ViewSpec, gamma: float, maps: tuple[str, ...], D_list: tuple[int, ...], trials: int):
+    X = dense(load_data(view).X)[:STRUCTURED_ROWS]
+    with progress_bar("Comparing the maps…") as report, threadpool_limits(limits=1, user_api="blas"):
+        return fourier_map_study(X, gamma, list(maps), list(D_list), trials, seed=view.seed, progress=report)
+
+
+@st.cache_data(show_spinner="Timing the maps…", max_entries=8)
+def structured_timing(maps: tuple[str, ...], d_list: tuple[int, ...], D: int, n: int, seed: int):
+    with threadpool_limits(limits=1, user_api="blas"):
+        return time_maps(list(maps), list(d_list), [D], [n], repeats=3, warmup=1, random_state=seed)
+
+
+@st.fragment
+def structured(view: ViewSpec) -> None:
+    """I.i.d., orthogonal and structured maps of the same kernel: error and variance against D, time against d."""
+    st.subheader("Orthogonal and structured random features")
+    if not persistent_widget(st.toggle, "Compare i.i.d., orthogonal and structured maps", key="rff_struct"):
+        return
+    st.caption("ORF draws each block of d frequencies orthogonal (with chi-distributed lengths: every frequency is "
+               "still N(0, 2γI)); SORF and FastFood replace the d × d matrix by sign flips, a permutation and fast "
+               "Walsh–Hadamard transforms, O(D log d) per sample. RFF (cos/sin) is the i.i.d. reference with the same "
+               "cos/sin features; scikit-learn's RFF uses one cosine with a random phase per frequency.")
+    c1, c2, c3, c4 = st.columns([3, 2, 1.5, 2])
+    with c1:
+        maps = persistent_widget(st.multiselect, "Maps", key="rff_maps", format_func=lambda k: MAPS[k].short_label)
+    with c2:
+        multiples = persistent_widget(st.multiselect, "D as multiples of d", key="rff_mult",
+                                      format_func=lambda m: f"{m}d")
+    with c3:
+        trials = persistent_widget(st.select_slider, "Maps per D", key="rff_strials")
+    with c4:
+        metric = persistent_widget(st.radio, "Show", key="rff_smetric",
+                                   format_func=lambda k: FOURIER_METRICS[k].split(" of ")[0], horizontal=True)
+    with guarded("the orthogonal and structured maps"):
+        if not maps or not multiples:
+            raise ValueError("Choose at least one map and one multiple of d.")
+        data = load_data(view)
+        X = dense(data.X)[:STRUCTURED_ROWS]
+        n, d = X.shape
+        gamma = median_heuristic_gamma(X)
+        D_list = tuple(sorted(int(m) * d for m in multiples))
+        cost = fourier_study_cost(n, d, maps, D_list, int(trials))
+        run_or_wait(cost, key="rff_struct", params=(view, tuple(maps), D_list, int(trials)),
+                    what="the comparison", fits="Fewer maps, multiples of d or maps per D also help.")
+        df = structured_study(view, gamma, tuple(maps), D_list, int(trials))
+        chart(fourier_mse_figure(df, metric), df, "Orthogonal and structured maps vs D",
+              caption=f"First {n} rows, d = {d}, γ = {gamma:.4g} (median heuristic); each point: {trials} maps "
+                      "(seeds shared by the maps). Dotted: a biased map (SORF: its rows have a fixed length).")
+        summary = fourier_summary(df)
+        table(summary, "MSE by map and D", caption="The ratio columns divide by the i.i.d. cos/sin reference.",
+              column_config={c: st.column_config.NumberColumn(format="%.4g") for c in summary.columns if c != "D"})
+        notice(fourier_note(df))
+
+        D_time = 4 * TIMING_D[-1]
+        st.markdown(f"**Time against d** (D = {D_time:,}, n = 500 N(0, 1) rows, median of 3 runs)")
+        timing_cost_ = timing_cost(maps, TIMING_D, D_time, [], TIMING_D[0], 500, 1, 3)
+        run_or_wait(timing_cost_, key="rff_time", params=(tuple(maps),), what="the timings")
+        timing = structured_timing(tuple(maps), TIMING_D, D_time, 500, view.seed)
+        slopes = growth_exponent(timing, "d")
+        chart(timing_figure(timing, "d", slopes=slopes), timing, "Fourier maps: time vs d",
+              caption="Slope in the legend: the fitted exponent of time ∝ d^k. The O(D d) maps (RFF, ORF) grow "
+                      "with d; SORF and FastFood only through log d (and the padding of d to a power of two).")
+        notice(timing_note(slopes.assign(along="d")))
+
+
+structured(view)

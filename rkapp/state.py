@@ -20,6 +20,7 @@ from rkcore.data import datasets as rkdata
 from rkcore.maps.distributions import DISTRIBUTIONS
 from rkcore.teaching.compositional import DEDUP_MODES, PRESETS
 from rkcore.metrics import CURVE_METRICS
+from rkcore.studies.fourier_study import fourier_maps
 from rkcore.teaching.foundations import EXPANSIONS, PROJECTIONS
 from rkcore.registry import KERNELS, MAPS, KernelSpec
 from rkcore.spec import DATASET_KEYS, FAMILY_SOURCES, dataset_label, kernel_spec_from_text, reproduce_code
@@ -171,7 +172,13 @@ _TABLE: list[Field] = [
            Field("rff_gamma", 1.0, min_value=1e-6, max_value=1e6),
            Field("rff_Dmax", 4096, options=_choices(256, 512, 1024, 2048, 4096, 8192, 16384)),
            Field("rff_trials", 5, min_value=2, max_value=50),
-           Field("rff_metric", "rel_fro", options=_choices(*CURVE_METRICS))),
+           Field("rff_metric", "rel_fro", options=_choices(*CURVE_METRICS)),
+           # the orthogonal / structured comparison (rkcore.studies.fourier_study), behind a toggle
+           ("rff_struct", False),
+           Field("rff_maps", ("rff", "rff_pairs", "orf", "sorf", "fastfood"), options=lambda: fourier_maps()),
+           Field("rff_mult", ("1", "4", "16"), options=_choices("1", "2", "4", "8", "16")),
+           Field("rff_strials", 10, options=_choices(5, 10, 20, 50)),
+           Field("rff_smetric", "mse", options=_choices("mse", "variance", "bias2"))),
     *_page("Random projections",
            Field("rp_vec", "phi", options=_choices("phi", "raw")),
            Field("rp_mmax", 1024, options=_choices(64, 128, 256, 512, 1024, 2048, 4096)),

@@ -7,12 +7,14 @@ from __future__ import annotations
 import hashlib
 import io
 import secrets
+from typing import Callable
 
 import streamlit as st
 
 from rkcore.data import datasets as rkdata
 from rkcore.data.text import too_large
 from rkcore.base.limits import format_bytes
+from rkcore.spec import is_csv
 
 from . import uploads
 from .guard import literal, show_error, show_warning
@@ -125,9 +127,7 @@ def _memo(content: bytes, token: str | None, csv: bool) -> tuple:
     return memo
 
 
-def _target_widget(box, name: str, columns: list[str]) -> None:
-    from .widgets import persistent_widget  # the widgets module draws this section: imported on use
-
+def _target_widget(box, name: str, columns: list[str], persistent_widget: Callable) -> None:
     guess = next((c for c in columns if c.strip().lower() in ("target", "label", "class", "y")), NO_TARGET)
     errors: list[str] = []
     read_url(FIELDS["target"], None, None, None, FIELDS["target"].label, errors)
@@ -143,9 +143,12 @@ def _target_widget(box, name: str, columns: list[str]) -> None:
                       format_func=lambda c: c or "(none)")
 
 
-def upload_section(box=None) -> tuple[str, str] | None:
-    """File uploader + share checkbox + target column; returns the upload reference (name, sha1 of the bytes)."""
-    from rkcore.spec import is_csv
+def upload_section(box, persistent_widget: Callable) -> tuple[str, str] | None:
+    """File uploader + share checkbox + target column; returns the upload reference (name, sha1 of the bytes).
+
+    ``persistent_widget`` is the sidebar's widget drawer (:func:`rkapp.widgets.persistent_widget`), passed in by
+    the sidebar that draws this section, so that this module does not import the one importing it.
+    """
 
     ss = st.session_state
     box = box or st.sidebar
@@ -171,5 +174,5 @@ def upload_section(box=None) -> tuple[str, str] | None:
         if isinstance(columns, str):
             box.caption(literal(f"No target column to choose: {columns}"))
         else:
-            _target_widget(box, name, columns)
+            _target_widget(box, name, columns, persistent_widget)
     return name, digest

@@ -104,7 +104,7 @@ def persistent_widget(draw: Callable, label: str | None = None, *, key: str, opt
 # ============================================================================ the shared sidebar
 def _upload_section(box=None) -> tuple[str, str] | None:
     """File uploader, share checkbox and target column (rkapp.upload_section); returns (name, sha1)."""
-    return upload_section(box)
+    return upload_section(box, persistent_widget)
 
 
 def sidebar(*, data: bool = True, n: bool = True, n_max: int = 5000, kernel: bool = True,
@@ -202,7 +202,8 @@ def _features_section(sb, maps: bool | Sequence[str], distributions: str | None,
         if len(stored("distributions")) < 2:
             # a comparison page compares: the sidebar shows every distribution the page draws, not the
             # one a single-choice page left behind (a link's own choice still wins, read in the widget)
-            store("distributions", tuple(DISTRIBUTIONS))
+            # (the i.i.d. ones: weights drawn orthogonal in blocks are added by choice, not by default)
+            store("distributions", tuple(k for k, e in DISTRIBUTIONS.items() if e.iid))
         draw(sb.multiselect, "Weight distributions", key="distributions",
              format_func=lambda k: DISTRIBUTIONS[k].label)
     else:

@@ -32,6 +32,7 @@ from .maps.distributions import DISTRIBUTIONS, get_distribution
 from .kernels.itemsets import ITEMSET_KERNELS, ORDERED_KERNELS, ItemsetFamily, check_degree_fits, family_from_spec
 from .maps.maclaurin import RandomMaclaurin
 from .maps.random_kernel import RandomKernel
+from .maps.structured import FastFood, OrthogonalRandomFeatures, RandomFourierPairs, StructuredOrthogonalRandomFeatures
 from .base.validation import check_int
 
 __all__ = [
@@ -236,6 +237,8 @@ class MapEntry:
     classifier_kernel: Callable | None = None  # study KernelSpec -> KernelSpec a linear SVM on it targets
     reference: str = ""
     notes: str = field(default="", compare=False)
+    #: fitted on the data (Nystroem samples training points) rather than drawn independently of it
+    data_dependent: bool = False
 
     def __post_init__(self):
         unknown = [k for k in self.kernels if k not in KERNELS]
@@ -293,6 +296,22 @@ def _build_nystroem(spec, D, distribution, seed):
                     random_state=seed)
 
 
+def _build_rff_pairs(spec, D, distribution, seed):
+    return RandomFourierPairs(n_components=D, gamma=spec.gamma, random_state=seed)
+
+
+def _build_orf(spec, D, distribution, seed):
+    return OrthogonalRandomFeatures(n_components=D, gamma=spec.gamma, random_state=seed)
+
+
+def _build_sorf(spec, D, distribution, seed):
+    return StructuredOrthogonalRandomFeatures(n_components=D, gamma=spec.gamma, random_state=seed)
+
+
+def _build_fastfood(spec, D, distribution, seed):
+    return FastFood(n_components=D, gamma=spec.gamma, random_state=seed)
+
+
 def _log2(v):
     return np.log2(np.maximum(v, 2))
 
@@ -334,6 +353,21 @@ _RFF_COST = CostModel(random_numbers=_weights, gemm_flops=_per_degree_products, 
 _NYSTROEM_COST = CostModel(random_numbers=_weights, gemm_flops=_per_degree_products, elements=_power_passes,
                            stored_floats=lambda d, D, m: d * D + D * D)  # the D × D normalization
 
+# The Fourier maps of rkcore.maps.structured: D/2 frequencies (cos/sin pairs); ORF and the i.i.d. pairs one
+# (n x d) @ (d x D/2) product; SORF three and FastFood two constant-radix Walsh-Hadamard transforms of the
+# (n x p-padded) blocks (about 2 log2 p + 2 element passes each), then cos/sin and a scaling pass over n x D.
+_FOURIER_GEMM_COST = CostModel(random_numbers=lambda d, D, m: d * D / 2 + D,
+                               gemm_flops=lambda n, d, D, m: n * d * D, elements=lambda n, d, D, m: 4 * n * D,
+                               stored_floats=lambda d, D, m: d * D / 2 + D)
+_SORF_COST = CostModel(random_numbers=lambda d, D, m: 3 * D / 2 + D, gemm_flops=lambda n, d, D, m: 0.0,
+                       elements=lambda n, d, D, m: n * D * (3 * (2 * _log2(d) + 2) / 2 + 4),
+                       stored_floats=lambda d, D, m: 3 * D / 2 + D,
+                       scratch_floats=lambda n, d, D, m: 2 * n * max(D / 2, 2 ** np.ceil(_log2(d))))
+_FASTFOOD_COST = CostModel(random_numbers=lambda d, D, m: 2 * D + D, gemm_flops=lambda n, d, D, m: 0.0,
+                           elements=lambda n, d, D, m: n * D * (2 * (2 * _log2(d) + 2) / 2 + 5),
+                           stored_floats=lambda d, D, m: 2 * D + D,
+                           scratch_floats=lambda n, d, D, m: 2 * n * max(D / 2, 2 ** np.ceil(_log2(d))))
+
 MAPS: dict[str, MapEntry] = {
     e.key: e
     for e in (
@@ -366,7 +400,29 @@ MAPS: dict[str, MapEntry] = {
                  build=_build_nystroem, timing_kernel="polynomial", operations=lambda d, D, m: D * d + D * D,
                  cost=_NYSTROEM_COST, unbiased=False, color="#56B4E9",
                  reference="Williams & Seeger, NIPS 2001 (scikit-learn Nystroem)",
-                 notes="data-dependent: samples D training points; not an unbiased estimator"),
+                 notes="data-dependent: samples D training points; not an unbiased estimator", data_dependent=True),
+        # Structured and orthogonal random Fourier features (rkcore.maps.structured): D // 2 frequencies give
+        # cos/sin pairs, so the work is about half of RFF's D frequencies; Hadamard maps pad d to p = 2^ceil(log2 d)
+        MapEntry(key="rff_pairs", label="Random Fourier features, cos/sin pairs", short_label="RFF (cos/sin)",
+                 kernels=("rbf",), distributions=("gaussian",), time_complexity=r"O(D\,d)",
+                 memory_complexity=r"O(D\,d)", build=_build_rff_pairs, timing_kernel="rbf",
+                 operations=lambda d, D, m: D * d / 2, cost=_FOURIER_GEMM_COST, unbiased=True, color="#661100",
+                 reference="Rahimi & Recht, NIPS 2007 (the cos/sin form; rkcore.maps.structured)"),
+        MapEntry(key="orf", label="Orthogonal random features (ORF)", short_label="ORF", kernels=("rbf",),
+                 distributions=("gaussian",), time_complexity=r"O(D\,d)", memory_complexity=r"O(D\,d)",
+                 build=_build_orf, timing_kernel="rbf", operations=lambda d, D, m: D * d / 2,
+                 cost=_FOURIER_GEMM_COST, unbiased=True, color="#882255",
+                 reference="Yu, Suresh, Choromanski, Holtmann-Rice & Kumar, NIPS 2016"),
+        MapEntry(key="sorf", label="Structured orthogonal random features (SORF)", short_label="SORF",
+                 kernels=("rbf",), distributions=("rademacher",), time_complexity=r"O(D \log d)",
+                 memory_complexity=r"O(D)", build=_build_sorf, timing_kernel="rbf",
+                 operations=lambda d, D, m: 3 * D / 2 * _log2(d), cost=_SORF_COST, unbiased=False, color="#44AA99",
+                 reference="Yu, Suresh, Choromanski, Holtmann-Rice & Kumar, NIPS 2016",
+                 notes="biased: rows of norm sqrt(p) with nearly uniform directions; the bias is O(1/sqrt(d))"),
+        MapEntry(key="fastfood", label="FastFood", short_label="FastFood", kernels=("rbf",),
+                 distributions=("gaussian",), time_complexity=r"O(D \log d)", memory_complexity=r"O(D)",
+                 build=_build_fastfood, timing_kernel="rbf", operations=lambda d, D, m: D * _log2(d),
+                 cost=_FASTFOOD_COST, unbiased=True, color="#999933", reference="Le, Sarlos & Smola, ICML 2013"),
     )
 }
 

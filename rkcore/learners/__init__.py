@@ -26,6 +26,8 @@ rkcore.learners.kernel_svm           ExactKernelSVC, exact_gram
 rkcore.learners.linear               random_feature_pipeline
 rkcore.learners.factorized           FactorizationMachineClassifier, AllSubsetsModelClassifier
 rkcore.learners.sparse_rf            SparseRandomFeatureClassifier
+rkcore.learners.regression           FactorizationMachineRegressor, ExactKernelRidge, random_feature_ridge,
+                                     for_many_classes (one-vs-rest for the binary-by-nature models)
 =================================  ============================================================
 """
 # Re-exports: every name of the former module, public and private (tests use some).
@@ -35,6 +37,8 @@ from .kernel_svm import exact_gram, ExactKernelSVC, _gram_blocks
 from .linear import random_feature_pipeline
 from .factorized import AllSubsetsModelClassifier, FactorizationMachineClassifier, _LBFGSBinaryClassifier
 from .sparse_rf import SparseRandomFeatureClassifier
+from .regression import (BINARY_BY_NATURE, ExactKernelRidge, FactorizationMachineRegressor, for_many_classes,
+                         random_feature_ridge)
 
 __all__ = [
     "expected_failed_checks",
@@ -44,4 +48,8 @@ __all__ = [
     "AllSubsetsModelClassifier",
     "SparseRandomFeatureClassifier",
     "random_feature_pipeline",
+    "FactorizationMachineRegressor",
+    "ExactKernelRidge",
+    "random_feature_ridge",
+    "for_many_classes",
 ]

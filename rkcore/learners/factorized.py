@@ -64,8 +64,16 @@ class _LBFGSBinaryClassifier(ScoreClassifierMixin, BaseEstimator):
     def _check_features(self, X) -> None:
         """Refuse training data the model cannot use (a hook; nothing to check by default)."""
 
+    def _targets(self, y):
+        """The targets the loss sees: -1/+1 labels here (sets ``classes_``); a regressor returns y itself."""
+        return _binary_labels(self, y)
+
+    def _loss(self, y, f):
+        """Per-sample loss and its derivative in f (a regressor overrides it with the squared loss)."""
+        return _loss_and_derivative(self.loss, y, f)
+
     def _optimize(self, X, y, sample_weight):
-        y_pm = _binary_labels(self, y)
+        y_pm = self._targets(y)
         s = _check_sample_weight(sample_weight, X, dtype=np.float64)
         if (s < 0).any():
             raise ValueError(f"sample_weight must be >= 0; got {int((s < 0).sum())} negative weight(s) (smallest {s.min()!r}).")
@@ -330,7 +338,7 @@ class FactorizationMachineClassifier(_LBFGSBinaryClassifier):
         d = Xp[1].shape[1]
         b, w, P = self._split(theta, d)
         f, e = self._forward(b, w, P, Xp)
-        losses, dloss = _loss_and_derivative(self.loss, y, f)
+        losses, dloss = self._loss(y, f)
         g = s * dloss  # d(weighted mean loss) / d f_i
         value = float(s @ losses) + 0.5 * self.beta * float(np.sum(P * P))
         grads = []
@@ -498,7 +506,7 @@ class AllSubsetsModelClassifier(_LBFGSBinaryClassifier):
             pieces = self._products(P, rows.stop - rows.start, row_of, cols, vals)
             f[rows] = pieces[-1] @ lam
             products.append(pieces)
-        losses, dloss = _loss_and_derivative(self.loss, y, f)
+        losses, dloss = self._loss(y, f)
         g = s * dloss
         value = float(s @ losses) + 0.5 * self.alpha * float(lam @ lam) + 0.5 * self.beta * float(np.sum(P * P))
         grad_lam = self.alpha * lam

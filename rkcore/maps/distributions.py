@@ -14,6 +14,8 @@ from typing import Callable, TypeVar
 import numpy as np
 from sklearn.utils import check_random_state
 
+from .orthogonal import block_sampler, hadamard_sign_rows, orthogonal_gaussian_rows
+
 _THREAD_RNG = threading.local()
 _Drawn = TypeVar("_Drawn")
 
@@ -39,6 +41,17 @@ class Distribution:
     fourth_moment: float
     sampler: Callable[[np.random.RandomState, tuple], np.ndarray]
     color: str  # "#rrggbb", the same on every chart (Okabe-Ito: safe for colour-blind readers)
+    #: "" for i.i.d. entries; else how rows are drawn in orthogonal blocks (each row's entries keep the
+    #: i.i.d. law of the fourth moment above, so one feature's variance is unchanged and the estimate
+    #: unbiased, but rows of a block are dependent: the variance of a D-feature mean is not (E f^2 - K^2)/D)
+    blocks: str = ""
+    #: for block distributions: the key of the i.i.d. distribution each row keeps (same fourth moment)
+    marginal: str = ""
+
+    @property
+    def iid(self) -> bool:
+        """Whether all entries of the weight matrix are independent (the exact variance formulas need it)."""
+        return not self.blocks
 
     def sample(self, rng: np.random.RandomState, shape: tuple) -> np.ndarray:
         """Draw float64 samples of the given shape."""
@@ -52,6 +65,10 @@ def _rademacher(rng, shape):
 
 _SQRT3 = np.sqrt(3.0)
 
+
+_orthogonal_gaussian = block_sampler(orthogonal_gaussian_rows)
+_hadamard_signs = block_sampler(hadamard_sign_rows)
+
 DISTRIBUTIONS: dict[str, Distribution] = {
     d.key: d
     for d in (
@@ -63,6 +80,17 @@ DISTRIBUTIONS: dict[str, Distribution] = {
                      lambda rng, shape: rng.uniform(-_SQRT3, _SQRT3, size=shape), "#009E73"),
         Distribution("laplace", "Laplace", r"\omega_j \sim \mathrm{Laplace}(0, 1/\sqrt{2})", 6.0,
                      lambda rng, shape: rng.laplace(0.0, 1.0 / np.sqrt(2.0), size=shape), "#D55E00"),
+        Distribution("gaussian-orthogonal", "Gaussian, orthogonal rows",
+                     r"\boldsymbol\omega_s = \chi_d\,\mathbf{q}_s,\ \mathbf{q}_s \text{ orthonormal in blocks of } d",
+                     3.0, _orthogonal_gaussian, "#AA4499",
+                     blocks="d orthogonal rows (Haar rotation, chi_d row norms): each row exactly N(0, I)",
+                     marginal="gaussian"),
+        Distribution("rademacher-hadamard", "Rademacher, Hadamard rows",
+                     r"\boldsymbol\omega_s = \mathbf{h}_s \odot \mathbf{s},\ \mathbf{s} \in \{\pm 1\}^d"
+                     r"\text{ (rows of } H_p\,\mathrm{diag}(\mathbf{s})\text{)}",
+                     1.0, _hadamard_signs, "#332288",
+                     blocks="p = 2^ceil(log2 d) rows of H_p diag(s), first d columns: each row i.i.d. Rademacher",
+                     marginal="rademacher"),
     )
 }
 

@@ -31,8 +31,8 @@ non-zero features), ``n_train, n_test``. ``df.attrs["validation"]`` holds the va
 (selection, kernel, D, C, val_accuracy, val_balanced_accuracy); ``df.attrs["split"]`` the sizes and the
 test accuracy of always predicting the majority training class.
 
-Times are wall-clock ``time.perf_counter()`` around ``fit(X_train)`` and
-``predict(X_test)`` - mapping included - measured fresh for every row, never cached.
+Times: wall-clock ``perf_counter()`` around ``fit(X_train)``, ``predict(X_test)`` (mapping in), never cached.
+More than two classes: the binary-by-nature FM and all-subsets model run one-vs-rest (``for_many_classes``).
 
 With a Dask ``client`` the fits run on the cluster (C is validated locally first); the split data are
 scattered once. Same seeds, same accuracies as a local run (times differ), on workers with one thread
@@ -66,6 +66,7 @@ from ..learners import (
     FactorizationMachineClassifier,
     SparseRandomFeatureClassifier,
     exact_gram,
+    for_many_classes,
     random_feature_pipeline,
 )
 from ..registry import METHODS, KernelSpec, get_method
@@ -155,6 +156,7 @@ def _build(method: Method, spec, D, C, n_train, seed, params):
 
 
 def _model_size(method: Method, est, D) -> int:
+    est = getattr(est, "estimators_", [est])[0]  # one-vs-rest (for_many_classes): one fitted binary model
     if method.learner == "linear_svm_on_map":
         return _n_features(est, D)
     return _LEARNERS[method.learner][1](est, D)
@@ -512,9 +514,9 @@ class _CSelector:
     def _by_method(self, method: Method, D) -> pd.DataFrame:
         self.notify(0, f"validating C for {method.label}" + (f" D={D}" if D else ""))
         spec = method.kernel_of(self.args.kernel)
-        records = []
+        records, params = [], self.args.params.get(method.key, {})
         for C in self.args.C_grid:
-            est = _build(method, spec, D, C, self.n_train, self.seed, self.args.params.get(method.key, {}))
+            est = for_many_classes(_build(method, spec, D, C, self.n_train, self.seed, params), self.train[1])
             pred = est.fit(*self.train).predict(self.val[0])
             records.append({"selection": method.key, "kernel": spec.label(), "D": np.nan if D is None else D,
                             "C": C, **_scores(self.val[1], pred)})
@@ -535,7 +537,8 @@ def _fit_and_score(method_key: str, kernel: KernelSpec, D, C: float, n_train: in
     """Build, fit and test one (method, D, trial); times measured here, where it runs."""
     method = get_method(method_key)
     spec = method.kernel_of(kernel)
-    est = _build(method, spec, D, C, n_train, seed, params)
+    # binary-by-nature models (FM, all-subsets) on more than two classes: one-vs-rest (rkcore.learners.regression)
+    est = for_many_classes(_build(method, spec, D, C, n_train, seed, params), y_train)
     start = time.perf_counter()
     est.fit(X_train, y_train)
     train_seconds = time.perf_counter() - start

@@ -78,10 +78,12 @@ def empirical_pair_variance(X, pairs: pd.DataFrame, spec: KernelSpec, distributi
     out = []
     seeds = np.random.SeedSequence(int(random_state))
     for dist, seq in zip(distributions, seeds.spawn(len(distributions))):
-        get_distribution(dist)
+        # rows drawn in orthogonal blocks are dependent: one map per trial (its first D columns are
+        # distributed as a D-feature map), not disjoint column blocks of one wide map
+        step = chunk if get_distribution(dist).iid else 1
         products = []  # per chunk: (pairs, trials_in_chunk, D_max) products K(x, w_s) K(y, w_s)
-        for c, chunk_seq in zip(range(0, n_trials, chunk), seq.spawn((n_trials + chunk - 1) // chunk)):
-            t = min(chunk, n_trials - c)
+        for c, chunk_seq in zip(range(0, n_trials, step), seq.spawn((n_trials + step - 1) // step)):
+            t = min(step, n_trials - c)
             seed = int(chunk_seq.generate_state(1, dtype=np.uint32)[0])
             Z = make_map("rk", spec, t * D_max, dist, seed).fit(Xp).transform(Xp)
             Z = dense(Z) * np.sqrt(t * D_max)  # undo the 1/sqrt(D) scaling: raw K(x, w_s)
@@ -98,12 +100,18 @@ def empirical_pair_variance(X, pairs: pd.DataFrame, spec: KernelSpec, distributi
     return pd.concat(out, ignore_index=True)
 
 
+def iid_only(distributions) -> list[str]:
+    """The keys among ``distributions`` whose weights are i.i.d. (the exact formulas cover only those)."""
+    return [dist for dist in distributions if get_distribution(dist).iid]
+
+
 def exact_pair_variance(X, pairs: pd.DataFrame, spec: KernelSpec, distributions, n_components) -> pd.DataFrame:
     """Exact Var<Z(x), Z(y)> = (E[f^2] - K^2) / D for the pairs, per distribution and D
     (:func:`rkcore.theory.variance.rk_variance`). Kernels of :data:`rkcore.theory.variance.VARIANCE_KERNELS` only.
 
     ``n_components`` is a sequence of D (may be real-valued for smooth lines). Columns: pair,
-    i, j, distribution, D, variance.
+    i, j, distribution, D, variance. Distributions drawn in orthogonal blocks are left out (no formula:
+    their rows are dependent; the empirical variance measures them); None if none is left.
     """
     if spec.name not in VARIANCE_KERNELS:
         raise ValueError(f"The exact variance covers the kernels {', '.join(VARIANCE_KERNELS)}; got {spec.name!r}.")
@@ -111,13 +119,13 @@ def exact_pair_variance(X, pairs: pd.DataFrame, spec: KernelSpec, distributions,
     Xa, Xb = X[pairs["i"].to_numpy()], X[pairs["j"].to_numpy()]
     D = np.asarray(n_components, dtype=np.float64)
     out = []
-    for dist in distributions:
+    for dist in iid_only(distributions):
         per_feature = rk_variance(Xa, Xb, 1, kernel=spec.name, degree=spec.degree, distribution=dist)
         out.append(pd.DataFrame({
             "pair": np.repeat(pairs["label"].to_numpy(), D.size), "i": np.repeat(pairs["i"].to_numpy(), D.size),
             "j": np.repeat(pairs["j"].to_numpy(), D.size), "distribution": dist, "D": np.tile(D, len(pairs)),
             "variance": np.repeat(per_feature, D.size) / np.tile(D, len(pairs))}))
-    return pd.concat(out, ignore_index=True)
+    return pd.concat(out, ignore_index=True) if out else None
 
 
 def variance_by_distribution(X, spec: KernelSpec, distributions, *, max_pairs: int = 2000,
@@ -127,7 +135,8 @@ def variance_by_distribution(X, spec: KernelSpec, distributions, *, max_pairs: i
     distribution's variance is at least Rademacher's (Lemma 4 says: all of them).
 
     Columns: distribution, label, fourth_moment, mean, median, ratio_to_rademacher (of the means),
-    at_least_rademacher, n_pairs.
+    at_least_rademacher, n_pairs. Distributions drawn in orthogonal blocks are left out (see
+    :func:`exact_pair_variance`).
     """
     if spec.name not in VARIANCE_KERNELS:
         raise ValueError(f"The exact variance covers the kernels {', '.join(VARIANCE_KERNELS)}; got {spec.name!r}.")
@@ -138,10 +147,10 @@ def variance_by_distribution(X, spec: KernelSpec, distributions, *, max_pairs: i
         keep = np.sort(np.random.RandomState(random_state).choice(i.size, size=max_pairs, replace=False))
         i, j = i[keep], j[keep]
     per = {dist: rk_variance(X[i], X[j], 1, kernel=spec.name, degree=spec.degree, distribution=dist)
-           for dist in dict.fromkeys(["rademacher", *distributions])}
+           for dist in dict.fromkeys(["rademacher", *iid_only(distributions)])}
     base = per["rademacher"]
     rows = []
-    for dist in distributions:
+    for dist in iid_only(distributions):
         v = per[dist]
         # Lemma 4 holds pointwise; allow rounding in E[f^2] - K^2 (relative 1e-9 of E[f^2]-sized terms)
         tol = 1e-9 * np.maximum(np.abs(base), np.abs(v)) + 1e-300

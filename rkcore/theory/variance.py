@@ -84,6 +84,18 @@ def _fourth_moment(distribution) -> float:
     )
 
 
+def _check_iid(distribution, n_components: int) -> None:
+    """Refuse (E f^2 - K^2) / D for D > 1 features of weights drawn in orthogonal blocks: their rows are
+    dependent, so the variance of the mean has cross-row covariances this formula leaves out (one feature,
+    D = 1, is exact: each row keeps the i.i.d. law). rkcore.studies.orthogonal_study measures it instead."""
+    dist = distribution if isinstance(distribution, Distribution) else \
+        DISTRIBUTIONS.get(distribution) if isinstance(distribution, str) else None
+    if dist is not None and not dist.iid and n_components > 1:
+        raise ValueError(f"The exact variance formula is for i.i.d. weights; {dist.label} draws rows in dependent "
+                         f"blocks ({dist.blocks}), so only D = 1 is exact. Measure it "
+                         "(rkcore.studies.orthogonal_study).")
+
+
 def _family(kernel, degree, d: int) -> ItemsetFamily:
     if isinstance(kernel, ItemsetFamily):
         if kernel.kind not in VARIANCE_KERNELS:
@@ -250,6 +262,7 @@ def rk_variance(X, Y, n_components, *, kernel="anova", degree=2, distribution="r
     0.2
     """
     D = _check_components(n_components)
+    _check_iid(distribution, D)
     X, Y = _paired(X, Y)
     family = _family(kernel, degree, X.shape[1])
     mu4 = _fourth_moment(distribution)
@@ -286,6 +299,7 @@ def rk_variance_gram(X, n_components, *, Y=None, kernel="anova", degree=2, distr
     m = 3 on a shared 2-core machine), so meant for a few hundred rows.
     """
     D = _check_components(n_components)
+    _check_iid(distribution, D)
     X = check_array(X, "X")
     symmetric = Y is None
     Y = X if symmetric else check_array(Y, "Y")
@@ -316,11 +330,11 @@ def variance_table(X, Y, n_components, kernel="anova", degree=2, distributions=N
 
     Columns: pair (row index i of the pair (X[i], Y[i])), distribution (key), n_components,
     kernel_value K_S(x_i, y_i), variance, std (its square root). ``n_components`` may be an
-    int or a sequence of ints; ``distributions`` a list of keys (default: all of
+    int or a sequence of ints; ``distributions`` a list of keys (default: the i.i.d. ones of
     :data:`rkcore.maps.distributions.DISTRIBUTIONS`).
     """
     Ds = [_check_components(D) for D in np.atleast_1d(np.asarray(n_components, dtype=object)).ravel()]
-    keys = list(DISTRIBUTIONS) if distributions is None else list(distributions)
+    keys = [k for k, e in DISTRIBUTIONS.items() if e.iid] if distributions is None else list(distributions)
     if not keys:
         raise ValueError("distributions is empty; give at least one distribution key.")
     X, Y = _paired(X, Y)
@@ -329,6 +343,7 @@ def variance_table(X, Y, n_components, kernel="anova", degree=2, distributions=N
     frames = []
     for key in keys:
         get_distribution(key)  # a clear error for unknown keys
+        _check_iid(key, max(Ds))
         second, value = _moments(X, Y, family, _fourth_moment(key))
         per_feature = _dot_gram_variance(X, Y, _fourth_moment(key), paired=True) if family.kind == "dot" \
             else second - value**2

@@ -12,7 +12,7 @@ def spec_for(kernel: str) -> KernelSpec:
 
 
 PAIRS = [(key, kernel) for key, entry in MAPS.items() for kernel in entry.kernels if entry.supports(spec_for(kernel))]
-UNBIASED = [(key, kernel) for key, kernel in PAIRS if MAPS[key].unbiased]  # Nystroem is data-dependent
+UNBIASED = [(key, kernel) for key, kernel in PAIRS if MAPS[key].unbiased]  # not Nystroem (data-dependent), SORF
 UNSUPPORTED = [(key, kernel) for key, entry in MAPS.items() for kernel in KERNELS if not entry.supports(spec_for(kernel))]
 
 
@@ -28,7 +28,8 @@ def test_every_map_has_a_kernel():
 def test_the_unbiasedness_test_covers_every_map_declared_unbiased():
     """The exclusion is the registry's field, not a key: only maps declared biased are left out."""
     assert {key for key, _ in UNBIASED} == {k for k, e in MAPS.items() if e.unbiased}
-    assert not MAPS["nystroem"].unbiased and all(e.unbiased for k, e in MAPS.items() if k != "nystroem")
+    # Nystroem is data-dependent, SORF biased (fixed row lengths; tests/maps/test_structured.py measures it)
+    assert {k for k, e in MAPS.items() if not e.unbiased} == {"nystroem", "sorf"}
 
 
 @pytest.mark.parametrize("key, kernel", PAIRS)

@@ -207,4 +207,5 @@ def test_classifiers_bad_inputs(run_page):
     assert refusals and "fits" in refusals[0], error_texts(at)
     assert "cl_run" not in [b.key for b in at.button], "a refused study offers no run button"
     at = run_page(CLASSIFIERS, ds="wine", n=100, cl_methods="fm,rk")
-    assert any("3 classes" in e for e in error_texts(at)), error_texts(at)
+    # issue 31: the binary-by-nature FM runs one-vs-rest on many classes (said on the page), no longer refused
+    assert not error_texts(at) and any("3 classes" in c.value and "one-vs-rest" in c.value for c in at.caption)

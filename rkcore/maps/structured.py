@@ -1,0 +1,314 @@
+r"""Orthogonal and structured random Fourier features for the Gaussian kernel exp(-gamma ||x - y||^2).
+
+All three maps draw F frequencies w_i in blocks and map x to cos/sin of <w_i, x> (Rahimi & Recht);
+they differ in how a block of frequencies is drawn and applied:
+
+* :class:`OrthogonalRandomFeatures` (ORF, Yu et al., NIPS 2016): a block is a Haar-random orthogonal
+  d x d matrix whose rows are rescaled by independent chi_d norms; each row is then exactly
+  N(0, I) (a Gaussian vector is its chi norm times an independent uniform direction), so the
+  estimate is unbiased; rows of a block are orthogonal, which lowers the variance. O(D d) per sample.
+* :class:`StructuredOrthogonalRandomFeatures` (SORF, same paper): a block is
+  sqrt(p) H D1 H D2 H D3 (H the normalized p x p Walsh-Hadamard matrix, p = d padded to a power of
+  two, D_k random sign diagonals), applied with three fast Walsh-Hadamard transforms, O(D log d).
+  Its rows all have norm sqrt(p), not chi_p, and their directions are only close to uniform: SORF
+  is *biased* (the paper bounds the bias by O(1/sqrt(d))); its registry entry says so.
+* :class:`FastFood` (Le, Sarlos & Smola, ICML 2013): a block is S H G Pi H B / sqrt(p) (B signs,
+  Pi a permutation, G Gaussian diagonal, S = chi_p / ||G||_F), two transforms, O(D log d). Each row
+  of H G Pi H B has norm sqrt(p) ||G|| and the direction of the Gaussian vector (h_i * g), uniform
+  and independent of ||G||, so after S each row is exactly N(0, I): unbiased.
+
+Features: without ``use_offset`` (default) P = D // 2 frequencies give the pairs cos<w, x>, sin<w, x>
+(<z(x), z(y)> averages cos<w, x - y>) and an odd D adds one offset feature sqrt(2) cos(<w, x> + b),
+b ~ U[0, 2 pi), whose expectation is the same; with ``use_offset`` all D features are offset ones
+(scikit-learn's RBFSampler form). Frequencies are scaled by sqrt(2 gamma).
+"""
+from __future__ import annotations
+
+from numbers import Integral, Real
+
+import numpy as np
+import scipy.sparse as sp
+from scipy.stats import chi
+from sklearn.base import BaseEstimator, ClassNamePrefixFeaturesOutMixin, TransformerMixin, _fit_context
+from sklearn.utils._param_validation import Interval
+from sklearn.utils.validation import check_is_fitted, validate_data
+
+from .distributions import draw_with
+from ..kernels.exact import row_blocks
+from ..base.limits import check_allocation
+from .orthogonal import fwht, next_power_of_two, orthogonal_gaussian_rows
+
+#: Temporary memory per row block in transform: (rows x blocks x p) intermediates.
+TRANSFORM_BLOCK_BYTES = 16 * 2**20
+
+
+def _rademacher(rng, shape) -> np.ndarray:
+    return rng.randint(0, 2, size=shape).astype(np.float64) * 2.0 - 1.0
+
+
+# ---------------------------------------------------------------------------- the maps
+class _FourierFeatures(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseEstimator):
+    """Shared fit/transform of the three maps: subclasses draw the frequencies (``_draw``) and project
+    a dense or CSR row block on them (``_project(Xb, scale)``: (rows, F) of scale <w_i, x>, scale = sqrt(2 gamma) folded into a small factor)."""
+
+    _parameter_constraints: dict = {
+        "n_components": [Interval(Integral, 1, None, closed="left")],
+        "gamma": [Interval(Real, 0, None, closed="neither")],
+        "use_offset": ["boolean"],
+        "random_state": ["random_state"],
+    }
+
+    def __init__(self, n_components=100, *, gamma=1.0, use_offset=False, random_state=None):
+        self.n_components = n_components
+        self.gamma = gamma
+        self.use_offset = use_offset
+        self.random_state = random_state
+
+    @_fit_context(prefer_skip_nested_validation=True)
+    def fit(self, X, y=None):
+        """Draw the frequencies; only the number of features of X is used.
+
+        Parameters
+        ----------
+        X : {array-like, sparse matrix} of shape (n_samples, n_features)
+        y : None
+            Ignored.
+
+        Returns
+        -------
+        self : object
+        """
+        X = validate_data(self, X, accept_sparse="csr", dtype=np.float64)
+        D, d = self.n_components, X.shape[1]
+        self.n_pairs_ = 0 if self.use_offset else D // 2
+        n_frequencies = D - self.n_pairs_  # P pairs + the offset features
+        check_allocation("The random frequencies", (n_frequencies, max(d, next_power_of_two(d))),
+                         hint="Lower n_components (D) or the number of features.")
+
+        def draw(rng):
+            self._draw(rng, n_frequencies, d)
+            return rng.uniform(0.0, 2.0 * np.pi, size=n_frequencies - self.n_pairs_)
+
+        self.random_offset_ = draw_with(self.random_state, draw)
+        return self
+
+    def transform(self, X):
+        """Map X to its random Fourier features (float32 in, float32 out).
+
+        Parameters
+        ----------
+        X : {array-like, sparse matrix} of shape (n_samples, n_features)
+
+        Returns
+        -------
+        Z : ndarray of shape (n_samples, n_components)
+            <Z(x), Z(y)> estimates exp(-gamma ||x - y||^2).
+        """
+        check_is_fitted(self)
+        X = validate_data(self, X, accept_sparse="csr", dtype=[np.float64, np.float32], reset=False)
+        D, P = self.n_components, self.n_pairs_
+        check_allocation("The random features Z", (X.shape[0], D), X.dtype,
+                         hint="Transform fewer rows at a time or lower n_components (D).")
+        out = np.empty((X.shape[0], D), dtype=X.dtype)
+        n_frequencies = D - P
+        scale = np.sqrt(2.0 * self.gamma)
+        weight = np.sqrt(1.0 / n_frequencies)  # pairs: 1/sqrt(F) each; offset features sqrt(2/F)
+        offsets = self.random_offset_.astype(X.dtype)
+        for rows in row_blocks(X.shape[0], self._bytes_per_row(X.dtype.itemsize), TRANSFORM_BLOCK_BYTES):
+            U = self._project(X[rows], scale)  # the scale folded into the small factors: no pass over U
+            block = out[rows]
+            np.cos(U[:, :P], out=block[:, :P])
+            np.sin(U[:, :P], out=block[:, P:2 * P])
+            block[:, :2 * P] *= weight
+            tail = U[:, P:]
+            tail += offsets
+            np.cos(tail, out=block[:, 2 * P:])
+            block[:, 2 * P:] *= np.sqrt(2.0) * weight
+        return out
+
+    def _bytes_per_row(self, itemsize: int) -> int:
+        return itemsize * (self.n_components + 3 * self._padded_width())
+
+    def _padded_width(self) -> int:
+        return self.n_features_in_
+
+    @property
+    def _n_features_out(self):
+        return self.n_components
+
+    def __sklearn_tags__(self):
+        tags = super().__sklearn_tags__()
+        tags.input_tags.sparse = True
+        tags.transformer_tags.preserves_dtype = ["float64", "float32"]
+        return tags
+
+
+class OrthogonalRandomFeatures(_FourierFeatures):
+    r"""Orthogonal random features (ORF, Yu et al., NIPS 2016) for the Gaussian kernel exp(-gamma ||x-y||^2).
+
+    Frequencies in blocks of d orthogonal rows, each row exactly N(0, 2 gamma I): unbiased, with a
+    variance below i.i.d. random Fourier features when the rows of a block are orthogonal.
+    O(D d) per sample (one GEMM).
+
+    Parameters
+    ----------
+    n_components : int, default=100
+        D, the number of features.
+    gamma : float, default=1.0
+        Width of the Gaussian kernel exp(-gamma ||x - y||^2).
+    use_offset : bool, default=False
+        False: D // 2 frequencies give cos and sin features (and an odd D one offset feature);
+        True: D offset features sqrt(2) cos(<w, x> + b) (scikit-learn's RBFSampler form).
+    random_state : int, RandomState instance or None, default=None
+
+    Attributes
+    ----------
+    random_weights_ : ndarray of shape (F, n_features), F = D - n_pairs_
+    random_offset_ : ndarray of shape (F - n_pairs_,)
+    n_pairs_ : int
+    n_features_in_ : int
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from rkcore.maps.structured import OrthogonalRandomFeatures
+    >>> X = np.random.RandomState(0).rand(5, 6)
+    >>> OrthogonalRandomFeatures(n_components=12, random_state=0).fit_transform(X).shape
+    (5, 12)
+    """
+
+    def _draw(self, rng, n_frequencies, d):
+        self.random_weights_ = orthogonal_gaussian_rows(rng, n_frequencies, d)
+
+    def _project(self, Xb, scale):
+        W = (self.random_weights_ * scale).astype(Xb.dtype, copy=False)
+        return np.asarray(Xb @ W.T)
+
+
+class RandomFourierPairs(_FourierFeatures):
+    r"""Random Fourier features with i.i.d. N(0, 2 gamma I) frequencies in the same layout as the maps here
+    (cos/sin pairs; see the module docstring): the i.i.d. baseline the orthogonal maps are compared with at
+    equal D (scikit-learn's RBFSampler uses only offset features, whose variance is higher).
+
+    Parameters
+    ----------
+    n_components : int, default=100
+    gamma : float, default=1.0
+    use_offset : bool, default=False
+    random_state : int, RandomState instance or None, default=None
+
+    Attributes
+    ----------
+    random_weights_ : ndarray of shape (F, n_features)
+    random_offset_ : ndarray
+    n_pairs_ : int
+    n_features_in_ : int
+    """
+
+    def _draw(self, rng, n_frequencies, d):
+        self.random_weights_ = rng.standard_normal((n_frequencies, d))
+
+    _project = OrthogonalRandomFeatures._project
+
+
+def _padded_dense(Xb, p: int, n_blocks: int) -> np.ndarray:
+    """The row block zero-padded to p columns, repeated over the blocks: (rows, n_blocks, p), contiguous."""
+    out = np.zeros((Xb.shape[0], n_blocks, p), dtype=Xb.dtype)
+    dense = Xb.toarray() if sp.issparse(Xb) else Xb
+    out[:, :, :Xb.shape[1]] = dense[:, None, :]
+    return out
+
+
+class _HadamardFeatures(_FourierFeatures):
+    def _padded_width(self) -> int:
+        return next_power_of_two(self.n_features_in_) * -(-(self.n_components - self.n_pairs_)
+                                                         // next_power_of_two(self.n_features_in_))
+
+    def _blocks(self, n_frequencies, d):
+        p = next_power_of_two(d)
+        return p, -(-n_frequencies // p)
+
+
+class StructuredOrthogonalRandomFeatures(_HadamardFeatures):
+    r"""Structured orthogonal random features (SORF, Yu et al., NIPS 2016) for exp(-gamma ||x - y||^2).
+
+    Blocks sqrt(p) H D1 H D2 H D3 (p = d padded to a power of two, H normalized Walsh-Hadamard, D_k
+    random signs), applied by three fast Walsh-Hadamard transforms: O(D log d) per sample, O(D) memory.
+    **Biased**: its rows have norm sqrt(p) (not chi_p) and nearly but not exactly uniform directions;
+    the bias is O(1/sqrt(d)) (Yu et al., Theorem 5) and visible at small d.
+
+    Parameters
+    ----------
+    n_components : int, default=100
+    gamma : float, default=1.0
+    use_offset : bool, default=False
+    random_state : int, RandomState instance or None, default=None
+
+    Attributes
+    ----------
+    random_signs_ : ndarray of shape (n_blocks, 3, p)
+        D1 (applied first, to x), D2, D3.
+    random_offset_ : ndarray
+    n_pairs_ : int
+    n_features_in_ : int
+    """
+
+    def _draw(self, rng, n_frequencies, d):
+        p, n_blocks = self._blocks(n_frequencies, d)
+        self.random_signs_ = _rademacher(rng, (n_blocks, 3, p))
+
+    def _project(self, Xb, scale):
+        signs = self.random_signs_.astype(Xb.dtype, copy=False)
+        n_blocks, _, p = signs.shape
+        V = _padded_dense(Xb, p, n_blocks)
+        for k in range(3):
+            V *= signs[:, k]
+            V = fwht(V)
+        V *= scale / p  # three normalized transforms (p^-3/2) times sqrt(p), times the frequency scale
+        return V.reshape(V.shape[0], -1)[:, :self.n_components - self.n_pairs_]
+
+
+class FastFood(_HadamardFeatures):
+    r"""FastFood (Le, Sarlos & Smola, ICML 2013) for the Gaussian kernel exp(-gamma ||x - y||^2).
+
+    Blocks S H G Pi H B / sqrt(p): B random signs, H the Walsh-Hadamard matrix (two fast transforms),
+    Pi a random permutation, G a Gaussian diagonal, S = chi_p / ||G||_F. Every row is exactly
+    N(0, 2 gamma I) on the first d coordinates, so the estimate is unbiased. O(D log d) per sample.
+
+    Parameters
+    ----------
+    n_components : int, default=100
+    gamma : float, default=1.0
+    use_offset : bool, default=False
+    random_state : int, RandomState instance or None, default=None
+
+    Attributes
+    ----------
+    random_signs_ : ndarray of shape (n_blocks, p)
+    random_perm_ : ndarray of shape (n_blocks, p)
+    random_gaussian_ : ndarray of shape (n_blocks, p)
+    random_scaling_ : ndarray of shape (n_blocks, p)
+        S / sqrt(p): chi_p / (||G||_F sqrt(p)).
+    random_offset_ : ndarray
+    n_pairs_ : int
+    n_features_in_ : int
+    """
+
+    def _draw(self, rng, n_frequencies, d):
+        p, n_blocks = self._blocks(n_frequencies, d)
+        self.random_signs_ = _rademacher(rng, (n_blocks, p))
+        self.random_perm_ = np.argsort(rng.random_sample((n_blocks, p)), axis=1)
+        self.random_gaussian_ = rng.standard_normal((n_blocks, p))
+        norms = np.linalg.norm(self.random_gaussian_, axis=1, keepdims=True)
+        self.random_scaling_ = chi.rvs(p, size=(n_blocks, p), random_state=rng) / (norms * np.sqrt(p))
+
+    def _project(self, Xb, scale):
+        dtype = Xb.dtype
+        n_blocks, p = self.random_signs_.shape
+        V = _padded_dense(Xb, p, n_blocks)
+        V *= self.random_signs_.astype(dtype, copy=False)
+        V = np.take_along_axis(fwht(V), self.random_perm_[None], axis=2)
+        V *= self.random_gaussian_.astype(dtype, copy=False)
+        V = fwht(V)
+        V *= (self.random_scaling_ * scale).astype(dtype, copy=False)
+        return V.reshape(V.shape[0], -1)[:, :self.n_components - self.n_pairs_]
