@@ -10,7 +10,7 @@ The budget
 ----------
 :func:`memory_budget` is the number of bytes one allocation (or one computation's set of
 arrays) may use. Default: half of the machine's physical memory; override it with the
-environment variable ``RKCORE_MEMORY_BUDGET`` (bytes, read at each call), or for a block of
+environment variable ``RKCORE_MEMORY_BUDGET`` (bytes or a size such as ``2GiB``, read at each call), or for a block of
 code with ``with memory_budget_set(2 * 2**30): ...``. The dashboard passes its own,
 smaller per-view budget explicitly (``budget=``).
 """
@@ -23,6 +23,8 @@ from dataclasses import dataclass
 from typing import Callable, Iterator, Mapping
 
 import numpy as np
+
+from .validation import parse_byte_size
 
 __all__ = [
     "CostEstimate", "check_allocation", "estimate_cost", "format_bytes", "max_size_within", "memory_budget",
@@ -46,10 +48,7 @@ def memory_budget() -> int:
         return _override[-1]
     env = os.environ.get("RKCORE_MEMORY_BUDGET", "").strip()
     if env:
-        try:
-            value = int(float(env))
-        except ValueError:
-            raise ValueError(f"RKCORE_MEMORY_BUDGET must be a number of bytes, got {env!r}.") from None
+        value = parse_byte_size(env, "RKCORE_MEMORY_BUDGET")
         if value > 0:
             return value
     return physical_memory() // 2
