@@ -10,9 +10,9 @@ from rkapp import (
     ViewSpec, chart, columns, escape_markdown, formula, guarded, largest_fitting, load_data, notice, page,
     persistent_widget, progress_bar, reproduce, run_or_wait, sidebar, table,
 )
-from rkcore.costs import error_study_cost
-from rkcore.bounds import bounds_table, l1_radius, measured_tails, required_components
-from rkcore.experiments import error_study
+from rkcore.studies.costs import error_study_cost
+from rkcore.theory.bounds import bounds_table, l1_radius, measured_tails, required_components
+from rkcore.studies.errors import error_study
 from rkcore.figures.bounds import LEMMA_LABELS, bounds_note, bounds_vs_D_figure, bounds_vs_eps_figure, sci
 from rkcore.registry import ITEMSET_KERNELS
 
@@ -150,8 +150,8 @@ if needed is not None:
                        distribution=view.distribution))
 
 reproduce(view.code(
-    "from rkcore.bounds import bounds_table, l1_radius, measured_tails, required_components",
-    "from rkcore.experiments import error_study",
+    "from rkcore.theory.bounds import bounds_table, l1_radius, measured_tails, required_components",
+    "from rkcore.studies.errors import error_study",
     "from rkcore.figures.bounds import bounds_vs_eps_figure",
     "",
     "R = l1_radius(X)",

@@ -1,12 +1,12 @@
-"""rkcore.validation: one rule for integer arguments, and byte sizes read the way they are printed."""
+"""rkcore.base.validation: one rule for integer arguments, and byte sizes read the way they are printed."""
 from __future__ import annotations
 
 import numpy as np
 import pytest
 from hypothesis import given, strategies as st
 
-from rkcore.limits import format_bytes, memory_budget
-from rkcore.validation import check_int, check_int_list, parse_byte_size
+from rkcore.base.limits import format_bytes, memory_budget
+from rkcore.base.validation import check_int, check_int_list, parse_byte_size
 
 
 @pytest.mark.parametrize("text,expected", [
