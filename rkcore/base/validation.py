@@ -10,7 +10,18 @@ import numpy as np
 
 
 def is_int(value) -> bool:
-    """True for Python and numpy integers; False for bools (True is not a count) and floats."""
+    """True for Python and numpy integers; False for bools (True is not a count) and floats.
+
+    Parameters
+    ----------
+    value : object
+        Anything.
+
+    Returns
+    -------
+    bool
+        Whether ``value`` counts as an integer.
+    """
     return isinstance(value, (Integral, np.integer)) and not isinstance(value, (bool, np.bool_))
 
 
@@ -19,6 +30,24 @@ def check_int(value, name: str, minimum: int = 1, maximum: int | None = None, *,
     """``int(value)`` if it is an integer in [minimum, maximum], else a ValueError naming ``name``.
 
     ``expected`` replaces the default wording of what is allowed ("an integer >= 1").
+
+    Parameters
+    ----------
+    value : object
+        The argument.
+    name : str
+        Its name, for the message.
+    minimum : int, default=1
+        Smallest allowed value.
+    maximum : int, optional
+        Largest allowed value (None: no upper bound).
+    expected : str, optional
+        Replaces the default wording of what is allowed.
+
+    Returns
+    -------
+    int
+        ``int(value)``.
     """
     if not is_int(value) or value < minimum or (maximum is not None and value > maximum):
         if expected is None:
@@ -29,7 +58,22 @@ def check_int(value, name: str, minimum: int = 1, maximum: int | None = None, *,
 
 
 def check_int_list(values, name: str, minimum: int = 1) -> list[int]:
-    """A scalar or a non-empty sequence of integers >= minimum, as a list of ints."""
+    """A scalar or a non-empty sequence of integers >= minimum, as a list of ints.
+
+    Parameters
+    ----------
+    values : int or sequence of int
+        The argument.
+    name : str
+        Its name, for the message.
+    minimum : int, default=1
+        Smallest allowed value.
+
+    Returns
+    -------
+    list of int
+        The values.
+    """
     values = [values] if np.isscalar(values) else list(values)
     if not values:
         raise ValueError(f"{name} is empty; give at least one integer >= {minimum}.")
