@@ -1,5 +1,14 @@
-"""Argument checks shared by every module: one definition of "an integer" (not a bool, numpy
-integers allowed) and one wording of the error, which names the argument and shows the value."""
+"""Argument checks of plain functions: one definition of "an integer" (not a bool, numpy integers
+allowed) and one wording of the error, which names the argument and shows the value; and byte sizes
+as people type them (``RKCORE_MEMORY_BUDGET=2GiB``).
+
+Estimators do not use these: their hyperparameters are declared in ``_parameter_constraints`` and
+checked by scikit-learn when ``fit`` runs (``InvalidParameterError``, a ValueError), the way
+``clone``, ``set_params``, GridSearchCV and ``check_estimator`` expect. That is the one system for
+estimators; this module is the one for functions (engines, kernels, the command line), which
+scikit-learn's public API does not cover (``validate_params`` is private, and ``check_scalar``
+accepts ``True`` as an int).
+"""
 from __future__ import annotations
 
 import math
