@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
-# The installed app: build the wheel (not editable), install it with its [app] extra into a fresh
-# venv, start `rkcore-app` on 127.0.0.1, check /_stcore/health and fetch a page. Needs only PyPI.
+# The installed app: build the sdist and, from it, the wheel (not editable); `twine check --strict` both;
+# the library alone must not pull streamlit or plotly; install the wheel with its [app] extra into a
+# fresh venv, start `rkcore-app` on 127.0.0.1, check /_stcore/health and fetch a page. Needs only PyPI.
 # Usage: bash .ci/check_wheel.sh [port]   (default 8611)
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -13,20 +14,33 @@ cleanup() {
 }
 trap cleanup EXIT
 
-echo "== build the wheel"
-python -m pip wheel --quiet --no-deps --wheel-dir "$WORK/dist" .
+echo "== build the sdist, then the wheel from it; twine check both"
+python -m pip install --quiet build twine
+python -m build --outdir "$WORK/dist" . > "$WORK/build.log" 2>&1 || { cat "$WORK/build.log"; exit 1; }
+if grep -E "SetuptoolsDeprecationWarning|SetuptoolsWarning" "$WORK/build.log"; then echo "packaging warnings"; exit 1; fi
+python -m twine check --strict "$WORK"/dist/*
 WHEEL="$(ls "$WORK"/dist/rkcore-*.whl)"
 echo "$WHEEL"
 python - "$WHEEL" <<'PY'
 import sys, zipfile
 names = zipfile.ZipFile(sys.argv[1]).namelist()
 need = ["rkapp/app.py", "rkapp/.streamlit/config.toml", "rkapp/pages/Home.py", "rkapp/pages/1_Gram_matrices.py",
-        "rkapp/state.py", "rkcore/spec.py"]
+        "rkapp/state.py", "rkcore/spec.py", "rkcore/py.typed"]
 missing = [n for n in need if n not in names]
 top = sorted({n.split("/")[0] for n in names if not n.split("/")[0].endswith((".dist-info", ".data"))})
 assert not missing, f"missing from the wheel: {missing}"
 assert top == ["rkapp", "rkcore"], f"top-level entries of the wheel: {top}"
 print(f"wheel holds {len(names)} files; top level: {top}")
+PY
+
+echo "== the library alone brings neither streamlit nor plotly"
+python -m pip install --quiet --dry-run --ignore-installed --report "$WORK/report.json" "$WHEEL"
+python - "$WORK/report.json" <<'PY'
+import json, sys
+names = sorted(item["metadata"]["name"].lower() for item in json.load(open(sys.argv[1]))["install"])
+heavy = [n for n in names if n in {"streamlit", "plotly", "pyarrow", "dask", "pytest"}]
+assert not heavy, f"pip install rkcore would bring {heavy}"
+print(f"pip install rkcore: {len(names)} packages: {', '.join(names)}")
 PY
 
 echo "== install it into a fresh venv"

@@ -15,23 +15,35 @@ Modules: state (the one state table, ViewSpec, URL and session), widgets (sideba
 data (cached loading, figures shared by every session), guard (guarded, errors, user text, memory budget), layout (page parts),
 navigation (the page list, presets), cli (the ``rkcore-app`` command).
 """
-from .data import load_data, shared_figure
-from .guard import (
-    MEMORY_BUDGET, estimate_cost, guarded, kept_measurement, largest_fitting, literal, max_size_within,
-    measure_on_press, refuse_beyond_limits, require_memory, run_or_wait, show_error, show_measurement, show_warning,
-)
-from .layout import (
-    chart, columns, export_button, formula, lead, notice, page, preload_chart_library, presenter, progress_bar, reproduce, table,
-)
-from .navigation import PAGES, RUN_REQUEST_KEY, find_page, page_files, page_label, preset_button, run_requested
-from .state import FIELDS, ViewSpec, apply_preset, choices
-from .widgets import UPLOAD_STATE_KEY, persistent_widget, sidebar
+from importlib.util import find_spec as _find_spec
 
-escape_markdown = literal  # the name the pages use
+#: What the dashboard needs beyond the library; without it only ``rkapp.cli`` (the ``rkcore-app``
+#: command, which says what to install) is importable.
+APP_EXTRA_MISSING = [name for name in ("streamlit", "plotly") if _find_spec(name) is None]
 
-__all__ = [
-    "FIELDS", "MEMORY_BUDGET", "columns", "presenter", "PAGES", "RUN_REQUEST_KEY", "UPLOAD_STATE_KEY", "ViewSpec", "apply_preset", "chart", "choices",
-    "escape_markdown", "export_button", "lead", "estimate_cost", "find_page", "formula", "guarded", "kept_measurement", "largest_fitting", "literal", "load_data", "max_size_within", "measure_on_press",
-    "notice", "page", "page_files", "page_label", "persistent_widget", "preload_chart_library", "preset_button", "progress_bar", "reproduce",
-    "refuse_beyond_limits", "require_memory", "run_or_wait", "run_requested", "shared_figure", "show_error", "show_measurement", "show_warning", "sidebar", "table",
-]
+if APP_EXTRA_MISSING:
+    def __getattr__(name):
+        raise ModuleNotFoundError(f"rkapp.{name} needs {' and '.join(APP_EXTRA_MISSING)}: "
+                                  "pip install 'rkcore[app]'", name=APP_EXTRA_MISSING[0])
+else:
+    from .data import load_data, shared_figure
+    from .guard import (
+        MEMORY_BUDGET, estimate_cost, guarded, kept_measurement, largest_fitting, literal, max_size_within,
+        measure_on_press, refuse_beyond_limits, require_memory, run_or_wait, show_error, show_measurement, show_warning,
+    )
+    from .layout import (
+        chart, columns, export_button, formula, lead, notice, page, preload_chart_library, presenter, progress_bar,
+        reproduce, table,
+    )
+    from .navigation import PAGES, RUN_REQUEST_KEY, find_page, page_files, page_label, preset_button, run_requested
+    from .state import FIELDS, ViewSpec, apply_preset, choices
+    from .widgets import UPLOAD_STATE_KEY, persistent_widget, sidebar
+
+    escape_markdown = literal  # the name the pages use
+
+    __all__ = [
+        "FIELDS", "MEMORY_BUDGET", "columns", "presenter", "PAGES", "RUN_REQUEST_KEY", "UPLOAD_STATE_KEY", "ViewSpec", "apply_preset", "chart", "choices",
+        "escape_markdown", "export_button", "lead", "estimate_cost", "find_page", "formula", "guarded", "kept_measurement", "largest_fitting", "literal", "load_data", "max_size_within", "measure_on_press",
+        "notice", "page", "page_files", "page_label", "persistent_widget", "preload_chart_library", "preset_button", "progress_bar", "reproduce",
+        "refuse_beyond_limits", "require_memory", "run_or_wait", "run_requested", "shared_figure", "show_error", "show_measurement", "show_warning", "sidebar", "table",
+    ]

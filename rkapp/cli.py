@@ -1,14 +1,27 @@
 """The ``rkcore-app`` command: ``streamlit run`` on the installed app (extra arguments go to streamlit,
-e.g. ``rkcore-app --server.port 8601``)."""
+e.g. ``rkcore-app --server.port 8601``). Without the app extra it says in one line what to install."""
 from __future__ import annotations
 
 import sys
 
-from .navigation import PAGES_DIR
+from . import APP_EXTRA_MISSING
+
+INSTALL_HINT = "rkcore-app needs {missing}: pip install 'rkcore[app]'"
 
 
 def main(argv: list[str] | None = None) -> None:
+    """Start the dashboard with ``streamlit run``; exit with code 1 and one line when streamlit is missing.
+
+    Parameters
+    ----------
+    argv : list of str, optional
+        Arguments passed on to ``streamlit run`` (default: ``sys.argv[1:]``).
+    """
+    if APP_EXTRA_MISSING:
+        sys.exit(INSTALL_HINT.format(missing=" and ".join(APP_EXTRA_MISSING)))  # to stderr, code 1
     from streamlit.web import cli as stcli
+
+    from .navigation import PAGES_DIR
 
     # rkapp/app.py in a wheel (pages in rkapp/pages), the repository's app.py in a checkout; streamlit
     # reads .streamlit/config.toml next to it

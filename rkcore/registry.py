@@ -58,6 +58,19 @@ class KernelSpec:
     ``degree`` is the order m (ANOVA, up-to, polynomial); ``itemsets`` the family for
     ``name="itemset"`` (an ItemsetFamily or a tuple of index tuples); ``c`` the offset
     of the polynomial kernel (c + <x, y>)^m; ``gamma`` the RBF width exp(-gamma ||x-y||^2).
+
+    Parameters
+    ----------
+    name : str, default="anova"
+        A key of :data:`KERNELS`.
+    degree : int, default=2
+        The order m (ANOVA, up-to, polynomial); at least 1 (0 allowed for up-to).
+    itemsets : ItemsetFamily or tuple of tuple of int, optional
+        The family S for ``name="itemset"``.
+    c : float, default=1.0
+        Offset of the polynomial kernel (c + <x, y>)^m.
+    gamma : float, default=1.0
+        Width of the RBF kernel exp(-gamma ||x - y||^2), finite and > 0.
     """
 
     name: str = "anova"
@@ -87,6 +100,8 @@ class KernelSpec:
 
     @property
     def entry(self) -> "KernelEntry":
+        """The kernel's :class:`KernelEntry` in :data:`KERNELS`.
+        """
         return KERNELS[self.name]
 
     @property
@@ -96,35 +111,112 @@ class KernelSpec:
 
     @property
     def is_itemset(self) -> bool:
+        """Whether the kernel is an itemset kernel K_S (it has a family S).
+        """
         return self.name in ITEMSET_KERNELS
 
     def family(self, d: int) -> ItemsetFamily | None:
-        """The itemset family S over d features, or None for non-itemset kernels."""
+        """The itemset family S over d features, or None for non-itemset kernels.
+
+        Parameters
+        ----------
+        d : int
+            Number of features.
+
+        Returns
+        -------
+        ItemsetFamily or None
+            The family S (None for the polynomial and RBF kernels).
+        """
         if not self.is_itemset:
             return None
         return family_from_spec(self.name, d, self.degree, self.itemsets)
 
     def check_fits(self, d: int, who: str | None = None) -> None:
-        """Refuse an ANOVA / up-to kernel of order m > d (see :func:`rkcore.kernels.itemsets.check_degree_fits`)."""
+        """Refuse an ANOVA / up-to kernel of order m > d (see :func:`rkcore.kernels.itemsets.check_degree_fits`).
+
+        Parameters
+        ----------
+        d : int
+            Number of features.
+        who : str, optional
+            What asks, for the message.
+        """
         check_degree_fits(self.name, self.degree, d, who)
 
     def exact(self, X, Y=None) -> np.ndarray:
-        """The exact Gram matrix K(X, Y)."""
+        """The exact Gram matrix K(X, Y).
+
+        Parameters
+        ----------
+        X : array-like of shape (n_samples_X, n_features)
+            Left rows.
+        Y : array-like of shape (n_samples_Y, n_features), optional
+            Right rows (None: X).
+
+        Returns
+        -------
+        numpy.ndarray of shape (n_samples_X, n_samples_Y)
+            The Gram matrix.
+        """
         return self.entry.exact(X, Y, self)
 
     def label(self) -> str:
+        """The kernel's name with its degree, e.g. ``"ANOVA (m=2)"``.
+
+        Returns
+        -------
+        str
+            The label.
+        """
         e = self.entry
         return f"{e.label} (m={self.degree})" if e.uses_degree else e.label
 
     def latex(self) -> str:
+        """The kernel's formula with its degree filled in.
+
+        Returns
+        -------
+        str
+            LaTeX.
+        """
         return latex_with_degree(self.entry.latex, self.degree)
 
     def with_(self, **changes) -> "KernelSpec":
+        """A copy with some fields changed (the spec is frozen).
+
+        Parameters
+        ----------
+        **changes
+            Field names and their new values.
+
+        Returns
+        -------
+        KernelSpec
+            The new spec (validated again).
+        """
         return replace(self, **changes)
 
 
 @dataclass(frozen=True)
 class KernelEntry:
+    """One kernel of :data:`KERNELS`: its names, its formula and its exact Gram matrix.
+
+    Parameters
+    ----------
+    key : str
+        The kernel's key (URL value, ``KernelSpec.name``).
+    label : str
+        Its name in the dashboard.
+    latex : str
+        Its formula; ``{m}`` stands for the degree.
+    uses_degree : bool
+        Whether the degree m is a parameter of the kernel.
+    exact : callable
+        ``exact(X, Y, spec)`` -> the exact Gram matrix.
+    homogeneous : bool, default=False
+        A polynomial without offset: ``c`` is ignored (taken as 0).
+    """
     key: str
     label: str
     latex: str
@@ -166,6 +258,18 @@ POLYNOMIAL_KERNELS = ("polynomial", "homogeneous_polynomial")
 
 
 def get_kernel(key: str) -> KernelEntry:
+    """The :class:`KernelEntry` of a key, or a ValueError listing the keys.
+
+    Parameters
+    ----------
+    key : str
+        A key of :data:`KERNELS`.
+
+    Returns
+    -------
+    KernelEntry
+        Its entry.
+    """
     try:
         return KERNELS[key]
     except (KeyError, TypeError):
@@ -174,15 +278,50 @@ def get_kernel(key: str) -> KernelEntry:
 
 # Which kernel a learner on a map (or an exact learner) targets, given the study kernel.
 def same_kernel(spec: KernelSpec) -> KernelSpec:
+    """The study kernel itself (what RK, SCRK and the exact learners target).
+
+    Parameters
+    ----------
+    spec : KernelSpec
+        The study kernel.
+
+    Returns
+    -------
+    KernelSpec
+        ``spec``.
+    """
     return spec
 
 
 def polynomial_of(spec: KernelSpec) -> KernelSpec:
-    """The polynomial kernel (1 + <x, y>)^m of the study kernel's degree (the paper's Figure 3)."""
+    """The polynomial kernel (1 + <x, y>)^m of the study kernel's degree (the paper's Figure 3).
+
+    Parameters
+    ----------
+    spec : KernelSpec
+        The study kernel.
+
+    Returns
+    -------
+    KernelSpec
+        The polynomial kernel of order ``spec.degree``.
+    """
     return KernelSpec("polynomial", degree=spec.degree)
 
 
 def anova_of(spec: KernelSpec) -> KernelSpec:
+    """The ANOVA kernel of the study kernel's degree (what the FM targets).
+
+    Parameters
+    ----------
+    spec : KernelSpec
+        The study kernel.
+
+    Returns
+    -------
+    KernelSpec
+        ANOVA of order ``spec.degree``.
+    """
     return KernelSpec("anova", degree=spec.degree)
 
 
@@ -264,6 +403,18 @@ class MapEntry:
         return len(self.distributions) > 1
 
     def supports(self, spec: KernelSpec) -> bool:
+        """Whether the map approximates this kernel.
+
+        Parameters
+        ----------
+        spec : KernelSpec
+            The kernel.
+
+        Returns
+        -------
+        bool
+            True if ``spec.name`` is one of :attr:`kernels`.
+        """
         return spec.name in self.kernels
 
 
@@ -428,6 +579,18 @@ MAPS: dict[str, MapEntry] = {
 
 
 def get_map(key: str) -> MapEntry:
+    """The :class:`MapEntry` of a key, or a ValueError listing the keys.
+
+    Parameters
+    ----------
+    key : str
+        A key of :data:`MAPS`.
+
+    Returns
+    -------
+    MapEntry
+        Its entry.
+    """
     try:
         return MAPS[key]
     except (KeyError, TypeError):
@@ -435,7 +598,18 @@ def get_map(key: str) -> MapEntry:
 
 
 def register_map(entry: MapEntry) -> MapEntry:
-    """Add a map to :data:`MAPS` (at the end); every widget, engine and test that lists maps picks it up."""
+    """Add a map to :data:`MAPS` (at the end); every widget, engine and test that lists maps picks it up.
+
+    Parameters
+    ----------
+    entry : MapEntry
+        The new map; its key must not be registered yet.
+
+    Returns
+    -------
+    MapEntry
+        ``entry``.
+    """
     if not isinstance(entry, MapEntry):
         raise ValueError(f"register_map takes a MapEntry, got {type(entry).__name__}.")
     if entry.key in MAPS:
@@ -445,20 +619,61 @@ def register_map(entry: MapEntry) -> MapEntry:
 
 
 def unregister_map(key: str) -> MapEntry:
-    """Remove a map added by :func:`register_map` (returns its entry)."""
+    """Remove a map added by :func:`register_map` (returns its entry).
+
+    Parameters
+    ----------
+    key : str
+        A key of :data:`MAPS`.
+
+    Returns
+    -------
+    MapEntry
+        The removed entry.
+    """
     entry = get_map(key)
     del MAPS[key]
     return entry
 
 
 def maps_for(spec: KernelSpec) -> list[str]:
-    """Keys of the maps that approximate this kernel."""
+    """Keys of the maps that approximate this kernel.
+
+    Parameters
+    ----------
+    spec : KernelSpec
+        The kernel.
+
+    Returns
+    -------
+    list of str
+        Map keys, in :data:`MAPS` order.
+    """
     return [k for k, e in MAPS.items() if e.supports(spec)]
 
 
 def make_map(key: str, spec: KernelSpec, n_components: int, distribution: str | None = None,
              random_state=None):
-    """Build an unfitted map from (kernel spec, D, distribution, seed), checking compatibility."""
+    """Build an unfitted map from (kernel spec, D, distribution, seed), checking compatibility.
+
+    Parameters
+    ----------
+    key : str
+        A key of :data:`MAPS`.
+    spec : KernelSpec
+        The kernel to approximate; the map must support it.
+    n_components : int
+        D, the number of random features.
+    distribution : str, optional
+        A weight distribution the map accepts (None: its default).
+    random_state : int, optional
+        Seed of the map.
+
+    Returns
+    -------
+    estimator
+        The unfitted scikit-learn transformer.
+    """
     entry = get_map(key)
     if not entry.supports(spec):
         raise ValueError(

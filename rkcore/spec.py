@@ -23,12 +23,36 @@ FAMILY_SOURCES = {"custom": "Custom list of itemsets", "cross": "Cross-field"}
 
 
 def dataset_label(key: str) -> str:
+    """The name of a dataset key in the sidebar.
+
+    Parameters
+    ----------
+    key : str
+        A dataset key.
+
+    Returns
+    -------
+    str
+        Its label (the key itself when unknown).
+    """
     if key in rkdata.BUILTIN:
         return rkdata.BUILTIN[key].label
     return {UPLOAD: "Upload a file (CSV / LIBSVM)", MOVIELENS: "MovieLens 100K (local folder)"}.get(key, key)
 
 
 def is_csv(name) -> bool:
+    """Whether a file name is read as CSV (``.csv``, ``.tsv``) rather than LIBSVM.
+
+    Parameters
+    ----------
+    name : str or None
+        The file name.
+
+    Returns
+    -------
+    bool
+        True for CSV.
+    """
     return str(name).lower().endswith((".csv", ".tsv"))
 
 
@@ -37,8 +61,32 @@ def load_view_data(dataset: str, normalization: str, n: int, *, target: str | No
                    upload_name: str | None = None, upload_bytes: bytes | None = None,
                    movielens_roots: tuple[str, ...] | None = None) -> rkdata.Dataset:
     """The dataset of a view: loaded, at most ``n`` rows (seeded subsample), rows normalized.
-    ``movielens_roots``: the folders MovieLens may be read from (the app passes the server's data
-    roots, :func:`rkcore.data.datasets.data_roots`); None reads any folder."""
+
+    Parameters
+    ----------
+    dataset : str
+        A built-in key, the upload key or the MovieLens key.
+    normalization : str
+        Row normalization (see :func:`rkcore.data.normalize`).
+    n : int
+        Most rows kept.
+    target : str, optional
+        Label column of an uploaded CSV.
+    movielens_path : str, default=""
+        Folder of MovieLens 100K.
+    upload_name : str, optional
+        Name of the uploaded file.
+    upload_bytes : bytes, optional
+        Its content.
+    movielens_roots : tuple of str, optional
+        The folders MovieLens may be read from (the app passes the server's data roots,
+        :func:`rkcore.data.datasets.data_roots`); None reads any folder.
+
+    Returns
+    -------
+    Dataset
+        The data, subsampled and normalized.
+    """
     if dataset in rkdata.BUILTIN:
         data = rkdata.load_builtin(dataset, n_samples=n, random_state=0)
     elif dataset == UPLOAD:
@@ -61,7 +109,22 @@ def load_view_data(dataset: str, normalization: str, n: int, *, target: str | No
 
 # ---------------------------------------------------------------------------- kernel
 def cross_fields(fields_text: str, d: int, data_fields: Sequence[Sequence[int]] | None = None):
-    """The fields of a cross-field family: typed ones, else the dataset's, else the two halves."""
+    """The fields of a cross-field family: typed ones, else the dataset's, else the two halves.
+
+    Parameters
+    ----------
+    fields_text : str
+        Typed fields (may be blank).
+    d : int
+        Number of features.
+    data_fields : sequence of sequence of int, optional
+        The dataset's own fields.
+
+    Returns
+    -------
+    tuple of tuple of int
+        The fields.
+    """
     if fields_text.strip():
         return parse_fields(fields_text)
     if data_fields:
@@ -75,7 +138,34 @@ def cross_fields(fields_text: str, d: int, data_fields: Sequence[Sequence[int]] 
 def kernel_spec_from_text(kernel: str, d: int, *, degree: int = 2, family: str = "custom", itemsets: str = "",
                           fields: str = "", c: float = 1.0, gamma: float = 1.0,
                           data_fields: Sequence[Sequence[int]] | None = None) -> KernelSpec:
-    """The KernelSpec over d features; itemset families come from typed text. Raises ValueError if invalid."""
+    """The KernelSpec over d features; itemset families come from typed text. Raises ValueError if invalid.
+
+    Parameters
+    ----------
+    kernel : str
+        A kernel key, or "itemset".
+    d : int
+        Number of features.
+    degree : int, default=2
+        The order m.
+    family : str, default="custom"
+        "custom" (typed itemsets) or "cross" (fields).
+    itemsets : str, default=""
+        Typed itemsets (see :func:`rkcore.data.textformats.parse_itemsets`).
+    fields : str, default=""
+        Typed fields (see :func:`cross_fields`).
+    c : float, default=1.0
+        Polynomial offset.
+    gamma : float, default=1.0
+        RBF width.
+    data_fields : sequence of sequence of int, optional
+        The dataset's own fields.
+
+    Returns
+    -------
+    KernelSpec
+        The validated spec.
+    """
     if kernel == "itemset":
         if family == "cross":
             itemset_family = ItemsetFamily.cross_fields(cross_fields(fields, d, data_fields), degree, d)
@@ -91,7 +181,44 @@ def kernel_spec_from_text(kernel: str, d: int, *, degree: int = 2, family: str =
 def reproduce_code(*, dataset: str, n: int, normalization: str, kernel: str, degree: int = 2, family: str = "custom",
                    itemsets: str = "", fields: str = "", c: float = 1.0, gamma: float = 1.0, target: str | None = None,
                    movielens_path: str = "", upload_name: str | None = None, extra_lines: Sequence[str] = ()) -> str:
-    """Python lines that rebuild the view's data (X, y, d) and kernel (spec) with rkcore, then ``extra_lines``."""
+    """Python lines that rebuild the view's data (X, y, d) and kernel (spec) with rkcore, then ``extra_lines``.
+
+    Parameters
+    ----------
+    dataset : str
+        Dataset key.
+    n : int
+        Most rows.
+    normalization : str
+        Row normalization.
+    kernel : str
+        Kernel key or "itemset".
+    degree : int, default=2
+        The order m.
+    family : str, default="custom"
+        Itemset family kind.
+    itemsets : str, default=""
+        Typed itemsets.
+    fields : str, default=""
+        Typed fields.
+    c : float, default=1.0
+        Polynomial offset.
+    gamma : float, default=1.0
+        RBF width.
+    target : str, optional
+        Label column of an uploaded CSV.
+    movielens_path : str, default=""
+        MovieLens folder.
+    upload_name : str, optional
+        Name of the uploaded file.
+    extra_lines : sequence of str, default=()
+        Lines appended (the page's own computation).
+
+    Returns
+    -------
+    str
+        The Python code.
+    """
     lines = ["import warnings", "import numpy as np", "import pandas as pd",
              "from sklearn.exceptions import ConvergenceWarning", "from rkcore import data as datasets",
              "from rkcore.registry import KernelSpec, make_map", "from rkcore.base.arrays import subsample_rows",

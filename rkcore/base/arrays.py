@@ -8,12 +8,42 @@ from .validation import check_int
 
 
 def dense(X) -> np.ndarray:
-    """X as a float64 numpy array (sparse matrices are densified)."""
+    """X as a float64 numpy array (sparse matrices are densified).
+
+    Parameters
+    ----------
+    X : array-like or scipy.sparse matrix
+        The data.
+
+    Returns
+    -------
+    numpy.ndarray
+        X as a dense array: float64 for array input, the matrix's own dtype for sparse input.
+    """
     return X.toarray() if sp.issparse(X) else np.asarray(X, dtype=np.float64)
 
 
 def subsample_rows(X, y=None, n: int | None = None, random_state: int = 0):
-    """At most n rows of (X, y): a seeded sorted subsample, or everything when n >= rows."""
+    """At most n rows of (X, y): a seeded sorted subsample, or everything when n >= rows.
+
+    Parameters
+    ----------
+    X : array-like or scipy.sparse matrix of shape (n_samples, n_features)
+        The rows to draw from.
+    y : array-like of shape (n_samples,), optional
+        Labels subsampled with the same rows.
+    n : int, optional
+        Rows to keep; None (or n >= n_samples) keeps every row.
+    random_state : int, default=0
+        Seed of the draw.
+
+    Returns
+    -------
+    X_sub : array-like or scipy.sparse matrix
+        The kept rows.
+    y_sub : array-like or None
+        Their labels (None when ``y`` is None).
+    """
     n_total = X.shape[0]
     if n is None or n >= n_total:
         return X, y

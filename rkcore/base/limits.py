@@ -10,7 +10,7 @@ The budget
 ----------
 :func:`memory_budget` is the number of bytes one allocation (or one computation's set of
 arrays) may use. Default: half of the machine's physical memory; override it with the
-environment variable ``RKCORE_MEMORY_BUDGET`` (bytes, read at each call), or for a block of
+environment variable ``RKCORE_MEMORY_BUDGET`` (bytes or a size such as ``2GiB``, read at each call), or for a block of
 code with ``with memory_budget_set(2 * 2**30): ...``. The dashboard passes its own,
 smaller per-view budget explicitly (``budget=``).
 """
@@ -23,6 +23,8 @@ from dataclasses import dataclass
 from typing import Callable, Iterator, Mapping
 
 import numpy as np
+
+from .validation import parse_byte_size
 
 #: Heatmap cells per side sent to the browser (the engine block-averages larger matrices to it): a 1280-px
 #: screen shows a heatmap ~400 px wide, so 120 cells are 3+ px each; three heatmaps of 120² are 43k numbers
@@ -38,7 +40,13 @@ _override: list[int] = []  # stack of budgets set by memory_budget_set
 
 
 def physical_memory() -> int:
-    """Bytes of physical memory (8 GiB where the OS does not say)."""
+    """Bytes of physical memory (8 GiB where the OS does not say).
+
+    Returns
+    -------
+    int
+        Bytes of physical memory.
+    """
     try:
         return int(os.sysconf("SC_PAGE_SIZE") * os.sysconf("SC_PHYS_PAGES"))
     except (ValueError, OSError, AttributeError):  # pragma: no cover - non-POSIX
@@ -46,15 +54,18 @@ def physical_memory() -> int:
 
 
 def memory_budget() -> int:
-    """The current budget in bytes (see the module docstring for how it is chosen)."""
+    """The current budget in bytes (see the module docstring for how it is chosen).
+
+    Returns
+    -------
+    int
+        Bytes one allocation may use.
+    """
     if _override:
         return _override[-1]
     env = os.environ.get("RKCORE_MEMORY_BUDGET", "").strip()
     if env:
-        try:
-            value = int(float(env))
-        except ValueError:
-            raise ValueError(f"RKCORE_MEMORY_BUDGET must be a number of bytes, got {env!r}.") from None
+        value = parse_byte_size(env, "RKCORE_MEMORY_BUDGET")
         if value > 0:
             return value
     return physical_memory() // 2
@@ -62,7 +73,18 @@ def memory_budget() -> int:
 
 @contextmanager
 def memory_budget_set(budget: int) -> Iterator[int]:
-    """Use ``budget`` bytes as the default budget inside the ``with`` block."""
+    """Use ``budget`` bytes as the default budget inside the ``with`` block.
+
+    Parameters
+    ----------
+    budget : int
+        Bytes, at least 1.
+
+    Yields
+    ------
+    int
+        The budget in force inside the block.
+    """
     if isinstance(budget, bool) or not isinstance(budget, (int, np.integer)) or budget < 1:
         raise ValueError(f"The memory budget must be a positive number of bytes, got {budget!r}.")
     _override.append(int(budget))
@@ -76,12 +98,35 @@ def nbytes(*shapes: tuple[int, ...], itemsize: int = 8) -> int:
     """Bytes of arrays with these shapes and ``itemsize`` bytes per entry (float64 by default).
 
     Exact (Python integers): never overflows, whatever the shape.
+
+    Parameters
+    ----------
+    *shapes : tuple of int
+        Array shapes.
+    itemsize : int, default=8
+        Bytes per element.
+
+    Returns
+    -------
+    int
+        Total bytes of arrays of these shapes (exact integer arithmetic).
     """
     return int(sum(math.prod(int(s) for s in shape) for shape in shapes) * int(itemsize))
 
 
 def format_bytes(n: float) -> str:
-    """1536 -> "1.5 KB" (binary units, up to PB; larger values stay in PB)."""
+    """1536 -> "1.5 KB" (binary units, up to PB; larger values stay in PB).
+
+    Parameters
+    ----------
+    n : float
+        A number of bytes.
+
+    Returns
+    -------
+    str
+        The size in B, KB, MB, GB, TB or PB (powers of 1024).
+    """
     n = float(n)
     for unit in ("B", "KB", "MB", "GB", "TB", "PB"):
         if abs(n) < 1024 or unit == "PB":
@@ -96,17 +141,45 @@ def _shape_text(shape: tuple[int, ...]) -> str:
 
 @dataclass(frozen=True)
 class CostEstimate:
-    """What a computation would need: bytes of memory, and the named arrays behind them."""
+    """What a computation would need: bytes of memory, and the named arrays behind them.
+
+    Parameters
+    ----------
+    bytes : int
+        Total bytes of all the parts.
+    parts : tuple of (str, int)
+        Each named array and its bytes, in the order given.
+    """
 
     bytes: int
     parts: tuple[tuple[str, int], ...]
 
     def describe(self) -> str:
+        """One line: the total and each part in readable units.
+
+        Returns
+        -------
+        str
+            E.g. ``"7.8 KB (a 7.8 KB)"``.
+        """
         return ", ".join(f"{name} {format_bytes(b)}" for name, b in self.parts)
 
 
 def estimate_cost(parts: Mapping[str, tuple[int, ...]], itemsize: int = 8) -> CostEstimate:
-    """Bytes of the arrays named by ``parts`` (name -> shape), ``itemsize`` bytes per entry."""
+    """Bytes of the arrays named by ``parts`` (name -> shape), ``itemsize`` bytes per entry.
+
+    Parameters
+    ----------
+    parts : mapping of str to tuple of int
+        Each array's name and shape.
+    itemsize : int, default=8
+        Bytes per element.
+
+    Returns
+    -------
+    CostEstimate
+        The total bytes and the bytes of each part.
+    """
     sizes = tuple((name, nbytes(shape, itemsize=itemsize)) for name, shape in parts.items())
     return CostEstimate(sum(b for _, b in sizes), sizes)
 
@@ -117,6 +190,24 @@ def require_memory(parts: Mapping[str, tuple[int, ...]], *, budget: int | None =
 
     Returns the estimate when it fits. The message names each array and its size, the
     total and the budget, then ``hint`` (what the user can change).
+
+    Parameters
+    ----------
+    parts : mapping of str to tuple of int
+        Each array's name and shape.
+    budget : int, optional
+        Bytes allowed; None takes :func:`memory_budget`.
+    hint : str, default=""
+        What the user can change, appended to the message.
+    itemsize : int, default=8
+        Bytes per element.
+    what : str, default="This view"
+        The subject of the message.
+
+    Returns
+    -------
+    CostEstimate
+        The estimate, when it fits the budget.
     """
     budget = memory_budget() if budget is None else int(budget)
     cost = estimate_cost(parts, itemsize)
@@ -132,6 +223,24 @@ def check_allocation(name: str, shape: tuple[int, ...], dtype=np.float64, *, bud
 
     The message names the array, its shape and the bytes it needs, e.g. "random weights
     (1,000,000,000 x 10 float64) would need 74.5 GB of memory, more than the 12.0 GB allowed".
+
+    Parameters
+    ----------
+    name : str
+        The array's name, for the message.
+    shape : tuple of int
+        Its shape.
+    dtype : numpy dtype, default=numpy.float64
+        Its element type.
+    budget : int, optional
+        Bytes allowed; None takes :func:`memory_budget`.
+    hint : str, default=""
+        What the user can change, appended to the message.
+
+    Returns
+    -------
+    int
+        The bytes the array needs (at most ``budget``).
     """
     budget = memory_budget() if budget is None else int(budget)
     dtype = np.dtype(dtype)
@@ -143,7 +252,22 @@ def check_allocation(name: str, shape: tuple[int, ...], dtype=np.float64, *, bud
 
 
 def max_size_within(bytes_for: Callable[[int], int], *, budget: int | None = None, upper: int = 10**7) -> int:
-    """The largest s in [0, upper] with ``bytes_for(s) <= budget`` (``bytes_for`` must be increasing)."""
+    """The largest s in [0, upper] with ``bytes_for(s) <= budget`` (``bytes_for`` must be increasing).
+
+    Parameters
+    ----------
+    bytes_for : callable
+        ``bytes_for(size)``: the bytes a computation of that size needs (non-decreasing in size).
+    budget : int, optional
+        Bytes allowed; None takes :func:`memory_budget`.
+    upper : int, default=10_000_000
+        The largest size searched.
+
+    Returns
+    -------
+    int
+        The largest size in [0, upper] whose bytes fit the budget (0 if none does).
+    """
     budget = memory_budget() if budget is None else int(budget)
     lo, hi = 0, int(upper)
     while lo < hi:

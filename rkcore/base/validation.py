@@ -1,14 +1,36 @@
-"""Argument checks shared by every module: one definition of "an integer" (not a bool, numpy
-integers allowed) and one wording of the error, which names the argument and shows the value."""
+"""Argument checks of plain functions: one definition of "an integer" (not a bool, numpy integers
+allowed) and one wording of the error, which names the argument and shows the value; and byte sizes
+as people type them (``RKCORE_MEMORY_BUDGET=2GiB``).
+
+Estimators do not use these: their hyperparameters are declared in ``_parameter_constraints`` and
+checked by scikit-learn when ``fit`` runs (``InvalidParameterError``, a ValueError), the way
+``clone``, ``set_params``, GridSearchCV and ``check_estimator`` expect. That is the one system for
+estimators; this module is the one for functions (engines, kernels, the command line), which
+scikit-learn's public API does not cover (``validate_params`` is private, and ``check_scalar``
+accepts ``True`` as an int).
+"""
 from __future__ import annotations
 
+import math
+import re
 from numbers import Integral
 
 import numpy as np
 
 
 def is_int(value) -> bool:
-    """True for Python and numpy integers; False for bools (True is not a count) and floats."""
+    """True for Python and numpy integers; False for bools (True is not a count) and floats.
+
+    Parameters
+    ----------
+    value : object
+        Anything.
+
+    Returns
+    -------
+    bool
+        Whether ``value`` counts as an integer.
+    """
     return isinstance(value, (Integral, np.integer)) and not isinstance(value, (bool, np.bool_))
 
 
@@ -17,6 +39,24 @@ def check_int(value, name: str, minimum: int = 1, maximum: int | None = None, *,
     """``int(value)`` if it is an integer in [minimum, maximum], else a ValueError naming ``name``.
 
     ``expected`` replaces the default wording of what is allowed ("an integer >= 1").
+
+    Parameters
+    ----------
+    value : object
+        The argument.
+    name : str
+        Its name, for the message.
+    minimum : int, default=1
+        Smallest allowed value.
+    maximum : int, optional
+        Largest allowed value (None: no upper bound).
+    expected : str, optional
+        Replaces the default wording of what is allowed.
+
+    Returns
+    -------
+    int
+        ``int(value)``.
     """
     if not is_int(value) or value < minimum or (maximum is not None and value > maximum):
         if expected is None:
@@ -27,8 +67,67 @@ def check_int(value, name: str, minimum: int = 1, maximum: int | None = None, *,
 
 
 def check_int_list(values, name: str, minimum: int = 1) -> list[int]:
-    """A scalar or a non-empty sequence of integers >= minimum, as a list of ints."""
+    """A scalar or a non-empty sequence of integers >= minimum, as a list of ints.
+
+    Parameters
+    ----------
+    values : int or sequence of int
+        The argument.
+    name : str
+        Its name, for the message.
+    minimum : int, default=1
+        Smallest allowed value.
+
+    Returns
+    -------
+    list of int
+        The values.
+    """
     values = [values] if np.isscalar(values) else list(values)
     if not values:
         raise ValueError(f"{name} is empty; give at least one integer >= {minimum}.")
     return [check_int(v, name, minimum, expected=f"integers >= {minimum} only") for v in values]
+
+
+#: Unit prefixes of :func:`parse_byte_size`: powers of 1024, as :func:`rkcore.base.limits.format_bytes` prints them.
+_BYTE_UNITS = {"": 0, "k": 1, "m": 2, "g": 3, "t": 4, "p": 5}
+_BYTE_SIZE = re.compile(r"^\s*(\d[\d,_]*(?:\.\d*)?(?:e[+-]?\d+)?)\s*(?:([kmgtp])(?:i?b)?|b)?\s*$", re.IGNORECASE)
+
+
+def parse_byte_size(text: str, name: str) -> int:
+    """A byte count from text such as ``"2GiB"``, ``"1.5 GB"``, ``"512M"``, ``"1,024 KB"`` or ``"2e9"``.
+
+    Units are case-insensitive powers of 1024 (K, M, G, T, P with or without ``B``/``iB``), the way
+    :func:`rkcore.base.limits.format_bytes` prints sizes, so a size copied from a message reads back the
+    same. A fractional number of bytes is rounded down.
+
+    Parameters
+    ----------
+    text : str
+        The size.
+    name : str
+        What the size is, for the error message (e.g. ``"RKCORE_MEMORY_BUDGET"``).
+
+    Returns
+    -------
+    int
+        The number of bytes.
+
+    Raises
+    ------
+    ValueError
+        If ``text`` is not a number with an optional unit.
+
+    Examples
+    --------
+    >>> parse_byte_size("2GiB", "budget"), parse_byte_size("1.5 kb", "budget"), parse_byte_size("12345", "budget")
+    (2147483648, 1536, 12345)
+    """
+    match = _BYTE_SIZE.match(text) if isinstance(text, str) else None
+    if match is None:
+        raise ValueError(f"{name} must be a size such as 2GiB, 512MB or 1000000 (bytes), got {text!r}.")
+    number, prefix = match.group(1).replace(",", "").replace("_", ""), (match.group(2) or "").lower()
+    value = float(number) * 1024 ** _BYTE_UNITS[prefix]
+    if not math.isfinite(value):
+        raise ValueError(f"{name} is too large: {text!r}.")
+    return int(value)

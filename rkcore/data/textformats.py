@@ -52,6 +52,20 @@ def parse_itemsets(text: str, d: int | None = None, *, max_itemsets: int = MAX_I
     index above d - 1 (or :data:`MAX_INDEX` when d is None), more than ``max_itemsets``
     itemsets, or a text longer than :data:`MAX_TEXT_LENGTH`. Duplicate checks are left to
     :meth:`ItemsetFamily.custom`.
+
+    Parameters
+    ----------
+    text : str
+        The typed itemsets.
+    d : int, optional
+        Number of features (None: indices up to :data:`MAX_INDEX`).
+    max_itemsets : int, default=MAX_ITEMSETS
+        Most itemsets accepted.
+
+    Returns
+    -------
+    tuple of tuple of int
+        The itemsets.
     """
     example = '"0,1; 2,3; 1,2,4" (itemsets separated by ";")'
     text = _check_text(text, "itemsets", example)
@@ -85,6 +99,18 @@ def parse_fields(text: str, d: int | None = None) -> tuple[tuple[int, ...], ...]
     index above d - 1 (or :data:`MAX_INDEX` when d is None), or fields that list more
     indices in total than there are features (so they would overlap). Ranges are checked
     arithmetically before any is expanded, so "0-30000000" costs nothing.
+
+    Parameters
+    ----------
+    text : str
+        The typed fields.
+    d : int, optional
+        Number of features (None: indices up to :data:`MAX_INDEX`).
+
+    Returns
+    -------
+    tuple of tuple of int
+        The fields.
     """
     example = '"0-4 | 5-9" (fields separated by "|")'
     text = _check_text(text, "fields", example)
@@ -122,12 +148,34 @@ def parse_fields(text: str, d: int | None = None) -> tuple[tuple[int, ...], ...]
 
 
 def format_itemsets(itemsets) -> str:
-    """The inverse of :func:`parse_itemsets`."""
+    """The inverse of :func:`parse_itemsets`.
+
+    Parameters
+    ----------
+    itemsets : sequence of sequence of int
+        The itemsets.
+
+    Returns
+    -------
+    str
+        E.g. ``"0,1; 2,3"`` (``{}`` for the empty itemset).
+    """
     return "; ".join(",".join(map(str, v)) if v else "{}" for v in itemsets)
 
 
 def format_fields(fields) -> str:
-    """A compact text for fields, using ranges for runs: ((0,1,2),(3,4)) -> "0-2 | 3-4"."""
+    """A compact text for fields, using ranges for runs: ((0,1,2),(3,4)) -> "0-2 | 3-4".
+
+    Parameters
+    ----------
+    fields : sequence of sequence of int
+        The fields.
+
+    Returns
+    -------
+    str
+        E.g. ``"0-2 | 3-4"``.
+    """
     parts = []
     for f in fields:
         f = sorted(f)

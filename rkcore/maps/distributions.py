@@ -23,7 +23,20 @@ _Drawn = TypeVar("_Drawn")
 def draw_with(random_state, draw: Callable[[np.random.RandomState], _Drawn]) -> _Drawn:
     """``draw(check_random_state(random_state))``, the same numbers, cheaper for an int seed: building a
     RandomState seeds a generator from OS entropy first (~150 us, a study draws hundreds of maps), reseeding
-    the one this thread keeps costs ~2 us and gives the same legacy stream. ``draw`` must not keep it."""
+    the one this thread keeps costs ~2 us and gives the same legacy stream. ``draw`` must not keep it.
+
+    Parameters
+    ----------
+    random_state : int, RandomState or None
+        The seed or generator.
+    draw : callable
+        ``draw(rng)`` -> the drawn values; it must not keep ``rng``.
+
+    Returns
+    -------
+    object
+        What ``draw`` returns.
+    """
     if not isinstance(random_state, Integral) or isinstance(random_state, bool):
         return draw(check_random_state(random_state))
     rng = getattr(_THREAD_RNG, "rng", None)
@@ -35,6 +48,23 @@ def draw_with(random_state, draw: Callable[[np.random.RandomState], _Drawn]) -> 
 
 @dataclass(frozen=True)
 class Distribution:
+    """A weight distribution of RK: symmetric, zero mean, unit variance.
+
+    Parameters
+    ----------
+    key : str
+        Its key (URL value, ``distribution=`` of the maps).
+    label : str
+        Its name in the dashboard.
+    latex : str
+        Its definition.
+    fourth_moment : float
+        E[w^4] (>= 1); it sets the variance of the RK estimate (Lemma 4).
+    sampler : callable
+        ``sampler(rng, shape)`` -> samples.
+    color : str
+        ``"#rrggbb"``, the same on every chart (Okabe-Ito: safe for colour-blind readers).
+    """
     key: str
     label: str
     latex: str
@@ -54,7 +84,20 @@ class Distribution:
         return not self.blocks
 
     def sample(self, rng: np.random.RandomState, shape: tuple) -> np.ndarray:
-        """Draw float64 samples of the given shape."""
+        """Draw float64 samples of the given shape.
+
+        Parameters
+        ----------
+        rng : numpy.random.RandomState
+            The generator.
+        shape : tuple of int
+            Shape of the draw.
+
+        Returns
+        -------
+        numpy.ndarray
+            float64 samples.
+        """
         return np.asarray(self.sampler(rng, shape), dtype=np.float64)
 
 
@@ -96,7 +139,18 @@ DISTRIBUTIONS: dict[str, Distribution] = {
 
 
 def get_distribution(key: str) -> Distribution:
-    """Look a distribution up by key, with an error listing the allowed keys."""
+    """Look a distribution up by key, with an error listing the allowed keys.
+
+    Parameters
+    ----------
+    key : str
+        A key of :data:`DISTRIBUTIONS`.
+
+    Returns
+    -------
+    Distribution
+        Its entry.
+    """
     try:
         return DISTRIBUTIONS[key]
     except (KeyError, TypeError):

@@ -80,6 +80,16 @@ def close(client) -> None:
     client.close()
     if cluster is not None:
         cluster.close()
+    # Each Client restores, on close, the dask scheduler setting it found when it opened: clients closed in
+    # the order they opened (A, B; close A, close B) leave "dask.distributed" set with no client, and a later
+    # .compute() fails on dask 2024.1 ("no Client active"). Without a client the default scheduler is right.
+    import dask
+
+    if dask.config.get("scheduler", None) == "dask.distributed":
+        try:
+            _distributed().default_client()
+        except ValueError:
+            dask.config.set(scheduler=None)
 
 
 def run_tasks(client, fn: Callable, tasks: Sequence[tuple], shared: Mapping[str, Any] | None = None) -> Iterator:

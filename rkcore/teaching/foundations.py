@@ -85,6 +85,20 @@ def polynomial_features(X, degree: int = 2, c: float = 1.0) -> np.ndarray:
     monomials of degree <= m. For m = 2, c = 1 these are the notes' features
     :math:`(1, \sqrt2 x_j, x_j^2, \sqrt2 x_j x_k)`: :math:`\binom{d+2}{2} = 1 + 2d + \binom{d}{2}` columns.
     The monomials come from scikit-learn's ``PolynomialFeatures`` (same column order).
+
+    Parameters
+    ----------
+    X : array-like of shape (n_samples, n_features)
+        The data.
+    degree : int, default=2
+        The order m.
+    c : float, default=1.0
+        The offset (>= 0).
+
+    Returns
+    -------
+    numpy.ndarray
+        phi(X), one column per multi-index alpha with abs(alpha) <= m.
     """
     X = _checked_dense(X)
     m = check_int(degree, "degree")
@@ -111,7 +125,22 @@ def _polynomial_scales(powers: np.ndarray, m: int, c: float) -> np.ndarray:
 
 
 def polynomial_feature_names(d: int, degree: int = 2, c: float = 1.0) -> list[str]:
-    """Readable names of the :func:`polynomial_features` columns, e.g. ``"1.414*x0*x1"``."""
+    """Readable names of the :func:`polynomial_features` columns, e.g. ``"1.414*x0*x1"``.
+
+    Parameters
+    ----------
+    d : int
+        Number of features.
+    degree : int, default=2
+        The order m.
+    c : float, default=1.0
+        The offset.
+
+    Returns
+    -------
+    list of str
+        One name per column.
+    """
     d = check_int(d, "d")
     m = check_int(degree, "degree")
     n_out = comb(d + m, m)
@@ -129,6 +158,20 @@ def interaction_features(X, degree: int = 2, lower_orders: bool = False) -> np.n
 
     :math:`\binom{d}{m}` columns (:math:`\sum_{k\le m}\binom{d}{k}` with lower orders): no squares, no
     scaling, so :math:`\langle\phi(x), \phi(y)\rangle = \sum_{|V| = m} \prod_{j \in V} x_j y_j`.
+
+    Parameters
+    ----------
+    X : array-like of shape (n_samples, n_features)
+        The data.
+    degree : int, default=2
+        The order m.
+    lower_orders : bool, default=False
+        Also the itemsets of sizes 0 .. degree - 1.
+
+    Returns
+    -------
+    numpy.ndarray
+        One column per itemset.
     """
     X = _checked_dense(X)
     d = X.shape[1]
@@ -146,6 +189,16 @@ def all_subsets_features(X) -> np.ndarray:
 
     :math:`\langle\phi(\mathbf{x}), \phi(\mathbf{y})\rangle = \prod_{i=1}^d (1 + x_i y_i)` (notes, Section 1.1).
     Refuses d > :data:`MAX_SUBSETS_D`.
+
+    Parameters
+    ----------
+    X : array-like of shape (n_samples, n_features)
+        The data.
+
+    Returns
+    -------
+    numpy.ndarray of shape (n_samples, 2**n_features)
+        phi(X).
     """
     X = _checked_dense(X)
     d = X.shape[1]
@@ -157,7 +210,27 @@ def all_subsets_features(X) -> np.ndarray:
 
 @dataclass(frozen=True)
 class Expansion:
-    """An explicit feature expansion and the kernel it realizes."""
+    """An explicit feature expansion and the kernel it realizes.
+
+    Parameters
+    ----------
+    key : str
+        Its key (see :data:`EXPANSIONS`).
+    label : str
+        Its name on the page.
+    feature_latex : str
+        The features, LaTeX.
+    kernel_latex : str
+        The kernel they realize, LaTeX.
+    n_features : callable
+        ``n_features(d, degree)`` -> number of columns.
+    features : callable
+        ``features(X, degree)`` -> phi(X).
+    kernel : callable
+        ``kernel(X, Y, degree)`` -> the Gram matrix.
+    max_d : int, optional
+        Largest d the expansion is built for (None: no limit).
+    """
 
     key: str
     label: str
@@ -196,6 +269,18 @@ EXPANSIONS: dict[str, Expansion] = {
 
 
 def get_expansion(key: str) -> Expansion:
+    """The :class:`Expansion` of a key, or a ValueError listing the keys.
+
+    Parameters
+    ----------
+    key : str
+        A key of :data:`EXPANSIONS`.
+
+    Returns
+    -------
+    Expansion
+        Its entry.
+    """
     try:
         return EXPANSIONS[key]
     except (KeyError, TypeError):
@@ -203,7 +288,22 @@ def get_expansion(key: str) -> Expansion:
 
 
 def n_explicit_features(kind: str, d: int, degree: int = 2) -> int:
-    """Number of columns of the explicit expansion ``kind`` over d features."""
+    """Number of columns of the explicit expansion ``kind`` over d features.
+
+    Parameters
+    ----------
+    kind : str
+        A key of :data:`EXPANSIONS`.
+    d : int
+        Number of features.
+    degree : int, default=2
+        The order m.
+
+    Returns
+    -------
+    int
+        Number of columns.
+    """
     return int(get_expansion(kind).n_features(check_int(d, "d"), check_int(degree, "degree")))
 
 
@@ -214,6 +314,20 @@ def feature_count_table(d_list=(2, 4, 8, 16, 32, 64, 128, 256, 512, 1024), degre
     The all-subsets count 2^d is listed up to ``max_subsets_d`` only (beyond, it dwarfs
     every other curve of a chart). Tidy: one row per (kind, d) with columns kind, d,
     n_features (float: 2^d overflows int64).
+
+    Parameters
+    ----------
+    d_list : sequence of int
+        Numbers of features.
+    degree : int, default=2
+        The order m.
+    max_subsets_d : int, default=64
+        Largest d listed for the all-subsets count.
+
+    Returns
+    -------
+    pandas.DataFrame
+        The tidy table described above.
     """
     d_list = _int_list(d_list, "d_list")
     m = check_int(degree, "degree")
@@ -247,6 +361,26 @@ def kernel_trick_timing(kind: str = "polynomial", d_list=(2, 4, 8, 16, 32, 64), 
     entries (seeded) so kernel values stay O(1). Tidy: one row per (d, method, repeat) with
     columns kind, d, method, n_features, n, repeat, seconds. Timings are wall-clock and noisy
     on a shared machine; compare the two methods' *growth* in d, not single numbers.
+
+    Parameters
+    ----------
+    kind : str, default="polynomial"
+        A key of :data:`EXPANSIONS`.
+    d_list : sequence of int
+        Numbers of features.
+    n : int, default=100
+        Number of points.
+    degree : int, default=2
+        The order m.
+    repeats : int, default=3
+        Timed repeats per (d, method).
+    seed : int, default=0
+        Seed of the data.
+
+    Returns
+    -------
+    pandas.DataFrame
+        The tidy table described above.
     """
     exp = get_expansion(kind)
     d_list = _int_list(d_list, "d_list")
@@ -288,12 +422,34 @@ def kernel_trick_timing(kind: str = "polynomial", d_list=(2, 4, 8, 16, 32, 64), 
 
 # ============================================================================ Gaussian kernel, RFF
 def gamma_from_sigma(sigma: float) -> float:
-    r"""Bandwidth σ of :math:`\exp(-\|x-y\|^2/(2\sigma^2))` to scikit-learn's γ = 1/(2σ²)."""
+    r"""Bandwidth σ of :math:`\exp(-\|x-y\|^2/(2\sigma^2))` to scikit-learn's γ = 1/(2σ²).
+
+    Parameters
+    ----------
+    sigma : float
+        The bandwidth (> 0).
+
+    Returns
+    -------
+    float
+        gamma = 1 / (2 sigma^2).
+    """
     return 1.0 / (2.0 * _check_positive(sigma, "sigma") ** 2)
 
 
 def median_heuristic_gamma(X) -> float:
-    """γ = 1 / (2 median²) with the median of the pairwise distances (a common default bandwidth)."""
+    """γ = 1 / (2 median²) with the median of the pairwise distances (a common default bandwidth).
+
+    Parameters
+    ----------
+    X : array-like of shape (n_samples, n_features)
+        The data.
+
+    Returns
+    -------
+    float
+        gamma.
+    """
     X = _checked_dense(X)
     if X.shape[0] < 2:
         raise ValueError("The median heuristic needs at least 2 points.")
@@ -304,7 +460,22 @@ def median_heuristic_gamma(X) -> float:
 
 
 def gaussian_kernel(X, Y=None, gamma: float = 1.0) -> np.ndarray:
-    r""":math:`K(\mathbf{x}, \mathbf{y}) = \exp(-\gamma\|\mathbf{x}-\mathbf{y}\|^2)` (scikit-learn ``rbf_kernel``)."""
+    r""":math:`K(\mathbf{x}, \mathbf{y}) = \exp(-\gamma\|\mathbf{x}-\mathbf{y}\|^2)` (scikit-learn ``rbf_kernel``).
+
+    Parameters
+    ----------
+    X : array-like of shape (n_X, n_features)
+        Left rows.
+    Y : array-like of shape (n_Y, n_features), optional
+        Right rows (None: X).
+    gamma : float, default=1.0
+        The width.
+
+    Returns
+    -------
+    numpy.ndarray of shape (n_X, n_Y)
+        The Gram matrix.
+    """
     return rbf_kernel(_checked_dense(X), None if Y is None else _checked_dense(Y), gamma=_check_positive(gamma, "gamma"))
 
 
@@ -314,6 +485,22 @@ def rff_features(X, gamma: float = 1.0, n_components: int = 100, random_state=No
 
     The notes pair cos and sin of the same ω; the random phase b gives the same expectation
     :math:`\mathbb{E}\langle z(x), z(y)\rangle = e^{-\gamma\|x-y\|^2}` with one column per ω.
+
+    Parameters
+    ----------
+    X : array-like of shape (n_samples, n_features)
+        The data.
+    gamma : float, default=1.0
+        Kernel width.
+    n_components : int, default=100
+        D.
+    random_state : int, optional
+        Seed.
+
+    Returns
+    -------
+    numpy.ndarray of shape (n_samples, n_components)
+        z(X).
     """
     X = _checked_dense(X)
     D = check_int(n_components, "n_components")
@@ -325,7 +512,20 @@ def rff_features(X, gamma: float = 1.0, n_components: int = 100, random_state=No
 
 def kernel_errors(K: np.ndarray, K_hat: np.ndarray) -> dict[str, float]:
     """The curves' metrics (:data:`rkcore.metrics.CURVE_METRICS`: rel_fro, max_abs_error, mean_abs_error) out
-    of :func:`rkcore.studies.gram.gram_errors` (the one definition)."""
+    of :func:`rkcore.studies.gram.gram_errors` (the one definition).
+
+    Parameters
+    ----------
+    K : numpy.ndarray
+        The exact Gram matrix.
+    K_hat : numpy.ndarray
+        Its estimate.
+
+    Returns
+    -------
+    dict of str to float
+        rel_fro, max_abs_error and mean_abs_error.
+    """
     errors = gram_errors(K, K_hat)
     return {key: errors[key] for key in CURVE_METRICS}
 
@@ -341,6 +541,24 @@ def rff_error_curve(X, gamma: float = 1.0, D_list=(16, 32, 64, 128, 256, 512, 10
 
     Tidy: one row per (D, trial, metric) with metric in {rel_fro, max_abs_error, mean_abs_error}
     (see :func:`kernel_errors`).
+
+    Parameters
+    ----------
+    X : array-like of shape (n_samples, n_features)
+        The data.
+    gamma : float, default=1.0
+        Kernel width.
+    D_list : sequence of int
+        Numbers of features.
+    trials : int, default=5
+        Independent draws.
+    seed : int, default=0
+        Seed of the first trial (trial t uses seed + t).
+
+    Returns
+    -------
+    pandas.DataFrame
+        The tidy table described above.
     """
     X = _checked_dense(X)
     gamma = _check_positive(gamma, "gamma")
@@ -374,6 +592,18 @@ def theorem1_band(m, delta: float = 0.05) -> tuple[np.ndarray, np.ndarray]:
         \;\le\; 1 + 2\sqrt{\tfrac{\ln(2/\delta)}{m}} + \tfrac{2\ln(2/\delta)}{m}.
 
     Returns (lower, upper) as arrays shaped like m (the lower bound may be negative: vacuous).
+
+    Parameters
+    ----------
+    m : int or array-like of int
+        Target dimensions.
+    delta : float, default=0.05
+        Failure probability of the band.
+
+    Returns
+    -------
+    lower, upper : numpy.ndarray
+        The band's ends, shaped like m.
     """
     m = np.asarray(m, dtype=np.float64)
     if np.any(~np.isfinite(m)) or np.any(m < 1):
@@ -386,7 +616,20 @@ def theorem1_band(m, delta: float = 0.05) -> tuple[np.ndarray, np.ndarray]:
 
 
 def chi2_band(m, delta: float = 0.05) -> tuple[np.ndarray, np.ndarray]:
-    r"""The exact central 1 - δ interval of :math:`\|A v\|^2/\|v\|^2 \sim \chi^2_m / m` (Gaussian A)."""
+    r"""The exact central 1 - δ interval of :math:`\|A v\|^2/\|v\|^2 \sim \chi^2_m / m` (Gaussian A).
+
+    Parameters
+    ----------
+    m : int or array-like of int
+        Target dimensions.
+    delta : float, default=0.05
+        Failure probability of the band.
+
+    Returns
+    -------
+    lower, upper : numpy.ndarray
+        The interval's ends, shaped like m.
+    """
     m = np.asarray(m, dtype=np.float64)
     if m.size == 0 or not np.all(np.isfinite(m)) or np.any(m < 1):
         raise ValueError(f"m (the number of projected dimensions) must be >= 1, got {m.tolist()!r}.")
@@ -397,6 +640,19 @@ def chi2_band(m, delta: float = 0.05) -> tuple[np.ndarray, np.ndarray]:
 
 @dataclass(frozen=True)
 class Projection:
+    """A random projection of the notes (Theorem 1) and how to build it.
+
+    Parameters
+    ----------
+    key : str
+        Its key (see :data:`PROJECTIONS`).
+    label : str
+        Its name on the page.
+    latex : str
+        Its definition.
+    build : callable
+        ``build(n_components, random_state)`` -> an unfitted scikit-learn projector.
+    """
     key: str
     label: str
     latex: str
@@ -419,7 +675,20 @@ PROJECTIONS: dict[str, Projection] = {
 def distortion_bands(m_values, delta: float = 0.05) -> pd.DataFrame:
     """Per target dimension m: Theorem 1's band (:func:`theorem1_band`, the lower end may be < 0) and
     the exact chi^2_m / m interval of Gaussian A (:func:`chi2_band`). Columns: m, theorem_low,
-    theorem_high, chi2_low, chi2_high."""
+    theorem_high, chi2_low, chi2_high.
+
+    Parameters
+    ----------
+    m_values : sequence of int
+        Target dimensions.
+    delta : float, default=0.05
+        Failure probability of the band.
+
+    Returns
+    -------
+    pandas.DataFrame
+        The tidy table described above.
+    """
     ms = np.unique(np.asarray(m_values, dtype=np.int64))
     lo, hi = theorem1_band(ms, delta)
     clo, chi = chi2_band(ms, delta)
@@ -427,6 +696,18 @@ def distortion_bands(m_values, delta: float = 0.05) -> pd.DataFrame:
 
 
 def get_projection(key: str) -> Projection:
+    """The :class:`Projection` of a key, or a ValueError listing the keys.
+
+    Parameters
+    ----------
+    key : str
+        A key of :data:`PROJECTIONS`.
+
+    Returns
+    -------
+    Projection
+        Its entry.
+    """
     try:
         return PROJECTIONS[key]
     except (KeyError, TypeError):
@@ -445,6 +726,24 @@ def projection_distortion(X, m_list=(8, 16, 32, 64, 128, 256, 512), kind: str = 
 
     Tidy: one row per (kind, m, trial, vector) with columns kind, m, trial, vector, ratio.
     Zero rows of X are refused (the ratio is undefined).
+
+    Parameters
+    ----------
+    X : array-like of shape (n_samples, n_features)
+        The data.
+    m_list : sequence of int
+        Target dimensions.
+    kind : str, default="gaussian"
+        A key of :data:`PROJECTIONS`.
+    trials : int, default=5
+        Independent draws.
+    seed : int, default=0
+        Seed of the first trial (trial t uses seed + t).
+
+    Returns
+    -------
+    pandas.DataFrame
+        The tidy table described above.
     """
     proj = get_projection(kind)
     X = check_array(X)
@@ -476,6 +775,18 @@ def distortion_summary(df: pd.DataFrame, delta: float = 0.05) -> pd.DataFrame:
     """Per (kind, m): quantiles of the ratio, the Theorem 1 band and the fraction of ratios outside it.
 
     Theorem 1 promises ``outside <= delta`` for Gaussian projections (per vector, so also on average).
+
+    Parameters
+    ----------
+    df : pandas.DataFrame
+        :func:`projection_distortion` output.
+    delta : float, default=0.05
+        Failure probability of the band.
+
+    Returns
+    -------
+    pandas.DataFrame
+        One row per (kind, m).
     """
     need = {"kind", "m", "ratio"}
     if not need.issubset(df.columns):

@@ -28,20 +28,73 @@ STORY_DISTRIBUTIONS = ("rademacher", "gaussian")
 
 
 def story_data(n: int = STORY_N, dataset: str = STORY_DATASET, normalization: str = STORY_NORMALIZATION):
-    """(X, labels) of the story: n points of the dataset (digits: L2-normalized), sorted by label."""
+    """(X, labels) of the story: n points of the dataset (digits: L2-normalized), sorted by label.
+
+    Parameters
+    ----------
+    n : int, default=240
+        Number of points.
+    dataset : str, default="digits"
+        A built-in dataset key.
+    normalization : str, default="l2"
+        Row normalization.
+
+    Returns
+    -------
+    X : numpy.ndarray of shape (n, n_features)
+        The points, sorted by label.
+    labels : numpy.ndarray of shape (n,)
+        Their labels.
+    """
     data = load_view_data(dataset, normalization, int(n))
     order = np.argsort(data.y, kind="stable")
     return np.asarray(data.X)[order], np.asarray(data.y)[order]
 
 
 def gram_for(X, D: int, distribution: str = "rademacher", seed: int = 0):
-    """Exact K and RK estimate K̂ of the story kernel at D features."""
+    """Exact K and RK estimate K̂ of the story kernel at D features.
+
+    Parameters
+    ----------
+    X : numpy.ndarray of shape (n_samples, n_features)
+        The story's points.
+    D : int
+        Number of random features.
+    distribution : str, default="rademacher"
+        RK's weight distribution.
+    seed : int, default=0
+        Seed of the map.
+
+    Returns
+    -------
+    K, K_hat : numpy.ndarray of shape (n_samples, n_samples)
+        The exact Gram matrix and its estimate.
+    """
     return gram_pair(X, STORY_KERNEL, "rk", int(D), distribution, int(seed))
 
 
 def error_vs_D(X, D_grid=STORY_D_GRID, distributions=STORY_DISTRIBUTIONS, trials: int = 3, seed: int = 0
                ) -> pd.DataFrame:
-    """Relative Frobenius error ‖K̂ − K‖/‖K‖ for every distribution, D and trial (seeds seed, seed+1, ...)."""
+    """Relative Frobenius error ‖K̂ − K‖/‖K‖ for every distribution, D and trial (seeds seed, seed+1, ...).
+
+    Parameters
+    ----------
+    X : numpy.ndarray of shape (n_samples, n_features)
+        The story's points.
+    D_grid : sequence of int
+        Numbers of random features.
+    distributions : sequence of str
+        Distribution keys.
+    trials : int, default=3
+        Draws per (distribution, D).
+    seed : int, default=0
+        Seed of the first trial.
+
+    Returns
+    -------
+    pandas.DataFrame
+        One row per (distribution, D, trial) with the relative error.
+    """
     rows = []
     for dist in distributions:
         for D in D_grid:
@@ -53,13 +106,41 @@ def error_vs_D(X, D_grid=STORY_D_GRID, distributions=STORY_DISTRIBUTIONS, trials
 
 
 def median_error(df: pd.DataFrame) -> pd.DataFrame:
-    """Median relative error per (distribution, D): the line the story draws."""
+    """Median relative error per (distribution, D): the line the story draws.
+
+    Parameters
+    ----------
+    df : pandas.DataFrame
+        :func:`error_vs_D` output.
+
+    Returns
+    -------
+    pandas.DataFrame
+        The median relative error per (distribution, D).
+    """
     return (df.groupby(["distribution", "D"], sort=False)["rel_fro"].median().rename("median_rel_fro")
             .reset_index())
 
 
 def gram_sentence(K: np.ndarray, K_hat: np.ndarray, D: int, labels) -> str:
-    """Step 2: how alike the two heatmaps are, from their numbers."""
+    """Step 2: how alike the two heatmaps are, from their numbers.
+
+    Parameters
+    ----------
+    K : numpy.ndarray
+        The exact Gram matrix.
+    K_hat : numpy.ndarray
+        Its RK estimate.
+    D : int
+        Number of random features.
+    labels : array-like
+        Label of each row (the blocks).
+
+    Returns
+    -------
+    str
+        The sentence shown under the step's chart.
+    """
     rel = gram_errors(K, K_hat)["rel_fro"]
     labels = np.asarray(labels)
     same = labels[:, None] == labels[None, :]
@@ -72,7 +153,20 @@ def gram_sentence(K: np.ndarray, K_hat: np.ndarray, D: int, labels) -> str:
 
 
 def convergence_sentence(medians: pd.DataFrame, distribution: str = "rademacher") -> str:
-    """Step 3: the error at the smallest and largest D and the fitted slope on log-log axes."""
+    """Step 3: the error at the smallest and largest D and the fitted slope on log-log axes.
+
+    Parameters
+    ----------
+    medians : pandas.DataFrame
+        :func:`median_error` output.
+    distribution : str, default="rademacher"
+        The distribution described.
+
+    Returns
+    -------
+    str
+        The sentence shown under the step's chart.
+    """
     m = medians[medians["distribution"] == distribution].sort_values("D")
     first, last = m.iloc[0], m.iloc[-1]
     slope = float(np.polyfit(np.log(m["D"]), np.log(m["median_rel_fro"]), 1)[0])
@@ -82,7 +176,22 @@ def convergence_sentence(medians: pd.DataFrame, distribution: str = "rademacher"
 
 
 def distribution_sentence(medians: pd.DataFrame, a: str = "rademacher", b: str = "gaussian") -> str:
-    """Step 4: how much larger the error is with b than with a, per D (the median of the ratios)."""
+    """Step 4: how much larger the error is with b than with a, per D (the median of the ratios).
+
+    Parameters
+    ----------
+    medians : pandas.DataFrame
+        :func:`median_error` output.
+    a : str, default="rademacher"
+        The reference distribution.
+    b : str, default="gaussian"
+        The distribution compared with it.
+
+    Returns
+    -------
+    str
+        The sentence shown under the step's chart.
+    """
     wide = medians.pivot(index="D", columns="distribution", values="median_rel_fro")
     ratio = wide[b] / wide[a]
     lower = int((ratio > 1).sum())
@@ -116,8 +225,25 @@ def measured_when(measured_at: float | None, now: float | None = None) -> str:
 def classifier_sentence(summary: pd.DataFrame, n_train: int, measured_at: float | None = None,
                         now: float | None = None) -> str:
     """Step 5: accuracy and fit time of the linear model on RK features against the kernel SVM, as
-    measured (``summary``: rkcore.studies.accuracy.speedups of one run; ``measured_at``: when, seconds since
-    the epoch, so a cached result is not called new)."""
+    measured (``summary``: rkcore.studies.accuracy.speedups of one run), and when it was measured, so that a
+    cached result is not called new.
+
+    Parameters
+    ----------
+    summary : pandas.DataFrame
+        Speed-ups and accuracies of one accuracy run.
+    n_train : int
+        Training points of the run.
+    measured_at : float, optional
+        When the run was measured (seconds since the epoch); None says "on this server".
+    now : float, optional
+        The present (seconds since the epoch); None reads the clock.
+
+    Returns
+    -------
+    str
+        The sentence shown under the step's chart.
+    """
     by = summary.set_index("method")
     svm, rk = by.loc["kernel_svm"], by.loc["rk"]
     speed = float(svm["train_seconds"] / rk["train_seconds"])
@@ -130,7 +256,20 @@ def classifier_sentence(summary: pd.DataFrame, n_train: int, measured_at: float 
 
 
 def matrix_frame(K: np.ndarray, K_hat: np.ndarray | None = None) -> pd.DataFrame:
-    """The drawn matrices as a tidy table (i, j, exact[, approx]) for the CSV download."""
+    """The drawn matrices as a tidy table (i, j, exact[, approx]) for the CSV download.
+
+    Parameters
+    ----------
+    K : numpy.ndarray
+        The exact Gram matrix.
+    K_hat : numpy.ndarray, optional
+        Its estimate.
+
+    Returns
+    -------
+    pandas.DataFrame
+        Columns i, j, exact and, with ``K_hat``, approx.
+    """
     i, j = np.indices(K.shape)
     out = pd.DataFrame({"i": i.ravel(), "j": j.ravel(), "exact": K.ravel()})
     if K_hat is not None:
@@ -139,7 +278,20 @@ def matrix_frame(K: np.ndarray, K_hat: np.ndarray | None = None) -> pd.DataFrame
 
 
 def kernel_sentence(K: np.ndarray, labels) -> str:
-    """Step 1: the block structure and what the exact matrix costs."""
+    """Step 1: the block structure and what the exact matrix costs.
+
+    Parameters
+    ----------
+    K : numpy.ndarray
+        The exact Gram matrix.
+    labels : array-like
+        Label of each row (the blocks).
+
+    Returns
+    -------
+    str
+        The sentence shown under the step's chart.
+    """
     labels = np.asarray(labels)
     same = labels[:, None] == labels[None, :]
     off = ~np.eye(len(labels), dtype=bool)

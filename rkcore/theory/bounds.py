@@ -133,6 +133,20 @@ def log_lemma1(n_components, eps, R):
 
     Not clipped: values above 0 mean the bound (a probability) is vacuous.
     ``-inf`` only when the true value is below the float range.
+
+    Parameters
+    ----------
+    n_components : int or array-like of int
+        D, the number of random features (>= 1).
+    eps : float or array-like
+        The error threshold (> 0).
+    R : float or array-like
+        L1 radius of the data (> 0; see :func:`l1_radius`).
+
+    Returns
+    -------
+    float or numpy.ndarray
+        The natural log of the right-hand side (> 0 where the bound is vacuous).
     """
     D, eps, R = _check_D(n_components), _check_eps(eps), _check_R(R)
     return _scalar_or_array(_log_lemma1(D, eps, R))
@@ -146,6 +160,22 @@ def lemma1(n_components, eps, R, *, clip: bool = True):
 
     >>> round(float(lemma1(1000, 0.2, 0.5)), 4)
     0.1335
+
+    Parameters
+    ----------
+    n_components : int or array-like of int
+        D, the number of random features (>= 1).
+    eps : float or array-like
+        The error threshold (> 0).
+    R : float or array-like
+        L1 radius of the data (> 0; see :func:`l1_radius`).
+    clip : bool, default=True
+        Clip the bound at 1 (a larger bound says nothing).
+
+    Returns
+    -------
+    float or numpy.ndarray
+        The bound on the tail probability (broadcast over the arguments).
     """
     return _clip(log_lemma1(n_components, eps, R), clip)
 
@@ -167,6 +197,22 @@ def log_lemma2(n_components, eps, R, d):
     :math:`\log 2 + 2d \log\big(32 R \sqrt{d}\, e^{R}/\varepsilon\big) - D\varepsilon^2/(8e^{4R})`.
 
     Not clipped (often far above 0 for small D: the uniform bound needs many features).
+
+    Parameters
+    ----------
+    n_components : int or array-like of int
+        D, the number of random features (>= 1).
+    eps : float or array-like
+        The error threshold (> 0).
+    R : float or array-like
+        L1 radius of the data (> 0; see :func:`l1_radius`).
+    d : int or array-like of int
+        Number of features.
+
+    Returns
+    -------
+    float or numpy.ndarray
+        The natural log of the right-hand side (> 0 where the bound is vacuous).
     """
     D, eps, R, d = _check_D(n_components), _check_eps(eps), _check_R(R), _check_d(d)
     return _scalar_or_array(_log_lemma2(D, eps, R, d))
@@ -178,6 +224,24 @@ def lemma2(n_components, eps, R, d, *, clip: bool = True):
     2\big(32R\sqrt{de^{2R}}/\varepsilon\big)^{2d}\exp\big(-D\varepsilon^2/(8e^{4R})\big)`.
 
     ``clip=True`` caps the value at 1; with ``clip=False`` it may be ``inf``.
+
+    Parameters
+    ----------
+    n_components : int or array-like of int
+        D, the number of random features (>= 1).
+    eps : float or array-like
+        The error threshold (> 0).
+    R : float or array-like
+        L1 radius of the data (> 0; see :func:`l1_radius`).
+    d : int or array-like of int
+        Number of features.
+    clip : bool, default=True
+        Clip the bound at 1 (a larger bound says nothing).
+
+    Returns
+    -------
+    float or numpy.ndarray
+        The bound on the tail probability (broadcast over the arguments).
     """
     return _clip(log_lemma2(n_components, eps, R, d), clip)
 
@@ -193,6 +257,22 @@ def log_lemma3(n_components, eps, R, degree):
     r"""Natural log of the Lemma 3 bound (eq. 10): :math:`\log 2 - D\varepsilon^2/(2R^{4m})`.
 
     ``-inf`` only when the true value is below the float range (tiny R, large m).
+
+    Parameters
+    ----------
+    n_components : int or array-like of int
+        D, the number of random features (>= 1).
+    eps : float or array-like
+        The error threshold (> 0).
+    R : float or array-like
+        L1 radius of the data (> 0; see :func:`l1_radius`).
+    degree : int or array-like of int
+        The ANOVA order m.
+
+    Returns
+    -------
+    float or numpy.ndarray
+        The natural log of the right-hand side (> 0 where the bound is vacuous).
     """
     D, eps, R, m = _check_D(n_components), _check_eps(eps), _check_R(R), _check_degree(degree)
     return _scalar_or_array(_log_lemma3(D, eps, R, m))
@@ -203,6 +283,24 @@ def lemma3(n_components, eps, R, degree, *, clip: bool = True):
     :math:`p(|\mathcal{E}| \ge \varepsilon) \le 2\exp(-D\varepsilon^2/(2R^{4m}))`.
 
     ``clip=True`` caps the value at 1.
+
+    Parameters
+    ----------
+    n_components : int or array-like of int
+        D, the number of random features (>= 1).
+    eps : float or array-like
+        The error threshold (> 0).
+    R : float or array-like
+        L1 radius of the data (> 0; see :func:`l1_radius`).
+    degree : int or array-like of int
+        The ANOVA order m.
+    clip : bool, default=True
+        Clip the bound at 1 (a larger bound says nothing).
+
+    Returns
+    -------
+    float or numpy.ndarray
+        The bound on the tail probability (broadcast over the arguments).
     """
     return _clip(log_lemma3(n_components, eps, R, degree), clip)
 
@@ -256,6 +354,20 @@ def min_components_lemma1(eps, delta, R):
 
     Returns a Python int for scalar input (``float('inf')`` beyond the float range), a
     float64 array of whole numbers for array input (float, so values above 2**63 fit).
+
+    Parameters
+    ----------
+    eps : float or array-like
+        The error threshold (> 0).
+    delta : float or array-like
+        The failure probability to reach, in (0, 1).
+    R : float or array-like
+        L1 radius of the data (> 0; see :func:`l1_radius`).
+
+    Returns
+    -------
+    int or numpy.ndarray of int
+        The smallest D with bound(D) <= delta.
     """
     eps, delta, R = _check_eps(eps), _check_delta(delta), _check_R(R)
     eps, delta, R = np.broadcast_arrays(eps, delta, R)
@@ -269,6 +381,22 @@ def min_components_lemma2(eps, delta, R, d):
     r"""Smallest integer D with Lemma 2's bound <= delta:
     :math:`D = \lceil 8 e^{4R} \big(\log(2/\delta) + 2d\log(32R\sqrt{d}\,e^R/\varepsilon)\big) / \varepsilon^2 \rceil`
     (1 when the bracket is <= 0). Return types as :func:`min_components_lemma1`.
+
+    Parameters
+    ----------
+    eps : float or array-like
+        The error threshold (> 0).
+    delta : float or array-like
+        The failure probability to reach, in (0, 1).
+    R : float or array-like
+        L1 radius of the data (> 0; see :func:`l1_radius`).
+    d : int or array-like of int
+        Number of features.
+
+    Returns
+    -------
+    int or numpy.ndarray of int
+        The smallest D with bound(D) <= delta.
     """
     eps, delta, R, d = _check_eps(eps), _check_delta(delta), _check_R(R), _check_d(d)
     eps, delta, R, d = np.broadcast_arrays(eps, delta, R, d)
@@ -290,6 +418,22 @@ def min_components_lemma3(eps, delta, R, degree):
     r"""Smallest integer D with Lemma 3's bound <= delta:
     :math:`D = \lceil 2 R^{4m} \log(2/\delta) / \varepsilon^2 \rceil`.
     Return types as :func:`min_components_lemma1`.
+
+    Parameters
+    ----------
+    eps : float or array-like
+        The error threshold (> 0).
+    delta : float or array-like
+        The failure probability to reach, in (0, 1).
+    R : float or array-like
+        L1 radius of the data (> 0; see :func:`l1_radius`).
+    degree : int or array-like of int
+        The ANOVA order m.
+
+    Returns
+    -------
+    int or numpy.ndarray of int
+        The smallest D with bound(D) <= delta.
     """
     eps, delta, R, m = _check_eps(eps), _check_delta(delta), _check_R(R), _check_degree(degree)
     eps, delta, R, m = np.broadcast_arrays(eps, delta, R, m)
@@ -304,6 +448,16 @@ def l1_radius(X) -> float:
     r"""R = max_i ||x_i||_1, the smallest R with every row in :math:`\mathcal{B}_1(\mathbf{0}, R)`.
 
     X is a dense array or a scipy.sparse matrix of shape (n_samples, n_features).
+
+    Parameters
+    ----------
+    X : array-like or sparse matrix of shape (n_samples, n_features)
+        The data.
+
+    Returns
+    -------
+    float
+        max_i ||x_i||_1.
     """
     X = check_array(X)
     with np.errstate(over="ignore"):  # an overflowing sum is refused below, not passed on as inf
@@ -320,6 +474,24 @@ def bounds_table(n_components, eps, R, d=None, degree=None) -> pd.DataFrame:
     Columns: lemma ("lemma1", "lemma2", "lemma3"), n_components, eps, R, log_bound,
     bound (clipped at 1). Lemma 2 needs ``d`` and Lemma 3 needs ``degree``; a lemma whose
     parameter is None is left out. ``n_components`` and ``eps`` may be 1-D sequences.
+
+    Parameters
+    ----------
+    n_components : int or sequence of int
+        D, the number of random features (>= 1).
+    eps : float or sequence of float
+        The error threshold (> 0).
+    R : float
+        L1 radius of the data (> 0).
+    d : int, optional
+        Number of features (Lemma 2 is left out without it).
+    degree : int, optional
+        The ANOVA order (Lemma 3 is left out without it).
+
+    Returns
+    -------
+    pandas.DataFrame
+        The tidy table described above.
     """
     D = np.atleast_1d(_check_D(n_components)).ravel()
     E = np.atleast_1d(_check_eps(eps)).ravel()
@@ -357,6 +529,16 @@ def measured_tails(study: pd.DataFrame) -> pd.DataFrame:
     columns D, eps, kind ("pair" or "sup"), prob, floor (the smallest non-zero value the
     measurement can show: 1 / (pairs x trials) for "pair", 1 / trials for "sup"),
     n_trials, n_pairs.
+
+    Parameters
+    ----------
+    study : pandas.DataFrame
+        The error study of one method.
+
+    Returns
+    -------
+    pandas.DataFrame
+        One row per (D, eps, kind), the columns described above.
     """
     need = {"D", "trial", "metric", "eps", "value", "n_pairs"}
     missing = need - set(study.columns)
@@ -400,6 +582,26 @@ def required_components(eps: float, delta: float, R: float, d: int, degree: int 
     with measured probability <= delta; NaN if none), at_smallest (True when already the
     smallest D tried was enough, so D_measured is an upper estimate of what is needed), ratio
     D_bound / D_measured.
+
+    Parameters
+    ----------
+    eps : float
+        The error threshold.
+    delta : float
+        The failure probability to reach.
+    R : float
+        L1 radius of the data.
+    d : int
+        Number of features.
+    degree : int or None
+        The ANOVA order (None leaves Lemma 3 out).
+    measured : pandas.DataFrame
+        :func:`measured_tails` output.
+
+    Returns
+    -------
+    pandas.DataFrame
+        One row per lemma, the columns described above.
     """
     sub = measured[np.isclose(measured["eps"], eps, rtol=1e-9, atol=0.0)]
     lemmas = [("lemma1", float(min_components_lemma1(eps, delta, R))),

@@ -239,6 +239,25 @@ def second_moment(X, Y, *, kernel="anova", degree=2, distribution="rademacher") 
     :data:`rkcore.maps.distributions.DISTRIBUTIONS`, a Distribution, or directly a fourth moment
     :math:`\mu_4 \ge 1` of a symmetric zero-mean unit-variance distribution.
     X and Y are dense or sparse, of the same shape.
+
+    Parameters
+    ----------
+    X : array-like or sparse matrix of shape (n, d)
+        Left rows.
+    Y : array-like or sparse matrix of shape (n, d)
+        Right rows; row i is paired with row i of X.
+    kernel : str or ItemsetFamily, default="anova"
+        "anova", "all_subsets", "dot", "up_to" or an ItemsetFamily of those kinds.
+    degree : int, default=2
+        The order m (ANOVA, up-to).
+    distribution : str, Distribution or float, default="rademacher"
+        A key of :data:`rkcore.maps.distributions.DISTRIBUTIONS`, a Distribution, or its fourth
+        moment mu4 >= 1.
+
+    Returns
+    -------
+    numpy.ndarray of shape (n,)
+        E[(K_S(x_i, w) K_S(y_i, w))^2] per pair.
     """
     X, Y = _paired(X, Y)
     return _moments(X, Y, _family(kernel, degree, X.shape[1]), _fourth_moment(distribution))[0]
@@ -256,6 +275,29 @@ def rk_variance(X, Y, n_components, *, kernel="anova", degree=2, distribution="r
     Accuracy: the difference E f^2 - K^2 cancels, so the absolute error is a small multiple of
     u * E f^2 (u = 2^-53); it is clipped at 0, so a variance is never negative.
 
+    Parameters
+    ----------
+    X : array-like or sparse matrix of shape (n, d)
+        Left rows.
+    Y : array-like or sparse matrix of shape (n, d)
+        Right rows; row i is paired with row i of X.
+    n_components : int
+        D, the number of random features.
+    kernel : str or ItemsetFamily, default="anova"
+        "anova", "all_subsets", "dot", "up_to" or an ItemsetFamily of those kinds.
+    degree : int, default=2
+        The order m (ANOVA, up-to).
+    distribution : str, Distribution or float, default="rademacher"
+        A key of :data:`rkcore.maps.distributions.DISTRIBUTIONS`, a Distribution, or its fourth
+        moment mu4 >= 1.
+
+    Returns
+    -------
+    numpy.ndarray of shape (n,)
+        The variance per pair (never negative).
+
+    Examples
+    --------
     >>> import numpy as np
     >>> x = np.array([[1.0, 0.0, 0.0]])
     >>> float(rk_variance(x, x, 10, kernel="dot", distribution="gaussian")[0])  # (3 - 1) / 10
@@ -297,6 +339,27 @@ def rk_variance_gram(X, n_components, *, Y=None, kernel="anova", degree=2, distr
     (only the upper triangle when Y is None), O(n_X n_Y d M^3); about as costly as
     :func:`rk_variance` on that many pairs (about 0.5 s for 200 dense rows with d = 78 and
     m = 3 on a shared 2-core machine), so meant for a few hundred rows.
+
+    Parameters
+    ----------
+    X : array-like or sparse matrix of shape (n_X, d)
+        Left rows.
+    n_components : int
+        D, the number of random features.
+    Y : array-like or sparse matrix of shape (n_Y, d), optional
+        Right rows (None: X).
+    kernel : str or ItemsetFamily, default="anova"
+        "anova", "all_subsets", "dot", "up_to" or an ItemsetFamily of those kinds.
+    degree : int, default=2
+        The order m (ANOVA, up-to).
+    distribution : str, Distribution or float, default="rademacher"
+        A key of :data:`rkcore.maps.distributions.DISTRIBUTIONS`, a Distribution, or its fourth
+        moment mu4 >= 1.
+
+    Returns
+    -------
+    numpy.ndarray of shape (n_X, n_Y)
+        The variance of every pair's estimate.
     """
     D = _check_components(n_components)
     _check_iid(distribution, D)
@@ -332,6 +395,26 @@ def variance_table(X, Y, n_components, kernel="anova", degree=2, distributions=N
     kernel_value K_S(x_i, y_i), variance, std (its square root). ``n_components`` may be an
     int or a sequence of ints; ``distributions`` a list of keys (default: the i.i.d. ones of
     :data:`rkcore.maps.distributions.DISTRIBUTIONS`).
+
+    Parameters
+    ----------
+    X : array-like or sparse matrix of shape (n, d)
+        Left rows.
+    Y : array-like or sparse matrix of shape (n, d)
+        Right rows; row i is paired with row i of X.
+    n_components : int or sequence of int
+        D values.
+    kernel : str or ItemsetFamily, default="anova"
+        "anova", "all_subsets", "dot", "up_to" or an ItemsetFamily of those kinds.
+    degree : int, default=2
+        The order m (ANOVA, up-to).
+    distributions : list of str, optional
+        Distribution keys (default: all).
+
+    Returns
+    -------
+    pandas.DataFrame
+        The tidy table described above.
     """
     Ds = [_check_components(D) for D in np.atleast_1d(np.asarray(n_components, dtype=object)).ravel()]
     keys = [k for k, e in DISTRIBUTIONS.items() if e.iid] if distributions is None else list(distributions)

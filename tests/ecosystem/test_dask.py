@@ -137,3 +137,21 @@ def test_out_of_core_transform_keeps_memory_bounded(client):
     Z_ref = rk.transform(X.compute())
     np.testing.assert_allclose(mean, Z_ref.mean(axis=0), rtol=1e-9, atol=1e-12)
     np.testing.assert_allclose(gram, Z_ref.T @ Z_ref, rtol=1e-9, atol=1e-9)
+
+
+def test_clients_closed_in_opening_order_leave_the_default_scheduler():
+    """Each Client restores the scheduler setting it found: closing A then B (B opened while A was open)
+    would leave "dask.distributed" with no client, and dask 2024.1's compute() then fails."""
+    import dask
+    import dask.array as da
+    import dask.distributed as distributed
+
+    first = connect("local", n_workers=1, threads_per_worker=1)
+    second = connect("local", n_workers=1, threads_per_worker=1)
+    close(first)
+    close(second)
+    try:  # other tests' module-scoped clients may still be open: then "dask.distributed" is right
+        distributed.default_client()
+    except ValueError:
+        assert dask.config.get("scheduler", None) != "dask.distributed"
+    assert float(da.ones(4, chunks=2).sum().compute()) == 4.0

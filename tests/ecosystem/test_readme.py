@@ -1,13 +1,63 @@
-"""The README stays true: its benchmark tables are generated from benchmarks/results, and it names
-every rkcore module."""
+"""The README stays true: every ```python block runs as written (in order, one namespace, in a fresh
+interpreter), its benchmark tables are generated from benchmarks/results, and it names every rkcore
+module."""
 from __future__ import annotations
 
 import importlib.util
+import json
+import re
+import subprocess
+import sys
 from pathlib import Path
 
 import pytest
 
 REPO = Path(__file__).resolve().parents[2]
+
+
+#: A fenced Python block: its first line number and its code.
+PYTHON_BLOCK = re.compile(r"^```python\n(.*?)^```$", re.S | re.M)
+
+#: Runs the blocks given as JSON [[line, code], ...] in one namespace; names the block that fails.
+RUNNER = """
+import json, sys, traceback
+namespace = {"__name__": "__main__"}
+for line, code in json.loads(sys.stdin.read()):
+    try:
+        exec(compile(code, f"README.md block at line {line}", "exec"), namespace)
+    except BaseException:
+        print(f"README.md block at line {line} failed:", file=sys.stderr)
+        traceback.print_exc()
+        sys.exit(1)
+    print(f"block at line {line}: ok")
+"""
+
+
+def python_blocks(text: str) -> list[tuple[int, str]]:
+    """The ```python blocks of a Markdown text, with the line their code starts on."""
+    return [(text.count("\n", 0, m.start(1)) + 1, m.group(1)) for m in PYTHON_BLOCK.finditer(text)]
+
+
+def run_blocks(blocks: list[tuple[int, str]], timeout: float = 600) -> subprocess.CompletedProcess:
+    return subprocess.run([sys.executable, "-c", RUNNER], input=json.dumps(blocks), capture_output=True,
+                          text=True, cwd=REPO, timeout=timeout)
+
+
+def test_every_readme_python_block_runs_as_written():
+    blocks = python_blocks((REPO / "README.md").read_text(encoding="utf-8"))
+    assert len(blocks) >= 4, [line for line, _ in blocks]
+    done = run_blocks(blocks)
+    assert done.returncode == 0, done.stderr[-3000:]
+    assert done.stdout.count(": ok") == len(blocks)
+
+
+def test_block_runner_names_the_failing_block():
+    text = "intro\n\n```python\nx = 1\n```\n\n```bash\nls\n```\n\n```python\nprint(x + y)\n```\n"
+    blocks = python_blocks(text)
+    assert blocks == [(4, "x = 1\n"), (12, "print(x + y)\n")]
+    done = run_blocks(blocks, timeout=60)
+    assert done.returncode == 1 and "block at line 4: ok" in done.stdout
+    assert "README.md block at line 12 failed" in done.stderr and "NameError: name 'y'" in done.stderr
 
 
 def _generator():

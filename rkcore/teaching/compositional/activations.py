@@ -18,6 +18,25 @@ class Activation:
     ``dual`` evaluates the closed form on [-1, 1]; ``log_coefficient(n)`` gives log a_n for
     integer arrays n; ``sample_degree(rng, size)`` draws n with probability a_n exactly;
     ``mean_degree`` is :math:`\hat\sigma'(1) = \sum_n n a_n` (the paper's complexity, eq. 11).
+
+    Parameters
+    ----------
+    key : str
+        Its key (see :data:`ACTIVATIONS`).
+    label : str
+        Its name on the page.
+    latex : str
+        Its dual activation, LaTeX.
+    dual : callable
+        The closed form on [-1, 1].
+    log_coefficient : callable
+        log a_n for integer arrays n.
+    sample_degree : callable
+        ``sample_degree(rng, size)`` -> degrees n drawn with probability a_n.
+    mean_degree : float
+        E[n] = the dual's derivative at 1.
+    activation_latex : str, default=""
+        The activation sigma itself, LaTeX (shown beside its dual).
     """
 
     key: str
@@ -30,7 +49,18 @@ class Activation:
     activation_latex: str = ""
 
     def coefficients(self, n_terms: int) -> np.ndarray:
-        """a_0, ..., a_{n_terms-1}."""
+        """a_0, ..., a_{n_terms-1}.
+
+        Parameters
+        ----------
+        n_terms : int
+            Number of coefficients.
+
+        Returns
+        -------
+        numpy.ndarray of shape (n_terms,)
+            a_0, ..., a_{n_terms-1}.
+        """
         return np.exp(self.log_coefficient(np.arange(int(n_terms))))
 
 
@@ -125,6 +155,18 @@ ACTIVATIONS: dict[str, Activation] = {
 
 
 def get_activation(key: str) -> Activation:
+    """The :class:`Activation` of a key, or a ValueError listing the keys.
+
+    Parameters
+    ----------
+    key : str
+        A key of :data:`ACTIVATIONS`.
+
+    Returns
+    -------
+    Activation
+        Its entry.
+    """
     try:
         return ACTIVATIONS[key]
     except (KeyError, TypeError):
@@ -133,7 +175,20 @@ def get_activation(key: str) -> Activation:
 
 def activation_curves(keys=None, n_points: int = 201) -> pd.DataFrame:
     """The dual activations on a grid of rho in [-1, 1]: one row per (activation, rho) with columns
-    activation, label, rho, value."""
+    activation, label, rho, value.
+
+    Parameters
+    ----------
+    keys : sequence of str, optional
+        Activation keys (default: all).
+    n_points : int, default=201
+        Grid size.
+
+    Returns
+    -------
+    pandas.DataFrame
+        The tidy table described above.
+    """
     keys = list(ACTIVATIONS) if keys is None else list(keys)
     rho = np.linspace(-1.0, 1.0, n_points)
     return pd.DataFrame([{"activation": key, "label": get_activation(key).label, "rho": r, "value": v}
@@ -141,7 +196,20 @@ def activation_curves(keys=None, n_points: int = 201) -> pd.DataFrame:
 
 
 def activation_table(keys=None, n_terms: int = 6) -> pd.DataFrame:
-    """The first power-series coefficients a_n of each activation (one row per activation and n)."""
+    """The first power-series coefficients a_n of each activation (one row per activation and n).
+
+    Parameters
+    ----------
+    keys : sequence of str, optional
+        Activation keys (default: all).
+    n_terms : int, default=6
+        Coefficients per activation.
+
+    Returns
+    -------
+    pandas.DataFrame
+        The tidy table described above.
+    """
     keys = list(ACTIVATIONS) if keys is None else list(keys)
     rows = []
     for key in keys:

@@ -22,6 +22,20 @@ def shallow_skeleton(d: int, group_size: int = 2, activation: str = "exponential
 
     With the exponential activation this is exp(mean_g <x_g, y_g>/(|x_g||y_g|) - 1), a
     Gaussian kernel of the group-normalized inputs.
+
+    Parameters
+    ----------
+    d : int
+        Number of columns of X.
+    group_size : int, default=2
+        Columns per group.
+    activation : str, default="exponential"
+        Activation of the internal node.
+
+    Returns
+    -------
+    Skeleton
+        The skeleton.
     """
     d = _check_positive_int(d, "d")
     nodes = [InputNode(f"s{g}", "sphere", cols) for g, cols in enumerate(_groups(d, _check_positive_int(group_size, "group_size")))]
@@ -35,6 +49,24 @@ def deep_skeleton(d: int, group_size: int = 2, window: int = 2, activation: str 
 
     Inputs are sphere kernels on groups of ``group_size`` columns; layer 1 node i averages
     inputs i..i+window-1, layer 2 does the same over layer 1 (the paper's "deep" setting).
+
+    Parameters
+    ----------
+    d : int
+        Number of columns of X.
+    group_size : int, default=2
+        Columns per input group.
+    window : int, default=2
+        Nodes averaged by each layer node.
+    activation : str, default="relu"
+        Activation of the two layers.
+    output_activation : str, default="exponential"
+        Activation of the output node.
+
+    Returns
+    -------
+    Skeleton
+        The skeleton.
     """
     d = _check_positive_int(d, "d")
     window = _check_positive_int(window, "window")
@@ -50,7 +82,24 @@ def deep_skeleton(d: int, group_size: int = 2, window: int = 2, activation: str 
 
 
 def gaussian_skeleton(d: int, group_size: int = 4, gamma: float = 0.25, activation: str = "polynomial") -> Skeleton:
-    """Gaussian base kernels on groups of columns under one internal node (continuous base features)."""
+    """Gaussian base kernels on groups of columns under one internal node (continuous base features).
+
+    Parameters
+    ----------
+    d : int
+        Number of columns of X.
+    group_size : int, default=4
+        Columns per input group.
+    gamma : float, default=0.25
+        Gaussian width.
+    activation : str, default="polynomial"
+        Activation of the internal node.
+
+    Returns
+    -------
+    Skeleton
+        The skeleton.
+    """
     d = _check_positive_int(d, "d")
     nodes = [InputNode(f"g{g}", "gaussian", cols, gamma=gamma) for g, cols in enumerate(_groups(d, _check_positive_int(group_size, "group_size")))]
     nodes.append(InternalNode("out", activation, tuple(n.name for n in nodes)))
@@ -62,6 +111,20 @@ def mixed_skeleton(d: int, n_categories: int = 4, group_size: int = 2) -> Skelet
 
     Use :func:`prepare_data` with ``categorical_last=n_categories`` to turn the last
     column into quantile-bin codes 0..c-1.
+
+    Parameters
+    ----------
+    d : int
+        Number of columns of X.
+    n_categories : int, default=4
+        Categories of the last column.
+    group_size : int, default=2
+        Columns per sphere group.
+
+    Returns
+    -------
+    Skeleton
+        The skeleton.
     """
     d = _check_positive_int(d, "d")
     if d < 2:
@@ -75,6 +138,21 @@ def mixed_skeleton(d: int, n_categories: int = 4, group_size: int = 2) -> Skelet
 
 @dataclass(frozen=True)
 class Preset:
+    """A named skeleton of the Compositional kernels page.
+
+    Parameters
+    ----------
+    key : str
+        Its key (see :data:`PRESETS`).
+    label : str
+        Its name on the page.
+    description : str
+        One sentence on what it computes.
+    build : callable
+        ``build(d)`` -> the Skeleton for d columns.
+    n_categories : int, optional
+        When > 0, the last column is binned into this many codes.
+    """
     key: str
     label: str
     description: str
@@ -102,6 +180,18 @@ PRESETS: dict[str, Preset] = {
 
 
 def get_preset(key: str) -> Preset:
+    """The :class:`Preset` of a key, or a ValueError listing the keys.
+
+    Parameters
+    ----------
+    key : str
+        A key of :data:`PRESETS`.
+
+    Returns
+    -------
+    Preset
+        Its entry.
+    """
     try:
         return PRESETS[key]
     except (KeyError, TypeError):
@@ -113,6 +203,20 @@ def prepare_data(X, categorical_last: int | None = None, standardize: bool = Tru
 
     Binning uses quantiles (KBinsDiscretizer, ordinal encoding), so each category is about
     equally frequent.
+
+    Parameters
+    ----------
+    X : array-like of shape (n_samples, n_features)
+        The data.
+    categorical_last : int, optional
+        Bin the last column into this many codes (None: keep it).
+    standardize : bool, default=True
+        Standardize the columns first.
+
+    Returns
+    -------
+    numpy.ndarray
+        The prepared data.
     """
     X = check_array(X)
     X = X.toarray() if not isinstance(X, np.ndarray) else X.copy()
@@ -128,7 +232,22 @@ def prepare_data(X, categorical_last: int | None = None, standardize: bool = Tru
 
 
 def preset_skeleton(key: str, X) -> tuple[Skeleton, np.ndarray]:
-    """The preset's skeleton for X's width and the prepared data it reads."""
+    """The preset's skeleton for X's width and the prepared data it reads.
+
+    Parameters
+    ----------
+    key : str
+        A key of :data:`PRESETS`.
+    X : array-like of shape (n_samples, n_features)
+        The data.
+
+    Returns
+    -------
+    skeleton : Skeleton
+        The preset's skeleton.
+    X_prepared : numpy.ndarray
+        The data it reads (see :func:`prepare_data`).
+    """
     preset = get_preset(key)
     X = prepare_data(X, categorical_last=preset.n_categories)
     d = X.shape[1]

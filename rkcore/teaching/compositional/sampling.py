@@ -258,6 +258,24 @@ def sample_features(skeleton: Skeleton, n_components: int, *, dedup: str = "none
     ``n_draws`` (executions of Algorithm 1 used) and ``exhausted`` (True when fewer than
     D distinct features exist; then the weights are the exact p_j and the kernel is exact).
     See the module docstring for the three ``dedup`` modes.
+
+    Parameters
+    ----------
+    skeleton : Skeleton
+        The computation skeleton.
+    n_components : int
+        D, the features to keep.
+    dedup : str, default="none"
+        How identical features are merged (see the module docstring).
+    random_state : int, optional
+        Seed.
+    max_draws : int, optional
+        Most derivations drawn (None: 200 D + 10,000).
+
+    Returns
+    -------
+    dict
+        The keys described above.
     """
     if dedup not in DEDUP_MODES:
         raise ValueError(f"Unknown dedup mode {dedup!r}; allowed: {', '.join(map(repr, DEDUP_MODES))}.")

@@ -19,6 +19,19 @@ class BaseKernel:
 
     ``discrete`` says whether its random features take finitely many values of the
     parameter (then identical features can be merged, see the module docstring).
+
+    Parameters
+    ----------
+    key : str
+        Its key (see :data:`BASE_KERNELS`).
+    label : str
+        Its name on the page.
+    latex : str
+        The kernel, LaTeX.
+    feature_latex : str
+        Its random feature, LaTeX.
+    discrete : bool
+        Whether its random features take finitely many parameter values.
     """
 
     key: str
@@ -56,6 +69,18 @@ def _is_complex_base(node: "InputNode") -> bool:
 
 
 def get_base_kernel(key: str) -> BaseKernel:
+    """The :class:`BaseKernel` of a key, or a ValueError listing the keys.
+
+    Parameters
+    ----------
+    key : str
+        A key of :data:`BASE_KERNELS`.
+
+    Returns
+    -------
+    BaseKernel
+        Its entry.
+    """
     try:
         return BASE_KERNELS[key]
     except (KeyError, TypeError):
@@ -75,6 +100,19 @@ class InputNode:
 
     ``gamma`` is the Gaussian width; ``n_categories`` (c) the number of categories of a
     categorical column, whose values must be the integer codes 0..c-1.
+
+    Parameters
+    ----------
+    name : str
+        The node's name.
+    kernel : str
+        A key of :data:`BASE_KERNELS`.
+    columns : tuple of int
+        The columns of X it reads.
+    gamma : float, default=1.0
+        Gaussian width.
+    n_categories : int, optional
+        Categories of a categorical column.
     """
 
     name: str
@@ -102,9 +140,25 @@ class InputNode:
 
     @property
     def is_input(self) -> bool:
+        """True: an input node.
+        """
         return True
 
     def gram(self, X: np.ndarray, Y: np.ndarray) -> np.ndarray:
+        """The base kernel between the rows of X and Y on this node's columns.
+
+        Parameters
+        ----------
+        X : numpy.ndarray of shape (n_X, n_features)
+            Left rows.
+        Y : numpy.ndarray of shape (n_Y, n_features)
+            Right rows.
+
+        Returns
+        -------
+        numpy.ndarray of shape (n_X, n_Y)
+            The Gram matrix.
+        """
         Xg, Yg = X[:, self.columns], Y[:, self.columns]
         if self.kernel == "sphere":
             return _unit_rows(Xg) @ _unit_rows(Yg).T
@@ -113,6 +167,13 @@ class InputNode:
         return (Xg[:, 0][:, None] == Yg[:, 0][None, :]).astype(np.float64)
 
     def label(self) -> str:
+        """The node in words, e.g. ``"Sphere on x[0-1]"``.
+
+        Returns
+        -------
+        str
+            The label.
+        """
         extra = f", γ={self.gamma:g}" if self.kernel == "gaussian" else (
             f", c={self.n_categories}" if self.kernel == "categorical" else "")
         return f"{BASE_KERNELS[self.kernel].label.split(' (')[0]} on x[{_format_cols(self.columns)}]{extra}"
@@ -120,7 +181,17 @@ class InputNode:
 
 @dataclass(frozen=True)
 class InternalNode:
-    """An internal node: average of the children's kernels, then the dual activation."""
+    """An internal node: average of the children's kernels, then the dual activation.
+
+    Parameters
+    ----------
+    name : str
+        The node's name.
+    activation : str
+        A key of :data:`ACTIVATIONS`.
+    children : tuple of str
+        Names of the nodes it averages.
+    """
 
     name: str
     activation: str
@@ -143,9 +214,18 @@ class InternalNode:
 
     @property
     def is_input(self) -> bool:
+        """False: an internal node.
+        """
         return False
 
     def label(self) -> str:
+        """The node in words, e.g. ``"ReLU of mean(a, b)"``.
+
+        Returns
+        -------
+        str
+            The label.
+        """
         return f"{ACTIVATIONS[self.activation].label} of mean({', '.join(self.children)})"
 
 
@@ -162,6 +242,13 @@ class Skeleton:
 
     The last node is the output node; every other node must feed some later node, so the
     output is the only node with out-degree zero (paper, Section 5).
+
+    Parameters
+    ----------
+    nodes : tuple of InputNode or InternalNode
+        In topological order; the last is the output.
+    name : str, default="skeleton"
+        The skeleton's name.
     """
 
     nodes: tuple
@@ -196,13 +283,29 @@ class Skeleton:
     # ------------------------------------------------------------------ structure
     @property
     def output(self):
+        """The output node (the last one).
+        """
         return self.nodes[-1]
 
     @property
     def input_nodes(self) -> list[InputNode]:
+        """The input nodes, in order.
+        """
         return [n for n in self.nodes if n.is_input]
 
     def children_of(self, i: int) -> np.ndarray:
+        """Indices of the children of node i.
+
+        Parameters
+        ----------
+        i : int
+            A node's index.
+
+        Returns
+        -------
+        numpy.ndarray of int
+            Its children's indices.
+        """
         return np.array([self._index[c] for c in self.nodes[i].children], dtype=np.intp)
 
     @property
@@ -214,6 +317,11 @@ class Skeleton:
         r"""Expected number of recursive calls of Algorithm 1 (= expected factors + internal visits).
 
         :math:`C(v) = 1` at inputs, :math:`C(v) = 1 + \hat\sigma_v'(1)\,\mathrm{mean}_{u\in in(v)} C(u)` (paper, eq. 11).
+
+        Returns
+        -------
+        float
+            C(output).
         """
         C = np.ones(len(self.nodes))
         for i, node in enumerate(self.nodes):
@@ -222,7 +330,13 @@ class Skeleton:
         return float(C[-1])
 
     def describe(self) -> pd.DataFrame:
-        """One row per node: name, type, what it computes."""
+        """One row per node: name, type, what it computes.
+
+        Returns
+        -------
+        pandas.DataFrame
+            Columns name, type and what it computes.
+        """
         rows = []
         for node in self.nodes:
             if node.is_input:
@@ -234,7 +348,20 @@ class Skeleton:
         return pd.DataFrame(rows)
 
     def check_X(self, X, name: str = "X") -> np.ndarray:
-        """Validate X for this skeleton: dense, enough columns, categorical codes in 0..c-1."""
+        """Validate X for this skeleton: dense, enough columns, categorical codes in 0..c-1.
+
+        Parameters
+        ----------
+        X : array-like of shape (n_samples, n_features)
+            The data.
+        name : str, default="X"
+            Its name, for the message.
+
+        Returns
+        -------
+        numpy.ndarray
+            X as a float64 array.
+        """
         X = check_array(X, name)
         if not isinstance(X, np.ndarray):
             X = X.toarray()
@@ -253,7 +380,20 @@ class Skeleton:
 
     # ------------------------------------------------------------------ exact kernel
     def kernel(self, X, Y=None) -> np.ndarray:
-        r"""The exact compositional kernel :math:`k_{out}(X, Y)` by the recurrence over the nodes."""
+        r"""The exact compositional kernel :math:`k_{out}(X, Y)` by the recurrence over the nodes.
+
+        Parameters
+        ----------
+        X : array-like of shape (n_X, n_features)
+            Left rows.
+        Y : array-like of shape (n_Y, n_features), optional
+            Right rows (None: X).
+
+        Returns
+        -------
+        numpy.ndarray of shape (n_X, n_Y)
+            The Gram matrix.
+        """
         X = self.check_X(X, "X")
         Y = X if Y is None else self.check_X(Y, "Y")
         grams: list[np.ndarray] = []
@@ -266,7 +406,13 @@ class Skeleton:
         return grams[-1]
 
     def latex(self) -> str:
-        """The recurrence, one line per internal node."""
+        """The recurrence, one line per internal node.
+
+        Returns
+        -------
+        str
+            LaTeX.
+        """
         lines = []
         for node in self.nodes:
             if not node.is_input:

@@ -19,6 +19,26 @@ def compositional_error_curve(X, skeleton: Skeleton, D_list, trials: int = 5, se
     Tidy: one row per (dedup, D, trial, metric) with metric in {rel_fro, max_abs_error, mean_abs_error}
     (:func:`rkcore.teaching.foundations.kernel_errors`) and draws_per_feature (executions of Algorithm 1
     per stored feature). The same seeds are used for every mode and D.
+
+    Parameters
+    ----------
+    X : array-like of shape (n_samples, n_features)
+        The data.
+    skeleton : Skeleton
+        The computation skeleton.
+    D_list : sequence of int
+        Numbers of features.
+    trials : int, default=5
+        Draws per (dedup, D).
+    seed : int, default=0
+        Seed of the first trial.
+    dedup_modes : sequence of str
+        De-duplication modes compared.
+
+    Returns
+    -------
+    pandas.DataFrame
+        The tidy table described above.
     """
     if not isinstance(skeleton, Skeleton):
         raise ValueError(f"skeleton must be a Skeleton (see rkcore.teaching.compositional.PRESETS), got {type(skeleton).__name__}.")
@@ -43,7 +63,20 @@ def compositional_error_curve(X, skeleton: Skeleton, D_list, trials: int = 5, se
 
 
 def describe_features(estimator: CompositionalFeatures, n: int = 10) -> pd.DataFrame:
-    """The first n features of a fitted estimator as readable products of base features."""
+    """The first n features of a fitted estimator as readable products of base features.
+
+    Parameters
+    ----------
+    estimator : CompositionalFeatures
+        A fitted estimator.
+    n : int, default=10
+        Features listed.
+
+    Returns
+    -------
+    pandas.DataFrame
+        One row per feature.
+    """
     check_is_fitted(estimator)
     skel = estimator.skeleton_
     factors: dict[int, list[str]] = {}
