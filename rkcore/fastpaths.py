@@ -31,7 +31,9 @@ from __future__ import annotations
 import numpy as np
 import scipy.sparse as sp
 from scipy.linalg import blas
-from threadpoolctl import threadpool_limits  # a dependency of scikit-learn
+from threadpoolctl import ThreadpoolController, threadpool_limits  # a dependency of scikit-learn
+
+from .kernel_numerics import CONTRACT_RTOL, UNIT_ROUNDOFF, closed_form_check_constants, newton_is_safe
 
 try:  # Y += A @ X for CSR A and dense C-contiguous X, Y: scipy's own SpMM kernel, in place.
     from scipy.sparse._sparsetools import csr_matvecs as _csr_matvecs
@@ -63,7 +65,6 @@ def one_blas_thread():
     measured 300 ms against 3 ms for 2000 x 1248 entries at load 2 on 2 cores. Built on one
     ThreadpoolController (8 us per use; threadpool_limits re-scans the libraries: 0.6 ms)."""
     if not _BLAS_CONTROLLER:
-        from threadpoolctl import ThreadpoolController
         _BLAS_CONTROLLER.append(ThreadpoolController())
     return _BLAS_CONTROLLER[0].limit(limits=1, user_api="blas")
 
@@ -313,7 +314,7 @@ class AnovaBlock:
         GEMM over the block gives them instead. Requires ``_max_nnz_per_row``-based gamma as the callers
         pass it and no possible overflow (the caller checks ``may_overflow``).
         """
-        from .kernels import newton_is_safe  # fastpaths is imported by kernels
+
 
         consts = anova_tier1_constants(self.m, gamma)
         if consts is None or self.signs or out.dtype != np.float64:
@@ -592,7 +593,6 @@ def anova_tier1_constants(degree: int, gamma: float) -> dict | None:
     branch 1 accepts only P2 = 0; gamma above about 4.9e-14, d ~ 1,900 under the
     probabilistic gamma).
     """
-    from .kernels import CONTRACT_RTOL as tol, closed_form_check_constants
 
     g = float(gamma)
     if degree == 2:
@@ -1017,7 +1017,7 @@ def _products_within_contract(roundings: int, dtype) -> bool:
     float32 outputs are held to the float32 rounding of the same computation (always true)."""
     if np.dtype(dtype) != np.float64:
         return True
-    from .kernels import CONTRACT_RTOL, UNIT_ROUNDOFF as u
+    u = UNIT_ROUNDOFF
     k = roundings * u
     return k < 1 and k / (1 - k) <= CONTRACT_RTOL
 
@@ -1038,7 +1038,7 @@ def _extended_products(X, Y, out: np.ndarray) -> np.ndarray:
     only where the exact value exceeds float64. Row blocks of ``out`` times column chunks:
     the temporaries are a few blocks of GRAM_BLOCK_BYTES. Where long double is float64,
     a clear error instead of a number outside the contract."""
-    from .kernels import CONTRACT_RTOL, UNIT_ROUNDOFF as u
+    u = UNIT_ROUNDOFF
     n, m = out.shape
     d = X.shape[1]
     if EXTENDED is None:

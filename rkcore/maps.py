@@ -19,24 +19,22 @@ from .distributions import DISTRIBUTIONS, draw_with, get_distribution
 from .fastpaths import gemm_into, rk_block
 from .itemsets import ItemsetFamily, check_degree_fits, family_from_spec
 from .limits import check_allocation
-from .kernels import (
+from .kernel_numerics import (
+    _abs_max,
     _dense,
     _gram,
-    _abs_max,
     _max_nnz_per_row,
     _power,
     elementary_from_power_sums,
-    elementary_pairs,
     elementary_top,
-    explicit_features,
-    itemset_kernel,
     may_overflow,
     newton_is_safe,
-    product_one_plus,
     power_sums,
     rounding_gamma,
     row_blocks,
 )
+from .kernel_stable import elementary_pairs, product_one_plus
+from .kernels import explicit_features, itemset_kernel
 
 RK_KERNELS = ("anova", "all_subsets", "dot", "up_to", "itemset")
 

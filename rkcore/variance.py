@@ -52,7 +52,7 @@ import scipy.sparse as sp
 
 from .distributions import DISTRIBUTIONS, Distribution, get_distribution
 from .itemsets import ItemsetFamily, family_from_spec
-from .kernels import _dense, _gram, check_array, row_blocks
+from .kernel_numerics import _dense, _gram, check_array, row_blocks
 from .validation import check_int
 
 #: Families with a known size profile, which this module handles.

@@ -16,8 +16,9 @@ from sklearn.utils.metaestimators import available_if
 from sklearn.utils.validation import _check_sample_weight, check_is_fitted, validate_data
 
 from ..itemsets import check_degree_fits
-from ..kernels import (_abs_max, _max_nnz_per_row, elementary_from_power_sums, elementary_pairs, may_overflow,
-                       newton_is_safe, rounding_gamma, row_blocks)
+from ..kernel_numerics import (_abs_max, _max_nnz_per_row, elementary_from_power_sums, may_overflow, newton_is_safe,
+                               rounding_gamma, row_blocks)
+from ..kernel_stable import elementary_pairs
 from .common import _binary_labels, _check_finite_decision, _loss_and_derivative, LOSSES, _rmatmul
 
 

@@ -1,0 +1,184 @@
+"""The stable recursion of the accuracy contract (rkcore.kernel_numerics): elementary symmetric
+polynomials and products in (mantissa, exponent) form, never overflowing or underflowing on the way."""
+from __future__ import annotations
+
+import numpy as np
+
+from .kernel_numerics import BLOCK_BYTES, _dense
+
+
+#: Exponent that stands for "exactly zero" in the (mantissa, exponent) recursion.
+_ZERO_EXPONENT = -(2**40)
+
+
+def _frexp64(a: np.ndarray):
+    """(mantissa, int64 exponent) with exact zeros given _ZERO_EXPONENT."""
+    f, E = np.frexp(a)
+    E = E.astype(np.int64)
+    E[f == 0] = _ZERO_EXPONENT
+    return f, E
+
+
+def elementary_stable(U: np.ndarray, V: np.ndarray | None = None, degree: int = 2,
+                      all_orders: bool = False, summed: bool = False):
+    """e_0..e_degree of each row of z = U * V (element-wise; V=None: z = U), computed stably.
+
+    The recursion e_k <- e_k + z_j e_{k-1} over the columns (Blondel et al. 2016) adds
+    every product prod_{j in V} z_j with at most ``k + d`` roundings, so the error is at most
+    gamma_{k+d} * e_k(|z|) - no cancellation beyond that. Values are held as a mantissa and
+    a 64-bit exponent (and z_j = u_j v_j is never formed), so nothing overflows or
+    underflows in between: the result is inf only where the exact value exceeds float64.
+    Zero columns are skipped exactly, so fewer than k non-zeros give exactly 0.
+
+    U, V: float arrays of shape (N, d). Returns e_degree of shape (N,), or with
+    ``all_orders`` a list e_0..e_degree, or with ``summed`` sum_{k<=degree} e_k (N,), added
+    in (mantissa, exponent) form: inf only where the sum is, never inf - inf.
+    """
+    U = np.asarray(U, dtype=np.float64)
+    N, d = U.shape
+    zf, zE = _frexp64(U)
+    if V is not None:
+        vf, vE = _frexp64(np.asarray(V, dtype=np.float64))
+        zf = zf * vf
+        zE = np.where(zf == 0, _ZERO_EXPONENT, zE + vE)
+    fast = _elementary_scaled(zf, zE, degree, all_orders, summed)
+    if fast is not None:
+        return fast
+    ef = np.zeros((degree + 1, N))
+    eE = np.full((degree + 1, N), _ZERO_EXPONENT, dtype=np.int64)
+    ef[0], eE[0] = 0.5, 1  # e_0 = 1 = 0.5 * 2^1
+    # exponents of terms far below the other summand: their mantissa shifts to 0 (saturate)
+    floor = -1100
+    for j in range(d):
+        fj, Ej = zf[:, j], zE[:, j]
+        if not fj.any():
+            continue
+        for q in range(min(j + 1, degree), 0, -1):
+            tf = fj * ef[q - 1]
+            tE = Ej + eE[q - 1]
+            E = np.maximum(eE[q], tE)
+            f = np.ldexp(ef[q], np.maximum(eE[q] - E, floor)) + np.ldexp(tf, np.maximum(tE - E, floor))
+            f, dE = np.frexp(f)
+            E = E + dE
+            E[f == 0] = _ZERO_EXPONENT
+            ef[q], eE[q] = f, E
+    if summed:
+        return _sum_of_scaled(ef, eE)
+    # ldexp saturates to inf / 0 exactly where the value leaves float64's range
+    with np.errstate(over="ignore", under="ignore"):
+        out = np.ldexp(ef, np.clip(eE, -2200, 2200))
+    return list(out) if all_orders else out[degree]
+
+
+def _sum_of_scaled(f: np.ndarray, E: np.ndarray) -> np.ndarray:
+    """sum_k f[k] 2^E[k] over axis 0 (f: (K, N) floats, E: int64 exponents), without
+    overflow on the way: the terms are added relative to the largest one's binade."""
+    g, dE = np.frexp(f)
+    E = np.where(g == 0, _ZERO_EXPONENT, E + dE)
+    top = E.max(axis=0)
+    top = np.where(top == _ZERO_EXPONENT, 0, top)
+    with np.errstate(over="ignore", under="ignore"):
+        s = np.ldexp(g, np.clip(E - top, -1100, 0)).sum(axis=0)
+        return np.ldexp(s, np.clip(top, -2200, 2200))
+
+
+def _elementary_scaled(zf: np.ndarray, zE: np.ndarray, degree: int, all_orders: bool, summed: bool = False):
+    """:func:`elementary_stable`'s recursion in plain floating point, or None where it is unsafe.
+
+    z = zf * 2^zE (zf = 0 for zeros). Each row is scaled by 2^-max(zE) (exact): when the
+    exponents of a row's non-zeros span less than 1000 / degree - 2 binades and d^degree <
+    2^1000, every product of at most ``degree`` scaled values is a normal float64 in
+    [2^-1000, 1] and every e_k is below 2^1000, so the recursion neither overflows nor
+    underflows and keeps its bound gamma_{k+d} e_k(|z|); the scale is restored by ldexp
+    (inf / subnormal only where the exact value is out of range). Fewer than k non-zeros
+    still give exactly 0. About seven times fewer passes than the (mantissa, exponent) form.
+    """
+    N, d = zf.shape
+    if N == 0 or degree * np.log2(max(d, 2)) >= 1000:
+        return None
+    live = zf != 0
+    big = np.where(live, zE, np.iinfo(np.int64).min).max(axis=1)
+    small = np.where(live, zE, np.iinfo(np.int64).max).min(axis=1)
+    has = live.any(axis=1)
+    if np.any((big[has] - small[has] + 2) * degree > 1000):
+        return None
+    big = np.where(has, big, 0)
+    zs = np.ldexp(zf, np.where(live, zE - big[:, None], 0))
+    e = np.zeros((degree + 1, N))
+    e[0] = 1.0
+    for j in range(d):
+        zj = zs[:, j]
+        if not zj.any():
+            continue
+        for q in range(min(j + 1, degree), 0, -1):
+            e[q] += zj * e[q - 1]
+    if summed:
+        return _sum_of_scaled(e, np.arange(degree + 1)[:, None] * big[None, :])
+    with np.errstate(over="ignore", under="ignore"):
+        out = np.ldexp(e, np.arange(degree + 1)[:, None] * big[None, :])
+    return list(out) if all_orders else out[degree]
+
+
+def elementary_pairs(X, Y, rows: np.ndarray, cols: np.ndarray, degree: int,
+                     all_orders: bool = False, summed: bool = False):
+    """:func:`elementary_stable` of z = x_i * y_j for the pairs (rows[p], cols[p]), in chunks
+    of bounded memory, over each pair's shared non-zeros. X, Y: dense or sparse (n, d).
+    ``summed``: sum_{k<=degree} e_k per pair (the up-to kernel), overflow-safe."""
+    if summed:
+        n_pairs, d = len(rows), X.shape[1]
+        out = np.empty(n_pairs)
+        step = max(1, BLOCK_BYTES // (8 * 8 * d))
+        for start in range(0, n_pairs, step):
+            sl = slice(start, min(start + step, n_pairs))
+            U, V = _shared_nonzeros(_dense(X[rows[sl]]), _dense(Y[cols[sl]]))
+            out[sl] = elementary_stable(U, V, degree, summed=True)
+        return out
+    n_pairs, d = len(rows), X.shape[1]
+    out = np.empty((degree + 1, n_pairs)) if all_orders else np.empty(n_pairs)
+    step = max(1, BLOCK_BYTES // (8 * 8 * d))
+    for start in range(0, n_pairs, step):
+        sl = slice(start, min(start + step, n_pairs))
+        U, V = _dense(X[rows[sl]]), _dense(Y[cols[sl]])
+        U, V = _shared_nonzeros(U, V)
+        e = elementary_stable(U, V, degree, all_orders)
+        if all_orders:
+            out[:, sl] = np.asarray(e)
+        else:
+            out[sl] = e
+    return list(out) if all_orders else out
+
+
+def _shared_nonzeros(U: np.ndarray, V: np.ndarray):
+    """Columns where both U and V are non-zero moved first, the rest cut to the widest row."""
+    both = (U != 0) & (V != 0)
+    k = int(both.sum(axis=1).max()) if both.size else 0
+    if k >= U.shape[1]:
+        return U, V
+    order = np.argsort(~both, axis=1, kind="stable")[:, :max(k, 1)]
+    U = np.take_along_axis(U, order, axis=1)
+    V = np.take_along_axis(V, order, axis=1)
+    if k == 0:
+        U = np.zeros_like(U)
+    return U, V
+
+
+def product_one_plus(U: np.ndarray, V: np.ndarray, log_scale: float = 0.0) -> np.ndarray:
+    """prod_j (1 + u_j v_j) * exp(log_scale) for each row of U, V (N, d), in log space.
+
+    The sum of log|factor| (log|u_j| + log|v_j| where u_j v_j overflows, the 1 being
+    negligible there), the parity of negative factors and any exact zero factor give the
+    product without overflow on the way; exp saturates to inf only where the exact value
+    exceeds float64. Relative error about |log value| * u.
+    """
+    with np.errstate(over="ignore", divide="ignore", invalid="ignore"):
+        z = U * V
+        finite = np.isfinite(z)
+        f = 1.0 + np.where(finite, z, 0.0)
+        logs = np.where(finite, np.log(np.abs(f)), np.log(np.abs(U)) + np.log(np.abs(V)))
+        negative = np.where(finite, f < 0, (U < 0) != (V < 0))
+        zero = finite & (f == 0)
+        logs[zero] = 0.0
+        out = np.exp(logs.sum(axis=1) + log_scale)
+    out[negative.sum(axis=1) % 2 == 1] *= -1.0
+    out[zero.any(axis=1)] = 0.0
+    return out
