@@ -59,12 +59,13 @@ def is_integer(value) -> bool:
 
 
 def check_array(X, name: str = "X") -> np.ndarray | sp.csr_matrix:
-    """Validate a data matrix: 2-D, numeric, finite; returns float64 (dense or CSR)."""
+    """Validate a data matrix: 2-D, numeric, finite; returns float64 (dense, or CSR as a canonical
+    copy: :func:`canonical_csr`). Dense input may be returned as is: never write into it."""
     complex_error = f"{name} holds complex numbers; only real values are allowed (the imaginary part would be lost)."
     if sp.issparse(X):
         if np.iscomplexobj(X.data):
             raise ValueError(complex_error)
-        X = sp.csr_matrix(X, dtype=np.float64)
+        X = canonical_csr(X)
         data = X.data
     else:
         try:
@@ -91,6 +92,17 @@ def check_array(X, name: str = "X") -> np.ndarray | sp.csr_matrix:
         raise ValueError(f"{name} is empty (shape {X.shape}); it needs at least one sample and one feature.")
     if not np.isfinite(data).all():
         raise ValueError(f"{name} contains NaN or infinity; only finite values are allowed.")
+    return X
+
+
+def canonical_csr(X) -> sp.csr_matrix:
+    """A float64 CSR copy of the sparse matrix X in canonical form: duplicate entries summed (as
+    scipy's own arithmetic reads them), explicit zeros dropped, indices sorted. Always a copy:
+    scipy canonicalizes in place (``sum_duplicates``, ``sort_indices``, and operations such as
+    ``max`` that call them), and the caller's matrix must never change."""
+    X = sp.csr_matrix(X, dtype=np.float64, copy=True)
+    X.sum_duplicates()
+    X.eliminate_zeros()
     return X
 
 

@@ -35,12 +35,42 @@ def elementary_stable(U: np.ndarray, V: np.ndarray | None = None, degree: int = 
     in (mantissa, exponent) form: inf only where the sum is, never inf - inf.
     """
     U = np.asarray(U, dtype=np.float64)
-    N, d = U.shape
     zf, zE = _frexp64(U)
     if V is not None:
         vf, vE = _frexp64(np.asarray(V, dtype=np.float64))
         zf = zf * vf
         zE = np.where(zf == 0, _ZERO_EXPONENT, zE + vE)
+    out = elementary_fe(zf, zE, degree, all_orders, summed)
+    return out if summed else _settle_overflow(out, zf, zE, degree, all_orders)
+
+
+def _settle_overflow(out, zf: np.ndarray, zE: np.ndarray, degree: int, all_orders: bool):
+    """Where e_k overflowed although the exact e_k is negligible against its contract scale
+    e_k(|z|) (which alone exceeds float64: e.g. exactly 0 by cancellation of huge terms), 0.0
+    instead of inf: recomputed with each row scaled by 2^-T (T its largest exponent; e_k scales
+    by 2^-kT), |e_k| <= 4 (k + d) u e_k(|z|) there proves |exact| <= 5 (k + d) u e_k(|z|), within
+    the contract. Elsewhere inf stays: the exact value is then beyond float64 (up to rounding)."""
+    orders = out if all_orders else [None] * degree + [out]
+    ks = range(1, degree + 1) if all_orders else [degree]
+    bad_rows = np.flatnonzero(np.any([~np.isfinite(orders[k]) for k in ks], axis=0))
+    d = zf.shape[1]
+    if not bad_rows.size or 5 * (degree + d) * 2.0**-53 > 1e-12:
+        return out
+    f, E = zf[bad_rows], zE[bad_rows]
+    top = np.where(f != 0, E, np.iinfo(np.int64).min).max(axis=1, keepdims=True)
+    E = np.where(f != 0, E - top, _ZERO_EXPONENT)
+    v = elementary_fe(f, E, degree, all_orders=True)
+    S = elementary_fe(np.abs(f), E, degree, all_orders=True)
+    for k in ks:
+        settle = (np.abs(v[k]) <= 4 * (k + d) * 2.0**-53 * S[k]) & ~np.isfinite(orders[k][bad_rows])
+        orders[k][bad_rows[settle]] = 0.0
+    return out
+
+
+def elementary_fe(zf: np.ndarray, zE: np.ndarray, degree: int, all_orders: bool = False, summed: bool = False):
+    """:func:`elementary_stable` of z = zf * 2^zE ((N, d) mantissas and int64 exponents, zeros
+    with zf = 0), without the overflow settlement."""
+    N, d = zf.shape
     fast = _elementary_scaled(zf, zE, degree, all_orders, summed)
     if fast is not None:
         return fast
@@ -181,4 +211,72 @@ def product_one_plus(U: np.ndarray, V: np.ndarray, log_scale: float = 0.0) -> np
         out = np.exp(logs.sum(axis=1) + log_scale)
     out[negative.sum(axis=1) % 2 == 1] *= -1.0
     out[zero.any(axis=1)] = 0.0
+    return out
+
+
+def _products_fe(U: np.ndarray, V: np.ndarray):
+    """z = u * v as (mantissa, exponent) arrays, never formed in floating point."""
+    uf, uE = _frexp64(np.asarray(U, dtype=np.float64))
+    vf, vE = _frexp64(np.asarray(V, dtype=np.float64))
+    f = uf * vf
+    return f, np.where(f == 0, _ZERO_EXPONENT, uE + vE)
+
+
+def _sum_fe(f: np.ndarray, E: np.ndarray):
+    """(mantissa, exponent) of the sums over the last axis of f * 2^E, relative to the largest
+    term's binade (terms 2^1100 below it are dropped): error gamma_n times the sum of |terms|."""
+    top = E.max(axis=-1)
+    top = np.where(top == _ZERO_EXPONENT, 0, top)
+    s = np.ldexp(f, np.clip(E - top[..., None], -1100, 0)).sum(axis=-1)
+    g, dE = np.frexp(s)
+    return g, np.where(g == 0, _ZERO_EXPONENT, top + dE)
+
+
+def _pair_chunks(n_pairs: int, width: int):
+    step = max(1, BLOCK_BYTES // (8 * 8 * max(width, 1)))
+    for start in range(0, n_pairs, step):
+        yield slice(start, min(start + step, n_pairs))
+
+
+def cross_field_pairs(X, Y, rows: np.ndarray, cols: np.ndarray, fields: list, degree: int) -> np.ndarray:
+    """The cross-field kernel e_degree(g_F), g_F = <x_F, y_F>, of the pairs (rows[p], cols[p]) in
+    (mantissa, exponent) form: each g_F a sum within gamma_|F| of sum_{j in F} |x_j y_j|, the
+    recursion within gamma of e_m over the fields of those sums, which is the contract scale.
+    Nothing overflows or underflows on the way; inf only where the exact value exceeds float64."""
+    out = np.empty(len(rows))
+    for sl in _pair_chunks(len(rows), X.shape[1]):
+        zf, zE = _products_fe(_dense(X[rows[sl]]), _dense(Y[cols[sl]]))
+        gf = np.empty((zf.shape[0], len(fields)))
+        gE = np.empty(gf.shape, dtype=np.int64)
+        for q, f in enumerate(fields):
+            gf[:, q], gE[:, q] = _sum_fe(zf[:, f], zE[:, f])
+        out[sl] = _settle_overflow(elementary_fe(gf, gE, degree), gf, gE, degree, False)
+    return out
+
+
+def custom_pairs(X, Y, rows: np.ndarray, cols: np.ndarray, itemsets) -> np.ndarray:
+    """K_S(x, y) = sum_{V in S} prod_{j in V} x_j y_j of the pairs (rows[p], cols[p]) for an
+    explicit list of itemsets, every product and the sum in (mantissa, exponent) form: error at
+    most gamma_{|S| + max |V|} times sum_V |prod z_j|; inf only where the exact value is."""
+    by_size: dict[int, list] = {}
+    for v in itemsets:
+        by_size.setdefault(len(v), []).append(tuple(v))
+    out = np.empty(len(rows))
+    for sl in _pair_chunks(len(rows), X.shape[1] + 2 * len(itemsets)):
+        zf, zE = _products_fe(_dense(X[rows[sl]]), _dense(Y[cols[sl]]))
+        n = zf.shape[0]
+        F, E = [], []
+        for size, group in by_size.items():
+            if size == 0:
+                F.append(np.full((n, len(group)), 0.5))
+                E.append(np.ones((n, len(group)), dtype=np.int64))
+                continue
+            idx = np.asarray(group, dtype=np.intp)
+            f, e = zf[:, idx[:, 0]], zE[:, idx[:, 0]]
+            for t in range(1, size):
+                f, de = np.frexp(f * zf[:, idx[:, t]])
+                e = e + zE[:, idx[:, t]] + de
+            F.append(f)
+            E.append(np.where(f == 0, _ZERO_EXPONENT, e))
+        out[sl] = _sum_of_scaled(np.concatenate(F, axis=1).T, np.concatenate(E, axis=1).T)
     return out

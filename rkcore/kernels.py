@@ -33,7 +33,8 @@ from .kernel_numerics import (
     rounding_gamma,
     row_blocks,
 )
-from .kernel_stable import elementary_pairs, elementary_stable, product_one_plus
+from .kernel_ranges import ranged_gram, row_exponents, scale_rows
+from .kernel_stable import cross_field_pairs, custom_pairs, elementary_pairs, elementary_stable, product_one_plus
 from .validation import check_int
 
 #: Names of the accuracy-contract machinery that callers import from here.
@@ -57,7 +58,7 @@ def anova_kernel(X, Y=None, degree: int = 2) -> np.ndarray:
     _check_degree(degree, X.shape[1], allow_zero=True)
     if degree == 0:
         return np.ones((X.shape[0], Y.shape[0]))
-    return anova_gram(X, Y, degree, symmetric=symmetric)
+    return ranged_gram(X, Y, degree, lambda A, B, sym: anova_gram(A, B, degree, symmetric=sym), symmetric=symmetric)
 
 
 def up_to_kernel(X, Y=None, degree: int = 2) -> np.ndarray:
@@ -67,13 +68,16 @@ def up_to_kernel(X, Y=None, degree: int = 2) -> np.ndarray:
     _check_degree(degree, X.shape[1], allow_zero=True)
     if degree == 0:
         return np.ones((X.shape[0], Y.shape[0]))
-    return anova_gram(X, Y, degree, summed=True, symmetric=symmetric)
+    return ranged_gram(X, Y, degree, lambda A, B, sym: anova_gram(A, B, degree, summed=True, symmetric=sym),
+                       mode="sum", symmetric=symmetric)
 
 
 def dot_kernel(X, Y=None) -> np.ndarray:
-    """The standard dot product <x, y> (itemsets = singletons)."""
+    """The standard dot product <x, y> (itemsets = singletons): one GEMM, its error at most
+    gamma_d sum_j |x_j y_j| (no cancellation to fear); rows scaled by powers of two where a
+    product could overflow or underflow (rkcore.kernel_ranges)."""
     X, Y = _pair(X, Y)
-    return _gram(X, Y)
+    return ranged_gram(X, Y, 1, lambda A, B, sym: _gram(A, B))
 
 
 def all_subsets_kernel(X, Y=None) -> np.ndarray:
@@ -169,33 +173,31 @@ def cross_fields_kernel(X, Y, family: ItemsetFamily) -> np.ndarray:
     """e_m of the per-field dot products g_F = <x_F, y_F>: one GEMM per field, then the
     stable recursion e_k <- e_k + g_F e_{k-1} over the (few) fields.
 
-    Accuracy contract: rows are first scaled by powers of two (exact) so that no g_F
-    overflows, and the scale is restored with ldexp (inf only where the exact value is).
-    The recursion has no cancellation beyond rounding, so the error is a small multiple of
-    gamma_d * sum_V |prod_{j in V} x_j y_j|.
+    Accuracy contract: the recursion has no cancellation beyond rounding, so the error is a
+    small multiple of gamma_d * sum_V |prod_{j in V} x_j y_j|; out of float range, rows are
+    scaled by powers of two and the pairs still out of range are recomputed in (mantissa,
+    exponent) form (:func:`rkcore.kernel_ranges.ranged_gram`, :func:`cross_field_pairs`).
     """
     X, Y = _pair(X, Y)
-    m = family.degree
-    ex, Xs = _row_power_of_two_scale(X)
-    ey, Ys = _row_power_of_two_scale(Y)
+    _check_family_d(family, X.shape[1])
     fields = [np.asarray(f, dtype=np.intp) for f in family.fields]
+    return ranged_gram(X, Y, family.degree, lambda A, B, sym: _cross_fields_gram(A, B, fields, family.degree),
+                       fallback=lambda A, B, r, c: cross_field_pairs(A, B, r, c, fields, family.degree))
+
+
+def _cross_fields_gram(X, Y, fields: list, m: int) -> np.ndarray:
     e = [np.ones((X.shape[0], Y.shape[0]))] + [np.zeros((X.shape[0], Y.shape[0])) for _ in range(m)]
     for n_done, f in enumerate(fields, start=1):
-        g = _gram(Xs[:, f], Ys[:, f])
+        g = _gram(X[:, f], Y[:, f])
         for k in range(min(n_done, m), 0, -1):
             e[k] += g * e[k - 1]
-    with np.errstate(over="ignore", under="ignore"):
-        return np.ldexp(e[m], m * (ex[:, None] + ey[None, :]))
+    return e[m]
 
 
 def _row_power_of_two_scale(A):
     """(exponents E_i, A_i * 2^-E_i) with max_j |A_ij 2^-E_i| in [0.5, 1): an exact scaling."""
-    amax = np.asarray(abs(A).max(axis=1).todense() if sp.issparse(A) else np.abs(A).max(axis=1)).reshape(-1)
-    E = np.frexp(amax)[1].astype(np.int64)
-    factor = np.ldexp(1.0, -E)
-    if sp.issparse(A):
-        return E, sp.csr_matrix(sp.diags(factor) @ A)
-    return E, A * factor[:, None]
+    E = row_exponents(A)[1]
+    return E, scale_rows(A, E)
 
 
 def itemset_support(X, Y, family: ItemsetFamily) -> np.ndarray:
@@ -253,4 +255,16 @@ def itemset_kernel(X, Y=None, family: ItemsetFamily | None = None) -> np.ndarray
         return all_subsets_kernel(X, Y)
     if kind == "cross_fields":
         return cross_fields_kernel(X, Y, family)
-    return _gram(explicit_features(X, family), explicit_features(Y, family))
+    return _custom_gram(X, Y, family)
+
+
+def _custom_gram(X, Y, family: ItemsetFamily) -> np.ndarray:
+    """<phi_S(x), phi_S(y)>: a dot product of |S| products, error at most gamma_|S| times the
+    contract scale where every product is in float range; the other pairs exactly
+    (:func:`rkcore.kernel_stable.custom_pairs`)."""
+    width = max((len(v) for v in family.itemsets), default=0)
+    if width == 0:
+        return _gram(explicit_features(X, family), explicit_features(Y, family))
+    itemsets = family.enumerate()
+    return ranged_gram(X, Y, width, lambda A, B, sym: _gram(explicit_features(A, family), explicit_features(B, family)),
+                       mode="plain", fallback=lambda A, B, r, c: custom_pairs(A, B, r, c, itemsets))
