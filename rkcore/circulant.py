@@ -22,6 +22,7 @@ from sklearn.utils.validation import check_array, check_is_fitted, validate_data
 from .limits import check_allocation
 from .distributions import draw_with, get_distribution
 from .itemsets import check_degree_fits
+from .kernel_numerics import canonical_csr
 from .kernels import BLOCK_BYTES, elementary_pairs, may_overflow, elementary_top, newton_is_safe, rounding_gamma, row_blocks
 
 #: Temporary memory per row block in transform (spectra, products, inverse FFTs).
@@ -206,6 +207,7 @@ class SignedCirculantRandomKernel(ClassNamePrefixFeaturesOutMixin, TransformerMi
         """
         check_is_fitted(self)
         X = validate_data(self, X, accept_sparse="csr", dtype=[np.float64, np.float32], reset=False)
+        X = canonical_csr(X).astype(X.dtype) if sp.issparse(X) else X  # the caller's matrix untouched
         return self._features(X, self.n_components)
 
     def _features(self, X, scale_components: int) -> np.ndarray:
@@ -329,6 +331,7 @@ def stacked_scrk_features(X, degree: int, n_components: int, seeds) -> np.ndarra
     so the results are identical; one transform instead of one per seed (error_study's trials:
     at the dashboard's sizes each transform was mostly per-call overhead)."""
     X = check_array(X, accept_sparse="csr", dtype=[np.float64, np.float32])
+    X = canonical_csr(X).astype(X.dtype) if sp.issparse(X) else X
     d = X.shape[1]
     check_degree_fits("anova", degree, d)
     B = -(-int(n_components) // d)  # blocks per map

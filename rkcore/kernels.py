@@ -9,7 +9,6 @@ Every value meets the accuracy contract of :mod:`rkcore.kernel_numerics`.
 from __future__ import annotations
 
 import numpy as np
-import scipy.sparse as sp
 
 from .anova_gram import anova_gram
 from .fastpaths import all_subsets_gram

@@ -20,6 +20,7 @@ from .fastpaths import gemm_into, rk_block
 from .itemsets import ItemsetFamily, check_degree_fits, family_from_spec
 from .limits import check_allocation
 from .kernel_numerics import (
+    canonical_csr,
     _abs_max,
     _dense,
     _gram,
@@ -33,7 +34,8 @@ from .kernel_numerics import (
     rounding_gamma,
     row_blocks,
 )
-from .kernel_stable import elementary_pairs, product_one_plus
+from .kernel_ranges import in_range, restore_scale, row_exponents, safe_binades, scale_rows, unscaled_failing_rows
+from .kernel_stable import custom_pairs, elementary_pairs, product_one_plus
 from .kernels import explicit_features, itemset_kernel
 
 RK_KERNELS = ("anova", "all_subsets", "dot", "up_to", "itemset")
@@ -158,6 +160,8 @@ class RandomKernel(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseEstima
         """
         check_is_fitted(self)
         X = validate_data(self, X, accept_sparse="csr", dtype=[np.float64, np.float32], reset=False)
+        if sp.issparse(X):  # a canonical copy: duplicates summed as scipy reads them; the caller's X untouched
+            X = canonical_csr(X).astype(X.dtype)
         # float32 arithmetic only where the map is one GEMM and a few element-wise passes
         # (error that of the float32 GEMM); other families compute each block in float64
         # and store it in float32, saving the output memory but not the time.
@@ -259,6 +263,24 @@ def stacked_features(X, kernel: str, degree: int, itemsets, distribution: str, n
 
 
 def _block_mapper(family: ItemsetFamily, W: np.ndarray, signs: bool, n_components: int | None = None):
+    """:func:`_fast_block_mapper`, valid over the whole float range (:class:`_RangedMapper`)."""
+    mapper = _fast_block_mapper(family, W, signs, n_components)
+    kind, m = family.kind, family.degree
+    scale = 1.0 / np.sqrt(n_components or W.shape[0])
+    if kind in ("anova", "dot"):
+        m = 1 if kind == "dot" else m
+        return _RangedMapper(mapper, W, m, "scale", lambda Xb, r, c: elementary_pairs(Xb, W, r, c, m) * scale)
+    if kind == "up_to" and m > 0:
+        return _RangedMapper(mapper, W, m, "sum",
+                             lambda Xb, r, c: elementary_pairs(Xb, W, r, c, m, summed=True) * scale)
+    if kind == "custom":
+        width = max((len(v) for v in family.itemsets), default=0)
+        itemsets = family.enumerate()
+        return _RangedMapper(mapper, W, max(width, 1), "plain", lambda Xb, r, c: custom_pairs(Xb, W, r, c, itemsets) * scale)
+    return mapper  # all-subsets: its own log-space repair; cross-field: through itemset_kernel
+
+
+def _fast_block_mapper(family: ItemsetFamily, W: np.ndarray, signs: bool, n_components: int | None = None):
     """A function mapping a block of rows of X to its RK features, with precomputation on W.
     Features are scaled by 1/sqrt(n_components) (default: the rows of W; stacked maps keep their D)."""
     D = W.shape[0]  # output columns
@@ -399,6 +421,45 @@ def _block_mapper(family: ItemsetFamily, W: np.ndarray, signs: bool, n_component
 
     # cross-field families: per-field products, exact kernel between X and the weights
     return _Mapper(lambda Xb: itemset_kernel(Xb, W, family) * scale, len(family.fields) + 2 * m)
+
+
+class _RangedMapper:
+    """A block function made valid over the whole float range (rkcore.kernel_ranges): blocks in
+    range go to ``inner`` unchanged; otherwise ("scale", homogeneous families) rows are scaled by
+    powers of two and the scale restored, or ("sum", "plain") computed as they are; rows still
+    out of range, and non-finite features, are recomputed by ``fallback(Xb, rows, cols)``."""
+
+    def __init__(self, inner: "_Mapper", W: np.ndarray, degree: int, mode: str, fallback):
+        self.inner, self.degree, self.mode, self.fallback = inner, degree, mode, fallback
+        self.temporaries, self.gemm = inner.temporaries, inner.gemm
+        lo, hi = row_exponents(W)
+        self.lo_w, self.hi_w, self.d = int(lo.min(initial=0)), int(hi.max(initial=0)), W.shape[1]
+
+    def __call__(self, Xb, out):
+        m, safe = self.degree, safe_binades(Xb.dtype)
+        lx, hx = row_exponents(Xb)
+        if in_range(lx, hx, self.lo_w, self.hi_w, m, self.d, safe):
+            return self.inner(Xb, out)
+        with np.errstate(all="ignore"):
+            if self.mode == "scale":
+                self.inner(scale_rows(Xb, hx), out)
+                restore_scale(out, (m * hx)[:, None])
+                bad = np.flatnonzero(m * (lx - hx + self.lo_w - 2) < -safe)
+            elif self.mode == "plain":
+                self.inner(Xb, out)
+                bad = unscaled_failing_rows(lx, hx, self.lo_w, self.hi_w, m, self.d, safe)
+            else:  # sums over orders: their scale is >= 1, only overflow matters
+                self.inner(Xb, out)
+                log_d = float(np.log2(max(self.d, 2)))
+                bad = np.flatnonzero((m * np.maximum(0, hx) > safe) | (m * (np.maximum(0, hx + self.hi_w) + log_d) > safe))
+        bad_mask = ~np.isfinite(out).all(axis=1)
+        bad_mask[bad] = True
+        rows = np.flatnonzero(bad_mask)
+        if rows.size:
+            D = out.shape[1]
+            r, c = np.repeat(rows, D), np.tile(np.arange(D), rows.size)
+            out[rows] = self.fallback(Xb, r, c).reshape(rows.size, D)
+        return out
 
 
 class _Mapper:
