@@ -23,7 +23,8 @@ from .limits import check_allocation
 from .distributions import draw_with, get_distribution
 from .itemsets import check_degree_fits
 from .kernel_numerics import canonical_csr
-from .kernels import BLOCK_BYTES, elementary_pairs, may_overflow, elementary_top, newton_is_safe, rounding_gamma, row_blocks
+from .kernel_ranges import SAFE_BINADES, in_range, restore_scale, row_exponents, scale_rows
+from .kernels import BLOCK_BYTES, elementary_pairs, elementary_top, newton_is_safe, rounding_gamma, row_blocks
 
 #: Temporary memory per row block in transform (spectra, products, inverse FFTs).
 #: Measured at D=8192, n=1000, d in {512, 4096}: ~4 MB blocks (they stay in cache) were
@@ -178,9 +179,9 @@ class SignedCirculantRandomKernel(ClassNamePrefixFeaturesOutMixin, TransformerMi
         blocks = self.random_signs_[first:last, :, None] * self.random_weights_[first:last][:, shift]
         return blocks.reshape(-1, d)[start - first * d: stop - first * d]
 
-    def _repair_rows(self, Xb: np.ndarray, bad: np.ndarray, out: np.ndarray) -> None:
-        """Features of the rows ``bad`` of the (scaled) block by the stable recursion
-        (accuracy contract, rkcore.kernels), over chunks of Omega's rows."""
+    def _repair_rows(self, Xb: np.ndarray, bad: np.ndarray, out: np.ndarray, scale: float) -> None:
+        """Features of the rows ``bad`` of the (unscaled) block by the stable recursion
+        (accuracy contract, rkcore.kernels), times ``scale``, over chunks of Omega's rows."""
         D, d, m = self.n_components, Xb.shape[1], self.degree
         step = max(d, (BLOCK_BYTES // (8 * d)) // d * d)
         for start in range(0, D, step):
@@ -189,7 +190,7 @@ class SignedCirculantRandomKernel(ClassNamePrefixFeaturesOutMixin, TransformerMi
             rows = np.repeat(bad, stop - start)
             cols = np.tile(np.arange(stop - start), len(bad))
             fixed = elementary_pairs(Xb, omega, rows, cols, m)
-            out[bad, start:stop] = fixed.reshape(len(bad), stop - start)
+            out[bad, start:stop] = fixed.reshape(len(bad), stop - start) * scale
 
     def transform(self, X):
         """Map X to its SCRK features.
@@ -231,28 +232,33 @@ class SignedCirculantRandomKernel(ClassNamePrefixFeaturesOutMixin, TransformerMi
         # the check's row blocks (its gamma and overflow test per block) are those of one map of
         # scale_components features: stacked maps then decide exactly as the separate maps do
         step = max(1, int(TRANSFORM_BLOCK_BYTES // max(1, row_bytes(-(-scale_components // d), scale_components))))
+        exponents = np.zeros(n, dtype=np.int64)  # rows scaled by 2^-E (whole float range)
+        wide = np.zeros(n, dtype=bool)  # rows too wide even then: the stable recursion
         with np.errstate(over="ignore", invalid="ignore"):
             for rows in row_blocks(n, bytes_per_row, TRANSFORM_BLOCK_BYTES):
-                self._newton_block(_dense_rows(X, rows) * x_scale, out[rows])
+                Xb, exponents[rows], wide[rows] = _in_range_rows(_dense_rows(X, rows), m)
+                self._newton_block(Xb * x_scale, out[rows])
+                restore_scale(out[rows], (m * exponents[rows])[:, None])
         # The accuracy check, for all rows at once (per-block calls cost more than the small
         # blocks' work at large D), with each block's gamma and overflow test as before.
-        self._check_and_repair(X, x_scale, step, out)
+        self._check_and_repair(X, x_scale, step, out, exponents, wide, scale_components ** -0.5)
         return out
 
-    def _check_and_repair(self, X, x_scale: float, step: int, out: np.ndarray) -> None:
+    def _check_and_repair(self, X, x_scale: float, step: int, out: np.ndarray, exponents: np.ndarray,
+                          wide: np.ndarray, scale: float) -> None:
         """The accuracy contract for the whole output (transform's blocks of ``step`` rows):
         the entries of Omega are +-1, so the power sums of |x * omega_s| are the row sums of
-        |x|^t (x scaled) and newton_is_safe decides per row, with gamma from the largest
-        non-zero count of the row's block; where a block may overflow, rows with a non-finite
-        feature fail too. The rows it cannot vouch for are recomputed by the stable recursion."""
+        |x|^t (x scaled by 2^-exponents and x_scale) and newton_is_safe decides per row, with gamma
+        from the largest non-zero count of the row's block; rows with a non-finite feature and
+        ``wide`` rows fail too. The rows it cannot vouch for are recomputed by the stable
+        recursion (from the unscaled rows, times ``scale``)."""
         n, d = X.shape
         m = self.degree
         Pa = [None] + [np.empty(n) for _ in range(m)]
-        nnz, absmax = np.empty(n), np.empty(n)
+        nnz = np.empty(n)
         for rows in row_blocks(n, 8 * d * (m + 2), BLOCK_BYTES):  # O(n d) passes, in chunks
-            A = np.abs(_dense_rows(X, rows) * x_scale)
+            A = np.abs(np.ldexp(_dense_rows(X, rows), -exponents[rows, None]) * x_scale)
             nnz[rows] = np.count_nonzero(A, axis=1)
-            absmax[rows] = A.max(axis=1, initial=0.0)
             with np.errstate(over="ignore"):  # an infinite power sum fails newton_is_safe: the row is repaired
                 for t in range(1, m + 1):
                     Pa[t][rows] = (A**t).sum(axis=1)
@@ -260,16 +266,14 @@ class SignedCirculantRandomKernel(ClassNamePrefixFeaturesOutMixin, TransformerMi
         block_nnz = np.maximum.reduceat(nnz, starts) if n else nnz
         gamma = np.repeat(rounding_gamma(block_nnz + 2 * m), np.diff(np.append(starts, n)))
         with np.errstate(over="ignore", invalid="ignore"):
-            ok = newton_is_safe(Pa, m, gamma)
-            for b, start in enumerate(starts):
-                rows = slice(start, min(start + step, n))
-                if may_overflow(absmax[rows].max(initial=0.0), 1.0, d, m):
-                    ok[rows] &= np.isfinite(out[rows]).all(axis=1)
+            ok = newton_is_safe(Pa, m, gamma) & ~wide
+            scaled = np.flatnonzero(exponents != 0)  # in range, nothing overflows; restored scales may
+            ok[scaled] &= np.isfinite(out[scaled]).all(axis=1)
         bad = np.flatnonzero(~ok)
         for sl in row_blocks(len(bad), 8 * (d + self.n_components), BLOCK_BYTES):
             idx = bad[sl]
             fixed = np.empty((len(idx), self.n_components))
-            self._repair_rows(_dense_rows(X, idx) * x_scale, np.arange(len(idx)), fixed)
+            self._repair_rows(_dense_rows(X, idx), np.arange(len(idx)), fixed, scale)
             out[idx] = fixed
 
     def _circulant_product(self, Xt: np.ndarray, spectrum: np.ndarray) -> np.ndarray:
@@ -343,6 +347,16 @@ def stacked_scrk_features(X, degree: int, n_components: int, seeds) -> np.ndarra
     Z = stacked._features(X, int(n_components))
     # map t: the first n_components features of its B blocks
     return Z.reshape(X.shape[0], len(seeds), B * d)[:, :, :n_components].reshape(X.shape[0], -1)
+
+
+def _in_range_rows(Xb: np.ndarray, degree: int):
+    """(rows scaled by 2^-E, E, wide): E = 0 where the block is in float range for Omega's +-1
+    entries (rkcore.kernel_ranges.in_range), else each row's largest |entry| scaled to [1/2, 1);
+    ``wide`` marks rows whose smallest products of m-th powers would still underflow."""
+    lo, hi = row_exponents(Xb)
+    if in_range(lo, hi, 1, 1, degree, Xb.shape[1]):
+        return Xb, 0, False
+    return scale_rows(Xb, hi), hi, degree * (lo - hi - 1) < -SAFE_BINADES
 
 
 def _dense_rows(X, rows) -> np.ndarray:
