@@ -635,9 +635,25 @@ class AllSubsetsSignsBlock:
         self.W_T1 = np.ascontiguousarray(np.vstack([W.T, np.ones((1, D))]))  # (d + 1, D)
         self.log_scale = -0.5 * np.log(n_components or D)
         self._cast: dict = {}
+        self._direct = AllSubsetsProductBlock(W, n_components)  # rows the log sum cannot vouch for
 
     def _weights(self, dtype):
         return _memo(self._cast, np.dtype(dtype), lambda: np.ascontiguousarray(self.W_T1, dtype=dtype))
+
+    def _log_sum_fails(self, a, b, sparse: bool, Xb, nnz: np.ndarray) -> np.ndarray:
+        """Rows where the sum of logs may miss the contract. The sum L = sum_j (a_j + b_j w_j) +
+        log_scale cancels when |a_j|, |b_j| >> |a_j + b_j w_j| (e.g. x_j w_j near 1: log|1 - x_j w_j|
+        is large in both a_j and b_j): its error is at most (gamma_{n+2} + 3 u) T, T = sum_j (|a_j| +
+        |b_j|) + |log_scale| (the GEMM's sum, and each log and half-sum rounded), and exp turns
+        it into a relative error of the feature, hence of the contract scale prod_j (1 + |x_j w_j|)
+        >= |feature|. The test asks 1.01 (gamma + 3 u) T + 2 u <= CONTRACT_RTOL, per row."""
+        t = np.abs(a) + np.abs(b)
+        T = (np.add.reduceat(np.append(t, 0.0), Xb.indptr[:-1]) if sparse else t.sum(axis=1))
+        if sparse:
+            T[nnz == 0] = 0.0
+        T += abs(self.log_scale)
+        gamma = 1.01 * UNIT_ROUNDOFF * np.minimum(nnz + 2.0, 10.0 * np.sqrt(nnz + 2.0))
+        return 1.01 * (gamma + 3 * UNIT_ROUNDOFF) * T + 2 * UNIT_ROUNDOFF > CONTRACT_RTOL
 
     def __call__(self, Xb, out: np.ndarray) -> np.ndarray:
         dt = out.dtype
@@ -681,6 +697,10 @@ class AllSubsetsSignsBlock:
             out[np.rint(count).astype(np.int64) % 2 == 1] *= -1.0
         if zero_plus.any() or zero_minus.any():
             out[np.rint(self._affine_count(Xb, zero_plus, zero_minus, dt)) > 0] = 0.0
+        nnz = np.diff(Xb.indptr) if sparse else np.count_nonzero(vals, axis=1)
+        fails = np.flatnonzero(self._log_sum_fails(a, b, sparse, Xb, nnz))
+        if fails.size:  # the direct product over non-zeros, as for other weights
+            out[fails] = self._direct(Xb[fails], np.empty((fails.size, out.shape[1]), dtype=dt))
         return out
 
     def _affine_count(self, Xb, when_plus, when_minus, dt) -> np.ndarray:
