@@ -47,9 +47,9 @@ def elementary_stable(U: np.ndarray, V: np.ndarray | None = None, degree: int = 
 def _settle_overflow(out, zf: np.ndarray, zE: np.ndarray, degree: int, all_orders: bool):
     """Where e_k overflowed although the exact e_k is negligible against its contract scale
     e_k(|z|) (which alone exceeds float64: e.g. exactly 0 by cancellation of huge terms), 0.0
-    instead of inf: recomputed with each row scaled by 2^-T (T its largest exponent; e_k scales
-    by 2^-kT), |e_k| <= 4 (k + d) u e_k(|z|) there proves |exact| <= 5 (k + d) u e_k(|z|), within
-    the contract. Elsewhere inf stays: the exact value is then beyond float64 (up to rounding)."""
+    instead of inf: e_k and e_k(|z|) recomputed in (mantissa, exponent) form, |e_k| <= 4 (k + d) u
+    e_k(|z|) proves |exact| <= 5 (k + d) u e_k(|z|), within the contract. Elsewhere inf stays: the
+    exact value is then beyond float64 (up to the rounding of the last binade)."""
     orders = out if all_orders else [None] * degree + [out]
     ks = range(1, degree + 1) if all_orders else [degree]
     bad_rows = np.flatnonzero(np.any([~np.isfinite(orders[k]) for k in ks], axis=0))
@@ -57,12 +57,13 @@ def _settle_overflow(out, zf: np.ndarray, zE: np.ndarray, degree: int, all_order
     if not bad_rows.size or 5 * (degree + d) * 2.0**-53 > 1e-12:
         return out
     f, E = zf[bad_rows], zE[bad_rows]
-    top = np.where(f != 0, E, np.iinfo(np.int64).min).max(axis=1, keepdims=True)
-    E = np.where(f != 0, E - top, _ZERO_EXPONENT)
-    v = elementary_fe(f, E, degree, all_orders=True)
-    S = elementary_fe(np.abs(f), E, degree, all_orders=True)
+    vf, vE = _recursion_fe(f, E, degree)
+    Sf, SE = _recursion_fe(np.abs(f), E, degree)
     for k in ks:
-        settle = (np.abs(v[k]) <= 4 * (k + d) * 2.0**-53 * S[k]) & ~np.isfinite(orders[k][bad_rows])
+        # |v| <= 4 (k + d) u S, compared on (mantissa, exponent): no overflow
+        ratio = np.abs(vf[k]) / np.where(Sf[k] > 0, Sf[k], 1.0)
+        small = (vf[k] == 0) | (ratio * np.exp2(np.clip(vE[k] - SE[k], -1100, 60)) <= 4 * (k + d) * 2.0**-53)
+        settle = small & ~np.isfinite(orders[k][bad_rows])
         orders[k][bad_rows[settle]] = 0.0
     return out
 
@@ -74,6 +75,19 @@ def elementary_fe(zf: np.ndarray, zE: np.ndarray, degree: int, all_orders: bool 
     fast = _elementary_scaled(zf, zE, degree, all_orders, summed)
     if fast is not None:
         return fast
+    ef, eE = _recursion_fe(zf, zE, degree)
+    if summed:
+        return _sum_of_scaled(ef, eE)
+    # ldexp saturates to inf / 0 exactly where the value leaves float64's range
+    with np.errstate(over="ignore", under="ignore"):
+        out = np.ldexp(ef, np.clip(eE, -2200, 2200))
+    return list(out) if all_orders else out[degree]
+
+
+def _recursion_fe(zf: np.ndarray, zE: np.ndarray, degree: int):
+    """(ef, eE): e_0..e_degree of each row of z = zf 2^zE as mantissas (degree + 1, N) and int64
+    exponents, by the recursion e_k <- e_k + z_j e_{k-1}; nothing overflows or underflows."""
+    N, d = zf.shape
     ef = np.zeros((degree + 1, N))
     eE = np.full((degree + 1, N), _ZERO_EXPONENT, dtype=np.int64)
     ef[0], eE[0] = 0.5, 1  # e_0 = 1 = 0.5 * 2^1
@@ -92,12 +106,7 @@ def elementary_fe(zf: np.ndarray, zE: np.ndarray, degree: int, all_orders: bool 
             E = E + dE
             E[f == 0] = _ZERO_EXPONENT
             ef[q], eE[q] = f, E
-    if summed:
-        return _sum_of_scaled(ef, eE)
-    # ldexp saturates to inf / 0 exactly where the value leaves float64's range
-    with np.errstate(over="ignore", under="ignore"):
-        out = np.ldexp(ef, np.clip(eE, -2200, 2200))
-    return list(out) if all_orders else out[degree]
+    return ef, eE
 
 
 def _sum_of_scaled(f: np.ndarray, E: np.ndarray) -> np.ndarray:
