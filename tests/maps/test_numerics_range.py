@@ -69,7 +69,7 @@ def test_powers_formed_separately_do_not_underflow(sparse):
         check_gram(f"repro anova-{m} 1e-170 vs 1e150", K.anova_kernel(C(Xs), C(Yb), m), Xs, Yb, ItemsetFamily.anova(8, m))
 
 
-def test_fm_forward_over_the_float_range():
+def test_fm_forward_repro_tiny_against_huge():
     rng = np.random.RandomState(0)
     X, P = rng.randn(3, 8) * 1e-170, rng.randn(4, 8) * 1e150  # 5.5e11 units before
     for m in (2, 3):
@@ -159,7 +159,6 @@ def _messy_csr(X: np.ndarray, seed: int = 0) -> sp.csr_matrix:
     data, indices = np.array(vals)[order], np.array(cols, dtype=np.int32)[order]
     np.add.at(indptr, np.array(rows) + 1, 1)
     M = sp.csr_matrix((data, indices, np.cumsum(indptr)), shape=(n, d))
-    assert not M.has_canonical_format
     return M
 
 
@@ -270,7 +269,7 @@ def _range_entry():
 def range_matrices(draw, n_rows, d):
     X = np.array([[draw(_range_entry()) for _ in range(d)] for _ in range(n_rows)])
     # rows of one binade band too (the common out-of-range case: a whole row tiny or huge)
-    k = draw(st.integers(-1000, 1000))
+    k = draw(st.one_of(st.sampled_from([-1020, -540, -170, 150, 500, 990]), st.integers(-1000, 1000)))
     band = np.array([[draw(st.floats(-2.0, 2.0)) for _ in range(d)]]) * 2.0**k
     return np.vstack([X, band])
 
