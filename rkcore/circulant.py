@@ -199,7 +199,8 @@ class SignedCirculantRandomKernel(ClassNamePrefixFeaturesOutMixin, TransformerMi
         ----------
         X : {array-like, sparse matrix} of shape (n_samples, n_features)
             The samples. float32 input gives float32 output; each row block is computed
-            in float64 (FFTs and Newton's identities) and stored in float32.
+            in float64 (FFTs, Newton's identities, check and repair) and only then stored in
+            float32: the float32 contract of :mod:`rkcore.kernel_numerics`.
 
         Returns
         -------
@@ -237,8 +238,13 @@ class SignedCirculantRandomKernel(ClassNamePrefixFeaturesOutMixin, TransformerMi
         with np.errstate(over="ignore", invalid="ignore"):
             for rows in row_blocks(n, bytes_per_row, TRANSFORM_BLOCK_BYTES):
                 Xb, exponents[rows], wide[rows] = _in_range_rows(_dense_rows(X, rows), m)
-                self._newton_block(Xb * x_scale, out[rows])
-                restore_scale(out[rows], (m * exponents[rows])[:, None])
+                # float64 even for float32 output: e_2 = (p_1^2 - p_2) / 2 cancels (issue 27: 1.5e-6 S)
+                wide64 = out.dtype != np.float64
+                block = np.empty((rows.stop - rows.start, D)) if wide64 else out[rows]
+                self._newton_block(Xb * x_scale, block)
+                restore_scale(block, (m * exponents[rows])[:, None])
+                if wide64:
+                    out[rows] = block
         # The accuracy check, for all rows at once (per-block calls cost more than the small
         # blocks' work at large D), with each block's gamma and overflow test as before.
         self._check_and_repair(X, x_scale, step, out, exponents, wide, scale_components ** -0.5)

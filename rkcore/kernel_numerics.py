@@ -1,26 +1,44 @@
-"""Exact itemset kernels as Gram matrices.
+"""The accuracy contract of rkcore's exact kernels, RK/SCRK features and FM forward pass, and the
+numerics behind it: constants, power sums, Newton's identities and their a-posteriori check.
 
-Every function has the signature ``(X, Y=None, ...)``, accepts dense arrays or
-scipy.sparse matrices, and returns a dense float64 array of shape
-(n_samples_X, n_samples_Y). ANOVA-type kernels use the power-sum recursion
-(paper eq. 12) on matrix products, so their cost is a few GEMMs of the data.
+Accuracy contract (float64)
+---------------------------
+For any finite input - every float64 from the smallest subnormal to the largest finite, dense or
+sparse as scipy gives it (duplicate entries are summed, as scipy's arithmetic reads them) - every
+value K_S(x, y) of :mod:`rkcore.kernels` (and every RK/SCRK feature K_S(x, w) / sqrt(D), and the
+factorization machine's forward pass) is within
 
-Accuracy contract
------------------
-For any finite input, every value K_S(x, y) returned here (and every RK/SCRK feature
-K_S(x, w) / sqrt(D), and the factorization machine's forward pass) is within
+    CONTRACT_RTOL * S + 2^-1022,   S = sum_{V in S} |prod_{j in V} z_j|,   z = x * y (or x * w),
 
-    CONTRACT_RTOL * sum_{V in S} |prod_{j in V} z_j|,   z = x * y (or x * w),
+of the exact value, for every family (named, cross-field, custom), and is never NaN or inf
+where the exact value is a finite float64. Where the exact value is 0 because fewer than m
+products z_j are non-zero, 0.0 is returned exactly. The caller's arrays are never modified
+(sparse input is read through a canonical copy, :func:`canonical_csr`).
 
-of the exact value (plus the float64 underflow threshold), and is never NaN or inf
-where the exact value is a finite float64. Where the exact value is 0 because fewer
-than m products z_j are non-zero, 0.0 is returned exactly.
+**Beyond float64.** Where the exact value exceeds the largest float64, the result is +inf or
+-inf with the exact value's sign (never NaN, never 0.0); within 1e-12 S of the threshold either
+the saturated inf or a finite value may come back. Where S exceeds float64 but the exact value
+does not (huge terms that cancel), the result is finite and within the contract (e.g. 0.0
+where the exact value is 0).
 
+**The whole float range** (:mod:`rkcore.kernel_ranges`): the fast paths run unchanged where every
+power and product they form stays within 2^(+-900); elsewhere rows are scaled by powers of two
+(exact) and pairs that are still out of range are computed in (mantissa, exponent) form.
+
+**float32 contract.** float32 input gives float32 output. The dot RK map is one float32 GEMM:
+its error is at most gamma32(n) * S, gamma32(n) = 1.01 * 2^-24 * min(n + 2, 10 sqrt(n + 2)),
+n the non-zeros of the row (the weights' rounding to float32 included). Every other map and
+kernel computes in float64 (within the contract above) and rounds once to float32: error at
+most CONTRACT_RTOL * S + 2^-24 |value| + 2^-149 (float32's own range: values beyond 3.4e38 are
++-inf). Newton's identities cancel: in float32 the second-order ANOVA map reached 2e-5 * S.
+
+How the fast path keeps the contract
+------------------------------------
 Newton's identities (the fast path) cancel catastrophically when one |z_j| dominates
 or m is close to d. :func:`newton_is_safe` bounds their rounding error a posteriori
 from the power sums of |z| (for Rademacher weights: row sums) and the entries where
-the bound exceeds the contract are recomputed by :func:`elementary_stable`, the
-recursion e_k <- e_k + z_j e_{k-1} (Blondel et al. 2016) over their non-zeros, in
+the bound exceeds the contract are recomputed by :func:`rkcore.kernel_stable.elementary_stable`,
+the recursion e_k <- e_k + z_j e_{k-1} (Blondel et al. 2016) over their non-zeros, in
 (mantissa, exponent) form so that no intermediate overflows or underflows.
 
 The bound models the rounding error of an inner product of n non-zero terms as
@@ -43,6 +61,8 @@ BLOCK_BYTES = 64 * 2**20
 
 #: Relative accuracy promised against sum_V |prod_{j in V} z_j| (see the module docstring).
 CONTRACT_RTOL = 1e-12
+#: Unit roundoff of float32 (the float32 contract, module docstring).
+FLOAT32_UNIT_ROUNDOFF = 2.0**-24
 
 
 #: Unit roundoff of float64.
@@ -214,6 +234,13 @@ def elementary_top(P: list, degree: int):
 
 
 # ---------------------------------------------------------------------- accuracy contract
+def float32_gamma(n_terms):
+    """gamma32(n) of the float32 contract (module docstring): the dot map's relative error
+    against S for rows of n non-zeros (scalar or array)."""
+    n = np.asarray(n_terms, dtype=np.float64) + 2.0
+    return 1.01 * FLOAT32_UNIT_ROUNDOFF * np.minimum(n, ROUNDING_LAMBDA * np.sqrt(n))
+
+
 def rounding_gamma(n_terms):
     """gamma_n: relative rounding error of a sum of n products (deterministic up to n = 100,
     probabilistic above; see the module docstring). Scalar or array."""

@@ -323,3 +323,74 @@ def test_fm_forward_over_the_float_range(case):
             z = [fr(a) * fr(b) for a, b in zip(X[i], P[s])]
             check_value("range FM forward e_m", e[m][i, s], elementary_exact(z, m)[m],
                         elementary_exact([abs(v) for v in z], m)[m])
+
+
+# ---------------------------------------------------------------------------- item 9: float32
+def _float32_entry():
+    return st.one_of(st.just(0.0), st.just(1.0), st.just(-1.0),
+                     st.builds(lambda s, mant, k: float(np.float32(s * np.ldexp(mant, k))), st.sampled_from([-1.0, 1.0]),
+                               st.floats(0.5, 1.0, exclude_max=True), st.integers(-149, 128)))
+
+
+def check_float32(label, value, exact, scale, gamma):
+    """The float32 contract (rkcore.kernel_numerics): within gamma S + 2^-24 |exact| + 2^-149,
+    +-inf of the exact sign where the exact value exceeds float32."""
+    top = Fraction(float(np.finfo(np.float32).max))
+    if abs(exact) > top:
+        assert np.isinf(value) and (value > 0) == (exact > 0), (label, value)
+        return
+    assert np.isfinite(value), (label, value, float(exact))
+    bound = Fraction(gamma) * scale + Fraction(2) ** -24 * abs(exact) + Fraction(2) ** -149
+    # a value rounding to the float32 maximum may saturate: the exact value is then within one ulp of it
+    assert abs(fr(value) - exact) <= bound, (label, value, float(exact), float(abs(fr(value) - exact) / scale))
+
+
+@PROPERTY
+@given(st.integers(1, 5).flatmap(lambda d: st.tuples(
+    st.lists(st.lists(_float32_entry(), min_size=d, max_size=d), min_size=2, max_size=2),
+    st.sampled_from([("dot", 1), ("anova", 2), ("anova", 3), ("up_to", 2), ("all_subsets", 1)]),
+    st.sampled_from(["rademacher", "gaussian"]), st.booleans(), st.integers(0, 2**16))))
+def test_float32_contract_of_the_rk_map(case):
+    rows, (kind, degree), dist, sparse, seed = case
+    X = np.array(rows, dtype=np.float32)
+    degree = min(degree, X.shape[1])
+    rk = RandomKernel(4, kernel=kind, degree=degree, distribution=dist, random_state=seed).fit(X)
+    with np.errstate(all="ignore"):
+        Z = rk.transform(sp.csr_matrix(X) if sparse else X)
+    assert Z.dtype == np.float32
+    from rkcore.kernel_numerics import CONTRACT_RTOL, float32_gamma
+    for i in range(X.shape[0]):
+        gamma = float(float32_gamma(np.count_nonzero(X[i]))) if kind == "dot" else CONTRACT_RTOL
+        for s in range(4):
+            exact, scale = family_value(X[i], rk.random_weights_[s], rk.family_)
+            check_float32(f"float32 RK {kind}-{degree}", Z[i, s], exact / 2, scale / 2, gamma)
+
+
+@PROPERTY
+@given(st.integers(2, 6).flatmap(lambda d: st.tuples(
+    st.lists(st.lists(_float32_entry(), min_size=d, max_size=d), min_size=2, max_size=2), st.integers(2, 3),
+    st.integers(0, 2**16))))
+def test_float32_contract_of_scrk(case):
+    rows, m, seed = case
+    X = np.array(rows, dtype=np.float32)
+    m = min(m, X.shape[1])
+    scrk = SignedCirculantRandomKernel(4, degree=m, random_state=seed).fit(X)
+    with np.errstate(all="ignore"):
+        Z = scrk.transform(X)
+    assert Z.dtype == np.float32
+    omega = scrk.projection_matrix()
+    for i in range(X.shape[0]):
+        for s in range(4):
+            exact, scale = family_value(X[i], omega[s], ItemsetFamily.anova(X.shape[1], m))
+            check_float32(f"float32 SCRK m={m}", Z[i, s], exact / 2, scale / 2, 1e-12)
+
+
+def test_float32_anova2_cancellation_repro():
+    """One dominant |x_j w_j|: float32 Newton reached 2e-5 S (333 float32 ulps) before."""
+    X = np.array([[1e4, 1e-3, 2e-3, 0.0]], dtype=np.float32)
+    for dist in ("rademacher", "gaussian"):
+        rk = RandomKernel(4, degree=2, distribution=dist, random_state=0).fit(X)
+        Z = rk.transform(X)
+        for s in range(4):
+            exact, scale = family_value(X[0], rk.random_weights_[s], rk.family_)
+            check_float32("float32 RK anova-2 cancellation", Z[0, s], exact / 2, scale / 2, 1e-12)
