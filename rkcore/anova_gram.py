@@ -8,7 +8,7 @@ import math
 import numpy as np
 import scipy.sparse as sp
 
-from .fastpaths import as_sparse_if_sparse, gemm_into, mirror_upper_triangle, row_levels
+from .blas_blocks import as_sparse_if_sparse, gemm_into, mirror_upper_triangle, row_levels
 from .gram_witnesses import _cauchy_schwarz_witness, _count_threshold, _witness_failures
 from .kernel_numerics import (
     BLOCK_BYTES,

@@ -168,7 +168,7 @@ def exact_kernel_seconds(n_rows: float, n_cols: float, d: int, degree: int, kern
     if kernel in ("anova", "itemset", "up_to"):
         return m * _gemm(n_rows, d, n_cols) + _elements(block * (m * m + 2 * m))
     if kernel == "all_subsets":
-        from .fastpaths import GRAM_GROUP, GROUP_ROUNDINGS, _products_within_contract
+        from .all_subsets_gram import GRAM_GROUP, GROUP_ROUNDINGS, _products_within_contract
         if not _products_within_contract(GROUP_ROUNDINGS * -(-d // GRAM_GROUP), "float64"):
             # beyond ~1,500 shared columns float64 products leave the accuracy contract: long double
             # products, one column at a time (measured ~14 ns per entry and column, 2026-11-24)

@@ -11,7 +11,7 @@ from __future__ import annotations
 import numpy as np
 
 from .anova_gram import anova_gram
-from .fastpaths import all_subsets_gram
+from .all_subsets_gram import all_subsets_gram
 from .itemsets import MAX_ENUMERATION, ItemsetFamily
 from .kernel_numerics import (
     BLOCK_BYTES,

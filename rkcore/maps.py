@@ -16,7 +16,8 @@ from sklearn.utils._param_validation import Interval, StrOptions
 from sklearn.utils.validation import check_is_fitted, validate_data
 
 from .distributions import DISTRIBUTIONS, draw_with, get_distribution
-from .fastpaths import gemm_into, rk_block
+from .blas_blocks import gemm_into
+from .fastpaths import rk_block
 from .itemsets import ItemsetFamily, check_degree_fits, family_from_spec
 from .limits import check_allocation
 from .kernel_numerics import (
