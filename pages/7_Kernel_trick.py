@@ -7,9 +7,9 @@ from threadpoolctl import threadpool_limits
 from rkapp import (
     chart, formula, guarded, largest_fitting, notice, page, persistent_widget, reproduce, run_or_wait, sidebar, table,
 )
-from rkcore.costs import kernel_trick_cost
+from rkcore.studies.costs import kernel_trick_cost
 from rkcore.figures.foundations import feature_count_figure, kernel_trick_figure, kernel_trick_note
-from rkcore.foundations import EXPANSIONS, MAX_SUBSETS_D, feature_count_table, kernel_trick_timing
+from rkcore.teaching.foundations import EXPANSIONS, MAX_SUBSETS_D, feature_count_table, kernel_trick_timing
 from rkcore.registry import latex_with_degree
 
 D_OPTIONS = {  # largest d to time, per expansion (explicit features must fit in memory and time)
@@ -31,13 +31,13 @@ with c1:
     kind = persistent_widget(st.selectbox, "Expansion", key="kt_kind", options=list(EXPANSIONS),
                              format_func=lambda k: EXPANSIONS[k].label)
 with c2:
-    degree = persistent_widget(st.number_input, "Degree m", key="kt_m", min_value=1, max_value=4,
+    degree = persistent_widget(st.number_input, "Degree m", key="kt_m",
                                disabled=kind == "all_subsets", help="Polynomial (1 + ⟨x, y⟩)^m / interactions of size m.")
 with c3:
     d_max = persistent_widget(st.select_slider, "Largest d timed", key="kt_dmax",
                               fallback=12 if kind == "all_subsets" else None, options=D_OPTIONS[kind])
 with c4:
-    n = persistent_widget(st.number_input, "Points n", key="kt_n", min_value=10, max_value=1000, step=10)
+    n = persistent_widget(st.number_input, "Points n", key="kt_n", step=10)
 repeats = 3
 exp = EXPANSIONS[kind]
 m = 2 if kind == "all_subsets" else int(degree)
@@ -88,7 +88,7 @@ with guarded("the feature counts"):
                   "2^64 ≈ 1.8·10^19 numbers per point.")
 
 reproduce("\n".join([
-    "from rkcore.foundations import kernel_trick_timing, polynomial_features, feature_count_table",
+    "from rkcore.teaching.foundations import kernel_trick_timing, polynomial_features, feature_count_table",
     "from rkcore.figures.foundations import kernel_trick_figure",
     "",
     f"df = kernel_trick_timing({kind!r}, {d_list}, n={int(n)}, degree={m}, repeats={repeats}, seed={int(view.seed)})",

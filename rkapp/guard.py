@@ -13,10 +13,10 @@ from typing import Any, Callable
 
 import streamlit as st
 
-from rkcore.costs import RunCost, speed_factor
-from rkcore.limits import estimate_cost, format_bytes, physical_memory
-from rkcore.limits import max_size_within as _max_size_within
-from rkcore.limits import require_memory as _require_memory
+from rkcore.studies.costs import RunCost, speed_factor
+from rkcore.base.limits import estimate_cost, format_bytes, physical_memory
+from rkcore.base.limits import max_size_within as _max_size_within
+from rkcore.base.limits import require_memory as _require_memory
 
 __all__ = ["AUTO_RUN_SECONDS", "MAX_RUN_SECONDS", "MEMORY_BUDGET", "Measurement", "Waiting", "estimate_cost",
            "guarded", "kept_measurement", "largest_fitting", "literal", "max_size_within", "measure_on_press",
@@ -93,7 +93,7 @@ def _duration(seconds: float) -> str:
 
 
 def _busy_note() -> str:
-    """A sentence when the estimates include a slowdown of the server (rkcore.costs.speed_factor)."""
+    """A sentence when the estimates include a slowdown of the server (rkcore.studies.costs.speed_factor)."""
     factor = speed_factor()
     return (f" The server is busy: runs take about {factor:.1f}x as long as on an idle server right now, and this "
             "estimate includes it." if factor >= 1.5 else "")
@@ -111,7 +111,7 @@ def refuse_beyond_limits(cost: RunCost, what: str, fits: str = "") -> None:
 
 def run_or_wait(cost: RunCost, *, key: str, params, what: str, fits: str = "", autorun: bool = False) -> bool:
     """The one run protocol of every page, called before computing with the cost of everything the page
-    will compute (:mod:`rkcore.costs`). Beyond the time ceiling or the memory budget: ValueError naming
+    will compute (:mod:`rkcore.studies.costs`). Beyond the time ceiling or the memory budget: ValueError naming
     the estimate and ``fits`` (the largest settings that fit). Below AUTO_RUN_SECONDS, or once its button
     was pressed for these ``params`` (the result is cached), or with ``autorun`` (a preset's click):
     True. Otherwise the estimate and a button are shown and :class:`Waiting` ends the guarded block;

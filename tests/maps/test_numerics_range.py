@@ -18,12 +18,12 @@ import scipy.sparse as sp
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from rkcore import kernels as K
-from rkcore.circulant import SignedCirculantRandomKernel
-from rkcore.itemsets import ItemsetFamily
-from rkcore.kernel_stable import elementary_stable
-from rkcore.maps import RandomKernel
-from rkcore.models import AllSubsetsModelClassifier, FactorizationMachineClassifier
+from rkcore.kernels import exact as K
+from rkcore.maps.circulant import SignedCirculantRandomKernel
+from rkcore.kernels.itemsets import ItemsetFamily
+from rkcore.kernels.stable import elementary_stable
+from rkcore.maps.random_kernel import RandomKernel
+from rkcore.learners import AllSubsetsModelClassifier, FactorizationMachineClassifier
 from tests.maps.numerics_oracle import elementary_exact, family_value, fr
 from tests.maps.test_numerics_contract import check_value, families
 
@@ -179,8 +179,8 @@ def test_all_subsets_model_reads_duplicate_entries_as_scipy_does():
 
 def _public_calls():
     """Every public function of the numerics files that takes X, as (name, call(X))."""
-    from rkcore.maclaurin import RandomMaclaurin
-    from rkcore.variance import rk_variance, rk_variance_gram, second_moment
+    from rkcore.maps.maclaurin import RandomMaclaurin
+    from rkcore.theory.variance import rk_variance, rk_variance_gram, second_moment
     y = np.array([0, 1, 1, 0])
     fam = ItemsetFamily.custom(4, [(0, 1), (2,)])
     cross = ItemsetFamily.cross_fields([(0, 1), (2, 3)], 2, d=4)
@@ -232,7 +232,7 @@ def test_non_finite_where_the_exact_value_is_finite():
 
 
 def test_rk_variance_with_balanced_products():
-    from rkcore.variance import rk_variance
+    from rkcore.theory.variance import rk_variance
     rng = np.random.RandomState(0)
     x, y = rng.rand(1, 5), rng.rand(1, 5)
     for kernel in ("anova", "dot"):
@@ -241,13 +241,13 @@ def test_rk_variance_with_balanced_products():
 
 
 def test_normalize_rows_of_subnormals():
-    from rkcore.datasets import normalize
+    from rkcore.data.datasets import normalize
     np.testing.assert_allclose(normalize(np.array([[1e-320, 1e-320]]), "l2"), [[2**-0.5, 2**-0.5]], rtol=1e-15)
 
 
 @pytest.mark.parametrize("sign", [1.0, -1.0])
 def test_values_beyond_float64_are_inf_of_their_sign(sign):
-    """Documented answer where the exact value is not representable (rkcore.kernel_numerics)."""
+    """Documented answer where the exact value is not representable (rkcore.kernels.numerics)."""
     X, Y = A([1e200, 1e200, 1.0]), A([sign * 1e200, 1e200, 1.0])
     for family in (ItemsetFamily.anova(3, 2), ItemsetFamily.up_to(3, 2), ItemsetFamily.dot(3),
                    ItemsetFamily.custom(3, [(0, 1), (2,)]), ItemsetFamily.cross_fields([(0,), (1,), (2,)], 2, d=3)):
@@ -335,7 +335,7 @@ def _float32_entry():
 
 
 def check_float32(label, value, exact, scale, gamma):
-    """The float32 contract (rkcore.kernel_numerics): within gamma S + 2^-24 |exact| + 2^-149,
+    """The float32 contract (rkcore.kernels.numerics): within gamma S + 2^-24 |exact| + 2^-149,
     +-inf of the exact sign where the exact value exceeds float32."""
     top = Fraction(float(np.finfo(np.float32).max))
     if abs(exact) > top:
@@ -360,7 +360,7 @@ def test_float32_contract_of_the_rk_map(case):
     with np.errstate(all="ignore"):
         Z = rk.transform(sp.csr_matrix(X) if sparse else X)
     assert Z.dtype == np.float32
-    from rkcore.kernel_numerics import CONTRACT_RTOL, float32_gamma
+    from rkcore.kernels.numerics import CONTRACT_RTOL, float32_gamma
     for i in range(X.shape[0]):
         gamma = float(float32_gamma(np.count_nonzero(X[i]))) if kind == "dot" else CONTRACT_RTOL
         for s in range(4):

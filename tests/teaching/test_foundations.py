@@ -12,7 +12,7 @@ import pytest
 from scipy.stats import kstest
 from sklearn.kernel_approximation import RBFSampler
 
-from rkcore.foundations import (
+from rkcore.teaching.foundations import (
     distortion_bands,
     EXPANSIONS,
     MAX_SUBSETS_D,
@@ -34,7 +34,7 @@ from rkcore.foundations import (
     rff_features,
     theorem1_band,
 )
-from rkcore.kernels import anova_kernel, up_to_kernel
+from rkcore.kernels.exact import anova_kernel, up_to_kernel
 
 Z_TOL = 4.5
 
@@ -151,7 +151,7 @@ def test_rff_error_curve_shrinks_like_inverse_sqrt_D(XY):
     # the error ~ c / sqrt(D): 16x more features, ~4x smaller (loose range for 8 trials)
     assert 2.5 < rel[64] / rel[1024] < 6.5
     errs = kernel_errors(np.eye(2), np.eye(2) + 0.1)
-    assert errs["max_abs"] == pytest.approx(0.1) and errs["mean_abs"] == pytest.approx(0.1)
+    assert errs["max_abs_error"] == pytest.approx(0.1) and errs["mean_abs_error"] == pytest.approx(0.1)
 
 
 # ---------------------------------------------------------------------------- random projections

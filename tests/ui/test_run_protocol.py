@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import pytest
 
-from rkcore import costs
+from rkcore.studies import costs
 from tests.conftest import error_texts, plotly_figures, warning_texts
 
 DIST = "pages/4_Distributions_and_variance.py"
@@ -184,7 +184,7 @@ def test_itemsets_page_runs_under_the_protocol(run_page):
                                                (60, "anova", 3)])
 def test_itemsets_cost_stays_small_for_any_family(d, kernel, degree):
     """The page's work grows with d and the number of sizes, never with |S| (2^10000 itemsets here)."""
-    from rkcore.itemsets import family_from_spec
+    from rkcore.kernels.itemsets import family_from_spec
 
     cost = costs.itemsets_view_cost(family_from_spec(kernel, d, degree), 200, 4096)
     assert 0 < cost.seconds < 5 and cost.bytes < 100 * 2**20

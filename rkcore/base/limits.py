@@ -1,0 +1,155 @@
+"""Size limits: bytes an allocation needs, a configurable budget, and clear refusals.
+
+Every size a user controls (D, n, d, a file's largest feature index, ...) is checked here
+*before* anything proportional to it is allocated, so that an oversized request raises a
+ValueError naming the array, its shape and the bytes it would need, instead of numpy's
+MemoryError after minutes of swapping. Pure Python: no numpy allocation, exact integer
+arithmetic, so a shape like (10**9, 10**9) is priced without overflow.
+
+The budget
+----------
+:func:`memory_budget` is the number of bytes one allocation (or one computation's set of
+arrays) may use. Default: half of the machine's physical memory; override it with the
+environment variable ``RKCORE_MEMORY_BUDGET`` (bytes, read at each call), or for a block of
+code with ``with memory_budget_set(2 * 2**30): ...``. The dashboard passes its own,
+smaller per-view budget explicitly (``budget=``).
+"""
+from __future__ import annotations
+
+import math
+import os
+from contextlib import contextmanager
+from dataclasses import dataclass
+from typing import Callable, Iterator, Mapping
+
+import numpy as np
+
+#: Heatmap cells per side sent to the browser (the engine block-averages larger matrices to it): a 1280-px
+#: screen shows a heatmap ~400 px wide, so 120 cells are 3+ px each; three heatmaps of 120² are 43k numbers
+#: (at 250² they were 190k and took seconds to draw).
+HEATMAP_SIDE = 120
+
+__all__ = [
+    "CostEstimate", "check_allocation", "estimate_cost", "format_bytes", "max_size_within", "memory_budget",
+    "memory_budget_set", "nbytes", "physical_memory", "require_memory",
+]
+
+_override: list[int] = []  # stack of budgets set by memory_budget_set
+
+
+def physical_memory() -> int:
+    """Bytes of physical memory (8 GiB where the OS does not say)."""
+    try:
+        return int(os.sysconf("SC_PAGE_SIZE") * os.sysconf("SC_PHYS_PAGES"))
+    except (ValueError, OSError, AttributeError):  # pragma: no cover - non-POSIX
+        return 8 * 2**30
+
+
+def memory_budget() -> int:
+    """The current budget in bytes (see the module docstring for how it is chosen)."""
+    if _override:
+        return _override[-1]
+    env = os.environ.get("RKCORE_MEMORY_BUDGET", "").strip()
+    if env:
+        try:
+            value = int(float(env))
+        except ValueError:
+            raise ValueError(f"RKCORE_MEMORY_BUDGET must be a number of bytes, got {env!r}.") from None
+        if value > 0:
+            return value
+    return physical_memory() // 2
+
+
+@contextmanager
+def memory_budget_set(budget: int) -> Iterator[int]:
+    """Use ``budget`` bytes as the default budget inside the ``with`` block."""
+    if isinstance(budget, bool) or not isinstance(budget, (int, np.integer)) or budget < 1:
+        raise ValueError(f"The memory budget must be a positive number of bytes, got {budget!r}.")
+    _override.append(int(budget))
+    try:
+        yield int(budget)
+    finally:
+        _override.pop()
+
+
+def nbytes(*shapes: tuple[int, ...], itemsize: int = 8) -> int:
+    """Bytes of arrays with these shapes and ``itemsize`` bytes per entry (float64 by default).
+
+    Exact (Python integers): never overflows, whatever the shape.
+    """
+    return int(sum(math.prod(int(s) for s in shape) for shape in shapes) * int(itemsize))
+
+
+def format_bytes(n: float) -> str:
+    """1536 -> "1.5 KB" (binary units, up to PB; larger values stay in PB)."""
+    n = float(n)
+    for unit in ("B", "KB", "MB", "GB", "TB", "PB"):
+        if abs(n) < 1024 or unit == "PB":
+            return f"{n:,.0f} {unit}" if unit == "B" else f"{n:,.1f} {unit}"
+        n /= 1024
+    return f"{n} B"  # pragma: no cover
+
+
+def _shape_text(shape: tuple[int, ...]) -> str:
+    return " x ".join(f"{int(s):,}" for s in shape)
+
+
+@dataclass(frozen=True)
+class CostEstimate:
+    """What a computation would need: bytes of memory, and the named arrays behind them."""
+
+    bytes: int
+    parts: tuple[tuple[str, int], ...]
+
+    def describe(self) -> str:
+        return ", ".join(f"{name} {format_bytes(b)}" for name, b in self.parts)
+
+
+def estimate_cost(parts: Mapping[str, tuple[int, ...]], itemsize: int = 8) -> CostEstimate:
+    """Bytes of the arrays named by ``parts`` (name -> shape), ``itemsize`` bytes per entry."""
+    sizes = tuple((name, nbytes(shape, itemsize=itemsize)) for name, shape in parts.items())
+    return CostEstimate(sum(b for _, b in sizes), sizes)
+
+
+def require_memory(parts: Mapping[str, tuple[int, ...]], *, budget: int | None = None, hint: str = "",
+                   itemsize: int = 8, what: str = "This view") -> CostEstimate:
+    """Refuse (ValueError) a computation whose arrays would need more than ``budget`` bytes.
+
+    Returns the estimate when it fits. The message names each array and its size, the
+    total and the budget, then ``hint`` (what the user can change).
+    """
+    budget = memory_budget() if budget is None else int(budget)
+    cost = estimate_cost(parts, itemsize)
+    if cost.bytes > budget:
+        raise ValueError(f"{what} would need about {format_bytes(cost.bytes)} of memory ({cost.describe()}), "
+                         f"more than the {format_bytes(budget)} allowed. {hint}".strip())
+    return cost
+
+
+def check_allocation(name: str, shape: tuple[int, ...], dtype=np.float64, *, budget: int | None = None,
+                     hint: str = "") -> int:
+    """Refuse (ValueError) one array ``name`` of ``shape`` and ``dtype`` above the budget; return its bytes.
+
+    The message names the array, its shape and the bytes it needs, e.g. "random weights
+    (1,000,000,000 x 10 float64) would need 74.5 GB of memory, more than the 12.0 GB allowed".
+    """
+    budget = memory_budget() if budget is None else int(budget)
+    dtype = np.dtype(dtype)
+    size = nbytes(tuple(shape), itemsize=dtype.itemsize)
+    if size > budget:
+        raise ValueError(f"{name} ({_shape_text(shape)} {dtype.name}) would need {format_bytes(size)} "
+                         f"({size:,} bytes) of memory, more than the {format_bytes(budget)} allowed. {hint}".strip())
+    return size
+
+
+def max_size_within(bytes_for: Callable[[int], int], *, budget: int | None = None, upper: int = 10**7) -> int:
+    """The largest s in [0, upper] with ``bytes_for(s) <= budget`` (``bytes_for`` must be increasing)."""
+    budget = memory_budget() if budget is None else int(budget)
+    lo, hi = 0, int(upper)
+    while lo < hi:
+        mid = (lo + hi + 1) // 2
+        if bytes_for(mid) <= budget:
+            lo = mid
+        else:
+            hi = mid - 1
+    return lo

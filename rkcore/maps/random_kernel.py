@@ -1,0 +1,246 @@
+"""Random feature maps as scikit-learn transformers.
+
+:class:`RandomKernel` is Algorithm 1 of Atarashi, Maji & Oyama (AAAI-19): draw D
+random vectors w_s with i.i.d. zero-mean, unit-variance entries and map
+x -> (K_S(x, w_1), ..., K_S(x, w_D)) / sqrt(D), so that <Z(x), Z(y)> is an
+unbiased estimate of the itemset kernel K_S(x, y) (Propositions 1 and 2).
+"""
+from __future__ import annotations
+
+from numbers import Integral
+
+import numpy as np
+import scipy.sparse as sp
+from sklearn.base import BaseEstimator, ClassNamePrefixFeaturesOutMixin, TransformerMixin, _fit_context
+from sklearn.utils._param_validation import Interval, StrOptions
+from sklearn.utils.validation import check_is_fitted, validate_data
+
+from .distributions import DISTRIBUTIONS, draw_with, get_distribution
+from ..kernels.itemsets import ItemsetFamily, check_degree_fits, family_from_spec
+from ..kernels.numerics import canonical_csr, row_blocks
+from ..base.limits import check_allocation
+from .rk_blocks import _block_mapper, _Mapper
+
+RK_KERNELS = ("anova", "all_subsets", "dot", "up_to", "itemset")
+
+#: Temporary memory per row block in transform. Small enough that a block's
+#: (rows x D) intermediates stay in cache for the element-wise passes.
+TRANSFORM_BLOCK_BYTES = 8 * 2**20
+#: ...but at least this many rows for maps built on GEMMs, so that W (D x d, up to
+#: hundreds of MB) is streamed through the product a few times, not once per tiny block.
+MIN_GEMM_BLOCK_ROWS = 256
+
+
+class RandomKernel(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseEstimator):
+    r"""Random kernel (RK) feature map for the itemset kernel (Algorithm 1).
+
+    .. math::
+        Z(\mathbf{x}) = \tfrac{1}{\sqrt{D}}\big(K_{\mathcal{S}}(\mathbf{x}, \boldsymbol\omega_1),
+        \dots, K_{\mathcal{S}}(\mathbf{x}, \boldsymbol\omega_D)\big),\qquad
+        \mathbb{E}\langle Z(\mathbf{x}), Z(\mathbf{y})\rangle = K_{\mathcal{S}}(\mathbf{x}, \mathbf{y}).
+
+    Parameters
+    ----------
+    n_components : int, default=100
+        D, the number of random features.
+    kernel : {"anova", "all_subsets", "dot", "up_to", "itemset"}, default="anova"
+        The itemset family S. With "itemset" the family comes from ``itemsets``.
+    degree : int, default=2
+        Order m for "anova" (itemsets of size m) and "up_to" (sizes 0..m); ignored otherwise.
+    itemsets : list of tuples of int or ItemsetFamily, default=None
+        The family for ``kernel="itemset"``.
+    distribution : {"rademacher", "gaussian", "uniform", "laplace"}, default="rademacher"
+        Distribution of the entries of w_s; all have mean 0 and variance 1.
+        Rademacher has the minimax-optimal variance (Lemma 4).
+    random_state : int, RandomState instance or None, default=None
+        Seeds the random draw: an int gives the same weights on every call (and on every
+        machine), None uses numpy's global random state. See :term:`Glossary <random_state>`.
+
+    Notes
+    -----
+    Accuracy contract (see :mod:`rkcore.kernels.exact`): every feature is within
+    1e-12 * sum_{V in S} |prod_{j in V} x_j w_sj| / sqrt(D) of K_S(x, w_s) / sqrt(D), and
+    finite wherever that value is. Newton's identities are used where an a-posteriori bound
+    vouches for them (for Rademacher weights the bound costs O(d) per row; for other
+    weights of ANOVA-2/3 a sufficient condition on the computed power sums, plus the power
+    sums of |x w| for the entries it leaves, and one GEMM of absolute values for m = 3),
+    the stable recursion elsewhere.
+
+    Attributes
+    ----------
+    random_weights_ : ndarray of shape (n_components, n_features)
+        Read-only: transform reuses what it precomputes from them (assign a new array to
+        change them).
+    family_ : ItemsetFamily
+    n_features_in_ : int
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from rkcore.maps.random_kernel import RandomKernel
+    >>> X = np.random.RandomState(0).rand(5, 6)
+    >>> Z = RandomKernel(n_components=64, degree=2, random_state=0).fit_transform(X)
+    >>> Z.shape
+    (5, 64)
+    """
+
+    _parameter_constraints: dict = {
+        "n_components": [Interval(Integral, 1, None, closed="left")],
+        "kernel": [StrOptions(set(RK_KERNELS))],
+        "degree": [Interval(Integral, 1, None, closed="left")],
+        "itemsets": [None, list, tuple, ItemsetFamily],
+        "distribution": [StrOptions(set(DISTRIBUTIONS))],
+        "random_state": ["random_state"],
+    }
+
+    def __init__(self, n_components=100, *, kernel="anova", degree=2, itemsets=None,
+                 distribution="rademacher", random_state=None):
+        self.n_components = n_components
+        self.kernel = kernel
+        self.degree = degree
+        self.itemsets = itemsets
+        self.distribution = distribution
+        self.random_state = random_state
+
+    @_fit_context(prefer_skip_nested_validation=True)
+    def fit(self, X, y=None):
+        """Draw the random weights; only the number of features of X is used.
+
+        Parameters
+        ----------
+        X : {array-like, sparse matrix} of shape (n_samples, n_features)
+            Training data; only its number of features is used.
+        y : None
+            Ignored; present for API consistency with scikit-learn pipelines.
+
+        Returns
+        -------
+        self : object
+            The fitted transformer.
+        """
+        X = validate_data(self, X, accept_sparse="csr", dtype=np.float64)
+        d = X.shape[1]
+        check_degree_fits(self.kernel, self.degree, d)
+        self.family_ = family_from_spec(self.kernel, d, self.degree, self.itemsets)
+        check_allocation("The random weights", (self.n_components, d),
+                         hint="Lower n_components (D) or the number of features.")
+        self.random_weights_ = draw_weights(self.distribution, self.n_components, d, self.random_state)
+        self._mapper_cache = {}  # filled by transform (a container: transform leaves __dict__ as is)
+        return self
+
+    def transform(self, X):
+        """Map X to its random features.
+
+        Parameters
+        ----------
+        X : {array-like, sparse matrix} of shape (n_samples, n_features)
+            The samples. float32 input gives float32 output (see :func:`_float32_safe`).
+
+        Returns
+        -------
+        Z : ndarray of shape (n_samples, n_components)
+            The random features; <Z(x), Z(y)> estimates K_S(x, y) without bias.
+        """
+        check_is_fitted(self)
+        X = validate_data(self, X, accept_sparse="csr", dtype=[np.float64, np.float32], reset=False)
+        if sp.issparse(X):  # a canonical copy: duplicates summed as scipy reads them; the caller's X untouched
+            X = canonical_csr(X).astype(X.dtype, copy=False)
+        # float32 arithmetic only where the map is one GEMM and a few element-wise passes
+        # (error that of the float32 GEMM); other families compute each block in float64
+        # and store it in float32, saving the output memory but not the time.
+        out_dtype = X.dtype
+        compute32 = out_dtype == np.float32 and _float32_safe(self.family_)
+        if out_dtype == np.float32 and not compute32:
+            X = X.astype(np.float64)
+        check_allocation("The random features Z", (X.shape[0], self.random_weights_.shape[0]),
+                         hint="Transform fewer rows at a time or lower n_components (D).")
+        return _map_row_blocks(self._mapper(compute32), X, self.random_weights_.shape[0], out_dtype)
+
+    def _mapper(self, compute32: bool):
+        """The block function of the fitted weights (_block_mapper), built once per weights
+        array and dtype: its precomputation (powers of W, |W|, casts) costs O(D d) passes, as
+        much as the map itself when the block is small. Reused only while ``random_weights_``
+        is the same read-only array (fit's); weights assigned by hand as a writeable array
+        are read afresh on every call."""
+        W0, family = self.random_weights_, self.family_
+        signs = self.distribution == "rademacher"
+        cache = getattr(self, "_mapper_cache", None)
+        entry = cache.get((compute32, signs)) if cache is not None else None
+        if entry is not None and entry[0] is W0 and entry[1] is family:
+            return entry[2]
+        W = W0.astype(np.float32) if compute32 else W0
+        block = _block_mapper(family, W, signs)
+        if cache is not None and not W0.flags.writeable:
+            cache[(compute32, signs)] = (W0, family, block)
+        return block
+
+    def __getstate__(self):
+        state = super().__getstate__()
+        state.pop("_mapper_cache", None)  # rebuilt on the first transform (no pickled W copies)
+        return state
+
+    def __setstate__(self, state):
+        super().__setstate__(state)
+        self._mapper_cache = {}
+        W = getattr(self, "random_weights_", None)
+        if isinstance(W, np.ndarray) and W.flags.owndata:
+            W.flags.writeable = False  # as fit leaves it (pickling makes arrays writeable)
+
+    @property
+    def _n_features_out(self):
+        return self.n_components
+
+    def __sklearn_tags__(self):
+        tags = super().__sklearn_tags__()
+        tags.input_tags.sparse = True
+        tags.transformer_tags.preserves_dtype = ["float64", "float32"]
+        return tags
+
+
+def _float32_safe(family: ItemsetFamily) -> bool:
+    """Whether the map of this family is computed in float32 for float32 input: the dot map only
+    (one GEMM: its error is at most gamma32_n * sum_j |x_j w_j|, the float32 contract of
+    :mod:`rkcore.kernels.numerics`). Every other family goes through Newton's identities or
+    products whose cancellation float32's 24-bit mantissa does not absorb (second-order ANOVA
+    reached 2e-5 * S, issue 27): they are computed in float64 and stored in float32."""
+    return family.kind == "dot"
+
+
+def draw_weights(distribution: str, n_components: int, n_features: int, random_state) -> np.ndarray:
+    """The weights ``RandomKernel.fit`` draws: (n_components, n_features) from the distribution,
+    read-only (transform precomputes from them once: powers of W, |W|, casts, and reuses that
+    while they are the same array, which in-place edits would falsify)."""
+    dist = get_distribution(distribution)
+    W = draw_with(random_state, lambda rng: dist.sample(rng, (n_components, n_features)))
+    W.flags.writeable = False
+    return W
+
+
+def _map_row_blocks(block: "_Mapper", X, D: int, out_dtype) -> np.ndarray:
+    """Apply a block function of D output columns to X a row block at a time: intermediates are
+    a few (rows x D) arrays, so memory stays bounded."""
+    n = X.shape[0]
+    out = np.empty((n, D), dtype=out_dtype)
+    bytes_per_row = 8 * D * block.temporaries
+    if block.gemm:
+        bytes_per_row = min(bytes_per_row, max(1, TRANSFORM_BLOCK_BYTES // MIN_GEMM_BLOCK_ROWS))
+    for rows in row_blocks(n, bytes_per_row, TRANSFORM_BLOCK_BYTES):
+        block(X[rows], out[rows])  # writes the row block in place
+    return out
+
+
+def stacked_features(X, kernel: str, degree: int, itemsets, distribution: str, n_components: int,
+                     seeds) -> np.ndarray:
+    """The features of several RandomKernel maps that differ only in their seed, side by side,
+    computed as one map: columns [t D, (t + 1) D) are
+    ``RandomKernel(n_components, kernel=..., distribution=..., random_state=seeds[t]).fit(X).transform(X)``
+    (the same weights; the same values up to the summation order of one wider GEMM). One
+    precomputation and one pass over X instead of one per map: the error engine's trials
+    (rkcore.studies.errors) at small n, where per-call overhead dominates. X: validated float64
+    (dense or CSR); the caller bounds n x len(seeds) x D."""
+    d = X.shape[1]
+    check_degree_fits(kernel, degree, d)
+    family = family_from_spec(kernel, d, degree, itemsets)
+    W = np.vstack([draw_weights(distribution, n_components, d, seed) for seed in seeds])
+    return _map_row_blocks(_block_mapper(family, W, distribution == "rademacher", n_components), X, W.shape[0],
+                           np.float64)
