@@ -15,6 +15,7 @@ from math import comb
 from typing import Iterable, Iterator
 
 import numpy as np
+from scipy.special import gammaln
 
 from ..base.validation import check_int, is_int
 
@@ -38,8 +39,6 @@ _LN2 = math.log(2.0)
 
 def _log2_comb(d: int, k) -> np.ndarray:
     """log2 C(d, k) for an int or an array of k in [0, d] (float64, absolute error ~1e-9 for d <= 10^9)."""
-    from scipy.special import gammaln
-
     k = np.asarray(k, dtype=np.float64)
     return (gammaln(d + 1.0) - gammaln(k + 1.0) - gammaln(d - k + 1.0)) / _LN2
 

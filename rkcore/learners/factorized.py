@@ -16,8 +16,10 @@ from sklearn.utils.metaestimators import available_if
 from sklearn.utils.validation import _check_sample_weight, check_is_fitted, validate_data
 
 from ..kernels.itemsets import check_degree_fits
-from ..kernels.exact import (_abs_max, _max_nnz_per_row, elementary_from_power_sums, elementary_pairs, may_overflow,
-                       newton_is_safe, rounding_gamma, row_blocks)
+from ..kernels.numerics import (_abs_max, canonical_csr, _max_nnz_per_row, elementary_from_power_sums, may_overflow, newton_is_safe,
+                               rounding_gamma, row_blocks)
+from ..kernels.ranges import failing_pairs, in_range, restore_scale, row_exponents, scale_rows
+from ..kernels.stable import elementary_pairs
 from .common import ScoreClassifierMixin, _binary_labels, _check_finite_decision, _loss_and_derivative, LOSSES, _rmatmul
 
 
@@ -58,6 +60,7 @@ class _LBFGSBinaryClassifier(ScoreClassifierMixin, BaseEstimator):
             The fitted classifier.
         """
         X, y = validate_data(self, X, y, accept_sparse="csr", dtype=np.float64)
+        X = canonical_csr(X) if sp.issparse(X) else X  # a copy: the caller's matrix is never changed
         self._check_features(X)
         return self._optimize(X, y, sample_weight)
 
@@ -138,6 +141,7 @@ class _LBFGSBinaryClassifier(ScoreClassifierMixin, BaseEstimator):
         """
         check_is_fitted(self)
         X = validate_data(self, X, accept_sparse="csr", dtype=np.float64, reset=False)
+        X = canonical_csr(X) if sp.issparse(X) else X  # a copy: the caller's matrix is never changed
         f = self._decision(self._prepare(X))
         _check_finite_decision(f, type(self).__name__)
         return f
@@ -313,9 +317,38 @@ class FactorizationMachineClassifier(_LBFGSBinaryClassifier):
 
     def _forward(self, b, w, P, Xp):
         """Decision values and e_0..e_m of z = x * p_s, meeting the accuracy contract of
-        rkcore.kernels.exact for e_m: Newton's identities where newton_is_safe vouches for them
-        (one more GEMM of absolute values per odd order), the stable recursion elsewhere."""
+        rkcore.kernels for e_m over the whole float range: Newton's identities where
+        newton_is_safe vouches for them (one more GEMM of absolute values per odd order), the
+        stable recursion elsewhere; out of range (rkcore.kernels.ranges), rows of X and P scaled
+        by powers of two and e_k restored by 2^(k (p_i + q_s)), pairs still out of range exact."""
         m = self.degree
+        lx, hx = row_exponents(Xp[1])
+        lp, hp = row_exponents(P)
+        if in_range(lx, hx, lp, hp, m, P.shape[1]):
+            e = self._newton(Xp, P, m)
+        else:
+            Xs, Ps = scale_rows(Xp[1], hx), scale_rows(P, hp)
+            e = self._newton(self._prepare(Xs), Ps, m)
+            with np.errstate(over="ignore", under="ignore"):
+                for k in range(1, m + 1):
+                    e[k] = restore_scale(np.array(e[k], dtype=np.float64), k * (hx[:, None] + hp[None, :]))
+            rows, cols = failing_pairs(lx - hx, lp - hp, m)
+            bad = np.zeros(e[m].shape, dtype=bool)
+            bad[rows, cols] = True
+            bad |= ~np.all([np.isfinite(ek) for ek in e[1:]], axis=0)
+            rows, cols = np.nonzero(bad)
+            if rows.size:
+                fixed = elementary_pairs(Xp[1], P, rows, cols, m, all_orders=True)
+                for k in range(1, m + 1):
+                    e[k][rows, cols] = fixed[k]
+        f = e[m] @ self.lambdas_ + b
+        if w is not None:
+            f = f + np.asarray(Xp[1] @ w)
+        return f, e
+
+    @staticmethod
+    def _newton(Xp, P, m: int) -> list:
+        """e_0..e_m of z = x * p_s for data in float range (see :meth:`_forward`)."""
         with np.errstate(over="ignore", invalid="ignore"):
             power_sums = [None] + [np.asarray(Xp[t] @ (P**t).T) for t in range(1, m + 1)]
             abs_sums = [None] + [power_sums[t] if t % 2 == 0 else np.asarray(abs(Xp[t]) @ (np.abs(P) ** t).T)
@@ -329,10 +362,7 @@ class FactorizationMachineClassifier(_LBFGSBinaryClassifier):
             fixed = elementary_pairs(Xp[1], P, rows, cols, m, all_orders=True)
             for k in range(1, m + 1):
                 e[k][rows, cols] = fixed[k]
-        f = e[m] @ self.lambdas_ + b
-        if w is not None:
-            f = f + np.asarray(Xp[1] @ w)
-        return f, e
+        return e
 
     def _value_and_grad(self, theta, Xp, y, s):
         d = Xp[1].shape[1]
@@ -467,9 +497,7 @@ class AllSubsetsModelClassifier(_LBFGSBinaryClassifier):
 
     def _prepare(self, X):
         """Row blocks of X as (row slice, row index per non-zero, column, value)."""
-        X = sp.csr_matrix(X)
-        X.eliminate_zeros()
-        X.sort_indices()
+        X = canonical_csr(X)  # a copy (duplicates summed, zeros dropped): the caller's X untouched
         n, d = X.shape
         per_row = np.diff(X.indptr)
         bytes_per_row = 8 * 8 * self.n_components * max(1.0, X.nnz / max(n, 1))

@@ -22,7 +22,9 @@ from sklearn.utils.validation import check_array, check_is_fitted, validate_data
 from ..base.limits import check_allocation
 from .distributions import draw_with, get_distribution
 from ..kernels.itemsets import check_degree_fits
-from ..kernels.exact import BLOCK_BYTES, elementary_pairs, may_overflow, elementary_top, newton_is_safe, rounding_gamma, row_blocks
+from ..kernels.numerics import canonical_csr
+from ..kernels.ranges import SAFE_BINADES, in_range, restore_scale, row_exponents, scale_rows
+from ..kernels.exact import BLOCK_BYTES, elementary_pairs, elementary_top, newton_is_safe, rounding_gamma, row_blocks
 
 #: Temporary memory per row block in transform (spectra, products, inverse FFTs).
 #: Measured at D=8192, n=1000, d in {512, 4096}: ~4 MB blocks (they stay in cache) were
@@ -177,9 +179,9 @@ class SignedCirculantRandomKernel(ClassNamePrefixFeaturesOutMixin, TransformerMi
         blocks = self.random_signs_[first:last, :, None] * self.random_weights_[first:last][:, shift]
         return blocks.reshape(-1, d)[start - first * d: stop - first * d]
 
-    def _repair_rows(self, Xb: np.ndarray, bad: np.ndarray, out: np.ndarray) -> None:
-        """Features of the rows ``bad`` of the (scaled) block by the stable recursion
-        (accuracy contract, rkcore.kernels.exact), over chunks of Omega's rows."""
+    def _repair_rows(self, Xb: np.ndarray, bad: np.ndarray, out: np.ndarray, scale: float) -> None:
+        """Features of the rows ``bad`` of the (unscaled) block by the stable recursion
+        (accuracy contract, rkcore.kernels), times ``scale``, over chunks of Omega's rows."""
         D, d, m = self.n_components, Xb.shape[1], self.degree
         step = max(d, (BLOCK_BYTES // (8 * d)) // d * d)
         for start in range(0, D, step):
@@ -188,7 +190,7 @@ class SignedCirculantRandomKernel(ClassNamePrefixFeaturesOutMixin, TransformerMi
             rows = np.repeat(bad, stop - start)
             cols = np.tile(np.arange(stop - start), len(bad))
             fixed = elementary_pairs(Xb, omega, rows, cols, m)
-            out[bad, start:stop] = fixed.reshape(len(bad), stop - start)
+            out[bad, start:stop] = fixed.reshape(len(bad), stop - start) * scale
 
     def transform(self, X):
         """Map X to its SCRK features.
@@ -197,7 +199,8 @@ class SignedCirculantRandomKernel(ClassNamePrefixFeaturesOutMixin, TransformerMi
         ----------
         X : {array-like, sparse matrix} of shape (n_samples, n_features)
             The samples. float32 input gives float32 output; each row block is computed
-            in float64 (FFTs and Newton's identities) and stored in float32.
+            in float64 (FFTs, Newton's identities, check and repair) and only then stored in
+            float32: the float32 contract of :mod:`rkcore.kernels.numerics`.
 
         Returns
         -------
@@ -206,6 +209,7 @@ class SignedCirculantRandomKernel(ClassNamePrefixFeaturesOutMixin, TransformerMi
         """
         check_is_fitted(self)
         X = validate_data(self, X, accept_sparse="csr", dtype=[np.float64, np.float32], reset=False)
+        X = canonical_csr(X).astype(X.dtype, copy=False) if sp.issparse(X) else X  # the caller's matrix untouched
         return self._features(X, self.n_components)
 
     def _features(self, X, scale_components: int) -> np.ndarray:
@@ -229,28 +233,40 @@ class SignedCirculantRandomKernel(ClassNamePrefixFeaturesOutMixin, TransformerMi
         # the check's row blocks (its gamma and overflow test per block) are those of one map of
         # scale_components features: stacked maps then decide exactly as the separate maps do
         step = max(1, int(TRANSFORM_BLOCK_BYTES // max(1, row_bytes(-(-scale_components // d), scale_components))))
+        exponents = np.zeros(n, dtype=np.int64)  # rows scaled by 2^-E (whole float range)
+        wide = np.zeros(n, dtype=bool)  # rows too wide even then: the stable recursion
         with np.errstate(over="ignore", invalid="ignore"):
             for rows in row_blocks(n, bytes_per_row, TRANSFORM_BLOCK_BYTES):
-                self._newton_block(_dense_rows(X, rows) * x_scale, out[rows])
+                Xb, exponents[rows], wide[rows] = _in_range_rows(_dense_rows(X, rows), m)
+                # float64 even for float32 output: e_2 = (p_1^2 - p_2) / 2 cancels (issue 27: 1.5e-6 S)
+                wide64 = out.dtype != np.float64
+                block = np.empty((rows.stop - rows.start, D)) if wide64 else out[rows]
+                self._newton_block(Xb * x_scale, block)
+                if exponents[rows].any():  # (an ldexp pass over the block only where rows were scaled)
+                    restore_scale(block, (m * exponents[rows])[:, None])
+                if wide64:
+                    out[rows] = block
         # The accuracy check, for all rows at once (per-block calls cost more than the small
         # blocks' work at large D), with each block's gamma and overflow test as before.
-        self._check_and_repair(X, x_scale, step, out)
+        self._check_and_repair(X, x_scale, step, out, exponents, wide, scale_components ** -0.5)
         return out
 
-    def _check_and_repair(self, X, x_scale: float, step: int, out: np.ndarray) -> None:
+    def _check_and_repair(self, X, x_scale: float, step: int, out: np.ndarray, exponents: np.ndarray,
+                          wide: np.ndarray, scale: float) -> None:
         """The accuracy contract for the whole output (transform's blocks of ``step`` rows):
         the entries of Omega are +-1, so the power sums of |x * omega_s| are the row sums of
-        |x|^t (x scaled) and newton_is_safe decides per row, with gamma from the largest
-        non-zero count of the row's block; where a block may overflow, rows with a non-finite
-        feature fail too. The rows it cannot vouch for are recomputed by the stable recursion."""
+        |x|^t (x scaled by 2^-exponents and x_scale) and newton_is_safe decides per row, with gamma
+        from the largest non-zero count of the row's block; rows with a non-finite feature and
+        ``wide`` rows fail too. The rows it cannot vouch for are recomputed by the stable
+        recursion (from the unscaled rows, times ``scale``)."""
         n, d = X.shape
         m = self.degree
         Pa = [None] + [np.empty(n) for _ in range(m)]
-        nnz, absmax = np.empty(n), np.empty(n)
+        nnz = np.empty(n)
         for rows in row_blocks(n, 8 * d * (m + 2), BLOCK_BYTES):  # O(n d) passes, in chunks
-            A = np.abs(_dense_rows(X, rows) * x_scale)
+            Xr = _dense_rows(X, rows)
+            A = np.abs((np.ldexp(Xr, -exponents[rows, None]) if exponents[rows].any() else Xr) * x_scale)
             nnz[rows] = np.count_nonzero(A, axis=1)
-            absmax[rows] = A.max(axis=1, initial=0.0)
             with np.errstate(over="ignore"):  # an infinite power sum fails newton_is_safe: the row is repaired
                 for t in range(1, m + 1):
                     Pa[t][rows] = (A**t).sum(axis=1)
@@ -258,16 +274,14 @@ class SignedCirculantRandomKernel(ClassNamePrefixFeaturesOutMixin, TransformerMi
         block_nnz = np.maximum.reduceat(nnz, starts) if n else nnz
         gamma = np.repeat(rounding_gamma(block_nnz + 2 * m), np.diff(np.append(starts, n)))
         with np.errstate(over="ignore", invalid="ignore"):
-            ok = newton_is_safe(Pa, m, gamma)
-            for b, start in enumerate(starts):
-                rows = slice(start, min(start + step, n))
-                if may_overflow(absmax[rows].max(initial=0.0), 1.0, d, m):
-                    ok[rows] &= np.isfinite(out[rows]).all(axis=1)
+            ok = newton_is_safe(Pa, m, gamma) & ~wide
+            scaled = np.flatnonzero(exponents != 0)  # in range, nothing overflows; restored scales may
+            ok[scaled] &= np.isfinite(out[scaled]).all(axis=1)
         bad = np.flatnonzero(~ok)
         for sl in row_blocks(len(bad), 8 * (d + self.n_components), BLOCK_BYTES):
             idx = bad[sl]
             fixed = np.empty((len(idx), self.n_components))
-            self._repair_rows(_dense_rows(X, idx) * x_scale, np.arange(len(idx)), fixed)
+            self._repair_rows(_dense_rows(X, idx), np.arange(len(idx)), fixed, scale)
             out[idx] = fixed
 
     def _circulant_product(self, Xt: np.ndarray, spectrum: np.ndarray) -> np.ndarray:
@@ -329,6 +343,7 @@ def stacked_scrk_features(X, degree: int, n_components: int, seeds) -> np.ndarra
     so the results are identical; one transform instead of one per seed (error_study's trials:
     at the dashboard's sizes each transform was mostly per-call overhead)."""
     X = check_array(X, accept_sparse="csr", dtype=[np.float64, np.float32])
+    X = canonical_csr(X).astype(X.dtype, copy=False) if sp.issparse(X) else X
     d = X.shape[1]
     check_degree_fits("anova", degree, d)
     B = -(-int(n_components) // d)  # blocks per map
@@ -340,6 +355,16 @@ def stacked_scrk_features(X, degree: int, n_components: int, seeds) -> np.ndarra
     Z = stacked._features(X, int(n_components))
     # map t: the first n_components features of its B blocks
     return Z.reshape(X.shape[0], len(seeds), B * d)[:, :, :n_components].reshape(X.shape[0], -1)
+
+
+def _in_range_rows(Xb: np.ndarray, degree: int):
+    """(rows scaled by 2^-E, E, wide): E = 0 where the block is in float range for Omega's +-1
+    entries (rkcore.kernels.ranges.in_range), else each row's largest |entry| scaled to [1/2, 1);
+    ``wide`` marks rows whose smallest products of m-th powers would still underflow."""
+    lo, hi = row_exponents(Xb)
+    if in_range(lo, hi, 1, 1, degree, Xb.shape[1]):
+        return Xb, 0, False
+    return scale_rows(Xb, hi), hi, degree * (lo - hi - 1) < -SAFE_BINADES
 
 
 def _dense_rows(X, rows) -> np.ndarray:

@@ -16,27 +16,10 @@ from sklearn.utils._param_validation import Interval, StrOptions
 from sklearn.utils.validation import check_is_fitted, validate_data
 
 from .distributions import DISTRIBUTIONS, draw_with, get_distribution
-from ..kernels.fastpaths import gemm_into, rk_block
 from ..kernels.itemsets import ItemsetFamily, check_degree_fits, family_from_spec
+from ..kernels.numerics import canonical_csr, row_blocks
 from ..base.limits import check_allocation
-from ..kernels.exact import (
-    _dense,
-    _gram,
-    _abs_max,
-    _max_nnz_per_row,
-    _power,
-    elementary_from_power_sums,
-    elementary_pairs,
-    elementary_top,
-    explicit_features,
-    itemset_kernel,
-    may_overflow,
-    newton_is_safe,
-    product_one_plus,
-    power_sums,
-    rounding_gamma,
-    row_blocks,
-)
+from .rk_blocks import _block_mapper, _Mapper
 
 RK_KERNELS = ("anova", "all_subsets", "dot", "up_to", "itemset")
 
@@ -160,6 +143,8 @@ class RandomKernel(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseEstima
         """
         check_is_fitted(self)
         X = validate_data(self, X, accept_sparse="csr", dtype=[np.float64, np.float32], reset=False)
+        if sp.issparse(X):  # a canonical copy: duplicates summed as scipy reads them; the caller's X untouched
+            X = canonical_csr(X).astype(X.dtype, copy=False)
         # float32 arithmetic only where the map is one GEMM and a few element-wise passes
         # (error that of the float32 GEMM); other families compute each block in float64
         # and store it in float32, saving the output memory but not the time.
@@ -213,11 +198,12 @@ class RandomKernel(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseEstima
 
 
 def _float32_safe(family: ItemsetFamily) -> bool:
-    """Whether the map of this family is computed in float32 for float32 input: the dot and
-    second-order ANOVA maps (one GEMM plus element-wise passes, exact Rademacher weights).
-    Higher orders go through Newton's identities, whose cancellation float32's 24-bit
-    mantissa does not absorb; they are computed in float64 and stored in float32."""
-    return family.kind == "dot" or (family.kind == "anova" and family.degree == 2)
+    """Whether the map of this family is computed in float32 for float32 input: the dot map only
+    (one GEMM: its error is at most gamma32_n * sum_j |x_j w_j|, the float32 contract of
+    :mod:`rkcore.kernels.numerics`). Every other family goes through Newton's identities or
+    products whose cancellation float32's 24-bit mantissa does not absorb (second-order ANOVA
+    reached 2e-5 * S, issue 27): they are computed in float64 and stored in float32."""
+    return family.kind == "dot"
 
 
 def draw_weights(distribution: str, n_components: int, n_features: int, random_state) -> np.ndarray:
@@ -258,172 +244,3 @@ def stacked_features(X, kernel: str, degree: int, itemsets, distribution: str, n
     W = np.vstack([draw_weights(distribution, n_components, d, seed) for seed in seeds])
     return _map_row_blocks(_block_mapper(family, W, distribution == "rademacher", n_components), X, W.shape[0],
                            np.float64)
-
-
-def _block_mapper(family: ItemsetFamily, W: np.ndarray, signs: bool, n_components: int | None = None):
-    """A function mapping a block of rows of X to its RK features, with precomputation on W.
-    Features are scaled by 1/sqrt(n_components) (default: the rows of W; stacked maps keep their D)."""
-    D = W.shape[0]  # output columns
-    scale = 1.0 / np.sqrt(n_components or D)
-    kind, m = family.kind, family.degree
-
-    if kind == "dot":
-        Wt = W.T * scale
-        return _Mapper(lambda Xb: np.asarray(Xb @ Wt), 1)
-
-    if kind == "up_to" and m == 0:  # only the empty itemset: every feature is 1 / sqrt(D)
-        return _Mapper(lambda Xb: np.full((Xb.shape[0], D), scale), 1, gemm=False)
-
-    # Accuracy contract (rkcore.kernels.exact): Newton's identities where newton_is_safe vouches for
-    # them, the stable recursion elsewhere. For Rademacher weights |x_j w_j| = |x_j|, so the
-    # power sums of |z| are row sums and the check costs O(d) per row.
-    w_max = _abs_max(W)
-
-    def repair(Z, Xb, ok, degree, all_orders, factor):
-        """Recompute the features where ``ok`` is False (or not finite) with the stable recursion."""
-        if Z.dtype != np.float64 or may_overflow(_abs_max(Xb), w_max, W.shape[1], degree):
-            ok = ok & np.isfinite(Z)  # (float32 overflows far below may_overflow's threshold)
-        if ok.all():
-            return Z
-        rows, cols = np.nonzero(~np.broadcast_to(ok, Z.shape))
-        fixed = elementary_pairs(Xb, W, rows, cols, degree, all_orders)
-        Z[rows, cols] = (sum(fixed) if all_orders else fixed) * factor
-        return Z
-
-    if kind == "anova" and m in (2, 3):
-        # In-place closed forms (fastpaths.AnovaBlock, 1/(m! sqrt D) folded into the weights as
-        # c^t W^t), then the same a-posteriori check and repair as every Newton path here: the
-        # power sums of |c x w| (Pa_2 = P_2, kept by the block) decide which features the
-        # stable recursion recomputes. Rademacher: the check is on row sums, O(nnz) per row.
-        fast = rk_block(kind, m, W, signs, n_components)
-        c = fast.c
-
-        def anova_fast(Xb, out):
-            gamma = rounding_gamma(_max_nnz_per_row(Xb) + 2 * m)
-            if not signs and out.dtype == np.float64 and not may_overflow(_abs_max(Xb), w_max, W.shape[1], m):
-                # Fused: features and a sufficient condition for newton_is_safe on cache-sized
-                # chunks; newton_is_safe itself decides for the few entries that condition
-                # leaves (fastpaths.AnovaBlock.checked). None: gamma too large for tier 1.
-                with np.errstate(over="ignore", invalid="ignore"):
-                    bad = fast.checked(Xb, out, float(gamma))
-                if bad is not None:
-                    rows, cols = bad
-                    if len(rows):
-                        out[rows, cols] = elementary_pairs(Xb, W, rows, cols, m, False) * scale
-                    return out
-            sums: dict = {}
-            with np.errstate(over="ignore", invalid="ignore"):
-                fast(Xb, out, sums)
-                absX = abs(Xb)
-                if signs:
-                    Pa = [None, c * _row_sums(absX), sums["P2"]]
-                    if m == 3:
-                        Pa.append(c**3 * _row_sums(_power(absX, 3)))
-                else:
-                    scratch = sums.get("scratch")
-                    Pa1 = gemm_into(1.0, absX, fast._abs_weights(1), 0.0, np.empty_like(out) if scratch is None else scratch)
-                    Pa = [None, Pa1, sums["P2"]]
-                    if m == 3:  # one more GEMM; the check uses it only where 3 Pa_2 > A^2 (1 - ...)
-                        Pa.append(gemm_into(1.0, _power(absX, 3), fast._abs_weights(3), 0.0, np.empty_like(out)))
-                ok = newton_is_safe(Pa, m, gamma)
-            return repair(out, Xb, ok, m, False, scale)
-
-        # (rows x D) temporaries: Rademacher none beyond m = 3's scratch; otherwise P_2 (m = 2)
-        # or P_2, P_3 and A (m = 3) in the fused check. Fractions: fast blocks are a few large BLAS calls (cheap
-        # per row, costly per call under load; see fastpaths.GEMM_BLOCK_TEMPORARIES).
-        return _Mapper(anova_fast, fast.temporaries if signs else 0.5, in_place=True)
-
-    if kind in ("anova", "up_to"):
-        powers = None if signs else [None] + [W**t for t in range(1, m + 1)]
-        W_abs = None if signs else np.abs(W)
-
-        def abs_power_sums(Xb, P, upto):
-            """Power sums of |x * w| (even ones are P's): row sums, or one GEMM per odd order."""
-            Pa = [None]
-            for t in range(1, upto + 1):
-                if t % 2 == 0:
-                    Pa.append(P[t])
-                elif signs:
-                    Pa.append(np.asarray(abs(_power(Xb, t)).sum(axis=1)).reshape(-1, 1))
-                else:
-                    Pa.append(_gram(_power(abs(Xb), t), W_abs**t if t > 1 else W_abs))
-            return Pa
-        # e_m(c x, w) = c^m e_m(x, w): scaling the (small) X block by D^(-1/(2m)) replaces a
-        # pass over the (rows x D) output. Sums over orders (up_to) need the output scaled.
-        x_scale = scale ** (1.0 / m) if kind == "anova" else 1.0
-
-        def anova(Xb):
-            Xb = Xb * x_scale if x_scale != 1.0 else Xb
-            gamma = rounding_gamma(_max_nnz_per_row(Xb) + 2 * m)
-            with np.errstate(over="ignore", invalid="ignore"):
-                if signs:
-                    P = power_sums(Xb, W, m, y_is_sign=True)
-                else:
-                    P = [None] + [_gram(Xb.power(t) if sp.issparse(Xb) else Xb**t, powers[t]) for t in range(1, m + 1)]
-                ok = newton_is_safe(abs_power_sums(Xb, P, m), m, gamma, all_orders=kind == "up_to")
-                if kind == "anova":
-                    Z = elementary_top(P, m)
-                    if Z.shape != (Xb.shape[0], D):
-                        Z = np.broadcast_to(Z, (Xb.shape[0], D)).copy()
-                    return repair(Z, Xb, ok, m, False, 1.0)
-                e = elementary_from_power_sums(P, m)
-                Z = np.broadcast_to(e[1], (Xb.shape[0], D)).copy()
-                for ek in e[2:]:
-                    Z += ek
-                Z += 1.0
-                Z *= scale
-            return repair(Z, Xb, ok, m, True, scale)
-
-        return _Mapper(anova, m + 3)
-
-    if kind == "all_subsets":
-        # Rademacher: log trick (one GEMM/SpMM of logs, then exp: inf only where the exact
-        # value is); other weights: product over each row's non-zeros, which can overflow or
-        # give inf * 0 on the way. Either way, non-finite features are recomputed in log space.
-        fast = rk_block(kind, m, W, signs, n_components)
-        log_scale = np.log(scale)
-
-        def all_subsets_fast(Xb, out):
-            with np.errstate(over="ignore", invalid="ignore"):
-                fast(Xb, out)
-            bad = ~np.isfinite(out)
-            if bad.any():
-                r, c_ = np.nonzero(bad)
-                for sl in row_blocks(len(r), 8 * 8 * W.shape[1]):
-                    out[r[sl], c_[sl]] = product_one_plus(_dense(Xb[r[sl]]), W[c_[sl]], log_scale)
-            return out
-
-        return _Mapper(all_subsets_fast, fast.temporaries, in_place=True)
-
-    if kind == "custom":
-        phi_W = explicit_features(W, family).T * scale
-        return _Mapper(lambda Xb: explicit_features(Xb, family) @ phi_W, phi_W.shape[0] // D + 2)
-
-    # cross-field families: per-field products, exact kernel between X and the weights
-    return _Mapper(lambda Xb: itemset_kernel(Xb, W, family) * scale, len(family.fields) + 2 * m)
-
-
-class _Mapper:
-    """A block function, how many (rows x D) temporaries it allocates, and whether it is
-    GEMM-bound (then blocks keep at least MIN_GEMM_BLOCK_ROWS rows); for block sizing.
-
-    ``fn(Xb)`` returns the block, or with ``in_place`` ``fn(Xb, out)`` writes it. The block is
-    computed in the dtype of Xb (float64 unless the family is float32-safe) and stored in
-    out's: a float32 ``out`` of a float64 computation gets a float64 buffer first."""
-
-    def __init__(self, fn, temporaries: float, gemm: bool = True, in_place: bool = False):
-        self.fn, self.temporaries, self.gemm, self.in_place = fn, temporaries, gemm, in_place
-
-    def __call__(self, Xb, out):
-        if not self.in_place:
-            out[...] = self.fn(Xb)
-        elif out.dtype == Xb.dtype:
-            self.fn(Xb, out)
-        else:
-            out[...] = self.fn(Xb, np.empty(out.shape, dtype=Xb.dtype))
-        return out
-
-
-def _row_sums(A) -> np.ndarray:
-    """Row sums of a dense or sparse block as a (rows, 1) column."""
-    return np.asarray(A.sum(axis=1)).reshape(-1, 1)

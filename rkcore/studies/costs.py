@@ -23,7 +23,7 @@ from threadpoolctl import threadpool_limits  # a dependency of scikit-learn
 
 from .accuracy import estimate_seconds as accuracy_estimate_seconds
 from .accuracy import total_seconds as accuracy_total_seconds
-from ..kernels.fastpaths import GRAM_GROUP, GROUP_ROUNDINGS, _products_within_contract
+from ..kernels.all_subsets_gram import GRAM_GROUP, GROUP_ROUNDINGS, _products_within_contract
 from ..kernels.itemsets import MAX_ENUMERATION
 from ..base.limits import format_bytes, nbytes
 from ..registry import get_map, get_method

@@ -29,6 +29,8 @@ with bound(D) <= delta in exact arithmetic.
 """
 from __future__ import annotations
 
+import decimal
+
 import numpy as np
 import pandas as pd
 import scipy.sparse as sp
@@ -309,8 +311,6 @@ def lemma3(n_components, eps, R, degree, *, clip: bool = True):
 def _decimal_ceil(D_star_decimal, *params) -> np.ndarray:
     """ceil(D*) element-wise with D* from ``D_star_decimal(*floats)`` in 60-digit decimals
     (inf beyond the float64 range)."""
-    import decimal
-
     arrays = np.broadcast_arrays(*params)
     out = np.empty(arrays[0].shape, dtype=object)
     with decimal.localcontext() as ctx:

@@ -52,7 +52,8 @@ import scipy.sparse as sp
 
 from ..maps.distributions import DISTRIBUTIONS, Distribution, get_distribution
 from ..kernels.itemsets import ItemsetFamily, family_from_spec
-from ..kernels.exact import _dense, _gram, check_array, row_blocks
+from ..kernels.numerics import _dense, _gram, check_array, row_blocks
+from ..kernels.ranges import row_exponents, scale_rows
 from ..base.validation import check_int
 
 #: Families with a known size profile, which this module handles.
@@ -212,6 +213,14 @@ def _closed_moments(kind: str, XT: np.ndarray, YT: np.ndarray, mu4: float):
     return (1.0 + xx + yy + 4.0 * xy + mu4 * xx * yy).prod(axis=0), (1.0 + xy).prod(axis=0)
 
 
+def _balanced(X, Y):
+    """Paired rows rescaled x 2^-p, y 2^p (exact) so that their largest entries have about the
+    same binade: for families whose itemsets all have one size (ANOVA, dot) the moments depend
+    on the products x_j y_j only, and x^2, y^2 then neither overflow nor underflow needlessly."""
+    shift = (row_exponents(X)[1] - row_exponents(Y)[1]) // 2
+    return scale_rows(X, shift), scale_rows(Y, -shift)
+
+
 def _moments(X, Y, family: ItemsetFamily, mu4: float):
     """(E[f^2], K) for the paired rows of validated X, Y (dense or CSR), in blocks of pairs."""
     n, d = X.shape
@@ -221,6 +230,11 @@ def _moments(X, Y, family: ItemsetFamily, mu4: float):
     n_states = sum((c + 1) ** 2 for c in _state_caps(M)) if kind in ("anova", "up_to") else 0
     per_pair = 8 * (4 * d + 2 * n_states)
     second, kernel = np.empty(n), np.empty(n)
+    if kind in ("anova", "dot"):
+        # every itemset has the same size, so E[f^2] and K depend on x_j y_j only: balance each
+        # pair's magnitudes by an exact power of two (x 2^-p, y 2^p), so that x^2 or y^2 cannot
+        # overflow or underflow where the products are ordinary numbers
+        X, Y = _balanced(X, Y)
     for rows in row_blocks(n, per_pair, PAIR_BLOCK_BYTES):
         XT, YT = _compact(_dense(X[rows]), _dense(Y[rows]))
         if kind in ("dot", "all_subsets"):
@@ -309,7 +323,7 @@ def rk_variance(X, Y, n_components, *, kernel="anova", degree=2, distribution="r
     family = _family(kernel, degree, X.shape[1])
     mu4 = _fourth_moment(distribution)
     if family.kind == "dot":
-        return _dot_gram_variance(X, Y, mu4, paired=True) / D
+        return _dot_gram_variance(*_balanced(X, Y), mu4, paired=True) / D
     second, value = _moments(X, Y, family, mu4)
     # E f^2 >= K^2 exactly; rounding can leave a tiny negative difference: a variance is >= 0
     return np.maximum(second - value**2, 0.0) / D

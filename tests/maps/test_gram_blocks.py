@@ -15,6 +15,10 @@ import scipy.sparse as sp
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
+from rkcore.kernels import anova_gram as AG
+from rkcore.kernels import blas_blocks as FP
+from rkcore.kernels import witnesses as GW
+from rkcore.kernels import numerics as KN
 from rkcore.kernels import exact as K
 from rkcore.kernels.itemsets import ItemsetFamily
 from tests.maps.numerics_oracle import elementary_exact, family_value, fr
@@ -39,9 +43,9 @@ PROPERTY = settings(max_examples=40, deadline=None, derandomize=True,
 @pytest.fixture
 def tiny_blocks(monkeypatch):
     """Row blocks of 2 rows, fused sub-blocks of 1 row."""
-    monkeypatch.setattr(K, "GRAM_SCRATCH_BYTES", 1)
-    monkeypatch.setattr(K, "GRAM_MIN_ROWS", 2)
-    monkeypatch.setattr(K, "FUSED_BYTES", 1)
+    monkeypatch.setattr(AG, "GRAM_SCRATCH_BYTES", 1)
+    monkeypatch.setattr(AG, "GRAM_MIN_ROWS", 2)
+    monkeypatch.setattr(AG, "FUSED_BYTES", 1)
 
 
 @st.composite
@@ -131,7 +135,7 @@ def test_closed_form_check_implies_the_general_bound(degree):
             Pa = [None] + [sum(v ** t for v in a) for t in range(1, degree + 1)]
             Pa_f = [None] + [np.array([float(p)]) for p in Pa[1:]]
             ok = bool(K.newton_is_safe(Pa_f, degree, gamma)[0])
-            eps = K.newton_error_bounds([None] + [float(p) for p in Pa[1:]], degree, gamma)[degree]
+            eps = KN.newton_error_bounds([None] + [float(p) for p in Pa[1:]], degree, gamma)[degree]
             S = elementary_exact(a, degree)[degree]
             general = 2 * Fraction(eps) * (1 + Fraction(tol)) <= Fraction(tol) * (S - Fraction(eps))
             checked += 1
@@ -165,7 +169,7 @@ def all_subsets_cases(draw):
 def test_sparse_all_subsets_gram_meets_the_contract_across_blocks_and_chunks(monkeypatch, case):
     """fastpaths._sparse_products forced (any density), with row blocks of 2 rows and chunks of
     3 triples, so (i, k) pairs get their factors from several chunks and blocks start mid-way."""
-    from rkcore.kernels import fastpaths as F
+    from rkcore.kernels import all_subsets_gram as F
 
     monkeypatch.setattr(F, "SPARSE_GRAM_RATIO", 0)
     monkeypatch.setattr(F, "SPARSE_GRAM_CHUNK", 3)
@@ -177,7 +181,7 @@ def test_sparse_all_subsets_gram_meets_the_contract_across_blocks_and_chunks(mon
 
 
 def test_sparse_all_subsets_is_chosen_for_sparse_rows_only():
-    from rkcore.kernels import fastpaths as F
+    from rkcore.kernels import all_subsets_gram as F
 
     rng = np.random.default_rng(0)
     onehot = np.zeros((50, 40))
@@ -211,7 +215,7 @@ def test_level_rows_gram_is_exact_to_a_few_ulps(tiny_blocks, case):
     X, Y, symmetric, sparse = case
     if symmetric:
         Y = X
-    assert K.row_levels(X) is not None and K.row_levels(Y) is not None
+    assert FP.row_levels(X) is not None and FP.row_levels(Y) is not None
     for m in (2, 3):
         Xin, Yin = (sp.csr_matrix(X), sp.csr_matrix(Y)) if sparse else (X, Y)
         G = K.anova_kernel(Xin, None if symmetric else Yin, degree=m)
@@ -226,14 +230,14 @@ def test_level_rows_gram_is_exact_to_a_few_ulps(tiny_blocks, case):
 
 def test_level_rows_detection_and_range_guard():
     onehot = np.eye(4)[[0, 1, 1, 3]] * np.array([[0.5], [2.0], [-3.0], [1.0]])
-    assert K.row_levels(onehot).tolist() == [0.5, 2.0, -3.0, 1.0]
-    assert K.row_levels(sp.csr_matrix(onehot)).tolist() == [0.5, 2.0, -3.0, 1.0]
-    assert K.row_levels(np.array([[1.0, 1.0, 0.0], [0.0, 0.0, 0.0]])).tolist() == [1.0, 0.0]
-    assert K.row_levels(np.array([[1.0, 2.0, 0.0]])) is None
-    assert K.row_levels(np.array([[1.0, -1.0, 0.0]])) is None  # z_j of both signs: not a level
+    assert FP.row_levels(onehot).tolist() == [0.5, 2.0, -3.0, 1.0]
+    assert FP.row_levels(sp.csr_matrix(onehot)).tolist() == [0.5, 2.0, -3.0, 1.0]
+    assert FP.row_levels(np.array([[1.0, 1.0, 0.0], [0.0, 0.0, 0.0]])).tolist() == [1.0, 0.0]
+    assert FP.row_levels(np.array([[1.0, 2.0, 0.0]])) is None
+    assert FP.row_levels(np.array([[1.0, -1.0, 0.0]])) is None  # z_j of both signs: not a level
     # levels whose powers leave float64's range take the checked path, still exact
     X = np.array([[1e200, 1e200, 1e200, 0.0], [1e-200, 1e-200, 0.0, 1e-200]])
-    assert not K._levels_in_range(K.row_levels(X), K.row_levels(X), 4, 2)
+    assert not AG._levels_in_range(FP.row_levels(X), FP.row_levels(X), 4, 2)
     G = K.anova_kernel(X, degree=2)
     assert G[0, 0] == np.inf  # exact 3e800: beyond float64
     assert G[1, 1] == 0.0  # exact 3e-800: below the underflow threshold
@@ -254,9 +258,9 @@ def test_cauchy_schwarz_witness_implies_the_first_closed_form_test():
         for m in (2, 3):
             gamma = float(K.rounding_gamma(d + 2 * m))
             c = float(K.closed_form_check_constants(m, gamma)[0])
-            w = K._cauchy_schwarz_witness(X, Y, c)
+            w = GW._cauchy_schwarz_witness(X, Y, c)
             assert w is not None
-            V = K.gemm_into(1.0, w[0], w[1], 0.0, np.empty((40, 30), dtype=np.float32))
+            V = FP.gemm_into(1.0, w[0], w[1], 0.0, np.empty((40, 30), dtype=np.float32))
             A = np.abs(X) @ np.abs(Y).T
             P2 = (X * X) @ (Y * Y).T
             bound = A * A
@@ -268,9 +272,9 @@ def test_cauchy_schwarz_witness_implies_the_first_closed_form_test():
 
 
 def test_witness_is_refused_for_rows_spanning_more_than_2_to_the_60():
-    assert K._cauchy_schwarz_witness(np.array([[1e15, 1.0], [1.0, 2.0]]), np.ones((1, 2)), 0.9) is not None
-    assert K._cauchy_schwarz_witness(np.array([[1e-300, 1e-299]]), np.ones((1, 2)), 0.9) is not None
-    assert K._cauchy_schwarz_witness(np.array([[1e30, 1e-30]]), np.ones((1, 2)), 0.9) is None
+    assert GW._cauchy_schwarz_witness(np.array([[1e15, 1.0], [1.0, 2.0]]), np.ones((1, 2)), 0.9) is not None
+    assert GW._cauchy_schwarz_witness(np.array([[1e-300, 1e-299]]), np.ones((1, 2)), 0.9) is not None
+    assert GW._cauchy_schwarz_witness(np.array([[1e30, 1e-30]]), np.ones((1, 2)), 0.9) is None
 
 
 def test_count_threshold_implies_the_first_closed_form_test():
@@ -285,7 +289,7 @@ def test_count_threshold_implies_the_first_closed_form_test():
         for m in (2, 3):
             gamma = float(K.rounding_gamma(d + 2 * m))
             c = float(K.closed_form_check_constants(m, gamma)[0])
-            k = K._count_threshold(X, Y, m, c)
+            k = GW._count_threshold(X, Y, m, c)
             if k is None:
                 continue
             count = (X != 0).astype(float) @ (Y != 0).astype(float).T
@@ -300,8 +304,8 @@ def test_count_threshold_implies_the_first_closed_form_test():
 def test_witness_failures_are_checked_pair_by_pair(monkeypatch):
     """Dense signed rows where the witness fails on some entries (one large coordinate): the
     gathered closed-form tests and the stable recursion give contract values everywhere."""
-    monkeypatch.setattr(K, "FUSED_BYTES", 8 * 8)
-    monkeypatch.setattr(K, "WITNESS_MAX_FAIL", 1.0)  # keep the witness in use
+    monkeypatch.setattr(AG, "FUSED_BYTES", 8 * 8)
+    monkeypatch.setattr(GW, "WITNESS_MAX_FAIL", 1.0)  # keep the witness in use
     rng = np.random.default_rng(3)
     X = rng.standard_normal((12, 10))
     X[::3, 0] *= 50.0  # a dominant |z_j| for some pairs: witness fails there, then the tests decide
@@ -320,7 +324,7 @@ def test_level_rows_all_subsets_gram_meets_the_contract(monkeypatch, case):
     """fastpaths._level_products (one GEMM of the patterns, a table of (1 + a b)^c) on rows with
     one non-zero value each, of either sign and over 40 orders (overflowing entries go to the
     log-space repair), across row blocks of 2 rows."""
-    from rkcore.kernels import fastpaths as F
+    from rkcore.kernels import all_subsets_gram as F
 
     monkeypatch.setattr(F, "GRAM_BLOCK_BYTES", 2 * 4 * 4)
     X, Y, symmetric, sparse = case
@@ -331,7 +335,7 @@ def test_level_rows_all_subsets_gram_meets_the_contract(monkeypatch, case):
 
 
 def test_level_all_subsets_is_used_for_level_rows_only(monkeypatch):
-    from rkcore.kernels import fastpaths as F
+    from rkcore.kernels import all_subsets_gram as F
 
     onehot = np.eye(6)[np.arange(20) % 6] * (1.0 + np.arange(20) % 3)[:, None]
     out = np.empty((20, 20))
@@ -348,7 +352,7 @@ def test_all_subsets_gram_meets_the_contract_on_thousands_of_shared_non_zeros(mo
     """Rows sharing 4,097 small non-zeros: every factor 1 + x y rounds the same way, so float64
     products drift by ~c u (the grouped path reached 1.08e-12 here, above the 1e-12 contract);
     beyond the bound each path hands over to extended precision. Against exact rationals."""
-    from rkcore.kernels import fastpaths as F
+    from rkcore.kernels import all_subsets_gram as F
 
     if path != "level table":
         monkeypatch.setattr(F, "LEVEL_TABLE_SIZE", 0)
@@ -370,7 +374,7 @@ def test_all_subsets_gram_meets_the_contract_on_thousands_of_shared_non_zeros(mo
 def test_extended_all_subsets_products_meet_the_contract(monkeypatch, case):
     """The extended-precision path itself, forced on the property cases (adversarial magnitudes,
     mixed signs, zeros, overflow to inf), dense and CSR."""
-    from rkcore.kernels import fastpaths as F
+    from rkcore.kernels import all_subsets_gram as F
 
     monkeypatch.setattr(F, "GRAM_BLOCK_BYTES", 2 * 16 * 5)  # several row blocks and column chunks
     X, Y, sparse_x, sparse_y = case
@@ -381,7 +385,7 @@ def test_extended_all_subsets_products_meet_the_contract(monkeypatch, case):
 
 
 def test_float64_only_platforms_refuse_instead_of_a_number_outside_the_contract(monkeypatch):
-    from rkcore.kernels import fastpaths as F
+    from rkcore.kernels import all_subsets_gram as F
 
     monkeypatch.setattr(F, "EXTENDED", None)
     X = np.full((2, 4097), 1e-4)
@@ -401,7 +405,7 @@ def test_sparse_all_subsets_gram_of_x_with_itself_computes_the_upper_triangle(mo
     """K(X, X) on the sparse path: each block skips the rows above it in every column of X and
     the lower triangle is mirrored; exactly symmetric and within the contract, with row blocks
     of 2 rows and chunks of 3 triples."""
-    from rkcore.kernels import fastpaths as F
+    from rkcore.kernels import all_subsets_gram as F
 
     monkeypatch.setattr(F, "SPARSE_GRAM_RATIO", 0)
     monkeypatch.setattr(F, "SPARSE_GRAM_CHUNK", 3)
@@ -419,10 +423,10 @@ def test_count_threshold_path_meets_the_contract(tiny_blocks):
     rng = np.random.default_rng(7)
     X = np.where(rng.random((9, 10)) < 0.5, rng.uniform(1.0, 1.05, (9, 10)), 0.0) * 10.0 ** rng.uniform(-3, 3, (9, 1))
     Y = np.where(rng.random((7, 10)) < 0.5, rng.uniform(1.0, 1.05, (7, 10)), 0.0)
-    assert K.row_levels(X) is None
+    assert FP.row_levels(X) is None
     for m in (2, 3):
         gamma = float(K.rounding_gamma(10 + 2 * m))
-        assert K._count_threshold(X, Y, m, float(K.closed_form_check_constants(m, gamma)[0])) == (2 if m == 2 else 4)
+        assert GW._count_threshold(X, Y, m, float(K.closed_form_check_constants(m, gamma)[0])) == (2 if m == 2 else 4)
         G = K.anova_kernel(X, Y, degree=m)
         family = ItemsetFamily.anova(10, m)
         for i in range(9):

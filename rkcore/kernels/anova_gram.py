@@ -1,0 +1,519 @@
+"""The exact ANOVA and up-to Gram matrices under the accuracy contract (rkcore.kernels.numerics):
+power sums as GEMMs, Newton's closed forms fused with their a-posteriori check, the stable
+recursion where the check cannot vouch."""
+from __future__ import annotations
+
+import math
+
+import numpy as np
+import scipy.sparse as sp
+
+from .blas_blocks import as_sparse_if_sparse, gemm_into, mirror_upper_triangle, row_levels
+from .witnesses import _cauchy_schwarz_witness, _count_threshold, _witness_failures
+from .numerics import (
+    BLOCK_BYTES,
+    CONTRACT_RTOL,
+    _abs_max,
+    _broadcast_full,
+    _dense,
+    _gram,
+    _is_nonnegative,
+    _max_nnz_per_row,
+    _power,
+    _zero_fraction,
+    closed_form_check_constants,
+    elementary_from_power_sums,
+    elementary_top,
+    may_overflow,
+    newton_is_safe,
+    rounding_gamma,
+    row_blocks,
+)
+from .stable import elementary_pairs
+
+
+#: Bytes per row block of :func:`contract_elementary` (bounded memory; few, large GEMMs).
+CONTRACT_BLOCK_BYTES = 64 * 2**20
+
+
+#: ...but at least this many rows per block.
+CONTRACT_MIN_ROWS = 1024
+
+
+def contract_elementary(X, Y, degree: int, all_orders: bool = False):
+    """e_degree (or e_0..e_degree) of z = x_i * y_j for all pairs, meeting the accuracy contract.
+
+    Fast path: the power sums (GEMMs) and Newton's identities; entries where
+    :func:`newton_is_safe` cannot vouch for them are recomputed by the stable recursion.
+    The power sums of |z| it needs are the even P_t and, unless X, Y >= 0, one GEMM of
+    absolute values per odd order. Works in row blocks so the element-wise passes stay in
+    cache. Returns an (n_X, n_Y) array, or with ``all_orders`` the list e_0 (= 1.0), e_1, ...
+    """
+    nX, nY = X.shape[0], Y.shape[0]
+    nonneg = _is_nonnegative(X) and _is_nonnegative(Y)
+    gamma = float(rounding_gamma(min(_max_nnz_per_row(X), _max_nnz_per_row(Y)) + 2 * degree))
+    Ypow = [None] + [_power(Y, t) for t in range(1, degree + 1)]
+    y_max = _abs_max(Y)
+    # Sparse-ish data (e.g. one-hot rows): many pairs share fewer than m non-zeros, so their
+    # value is exactly 0 but the check cannot vouch for Newton's (S = 0). One more product of
+    # the non-zero patterns counts the shared non-zeros and settles those pairs directly.
+    count_shared = not all_orders and degree >= 2 and (_zero_fraction(X) > 0.25 or _zero_fraction(Y) > 0.25)
+    Ymask = (Y != 0).astype(np.float64) if count_shared else None
+    Yabs = [None] + [None if nonneg or t % 2 == 0 else _power(abs(Y), t) for t in range(1, degree + 1)]
+    out = [1.0] + [np.empty((nX, nY)) for _ in range(degree)] if all_orders else np.empty((nX, nY))
+    bad_rows, bad_cols = [], []
+    with np.errstate(over="ignore", invalid="ignore"):
+        # at least CONTRACT_MIN_ROWS rows per block: many small GEMMs are slow (BLAS threads
+        # synchronise once per call, which costs a lot on a loaded machine)
+        bytes_per_row = min(8 * nY * (degree + 4), max(1, CONTRACT_BLOCK_BYTES // CONTRACT_MIN_ROWS))
+        for rows in row_blocks(nX, bytes_per_row, CONTRACT_BLOCK_BYTES):
+            Xb = X[rows]
+            Xabs = None if nonneg else abs(Xb)
+            P, Pa = [None], [None]
+            for t in range(1, degree + 1):
+                Xt = _power(Xb, t)
+                P.append(_gram(Xt, Ypow[t]))
+                Pa.append(P[t] if nonneg or t % 2 == 0 else _gram(_power(Xabs, t), Yabs[t]))
+            # the check first: elementary_top overwrites P[2] and P[3], which Pa shares
+            ok = newton_is_safe(Pa, degree, gamma, all_orders=all_orders)
+            risky = may_overflow(_abs_max(Xb), y_max, Y.shape[1], degree)
+            if all_orders:
+                e = elementary_from_power_sums(P, degree)
+                for k in range(1, degree + 1):
+                    out[k][rows] = e[k]
+                    if risky:
+                        ok = ok & np.isfinite(out[k][rows])
+            else:
+                out[rows] = elementary_top(P, degree)
+                if risky:
+                    ok = ok & np.isfinite(out[rows])
+                if count_shared and not ok.all():
+                    too_few = _gram((Xb != 0).astype(np.float64), Ymask) < degree
+                    out[rows][too_few] = 0.0
+                    ok = ok | too_few
+            if not ok.all():
+                r, c = np.nonzero(~np.broadcast_to(ok, (Xb.shape[0], nY)))
+                bad_rows.append(r + rows.start)
+                bad_cols.append(c)
+    if bad_rows:
+        rows, cols = np.concatenate(bad_rows), np.concatenate(bad_cols)
+        fixed = elementary_pairs(X, Y, rows, cols, degree, all_orders)
+        if all_orders:
+            for k in range(1, degree + 1):
+                out[k][rows, cols] = fixed[k]
+        else:
+            out[rows, cols] = fixed
+    return out
+
+
+#: Bytes of the power-sum blocks of one row block of :func:`anova_gram` (all its scratch arrays).
+GRAM_SCRATCH_BYTES = 16 * 2**20
+
+
+#: ...but at least this many rows per block (few, large GEMMs), unless there are fewer rows.
+GRAM_MIN_ROWS = 64
+
+
+#: Bytes of one sub-block of the fused element-wise passes of :func:`anova_gram`: its few
+#: temporaries and the power sums it reads stay in a core's L2 cache.
+FUSED_BYTES = 256 * 2**10
+
+
+#: A CSR Y is densified (transposed, one copy per power) only up to this many bytes.
+GRAM_DENSE_Y_BYTES = 256 * 2**20
+
+
+def anova_gram(X, Y, degree: int, summed: bool = False, symmetric: bool = False) -> np.ndarray:
+    """The exact ANOVA Gram e_degree(x_i * y_k) (``summed``: the up-to Gram sum_{k<=degree} e_k),
+    an (n_X, n_Y) float64 array meeting the accuracy contract. X, Y: validated float64, dense
+    or CSR. ``symmetric``: Y is X (K(X, X)); only the upper triangle is computed, then mirrored.
+
+    Orders 2 and 3 (and 1 to 3 summed) run fused: per row block the power sums are GEMMs (SpMMs
+    for CSR X) into scratch blocks, then one pass over cache-sized sub-blocks forms Newton's
+    closed forms, checks them (the closed forms of :func:`newton_is_safe`, for the summed Gram
+    :func:`_summed_is_safe`) and writes the output; entries the check cannot vouch for are
+    recomputed by the stable recursion (:func:`elementary_pairs`). For non-negative data the
+    power sums of |z| are the power sums themselves (no GEMM of absolute values); for data
+    with many zeros, entries with fewer than ``degree`` shared non-zeros are set to exactly 0
+    from a (float32, exact) count of shared non-zeros, computed only for blocks that need it.
+
+    Two proven sufficient conditions for the first closed-form test (never looser than it: they
+    imply its verdict on the computed power sums) skip the per-entry test where they hold:
+    dense signed data, a float32 GEMM per row block whose sign vouches for whole sub-blocks
+    without the float64 GEMM of |x| |y|^T (:func:`_cauchy_schwarz_witness`); non-negative data
+    with many zeros, the shared-non-zero count itself (:func:`_count_threshold`).
+    Peak memory: the output plus one block (GRAM_SCRATCH_BYTES) plus O((n_X + n_Y) d).
+    Other orders go through :func:`contract_elementary`.
+    """
+    nX, nY, d = X.shape[0], Y.shape[0], X.shape[1]
+    low = (1 <= degree <= 3) if summed else degree in (2, 3)
+    if not low or (sp.issparse(Y) and 8 * 6 * d * nY > GRAM_DENSE_Y_BYTES):
+        if summed:
+            with np.errstate(invalid="ignore"):
+                total = _broadcast_full(sum(contract_elementary(X, Y, degree, all_orders=True)), (nX, nY))
+            bad = ~np.isfinite(total)  # orders of opposite signs that overflow: inf - inf
+            if bad.any():
+                r, c = np.nonzero(bad)
+                total[r, c] = elementary_pairs(X, Y, r, c, degree, summed=True)
+            return total
+        return _broadcast_full(contract_elementary(X, Y, degree), (nX, nY))
+    if not summed:
+        levels = row_levels(X), row_levels(Y)
+        if levels[0] is not None and levels[1] is not None and _levels_in_range(*levels, d, degree):
+            return _level_gram(X, Y, *levels, degree, symmetric)
+    nonneg = _is_nonnegative(X) and _is_nonnegative(Y)
+    gamma = float(rounding_gamma(min(_max_nnz_per_row(X), _max_nnz_per_row(Y)) + 2 * degree))
+    count_shared = not summed and (_zero_fraction(X) > 0.25 or _zero_fraction(Y) > 0.25)
+    y_max = _abs_max(Y)
+    consts = None if summed else tuple(None if c is None else float(c) for c in closed_form_check_constants(degree, gamma))
+    # the proven shortcuts of the first closed-form test (None where they do not apply)
+    witness = None
+    if not summed and not nonneg and not count_shared and not sp.issparse(X):
+        witness = _cauchy_schwarz_witness(X, Y, consts[0])
+    vouch_count = _count_threshold(X, Y, degree, consts[0]) if count_shared and nonneg else None
+
+    def transposed(A):  # (d, nY) C-contiguous
+        return np.ascontiguousarray((A.toarray() if sp.issparse(A) else A).T)
+
+    with np.errstate(over="ignore"):  # overflowing powers give inf: caught by the check
+        YT = [None] + [transposed(_small_power(Y, t)) for t in range(1, degree + 1)]
+        Yabs = None if nonneg else abs(Y)
+        YaT = {t: transposed(_small_power(Yabs, t)) for t in ((1, 3) if degree == 3 and not summed else (1,))} if not nonneg else {}
+    maskT = np.ascontiguousarray(transposed(Y != 0), dtype=np.float32) if count_shared else None
+    out = np.empty((nX, nY))
+    # the witness (float32) shares the slot of the float64 |z| sums: A is computed only once the
+    # witness is dropped for good (_witness_failures) or for a risky block, which skips the witness
+    n_arrays = degree + (0 if nonneg else 1 + (degree == 3 and not summed)) + count_shared
+    rows_per_block = max(min(GRAM_MIN_ROWS, nX), GRAM_SCRATCH_BYTES // (8 * nY * n_arrays))
+    scratch = np.empty(min(rows_per_block, nX) * nY * n_arrays)
+    sub_rows = max(1, FUSED_BYTES // (8 * nY))
+    temps = np.empty((3, sub_rows * nY))
+    few_buf = np.empty(sub_rows * nY, dtype=bool)
+    bad_rows, bad_cols = [], []
+    unsure = []  # (rows, cols, gathered power sums) of entries the witness left open
+    # the witness stays in use while few of its entries fail (_witness_failures turns it off)
+    witness_state = [witness is not None, 0, 0]
+    # BLAS keeps its own thread count: a library call must not change process-wide state (the app
+    # serves many sessions from threads of one process), and on a quiet 2-core machine two threads
+    # were faster (new/old 0.57-1.21 with two threads, 0.79-1.57 with one; benchmarks/results/numerics.md).
+    with np.errstate(over="ignore", invalid="ignore", divide="ignore"):
+        for rows in row_blocks(nX, 1, rows_per_block):
+            c0 = rows.start if symmetric else 0
+            r, w = rows.stop - rows.start, nY - c0
+            slots = [scratch[i * r * w:(i + 1) * r * w].reshape(r, w) for i in range(n_arrays)]
+            # a dense block with few non-zeros (one-hot-like rows) as CSR: its power sums and
+            # shared-non-zero count become SpMMs over the stored entries (1/8 of the flops or less)
+            Xb = as_sparse_if_sparse(X[rows])
+            cols = slice(c0, nY)
+            P = [None] + [gemm_into(1.0, _small_power(Xb, t), YT[t][:, cols], 0.0, slots[t - 1])
+                          for t in range(1, degree + 1)]
+            risky = may_overflow(_abs_max(Xb), y_max, d, degree)
+            lazy = {}
+
+            def block(key, _Xb=Xb, _cols=cols, _slots=slots, _P=P):
+                """The row block's |z| power sums ("A", "pa3"), shared-non-zero count ("count")
+                or Cauchy-Schwarz witness ("witness"), computed the first time they are asked for."""
+                if key not in lazy:
+                    if key == "A":
+                        lazy.pop("witness", None)  # same slot
+                        lazy[key] = _P[1] if nonneg else gemm_into(1.0, abs(_Xb), YaT[1][:, _cols], 0.0, _slots[degree])
+                    elif key == "pa3":
+                        lazy[key] = _P[3] if nonneg else gemm_into(1.0, _small_power(abs(_Xb), 3), YaT[3][:, _cols], 0.0,
+                                                                   _slots[degree + 1])
+                    else:
+                        slot = _slots[-1] if key == "count" else _slots[degree]
+                        buf = slot.reshape(-1).view(np.float32)[:r * w].reshape(r, w)
+                        if key == "count":  # exact below 2^24
+                            lazy[key] = gemm_into(1.0, (_Xb != 0).astype(np.float32), maskT[:, _cols], 0.0, buf)
+                        else:
+                            XA, YAT = witness
+                            lazy[key] = gemm_into(1.0, XA[rows], YAT[:, _cols], 0.0, buf)
+                return lazy[key]
+
+            for sub in row_blocks(r, 1, sub_rows):
+                q = sub.stop - sub.start
+                t = [tmp[:q * w].reshape(q, w) for tmp in temps]
+                o = out[rows.start + sub.start:rows.start + sub.stop, c0:]
+                Ps = [None] + [p[sub] for p in P[1:]]
+                if summed:
+                    ok = _summed_block(Ps, block("A")[sub], degree, gamma, risky, o, t)
+                elif witness is not None and not risky and witness_state[0] and \
+                        (fails := _witness_failures(block("witness")[sub], witness_state)) is not None:
+                    _top_value(Ps, degree, o, t)
+                    if fails[0].size:  # checked at the end with their own |z| sums
+                        i, k = fails
+                        unsure.append((i + rows.start + sub.start, k + c0, [p[i, k] for p in Ps[1:]]))
+                    continue
+                elif vouch_count is not None and not risky:
+                    ok = _top_counted(Ps, degree, consts, vouch_count, block("count")[sub], o, t,
+                                      few_buf[:q * w].reshape(q, w))
+                else:
+                    few = (lambda s=sub, q=q: np.less(block("count")[s], degree,
+                                                      out=few_buf[:q * w].reshape(q, w))) if count_shared else None
+                    ok = _top_block(Ps, block("A")[sub], nonneg, degree, consts, risky, o, t,
+                                    lambda s=sub: block("pa3")[s], few)
+                if ok is not None and not ok.all():
+                    i, k = np.divmod(np.flatnonzero(~ok), w)
+                    bad_rows.append(i + rows.start + sub.start)
+                    bad_cols.append(k + c0)
+    if unsure:  # the entries the witness could not vouch for: the closed-form tests, pair by pair
+        rows_, cols_ = np.concatenate([u[0] for u in unsure]), np.concatenate([u[1] for u in unsure])
+        P_ = [None] + [np.concatenate([u[2][t] for u in unsure]) for t in range(degree)]
+        ok = _gathered_check(X, Y, rows_, cols_, P_, degree, consts)
+        bad_rows.append(rows_[~ok])
+        bad_cols.append(cols_[~ok])
+    if bad_rows:
+        rows_, cols_ = np.concatenate(bad_rows), np.concatenate(bad_cols)
+        out[rows_, cols_] = elementary_pairs(X, Y, rows_, cols_, degree, summed=summed)
+    if symmetric:
+        mirror_upper_triangle(out, rows_per_block)
+    return out
+
+
+def _small_power(A, t: int):
+    """Element-wise t-th power by repeated products (t <= 3: two roundings at most, which the
+    gamma of the check covers; 4x faster than ``**`` for t = 3), keeping sparsity."""
+    if t == 1:
+        return A
+    if t == 2:
+        return A.multiply(A) if sp.issparse(A) else A * A
+    if t == 3:
+        return A.multiply(A).multiply(A) if sp.issparse(A) else np.multiply(A * A, A)
+    return _power(A, t)
+
+
+def _levels_in_range(a: np.ndarray, b: np.ndarray, d: int, degree: int) -> bool:
+    """Whether a_i^m / m!, b_k^m and their products with C(d, m) stay normal float64 numbers
+    (decided on exponents, so nothing here overflows)."""
+    a, b = np.abs(a[a != 0]), np.abs(b[b != 0])
+    if not a.size or not b.size:
+        return True
+    la, lb = np.log2(a), np.log2(b)
+    lo = degree * (float(la.min()) + float(lb.min()))
+    hi = degree * (float(la.max()) + float(lb.max()) + np.log2(d))
+    return -900.0 <= lo and hi <= 900.0 and -300.0 <= min(la.min(), lb.min()) and max(la.max(), lb.max()) <= 300.0
+
+
+def _level_gram(X, Y, a: np.ndarray, b: np.ndarray, degree: int, symmetric: bool) -> np.ndarray:
+    """The ANOVA Gram of rows whose non-zeros share one value per row (:func:`row_levels`):
+    z_j = a_i b_k on the c_ik shared non-zeros, so e_m = C(c_ik, m) (a_i b_k)^m, with c from one
+    float32 GEMM of the non-zero patterns (exact below 2^24). C(c, m) is an exact integer; the
+    factors a^m / m! and b^m add at most 2 m + 2 roundings: relative error below (2 m + 3) u,
+    far inside the accuracy contract (sum_V |prod z_j| = |e_m| here). Pairs with fewer than m
+    shared non-zeros get exactly 0.0. One GEMM instead of m GEMMs, no check, no fallback."""
+    nX, nY = X.shape[0], Y.shape[0]
+    fa = (a ** degree / math.factorial(degree))[:, None]
+    fb = b ** degree
+    maskT = np.ascontiguousarray((Y.toarray() if sp.issparse(Y) else Y).T != 0, dtype=np.float32)
+    out = np.empty((nX, nY))
+    rows_per_block = max(min(GRAM_MIN_ROWS, nX), GRAM_SCRATCH_BYTES // (4 * nY))
+    count = np.empty(min(rows_per_block, nX) * nY, dtype=np.float32)
+    sub_rows = max(1, FUSED_BYTES // (8 * nY))
+    tmp = np.empty(sub_rows * nY)
+    for rows in row_blocks(nX, 1, rows_per_block):
+        c0 = rows.start if symmetric else 0
+        r, w = rows.stop - rows.start, nY - c0
+        Xb = X[rows]
+        cnt = gemm_into(1.0, (Xb != 0).astype(np.float32), maskT[:, c0:], 0.0, count[:r * w].reshape(r, w))
+        for sub in row_blocks(r, 1, sub_rows):
+            o = out[rows.start + sub.start:rows.start + sub.stop, c0:]
+            c = cnt[sub]
+            np.subtract(c, 1.0, out=o)  # c (c - 1) [(c - 2)]: exact integers
+            o *= c
+            if degree == 3:
+                t = tmp[:o.size].reshape(o.shape)
+                np.subtract(c, 2.0, out=t)
+                o *= t
+            o *= fa[rows.start + sub.start:rows.start + sub.stop]
+            o *= fb[c0:]
+            o += 0.0  # -0.0 (from 0 * (0 - 1)) to +0.0
+    if symmetric:
+        mirror_upper_triangle(out, rows_per_block)
+    return out
+
+
+def _top_value(P, degree, o, t) -> None:
+    """e_degree (2 or 3) of one sub-block into ``o`` by Newton's closed forms (no check)."""
+    if degree == 2:
+        np.multiply(P[1], P[1], out=o)
+        o -= P[2]
+        o *= 0.5
+    else:
+        np.multiply(P[1], P[1], out=t[0])
+        _e3_into(P, t[0], t[1], o)
+
+
+def _top_counted(P, degree, consts, vouch_count: int, count, o, t, few) -> np.ndarray | None:
+    """e_degree of one sub-block of non-negative data into ``o`` when the shared-non-zero count
+    decides the check (:func:`_count_threshold`): pairs with fewer than ``degree`` shared
+    non-zeros are exactly 0, those with at least ``vouch_count`` pass the first closed-form test;
+    only the pairs in between are tested (A = P_1). Returns where vouched for, or None (all)."""
+    _top_value(P, degree, o, t)
+    # zero the pairs with too few shared non-zeros: a multiply by the boolean (4x faster than a
+    # masked copy), then + 0.0 turns the -0.0 of negative residues into +0.0
+    np.greater_equal(count, degree, out=few)
+    o *= few
+    o += 0.0
+    if vouch_count <= degree:
+        return None
+    np.less(count, vouch_count, out=few)
+    few &= count >= degree
+    idx = np.flatnonzero(few)  # (sub-blocks are C-contiguous: flat indices, 10x faster than 2-D)
+    if not idx.size:
+        return None
+    ok = np.ones(o.shape, dtype=bool)
+    A = P[1].reshape(-1)[idx]
+    c, c_b = consts
+    bound = A * A
+    bound *= c
+    P2 = P[2].reshape(-1)[idx]
+    sel = P2 <= bound
+    if degree == 3 and not sel.all():
+        sel |= P2 - c_b * P[3].reshape(-1)[idx] / np.where(A > 0, A, 1.0) <= bound
+    ok.reshape(-1)[idx] = sel
+    return ok
+
+
+def _e3_into(P, sq, tmp, out) -> None:
+    """e_3 = (P1 (P1^2 - 3 P2) + 2 P3) / 6 into ``out``, in place; ``sq`` holds P1^2 on entry
+    (overwritten), ``tmp`` is scratch and may be ``out``."""
+    np.multiply(P[2], 3.0, out=tmp)
+    sq -= tmp
+    sq *= P[1]
+    np.multiply(P[3], 2.0, out=out)
+    out += sq
+    out *= 1.0 / 6.0
+
+
+def _top_block(P, A, nonneg, degree, consts, risky, o, t, pa3, too_few=None) -> np.ndarray:
+    """e_degree (2 or 3) of one sub-block into ``o``, and where :func:`newton_is_safe`'s closed
+    forms vouch for it (the same bounds, decided entry by entry). P: power sums, A: the power sum
+    of |z| (P[1] itself for non-negative data; even powers are their own), t: three scratch
+    arrays, pa3(): the third power sum of |z|, too_few(): where fewer than ``degree`` products
+    z_j are non-zero (exactly 0; set so and vouched for), both asked for only where the first
+    test fails. consts: :func:`closed_form_check_constants` (degree, gamma)."""
+    sq, bound, lhs = t
+    np.multiply(P[1], P[1], out=sq)
+    c, c_b = consts
+    if nonneg:
+        np.multiply(sq, c, out=bound)  # the same rounding as copying sq, then bound *= c
+    else:
+        np.multiply(A, A, out=bound)
+        bound *= c
+    if degree == 2:
+        ok = np.less_equal(P[2], bound)
+        np.subtract(sq, P[2], out=o)
+        o *= 0.5
+    else:
+        ok = np.less_equal(P[2], bound)
+        _e3_into(P, sq, lhs, o)
+    if not ok.all():
+        if too_few is not None:
+            few = too_few()
+            np.putmask(o, few, 0.0)  # 2.5x faster than np.copyto(..., where=)
+            ok |= few
+        if degree == 3 and not ok.all():
+            # S_3 = (A^3 - 3 A Pa_2 + 2 Pa_3) / 6: the Pa_3 term where the first test fails
+            idx = np.flatnonzero(~ok)  # sub-blocks are C-contiguous (full rows)
+            Ab = A.reshape(-1)[idx]
+            ok.reshape(-1)[idx] = (P[2].reshape(-1)[idx] - c_b * pa3().reshape(-1)[idx] / np.where(Ab > 0, Ab, 1.0)
+                                   <= bound.reshape(-1)[idx])
+    if risky:
+        if degree == 3:
+            bound *= A
+        ok &= np.isfinite(bound)
+        ok &= np.isfinite(o)
+    return ok
+
+
+def _summed_block(P, A, degree, gamma, risky, o, t) -> np.ndarray:
+    """sum_{k<=degree} e_k (degree 1 to 3) of one sub-block into ``o``, and where
+    :func:`_summed_is_safe` vouches for it."""
+    sq, s, e = t
+    ok = _summed_is_safe(A, P[2] if degree >= 2 else None, degree, gamma, sq, s)
+    # 1 + e_1 + e_2 + e_3 with e_2 = (P1^2 - P2) / 2, e_3 = (P1 (P1^2 - 3 P2) + 2 P3) / 6
+    np.add(P[1], 1.0, out=o)
+    if degree >= 2:
+        np.multiply(P[1], P[1], out=sq)
+        np.subtract(sq, P[2], out=e)
+        e *= 0.5
+        o += e
+    if degree == 3:
+        _e3_into(P, sq, e, e)
+        o += e
+    if risky:
+        ok &= np.isfinite(o)
+    return ok
+
+
+def _summed_is_safe(A, Pa2, degree: int, gamma: float, sq: np.ndarray, s: np.ndarray) -> np.ndarray:
+    """Where Newton's identities meet the contract for sum_{k<=degree} e_k (degree <= 3), from
+    A = sum_j |z_j| and Pa2 = sum_j z_j^2 (writes the scratch arrays sq, s).
+
+    :func:`newton_error_bounds` with Pa_1 = A (see :func:`closed_form_check_constants`) gives
+    eps_1 = 3 gamma A, eps_2 <= gamma (3.01 A^2 + 1.5 Pa_2) and, with Pa_3 <= A Pa_2,
+    eps_3 <= gamma (1.51 A^3 + 3.51 A Pa_2). The scale is bounded below by
+    S = 1 + A + max(0, (A^2 - Pa_2) / 2) + max(0, (A^3 - 3 A Pa_2) / 6) <= sum_k e_k(|z|) (the
+    dropped 2 Pa_3 / 6 >= 0); its rounding (a few u per term, gamma >= 3 u) is covered by
+    err = gamma (0.3 + 3.3 A + 3.4 A^2 + 1.8 A^3 + Pa_2 (1.8 + 3.9 A)) (terms of orders above
+    ``degree`` dropped). The test is the one of :func:`newton_is_safe` with ``all_orders``,
+    2 err (1 + tol) <= tol (S - err); False where a value is not finite.
+    """
+    tol = CONTRACT_RTOL
+    # err (Horner in A), into sq
+    if degree == 3:
+        np.multiply(A, 1.8, out=sq)
+        sq += 3.4
+        sq *= A
+        sq += 3.3
+    elif degree == 2:
+        np.multiply(A, 3.4, out=sq)
+        sq += 3.3
+    else:
+        sq.fill(3.3)
+    sq *= A
+    sq += 0.3
+    if degree >= 2:
+        pa2_term = np.multiply(A, 3.9) if degree == 3 else np.full_like(A, 0.0)
+        pa2_term += 1.8
+        pa2_term *= Pa2
+        sq += pa2_term
+    sq *= gamma * (2.0 + 3.0 * tol) / tol
+    # lower bound of the scale, into s
+    np.add(A, 1.0, out=s)
+    if degree >= 2:
+        h = np.multiply(A, A)
+        h2 = h - Pa2
+        h2 *= 0.5
+        np.maximum(h2, 0.0, out=h2)
+        s += h2
+        if degree == 3:
+            np.multiply(Pa2, 3.0, out=h2)
+            np.subtract(h, h2, out=h)
+            h *= A
+            h *= 1.0 / 6.0
+            np.maximum(h, 0.0, out=h)
+            s += h
+    ok = np.less_equal(sq, s)
+    return ok & np.isfinite(s)
+
+
+def _gathered_check(X, Y, rows: np.ndarray, cols: np.ndarray, P: list, degree: int, consts) -> np.ndarray:
+    """The closed-form tests of :func:`newton_is_safe` (orders 2, 3) for the pairs (rows, cols),
+    with their |z| power sums computed pair by pair (P: their power sums, gathered)."""
+    c, c_b = consts
+    out = np.empty(len(rows), dtype=bool)
+    step = max(1, BLOCK_BYTES // (8 * 4 * X.shape[1]))
+    for sl in row_blocks(len(rows), 1, step):
+        U, V = np.abs(_dense(X[rows[sl]])), np.abs(_dense(Y[cols[sl]]))
+        A = np.einsum("ij,ij->i", U, V)
+        bound = A * A
+        bound *= c
+        ok = P[2][sl] <= bound
+        if degree == 3 and not ok.all():
+            U **= 3
+            V **= 3
+            pa3 = np.einsum("ij,ij->i", U, V)
+            ok |= P[2][sl] - c_b * pa3 / np.where(A > 0, A, 1.0) <= bound
+        out[sl] = ok
+    return out

@@ -1,0 +1,213 @@
+"""In-place products shared by the fast blocks (rkcore.fastpaths): BLAS GEMMs and scipy's SpMM
+accumulating into a caller's output, cache-sized row chunks, one-thread BLAS contexts."""
+from __future__ import annotations
+
+import numpy as np
+import scipy.sparse as sp
+from scipy.linalg import blas
+from threadpoolctl import ThreadpoolController  # a dependency of scikit-learn
+
+try:  # Y += A @ X for CSR A and dense C-contiguous X, Y: scipy's own SpMM kernel, in place.
+    from scipy.sparse._sparsetools import csr_matvecs as _csr_matvecs
+except ImportError:  # pragma: no cover - private scipy API; fall back to A @ X plus an add
+    _csr_matvecs = None
+
+#: Bytes of a row block for the element-wise (non-GEMM) passes: two (rows x D) arrays that
+#: stay in the 1 MiB L2 cache of one core.
+CACHE_BLOCK_BYTES = 512 * 2**10
+
+
+#: (rows x D) temporaries a GEMM-bound fast block declares to maps.transform (which sizes row
+#: blocks as 8 MB / (8 D temporaries)): a fraction, so blocks hold ~8x more rows than one
+#: scratch array would suggest. Each block is a few BLAS calls; on a loaded machine every call
+#: pays for waking BLAS threads, and 256-row blocks measured 8-10x slower than one big GEMM
+#: (load 20 on 2 cores). The outputs are written in place, so big blocks cost no extra memory
+#: beyond the one scratch array of ANOVA-3.
+GEMM_BLOCK_TEMPORARIES = 0.125
+
+
+_BLAS_CONTROLLER: list = []
+
+
+def one_blas_thread():
+    """A context limiting BLAS to one thread, for level-1 calls on cache-sized chunks: a
+    threaded daxpy on a (52 x 1248) chunk wakes the BLAS threads for microseconds of work;
+    measured 300 ms against 3 ms for 2000 x 1248 entries at load 2 on 2 cores. Built on one
+    ThreadpoolController (8 us per use; threadpool_limits re-scans the libraries: 0.6 ms)."""
+    if not _BLAS_CONTROLLER:
+        _BLAS_CONTROLLER.append(ThreadpoolController())
+    return _BLAS_CONTROLLER[0].limit(limits=1, user_api="blas")
+
+
+# ---------------------------------------------------------------------- in-place products
+def _memo(cache: dict, key, build):
+    """``cache[key]``, built by ``build()`` the first time it is asked for (weights cast per dtype)."""
+    if key not in cache:
+        cache[key] = build()
+    return cache[key]
+
+
+def gemm_into(alpha: float, A, B_T: np.ndarray, beta: float, out: np.ndarray) -> np.ndarray:
+    """``out = alpha * A @ B_T + beta * out`` in place.
+
+    A: (r, k) dense or CSR; B_T: (k, D) dense C-contiguous; out: (r, D) C-contiguous, float32
+    or float64; beta in {0, 1} (beta = 0: out's content is ignored). A and B_T are cast to
+    out.dtype. Returns out.
+    """
+    dtype = out.dtype
+    if B_T.dtype != dtype or not B_T.flags.c_contiguous:
+        B_T = np.ascontiguousarray(B_T, dtype=dtype)
+    if sp.issparse(A):
+        A = A.tocsr() if A.format != "csr" else A
+        data = A.data.astype(dtype, copy=False)
+        if alpha != 1.0:
+            data = data * dtype.type(alpha)
+        if _csr_matvecs is None:
+            prod = np.asarray(sp.csr_matrix((data, A.indices, A.indptr), shape=A.shape) @ B_T)
+            if beta == 0:
+                out[...] = prod
+            else:
+                out += prod
+            return out
+        if beta == 0:
+            out.fill(0.0)
+        indptr, indices = A.indptr, A.indices
+        if indices.dtype != indptr.dtype:
+            indices = indices.astype(indptr.dtype)
+        _csr_matvecs(A.shape[0], A.shape[1], B_T.shape[1], indptr, indices,
+                     np.ascontiguousarray(data), B_T.ravel(), out.ravel())
+        return out
+    A = np.asarray(A, dtype=dtype)
+    if not A.flags.c_contiguous:
+        A = np.ascontiguousarray(A)
+    gemm = blas.sgemm if dtype == np.float32 else blas.dgemm
+    # out^T (D, r), Fortran order = B_T^T (D, k) @ A^T (k, r): all three are views, no copies.
+    res = gemm(alpha, B_T.T, A.T, beta=beta, c=out.T, overwrite_c=1)
+    if not np.shares_memory(res, out):  # pragma: no cover - f2py copied: write back
+        out[...] = res.T
+    return out
+
+
+#: Dense blocks with at most this fraction of non-zeros go through the CSR kernels (SpMM):
+#: MovieLens-shaped rows (9% non-zeros) measured 1.2-6x faster as SpMM than as a dense GEMM on
+#: the loaded 2-core machine (BLAS threads stall under load; SpMM is one thread and does 1/11
+#: of the flops); on a quiet machine the GEMM is faster only below ~10x the SpMM's flop count.
+SPARSE_BLOCK_DENSITY = 0.125
+
+
+def as_sparse_if_sparse(Xb, density: float = SPARSE_BLOCK_DENSITY):
+    """A dense block with at most ``density`` non-zeros as CSR (the SpMM kernels visit only
+    the stored entries); CSR blocks and denser blocks unchanged."""
+    if sp.issparse(Xb) or np.count_nonzero(Xb) > density * np.size(Xb):
+        return Xb
+    return sp.csr_matrix(Xb)
+
+
+def product_chunks(A, B_T: np.ndarray, out: np.ndarray):
+    """Write ``out = A @ B_T`` and yield ``(rows, out[rows])`` over row chunks of
+    CACHE_BLOCK_BYTES, so that the element-wise passes a caller runs on each chunk find it in
+    cache. CSR A: each chunk is zeroed and multiplied by scipy's SpMM kernel just before it is
+    yielded (the product, its first touch of the output and the passes share one trip to
+    memory); dense A: one GEMM for the whole block (BLAS is efficient on large calls), then
+    the chunks. out: C-contiguous, float32/64 (A and B_T are cast to its dtype)."""
+    dt = out.dtype
+    n, D = out.shape
+    if sp.issparse(A) and _csr_matvecs is not None and n:
+        A = A.tocsr() if A.format != "csr" else A
+        B = np.ascontiguousarray(B_T, dtype=dt).ravel()
+        data = np.ascontiguousarray(A.data, dtype=dt)
+        indptr, indices = A.indptr, A.indices
+        if indices.dtype != indptr.dtype:
+            indices = indices.astype(indptr.dtype)
+        for rows in _chunks(n, D * dt.itemsize):
+            o = out[rows]
+            o.fill(0.0)
+            # indptr is not rebased: the kernel reads indices[indptr[i]:indptr[i + 1]]
+            _csr_matvecs(rows.stop - rows.start, A.shape[1], D, indptr[rows.start:rows.stop + 1], indices,
+                         data, B, o.ravel())
+            yield rows, o
+        return
+    gemm_into(1.0, A, B_T, 0.0, out)
+    for rows in _chunks(n, D * dt.itemsize):
+        yield rows, out[rows]
+
+
+class _RowProduct:
+    """``A @ B_T`` read chunk by chunk: CSR A is multiplied per chunk into a cache-sized buffer
+    (nothing of size rows x D is written to memory); dense A is one GEMM for the whole block
+    (BLAS stalls on many small calls under load) whose chunks are then read."""
+
+    def __init__(self, A, B_T: np.ndarray, out_shape: tuple, dt, chunk_rows: int):
+        self.sparse = sp.issparse(A) and _csr_matvecs is not None
+        if self.sparse:
+            A = A.tocsr() if A.format != "csr" else A
+            self.B = np.ascontiguousarray(B_T, dtype=dt).ravel()
+            self.data = np.ascontiguousarray(A.data, dtype=dt)
+            self.indptr, self.indices = A.indptr, A.indices.astype(A.indptr.dtype, copy=False)
+            self.n_col, self.D = A.shape[1], out_shape[1]
+            self.buf = np.empty((min(chunk_rows, out_shape[0]), out_shape[1]), dtype=dt)
+        else:
+            self.full = gemm_into(1.0, A, B_T, 0.0, np.empty(out_shape, dtype=dt))
+
+    def rows(self, rows: slice) -> np.ndarray:
+        """The chunk ``rows`` of the product (a view, valid until the next call)."""
+        if not self.sparse:
+            return self.full[rows]
+        o = self.buf[: rows.stop - rows.start]
+        o.fill(0.0)
+        _csr_matvecs(rows.stop - rows.start, self.n_col, self.D, self.indptr[rows.start:rows.stop + 1],
+                     self.indices, self.data, self.B, o.ravel())
+        return o
+
+
+def _power(A, t: int):
+    if t == 1:
+        return A
+    return A.power(t) if sp.issparse(A) else A**t
+
+
+def _row_sums(A) -> np.ndarray:
+    return np.asarray(A.sum(axis=1)).reshape(-1)
+
+
+def _chunks(n: int, row_bytes: int):
+    step = max(1, CACHE_BLOCK_BYTES // max(1, row_bytes))
+    for start in range(0, n, step):
+        yield slice(start, min(start + step, n))
+
+
+# ---------------------------------------------------------------------- exact Gram matrices
+def _tiles(n: int, size: int):
+    for start in range(0, n, size):
+        yield slice(start, min(start + size, n))
+
+
+def mirror_upper_triangle(out: np.ndarray, rows_per_block: int) -> None:
+    """Copy the upper triangle of the square ``out`` into its lower one, a row block at a time (no
+    n x n temporary): the last step of every Gram K(X, X) that computes only the upper triangle."""
+    for rows in _tiles(out.shape[0], rows_per_block):
+        out[rows, :rows.start] = out[:rows.start, rows].T
+
+
+def row_levels(A) -> np.ndarray | None:
+    """a_i with every non-zero of row i equal to a_i (0.0 for empty rows), or None when some row
+    holds two different non-zero values (one-hot and binary rows scaled per row, e.g.
+    L1-normalized: the paper's MovieLens features)."""
+    if sp.issparse(A):
+        A = sp.csr_matrix(A)
+        data, indptr = A.data, A.indptr
+        live = data != 0
+        has = np.diff(indptr) > 0
+        hi = np.full(A.shape[0], -np.inf)
+        lo = np.full(A.shape[0], np.inf)
+        if has.any():
+            hi[has] = np.maximum.reduceat(np.where(live, data, -np.inf), indptr[:-1][has])
+            lo[has] = np.minimum.reduceat(np.where(live, data, np.inf), indptr[:-1][has])
+    else:
+        live = A != 0
+        hi = np.where(live, A, -np.inf).max(axis=1)
+        lo = np.where(live, A, np.inf).min(axis=1)
+    empty = hi == -np.inf
+    if not np.all((hi == lo) | empty):
+        return None
+    return np.where(empty, 0.0, hi)

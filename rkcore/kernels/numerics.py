@@ -1,0 +1,388 @@
+"""The accuracy contract of rkcore's exact kernels, RK/SCRK features and FM forward pass, and the
+numerics behind it: constants, power sums, Newton's identities and their a-posteriori check.
+
+Accuracy contract (float64)
+---------------------------
+For any finite input - every float64 from the smallest subnormal to the largest finite, dense or
+sparse as scipy gives it (duplicate entries are summed, as scipy's arithmetic reads them) - every
+value K_S(x, y) of :mod:`rkcore.kernels` (and every RK/SCRK feature K_S(x, w) / sqrt(D), and the
+factorization machine's forward pass) is within
+
+    CONTRACT_RTOL * S + 2^-1022,   S = sum_{V in S} |prod_{j in V} z_j|,   z = x * y (or x * w),
+
+of the exact value, for every family (named, cross-field, custom), and is never NaN or inf
+where the exact value is a finite float64. Where the exact value is 0 because fewer than m
+products z_j are non-zero, 0.0 is returned exactly. The caller's arrays are never modified
+(sparse input is read through a canonical copy, :func:`canonical_csr`).
+
+**Beyond float64.** Where the exact value exceeds the largest float64, the result is +inf or
+-inf with the exact value's sign (never NaN, never 0.0); within 1e-12 S of the threshold either
+the saturated inf or a finite value may come back. Where S exceeds float64 but the exact value
+does not (huge terms that cancel), the result is finite and within the contract (e.g. 0.0
+where the exact value is 0).
+
+**The whole float range** (:mod:`rkcore.kernels.ranges`): the fast paths run unchanged where every
+power and product they form stays within 2^(+-900); elsewhere rows are scaled by powers of two
+(exact) and pairs that are still out of range are computed in (mantissa, exponent) form.
+
+**float32 contract.** float32 input gives float32 output. The dot RK map is one float32 GEMM:
+its error is at most gamma32(n) * S, gamma32(n) = 1.01 * 2^-24 * min(n + 2, 10 sqrt(n + 2)),
+n the non-zeros of the row (the weights' rounding to float32 included). Every other map and
+kernel computes in float64 (within the contract above) and rounds once to float32: error at
+most CONTRACT_RTOL * S + 2^-24 |value| + 2^-149 (float32's own range: values beyond 3.4e38 are
++-inf). Newton's identities cancel: in float32 the second-order ANOVA map reached 2e-5 * S.
+
+How the fast path keeps the contract
+------------------------------------
+Newton's identities (the fast path) cancel catastrophically when one |z_j| dominates
+or m is close to d. :func:`newton_is_safe` bounds their rounding error a posteriori
+from the power sums of |z| (for Rademacher weights: row sums) and the entries where
+the bound exceeds the contract are recomputed by :func:`rkcore.kernels.stable.elementary_stable`,
+the recursion e_k <- e_k + z_j e_{k-1} (Blondel et al. 2016) over their non-zeros, in
+(mantissa, exponent) form so that no intermediate overflows or underflows.
+
+The bound models the rounding error of an inner product of n non-zero terms as
+gamma_n * sum |terms| with gamma_n = u * min(n, LAMBDA * sqrt(n)), u = 2^-53: the
+deterministic worst case for n <= LAMBDA^2 = 100, and above that the probabilistic
+bound of Higham & Mary (SIAM J. Sci. Comput. 2019), which fails with probability
+below n * 2 exp(-LAMBDA^2 / 2) ~ 4e-22 n under their model of independent rounding.
+"""
+from __future__ import annotations
+
+from typing import Iterator
+
+import numpy as np
+import scipy.sparse as sp
+
+
+#: Bytes of temporary memory one block of a blocked computation may use.
+BLOCK_BYTES = 64 * 2**20
+
+
+#: Relative accuracy promised against sum_V |prod_{j in V} z_j| (see the module docstring).
+CONTRACT_RTOL = 1e-12
+#: Unit roundoff of float32 (the float32 contract, module docstring).
+FLOAT32_UNIT_ROUNDOFF = 2.0**-24
+
+
+#: Unit roundoff of float64.
+UNIT_ROUNDOFF = 2.0**-53
+
+
+#: lambda of the probabilistic rounding-error bound (see the module docstring).
+ROUNDING_LAMBDA = 10.0
+
+
+def is_integer(value) -> bool:
+    """True for Python / numpy integers, False for bool, floats (even 2.0) and everything else."""
+    return isinstance(value, (int, np.integer)) and not isinstance(value, (bool, np.bool_))
+
+
+def check_array(X, name: str = "X") -> np.ndarray | sp.csr_matrix:
+    """Validate a data matrix: 2-D, numeric, finite; returns float64 (dense, or CSR as a canonical
+    copy: :func:`canonical_csr`). Dense input may be returned as is: never write into it."""
+    complex_error = f"{name} holds complex numbers; only real values are allowed (the imaginary part would be lost)."
+    if sp.issparse(X):
+        if np.iscomplexobj(X.data):
+            raise ValueError(complex_error)
+        X = canonical_csr(X)
+        data = X.data
+    else:
+        try:
+            X = np.asarray(X)
+            if np.iscomplexobj(X):
+                raise ValueError(complex_error)
+            X = X.astype(np.float64, copy=False)
+        except ValueError as err:
+            if str(err) == complex_error:
+                raise
+            raise ValueError(
+                f"{name} must be a numeric matrix with rows of equal length; it is ragged or holds values "
+                "that are not numbers."
+            ) from None
+        except TypeError:
+            raise ValueError(
+                f"{name} must be a numeric matrix with rows of equal length; it is ragged or holds values "
+                "that are not numbers."
+            ) from None
+        data = X
+    if X.ndim != 2:
+        raise ValueError(f"{name} must be a 2-D matrix (n_samples, n_features), got {X.ndim} dimension(s).")
+    if X.shape[0] == 0 or X.shape[1] == 0:
+        raise ValueError(f"{name} is empty (shape {X.shape}); it needs at least one sample and one feature.")
+    if not np.isfinite(data).all():
+        raise ValueError(f"{name} contains NaN or infinity; only finite values are allowed.")
+    return X
+
+
+def canonical_csr(X) -> sp.csr_matrix:
+    """A float64 CSR copy of the sparse matrix X in canonical form: duplicate entries summed (as
+    scipy's own arithmetic reads them), explicit zeros dropped, indices sorted. Always a copy:
+    scipy canonicalizes in place (``sum_duplicates``, ``sort_indices``, and operations such as
+    ``max`` that call them), and the caller's matrix must never change."""
+    X = sp.csr_matrix(X, dtype=np.float64, copy=True)
+    X.sum_duplicates()
+    X.eliminate_zeros()
+    return X
+
+
+def _pair(X, Y):
+    X = check_array(X, "X")
+    Y = X if Y is None else check_array(Y, "Y")
+    if X.shape[1] != Y.shape[1]:
+        raise ValueError(f"X has {X.shape[1]} features but Y has {Y.shape[1]}; they must match.")
+    return X, Y
+
+
+def _dense(A) -> np.ndarray:
+    return A.toarray() if sp.issparse(A) else A
+
+
+def _power(A, t: int):
+    """Element-wise t-th power, keeping sparsity."""
+    if t == 1:
+        return A
+    return A.power(t) if sp.issparse(A) else A**t
+
+
+def _gram(A, B) -> np.ndarray:
+    """A @ B.T as a dense float64 array (A, B dense or sparse)."""
+    out = A @ B.T
+    return _dense(out) if sp.issparse(out) else np.asarray(out)
+
+
+def row_blocks(n_rows: int, bytes_per_row: int, budget: int | None = None) -> Iterator[slice]:
+    """Slices over rows so that one block needs at most ``budget`` bytes (default BLOCK_BYTES)."""
+    budget = BLOCK_BYTES if budget is None else budget
+    step = max(1, int(budget // max(1, bytes_per_row)))
+    for start in range(0, n_rows, step):
+        yield slice(start, min(start + step, n_rows))
+
+
+# ---------------------------------------------------------------------- power sums
+def power_sums(X, Y, degree: int, y_is_sign: bool = False) -> list:
+    """P_t = <x^t, y^t> for t = 1..degree, as Gram matrices (index 0 unused).
+
+    With ``y_is_sign`` (Y has entries +-1 only, e.g. Rademacher weights) the odd
+    powers of Y equal Y and the even ones are all ones, so even P_t reduce to
+    row sums of X^t: a column vector that broadcasts, and half the GEMMs vanish.
+    """
+    P: list = [None]
+    for t in range(1, degree + 1):
+        if y_is_sign and t % 2 == 0:
+            P.append(np.asarray(_power(X, t).sum(axis=1), dtype=np.float64).reshape(-1, 1))
+        elif y_is_sign:
+            P.append(_gram(_power(X, t), Y))
+        else:
+            P.append(_gram(_power(X, t), _power(Y, t)))
+    return P
+
+
+def elementary_from_power_sums(P: list, degree: int) -> list:
+    """Newton's identities (paper eq. 12): e_k = (1/k) sum_{t=1}^k (-1)^(t+1) e_{k-t} P_t.
+
+    ``P[t]`` are arrays that broadcast together (P is not modified); returns e_0..e_degree
+    with e_0 = 1.0 and each e_k a new array of the broadcast shape. The sums run in
+    place with one scratch buffer: these passes, not the GEMMs, dominate for small d.
+    """
+    shape = np.broadcast_shapes(*(np.shape(p) for p in P[1:degree + 1]))
+    e: list = [1.0]
+    scratch = np.empty(shape) if degree >= 2 else None
+    for k in range(1, degree + 1):
+        acc = np.empty(shape)
+        np.multiply(P[1], e[k - 1], out=acc)
+        for t in range(2, k + 1):
+            if k == t:  # e_0 = 1: the term is P_t itself
+                term = P[t]
+            else:
+                term = np.multiply(P[t], e[k - t], out=scratch)
+            if t % 2 == 0:
+                acc -= term
+            else:
+                acc += term
+        if k > 1:
+            acc *= 1.0 / k
+        e.append(acc)
+    return e
+
+
+def elementary_top(P: list, degree: int):
+    """Only e_degree of :func:`elementary_from_power_sums`, in fewer passes over the output.
+
+    Orders 2 and 3 use the closed forms e_2 = (P_1^2 - P_2)/2 and
+    e_3 = (P_1 (P_1^2 - 3 P_2) + 2 P_3)/6: four or five in-place passes over a
+    (rows x D) array instead of the recursion's ten for m = 3. These passes, not the
+    GEMMs, dominate the RK map for small d. Overwrites P[2] and P[3] (scratch).
+    """
+    if degree == 1:
+        return P[1]
+    if degree not in (2, 3):
+        return elementary_from_power_sums(P, degree)[degree]
+    shape = np.broadcast_shapes(*(np.shape(p) for p in P[1:degree + 1]))
+    out = np.multiply(P[1], P[1], out=np.empty(shape))
+    if degree == 2:
+        out -= P[2]
+        out *= 0.5
+        return out
+    P[2] *= 3.0
+    out -= P[2]
+    out *= P[1]
+    P[3] *= 2.0
+    out += P[3]
+    out *= 1.0 / 6.0
+    return out
+
+
+# ---------------------------------------------------------------------- accuracy contract
+def float32_gamma(n_terms):
+    """gamma32(n) of the float32 contract (module docstring): the dot map's relative error
+    against S for rows of n non-zeros (scalar or array)."""
+    n = np.asarray(n_terms, dtype=np.float64) + 2.0
+    return 1.01 * FLOAT32_UNIT_ROUNDOFF * np.minimum(n, ROUNDING_LAMBDA * np.sqrt(n))
+
+
+def rounding_gamma(n_terms):
+    """gamma_n: relative rounding error of a sum of n products (deterministic up to n = 100,
+    probabilistic above; see the module docstring). Scalar or array."""
+    n = np.maximum(np.asarray(n_terms, dtype=np.float64), 1.0)
+    return 1.01 * UNIT_ROUNDOFF * np.minimum(n, ROUNDING_LAMBDA * np.sqrt(n))
+
+
+def newton_error_bounds(Pa: list, degree: int, gamma) -> list:
+    """Bounds eps_0..eps_degree on |computed e_k - e_k| for Newton's identities.
+
+    ``Pa[t]`` = sum_j |z_j|^t (the power sums of |z|, arrays that broadcast), ``gamma`` the
+    relative error of each computed power sum. With A = Pa[1] and |e_j| <= A^j / j!,
+    eps_k = (1/k) sum_t Pa_t ((1 + 3 gamma) eps_{k-t} + 3 gamma A^{k-t} / (k-t)!): the
+    3 gamma covers the power sum, the product and the k-term sum of each step.
+    """
+    A = Pa[1]
+    e_bar = [1.0]
+    for j in range(1, degree + 1):
+        e_bar.append(e_bar[-1] * A / j)
+    eps: list = [0.0]
+    for k in range(1, degree + 1):
+        acc = 0.0
+        for t in range(1, k + 1):
+            acc = acc + Pa[t] * ((1 + 3 * gamma) * eps[k - t] + 3 * gamma * e_bar[k - t])
+        eps.append(acc / k)
+    return eps
+
+
+def closed_form_check_constants(degree: int, gamma, tol: float = CONTRACT_RTOL):
+    """(c, c_b) of the closed-form tests of :func:`newton_is_safe` for orders 2 and 3 (not
+    ``all_orders``); A = Pa[1]:
+
+    * order 2: safe where Pa_2 <= c A^2;
+    * order 3: safe where Pa_2 <= c A^2 (first test: the Pa_3 term dropped, it only helps),
+      else where Pa_2 - c_b Pa_3 / A <= c A^2.
+
+    Derivation: :func:`newton_error_bounds` with Pa_1 = A, for gamma <= 1e-3, gives
+    eps_2 <= gamma (3.01 A^2 + 1.5 Pa_2) and eps_3 <= gamma (1.51 A^3 + 2.51 A Pa_2 + Pa_3);
+    computing S_2 = (A^2 - Pa_2) / 2 and S_3 = (A^3 - 3 A Pa_2 + 2 Pa_3) / 6 in floating
+    point adds at most 1.5 u (A^2 + Pa_2) and u (A^3 + 3 A Pa_2 + 2 Pa_3) (u the unit
+    roundoff; gamma >= 5 u, 7 u here), covered by eps'_2 = gamma (3.4 A^2 + 1.8 Pa_2) and
+    eps'_3 = gamma (1.7 A^3 + 3 A Pa_2 + 1.3 Pa_3). The test 2 eps' (1 + tol) <= tol (S - eps')
+    is K eps'/gamma <= S with K = gamma (2 + 3 tol) / tol, solved for Pa_2. Unlike the cruder
+    eps_2 <= 5 gamma A^2, eps_3 <= 6 gamma A^3, this keeps the order-3 test passable up to
+    gamma ~ 3e-14 (N(0,1) rows up to d ~ 600 under the probabilistic gamma) when Pa_2 << A^2.
+    """
+    K = np.asarray(gamma, dtype=np.float64) * ((2.0 + 3.0 * tol) / tol)
+    if degree == 2:
+        return (0.5 - 3.4 * K) / (0.5 + 1.8 * K), None
+    return (1.0 / 6.0 - 1.7 * K) / (0.5 + 3.0 * K), (1.0 / 3.0 - 1.3 * K) / (0.5 + 3.0 * K)
+
+
+def newton_is_safe(Pa: list, degree: int, gamma, *, all_orders: bool = False,
+                   tol: float = CONTRACT_RTOL) -> np.ndarray:
+    """Where Newton's identities meet the contract: a boolean array (the broadcast shape of Pa).
+
+    True where 2 eps <= tol * (S - eps), S = e_degree(|z|) (or sum_{k<=degree} e_k(|z|) with
+    ``all_orders``) computed from Pa, eps its error bound (:func:`newton_error_bounds`);
+    False wherever a value is not finite. Orders 1 to 3 use closed forms with fewer passes
+    over the data (:func:`closed_form_check_constants`; the Pa_3 term is used only where it
+    is needed and given). ``Pa[t]`` for even t equals the signed power sum P_t.
+    """
+    A = np.asarray(Pa[1], dtype=np.float64)
+    gamma = np.asarray(gamma, dtype=np.float64)
+    with np.errstate(over="ignore", invalid="ignore", divide="ignore"):
+        if not all_orders and degree == 1:
+            return np.isfinite(A) & (gamma * 2 <= tol)
+        if not all_orders and degree == 2:
+            bound = np.multiply(A, A)
+            bound *= closed_form_check_constants(2, gamma, tol)[0]
+            ok = np.less_equal(Pa[2], bound)
+            return ok & np.isfinite(bound) if not np.isfinite(bound).all() else ok
+        if not all_orders and degree == 3:
+            c, c_b = closed_form_check_constants(3, gamma, tol)
+            bound = np.multiply(A, A)
+            bound *= c
+            lhs = np.asarray(Pa[2], dtype=np.float64)
+            ok = np.less_equal(lhs, bound)
+            n_bad = ok.size - np.count_nonzero(ok) if len(Pa) > 3 and Pa[3] is not None else 0
+            if n_bad > ok.size // 8:
+                # many entries need the Pa_3 term (e.g. a few non-zeros per row, Gaussian
+                # weights): whole-array passes beat masked gathers. Where ok already holds,
+                # lhs - c_b Pa_3 / A <= lhs keeps it (c_b >= 0 whenever c >= 0).
+                lhs_b = np.divide(Pa[3], np.where(A > 0, A, 1.0))
+                lhs_b *= -c_b
+                lhs_b += lhs
+                ok = ok | np.less_equal(lhs_b, bound)
+            elif n_bad:
+                full = np.broadcast_shapes(np.shape(A), np.shape(Pa[2]), np.shape(Pa[3]))
+                ok = np.broadcast_to(ok, full).copy()
+                idx = ~ok
+                Ab = np.broadcast_to(A, full)[idx]
+                c_bi = np.broadcast_to(c_b, full)[idx] if np.ndim(c_b) else c_b
+                lhs_b = np.broadcast_to(lhs, full)[idx] - c_bi * np.broadcast_to(Pa[3], full)[idx] / np.where(Ab > 0, Ab, 1.0)
+                ok[idx] = lhs_b <= np.broadcast_to(bound, full)[idx]
+            cube_ok = np.isfinite(bound * A)
+            return ok & cube_ok if not cube_ok.all() else ok
+        S = elementary_from_power_sums(Pa, degree)
+        eps = newton_error_bounds(Pa, degree, gamma)
+        if all_orders:
+            err = sum(eps[1:])
+            scale = sum(S)
+        else:
+            err, scale = eps[degree], S[degree]
+        ok = 2.0 * err * (1.0 + tol) <= tol * (scale - err)
+        return ok & np.isfinite(err) & np.isfinite(scale)
+
+
+def may_overflow(x_absmax: float, y_absmax: float, n_terms: int, degree: int) -> bool:
+    """False when no power x^t, y^t or power sum (t <= degree) of n_terms products can
+    overflow: then the fast path's values are finite and the finiteness pass is skipped."""
+    big = max(float(x_absmax), float(y_absmax), max(n_terms, 1) * float(x_absmax) * float(y_absmax), 1.0)
+    return degree * np.log10(big) > 290 if np.isfinite(big) else True
+
+
+def _abs_max(A) -> float:
+    data = A.data if sp.issparse(A) else A
+    return float(np.abs(data).max(initial=0.0))
+
+
+def _is_nonnegative(A) -> bool:
+    data = A.data if sp.issparse(A) else A
+    return data.size == 0 or bool(data.min() >= 0)
+
+
+def _zero_fraction(A) -> float:
+    if sp.issparse(A):
+        return 1.0 - A.nnz / max(1, A.shape[0] * A.shape[1])
+    return 1.0 - np.count_nonzero(A) / max(1, A.size)
+
+
+def _max_nnz_per_row(A) -> int:
+    if sp.issparse(A):
+        return int(np.diff(A.indptr).max(initial=0))
+    return int(np.count_nonzero(A, axis=1).max(initial=0))
+
+
+def _broadcast_full(a, shape) -> np.ndarray:
+    return np.broadcast_to(np.asarray(a, dtype=np.float64), shape).copy()
+
+
+def _deterministic_gamma(n: int, u: float = UNIT_ROUNDOFF) -> float:
+    """gamma_n = n u / (1 - n u): the worst-case relative error of any sum of n non-negative
+    products, in any order, with or without FMA (Higham, Accuracy and Stability, 3.1)."""
+    return n * u / (1.0 - n * u)
