@@ -2,7 +2,6 @@
 from __future__ import annotations
 
 import re
-import threading
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -59,7 +58,10 @@ def find_page(*fragments: str) -> str | None:
 
 
 #: Whether this script run goes through :func:`run` (st.navigation): only then may st.page_link name every page.
-_navigation = threading.local()
+#: session key: set by :func:`run` - the session runs the app through st.navigation, so the page menu has
+#: pages to link to (a page file run alone, as AppTest does, has none). Session state, not a thread-local:
+#: a page's reruns (fragments, widget callbacks) need not run in the thread that ran st.navigation.
+IN_APP_KEY = "_rk_in_app"
 
 
 def run() -> None:
@@ -69,18 +71,15 @@ def run() -> None:
     # Streamlit's own page list is hidden (position "top" is overridden by the pages/ folder's sidebar list,
     # which pushed the settings 500 px down): page_menu() lists the pages in one collapsed row instead
     navigation = st.navigation([home, *pages], position="hidden")
-    _navigation.active = True
-    try:
-        navigation.run()
-    finally:
-        _navigation.active = False
+    st.session_state[IN_APP_KEY] = True  # this session runs the whole app (not one page file alone)
+    navigation.run()
 
 
 def page_menu() -> None:
     """The pages as links in a collapsed "Pages" menu at the top of the sidebar (one row tall, so the
     settings a page needs, D and the seed included, sit near the top of the sidebar). Only in a run of the
     app (:func:`run`): a page script run alone (AppTest on one file) has no other pages to link to."""
-    if not getattr(_navigation, "active", False):
+    if not st.session_state.get(IN_APP_KEY, False):
         return
     with st.sidebar.expander("Pages", icon=":material/menu:"):
         st.page_link(str(PAGES_DIR / HOME), label="Home", icon=":material/home:")

@@ -81,6 +81,10 @@ def public_objects(module: str) -> list[str]:
     return paths
 
 
+def test_the_pending_docs_list_names_real_modules():
+    assert DOCS_PENDING <= set(_public_modules()), DOCS_PENDING - set(_public_modules())
+
+
 def test_every_public_object_is_enumerated():
     """The enumeration reaches every room of the package and the objects that matter."""
     paths = {path for module in _public_modules() for path in public_objects(module)}
@@ -91,7 +95,15 @@ def test_every_public_object_is_enumerated():
         assert expected in paths, expected
 
 
-@pytest.mark.parametrize("module", _public_modules())
+#: modules whose public objects still break REQUIRED (issue 30 item 4, being written): a strict expected
+#: failure each, so the test fails as soon as one passes (remove it here: it is then enforced for good)
+#: and any module not listed must pass now.
+DOCS_PENDING: set[str] = set()
+
+
+@pytest.mark.parametrize("module", [
+    pytest.param(m, marks=pytest.mark.xfail(strict=True, reason="numpydoc sections still being written (issue 30)"))
+    if m in DOCS_PENDING else m for m in _public_modules()])
 def test_numpydoc_sections_of_every_public_object(module):
     """numpydoc's required codes (REQUIRED) on every public function, class, method and property."""
     broken = {}

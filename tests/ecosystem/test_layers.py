@@ -16,10 +16,9 @@ import pytest
 
 from tests.conftest import REPO
 
-#: contract id -> the imports known to break it today (issue 29: the engines' main() calling the CLI, the
-#: kernels <-> fastpaths cycle), each split off by another change in progress.
+#: contract id -> the imports known to break it today; empty: every contract holds and is enforced (the
+#: engines no longer call the CLI, the kernels <-> fastpaths cycle is gone).
 PENDING: dict[str, set[str]] = {
-    "acyclic": {"rkcore.kernels: .fastpaths -> .exact"},
 }
 CONTRACTS = ("layers", "no-streamlit", "figures-pure", "acyclic")
 
