@@ -5,6 +5,7 @@ from rkapp import (
     ViewSpec, chart, escape_markdown, formula, guarded, largest_fitting, load_data, notice, page, persistent_widget,
     reproduce, run_or_wait, shared_figure, sidebar, table,
 )
+from rkapp.guard import admitted_run
 from rkcore.costs import gram_view_cost
 from rkcore.distributions import DISTRIBUTIONS
 from rkcore.figures.gram import DISPLAY_HEATMAP_SIDE, gram_difference, gram_heatmaps, gram_note, gram_scatter
@@ -30,6 +31,7 @@ else:
 
 
 @st.cache_data(show_spinner="Computing the Gram matrices…", max_entries=16)
+@admitted_run  # a cache miss waits its turn for a server slot (rkapp.guard)
 def compute(view: ViewSpec):
     data = load_data(view)
     spec = view.kernel_spec(data)
