@@ -134,6 +134,7 @@ def run_or_wait(cost: RunCost, *, key: str, params, what: str, fits: str = "", a
     the estimate goes away as soon as the run starts."""
     refuse_beyond_limits(cost, what, fits)
     st.session_state[_ANNOUNCED] = cost  # what the page's @admitted_run functions will ask the server for
+    st.session_state[_RUN_PLACE] = None  # a new run: its first heavy function takes its place in line
     ran_key = f"_rk_ran_{key}"
     if cost.seconds <= AUTO_RUN_SECONDS or autorun or st.session_state.get(ran_key) == params:
         st.session_state[ran_key] = params
@@ -165,6 +166,7 @@ QUEUE_POLL_SECONDS = 0.5
 KEEP_PLACE_SECONDS = 120.0
 _ANNOUNCED = "_rk_run_cost"  # session key: the cost of the page's run, set by run_or_wait
 _QUEUED_SINCE = "_rk_queued_since"  # session key: (arrival, left at) of a wait a rerun interrupted
+_RUN_PLACE = "_rk_run_place"  # session key: the arrival of this run's first heavy function
 _holding = threading.local()  # .slot: this thread's script run holds a slot now
 
 
@@ -173,9 +175,13 @@ def _is_light(cost: RunCost) -> bool:
 
 
 def _earlier_place() -> float | None:
-    """The arrival of this session's wait that a rerun interrupted a moment ago, to keep its place."""
+    """The place in line this request keeps: that of the run's first heavy function (a page's run queues
+    once, not once per function), or of the wait a rerun interrupted a moment ago."""
     kept = st.session_state.pop(_QUEUED_SINCE, None)
-    return kept[0] if kept and time.monotonic() - kept[1] <= KEEP_PLACE_SECONDS else None
+    places = [st.session_state.get(_RUN_PLACE)]
+    if kept and time.monotonic() - kept[1] <= KEEP_PLACE_SECONDS:
+        places.append(kept[0])
+    return min((p for p in places if p is not None), default=None)
 
 
 def _show_place(slot, ticket) -> None:
@@ -209,6 +215,8 @@ def heavy_work(cost: RunCost | None = None) -> Iterator[None]:
         ADMISSION.release(ticket)
         raise
     try:
+        if st.session_state.get(_RUN_PLACE) is None:
+            st.session_state[_RUN_PLACE] = ticket.arrival
         if slot is not None:
             slot.empty()  # the results replace the place in line
         _holding.slot = True

@@ -136,3 +136,19 @@ def test_a_load_spike_never_takes_the_charts_away(monkeypatch, clear_streamlit_c
     monkeypatch.setenv(costs.SPEED_FACTOR_ENV, "2")  # a slower host, set by whoever starts the server
     assert costs.error_study_cost(200, 20, "anova", 2, [40, 80, 160, 320], 5, 10).seconds == pytest.approx(
         2 * estimate.seconds)
+
+
+def test_a_page_run_queues_once_for_all_its_heavy_functions(one_slot, monkeypatch):
+    """The Distributions page runs four heavy functions; after the first was admitted, the next ones keep
+    the run's place in line (ahead of runs that arrived later), instead of queueing again at the back."""
+    arrivals, real_request = [], one_slot.request
+
+    def request(bytes_, seconds=0.0, arrival=None):
+        ticket = real_request(bytes_, seconds, arrival)
+        arrivals.append(ticket.arrival)
+        return ticket
+
+    monkeypatch.setattr(one_slot, "request", request)
+    at = _app(seed=6).run()
+    assert not at.exception and plotly_figures(at) and not error_texts(at)
+    assert len(arrivals) >= 3 and len(set(arrivals)) == 1, arrivals
