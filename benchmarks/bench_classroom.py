@@ -290,7 +290,7 @@ def write_report(path: Path, rows: list[dict], args, env: dict[str, str]) -> Non
             lines += [f"Errors at N = {r['N']} (first 15):", *[f"- {e}" for e in r["errors"][:15]], ""]
     previous = path.read_text() if path.exists() else ""
     title = "# Classroom capacity (issue 26): independent students over the websocket protocol\n\n"
-    body = previous[len(title):] if previous.startswith(title) else ""
+    body = previous[len(title):] if previous.startswith(title) else previous  # earlier runs stay below
     path.write_text(title + "\n".join(lines) + "\n" + ("---\n\n" + body if body else ""))
 
 
