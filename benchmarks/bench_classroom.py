@@ -265,6 +265,15 @@ def verdict(r: dict) -> str:
     return f"N = {r['N']}: " + "; ".join(("met: " if ok else "NOT met: ") + text for ok, text in checks) + "."
 
 
+def cpu_reading(r: dict) -> str:
+    """What the server needed against what it got: CPU seconds per change, the cores the class's changes
+    need at that rate, and the cores the server got on average (less than 2 when other jobs load the machine)."""
+    per_change = r["server_cpu"] / max(r["actions"], 1)
+    return (f"N = {r['N']}: {per_change:.2f} server CPU s per change; the {r['actions'] / r['wall']:.2f} changes/s of "
+            f"the class need {per_change * r['actions'] / r['wall']:.2f} cores at that rate; the server got "
+            f"{r['server_cpu'] / r['wall']:.2f} cores on average.")
+
+
 def write_report(path: Path, rows: list[dict], args, env: dict[str, str]) -> None:
     lines = [
         f"## {time.strftime('%Y-%m-%d %H:%M %Z')}: {', '.join(str(r['N']) for r in rows)} students, "
@@ -280,6 +289,8 @@ def write_report(path: Path, rows: list[dict], args, env: dict[str, str]) -> Non
         *[format_row(r) for r in rows],
         "",
         *[verdict(r) for r in rows],
+        "",
+        *[cpu_reading(r) for r in rows],
         "",
         "Changes by page: " + "; ".join(f"N = {r['N']}: " + ", ".join(f"{p} {c}" for p, c in r["per_page"].items())
                                         for r in rows) + ".",
@@ -319,7 +330,7 @@ def main(argv=None) -> int:
     for n in args.students:
         rows.append(measure(n, 60 * args.minutes, args.seed, env, args.dump))
         print(format_row(rows[-1]), flush=True)
-        print(verdict(rows[-1]), flush=True)
+        print(verdict(rows[-1]), cpu_reading(rows[-1]), sep="\n", flush=True)
         for e in rows[-1]["errors"][:10]:
             print("   error:", e, flush=True)
     if not args.smoke:
