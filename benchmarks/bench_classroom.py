@@ -10,7 +10,9 @@ renderer: the measurement is the server's, not that of 30 Chromium renderers on 
 Students arrive within the first 10 s, land on Home, open one of the study pages (Gram matrices,
 Error bounds, Distributions and variance) and then act at random every 10-30 s until the end:
 mostly a widget change (their own seed, n, degree, D, trials, maps, SCRK, each student with its own
-random stream, so no two students ask for the same result), sometimes a switch to another study page.
+random stream, so no two students ask for the same result), sometimes a switch to another study page;
+one student in ten uploads a CSV of its own (the file_urls_request, a multipart PUT to the upload
+URL with the XSRF cookie, the file_uploader's widget state: what a browser does) and goes on with it.
 
 Reported per N (benchmarks/results/classroom.md, written by this script): p50 / p95 / max of the time
 from a change (the BackMsg sent) to its new charts (the last plotly chart of the run received);
@@ -52,6 +54,8 @@ CHANGES = {
 }
 #: Share of actions that switch to another study page (the rest change a widget).
 PAGE_SWITCH = 0.2
+#: One student in this many uploads a CSV of its own (its third action), as the Dataset "upload" choice.
+UPLOADER_EVERY = 10
 THINK_SECONDS = (10.0, 30.0)
 ARRIVAL_SECONDS = 10.0
 RUN_TIMEOUT = 180.0
@@ -71,6 +75,69 @@ class Action:
     gated: bool = False
     errors: list[str] = field(default_factory=list)
     queue_wait: float | None = None  # seconds in the admission line (None: no notice)
+    session: str = ""  # the server's session id (from new_session)
+
+
+@dataclass(frozen=True)
+class Uploaded:
+    """A file put to the server's upload endpoint, as a file_uploader widget state refers to it."""
+
+    file_id: str
+    name: str
+    size: int
+    upload_url: str
+    delete_url: str
+
+
+def class_csv(rng: random.Random, rows: int = 200, columns: int = 12) -> bytes:
+    """A student's own small CSV: numeric columns and a 0/1 label."""
+    lines = [",".join([f"x{j}" for j in range(columns)] + ["label"])]
+    for _ in range(rows):
+        x = [rng.random() for _ in range(columns)]
+        lines.append(",".join(f"{v:.5f}" for v in x) + f",{int(x[0] * x[1] > 0.25)}")
+    return ("\n".join(lines) + "\n").encode()
+
+
+def _put_file(base: str, upload_url: str, name: str, content: bytes) -> None:
+    """PUT the file as a browser does: multipart form, with the XSRF cookie of a page visit and its header."""
+    import urllib.request
+    from http.cookies import SimpleCookie
+
+    with urllib.request.urlopen(base + "/", timeout=30) as page:
+        cookie = SimpleCookie()
+        for header in page.headers.get_all("Set-Cookie") or []:
+            cookie.load(header)
+    token = cookie["_streamlit_xsrf"].value if "_streamlit_xsrf" in cookie else ""
+    boundary = f"----classroom{random.getrandbits(64):x}"
+    body = (f"--{boundary}\r\nContent-Disposition: form-data; name=\"file\"; filename=\"{name}\"\r\n"
+            f"Content-Type: text/csv\r\n\r\n").encode() + content + f"\r\n--{boundary}--\r\n".encode()
+    url = upload_url if upload_url.startswith("http") else base + upload_url
+    request = urllib.request.Request(url, data=body, method="PUT", headers={
+        "Content-Type": f"multipart/form-data; boundary={boundary}", "X-Xsrftoken": token,
+        "Cookie": f"_streamlit_xsrf={token}"})
+    with urllib.request.urlopen(request, timeout=60) as response:
+        response.read()
+
+
+async def _upload(ws, base: str, session: str, rng: random.Random) -> Uploaded:
+    """Ask the server for an upload URL (file_urls_request), PUT a CSV to it; the widget state to send."""
+    from streamlit.proto.BackMsg_pb2 import BackMsg
+    from streamlit.proto.ForwardMsg_pb2 import ForwardMsg
+
+    name, content = f"class_{rng.randrange(10**6)}.csv", class_csv(rng)
+    back = BackMsg()
+    back.file_urls_request.request_id = name
+    back.file_urls_request.file_names.append(name)
+    back.file_urls_request.session_id = session
+    await ws.send(back.SerializeToString())
+    while True:
+        fm = ForwardMsg()
+        fm.ParseFromString(await asyncio.wait_for(ws.recv(), RUN_TIMEOUT))
+        if fm.WhichOneof("type") == "file_urls_response" and fm.file_urls_response.response_id == name:
+            urls = fm.file_urls_response.file_urls[0]
+            break
+    await asyncio.to_thread(_put_file, base, urls.upload_url, name, content)
+    return Uploaded(urls.file_id, name, len(content), urls.upload_url, urls.delete_url)
 
 
 # ----------------------------------------------------------------------------- one session over the protocol
@@ -91,7 +158,7 @@ async def _rerun(ws, action: Action, page: str, widget=None) -> dict:
     back = BackMsg()
     back.rerun_script.query_string = ""
     back.rerun_script.page_name = page
-    if widget is not None:
+    if widget is not None:  # (id, value, widget kind)
         state = back.rerun_script.widget_states.widgets.add()
         state.id = widget[0]
         value = widget[1]
@@ -99,6 +166,13 @@ async def _rerun(ws, action: Action, page: str, widget=None) -> dict:
             state.bool_value = value
         elif isinstance(value, int):
             state.int_value = value
+        elif isinstance(value, Uploaded):
+            info = state.file_uploader_state_value.uploaded_file_info.add()
+            info.file_id, info.name, info.size = value.file_id, value.name, value.size
+            info.file_urls.file_id, info.file_urls.upload_url = value.file_id, value.upload_url
+            info.file_urls.delete_url = value.delete_url
+        elif widget[2] == "selectbox":
+            state.string_value = value
         else:
             state.string_array_value.data.append(str(value))
     widgets, first_notice, last_notice, after_notice = {}, None, None, None
@@ -111,6 +185,8 @@ async def _rerun(ws, action: Action, page: str, widget=None) -> dict:
         if fm.WhichOneof("type") == "script_finished":
             action.finished = now
             break
+        if fm.WhichOneof("type") == "new_session":
+            action.session = fm.new_session.initialize.session_id
         kind, el = _element_kind(fm)
         if kind is None:
             continue
@@ -129,11 +205,12 @@ async def _rerun(ws, action: Action, page: str, widget=None) -> dict:
                 action.errors.append("error box: " + body[:160])
             elif GATE_TEXT in body:
                 action.gated = True
-        elif kind in ("number_input", "slider", "checkbox"):
-            widgets[getattr(el, kind).label] = (kind, getattr(el, kind).id)
+        elif kind in ("number_input", "slider", "checkbox", "selectbox", "file_uploader"):
+            widgets[getattr(el, kind).label] = (kind, getattr(el, kind).id,
+                                                list(el.selectbox.options) if kind == "selectbox" else [])
     if first_notice is not None:  # the notice shows after QUEUE_POLL_SECONDS of waiting
         action.queue_wait = (after_notice or action.finished) - first_notice + 0.5
-    if action.kind != "landing" and not action.charted and not action.gated and not action.errors:
+    if action.kind not in ("landing", "choose upload") and not action.charted and not action.gated and not action.errors:
         action.errors.append("no chart")
     return widgets
 
@@ -151,12 +228,22 @@ async def student(url: str, k: int, rng: random.Random, end: float, actions: lis
             actions.append(landing)
             page = rng.choice(STUDY_PAGES)
             next_at = time.monotonic()
+            upload_at = 3 if k % UPLOADER_EVERY == 0 else -1  # a few students upload their own CSV
             while time.monotonic() < end:
-                if widgets and rng.random() >= PAGE_SWITCH:
+                if len(actions_of(actions, k)) == upload_at and "Dataset" in widgets:
+                    action = Action(k, "choose upload", page, "Dataset = upload")
+                    choice = next(o for o in widgets["Dataset"][2] if "pload" in o)
+                    widgets = await _rerun(ws, action, page, (widgets["Dataset"][1], choice, "selectbox")) or widgets
+                    actions.append(action)
+                    file = await _upload(ws, url, landing.session, rng)
+                    action = Action(k, "upload", page, file.name)
+                    uploader = next(v[1] for v in widgets.values() if v[0] == "file_uploader")
+                    widgets = await _rerun(ws, action, page, (uploader, file, "file_uploader")) or widgets
+                elif widgets and rng.random() >= PAGE_SWITCH:
                     label = rng.choice(sorted(set(widgets) & set(CHANGES)))
                     value = CHANGES[label](rng)
                     action = Action(k, "widget", page, f"{label} = {value}")
-                    widgets = await _rerun(ws, action, page, (widgets[label][1], value)) or widgets
+                    widgets = await _rerun(ws, action, page, (widgets[label][1], value, widgets[label][0])) or widgets
                 else:
                     page = rng.choice([p for p in STUDY_PAGES if p != page]) if widgets else page
                     action = Action(k, "page", page, page)
@@ -168,6 +255,10 @@ async def student(url: str, k: int, rng: random.Random, end: float, actions: lis
         failed = Action(k, "lost", page, "")
         failed.errors.append(f"session lost: {type(exc).__name__}: {str(exc)[:160]}")
         actions.append(failed)
+
+
+def actions_of(actions: list[Action], k: int) -> list[Action]:
+    return [a for a in actions if a.student == k]
 
 
 async def classroom(url: str, n: int, seconds: float, seed: int) -> list[Action]:
@@ -227,7 +318,7 @@ def measure(n: int, seconds: float, seed: int, env: dict[str, str], dump: str | 
 
         Path(dump).write_text("\n".join(json.dumps(dataclasses.asdict(a)) for a in actions) + "\n")
     log_errors = [line for line in server_log.splitlines() if "Traceback" in line or "Error while computing" in line]
-    changes = [a for a in actions if a.kind in ("page", "widget")]
+    changes = [a for a in actions if a.kind in ("page", "widget", "upload")]
     charted = [a.seconds for a in changes if a.charted]
     waits = [a.queue_wait for a in changes if a.queue_wait is not None]
     row.update(actions=len(changes), charted=len(charted), p50=pct(charted, 0.5), p95=pct(charted, 0.95),
@@ -239,7 +330,9 @@ def measure(n: int, seconds: float, seed: int, env: dict[str, str], dump: str | 
                error_students=len({a.student for a in actions if a.errors}),
                gated=sum(a.gated for a in changes), gated_students=len({a.student for a in changes if a.gated}),
                queued=len(waits), wait_p50=pct(waits, 0.5), wait_p95=pct(waits, 0.95), wait_max=max(waits, default=0.0),
-               per_page={p: sum(a.page == p for a in changes) for p in STUDY_PAGES})
+               per_page={p: sum(a.page == p for a in changes) for p in STUDY_PAGES},
+               uploads=sum(a.kind == "upload" for a in changes),
+               uploads_charted=sum(a.kind == "upload" and a.charted for a in changes))
     return row
 
 
@@ -293,6 +386,7 @@ def write_report(path: Path, rows: list[dict], args, env: dict[str, str]) -> Non
         *[cpu_reading(r) for r in rows],
         "",
         "Changes by page: " + "; ".join(f"N = {r['N']}: " + ", ".join(f"{p} {c}" for p, c in r["per_page"].items())
+                                        + f"; uploads {r['uploads']} ({r['uploads_charted']} charted)"
                                         for r in rows) + ".",
         "",
     ]

@@ -160,8 +160,11 @@ LIGHT_SECONDS = 0.05
 LIGHT_BYTES = 64 * 2**20
 #: What a heavy function asks for when no estimate was announced (run_or_wait was not called first).
 UNANNOUNCED = RunCost(1.0, 256 * 2**20)
-#: Seconds between two updates of the place in line (each one also lets a stop or rerun through).
+#: Seconds between two looks at the line: the notice shows after the first, and changes when the place does.
 QUEUE_POLL_SECONDS = 0.5
+#: The notice is redrawn at least this often (each redraw lets a stop or rerun through; fewer redraws keep
+#: the messages a cached function records for its replay few).
+QUEUE_REFRESH_SECONDS = 2.0
 #: A rerun within this many seconds of leaving the line (a widget changed while waiting) keeps its place.
 KEEP_PLACE_SECONDS = 120.0
 _ANNOUNCED = "_rk_run_cost"  # session key: the cost of the page's run, set by run_or_wait
@@ -177,26 +180,36 @@ def _is_light(cost: RunCost) -> bool:
 def _earlier_place() -> float | None:
     """The place in line this request keeps: that of the run's first heavy function (a page's run queues
     once, not once per function), or of the wait a rerun interrupted a moment ago."""
+    now = time.monotonic()
     kept = st.session_state.pop(_QUEUED_SINCE, None)
-    places = [st.session_state.get(_RUN_PLACE)]
-    if kept and time.monotonic() - kept[1] <= KEEP_PLACE_SECONDS:
+    run_place = st.session_state.get(_RUN_PLACE)  # reset by each run's run_or_wait / measure_on_press
+    places = [run_place[0]] if run_place and now - run_place[1] <= KEEP_PLACE_SECONDS else []
+    if kept and now - kept[1] <= KEEP_PLACE_SECONDS:
         places.append(kept[0])
-    return min((p for p in places if p is not None), default=None)
+    return min(places, default=None)
 
 
-def _show_place(slot, ticket) -> None:
+def _place_text(ticket) -> str:
     position, wait = ADMISSION.position(ticket), ADMISSION.expected_wait(ticket)
     ahead = "you are next" if position <= 1 else f"{position - 1} run(s) ahead of you"
-    slot.info(f"Waiting for one of the server's {ADMISSION.slots} run slots, shared by everyone on it: {ahead} "
-              f"(about {max(1, round(wait))} s). Your results follow by themselves; there is nothing to press.",
-              icon=":material/hourglass_top:")
+    return (f"Waiting for one of the server's {ADMISSION.slots} run slots, shared by everyone on it: {ahead} "
+            f"(about {max(1, round(wait))} s). Your results follow by themselves; there is nothing to press.")
+
+
+def _show_place(slot, ticket, shown: tuple[str, float] | None = None) -> tuple[str, float]:
+    """Draw the place in line when it changed or QUEUE_REFRESH_SECONDS passed; (text, when) drawn."""
+    text, now = _place_text(ticket), time.monotonic()
+    if shown is not None and shown[0] == text and now - shown[1] < QUEUE_REFRESH_SECONDS:
+        return shown
+    slot.info(text, icon=":material/hourglass_top:")
+    return text, now
 
 
 @contextmanager
 def heavy_work(cost: RunCost | None = None) -> Iterator[None]:
     """Hold one of the server's run slots (:data:`ADMISSION`) for the ``with`` block, priced by ``cost``
     (default: the one run_or_wait announced for this session's page). While the run waits, its place
-    in line and the expected wait show in place, updated every QUEUE_POLL_SECONDS; light runs skip the
+    in line and the expected wait show in place (QUEUE_POLL_SECONDS, QUEUE_REFRESH_SECONDS); light runs skip the
     line. The slot or the place in line is released whatever ends the block (an error, a rerun, the
     session's end); a rerun that interrupts the wait keeps its place for the next request."""
     cost = cost or st.session_state.get(_ANNOUNCED) or UNANNOUNCED
@@ -204,11 +217,11 @@ def heavy_work(cost: RunCost | None = None) -> Iterator[None]:
         yield
         return
     ticket = ADMISSION.request(cost.bytes, cost.seconds, arrival=_earlier_place())
-    slot = None
+    slot = shown = None
     try:
         while not ADMISSION.wait(ticket, QUEUE_POLL_SECONDS):
             slot = slot or st.empty()
-            _show_place(slot, ticket)  # a Streamlit call: a stop or rerun request ends the wait here
+            shown = _show_place(slot, ticket, shown)  # a Streamlit call: a stop or rerun request ends the wait here
     except BaseException:
         if not ticket.admitted:
             st.session_state[_QUEUED_SINCE] = (ticket.arrival, time.monotonic())
@@ -216,7 +229,7 @@ def heavy_work(cost: RunCost | None = None) -> Iterator[None]:
         raise
     try:
         if st.session_state.get(_RUN_PLACE) is None:
-            st.session_state[_RUN_PLACE] = ticket.arrival
+            st.session_state[_RUN_PLACE] = (ticket.arrival, time.monotonic())
         if slot is not None:
             slot.empty()  # the results replace the place in line
         _holding.slot = True
@@ -267,6 +280,7 @@ def measure_on_press(cost: RunCost, run: Callable[[], Any], *, key: str, params,
     away, ``run()`` is timed and its value kept until the next press. Returns the kept measurement, which
     may be of other settings (:func:`show_measurement` says so)."""
     refuse_beyond_limits(cost, what, fits)
+    st.session_state[_RUN_PLACE] = None  # a new run (its heavy work takes a new place in line)
     kept = kept_measurement(key)
     current = kept is not None and kept.params == params
     slot = st.empty()

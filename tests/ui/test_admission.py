@@ -48,9 +48,9 @@ def test_a_second_session_waits_for_the_slot_shows_its_place_and_proceeds(one_sl
         studies.append((started, time.monotonic()))
         return out
 
-    def place(slot, ticket):
+    def place(slot, ticket, shown=None):
         places.append(one_slot.position(ticket))
-        real_place(slot, ticket)
+        return real_place(slot, ticket, shown)
 
     monkeypatch.setattr(experiments, "error_study", slow_study)  # the page imports it at each run
     monkeypatch.setattr(guard, "_show_place", place)
@@ -83,10 +83,14 @@ def test_the_place_in_line_is_shown_in_place():
     original = guard.ADMISSION
     guard.ADMISSION = admission
     try:
-        guard._show_place(Slot(), waiting[1])
+        drawn = guard._show_place(Slot(), waiting[1])
+        assert guard._show_place(Slot(), waiting[1], drawn) == drawn and len(shown) == 1, "unchanged: not redrawn"
+        admission.release(holders.pop())
+        guard._show_place(Slot(), waiting[1], drawn)  # one run less ahead: redrawn at once
     finally:
         guard.ADMISSION = original
     assert "1 run(s) ahead of you" in shown[0] and "2 run slots" in shown[0] and "(about 4 s)" in shown[0], shown
+    assert len(shown) == 2 and "you are next" in shown[1], shown
     for t in holders + waiting:
         admission.release(t)
 
