@@ -103,7 +103,7 @@ def _put_file(base: str, upload_url: str, name: str, content: bytes) -> None:
     import urllib.request
     from http.cookies import SimpleCookie
 
-    with urllib.request.urlopen(base + "/", timeout=30) as page:
+    with urllib.request.urlopen(base + "/_stcore/health", timeout=30) as page:  # sets the XSRF cookie
         cookie = SimpleCookie()
         for header in page.headers.get_all("Set-Cookie") or []:
             cookie.load(header)
@@ -201,7 +201,7 @@ async def _rerun(ws, action: Action, page: str, widget=None) -> dict:
             if QUEUE_NOTICE in body:
                 first_notice = now if first_notice is None else first_notice
                 last_notice, after_notice = now, None
-            elif el.alert.format == 1:  # Alert.ERROR
+            elif el.alert.format == 1 and not (action.kind == "choose upload" and "No file uploaded yet" in body):
                 action.errors.append("error box: " + body[:160])
             elif GATE_TEXT in body:
                 action.gated = True
@@ -405,6 +405,7 @@ def main(argv=None) -> int:
     ap.add_argument("--minutes", type=float, default=5.0)
     ap.add_argument("--seed", type=int, default=0)
     ap.add_argument("--smoke", action="store_true", help="5 students for 1 minute, nothing written")
+    ap.add_argument("--smoke-students", type=int, default=5, help=argparse.SUPPRESS)
     ap.add_argument("--browser", type=int, default=0, metavar="N",
                     help="instead: N ≤ 5 headless Chromium sessions as a sanity check (they share the server's cores)")
     ap.add_argument("--dump", help="write every action of the last N as JSON lines to this file")
@@ -415,7 +416,7 @@ def main(argv=None) -> int:
 
         return browser_main(min(args.browser, 5))
     if args.smoke:
-        args.students, args.minutes = [5], 1.0
+        args.students, args.minutes = [args.smoke_students], 1.0
     if max(args.students) > 60:
         raise SystemExit("at most 60 students: this is a classroom, not a load test of the machine")
     env = {k: os.environ[k] for k in ("RKCORE_SERVER_RUNS", "RKCORE_SERVER_MEMORY") if k in os.environ}
