@@ -360,10 +360,13 @@ def verdict(r: dict) -> str:
 
 def cpu_reading(r: dict) -> str:
     """What the server needed against what it got: CPU seconds per change, the cores the class's changes
-    need at that rate, and the cores the server got on average (less than 2 when other jobs load the machine)."""
+    need at that rate when every student acts every 20 s on average (the mean think time: the rate the
+    students would reach if no answer made them wait), and the cores the server got on average (less than
+    the machine's when other jobs load it)."""
     per_change = r["server_cpu"] / max(r["actions"], 1)
-    return (f"N = {r['N']}: {per_change:.2f} server CPU s per change; the {r['actions'] / r['wall']:.2f} changes/s of "
-            f"the class need {per_change * r['actions'] / r['wall']:.2f} cores at that rate; the server got "
+    wanted = r["N"] / (sum(THINK_SECONDS) / 2)
+    return (f"N = {r['N']}: {per_change:.2f} server CPU s per change; {wanted:.2f} changes/s (every student "
+            f"every 20 s) need {per_change * wanted:.2f} cores at that rate; the server got "
             f"{r['server_cpu'] / r['wall']:.2f} cores on average.")
 
 
