@@ -1,6 +1,6 @@
 """MovieLens 100K accuracy / time study (Atarashi et al., AAAI-19, Figures 2 and 3).
 
-Runs :func:`rkcore.accuracy.accuracy_study` for the paper's configurations and prints
+Runs :func:`rkcore.studies.accuracy.accuracy_study` for the paper's configurations and prints
 Markdown tables (accuracy mean +- std over trials, balanced accuracy, mean train and test
 seconds, and the speed-up against the exact kernel SVM measured in the same run).
 
@@ -23,8 +23,8 @@ from pathlib import Path
 import pandas as pd
 from threadpoolctl import threadpool_limits
 
-from rkcore.accuracy import accuracy_study, speedups
-from rkcore.datasets import load_movielens, normalize
+from rkcore.studies.accuracy import accuracy_study, speedups
+from rkcore.data.datasets import load_movielens, normalize
 from rkcore.registry import KernelSpec
 
 CONFIGS = {

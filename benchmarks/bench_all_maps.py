@@ -1,6 +1,6 @@
 """Every registry map at the MovieLens 100K shape (n=10,000, d=78, D=1,248 = 16 d), dense float64.
 
-Each map is built with rkcore.registry.make_map on the kernel rkcore.timing.timing_kernel
+Each map is built with rkcore.registry.make_map on the kernel rkcore.studies.timing.timing_kernel
 pairs it with (degree m). Times are ratios to one float64 matrix product
 (n x d) @ (d x D) timed in the same repeat, so machine load cancels; the table shows the
 median over --repeats of each ratio (fresh map every repeat: fit draws new weights).
@@ -16,7 +16,7 @@ import warnings
 import numpy as np
 
 from rkcore.registry import MAPS, make_map
-from rkcore.timing import timing_kernel
+from rkcore.studies.timing import timing_kernel
 
 
 def _seconds(fn) -> float:

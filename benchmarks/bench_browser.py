@@ -138,7 +138,7 @@ def click_option(page, option: str) -> float:
 
 
 def start_server(repo: Path, port: int, script: str = "app.py") -> subprocess.Popen:
-    # RKCORE_SPEED_FACTOR pinned as in the tests: the run estimates (rkcore.costs) otherwise follow a load
+    # RKCORE_SPEED_FACTOR pinned as in the tests: the run estimates (rkcore.studies.costs) otherwise follow a load
     # probe, and a page whose study auto-runs in one repeat may wait for its button in the next
     env = dict(os.environ, PYTHONPATH=str(repo), STREAMLIT_BROWSER_GATHER_USAGE_STATS="false",
                RKCORE_SPEED_FACTOR=os.environ.get("RKCORE_SPEED_FACTOR", "1"))

@@ -15,7 +15,7 @@ import time
 
 import numpy as np
 
-from rkcore.maps import RandomKernel
+from rkcore.maps.random_kernel import RandomKernel
 
 
 def timed(fn):

@@ -5,7 +5,7 @@ out-of-core transform of a row-chunked dask.array.
    triangle: 400 MB at n = 10,000). Passed as plain task arguments (joblib's Dask backend,
    the previous scale-out path) they ride in the graph; with ``error_study(client=...)``
    they are scattered once and the graph holds references. Reported: serialized bytes of
-   the task arguments both ways (rkcore.distributed.graph_bytes), and, for the old path,
+   the task arguments both ways (rkcore.studies.distributed.graph_bytes), and, for the old path,
    the size distributed itself reports when it warns "Sending large graph".
 2. Out of core. ``transform_dask(RandomKernel, X)`` on X = uniform random (n, d) generated
    lazily in row chunks, reduced to the feature means and the D x D Gram Z^T Z (the n x D
@@ -38,8 +38,8 @@ def movielens_like(n: int, d: int = 78, seed: int = 0) -> sp.csr_matrix:
 def graph_sizes(n: int, trials: int) -> dict:
     from joblib import parallel_config
 
-    from rkcore.distributed import close, connect, graph_bytes
-    from rkcore.experiments import EXACT_CACHE_BYTES, _block_rows, _exact_cache, _row_blocks, error_study
+    from rkcore.studies.distributed import close, connect, graph_bytes
+    from rkcore.studies.errors import EXACT_CACHE_BYTES, _block_rows, _exact_cache, _row_blocks, error_study
     from rkcore.registry import KernelSpec
 
     X = movielens_like(n)
@@ -93,8 +93,8 @@ def graph_sizes(n: int, trials: int) -> dict:
 def out_of_core(n: int, d: int, D: int, chunk: int, workers: int) -> dict:
     import dask.array as da
 
-    from rkcore.distributed import close, connect, transform_dask
-    from rkcore.maps import RandomKernel
+    from rkcore.studies.distributed import close, connect, transform_dask
+    from rkcore.maps.random_kernel import RandomKernel
 
     client = connect("local", n_workers=workers, threads_per_worker=1, processes=True)
     try:

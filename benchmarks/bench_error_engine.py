@@ -24,10 +24,10 @@ from pathlib import Path
 
 import numpy as np
 
-from rkcore.datasets import load_movielens, normalize
-from rkcore.experiments import _block_rows, error_study
+from rkcore.data.datasets import load_movielens, normalize
+from rkcore.studies.errors import _block_rows, error_study
 from rkcore.registry import make_map
-from rkcore.table1 import KERNELS
+from rkcore.studies.table1 import KERNELS
 
 
 def synthetic(n: int, d: int = 78, active: int = 7, seed: int = 0) -> np.ndarray:

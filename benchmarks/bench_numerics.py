@@ -34,10 +34,10 @@ import scipy.sparse as sp
 
 sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))  # this checkout's rkcore
 
-from rkcore import kernels as K
-from rkcore.circulant import SignedCirculantRandomKernel
-from rkcore.datasets import normalize
-from rkcore.maps import RandomKernel
+from rkcore.kernels import exact as K
+from rkcore.maps.circulant import SignedCirculantRandomKernel
+from rkcore.data.datasets import normalize
+from rkcore.maps.random_kernel import RandomKernel
 
 assert K.__file__.startswith(sys.path[0]), K.__file__
 
@@ -140,7 +140,7 @@ def old_rk_transform(rk: RandomKernel, X):
                 P = [None] + [K._gram(Xb**t, powers[t]) for t in range(1, m + 1)]
             return old_elementary_top(P, m)
         temporaries = m + 3
-    from rkcore.maps import MIN_GEMM_BLOCK_ROWS, TRANSFORM_BLOCK_BYTES
+    from rkcore.maps.random_kernel import MIN_GEMM_BLOCK_ROWS, TRANSFORM_BLOCK_BYTES
     out = np.empty((n, D))
     bytes_per_row = min(8 * D * temporaries, max(1, TRANSFORM_BLOCK_BYTES // MIN_GEMM_BLOCK_ROWS))
     for rows in K.row_blocks(n, bytes_per_row, TRANSFORM_BLOCK_BYTES):
@@ -150,7 +150,7 @@ def old_rk_transform(rk: RandomKernel, X):
 
 def old_scrk_transform(scrk: SignedCirculantRandomKernel, X):
     """The old SignedCirculantRandomKernel.transform (transform + _transform_block)."""
-    from rkcore.circulant import TRANSFORM_BLOCK_BYTES
+    from rkcore.maps.circulant import TRANSFORM_BLOCK_BYTES
     n, d = X.shape
     D, T, m = scrk.n_components, scrk.n_blocks_, scrk.degree
     out = np.empty((n, D))

@@ -1,4 +1,4 @@
-"""Run estimates against measured runs: the cost models of rkcore.costs (what the pages' run protocol
+"""Run estimates against measured runs: the cost models of rkcore.studies.costs (what the pages' run protocol
 shows and refuses on) next to the time and peak memory of the same engine calls the pages make.
 
 The one command (all pages, a few minutes on a quiet machine):
@@ -6,7 +6,7 @@ The one command (all pages, a few minutes on a quiet machine):
     python benchmarks/bench_run_estimates.py --repeats 3
 
 Each case runs in a fresh subprocess (one BLAS thread, as on the pages): it probes the machine's speed
-(rkcore.costs.speed_factor, as a page does before its estimate), loads its data, then times the engine
+(rkcore.studies.costs.speed_factor, as a page does before its estimate), loads its data, then times the engine
 calls and reads the peak resident memory above the post-setup baseline from /proc/self/status (VmHWM -
 VmRSS). Target: estimate / measured within 0.5 ... 2 for time and memory. It prints every run and the
 table (with whether each estimate is within 2x), and adds the table as a new top section of
@@ -75,9 +75,9 @@ def setup(case: dict):
     import pandas as pd
     from threadpoolctl import threadpool_limits
 
-    from rkcore import costs
+    from rkcore.studies import costs
     from rkcore.spec import kernel_spec_from_text, load_view_data
-    from rkcore.views import dense
+    from rkcore.base.arrays import dense
 
     kind, n = case["kind"], case["n"]
     data = load_view_data("interactions", "l1", n)
@@ -86,8 +86,8 @@ def setup(case: dict):
     spec = kernel_spec_from_text("anova", d, degree=2)
     work = None
     if kind == "gram":
-        from rkcore.gram import gram_pair
-        from rkcore.views import block_average, gram_error_stats, gram_pairs
+        from rkcore.studies.gram import gram_pair
+        from rkcore.studies.gram import block_average, gram_error_stats, gram_pairs
 
         cost = costs.gram_view_cost(n, d, case["D"], "anova", 2, "rk")
 
@@ -96,7 +96,7 @@ def setup(case: dict):
             gram_error_stats(K, K_hat), gram_pairs(K, K_hat, max_points=4000, random_state=0)
             block_average(K), block_average(K_hat)
     elif kind == "bounds":
-        from rkcore.experiments import error_study
+        from rkcore.studies.errors import error_study
 
         D_grid = (16, 32, 64, 128, 256, 512, 1024)
         eps = tuple(float(f"{m}e{k}") for k in range(-6, 0) for m in (1, 2, 5)) + (1.0,)
@@ -105,9 +105,9 @@ def setup(case: dict):
         def work():
             error_study(X, spec, [("rk", "rademacher")], list(D_grid), case["trials"], eps=eps, random_state=0)
     elif kind == "dist":
-        from rkcore.distributions import DISTRIBUTIONS
-        from rkcore.experiments import error_study
-        from rkcore.variance_study import (
+        from rkcore.maps.distributions import DISTRIBUTIONS
+        from rkcore.studies.errors import error_study
+        from rkcore.studies.variance_study import (
             empirical_pair_variance, exact_pair_variance, select_pairs, variance_by_distribution,
         )
 
@@ -124,7 +124,7 @@ def setup(case: dict):
             exact_pair_variance(X, pairs, spec, dists, np.logspace(np.log10(D_list[0]), np.log10(D_list[-1]), 40))
             variance_by_distribution(X, spec, dists, random_state=0)
     elif kind == "rff":
-        from rkcore.foundations import median_heuristic_gamma, rff_error_curve
+        from rkcore.teaching.foundations import median_heuristic_gamma, rff_error_curve
 
         D_list = [int(D) for D in 2 ** np.arange(4, int(np.log2(case["D_max"])) + 1)]
         cost = costs.rff_curve_cost(n, d, D_list, case["trials"])
@@ -132,7 +132,7 @@ def setup(case: dict):
         def work():
             rff_error_curve(X, median_heuristic_gamma(X), D_list, trials=case["trials"], seed=0)
     elif kind == "rp":
-        from rkcore.foundations import distortion_summary, polynomial_features, projection_distortion
+        from rkcore.teaching.foundations import distortion_summary, polynomial_features, projection_distortion
 
         m_list = [int(m) for m in 2 ** np.arange(2, int(np.log2(case["m_max"])) + 1)]
         dim = 1 + 2 * d + d * (d - 1) // 2
@@ -145,7 +145,7 @@ def setup(case: dict):
                            ignore_index=True)
             distortion_summary(df, 0.05)
     elif kind == "ck":
-        from rkcore.compositional import CompositionalFeatures, compositional_error_curve, preset_skeleton
+        from rkcore.teaching.compositional import CompositionalFeatures, compositional_error_curve, preset_skeleton
 
         D_list = [int(D) for D in 2 ** np.arange(4, int(np.log2(case["D_max"])) + 1)]
         cost = costs.compositional_cost(n, d, D_list, case["trials"], 2, 128, n_nodes=2 * d + 2)
@@ -156,7 +156,7 @@ def setup(case: dict):
             CompositionalFeatures(skel, 128, dedup="unbiased", random_state=0).fit(Xp).kernel_estimate(Xp)
             compositional_error_curve(Xp, skel, D_list, trials=case["trials"], seed=0, dedup_modes=("none", "unbiased"))
     elif kind == "timing":
-        from rkcore.timing import time_maps
+        from rkcore.studies.timing import time_maps
 
         args = (case["maps"], case["d_list"], case["D_at"], case["D_list"], case["d_at"], n, 2, case["repeats"])
         cost = costs.timing_cost(*args)
@@ -167,7 +167,7 @@ def setup(case: dict):
             time_maps(case["maps"], [case["d_at"]], case["D_list"], [n], kernel_degree=2, repeats=case["repeats"],
                       warmup=1, random_state=0)
     elif kind == "classifiers":
-        from rkcore.accuracy import accuracy_study, split_sizes
+        from rkcore.studies.accuracy import accuracy_study, split_sizes
 
         split, C_grid = (0.5, 0.1, 0.4), (0.1, 1.0, 10.0, 100.0, 1000.0)  # pages/6_Classifiers.py
         D_list = [m * d for m in case["multiples"]]
@@ -178,10 +178,8 @@ def setup(case: dict):
             accuracy_study((data.X, data.y), case["methods"], D_list, case["trials"], kernel=spec, split=split,
                            C_grid=C_grid, random_state=0)
     elif kind == "itemsets":
-        from rkcore.itemsets import family_from_spec
-        from rkcore.views import (
-            explicit_feature_table, explicit_view_family, family_counts, family_listing, kernel_check,
-        )
+        from rkcore.kernels.itemsets import family_from_spec
+        from rkcore.studies.family_views import explicit_feature_table, explicit_view_family, family_counts, family_listing, kernel_check
 
         family = family_from_spec(case["kernel"], case["d"], case["degree"])
         Xw = np.random.default_rng(0).standard_normal((n, case["d"]))
@@ -206,7 +204,7 @@ def child(case: dict) -> dict:
     engine calls; returns the estimates (speed probe, load average, quiet) and the measurement."""
     from threadpoolctl import threadpool_limits
 
-    from rkcore import costs
+    from rkcore.studies import costs
 
     os.environ.pop(costs.SPEED_FACTOR_ENV, None)
     factor, by_load = costs.speed_factor(), load_factor()

@@ -2,7 +2,7 @@
 
 Times, interleaved within each repeat so machine load hits all alike (median of --repeats):
   * scrk        SignedCirculantRandomKernel.transform (FFT path)
-  * rk          RandomKernel.transform (rkcore.maps), Rademacher weights
+  * rk          RandomKernel.transform (rkcore.maps.random_kernel), Rademacher weights
   * gemm        X @ Omega.T alone: a floor for any dense-Omega RK transform
 
 Usage: python benchmarks/bench_scrk.py [--repeats 5] [--degree 2 3] [--n 1000] [--d 4096] [--D 8192]
@@ -15,8 +15,8 @@ import time
 
 import numpy as np
 
-from rkcore.circulant import SignedCirculantRandomKernel
-from rkcore.maps import RandomKernel
+from rkcore.maps.circulant import SignedCirculantRandomKernel
+from rkcore.maps.random_kernel import RandomKernel
 
 
 def _seconds(fn) -> float:

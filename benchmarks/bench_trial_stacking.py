@@ -2,7 +2,7 @@
 
     python benchmarks/bench_trial_stacking.py [--repeats 9] [--n 200 1000 5000]
 
-The study is the Distributions page's default (rkcore.experiments.error_study): the built-in
+The study is the Distributions page's default (rkcore.studies.errors.error_study): the built-in
 "interactions" data (d = 20, L1-normalized), ANOVA-2, RK with the four weight distributions and
 SCRK, D = 2d, 4d, 8d, 16d, 10 trials, pairs="nonzero", one BLAS thread. "stacked" is the engine
 as it is (a task computes the trials of a (method, D) whose features fit STACKED_FEATURES_BYTES as
@@ -24,9 +24,9 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent))  # run from a ch
 
 from threadpoolctl import threadpool_limits  # noqa: E402
 
-from rkcore import experiments  # noqa: E402
-from rkcore.datasets import make_interactions, normalize  # noqa: E402
-from rkcore.distributions import DISTRIBUTIONS  # noqa: E402
+from rkcore.studies import errors as experiments  # noqa: E402
+from rkcore.data.datasets import make_interactions, normalize  # noqa: E402
+from rkcore.maps.distributions import DISTRIBUTIONS  # noqa: E402
 from rkcore.registry import KernelSpec  # noqa: E402
 
 METHODS = [("rk", dist) for dist in DISTRIBUTIONS] + [("scrk", None)]

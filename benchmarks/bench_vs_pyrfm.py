@@ -114,8 +114,8 @@ def ratio(times, a, b) -> str:
 
 # ---------------------------------------------------------------------- cells
 def map_cells(args, pyrfm, before):
-    from rkcore.circulant import SignedCirculantRandomKernel
-    from rkcore.maps import RandomKernel
+    from rkcore.maps.circulant import SignedCirculantRandomKernel
+    from rkcore.maps.random_kernel import RandomKernel
 
     rows = []
     ml = movielens_shaped(args.movielens_n)
@@ -189,7 +189,7 @@ def run_cell(label, shape, D, what, dist, contenders, repeats):
 
 
 def gram_cells(args, pyrfm, before):
-    from rkcore.kernels import all_subsets_kernel, anova_kernel
+    from rkcore.kernels.exact import all_subsets_kernel, anova_kernel
 
     rows = []
     for n in args.gram_n:

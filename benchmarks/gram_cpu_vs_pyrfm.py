@@ -16,7 +16,7 @@ from threadpoolctl import threadpool_limits
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from bench_vs_pyrfm import PYRFM_DIR, import_before, movielens_shaped  # noqa: E402  (puts this checkout first)
 
-from rkcore import kernels as K  # noqa: E402
+from rkcore.kernels import exact as K  # noqa: E402
 
 sys.path.insert(0, str(PYRFM_DIR))
 import pyrfm  # noqa: E402

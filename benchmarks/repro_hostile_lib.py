@@ -17,20 +17,20 @@ import textwrap
 CASES = {
     "libsvm_1e8": """
         import io
-        from rkcore.datasets import load_libsvm
+        from rkcore.data.datasets import load_libsvm
         b = io.BytesIO(b"1 1:1 100000000:2\\n"); b.name = "bomb.svm"
         d = load_libsvm(b); print("loaded", d.X.shape, len(d.feature_names))
     """,
     "libsvm_nan": """
         import io
-        from rkcore.datasets import load_libsvm
+        from rkcore.data.datasets import load_libsvm
         b = io.BytesIO(b"1 1:nan 2:inf\\n0 1:1\\n"); b.name = "nan.svm"
         d = load_libsvm(b); print("loaded", d.X.toarray().tolist())
     """,
     "csv_100k_cols": """
         import io
         import numpy as np
-        from rkcore.datasets import load_csv
+        from rkcore.data.datasets import load_csv
         cols = 100_000
         text = ",".join(f"c{j}" for j in range(cols)) + "\\n" + "\\n".join(",".join(["1"] * cols) for _ in range(20)) + "\\n"
         b = io.BytesIO(text.encode()); b.name = "wide.csv"
@@ -38,32 +38,32 @@ CASES = {
     """,
     "csv_utf16": """
         import io
-        from rkcore.datasets import load_csv
+        from rkcore.data.datasets import load_csv
         b = io.BytesIO("a,b,label\\n1,2,0\\n3,4,1\\n".encode("utf-16")); b.name = "u16.csv"
         d = load_csv(b, target="label"); print("loaded", d.X.tolist(), d.y.tolist())
     """,
     "csv_latin1": """
         import io
-        from rkcore.datasets import load_csv
+        from rkcore.data.datasets import load_csv
         b = io.BytesIO("größe,b,label\\n1,2,0\\n3,4,1\\n".encode("latin-1")); b.name = "l1.csv"
         d = load_csv(b, target="label"); print("loaded", d.feature_names, d.X.tolist())
     """,
     "csv_semicolon": """
         import io
-        from rkcore.datasets import load_csv
+        from rkcore.data.datasets import load_csv
         b = io.BytesIO(b"a;b;label\\n1;2;0\\n3;4;1\\n"); b.name = "semi.csv"
         d = load_csv(b, target="label"); print("loaded", d.X.tolist())
     """,
     "csv_comma_decimal": """
         import io
-        from rkcore.datasets import load_csv
+        from rkcore.data.datasets import load_csv
         b = io.BytesIO(b"a;b;label\\n1,5;2,25;0\\n3,0;4,75;1\\n"); b.name = "dec.csv"
         d = load_csv(b, target="label"); print("loaded", d.X.tolist())
     """,
     "csv_continuous_target": """
         import io
         import numpy as np
-        from rkcore.datasets import load_csv
+        from rkcore.data.datasets import load_csv
         rng = np.random.RandomState(0)
         rows = "\\n".join(f"{a:.3f},{b:.3f},{t:.4f}" for a, b, t in rng.rand(40, 3))
         b = io.BytesIO(("a,b,target\\n" + rows + "\\n").encode()); b.name = "reg.csv"
@@ -71,60 +71,60 @@ CASES = {
     """,
     "csv_nan_message": """
         import io
-        from rkcore.datasets import load_csv
+        from rkcore.data.datasets import load_csv
         b = io.BytesIO(b"a,b\\n1,\\n3,4\\n"); b.name = "nan.csv"
         d = load_csv(b); print("loaded", d.X.tolist())
     """,
     "movielens_long_path": """
-        from rkcore.datasets import load_movielens
+        from rkcore.data.datasets import load_movielens
         load_movielens("a" * 10_000)
     """,
     "parse_fields_huge_range": """
-        from rkcore.views import parse_fields
+        from rkcore.data.textformats import parse_fields
         f = parse_fields("0-30000000 | 30000001"); print("parsed", len(f[0]))
     """,
     "parse_itemsets_many": """
-        from rkcore.views import parse_itemsets
+        from rkcore.data.textformats import parse_itemsets
         text = "; ".join(str(i) for i in range(2_000_000))
         f = parse_itemsets(text); print("parsed", len(f))
     """,
     "cross_m_message": """
-        from rkcore.itemsets import ItemsetFamily
+        from rkcore.kernels.itemsets import ItemsetFamily
         ItemsetFamily.cross_fields([(0, 1), (2, 3)], 20)
     """,
     "random_kernel_1e9": """
         import numpy as np
-        from rkcore.maps import RandomKernel
+        from rkcore.maps.random_kernel import RandomKernel
         RandomKernel(n_components=10**9, random_state=0).fit_transform(np.ones((3, 10)))
     """,
     "load_builtin_1e9": """
-        from rkcore.datasets import load_builtin
+        from rkcore.data.datasets import load_builtin
         load_builtin("gaussian", n_samples=10**9)
     """,
     "polynomial_features_5000": """
         import numpy as np
-        from rkcore.foundations import polynomial_features
+        from rkcore.teaching.foundations import polynomial_features
         F = polynomial_features(np.ones((10, 5000)), 2); print("shape", F.shape)
     """,
     "kernel_trick_timing_1e6": """
-        from rkcore.foundations import kernel_trick_timing
+        from rkcore.teaching.foundations import kernel_trick_timing
         kernel_trick_timing(n=10**6, d_list=(2,), repeats=1)
     """,
     "all_subsets_20000_describe": """
-        from rkcore.itemsets import ItemsetFamily
+        from rkcore.kernels.itemsets import ItemsetFamily
         print(ItemsetFamily.all_subsets(20000).describe()[:200])
     """,
     "all_subsets_200000_n": """
-        from rkcore.itemsets import ItemsetFamily
+        from rkcore.kernels.itemsets import ItemsetFamily
         n = ItemsetFamily.all_subsets(200000).n_itemsets; print("n_itemsets bits", n.bit_length() if isinstance(n, int) else n)
     """,
     "up_to_1e6_1e5_n": """
-        from rkcore.itemsets import ItemsetFamily
+        from rkcore.kernels.itemsets import ItemsetFamily
         n = ItemsetFamily.up_to(10**6, 10**5).n_itemsets; print("n_itemsets", type(n).__name__, str(n)[:60])
     """,
     "family_counts_2000": """
-        from rkcore.itemsets import ItemsetFamily
-        from rkcore.views import family_counts
+        from rkcore.kernels.itemsets import ItemsetFamily
+        from rkcore.studies.family_views import family_counts
         df = family_counts(ItemsetFamily.all_subsets(2000)); print("rows", len(df), "max", df['count'].max())
     """,
 }
@@ -132,7 +132,7 @@ CASES = {
 CHILD = """
 import resource, sys, time, traceback
 resource.setrlimit(resource.RLIMIT_AS, ({cap}, {cap}))
-import rkcore.datasets, rkcore.foundations, rkcore.itemsets, rkcore.maps, rkcore.views  # not timed
+import rkcore.data.datasets, rkcore.teaching.foundations, rkcore.kernels.itemsets, rkcore.maps.random_kernel  # not timed
 t0 = time.perf_counter()
 try:
 {body}

@@ -1,5 +1,5 @@
 """The five-minute story: the paper's argument in five screens, each with one sentence computed from
-the numbers it shows (rkcore.story). The step is in the URL (story_step=3), so a link opens that screen."""
+the numbers it shows (rkcore.teaching.story). The step is in the URL (story_step=3), so a link opens that screen."""
 import time
 
 import streamlit as st
@@ -7,8 +7,8 @@ from threadpoolctl import threadpool_limits
 
 from rkapp import chart, guarded, notice, page, persistent_widget
 from rkapp.state import store
-from rkcore import story
-from rkcore.accuracy import accuracy_study, speedups
+from rkcore.teaching import story
+from rkcore.studies.accuracy import accuracy_study, speedups
 from rkcore.figures.story import duel_figure, error_curve_figure, matrix_figure, pair_figure
 from rkcore.spec import load_view_data
 

@@ -10,8 +10,8 @@ from rkapp import (
 )
 from rkapp.guard import admitted_run
 from rkapp.layout import fit_formula
-from rkcore.costs import compositional_cost
-from rkcore.compositional import (
+from rkcore.studies.costs import compositional_cost
+from rkcore.teaching.compositional import (
     ACTIVATIONS, BASE_KERNELS, DEDUP_MODES, PRESETS, REAL_FEATURE_LATEX, CompositionalFeatures, activation_curves,
     activation_table, compositional_error_curve, describe_features, preset_skeleton,
 )
@@ -21,7 +21,8 @@ from rkcore.figures.compositional import (
 )
 from rkcore.figures.foundations import METRIC_LABELS
 from rkcore.figures.gram import DISPLAY_HEATMAP_SIDE, gram_heatmaps
-from rkcore.views import block_average, dense, gram_long
+from rkcore.base.arrays import dense
+from rkcore.studies.gram import block_average, gram_long
 
 D_MAX_OPTIONS = [64, 128, 256, 512, 1024, 2048, 4096]
 GRAM_D_OPTIONS = [16, 32, 64, 128, 256, 512, 1024, 2048]
@@ -151,9 +152,9 @@ with st.expander("The dual activations"):
 
 reproduce("\n".join([
     *[line for line in view.code().splitlines() if "KernelSpec" not in line],
-    "from rkcore.compositional import CompositionalFeatures, compositional_error_curve, preset_skeleton",
+    "from rkcore.teaching.compositional import CompositionalFeatures, compositional_error_curve, preset_skeleton",
     "from rkcore.figures.compositional import compositional_error_figure, compositional_summary",
-    "from rkcore.views import dense",
+    "from rkcore.base.arrays import dense",
     "",
     f"skel, Xp = preset_skeleton({preset!r}, dense(X))  # standardizes (and bins the last column if needed)",
     "K = skel.kernel(Xp)",

@@ -6,13 +6,11 @@ from rkapp import (
     reproduce, run_or_wait, shared_figure, sidebar, table,
 )
 from rkapp.guard import admitted_run
-from rkcore.costs import gram_view_cost
-from rkcore.distributions import DISTRIBUTIONS
+from rkcore.studies.costs import gram_view_cost
+from rkcore.maps.distributions import DISTRIBUTIONS
 from rkcore.figures.gram import DISPLAY_HEATMAP_SIDE, gram_difference, gram_heatmaps, gram_note, gram_scatter
 from rkcore.registry import KERNELS, MAPS, latex_with_degree
-from rkcore.views import (
-    block_average, gram_error_stats, gram_long, gram_pair, gram_pairs,
-)
+from rkcore.studies.gram import block_average, gram_error_stats, gram_long, gram_pair, gram_pairs
 
 page("Gram matrices",
      "The exact Gram matrix $K$ next to its random-feature estimate $\\hat K = ZZ^\\top$, on one color scale.")
@@ -102,6 +100,6 @@ reproduce(view.code(
     f"random_state={view.seed}).fit_transform(X)",
     "K_hat = Z @ Z.T",
     "",
-    "from rkcore.views import gram_error_stats",
+    "from rkcore.studies.gram import gram_error_stats",
     "print(gram_error_stats(K, K_hat))",
 ))

@@ -5,12 +5,10 @@ from rkapp import (
     chart, formula, guarded, literal, load_data, notice, page, reproduce, run_or_wait, shared_figure, show_warning,
     sidebar, table,
 )
-from rkcore.costs import itemsets_view_cost
+from rkcore.studies.costs import itemsets_view_cost
 from rkcore.figures.itemsets import family_counts_figure
 from rkcore.registry import ITEMSET_KERNELS
-from rkcore.views import (
-    explicit_feature_table, explicit_view_family, family_counts, family_listing, kernel_check,
-)
+from rkcore.studies.family_views import explicit_feature_table, explicit_view_family, family_counts, family_listing, kernel_check
 
 LISTING_LIMIT = 200      # list the whole family up to this many itemsets
 EXPLICIT_MAX = 4096      # columns of phi_S computed for the check (restrict the features beyond)
@@ -84,8 +82,8 @@ notice("The number of itemsets explodes with d and the itemset size (the y axis 
 
 reproduce(view.code(
     "",
-    "from rkcore.kernels import explicit_features, itemset_kernel",
-    "from rkcore.views import family_counts, explicit_view_family",
+    "from rkcore.kernels.exact import explicit_features, itemset_kernel",
+    "from rkcore.studies.family_views import family_counts, explicit_view_family",
     "family = spec.family(d)",
     "print(family.describe()); print(family_counts(family))",
     "sub = explicit_view_family(family)            # restrict to the first d' features if phi_S is too big",

@@ -11,9 +11,9 @@ from rkapp import (
     persistent_widget, progress_bar, reproduce, run_or_wait, sidebar, table,
 )
 from rkapp.guard import admitted_run
-from rkcore.costs import error_study_cost
-from rkcore.bounds import bounds_table, l1_radius, measured_tails, required_components
-from rkcore.experiments import error_study
+from rkcore.studies.costs import error_study_cost
+from rkcore.theory.bounds import bounds_table, l1_radius, measured_tails, required_components
+from rkcore.studies.errors import error_study
 from rkcore.figures.bounds import LEMMA_LABELS, bounds_note, bounds_vs_D_figure, bounds_vs_eps_figure, sci
 from rkcore.registry import ITEMSET_KERNELS
 
@@ -152,8 +152,8 @@ if needed is not None:
                        distribution=view.distribution))
 
 reproduce(view.code(
-    "from rkcore.bounds import bounds_table, l1_radius, measured_tails, required_components",
-    "from rkcore.experiments import error_study",
+    "from rkcore.theory.bounds import bounds_table, l1_radius, measured_tails, required_components",
+    "from rkcore.studies.errors import error_study",
     "from rkcore.figures.bounds import bounds_vs_eps_figure",
     "",
     "R = l1_radius(X)",

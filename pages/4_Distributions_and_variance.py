@@ -12,17 +12,17 @@ from rkapp import (
     progress_bar, reproduce, run_or_wait, sidebar, table,
 )
 from rkapp.guard import admitted_run
-from rkcore.costs import error_study_cost, pair_variance_cost
-from rkcore.distributions import DISTRIBUTIONS
-from rkcore.experiments import error_study
+from rkcore.studies.costs import error_study_cost, pair_variance_cost
+from rkcore.maps.distributions import DISTRIBUTIONS
+from rkcore.studies.errors import error_study
 from rkcore.figures.variance import (
     distribution_note, error_vs_D_figure, variance_by_distribution_figure, variance_figure,
 )
 from rkcore.registry import ITEMSET_KERNELS
-from rkcore.table1 import table1_view
-from rkcore.variance import VARIANCE_KERNELS
-from rkcore.variance_study import empirical_pair_variance, exact_pair_variance, select_pairs, variance_by_distribution
-from rkcore.views import dense
+from rkcore.studies.table1 import table1_view
+from rkcore.theory.variance import VARIANCE_KERNELS
+from rkcore.studies.variance_study import empirical_pair_variance, exact_pair_variance, select_pairs, variance_by_distribution
+from rkcore.base.arrays import dense
 
 MULTIPLES = (1, 2, 4, 8, 16, 32)
 TRIALS = (5, 10, 20, 50, 100)
@@ -57,7 +57,7 @@ if len(view.distributions) < 2:
 formula(r"\mathbb{V}\big[\langle Z(\mathbf{x}), Z(\mathbf{y})\rangle\big] = \frac{\mathbb{E}_{\boldsymbol\omega}\big["
         r"K_{\mathcal{S}}(\mathbf{x},\boldsymbol\omega)^2 K_{\mathcal{S}}(\mathbf{y},\boldsymbol\omega)^2\big] - "
         r"K_{\mathcal{S}}(\mathbf{x},\mathbf{y})^2}{D}",
-        "Exact variance of the estimate (rkcore.variance): it falls like 1/D, and E[f²] grows with E[ω⁴].")
+        "Exact variance of the estimate (rkcore.theory.variance): it falls like 1/D, and E[f²] grows with E[ω⁴].")
 formula(r"\sup_{\mathbf{x},\mathbf{y}}\ \mathbb{V}_{\boldsymbol\omega\sim p^*}\big[\langle Z(\mathbf{x}), "
         r"Z(\mathbf{y})\rangle\big] \le \sup_{\mathbf{x},\mathbf{y}}\ \mathbb{V}_{\boldsymbol\omega\sim p}\big["
         r"\langle Z(\mathbf{x}), Z(\mathbf{y})\rangle\big]\quad (11)",
@@ -208,9 +208,9 @@ if ready:  # else the error or the run button above says why
 notice(distribution_note(best, summary))
 
 reproduce(view.code(
-    "from rkcore.experiments import error_study, summarize_errors",
-    "from rkcore.variance import rk_variance, variance_table",
-    "from rkcore.table1 import table1_view",
+    "from rkcore.studies.errors import error_study, summarize_errors",
+    "from rkcore.theory.variance import rk_variance, variance_table",
+    "from rkcore.studies.table1 import table1_view",
     "from rkcore.figures.variance import error_vs_D_figure",
     "",
     f"D_list = [m * d for m in {[int(m) for m in sorted(multiples, key=int)]}]",

@@ -7,10 +7,10 @@ from rkapp import (
     chart, formula, guarded, kept_measurement, largest_fitting, measure_on_press, notice, page, persistent_widget,
     progress_bar, refuse_beyond_limits, reproduce, shared_figure, show_measurement, sidebar, table,
 )
-from rkcore.costs import timing_cost
+from rkcore.studies.costs import timing_cost
 from rkcore.figures.timing import predicted_figure, timing_figure, timing_note
 from rkcore.registry import MAPS
-from rkcore.timing import growth_exponent, median_table, predicted_operations, time_maps, timing_kernel
+from rkcore.studies.timing import growth_exponent, median_table, predicted_operations, time_maps, timing_kernel
 
 D_OPTIONS = ("16", "32", "64", "128", "256", "512", "1024", "2048", "4096", "8192", "16384")
 d_OPTIONS = ("4", "8", "16", "32", "64", "128", "256", "512", "1024", "2048", "4096", "8192")
@@ -164,7 +164,7 @@ if measured is None:
            "what the operation counts predict (slope 1 for RK in d and D; below 1 in d for SCRK).")
 
 reproduce("\n".join([
-    "from rkcore.timing import time_maps, growth_exponent, summarize",
+    "from rkcore.studies.timing import time_maps, growth_exponent, summarize",
     "from rkcore.figures.timing import timing_figure",
     "from threadpoolctl import threadpool_limits",
     "",

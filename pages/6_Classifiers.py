@@ -11,8 +11,8 @@ from rkapp import (
     chart, escape_markdown, formula, guarded, kept_measurement, largest_fitting, load_data, measure_on_press, notice,
     page, persistent_widget, progress_bar, reproduce, run_requested, shared_figure, show_measurement, sidebar, table,
 )
-from rkcore.accuracy import METHODS, accuracy_study, split_sizes
-from rkcore.costs import classifier_cost, classifier_fit_seconds
+from rkcore.studies.accuracy import METHODS, accuracy_study, split_sizes
+from rkcore.studies.costs import classifier_cost, classifier_fit_seconds
 from rkcore.figures.accuracy import accuracy_figure, classifier_note, estimate_figure, summary_table, time_figure
 from rkcore.registry import ITEMSET_KERNELS
 
@@ -150,7 +150,7 @@ if measured is None:
            "accuracy and in measured training time.")
 
 reproduce(view.code(
-    "from rkcore.accuracy import accuracy_study, summarize",
+    "from rkcore.studies.accuracy import accuracy_study, summarize",
     "from rkcore.figures.accuracy import accuracy_figure, time_figure",
     "",
     f"df = accuracy_study((X, y), {list(methods)!r}, [m * d for m in {sorted(int(m) for m in multiples)}], "

@@ -9,10 +9,10 @@ from rkapp import (
     reproduce, run_or_wait, sidebar, table,
 )
 from rkapp.guard import admitted_run
-from rkcore.costs import rff_curve_cost
+from rkcore.studies.costs import rff_curve_cost
 from rkcore.figures.foundations import METRIC_LABELS, rff_error_figure, rff_note, rff_summary
-from rkcore.foundations import median_heuristic_gamma, rff_error_curve
-from rkcore.views import dense
+from rkcore.teaching.foundations import median_heuristic_gamma, rff_error_curve
+from rkcore.base.arrays import dense
 
 D_MAX_OPTIONS = [256, 512, 1024, 2048, 4096, 8192, 16384]
 BANDWIDTHS = {"median": "Median heuristic", "manual": "Set γ by hand"}
@@ -84,9 +84,9 @@ def study(view: ViewSpec) -> None:
 
     reproduce("\n".join([
         *[line for line in view.code().splitlines() if "KernelSpec" not in line],
-        "from rkcore.foundations import median_heuristic_gamma, rff_error_curve",
+        "from rkcore.teaching.foundations import median_heuristic_gamma, rff_error_curve",
         "from rkcore.figures.foundations import rff_error_figure, rff_summary",
-        "from rkcore.views import dense",
+        "from rkcore.base.arrays import dense",
         "",
         "X = dense(X)",
         f"gamma = {'median_heuristic_gamma(X)' if bandwidth == 'median' else repr(float(gamma_manual))}",

@@ -9,12 +9,12 @@ from rkapp import (
     reproduce, run_or_wait, sidebar, table,
 )
 from rkapp.guard import admitted_run
-from rkcore.costs import projection_cost
+from rkcore.studies.costs import projection_cost
 from rkcore.figures.foundations import band_violation_figure, projection_distortion_figure, projection_note
-from rkcore.foundations import (
+from rkcore.teaching.foundations import (
     PROJECTIONS, distortion_bands, distortion_summary, polynomial_features, projection_distortion,
 )
-from rkcore.views import dense
+from rkcore.base.arrays import dense
 
 M_MAX_OPTIONS = [64, 128, 256, 512, 1024, 2048, 4096]
 VECTORS = {"phi": "explicit degree-2 features φ(x)", "raw": "the data rows x"}
@@ -114,10 +114,10 @@ with guarded("the random projections"):
 
 reproduce("\n".join([
     *[line for line in view.code().splitlines() if "KernelSpec" not in line],
-    "from rkcore.foundations import polynomial_features, projection_distortion, distortion_summary, distortion_bands",
+    "from rkcore.teaching.foundations import polynomial_features, projection_distortion, distortion_summary, distortion_bands",
     "from rkcore.figures.foundations import projection_distortion_figure",
     "import pandas as pd",
-    "from rkcore.views import dense",
+    "from rkcore.base.arrays import dense",
     "",
     "V = polynomial_features(dense(X), 2, 1.0)" if vectors == "phi" else "V = dense(X)",
     "V = V[np.einsum('ij,ij->i', V, V) > 0]  # zero rows have no distortion ratio",

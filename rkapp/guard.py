@@ -17,10 +17,10 @@ from typing import Any, Callable, Iterator
 
 import streamlit as st
 
-from rkcore.costs import RunCost
-from rkcore.limits import Admission, estimate_cost, format_bytes, physical_memory, server_memory, server_runs
-from rkcore.limits import max_size_within as _max_size_within
-from rkcore.limits import require_memory as _require_memory
+from rkcore.base.limits import Admission, estimate_cost, format_bytes, physical_memory, server_memory, server_runs
+from rkcore.base.limits import max_size_within as _max_size_within
+from rkcore.base.limits import require_memory as _require_memory
+from rkcore.studies.costs import RunCost
 
 __all__ = ["ADMISSION", "AUTO_RUN_SECONDS", "MAX_RUN_SECONDS", "MEMORY_BUDGET", "Measurement", "Waiting",
            "admitted_run", "estimate_cost", "guarded", "heavy_work", "kept_measurement", "largest_fitting", "literal", "max_size_within", "measure_on_press",
@@ -127,7 +127,7 @@ def refuse_beyond_limits(cost: RunCost, what: str, fits: str = "") -> None:
 
 def run_or_wait(cost: RunCost, *, key: str, params, what: str, fits: str = "", autorun: bool = False) -> bool:
     """The one run protocol of every page, called before computing with the cost of everything the page
-    will compute (:mod:`rkcore.costs`). Beyond the time ceiling or the memory budget: ValueError naming
+    will compute (:mod:`rkcore.studies.costs`). Beyond the time ceiling or the memory budget: ValueError naming
     the estimate and ``fits`` (the largest settings that fit). Below AUTO_RUN_SECONDS, or once its button
     was pressed for these ``params`` (the result is cached), or with ``autorun`` (a preset's click):
     True. Otherwise the estimate and a button are shown and :class:`Waiting` ends the guarded block;

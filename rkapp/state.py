@@ -15,9 +15,9 @@ from typing import Any, Callable, Sequence
 
 import streamlit as st
 
-from rkcore import datasets as rkdata
-from rkcore.distributions import DISTRIBUTIONS
-from rkcore.foundations import PROJECTIONS
+from rkcore.data import datasets as rkdata
+from rkcore.maps.distributions import DISTRIBUTIONS
+from rkcore.teaching.foundations import PROJECTIONS
 from rkcore.registry import KERNELS, MAPS, KernelSpec
 from rkcore.spec import DATASET_KEYS, FAMILY_SOURCES, dataset_label, kernel_spec_from_text, reproduce_code
 

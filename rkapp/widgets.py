@@ -14,11 +14,11 @@ from typing import Any, Callable, Literal, Sequence
 
 import streamlit as st
 
-from rkcore import datasets as rkdata
-from rkcore.distributions import DISTRIBUTIONS
+from rkcore.data import datasets as rkdata
+from rkcore.maps.distributions import DISTRIBUTIONS
 from rkcore.registry import KERNELS, MAPS, KernelSpec, maps_for
 from rkcore.spec import FAMILY_SOURCES, UPLOAD, dataset_label, is_csv
-from rkcore.views import format_bytes
+from rkcore.base.limits import format_bytes
 
 from . import uploads
 from .guard import literal, show_error, show_warning

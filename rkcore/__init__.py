@@ -1,7 +1,7 @@
 """rkcore: random feature maps for the itemset kernel (Atarashi, Maji & Oyama, AAAI-19)."""
-from .distributions import DISTRIBUTIONS, get_distribution
-from .itemsets import ItemsetFamily
-from .kernels import (
+from .maps.distributions import DISTRIBUTIONS, get_distribution
+from .kernels.itemsets import ItemsetFamily
+from .kernels.exact import (
     all_subsets_kernel,
     anova_kernel,
     dot_kernel,
@@ -10,6 +10,6 @@ from .kernels import (
     polynomial_kernel,
     up_to_kernel,
 )
-from .maps import RandomKernel
+from .maps.random_kernel import RandomKernel
 
 __version__ = "0.1.0"

@@ -192,7 +192,7 @@ def _common(p: argparse.ArgumentParser, seed_help: str = "random seed") -> None:
 
 # ----------------------------------------------------------------------------- timing
 def _add_timing(sub) -> None:
-    from .timing import FIGURE1
+    from .studies.timing import FIGURE1
 
     p = sub.add_parser("timing", help="mapping time of the random feature maps (paper Figure 1)",
                        description="Time fit/transform of random feature maps on N(0,1) data "
@@ -211,7 +211,7 @@ def _add_timing(sub) -> None:
 
 
 def _run_timing(args, progress: Progress, client) -> tuple[dict, dict]:
-    from .timing import FIGURE1, render_report, time_maps
+    from .studies.timing import FIGURE1, render_report, time_maps
 
     preset = FIGURE1 if args.figure1 else {"maps": ["rk", "scrk"], "d": [128, 256, 512], "D": [2048], "n": [500]}
     maps = [k for group in (args.maps or [preset["maps"]]) for k in group]
@@ -225,8 +225,8 @@ def _run_timing(args, progress: Progress, client) -> tuple[dict, dict]:
 
 # ----------------------------------------------------------------------------- table1
 def _add_table1(sub) -> None:
-    from .table1 import KERNELS as TABLE1_KERNELS
-    from .table1 import MULTIPLES, _int_list, _kernel_list
+    from .studies.table1 import KERNELS as TABLE1_KERNELS
+    from .studies.table1 import MULTIPLES, _int_list, _kernel_list
 
     p = sub.add_parser("table1", help="approximation errors on MovieLens 100K (paper Table 1)",
                        description="Reproduce Table 1 (approximation errors on MovieLens 100K).")
@@ -249,8 +249,8 @@ def _add_table1(sub) -> None:
 
 
 def _run_table1(args, progress: Progress, client) -> tuple[dict, dict]:
-    from .datasets import load_movielens, normalize
-    from .table1 import format_tables, run_table1
+    from .data.datasets import load_movielens, normalize
+    from .studies.table1 import format_tables, run_table1
 
     data = load_movielens(args.data, n_samples=args.n, random_state=args.seed if args.sample == "random" else None,
                           sparse=True)
@@ -275,7 +275,7 @@ ACCURACY_KERNELS = tuple(k for k in KERNELS if k in MAPS["rk"].kernels and k != 
 
 
 def _add_accuracy(sub) -> None:
-    from .accuracy import DEFAULT_C_GRID, METHODS, SELECTION_METRICS
+    from .studies.accuracy import DEFAULT_C_GRID, METHODS, SELECTION_METRICS
 
     p = sub.add_parser("accuracy", help="classifier accuracy and time (paper Figures 2 and 3)",
                        description="Accuracy and train/test time of kernel SVMs, FMs and linear models on random "
@@ -307,7 +307,7 @@ def _add_accuracy(sub) -> None:
 def _run_accuracy(args, progress: Progress, client) -> tuple[dict, dict]:
     from threadpoolctl import threadpool_limits
 
-    from .accuracy import (
+    from .studies.accuracy import (
         _load,
         _parse_Ds,
         _parse_params,
@@ -317,7 +317,7 @@ def _run_accuracy(args, progress: Progress, client) -> tuple[dict, dict]:
         format_table,
         split_sizes,
     )
-    from .datasets import normalize
+    from .data.datasets import normalize
     from .registry import KernelSpec
 
     data = _load(args.data, args.target, args.n_samples, args.seed)
@@ -381,7 +381,7 @@ def main(argv: list[str] | None = None) -> int:
     client = None
     try:
         if args.scheduler:
-            from .distributed import connect
+            from .studies.distributed import connect
 
             client = connect(args.scheduler)
             progress.note(f"Dask scheduler: {client.scheduler.address} ({len(client.scheduler_info()['workers'])} "
@@ -392,7 +392,7 @@ def main(argv: list[str] | None = None) -> int:
         return EXIT_USAGE
     finally:
         if client is not None:
-            from .distributed import close
+            from .studies.distributed import close
 
             close(client)
     if args.out:

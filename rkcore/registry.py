@@ -9,8 +9,8 @@ engine), and its colour. A missing field is an error when the entry is made, nev
 silent fallback to another map's numbers. :func:`register_map` adds an entry at run
 time (tests do this with a toy map).
 
-Distributions live in :mod:`rkcore.distributions` and the itemset-kernel vocabulary
-(which kernel keys are itemset kernels, which need m <= d) in :mod:`rkcore.itemsets`;
+Distributions live in :mod:`rkcore.maps.distributions` and the itemset-kernel vocabulary
+(which kernel keys are itemset kernels, which need m <= d) in :mod:`rkcore.kernels.itemsets`;
 both are re-exported here.
 """
 from __future__ import annotations
@@ -23,13 +23,13 @@ import numpy as np
 from sklearn.kernel_approximation import Nystroem, PolynomialCountSketch, RBFSampler
 from sklearn.metrics.pairwise import rbf_kernel
 
-from . import kernels as K
-from .circulant import SignedCirculantRandomKernel
-from .distributions import DISTRIBUTIONS, get_distribution
-from .itemsets import ITEMSET_KERNELS, ORDERED_KERNELS, ItemsetFamily, check_degree_fits, family_from_spec
-from .maclaurin import RandomMaclaurin
-from .maps import RandomKernel
-from .validation import check_int
+from .kernels import exact as K
+from .maps.circulant import SignedCirculantRandomKernel
+from .maps.distributions import DISTRIBUTIONS, get_distribution
+from .kernels.itemsets import ITEMSET_KERNELS, ORDERED_KERNELS, ItemsetFamily, check_degree_fits, family_from_spec
+from .maps.maclaurin import RandomMaclaurin
+from .maps.random_kernel import RandomKernel
+from .base.validation import check_int
 
 __all__ = [
     "DISTRIBUTIONS", "ITEMSET_KERNELS", "ORDERED_KERNELS", "KERNELS", "MAPS", "KernelEntry", "KernelSpec",
@@ -97,7 +97,7 @@ class KernelSpec:
         return family_from_spec(self.name, d, self.degree, self.itemsets)
 
     def check_fits(self, d: int, who: str | None = None) -> None:
-        """Refuse an ANOVA / up-to kernel of order m > d (see :func:`rkcore.itemsets.check_degree_fits`)."""
+        """Refuse an ANOVA / up-to kernel of order m > d (see :func:`rkcore.kernels.itemsets.check_degree_fits`)."""
         check_degree_fits(self.name, self.degree, d, who)
 
     def exact(self, X, Y=None) -> np.ndarray:

@@ -8,10 +8,11 @@ import dataclasses
 import io
 from typing import Sequence
 
-from . import datasets as rkdata
-from .itemsets import ItemsetFamily
+from .data import datasets as rkdata
+from .kernels.itemsets import ItemsetFamily
 from .registry import KERNELS, KernelSpec
-from .views import parse_fields, parse_itemsets, subsample_rows
+from .base.arrays import subsample_rows
+from .data.textformats import parse_fields, parse_itemsets
 
 #: Data sources beside the built-in datasets: a file the user uploaded, a local MovieLens 100K folder.
 UPLOAD = "upload"
@@ -89,15 +90,15 @@ def reproduce_code(*, dataset: str, n: int, normalization: str, kernel: str, deg
                    movielens_path: str = "", upload_name: str | None = None, extra_lines: Sequence[str] = ()) -> str:
     """Python lines that rebuild the view's data (X, y, d) and kernel (spec) with rkcore, then ``extra_lines``."""
     lines = ["import warnings", "import numpy as np", "import pandas as pd",
-             "from sklearn.exceptions import ConvergenceWarning", "from rkcore import datasets",
-             "from rkcore.registry import KernelSpec, make_map", "from rkcore.views import subsample_rows",
+             "from sklearn.exceptions import ConvergenceWarning", "from rkcore import data as datasets",
+             "from rkcore.registry import KernelSpec, make_map", "from rkcore.base.arrays import subsample_rows",
              "",
              "pd.set_option('display.width', 200)  # print whole tables: no column hidden behind '...'",
              "pd.set_option('display.max_columns', None)",
              "# fits that stop at their iteration limit: the page counts them under its results",
              "warnings.simplefilter('ignore', ConvergenceWarning)"]
     if kernel == "itemset":
-        lines.append("from rkcore.itemsets import ItemsetFamily")
+        lines.append("from rkcore.kernels.itemsets import ItemsetFamily")
     lines.append("")
     if dataset in rkdata.BUILTIN:
         lines.append(f"data = datasets.load_builtin({dataset!r}, n_samples={n}, random_state=0)")

@@ -20,7 +20,7 @@ import pytest
 
 REPO = Path(__file__).resolve().parent.parent
 
-# Run estimates follow the machine's speed (rkcore.costs.speed_factor, a probe); the tests pin it to 1,
+# Run estimates follow the machine's speed (rkcore.studies.costs.speed_factor, a probe); the tests pin it to 1,
 # the quiet machine the cost models were calibrated on, so which settings auto-run, wait for their
 # button or are refused does not move with the load. Servers the tests start inherit it.
 os.environ["RKCORE_SPEED_FACTOR"] = "1"

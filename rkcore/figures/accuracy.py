@@ -1,6 +1,6 @@
 """Figures of the Classifiers page: test accuracy and train / test time against D (paper Figures 2 and 3).
 
-Input is :func:`rkcore.accuracy.accuracy_study` output (one row per fit: method, label, D -
+Input is :func:`rkcore.studies.accuracy.accuracy_study` output (one row per fit: method, label, D -
 NaN for methods without random features -, trial, accuracy, train_seconds, test_seconds).
 Methods with random features are drawn against D (mean over trials, band: mean ± std);
 the exact kernel SVMs, factorization machines and the all-subsets model do not depend on
@@ -15,7 +15,7 @@ import numpy as np
 import pandas as pd
 import plotly.graph_objects as go
 
-from ..accuracy import get_method
+from ..studies.accuracy import get_method
 from .style import FONT_SIZE, figure, log_ticks, plotly_text, rgba
 
 REFERENCE_DASH = {"kernel_svm": "dash", "poly_svm": "dashdot", "fm": "dot", "all_subsets_model": "longdash"}

@@ -1,7 +1,7 @@
 r"""Figures of the Error bounds page: Lemmas 1-3 (paper eqs. 8-10) against measured tail probabilities.
 
-Pure drawing. The measured side is :func:`rkcore.bounds.measured_tails` of an
-:func:`rkcore.experiments.error_study` (two estimates per (D, eps)):
+Pure drawing. The measured side is :func:`rkcore.theory.bounds.measured_tails` of an
+:func:`rkcore.studies.errors.error_study` (two estimates per (D, eps)):
 
 * ``pair``: :math:`\hat p = \frac{1}{T}\sum_t \frac{1}{|P|}\sum_{(i,j)\in P} [|\mathcal{E}_{ij}| \ge \varepsilon]`,
   the tail probability of one pair averaged over the |P| pairs. Lemmas 1 and 3 bound
@@ -11,7 +11,7 @@ Pure drawing. The measured side is :func:`rkcore.bounds.measured_tails` of an
 
 A probability of 0 cannot sit on a log axis: such points are drawn at the resolution
 of the measurement (1 / (pairs x trials), resp. 1 / trials) as open down-triangles, meaning
-"none observed, below this". The bounds come from :func:`rkcore.bounds.bounds_table`
+"none observed, below this". The bounds come from :func:`rkcore.theory.bounds.bounds_table`
 (clipped at 1, where they say nothing).
 
 Traces and layouts are plain dicts in plotly's canonical form, built once by
@@ -23,7 +23,7 @@ import numpy as np
 import pandas as pd
 import plotly.graph_objects as go
 
-from ..bounds import MEASURED_QUANTITIES
+from ..theory.bounds import MEASURED_QUANTITIES
 from .style import LEGEND_BELOW, PALETTE, figure
 
 LEMMA_LABELS = {
@@ -103,8 +103,8 @@ def _tail_layout(title: str, x_title: str, low: float) -> dict:
 def bounds_vs_eps_figure(measured: pd.DataFrame, bounds: pd.DataFrame, *, D: int, R: float) -> go.Figure:
     """Tail probability against eps at one D: measured curves and the lemma bounds, log-log.
 
-    ``measured``: :func:`rkcore.bounds.measured_tails` rows (filtered here to ``D``); ``bounds``:
-    :func:`rkcore.bounds.bounds_table` rows at this D over an eps grid.
+    ``measured``: :func:`rkcore.theory.bounds.measured_tails` rows (filtered here to ``D``); ``bounds``:
+    :func:`rkcore.theory.bounds.bounds_table` rows at this D over an eps grid.
     """
     sub = measured[measured["D"] == D]
     if sub.empty:
@@ -140,7 +140,7 @@ def sci(x: float) -> str:
 
 
 def first_informative_eps(bounds: pd.DataFrame) -> dict[str, float]:
-    """Per lemma of a :func:`rkcore.bounds.bounds_table` over eps: the smallest eps where the bound drops
+    """Per lemma of a :func:`rkcore.theory.bounds.bounds_table` over eps: the smallest eps where the bound drops
     below 1 (where it starts to say something); NaN when it never does on the grid."""
     out = {}
     for lemma, g in bounds.groupby("lemma", sort=False):
@@ -153,7 +153,7 @@ def bounds_note(bounds_eps: pd.DataFrame, needed: pd.DataFrame, *, D: int, max_e
                 distribution: str) -> str:
     """The Error bounds page's "what to notice" from what it shows: the largest |E| seen at ``D`` (a
     metric), where each dashed bound of the ε chart leaves 1 (``bounds_eps``), and the lemmas' D beside
-    the measured one (``needed``, :func:`rkcore.bounds.required_components`)."""
+    the measured one (``needed``, :func:`rkcore.theory.bounds.required_components`)."""
     starts = first_informative_eps(bounds_eps)
     named = [(LEMMA_LABELS[k].split(" bound")[0], v) for k, v in starts.items()]
     said = "; ".join(f"{name} from ε = {v:.3g} ({v / max_error:.3g}× that error)" if np.isfinite(v)

@@ -1,7 +1,7 @@
 """Figures of the compositional-kernels page: the skeleton, the dual activations, error vs D.
 
-Pure functions of :class:`rkcore.compositional.Skeleton` objects and the tidy DataFrame of
-:func:`rkcore.compositional.compositional_error_curve`. Traces and layouts are plain dicts in plotly's
+Pure functions of :class:`rkcore.teaching.compositional.Skeleton` objects and the tidy DataFrame of
+:func:`rkcore.teaching.compositional.compositional_error_curve`. Traces and layouts are plain dicts in plotly's
 canonical form, built once by :func:`rkcore.figures.style.figure` (no per-property validation: the page
 redraws them on every rerun).
 """
@@ -11,7 +11,7 @@ import numpy as np
 import pandas as pd
 import plotly.graph_objects as go
 
-from ..compositional import ACTIVATIONS, Skeleton
+from ..teaching.compositional import ACTIVATIONS, Skeleton
 from .foundations import band_traces, metric_axis_title, reference_slope
 from .style import LEGEND_BELOW, PALETTE, figure, log_ticks, plotly_text, spans_decades
 
@@ -74,7 +74,7 @@ def skeleton_figure(skeleton: Skeleton) -> go.Figure:
 def activation_figure(curves: pd.DataFrame) -> go.Figure:
     """The dual activations σ̂(ρ) on [-1, 1] (all map 1 to 1: the kernels stay normalized).
 
-    ``curves`` is :func:`rkcore.compositional.activation_curves` output (activation, label, rho, value).
+    ``curves`` is :func:`rkcore.teaching.compositional.activation_curves` output (activation, label, rho, value).
     """
     if curves.empty:
         raise ValueError("No activation curves to draw.")

@@ -1,8 +1,8 @@
 """Figures of the Gram matrices page: exact vs approximate heatmaps, their difference, a scatter.
 
-Pure functions of arrays / tidy DataFrames (from :mod:`rkcore.gram`). The heatmaps draw the
+Pure functions of arrays / tidy DataFrames (from :mod:`rkcore.studies.gram`). The heatmaps draw the
 matrices they are given: the engine averages matrices larger than
-:data:`rkcore.gram.MAX_HEATMAP_SIDE` over b x b blocks (:func:`rkcore.gram.block_average`)
+:data:`rkcore.studies.gram.MAX_HEATMAP_SIDE` over b x b blocks (:func:`rkcore.studies.gram.block_average`)
 and passes ``block=b`` and the number of points ``n``, so the title says so and the axes stay
 in units of the data point index i, j (block centers when averaged).
 
@@ -59,7 +59,7 @@ def gram_heatmaps(K: np.ndarray, K_hat: np.ndarray, *, block: int = 1, n: int | 
     """The exact and approximate Gram matrices side by side on ONE shared color scale.
 
     ``K``, ``K_hat`` are drawn as given; when they are b x b block averages of n x n matrices
-    (:func:`rkcore.gram.block_average`), pass ``block=b`` and ``n``.
+    (:func:`rkcore.studies.gram.block_average`), pass ``block=b`` and ``n``.
 
     The color range is taken over both (drawn) matrices, so equal colors mean equal values
     on both sides. With ``clip_percentiles`` it spans those percentiles of the entries:
@@ -119,7 +119,7 @@ def gram_difference(K: np.ndarray, K_hat: np.ndarray, *, block: int = 1, n: int 
 
 
 def gram_scatter(pairs: pd.DataFrame, *, n_total: int | None = None) -> go.Figure:
-    """Approximate against exact entries (columns ``exact``, ``approx`` of :func:`rkcore.gram.gram_pairs`)
+    """Approximate against exact entries (columns ``exact``, ``approx`` of :func:`rkcore.studies.gram.gram_pairs`)
     with the line y = x: points on the line are estimated exactly."""
     exact = pairs["exact"].to_numpy()
     approx = pairs["approx"].to_numpy()
@@ -147,7 +147,7 @@ def gram_scatter(pairs: pd.DataFrame, *, n_total: int | None = None) -> go.Figur
 
 def gram_note(stats: pd.DataFrame, *, D: int, map_label: str, distribution_label: str | None = None) -> str:
     """The Gram page's "what to notice", from the error table it shows (``metric``/``value`` rows of
-    :func:`rkcore.gram.gram_error_stats`): every number in the sentence is one on the screen; what
+    :func:`rkcore.studies.gram.gram_error_stats`): every number in the sentence is one on the screen; what
     the theory predicts is stated as a prediction ("if ... falls like 1/√D"), not as a measurement."""
     value = stats.set_index("metric")["value"]
     rel, mean_abs, max_abs = (float(value[k]) for k in ("relative Frobenius error", "mean absolute error",

@@ -9,7 +9,7 @@ import numpy as np
 import pandas as pd
 import plotly.graph_objects as go
 
-from ..distributions import DISTRIBUTIONS
+from ..maps.distributions import DISTRIBUTIONS
 from .style import SEQUENTIAL, figure, log_ticks
 
 #: subplot titles as make_subplots writes them (font size 16 is its default)

@@ -1,13 +1,13 @@
 r"""Figures of the Timing page: mapping time vs d and vs D (the paper's Figure 1), and the growth the
 complexity formulas predict.
 
-Measured side: :func:`rkcore.timing.time_maps` output (one row per map, d, D, n, repeat, phase),
+Measured side: :func:`rkcore.studies.timing.time_maps` output (one row per map, d, D, n, repeat, phase),
 drawn as the median over repeats with the interquartile band, log-log, and the fitted
-slope of log time against log d (or D) from :func:`rkcore.timing.growth_exponent` in the
+slope of log time against log d (or D) from :func:`rkcore.studies.timing.growth_exponent` in the
 legend: a slope of 1 is linear growth, 0 is flat, and log d growth shows as a slope that
 falls towards 0.
 
-Predicted side: :func:`rkcore.timing.predicted_operations` (the registry's per-sample
+Predicted side: :func:`rkcore.studies.timing.predicted_operations` (the registry's per-sample
 ``operations`` without constants), so only their slopes (not their heights) compare with a
 measurement. Both figures take the engine's DataFrames and compute nothing but the drawing.
 
@@ -44,7 +44,7 @@ def timing_figure(df: pd.DataFrame, along: str = "d", phase: str = "transform", 
                   slopes: pd.DataFrame | None = None, title: str | None = None) -> go.Figure:
     """Median time vs ``along`` per map (band: interquartile range over repeats), log-log.
 
-    ``slopes`` is :func:`rkcore.timing.growth_exponent` output for the same ``along`` and phase:
+    ``slopes`` is :func:`rkcore.studies.timing.growth_exponent` output for the same ``along`` and phase:
     each legend entry then shows the map's fitted growth exponent."""
     if along not in AXIS_LABELS:
         raise ValueError(f"along must be one of {', '.join(AXIS_LABELS)}, got {along!r}.")

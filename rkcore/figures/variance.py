@@ -1,8 +1,8 @@
 r"""Figures of the Distributions and variance page: error vs D by weight distribution, exact vs
 empirical variance of the RK estimate, and the mean variance by distribution.
 
-Pure drawing: the data come from :func:`rkcore.experiments.error_study`
-(:func:`error_vs_D_figure`) and :mod:`rkcore.variance_study` (:func:`variance_figure`,
+Pure drawing: the data come from :func:`rkcore.studies.errors.error_study`
+(:func:`error_vs_D_figure`) and :mod:`rkcore.studies.variance_study` (:func:`variance_figure`,
 :func:`variance_by_distribution_figure`).
 """
 from __future__ import annotations
@@ -11,7 +11,7 @@ import numpy as np
 import pandas as pd
 import plotly.graph_objects as go
 
-from ..distributions import get_distribution
+from ..maps.distributions import get_distribution
 from ..registry import get_map
 from .style import FONT_SIZE, LEGEND_BELOW, figure, log_ticks, plotly_text, rgba
 

@@ -9,13 +9,13 @@ import pytest
 pytest.importorskip("dask.distributed")
 import dask.array as da  # noqa: E402
 
-from rkcore.accuracy import accuracy_study  # noqa: E402
+from rkcore.studies.accuracy import accuracy_study  # noqa: E402
 from rkcore.cli import main  # noqa: E402
-from rkcore.distributed import close, connect, graph_bytes, transform_dask  # noqa: E402
-from rkcore.experiments import _block_rows, _exact_cache, _row_blocks, error_study  # noqa: E402
-from rkcore.maps import RandomKernel  # noqa: E402
+from rkcore.studies.distributed import close, connect, graph_bytes, transform_dask  # noqa: E402
+from rkcore.studies.errors import _block_rows, _exact_cache, _row_blocks, error_study  # noqa: E402
+from rkcore.maps.random_kernel import RandomKernel  # noqa: E402
 from rkcore.registry import KernelSpec  # noqa: E402
-from rkcore.timing import time_maps  # noqa: E402
+from rkcore.studies.timing import time_maps  # noqa: E402
 
 
 @pytest.fixture(scope="module")

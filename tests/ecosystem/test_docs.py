@@ -15,15 +15,15 @@ import rkcore
 
 #: the public API: estimators (with their public methods) and study engines
 PUBLIC = {
-    "rkcore.maps": ["RandomKernel"],
-    "rkcore.circulant": ["SignedCirculantRandomKernel"],
-    "rkcore.maclaurin": ["RandomMaclaurin"],
-    "rkcore.compositional": ["CompositionalFeatures"],
-    "rkcore.models": ["ExactKernelSVC", "FactorizationMachineClassifier", "AllSubsetsModelClassifier",
+    "rkcore.maps.random_kernel": ["RandomKernel"],
+    "rkcore.maps.circulant": ["SignedCirculantRandomKernel"],
+    "rkcore.maps.maclaurin": ["RandomMaclaurin"],
+    "rkcore.teaching.compositional": ["CompositionalFeatures"],
+    "rkcore.learners": ["ExactKernelSVC", "FactorizationMachineClassifier", "AllSubsetsModelClassifier",
                       "SparseRandomFeatureClassifier", "random_feature_pipeline", "exact_gram"],
-    "rkcore.experiments": ["error_study"],
-    "rkcore.accuracy": ["accuracy_study"],
-    "rkcore.timing": ["time_maps"],
+    "rkcore.studies.errors": ["error_study"],
+    "rkcore.studies.accuracy": ["accuracy_study"],
+    "rkcore.studies.timing": ["time_maps"],
 }
 METHODS = ("fit", "transform", "predict", "decision_function", "predict_proba", "kernel_estimate",
            "transform_kept", "projection_matrix")

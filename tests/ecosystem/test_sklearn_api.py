@@ -12,11 +12,11 @@ from sklearn.preprocessing import StandardScaler
 from sklearn.utils.estimator_checks import parametrize_with_checks
 from threadpoolctl import threadpool_limits
 
-from rkcore.circulant import SignedCirculantRandomKernel
-from rkcore.compositional import CompositionalFeatures
-from rkcore.maclaurin import RandomMaclaurin
-from rkcore.maps import RandomKernel
-from rkcore.models import (
+from rkcore.maps.circulant import SignedCirculantRandomKernel
+from rkcore.teaching.compositional import CompositionalFeatures
+from rkcore.maps.maclaurin import RandomMaclaurin
+from rkcore.maps.random_kernel import RandomKernel
+from rkcore.learners import (
     AllSubsetsModelClassifier,
     ExactKernelSVC,
     FactorizationMachineClassifier,

@@ -1,5 +1,5 @@
 """Figure builders of the Gram and Itemsets pages (traces, titles, axis labels, color scales) and
-the small computations behind them in rkcore.views (against their definitions)."""
+the small computations behind them in rkcore.studies (against their definitions)."""
 from __future__ import annotations
 
 import json
@@ -11,18 +11,17 @@ import pytest
 
 from rkcore.figures.gram import APPROX_LABEL, EXACT_LABEL, gram_difference, gram_heatmaps, gram_scatter
 from rkcore.figures.itemsets import family_counts_figure
-from rkcore.accuracy import METHODS
+from rkcore.studies.accuracy import METHODS
 from rkcore.figures.style import rgba, spans_decades
 from rkcore.figures.variance import method_color
-from rkcore.distributions import DISTRIBUTIONS
-from rkcore.itemsets import ItemsetFamily
-from rkcore.kernels import explicit_features, itemset_kernel
+from rkcore.maps.distributions import DISTRIBUTIONS
+from rkcore.kernels.itemsets import ItemsetFamily
+from rkcore.kernels.exact import explicit_features, itemset_kernel
 from rkcore.registry import MAPS, KernelSpec
-from rkcore.views import (
-    block_average, explicit_feature_table, explicit_view_family, family_counts, family_listing, format_fields,
-    format_itemsets, gram_error_stats, gram_long, gram_pair, gram_pairs, kernel_check, parse_fields,
-    parse_itemsets, restrict_family, subsample_rows,
-)
+from rkcore.base.arrays import subsample_rows
+from rkcore.studies.family_views import explicit_feature_table, explicit_view_family, family_counts, family_listing, kernel_check, restrict_family
+from rkcore.studies.gram import block_average, gram_error_stats, gram_long, gram_pair, gram_pairs
+from rkcore.data.textformats import format_fields, format_itemsets, parse_fields, parse_itemsets
 
 
 def decoded(fig) -> dict:

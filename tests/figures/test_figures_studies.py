@@ -10,21 +10,21 @@ import plotly.io as pio
 import pandas as pd
 import pytest
 
-from rkcore.bounds import (
+from rkcore.theory.bounds import (
     bounds_table, min_components_lemma1, min_components_lemma2, min_components_lemma3,
 )
-from rkcore.distributions import DISTRIBUTIONS
-from rkcore.experiments import error_study
+from rkcore.maps.distributions import DISTRIBUTIONS
+from rkcore.studies.errors import error_study
 from rkcore.figures import accuracy as fa
 from rkcore.figures import bounds as fb
 from rkcore.figures import timing as ft
 from rkcore.figures import variance as fv
-from rkcore import bounds as eb
-from rkcore import table1 as t1
-from rkcore import timing as et
-from rkcore import variance_study as vs
+from rkcore.theory import bounds as eb
+from rkcore.studies import table1 as t1
+from rkcore.studies import timing as et
+from rkcore.studies import variance_study as vs
 from rkcore.registry import MAPS, KernelSpec, make_map
-from rkcore.variance import rk_variance
+from rkcore.theory.variance import rk_variance
 
 
 def names(fig) -> list[str]:

@@ -18,9 +18,9 @@ from sklearn.svm import SVC, LinearSVC
 from sklearn.utils.estimator_checks import parametrize_with_checks
 from threadpoolctl import threadpool_limits
 
-from rkcore.datasets import load_builtin
-from rkcore.maps import RandomKernel
-from rkcore.models import (
+from rkcore.data.datasets import load_builtin
+from rkcore.maps.random_kernel import RandomKernel
+from rkcore.learners import (
     AllSubsetsModelClassifier,
     ExactKernelSVC,
     FactorizationMachineClassifier,
@@ -344,7 +344,7 @@ C_SHARED = 1.0  # one C for every learner, as in the paper (SVM: 0.894 here; its
 
 @pytest.fixture(scope="module")
 def interactions():
-    """Labels = sign of a sparse sum of x_j x_k (d = 20, balanced): see rkcore.datasets."""
+    """Labels = sign of a sparse sum of x_j x_k (d = 20, balanced): see rkcore.data.datasets."""
     ds = load_builtin("interactions", n_samples=N_TRAIN + N_TEST, random_state=0)
     X, y = ds.X, ds.y
     return X[:N_TRAIN], y[:N_TRAIN], X[N_TRAIN:], y[N_TRAIN:]

@@ -5,7 +5,7 @@ import numpy as np
 import pytest
 import scipy.sparse as sp
 
-from rkcore import bounds as B
+from rkcore.theory import bounds as B
 
 # moderate values: the formulas can be evaluated directly without overflow
 D_GRID = np.array([1.0, 10.0, 100.0, 1e3, 1e4, 1e5])

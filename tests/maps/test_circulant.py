@@ -4,9 +4,9 @@ import pytest
 import scipy.sparse as sp
 from sklearn.utils.estimator_checks import parametrize_with_checks
 
-from rkcore import circulant
-from rkcore.circulant import SignedCirculantRandomKernel
-from rkcore.kernels import anova_kernel, elementary_from_power_sums
+from rkcore.maps import circulant
+from rkcore.maps.circulant import SignedCirculantRandomKernel
+from rkcore.kernels.exact import anova_kernel, elementary_from_power_sums
 
 
 def _unit_rows(n, d, seed):
@@ -138,7 +138,7 @@ def test_stacked_features_are_the_separate_maps_bit_for_bit(degree, d, D, sparse
     transforming one map per seed: D a multiple of d or not, zero rows, rows where Newton's
     identities cancel or a power sum overflows (repaired rows), and small row blocks, where
     the check's gamma is per block."""
-    from rkcore.circulant import stacked_scrk_features
+    from rkcore.maps.circulant import stacked_scrk_features
 
     monkeypatch.setattr(circulant, "TRANSFORM_BLOCK_BYTES", 40_000)  # several row blocks
     rng = np.random.RandomState(degree * 100 + d)

@@ -1,4 +1,4 @@
-"""The fast paths of rkcore.fastpaths against brute force (exact rationals where it matters).
+"""The fast paths of rkcore.kernels.fastpaths against brute force (exact rationals where it matters).
 
 Every fast path computes a known formula in another order: these tests pin it to the
 definition (prod_j (1 + x_j y_j), e_m as a sum over m-subsets), CSR to dense, float32 to float64.
@@ -11,7 +11,7 @@ import pytest
 import scipy.sparse as sp
 
 from rkcore import RandomKernel
-from rkcore.fastpaths import (
+from rkcore.kernels.fastpaths import (
     AllSubsetsProductBlock,
     AllSubsetsSignsBlock,
     AnovaBlock,
@@ -19,7 +19,7 @@ from rkcore.fastpaths import (
     gemm_into,
     padded_support,
 )
-from rkcore.kernels import all_subsets_kernel, anova_kernel
+from rkcore.kernels.exact import all_subsets_kernel, anova_kernel
 
 EPS = np.finfo(np.float64).eps
 
@@ -204,7 +204,7 @@ def test_all_subsets_gram_adversarial_magnitudes_relative_error():
 
 
 def test_all_subsets_gram_blocks_are_invisible(monkeypatch):
-    import rkcore.fastpaths as fp
+    import rkcore.kernels.fastpaths as fp
     rng = np.random.RandomState(9)
     X = _sparse_rows(rng, 70, 15, 0.4)
     full = all_subsets_kernel(X)
@@ -248,8 +248,8 @@ def test_all_subsets_gram_memory():
 def _newton_verdict(block, Xb, gamma):
     """newton_is_safe on every entry, with the power sums of |z| from full GEMMs (the unfused
     check): the reference the fused check must never be more lenient than."""
-    from rkcore.fastpaths import as_sparse_if_sparse
-    from rkcore.kernels import newton_is_safe
+    from rkcore.kernels.fastpaths import as_sparse_if_sparse
+    from rkcore.kernels.exact import newton_is_safe
 
     Xb = as_sparse_if_sparse(Xb)
     n, D = Xb.shape[0], block.W_T[1].shape[1]
@@ -281,7 +281,7 @@ TIER1_OR_FEW_ROWS = pytest.mark.parametrize("few_rows", [0, None], ids=["tier1",
 
 
 def _set_few_rows(monkeypatch, few_rows):
-    import rkcore.fastpaths as fastpaths
+    import rkcore.kernels.fastpaths as fastpaths
 
     if few_rows is not None:
         monkeypatch.setattr(fastpaths, "FEW_ROWS", few_rows)
@@ -307,7 +307,7 @@ def _cancellation_sweep(m, n_features=400):
 @pytest.mark.parametrize("degree", [2, 3])
 @pytest.mark.parametrize("sparse", [False, True])
 def test_anova_checked_never_accepts_what_newton_is_safe_rejects(degree, sparse, few_rows, monkeypatch):
-    from rkcore.kernels import _max_nnz_per_row, rounding_gamma
+    from rkcore.kernels.exact import _max_nnz_per_row, rounding_gamma
 
     _set_few_rows(monkeypatch, few_rows)
 
@@ -334,8 +334,8 @@ def test_anova_tier1_constants_refuse_large_gamma():
     """Where gamma is so large that newton_is_safe's own constant is <= 0 (it accepts only
     P2 = 0), the fused check declines and the caller keeps the unfused one. Below, m = 2 keeps
     the max test (its |e| >= rho P2 test only to d ~ 130) and m = 3 newton_is_safe's branch 1."""
-    from rkcore.fastpaths import anova_tier1_constants
-    from rkcore.kernels import closed_form_check_constants, rounding_gamma
+    from rkcore.kernels.fastpaths import anova_tier1_constants
+    from rkcore.kernels.exact import closed_form_check_constants, rounding_gamma
 
     assert anova_tier1_constants(2, float(rounding_gamma(11)))["rho"] is not None
     assert anova_tier1_constants(3, float(rounding_gamma(13))) is not None
@@ -367,8 +367,8 @@ def test_anova_checked_max_test_at_large_d(sparse, few_rows, monkeypatch):
     (max|x|^2 max|c w|^2 <= kappa_max P2) accepts nearly all of N(0, 1) rows, never what
     newton_is_safe rejects: rows where one product dominates, a row with two non-zeros,
     a tiny row (its guard) and a feature with one huge weight."""
-    from rkcore.fastpaths import anova_tier1_constants
-    from rkcore.kernels import _max_nnz_per_row, rounding_gamma
+    from rkcore.kernels.fastpaths import anova_tier1_constants
+    from rkcore.kernels.exact import _max_nnz_per_row, rounding_gamma
 
     _set_few_rows(monkeypatch, few_rows)
     rng = np.random.RandomState(5)
@@ -445,7 +445,7 @@ def test_anova3_checked_at_large_d_is_newton_is_safe(sparse):
     """m = 3 at d = 800 (probabilistic gamma, newton_is_safe's c ~ 0.09): the fused check
     replays newton_is_safe's branch 1 and bounds its branch 2: never more lenient, and on
     N(0, 1) rows (plus one dominated row and a row with 3 non-zeros) the same verdicts."""
-    from rkcore.kernels import _max_nnz_per_row, rounding_gamma
+    from rkcore.kernels.exact import _max_nnz_per_row, rounding_gamma
 
     rng = np.random.RandomState(7)
     d, D = 800, 40

@@ -15,8 +15,8 @@ import scipy.sparse as sp
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from rkcore import kernels as K
-from rkcore.itemsets import ItemsetFamily
+from rkcore.kernels import exact as K
+from rkcore.kernels.itemsets import ItemsetFamily
 from tests.maps.numerics_oracle import elementary_exact, family_value, fr
 from tests.maps.test_numerics_contract import check_value, matrices
 
@@ -165,7 +165,7 @@ def all_subsets_cases(draw):
 def test_sparse_all_subsets_gram_meets_the_contract_across_blocks_and_chunks(monkeypatch, case):
     """fastpaths._sparse_products forced (any density), with row blocks of 2 rows and chunks of
     3 triples, so (i, k) pairs get their factors from several chunks and blocks start mid-way."""
-    from rkcore import fastpaths as F
+    from rkcore.kernels import fastpaths as F
 
     monkeypatch.setattr(F, "SPARSE_GRAM_RATIO", 0)
     monkeypatch.setattr(F, "SPARSE_GRAM_CHUNK", 3)
@@ -177,7 +177,7 @@ def test_sparse_all_subsets_gram_meets_the_contract_across_blocks_and_chunks(mon
 
 
 def test_sparse_all_subsets_is_chosen_for_sparse_rows_only():
-    from rkcore import fastpaths as F
+    from rkcore.kernels import fastpaths as F
 
     rng = np.random.default_rng(0)
     onehot = np.zeros((50, 40))
@@ -320,7 +320,7 @@ def test_level_rows_all_subsets_gram_meets_the_contract(monkeypatch, case):
     """fastpaths._level_products (one GEMM of the patterns, a table of (1 + a b)^c) on rows with
     one non-zero value each, of either sign and over 40 orders (overflowing entries go to the
     log-space repair), across row blocks of 2 rows."""
-    from rkcore import fastpaths as F
+    from rkcore.kernels import fastpaths as F
 
     monkeypatch.setattr(F, "GRAM_BLOCK_BYTES", 2 * 4 * 4)
     X, Y, symmetric, sparse = case
@@ -331,7 +331,7 @@ def test_level_rows_all_subsets_gram_meets_the_contract(monkeypatch, case):
 
 
 def test_level_all_subsets_is_used_for_level_rows_only(monkeypatch):
-    from rkcore import fastpaths as F
+    from rkcore.kernels import fastpaths as F
 
     onehot = np.eye(6)[np.arange(20) % 6] * (1.0 + np.arange(20) % 3)[:, None]
     out = np.empty((20, 20))
@@ -348,7 +348,7 @@ def test_all_subsets_gram_meets_the_contract_on_thousands_of_shared_non_zeros(mo
     """Rows sharing 4,097 small non-zeros: every factor 1 + x y rounds the same way, so float64
     products drift by ~c u (the grouped path reached 1.08e-12 here, above the 1e-12 contract);
     beyond the bound each path hands over to extended precision. Against exact rationals."""
-    from rkcore import fastpaths as F
+    from rkcore.kernels import fastpaths as F
 
     if path != "level table":
         monkeypatch.setattr(F, "LEVEL_TABLE_SIZE", 0)
@@ -370,7 +370,7 @@ def test_all_subsets_gram_meets_the_contract_on_thousands_of_shared_non_zeros(mo
 def test_extended_all_subsets_products_meet_the_contract(monkeypatch, case):
     """The extended-precision path itself, forced on the property cases (adversarial magnitudes,
     mixed signs, zeros, overflow to inf), dense and CSR."""
-    from rkcore import fastpaths as F
+    from rkcore.kernels import fastpaths as F
 
     monkeypatch.setattr(F, "GRAM_BLOCK_BYTES", 2 * 16 * 5)  # several row blocks and column chunks
     X, Y, sparse_x, sparse_y = case
@@ -381,7 +381,7 @@ def test_extended_all_subsets_products_meet_the_contract(monkeypatch, case):
 
 
 def test_float64_only_platforms_refuse_instead_of_a_number_outside_the_contract(monkeypatch):
-    from rkcore import fastpaths as F
+    from rkcore.kernels import fastpaths as F
 
     monkeypatch.setattr(F, "EXTENDED", None)
     X = np.full((2, 4097), 1e-4)
@@ -401,7 +401,7 @@ def test_sparse_all_subsets_gram_of_x_with_itself_computes_the_upper_triangle(mo
     """K(X, X) on the sparse path: each block skips the rows above it in every column of X and
     the lower triangle is mirrored; exactly symmetric and within the contract, with row blocks
     of 2 rows and chunks of 3 triples."""
-    from rkcore import fastpaths as F
+    from rkcore.kernels import fastpaths as F
 
     monkeypatch.setattr(F, "SPARSE_GRAM_RATIO", 0)
     monkeypatch.setattr(F, "SPARSE_GRAM_CHUNK", 3)

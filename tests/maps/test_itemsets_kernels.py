@@ -7,7 +7,7 @@ import pytest
 import scipy.sparse as sp
 
 from rkcore import ItemsetFamily, explicit_features, itemset_kernel
-from rkcore import kernels as K
+from rkcore.kernels import exact as K
 
 
 def brute_force_kernel(X, Y, itemsets):

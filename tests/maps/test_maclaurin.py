@@ -5,9 +5,9 @@ import scipy.sparse as sp
 from scipy.special import comb
 from sklearn.utils.estimator_checks import parametrize_with_checks
 
-from rkcore import maclaurin
-from rkcore.kernels import polynomial_kernel
-from rkcore.maclaurin import RandomMaclaurin
+from rkcore.maps import maclaurin
+from rkcore.kernels.exact import polynomial_kernel
+from rkcore.maps.maclaurin import RandomMaclaurin
 
 
 def _unit_rows(n, d, seed):

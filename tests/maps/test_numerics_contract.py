@@ -1,4 +1,4 @@
-"""Accuracy contract (rkcore.kernels module docstring), property-based against exact rationals.
+"""Accuracy contract (rkcore.kernels.exact module docstring), property-based against exact rationals.
 
 Every exact kernel value, RK / SCRK feature and FM forward value must be within
 1e-12 * sum_V |prod_{j in V} z_j| of the exact value (z = x * y, or x * w), and never NaN or
@@ -19,11 +19,11 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from rkcore.circulant import SignedCirculantRandomKernel
-from rkcore.itemsets import ItemsetFamily
-from rkcore.kernels import CONTRACT_RTOL, itemset_kernel
-from rkcore.maps import RandomKernel
-from rkcore.models import FactorizationMachineClassifier
+from rkcore.maps.circulant import SignedCirculantRandomKernel
+from rkcore.kernels.itemsets import ItemsetFamily
+from rkcore.kernels.exact import CONTRACT_RTOL, itemset_kernel
+from rkcore.maps.random_kernel import RandomKernel
+from rkcore.learners import FactorizationMachineClassifier
 from tests.maps.numerics_oracle import elementary_exact, family_value, fr
 
 FLOAT_MAX = Fraction(np.finfo(np.float64).max)
@@ -186,7 +186,7 @@ def test_fm_forward_meets_the_contract(case):
 
 # ---------------------------------------------------------------------------- the issue's cases
 def test_issue_repro_cases_are_exact():
-    from rkcore.kernels import anova_kernel
+    from rkcore.kernels.exact import anova_kernel
     assert anova_kernel(np.array([[1e5, 1e-5, 0.0, 0.0]]), degree=2)[0, 0] == pytest.approx(1.0, rel=1e-12)
     assert anova_kernel(np.array([[1e12, 1e-6, 1e-6]]), np.ones((1, 3)), degree=2)[0, 0] == pytest.approx(2e6, rel=1e-12)
     assert anova_kernel(np.array([[1e100, 1e-100, 2.0, -2.0]]), degree=2)[0, 0] == pytest.approx(8e200, rel=1e-12)
@@ -196,8 +196,8 @@ def test_issue_repro_cases_are_exact():
 
 def test_timestamp_column_next_to_unit_features():
     """The issue's CSV: a timestamp column beside features in [0, 1], L1-normalized rows."""
-    from rkcore.datasets import normalize
-    from rkcore.kernels import anova_kernel
+    from rkcore.data.datasets import normalize
+    from rkcore.kernels.exact import anova_kernel
     rng = np.random.default_rng(0)
     X = np.column_stack([1.6e9 + rng.integers(0, 10**7, 50), rng.random((50, 5))])
     X = normalize(X, "l1")
@@ -210,7 +210,7 @@ def test_timestamp_column_next_to_unit_features():
 
 
 # ---------------------------------------------------------------------------- fast paths (issue 16)
-# rkcore.fastpaths serves ANOVA-2/3 and all-subsets RK maps (dense and CSR) and the exact
+# rkcore.kernels.fastpaths serves ANOVA-2/3 and all-subsets RK maps (dense and CSR) and the exact
 # all-subsets Gram; the a-posteriori check and the log-space repair must cover them too.
 def _wide_entry():
     """Entries over 600 orders of magnitude: products overflow or underflow on the way."""
@@ -265,7 +265,7 @@ def test_all_subsets_gram_meets_the_contract_with_huge_and_tiny_entries(case):
     huge x against tiny y), mixed ones through direct products: finite wherever the exact is."""
     import scipy.sparse as sp
 
-    from rkcore.kernels import all_subsets_kernel
+    from rkcore.kernels.exact import all_subsets_kernel
 
     X, Y, nonnegative, sparse = case
     if nonnegative:

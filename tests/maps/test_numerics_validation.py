@@ -4,9 +4,9 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from rkcore import kernels as K
-from rkcore.itemsets import ItemsetFamily
-from rkcore.maps import RandomKernel
+from rkcore.kernels import exact as K
+from rkcore.kernels.itemsets import ItemsetFamily
+from rkcore.maps.random_kernel import RandomKernel
 from rkcore.registry import KernelSpec, make_map
 
 
@@ -20,7 +20,7 @@ def test_rk_map_accepts_the_up_to_zero_family():
 
 # ---------------------------------------------------------------------------- item 4
 def test_repeated_children_are_refused():
-    from rkcore.compositional import InputNode, InternalNode
+    from rkcore.teaching.compositional import InputNode, InternalNode
     with pytest.raises(ValueError, match="lists the child 'a' more than once"):
         InternalNode("out", "exponential", ("a", "a", "b"))
     with pytest.raises(ValueError, match="integer column indices"):
@@ -43,7 +43,7 @@ def _movielens_like(n=37, seed=0):
 
 
 def test_nonzero_pairs_are_the_exact_support_independent_of_blocking():
-    from rkcore.experiments import error_study
+    from rkcore.studies.errors import error_study
     X = _movielens_like()
     shared = (X != 0).astype(int) @ (X != 0).astype(int).T
     counts = set()
@@ -57,7 +57,7 @@ def test_nonzero_pairs_are_the_exact_support_independent_of_blocking():
 
 
 def test_nonzero_float_is_the_papers_mask_and_named_in_the_table1_cli():
-    from rkcore.experiments import PAIRS
+    from rkcore.studies.errors import PAIRS
     from rkcore.cli import build_parser
     assert "nonzero_float" in PAIRS
     assert build_parser().parse_args(["table1", "--data", "x"]).pairs == "nonzero_float"
@@ -67,7 +67,7 @@ def test_nonzero_float_is_the_papers_mask_and_named_in_the_table1_cli():
 def test_variance_is_never_negative():
     """x with exactly m non-zeros and Rademacher weights: K_A^m(x, w)^2 = prod x_j^2 for every w,
     so the variance is exactly 0; E f^2 - K^2 cancels and rounded to -48 (K^2 ~ 2e16) before."""
-    from rkcore.variance import rk_variance, rk_variance_gram, second_moment
+    from rkcore.theory.variance import rk_variance, rk_variance_gram, second_moment
     x = np.array([[4.19918831, 96.22613949, 45.8860569]])
     v = rk_variance(x, x, 1, kernel="anova", degree=3, distribution="rademacher")
     assert v[0] >= 0
@@ -88,7 +88,7 @@ def test_variance_is_never_negative():
 def test_min_components_is_the_smallest_sufficient_D_beyond_1e11(eps):
     import math
     from fractions import Fraction
-    from rkcore import bounds as B
+    from rkcore.theory import bounds as B
     delta, R = 0.05, 1.0
     D = B.min_components_lemma1(eps, delta, R)
     assert D > 1e11
@@ -118,7 +118,7 @@ def test_non_kernels_are_refused(make):
 
 
 def test_exact_kernel_svc_refuses_a_negative_degree():
-    from rkcore.models import ExactKernelSVC
+    from rkcore.learners import ExactKernelSVC
     with pytest.raises(ValueError, match="not allowed"):
         ExactKernelSVC(spec=KernelSpec("polynomial", degree=-1)).fit(np.eye(4), [0, 1, 0, 1])
 
@@ -132,10 +132,10 @@ def test_complex_and_ragged_input_are_refused_with_clear_messages():
 
 @pytest.mark.parametrize("make,match", [
     (lambda: ItemsetFamily.cross_fields([(0.7,), (1.2,)]), "integer feature indices"),
-    (lambda: __import__("rkcore.datasets", fromlist=["x"]).make_interactions(n_features=2.7), "integer"),
-    (lambda: __import__("rkcore.datasets", fromlist=["x"]).make_interactions(n_features=True), "integer"),
-    (lambda: __import__("rkcore.accuracy", fromlist=["x"]).split_sizes(100, (float("nan"), 0.1, 0.4)), "split entries"),
-    (lambda: __import__("rkcore.foundations", fromlist=["x"]).chi2_band(0), "must be >= 1"),
+    (lambda: __import__("rkcore.data.datasets", fromlist=["x"]).make_interactions(n_features=2.7), "integer"),
+    (lambda: __import__("rkcore.data.datasets", fromlist=["x"]).make_interactions(n_features=True), "integer"),
+    (lambda: __import__("rkcore.studies.accuracy", fromlist=["x"]).split_sizes(100, (float("nan"), 0.1, 0.4)), "split entries"),
+    (lambda: __import__("rkcore.teaching.foundations", fromlist=["x"]).chi2_band(0), "must be >= 1"),
 ])
 def test_non_integers_and_nan_are_refused(make, match):
     with pytest.raises(ValueError, match=match):
@@ -143,7 +143,7 @@ def test_non_integers_and_nan_are_refused(make, match):
 
 
 def test_accuracy_study_refuses_fractional_D():
-    from rkcore.accuracy import accuracy_study
+    from rkcore.studies.accuracy import accuracy_study
     X = np.random.default_rng(0).random((60, 4))
     y = (X[:, 0] > 0.5).astype(int)
     with pytest.raises(ValueError, match="integers >= 1"):
@@ -151,9 +151,9 @@ def test_accuracy_study_refuses_fractional_D():
 
 
 def test_messages_name_the_real_problem():
-    from rkcore.compositional import PRESETS, compositional_error_curve
-    from rkcore.experiments import error_study
-    from rkcore.models import FactorizationMachineClassifier
+    from rkcore.teaching.compositional import PRESETS, compositional_error_curve
+    from rkcore.studies.errors import error_study
+    from rkcore.learners import FactorizationMachineClassifier
     X = np.random.default_rng(0).random((8, 3))
     with pytest.raises(ValueError, match="negative weight"):
         FactorizationMachineClassifier(max_iter=2).fit(X, [0, 1] * 4, sample_weight=[-1.0] + [1.0] * 7)
@@ -166,7 +166,7 @@ def test_messages_name_the_real_problem():
 
 
 def test_empty_pair_set_is_an_error_not_nan():
-    from rkcore.experiments import error_study
+    from rkcore.studies.errors import error_study
     X = np.eye(4)  # no two rows share a feature
     with pytest.raises(ValueError, match="no pair of rows is selected"):
         error_study(X, KernelSpec("anova", 2), [("rk", "rademacher")], [4], 1, pairs="nonzero")
@@ -174,8 +174,8 @@ def test_empty_pair_set_is_an_error_not_nan():
 
 # ---------------------------------------------------------------------------- item 2 (overflow)
 def test_overflow_cases_give_finite_exact_values_or_clear_errors():
-    from rkcore.datasets import normalize
-    from rkcore.models import AllSubsetsModelClassifier
+    from rkcore.data.datasets import normalize
+    from rkcore.learners import AllSubsetsModelClassifier
     assert K.anova_kernel(np.array([[1e100, 1e-100, 2.0, -2.0]]), degree=2)[0, 0] == pytest.approx(8e200, rel=1e-12)
     Z = RandomKernel(4, degree=2, random_state=0).fit_transform(np.array([[1e200, 1.0, 0.5, 0.25]]))
     assert np.isfinite(Z).all()

@@ -5,7 +5,7 @@ import scipy.sparse as sp
 from sklearn.utils.estimator_checks import parametrize_with_checks
 
 from rkcore import ItemsetFamily, RandomKernel, itemset_kernel
-from rkcore.distributions import DISTRIBUTIONS
+from rkcore.maps.distributions import DISTRIBUTIONS
 
 KERNEL_CASES = [
     ("anova", 2, None),
@@ -84,7 +84,7 @@ def test_transform_equals_kernel_against_weights(kernel, degree, itemsets, distr
 
 
 def test_row_batching_is_invisible(monkeypatch):
-    import rkcore.maps as maps
+    import rkcore.maps.random_kernel as maps
     X = _data(n=300, d=8)
     full = RandomKernel(64, degree=3, random_state=0).fit(X).transform(X)
     monkeypatch.setattr(maps, "TRANSFORM_BLOCK_BYTES", 1)  # one row per block
@@ -176,8 +176,8 @@ def test_weights_drawn_by_a_reseeded_generator_are_those_of_a_new_random_state(d
     RandomState(seed), whatever was drawn before, for numpy ints too; other random_state kinds pass through."""
     import threading
 
-    from rkcore.distributions import draw_with
-    from rkcore.maps import draw_weights
+    from rkcore.maps.distributions import draw_with
+    from rkcore.maps.random_kernel import draw_weights
 
     dist = DISTRIBUTIONS[distribution]
     for seed in (0, 1, 7, np.int64(12345), 2**32 - 1):

@@ -14,8 +14,8 @@ from fractions import Fraction
 import numpy as np
 import pytest
 
-from rkcore.circulant import SignedCirculantRandomKernel
-from rkcore.kernels import CONTRACT_RTOL
+from rkcore.maps.circulant import SignedCirculantRandomKernel
+from rkcore.kernels.exact import CONTRACT_RTOL
 from tests.maps.numerics_oracle import elementary_exact, fr
 
 

@@ -1,10 +1,10 @@
-"""rkcore.maps.stacked_features: several seeds' RK maps computed as one map (the error engine's
+"""rkcore.maps.random_kernel.stacked_features: several seeds' RK maps computed as one map (the error engine's
 trials at small n) give each map's own features."""
 import numpy as np
 import pytest
 import scipy.sparse as sp
 
-from rkcore.maps import RandomKernel, stacked_features
+from rkcore.maps.random_kernel import RandomKernel, stacked_features
 
 CASES = [("anova", 2, None), ("anova", 3, None), ("anova", 4, None), ("all_subsets", 2, None), ("up_to", 3, None),
          ("dot", 1, None), ("itemset", 2, [(0, 1), (2, 3, 4)])]

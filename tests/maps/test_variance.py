@@ -6,11 +6,11 @@ import pandas as pd
 import pytest
 import scipy.sparse as sp
 
-from rkcore import variance as V
-from rkcore.distributions import DISTRIBUTIONS
-from rkcore.itemsets import ItemsetFamily
-from rkcore.kernels import itemset_kernel
-from rkcore.maps import RandomKernel
+from rkcore.theory import variance as V
+from rkcore.maps.distributions import DISTRIBUTIONS
+from rkcore.kernels.itemsets import ItemsetFamily
+from rkcore.kernels.exact import itemset_kernel
+from rkcore.maps.random_kernel import RandomKernel
 
 KEYS = list(DISTRIBUTIONS)
 
@@ -67,7 +67,7 @@ def test_matches_brute_force_over_itemset_4_tuples(d, case):
 def test_matches_three_point_quadrature_with_exact_kernels(family):
     """Independent route: only E[w^2] = 1 and E[w^4] = mu4 enter E[f^2], so the symmetric
     three-point law {-a, 0, a} with a^2 = mu4, P(+-a) = 1/(2 mu4) gives the same second moment.
-    Enumerate its 3^d points and evaluate f with rkcore.kernels.itemset_kernel."""
+    Enumerate its 3^d points and evaluate f with rkcore.kernels.exact.itemset_kernel."""
     d = family.d
     rng = np.random.RandomState(3)
     X, Y = rng.uniform(-1.2, 1.2, (3, d)), rng.uniform(-1.2, 1.2, (3, d))

@@ -127,7 +127,7 @@ def test_story_distribution_sentence_is_the_curves(run_page):
 def test_story_gram_sentence_numbers(run_page):
     import numpy as np
 
-    from rkcore import story
+    from rkcore.teaching import story
 
     at, note, _ = _story(run_page, 2)
     X, y = story.story_data()

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import pytest
 
-from rkcore.distributions import DISTRIBUTIONS
+from rkcore.maps.distributions import DISTRIBUTIONS
 from rkcore.registry import ITEMSET_KERNELS, KERNELS, KernelSpec, maps_for
 from tests.conftest import (
     REPO, error_texts, page_files, plotly_figures, snippet_of, table_values, warning_texts,
@@ -355,7 +355,7 @@ def test_gram_reproduce_code_runs_and_matches_the_page(run_page, query):
     namespace: dict = {}
     exec(compile(code.replace("print(", "(lambda *a: None)("), "<reproduce>", "exec"), namespace)
     shown = {m.label: m.value for m in at.metric}
-    from rkcore.views import gram_error_stats
+    from rkcore.studies.gram import gram_error_stats
 
     stats = gram_error_stats(namespace["K"], namespace["K_hat"]).set_index("metric")["value"]
     assert f"{stats['relative Frobenius error']:.3g}" == shown["relative Frobenius error"]

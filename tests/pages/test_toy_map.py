@@ -16,15 +16,15 @@ from sklearn.base import BaseEstimator, TransformerMixin
 from sklearn.utils import check_random_state
 
 from tests.conftest import error_texts, plotly_figures, table_values
-from rkcore.accuracy import METHODS, accuracy_study, estimate_seconds, total_seconds
-from rkcore.arrays import dense
-from rkcore.experiments import error_study
+from rkcore.studies.accuracy import METHODS, accuracy_study, estimate_seconds, total_seconds
+from rkcore.base.arrays import dense
+from rkcore.studies.errors import error_study
 from rkcore.figures.accuracy import accuracy_figure
 from rkcore.figures.timing import predicted_figure, timing_figure
 from rkcore.figures.variance import error_vs_D_figure
 from rkcore.registry import MAPS, KernelSpec, MapEntry, make_map, maps_for, register_map, same_kernel, unregister_map
-from rkcore.table1 import table1_view
-from rkcore.timing import growth_exponent, median_table, predicted_operations, time_maps, timing_kernel
+from rkcore.studies.table1 import table1_view
+from rkcore.studies.timing import growth_exponent, median_table, predicted_operations, time_maps, timing_kernel
 
 TOY = "toy"
 TOY_COLOR = "#117733"

@@ -7,7 +7,7 @@ import pytest
 from sklearn.exceptions import ConvergenceWarning
 from threadpoolctl import threadpool_limits
 
-from rkcore.accuracy import (
+from rkcore.studies.accuracy import (
     COLUMNS,
     METHODS,
     accuracy_study,
@@ -17,7 +17,7 @@ from rkcore.accuracy import (
     summarize,
     validate_C_kernel_svm,
 )
-from rkcore.datasets import load_builtin
+from rkcore.data.datasets import load_builtin
 from rkcore.registry import KernelSpec
 
 FAST = {"fm": {"max_iter": 30}, "all_subsets_model": {"max_iter": 30}, "sparse_rf": {"n_iter": 2, "tol": 1e-2}}
@@ -75,7 +75,7 @@ def test_shared_C_is_the_kernel_svms_best(study, data):
 
 def test_validation_table_matches_an_independent_split(data):
     """validate_C_kernel_svm scores SVC on precomputed Grams; compare to ExactKernelSVC directly."""
-    from rkcore.models import ExactKernelSVC
+    from rkcore.learners import ExactKernelSVC
 
     X, y = data.X, data.y
     spec = KernelSpec("anova", 2)

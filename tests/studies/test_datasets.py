@@ -1,4 +1,4 @@
-"""Tests for rkcore.datasets: built-ins, file loaders, normalization, MovieLens (on a written fixture)."""
+"""Tests for rkcore.data.datasets: built-ins, file loaders, normalization, MovieLens (on a written fixture)."""
 from __future__ import annotations
 
 import io
@@ -11,8 +11,8 @@ from sklearn.model_selection import cross_val_score
 from sklearn.pipeline import make_pipeline
 from sklearn.preprocessing import PolynomialFeatures
 
-from rkcore import datasets as ds
-from rkcore.bounds import l1_radius
+from rkcore.data import datasets as ds
+from rkcore.theory.bounds import l1_radius
 
 
 # ---------------------------------------------------------------------------- built-ins
@@ -194,7 +194,7 @@ def test_movielens_sparse_encoding_is_the_dense_one(tmp_path, movielens):
 def test_interactions_n_is_a_prefix_of_one_fixed_dataset():
     """Changing n keeps the label function: the rows at n = 200 are the first rows at n = 300, with the
     same labels, and the caption names the same f."""
-    from rkcore.datasets import make_interactions
+    from rkcore.data.datasets import make_interactions
     from rkcore.spec import load_view_data
 
     small, large = make_interactions(200, random_state=3), make_interactions(300, random_state=3)

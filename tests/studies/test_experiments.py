@@ -1,11 +1,11 @@
-"""Tests for the approximation-error engine rkcore.experiments (small, deterministic)."""
+"""Tests for the approximation-error engine rkcore.studies.errors (small, deterministic)."""
 from __future__ import annotations
 
 import numpy as np
 import pandas as pd
 import pytest
 
-from rkcore import experiments as ex
+from rkcore.studies import errors as ex
 from rkcore.registry import KernelSpec, make_map
 
 ANOVA2 = KernelSpec("anova", 2)

@@ -15,11 +15,11 @@ from math import comb
 import numpy as np
 import pytest
 
-from rkcore import datasets as ds
-from rkcore import itemsets as its
-from rkcore.itemsets import ItemsetFamily
-from rkcore.family_views import family_counts
-from rkcore.textformats import MAX_INDEX, parse_fields, parse_itemsets
+from rkcore.data import datasets as ds
+from rkcore.kernels import itemsets as its
+from rkcore.kernels.itemsets import ItemsetFamily
+from rkcore.studies.family_views import family_counts
+from rkcore.data.textformats import MAX_INDEX, parse_fields, parse_itemsets
 
 SMALL = 32 * 2**20  # bytes: far below what the refused inputs would allocate
 
@@ -227,7 +227,7 @@ def test_cross_field_degree_message_speaks_of_fields():
 # ============================================================================ itemset counts (issue 11, item 8)
 @pytest.fixture
 def comb_bits(monkeypatch):
-    """Record the bit length of every binomial rkcore.itemsets computes."""
+    """Record the bit length of every binomial rkcore.kernels.itemsets computes."""
     seen: list[int] = []
 
     def counting_comb(n, k):

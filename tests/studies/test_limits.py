@@ -7,8 +7,8 @@ import tracemalloc
 import numpy as np
 import pytest
 
-from rkcore import limits
-from rkcore.limits import (
+from rkcore.base import limits
+from rkcore.base.limits import (
     check_allocation, estimate_cost, format_bytes, max_size_within, memory_budget, memory_budget_set, nbytes,
     require_memory,
 )
@@ -85,16 +85,9 @@ def test_max_size_within():
     assert max_size_within(lambda s: 10**20, budget=1) == 0
 
 
-def test_views_reexports_the_same_helpers():
-    from rkcore import views
-
-    assert views.nbytes is limits.nbytes and views.format_bytes is limits.format_bytes
-    assert views.CostEstimate is limits.CostEstimate
-
-
 # ----------------------------------------------------------------------------- the library's users of it
 def test_random_kernel_huge_n_components_is_a_value_error():
-    from rkcore.maps import RandomKernel
+    from rkcore.maps.random_kernel import RandomKernel
 
     out, peak = peak_while(lambda: RandomKernel(n_components=10**9, random_state=0).fit(np.ones((3, 10))))
     assert isinstance(out, ValueError), out
@@ -103,7 +96,7 @@ def test_random_kernel_huge_n_components_is_a_value_error():
 
 
 def test_random_kernel_transform_checks_the_output(monkeypatch):
-    from rkcore.maps import RandomKernel
+    from rkcore.maps.random_kernel import RandomKernel
 
     rk = RandomKernel(n_components=64, random_state=0).fit(np.ones((3, 10)))
     with memory_budget_set(64 * 8 * 100):
@@ -113,8 +106,8 @@ def test_random_kernel_transform_checks_the_output(monkeypatch):
 
 
 @pytest.mark.parametrize("build", [
-    lambda: __import__("rkcore.maclaurin", fromlist=["x"]).RandomMaclaurin(n_components=10**9, random_state=0),
-    lambda: __import__("rkcore.circulant", fromlist=["x"]).SignedCirculantRandomKernel(n_components=10**10,
+    lambda: __import__("rkcore.maps.maclaurin", fromlist=["x"]).RandomMaclaurin(n_components=10**9, random_state=0),
+    lambda: __import__("rkcore.maps.circulant", fromlist=["x"]).SignedCirculantRandomKernel(n_components=10**10,
                                                                                         random_state=0),
 ])
 def test_other_maps_refuse_huge_n_components(build):
@@ -125,7 +118,7 @@ def test_other_maps_refuse_huge_n_components(build):
 
 @pytest.mark.parametrize("key", ["gaussian", "interactions"])
 def test_load_builtin_huge_n_samples(key):
-    from rkcore.datasets import load_builtin
+    from rkcore.data.datasets import load_builtin
 
     out, peak = peak_while(lambda: load_builtin(key, n_samples=10**9))
     assert isinstance(out, ValueError), out
@@ -134,7 +127,7 @@ def test_load_builtin_huge_n_samples(key):
 
 
 def test_polynomial_features_on_5000_columns():
-    from rkcore.foundations import polynomial_feature_names, polynomial_features
+    from rkcore.teaching.foundations import polynomial_feature_names, polynomial_features
 
     out, peak = peak_while(lambda: polynomial_features(np.ones((10, 5000)), 2))
     assert isinstance(out, ValueError), out
@@ -147,7 +140,7 @@ def test_polynomial_features_on_5000_columns():
 
 
 def test_kernel_trick_timing_huge_n():
-    from rkcore.foundations import kernel_trick_timing
+    from rkcore.teaching.foundations import kernel_trick_timing
 
     out, peak = peak_while(lambda: kernel_trick_timing(n=10**6, d_list=(2,), repeats=1))
     assert isinstance(out, ValueError), out
@@ -156,7 +149,7 @@ def test_kernel_trick_timing_huge_n():
 
 
 def test_rff_and_projection_sizes_are_checked():
-    from rkcore.foundations import interaction_features, projection_distortion, rff_error_curve, rff_features
+    from rkcore.teaching.foundations import interaction_features, projection_distortion, rff_error_curve, rff_features
 
     X = np.ones((4, 3))
     with pytest.raises(ValueError, match="rff_features would need"):
@@ -174,7 +167,7 @@ def test_gram_pair_refuses_huge_n():
     import scipy.sparse as sp
 
     from rkcore.registry import KernelSpec
-    from rkcore.gram import gram_pair
+    from rkcore.studies.gram import gram_pair
 
     X = sp.csr_matrix((10**6, 5))  # a million (empty) rows cost nothing to hold
     with pytest.raises(ValueError, match=r"gram_pair would need about 29\.1 TB"):

@@ -4,11 +4,11 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 
-from rkcore import table1
+from rkcore.studies import table1
 from rkcore.__main__ import main as rkcore_main
-from rkcore.datasets import load_movielens, normalize
-from rkcore.experiments import method_label, trial_seed
-from rkcore.kernels import anova_newton_float
+from rkcore.data.datasets import load_movielens, normalize
+from rkcore.studies.errors import method_label, trial_seed
+from rkcore.kernels.exact import anova_newton_float
 from rkcore.registry import KernelSpec, make_map
 
 

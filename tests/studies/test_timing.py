@@ -3,7 +3,7 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from rkcore import timing
+from rkcore.studies import timing
 from rkcore.registry import MAPS
 
 

@@ -12,7 +12,7 @@ import pandas as pd
 import pytest
 from sklearn.utils.estimator_checks import parametrize_with_checks
 
-from rkcore.compositional import (
+from rkcore.teaching.compositional import (
     ACTIVATIONS,
     BASE_KERNELS,
     PRESETS,

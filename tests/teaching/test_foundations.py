@@ -12,7 +12,7 @@ import pytest
 from scipy.stats import kstest
 from sklearn.kernel_approximation import RBFSampler
 
-from rkcore.foundations import (
+from rkcore.teaching.foundations import (
     distortion_bands,
     EXPANSIONS,
     MAX_SUBSETS_D,
@@ -34,7 +34,7 @@ from rkcore.foundations import (
     rff_features,
     theorem1_band,
 )
-from rkcore.kernels import anova_kernel, up_to_kernel
+from rkcore.kernels.exact import anova_kernel, up_to_kernel
 
 Z_TOL = 4.5
 

@@ -1,4 +1,4 @@
-"""The server's admission of heavy runs (rkapp.guard.ADMISSION, rkcore.limits.Admission) with real page
+"""The server's admission of heavy runs (rkapp.guard.ADMISSION, rkcore.base.limits.Admission) with real page
 runs: two sessions (two AppTests in two threads, one process, as two students on one server), a run
 that raises, a run larger than the whole server, and estimates that do not follow a load spike."""
 from __future__ import annotations
@@ -9,8 +9,9 @@ import time
 import pytest
 
 from rkapp import guard
-from rkcore import costs, experiments
-from rkcore.limits import Admission
+from rkcore.studies import costs
+from rkcore.studies import errors as experiments
+from rkcore.base.limits import Admission
 from tests.conftest import REPO, APP_TIMEOUT, error_texts, plotly_figures, warning_texts
 
 DIST = "pages/4_Distributions_and_variance.py"
@@ -43,7 +44,10 @@ def test_a_second_session_waits_for_the_slot_shows_its_place_and_proceeds(one_sl
         started = time.monotonic()
         if not first_inside.is_set():
             first_inside.set()
-            time.sleep(1.5)
+            deadline = time.monotonic() + 30
+            while not one_slot.state()["waiting"] and time.monotonic() < deadline:
+                time.sleep(0.05)  # until the second session stands in line
+            time.sleep(1.5)  # long enough for its notice (after QUEUE_POLL_SECONDS)
         out = real_study(*args, **kwargs)
         studies.append((started, time.monotonic()))
         return out

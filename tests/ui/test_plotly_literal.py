@@ -44,7 +44,7 @@ def test_plotly_text_leaves_no_tag_and_round_trips():
 
 
 def test_figure_titles_labels_and_names_are_literal():
-    from rkcore.compositional import preset_skeleton
+    from rkcore.teaching.compositional import preset_skeleton
     from rkcore.figures.compositional import skeleton_figure
 
     K = np.eye(3)

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import pytest
 
-from rkcore import costs
+from rkcore.studies import costs
 from tests.conftest import error_texts, plotly_figures, warning_texts
 
 DIST = "pages/4_Distributions_and_variance.py"
@@ -32,7 +32,7 @@ def test_a_busy_server_shows_in_the_estimate(run_page, monkeypatch):
     cost models: the same settings, the same estimate and decision); RKCORE_SPEED_FACTOR = 3 (a slower
     host) triples the estimate."""
     from rkapp import guard
-    from rkcore.limits import Admission
+    from rkcore.base.limits import Admission
 
     quiet = _estimates(run_page(DIST, n=300, dv_trials=20, dv_vtrials=1000))[0]
     assert "server is busy" not in quiet
@@ -199,7 +199,7 @@ def test_itemsets_page_runs_under_the_protocol(run_page):
                                                (60, "anova", 3)])
 def test_itemsets_cost_stays_small_for_any_family(d, kernel, degree):
     """The page's work grows with d and the number of sizes, never with |S| (2^10000 itemsets here)."""
-    from rkcore.itemsets import family_from_spec
+    from rkcore.kernels.itemsets import family_from_spec
 
     cost = costs.itemsets_view_cost(family_from_spec(kernel, d, degree), 200, 4096)
     assert 0 < cost.seconds < 5 and cost.bytes < 100 * 2**20

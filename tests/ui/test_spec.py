@@ -7,7 +7,7 @@ import sys
 import numpy as np
 import pytest
 
-from rkcore.limits import max_size_within, require_memory
+from rkcore.base.limits import max_size_within, require_memory
 from rkcore.spec import cross_fields, kernel_spec_from_text, reproduce_code
 from tests.conftest import REPO
 

@@ -1,0 +1,385 @@
+"""Itemset families: the S of the itemset kernel K_S(x, y) = sum_{V in S} prod_{j in V} x_j y_j.
+
+An :class:`ItemsetFamily` is immutable and knows, without enumerating itself, how
+many itemsets of each size it holds. Named families (ANOVA, all-subsets, dot,
+up-to-m, cross-field) are described by a handful of numbers; custom families hold
+their itemsets explicitly.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+import math
+import sys
+from itertools import chain, combinations, product
+from math import comb
+from typing import Iterable, Iterator
+
+import numpy as np
+
+from ..base.validation import check_int, is_int
+
+FAMILY_KINDS = ("anova", "all_subsets", "dot", "up_to", "custom", "cross_fields")
+#: Kernel keys (rkcore.registry.KERNELS) that are itemset kernels K_S: "itemset" is a custom S.
+ITEMSET_KERNELS = ("anova", "all_subsets", "dot", "up_to", "itemset")
+#: Itemset kernels whose order m sets the itemset sizes (exactly m, or up to m): they need m <= d.
+ORDERED_KERNELS = ("anova", "up_to")
+
+#: Refuse to enumerate or list explicit features for families larger than this.
+MAX_ENUMERATION = 200_000
+#: Itemset counts above 2^EXACT_COUNT_BITS (about 10^1233) are not computed exactly: the big-integer
+#: work grows with their size (``all_subsets(200000)`` has 200,001 sizes, ``up_to(10**6, 10**5)``
+#: sums 100,001 binomials of ~470,000 bits). Such counts are ``math.inf`` in :meth:`counts_by_size`
+#: and :attr:`n_itemsets` (meaning "more than 2^EXACT_COUNT_BITS"); their logarithms are always available.
+EXACT_COUNT_BITS = 4096
+#: ...and the exact cross-field count (e_m of the field sizes) is computed only below this many big-int steps.
+EXACT_CROSS_STEPS = 2_000_000
+_LN2 = math.log(2.0)
+
+
+def _log2_comb(d: int, k) -> np.ndarray:
+    """log2 C(d, k) for an int or an array of k in [0, d] (float64, absolute error ~1e-9 for d <= 10^9)."""
+    from scipy.special import gammaln
+
+    k = np.asarray(k, dtype=np.float64)
+    return (gammaln(d + 1.0) - gammaln(k + 1.0) - gammaln(d - k + 1.0)) / _LN2
+
+
+def _log2_sum(log2_values) -> float:
+    """log2 of sum 2^v, without overflow."""
+    v = np.asarray(log2_values if isinstance(log2_values, np.ndarray) else list(log2_values), dtype=np.float64)
+    if v.size == 0:
+        return -math.inf
+    top = float(v.max())
+    return top + float(np.log2(np.exp2(v - top).sum()))
+
+
+def _log2_elementary(sizes, m: int) -> float:
+    """log2 e_m(sizes) for positive sizes, by the recursion e_k <- e_k + s e_{k-1} in log space."""
+    e = np.full(m + 1, -np.inf)
+    e[0] = 0.0
+    for s in sizes:
+        e[1:] = np.logaddexp2(e[1:], math.log2(s) + e[:-1])
+    return float(e[m])
+
+
+def format_count(count, log2: float | None = None, exact_digits: int = 15) -> str:
+    """A count for people: exact with thousands separators below 10^exact_digits, else "≈ 1.23 × 10^456".
+
+    ``count`` may be an int, a float or ``math.inf`` (then ``log2``, its base-2 logarithm, gives the size).
+    Never converts a huge integer to decimal (quadratic, and refused by Python beyond 4300 digits).
+    """
+    if isinstance(count, (int, np.integer)) and int(count).bit_length() <= 3.33 * exact_digits and count < 10**exact_digits:
+        return f"{int(count):,}"
+    if log2 is None:
+        log2 = math.log2(count) if count != math.inf else math.inf
+    if log2 == math.inf:
+        return "more than 2^1024"
+    log10 = log2 * math.log10(2.0)
+    exponent = math.floor(log10)
+    mantissa = 10 ** (log10 - exponent)
+    if mantissa >= 9.995:  # rounding would print 10.00
+        mantissa, exponent = mantissa / 10, exponent + 1
+    return f"≈ {mantissa:.2f} × 10^{exponent:,}"
+
+
+def _check_d(d) -> int:
+    return check_int(d, "d (the number of features)")
+
+
+def _check_order(m, d: int, *, allow_zero: bool = False, name: str = "degree",
+                 bound: str | None = None) -> int:
+    """m as an int in [low, d]; ``bound`` describes d in messages (default "d=.. (the number of features)")."""
+    low = 0 if allow_zero else 1
+    bound = f"d={d} (the number of features)" if bound is None else bound
+    if not is_int(m):
+        raise ValueError(f"{name} must be an integer between {low} and {bound}, got {m!r}.")
+    if not low <= m <= d:
+        raise ValueError(f"{name}={m} is out of range: allowed {name} is between {low} and {bound}.")
+    return int(m)
+
+
+def _elementary_symmetric(values: Iterable[int], m: int) -> list[int]:
+    """e_0..e_m of the given integers (exact, Python ints)."""
+    e = [1] + [0] * m
+    for v in values:
+        for k in range(m, 0, -1):
+            e[k] += e[k - 1] * v
+    return e
+
+
+@dataclass(frozen=True)
+class ItemsetFamily:
+    """A family S of itemsets over features 0..d-1. Build it with the class methods."""
+
+    kind: str
+    d: int
+    degree: int | None = None
+    itemsets: tuple[tuple[int, ...], ...] | None = field(default=None, repr=False)
+    fields: tuple[tuple[int, ...], ...] | None = None
+
+    # ---------------------------------------------------------------- constructors
+    @classmethod
+    def anova(cls, d: int, m: int) -> "ItemsetFamily":
+        """All itemsets of size exactly m: S = binom([d], m) (ANOVA kernel of order m)."""
+        d = _check_d(d)
+        return cls("anova", d, _check_order(m, d))
+
+    @classmethod
+    def all_subsets(cls, d: int) -> "ItemsetFamily":
+        """Every subset of [d], the empty set included (all-subsets kernel)."""
+        return cls("all_subsets", _check_d(d))
+
+    @classmethod
+    def dot(cls, d: int) -> "ItemsetFamily":
+        """The singletons {1}, ..., {d} (the standard dot product)."""
+        return cls("dot", _check_d(d))
+
+    @classmethod
+    def up_to(cls, d: int, m: int) -> "ItemsetFamily":
+        """All itemsets of size 0..m (sum of ANOVA kernels of order 0..m)."""
+        d = _check_d(d)
+        return cls("up_to", d, _check_order(m, d, allow_zero=True))
+
+    @classmethod
+    def custom(cls, d: int, itemsets: Iterable[Iterable[int]]) -> "ItemsetFamily":
+        """An explicit list of itemsets, each an iterable of feature indices in [0, d)."""
+        d = _check_d(d)
+        if isinstance(itemsets, (str, bytes)) or not isinstance(itemsets, Iterable):
+            raise ValueError("itemsets must be a list of tuples of feature indices, e.g. [(0, 1), (2,)].")
+        normalized: list[tuple[int, ...]] = []
+        seen: set[tuple[int, ...]] = set()
+        for raw in itemsets:
+            if isinstance(raw, (int, np.integer)):
+                raw = (raw,)
+            try:
+                items = tuple(int(i) for i in raw)
+                if any(int(i) != i for i in raw):
+                    raise TypeError
+            except (TypeError, ValueError):
+                raise ValueError(f"Itemset {raw!r} is not a tuple of integer feature indices.") from None
+            if len(set(items)) != len(items):
+                raise ValueError(f"Itemset {raw!r} repeats a feature; an itemset is a set of distinct indices.")
+            bad = [i for i in items if not 0 <= i < d]
+            if bad:
+                raise ValueError(f"Itemset {raw!r} has indices {bad} out of range: allowed indices are 0..{d - 1} (d={d}).")
+            key = tuple(sorted(items))
+            if key in seen:
+                raise ValueError(f"Itemset {key} appears more than once; each itemset may be listed only once.")
+            seen.add(key)
+            normalized.append(key)
+        if not normalized:
+            raise ValueError("The itemset family is empty: give at least one itemset.")
+        normalized.sort(key=lambda v: (len(v), v))
+        return cls("custom", d, None, tuple(normalized))
+
+    @classmethod
+    def cross_fields(cls, fields: Iterable[Iterable[int]], m: int = 2, d: int | None = None) -> "ItemsetFamily":
+        """Itemsets of size m whose features come from m different fields.
+
+        ``fields`` are disjoint groups of feature indices (e.g. user features and item
+        features); ``d`` defaults to one more than the largest index.
+        """
+        groups = []
+        for f in fields:
+            f = (f,) if isinstance(f, (int, np.integer)) else tuple(f)
+            if not all(isinstance(i, (int, np.integer)) and not isinstance(i, (bool, np.bool_)) for i in f):
+                raise ValueError(f"cross_fields: field {f!r} must hold integer feature indices.")
+            groups.append(tuple(sorted(int(i) for i in f)))
+        groups = [g for g in groups if g]
+        if len(groups) < 2:
+            raise ValueError("cross_fields needs at least two non-empty fields (groups of feature indices).")
+        flat = list(chain.from_iterable(groups))
+        if len(set(flat)) != len(flat):
+            raise ValueError("cross_fields: the fields overlap; each feature may belong to one field only.")
+        if min(flat) < 0:
+            raise ValueError("cross_fields: feature indices must be >= 0.")
+        d = max(flat) + 1 if d is None else _check_d(d)
+        if max(flat) >= d:
+            raise ValueError(f"cross_fields: index {max(flat)} out of range: allowed indices are 0..{d - 1} (d={d}).")
+        m = _check_order(m, len(groups), name="m (the itemset size)",
+                         bound=f"{len(groups)}, the number of fields (m is at most the number of fields: each "
+                               "feature of an itemset comes from a different field)")
+        return cls("cross_fields", d, m, None, tuple(groups))
+
+    # ---------------------------------------------------------------- counting
+    def log2_counts_by_size(self) -> dict[int, float]:
+        """log2 of the number of itemsets of each size (sizes with count 0 omitted); never big integers."""
+        d, m = self.d, self.degree
+        if self.kind in ("anova", "all_subsets", "up_to"):
+            sizes = (np.array([m]) if self.kind == "anova"
+                     else np.arange(d + 1) if self.kind == "all_subsets" else np.arange(m + 1))
+            return dict(zip(sizes.tolist(), _log2_comb(d, sizes).tolist()))
+        if self.kind == "dot":
+            return {1: math.log2(d)}
+        if self.kind == "cross_fields":
+            return {m: _log2_elementary([len(f) for f in self.fields], m)}
+        return {k: math.log2(c) for k, c in self.counts_by_size().items()}
+
+    @property
+    def log2_n_itemsets(self) -> float:
+        """log2 |S|, cheap for every family (all-subsets: exactly d)."""
+        if self.kind == "all_subsets":
+            return float(self.d)
+        if self.kind in ("anova", "up_to"):  # straight from the array, no per-size dict
+            sizes = np.array([self.degree]) if self.kind == "anova" else np.arange(self.degree + 1)
+            return _log2_sum(_log2_comb(self.d, sizes))
+        return _log2_sum(self.log2_counts_by_size().values())
+
+    def counts_by_size(self) -> dict[int, int | float]:
+        """Number of itemsets of each size, computed combinatorially (sizes with count 0 omitted).
+
+        Exact integers up to 2^EXACT_COUNT_BITS; larger counts are ``math.inf`` (see
+        :data:`EXACT_COUNT_BITS` and :meth:`log2_counts_by_size`).
+        """
+        d, m = self.d, self.degree
+        if self.kind == "custom":
+            counts: dict[int, int] = {}
+            for v in self.itemsets:
+                counts[len(v)] = counts.get(len(v), 0) + 1
+            return dict(sorted(counts.items()))
+        if self.kind == "dot":
+            return {1: d}
+        if self.kind == "cross_fields":
+            return {m: self._cross_count()}
+        return {k: (comb(d, k) if log2 <= EXACT_COUNT_BITS else math.inf)
+                for k, log2 in self.log2_counts_by_size().items()}
+
+    def _cross_count(self) -> int | float:
+        sizes = [len(f) for f in self.fields]
+        m = self.degree
+        if len(sizes) * m > EXACT_CROSS_STEPS or _log2_elementary(sizes, m) > EXACT_COUNT_BITS:
+            return math.inf
+        return _elementary_symmetric(sizes, m)[m]
+
+    def __len__(self) -> int:
+        n = self.n_itemsets
+        if n == math.inf or n > sys.maxsize:
+            raise OverflowError(f"The family has {format_count(n, self.log2_n_itemsets)} itemsets, too many for len(); "
+                                "use n_itemsets or log2_n_itemsets.")
+        return n
+
+    @property
+    def n_itemsets(self) -> int | float:
+        """|S|: an exact int up to 2^EXACT_COUNT_BITS (all-subsets: always, 2^d), else ``math.inf``."""
+        if self.kind == "all_subsets":
+            return 1 << self.d
+        if self.kind in ("anova", "up_to") and self.log2_n_itemsets > EXACT_COUNT_BITS:
+            return math.inf
+        total = sum(self.counts_by_size().values())
+        return total if total != math.inf else math.inf
+
+    @property
+    def n_itemsets_text(self) -> str:
+        """|S| for people (exact below 10^15, else "≈ 1.23 × 10^456")."""
+        return format_count(self.n_itemsets, self.log2_n_itemsets)
+
+    @property
+    def max_size(self) -> int:
+        if self.kind in ("anova", "up_to", "cross_fields"):
+            return int(self.degree)
+        if self.kind == "all_subsets":
+            return self.d
+        if self.kind == "dot":
+            return 1
+        return max((len(v) for v in self.itemsets), default=0)
+
+    # ---------------------------------------------------------------- enumeration
+    def __iter__(self) -> Iterator[tuple[int, ...]]:
+        return iter(self.enumerate())
+
+    def enumerate(self, limit: int = MAX_ENUMERATION) -> list[tuple[int, ...]]:
+        """All itemsets as sorted index tuples, ordered by size then lexicographically.
+
+        Raises ValueError when the family holds more than ``limit`` itemsets.
+        """
+        n = self.n_itemsets
+        if n > limit:
+            raise ValueError(
+                f"The family {self.describe()} holds {self.n_itemsets_text} itemsets, more than the limit of {limit:,} "
+                "that can be listed; use the kernel functions, which never enumerate."
+            )
+        if self.kind == "custom":
+            return list(self.itemsets)
+        if self.kind == "cross_fields":
+            out = []
+            for chosen in combinations(self.fields, self.degree):
+                out.extend(tuple(sorted(v)) for v in product(*chosen))
+            return sorted(out, key=lambda v: (len(v), v))
+        return [v for k in self.counts_by_size() for v in combinations(range(self.d), k)]
+
+    # ---------------------------------------------------------------- description
+    def describe(self) -> str:
+        """A short description in words, for the UI."""
+        d, m = self.d, self.degree
+        n = self.n_itemsets_text
+        text = {  # lambdas: only the chosen kind is described (the others may not apply)
+            "anova": lambda: f"all {n} itemsets of size {m} over d={d} features (ANOVA kernel of order {m})",
+            "all_subsets": lambda: f"all 2^{d} = {n} subsets of the d={d} features, the empty set included (all-subsets kernel)",
+            "dot": lambda: f"the {d} singletons (standard dot product)",
+            "up_to": lambda: f"all {n} itemsets of size 0 to {m} over d={d} features",
+            "custom": lambda: f"{n} custom itemsets over d={d} features (sizes {sorted(self.counts_by_size())})",
+            "cross_fields": lambda: f"{n} itemsets of size {m} taking each feature from a different one of {len(self.fields or ())} fields",
+        }[self.kind]()
+        return text
+
+    def latex(self) -> str:
+        """The family and its kernel in LaTeX, for ``st.latex``."""
+        m = self.degree
+        if self.kind == "anova":
+            return (r"\mathcal{S} = \binom{[d]}{%d},\quad K_A^{%d}(\mathbf{x},\mathbf{y}) = "
+                    r"\sum_{j_1<\dots<j_{%d}} \prod_{k=1}^{%d} x_{j_k} y_{j_k}") % (m, m, m, m)
+        if self.kind == "all_subsets":
+            return r"\mathcal{S} = 2^{[d]},\quad K_{\mathrm{all}}(\mathbf{x},\mathbf{y}) = \prod_{j=1}^{d} (1 + x_j y_j)"
+        if self.kind == "dot":
+            return r"\mathcal{S} = \{\{1\},\dots,\{d\}\},\quad K(\mathbf{x},\mathbf{y}) = \langle \mathbf{x}, \mathbf{y}\rangle"
+        if self.kind == "up_to":
+            return (r"\mathcal{S} = \bigcup_{k=0}^{%d} \binom{[d]}{k},\quad K(\mathbf{x},\mathbf{y}) = "
+                    r"\sum_{k=0}^{%d} K_A^{k}(\mathbf{x},\mathbf{y})") % (m, m)
+        if self.kind == "cross_fields":
+            return (r"\mathcal{S} = \{V : |V| = %d,\ \text{each } j \in V \text{ from a different field}\},\quad "
+                    r"K(\mathbf{x},\mathbf{y}) = e_{%d}\big(\langle \mathbf{x}_{F_1},\mathbf{y}_{F_1}\rangle, \dots\big)") % (m, m)
+        return (r"K_{\mathcal{S}}(\mathbf{x},\mathbf{y}) = \sum_{V \in \mathcal{S}} \prod_{j \in V} x_j y_j,"
+                r"\quad |\mathcal{S}| = %d") % len(self.itemsets)
+
+    def with_d(self, d: int) -> "ItemsetFamily":
+        """The same named family over a different number of features (custom families keep theirs)."""
+        if self.kind in ("custom", "cross_fields"):
+            if d != self.d:
+                raise ValueError(f"This {self.kind} family is defined over d={self.d} features, but the data has {d}.")
+            return self
+        if self.kind in ORDERED_KERNELS:
+            return getattr(ItemsetFamily, self.kind)(d, self.degree)
+        return getattr(ItemsetFamily, self.kind)(d)
+
+
+def check_degree_fits(kernel: str, degree: int, d: int, who: str | None = None) -> None:
+    """Refuse an ordered itemset kernel (:data:`ORDERED_KERNELS`) of order m on fewer than m features:
+    no itemset of size m exists then. ``who`` prefixes the message (an estimator's name)."""
+    if kernel in ORDERED_KERNELS and degree > d:
+        raise ValueError(
+            f"{who + ': ' if who else ''}degree={degree} exceeds the number of features: X has {d} feature(s), and "
+            f"the {kernel} kernel needs itemsets of size at most d (allowed: 1 <= degree <= {d})."
+        )
+
+
+def family_from_spec(kernel: str, d: int, degree: int | None = None, itemsets=None) -> ItemsetFamily:
+    """Build a family from the kernel names used across rkcore and the dashboard.
+
+    ``kernel`` is one of "anova", "all_subsets", "dot", "up_to", "itemset"; for
+    "itemset" the family comes from ``itemsets`` (an ItemsetFamily or a list of index tuples).
+    """
+    if kernel == "anova":
+        return ItemsetFamily.anova(d, degree)
+    if kernel == "all_subsets":
+        return ItemsetFamily.all_subsets(d)
+    if kernel == "dot":
+        return ItemsetFamily.dot(d)
+    if kernel == "up_to":
+        return ItemsetFamily.up_to(d, degree)
+    if kernel == "itemset":
+        if itemsets is None:
+            raise ValueError('kernel="itemset" needs itemsets=: a list of index tuples or an ItemsetFamily.')
+        if isinstance(itemsets, ItemsetFamily):
+            return itemsets.with_d(d)
+        return ItemsetFamily.custom(d, itemsets)
+    raise ValueError(f"Unknown kernel {kernel!r}; allowed: {', '.join(map(repr, ITEMSET_KERNELS))}.")

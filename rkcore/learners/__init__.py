@@ -1,0 +1,47 @@
+r"""Learners compared in the paper's accuracy study (Atarashi, Maji & Oyama, AAAI-19, Section 6).
+
+* :class:`ExactKernelSVC` - a kernel SVM on any exact kernel of the registry
+  (libsvm through ``SVC(kernel="precomputed")``, Gram matrices in row blocks).
+* :func:`random_feature_pipeline` - a linear SVM / logistic regression on any
+  registered random feature map (RK, SCRK, TS, RM, ...), built through
+  :func:`rkcore.registry.make_map`.
+* :class:`FactorizationMachineClassifier` - higher-order factorization machines
+  (paper eq. 5, Blondel et al. 2016a/b) of any ANOVA order m >= 2.
+* :class:`AllSubsetsModelClassifier` - the all-subsets model (paper eq. 6).
+* :class:`SparseRandomFeatureClassifier` - Sparse Random Features (Yen et al.,
+  NIPS 2014, Algorithm 1) over any registered map.
+
+The two factorized models are fitted with L-BFGS-B on their exact regularized
+objective with analytic, fully vectorized gradients (power sums and Newton's
+identities for the ANOVA kernel; sparse leave-one-out products for the
+all-subsets kernel). They are binary classifiers; wrap them in
+``sklearn.multiclass.OneVsRestClassifier`` for more classes.
+
+The four learner families live in sub-modules (pure moves; everything is re-exported here, so
+``from rkcore.learners import ...`` works as before):
+
+=================================  ============================================================
+rkcore.learners.common               losses, label checks, sparse products shared by the learners
+rkcore.learners.kernel_svm           ExactKernelSVC, exact_gram
+rkcore.learners.linear               random_feature_pipeline
+rkcore.learners.factorized           FactorizationMachineClassifier, AllSubsetsModelClassifier
+rkcore.learners.sparse_rf            SparseRandomFeatureClassifier
+=================================  ============================================================
+"""
+# Re-exports: every name of the former module, public and private (tests use some).
+from .common import (_binary_labels, _check_finite_decision, CLASSIFIERS, expected_failed_checks, _loss_and_derivative,
+                     LOSSES, _rmatmul, _spec_or_default)
+from .kernel_svm import exact_gram, ExactKernelSVC, _gram_blocks
+from .linear import random_feature_pipeline
+from .factorized import AllSubsetsModelClassifier, FactorizationMachineClassifier, _LBFGSBinaryClassifier
+from .sparse_rf import SparseRandomFeatureClassifier
+
+__all__ = [
+    "expected_failed_checks",
+    "exact_gram",
+    "ExactKernelSVC",
+    "FactorizationMachineClassifier",
+    "AllSubsetsModelClassifier",
+    "SparseRandomFeatureClassifier",
+    "random_feature_pipeline",
+]

@@ -1,0 +1,544 @@
+"""Factorization machines of any ANOVA order and the all-subsets model, fitted by L-BFGS-B on analytic gradients."""
+from __future__ import annotations
+
+import warnings
+from numbers import Integral, Real
+
+import numpy as np
+import scipy.sparse as sp
+from scipy.optimize import minimize
+from scipy.special import expit
+from sklearn.base import BaseEstimator, ClassifierMixin, _fit_context
+from sklearn.exceptions import ConvergenceWarning
+from sklearn.utils import check_random_state
+from sklearn.utils._param_validation import Interval, StrOptions
+from sklearn.utils.metaestimators import available_if
+from sklearn.utils.validation import _check_sample_weight, check_is_fitted, validate_data
+
+from ..kernels.itemsets import check_degree_fits
+from ..kernels.exact import (_abs_max, _max_nnz_per_row, elementary_from_power_sums, elementary_pairs, may_overflow,
+                       newton_is_safe, rounding_gamma, row_blocks)
+from .common import _binary_labels, _check_finite_decision, _loss_and_derivative, LOSSES, _rmatmul
+
+
+# ----------------------------------------------------------------------------- factorized models
+class _LBFGSBinaryClassifier(ClassifierMixin, BaseEstimator):
+    """Shared machinery: labels, sample weights, L-BFGS-B with history and convergence report.
+
+    Subclasses provide ``_prepare(X)`` (data in the form the model needs),
+    ``_initial(rng, d, scale)`` (flat parameter vector), ``_value_and_grad(theta, data, y, s)``
+    returning (objective, gradient, decision values), ``_store(theta, d)`` and
+    ``_decision(data)``.
+    """
+
+    _expected_failed_checks = {
+        name: ("the weighted and the repeated-samples objectives have the same minimiser, but "
+               "L-BFGS-B stops at tolerance tol along different paths, so the fitted models agree "
+               "to about tol, not to the check's rtol=1e-7")
+        for name in ("check_sample_weight_equivalence_on_dense_data",
+                     "check_sample_weight_equivalence_on_sparse_data")
+    }
+
+    @_fit_context(prefer_skip_nested_validation=True)
+    def fit(self, X, y, sample_weight=None):
+        """Minimise the regularized objective with L-BFGS-B (see the class docstring).
+
+        Parameters
+        ----------
+        X : {array-like, sparse matrix} of shape (n_samples, n_features)
+            Training data.
+        y : array-like of shape (n_samples,)
+            Class labels (exactly two classes).
+        sample_weight : array-like of shape (n_samples,), default=None
+            Per-sample weights in the mean loss (weight 2 counts a sample twice); None weighs every sample 1.
+
+        Returns
+        -------
+        self : object
+            The fitted classifier.
+        """
+        X, y = validate_data(self, X, y, accept_sparse="csr", dtype=np.float64)
+        self._check_features(X)
+        return self._optimize(X, y, sample_weight)
+
+    def _check_features(self, X) -> None:
+        """Refuse training data the model cannot use (a hook; nothing to check by default)."""
+
+    def _optimize(self, X, y, sample_weight):
+        y_pm = _binary_labels(self, y)
+        s = _check_sample_weight(sample_weight, X, dtype=np.float64)
+        if (s < 0).any():
+            raise ValueError(f"sample_weight must be >= 0; got {int((s < 0).sum())} negative weight(s) (smallest {s.min()!r}).")
+        if s.sum() <= 0:
+            raise ValueError("sample_weight must have a positive sum; got all zeros.")
+        s = s / s.sum()  # weighted mean loss: weight 2 == the sample twice
+        rng = check_random_state(self.random_state)
+        data = self._prepare(X)
+        theta0 = self._initial(rng, X.shape[1], self._init_std(X))
+
+        def fun(theta):
+            value, grad, _ = self._value_and_grad(theta, data, y_pm, s)
+            return value, grad
+
+        history = [fun(theta0)[0]]
+        if not np.isfinite(history[0]):
+            raise ValueError(
+                f"{type(self).__name__}: the objective at the starting point is not a finite number: "
+                "the model's values overflow float64 on this data (feature values too large in "
+                "magnitude). Rescale X, e.g. rkcore.data.datasets.normalize(X, 'l1')."
+            )
+        res = minimize(fun, theta0, jac=True, method="L-BFGS-B",
+                       callback=lambda intermediate_result: history.append(float(intermediate_result.fun)),
+                       options={"maxiter": self.max_iter, "gtol": self.tol, "ftol": self.tol * 1e-3})
+        self.n_iter_ = int(res.nit)
+        self.converged_ = bool(res.status == 0)
+        self.objective_ = float(res.fun)
+        self.objective_history_ = np.asarray(history)
+        self.optimizer_message_ = str(res.message)
+        self._store(res.x, X.shape[1])
+        if not self.converged_:
+            warnings.warn(
+                f"{type(self).__name__} did not converge in {self.n_iter_} L-BFGS-B iterations "
+                f"(max_iter={self.max_iter}, tol={self.tol}): {res.message}. Increase max_iter or tol.",
+                ConvergenceWarning,
+            )
+        return self
+
+    def _init_std(self, X) -> float:
+        """Standard deviation of the initial factors; "auto" makes std <p_s, x> = 0.1 on average.
+
+        For p with i.i.d. N(0, s^2) entries, Var <p, x> = s^2 ||x||^2, so
+        s = 0.1 / sqrt(mean_i ||x_i||^2).
+        """
+        if not isinstance(self.init_scale, str):
+            return float(self.init_scale)
+        mean_sq_norm = float(X.multiply(X).sum() if sp.issparse(X) else np.sum(X * X)) / X.shape[0]
+        return 0.1 / np.sqrt(mean_sq_norm) if mean_sq_norm > 0 else 0.1
+
+    def decision_function(self, X):
+        """Real-valued model output f(x).
+
+        Parameters
+        ----------
+        X : {array-like, sparse matrix} of shape (n_samples, n_features)
+            The samples.
+
+        Returns
+        -------
+        f : ndarray of shape (n_samples,)
+            f > 0 predicts ``classes_[1]``.
+        """
+        check_is_fitted(self)
+        X = validate_data(self, X, accept_sparse="csr", dtype=np.float64, reset=False)
+        f = self._decision(self._prepare(X))
+        _check_finite_decision(f, type(self).__name__)
+        return f
+
+    def predict(self, X):
+        """Predict class labels.
+
+        Parameters
+        ----------
+        X : {array-like, sparse matrix} of shape (n_samples, n_features)
+            The samples.
+
+        Returns
+        -------
+        y_pred : ndarray of shape (n_samples,)
+            Predicted labels, taken from ``classes_``.
+        """
+        check_is_fitted(self)
+        return self.classes_[(self.decision_function(X) > 0).astype(np.intp)]
+
+    @available_if(lambda self: self.loss == "logistic")
+    def predict_proba(self, X):
+        """Class probabilities sigma(f(x)), for the logistic loss only.
+
+        Parameters
+        ----------
+        X : {array-like, sparse matrix} of shape (n_samples, n_features)
+            The samples.
+
+        Returns
+        -------
+        proba : ndarray of shape (n_samples, 2)
+            Columns ``classes_[0]``, ``classes_[1]``.
+        """
+        p = expit(self.decision_function(X))
+        return np.column_stack([1.0 - p, p])
+
+    def __sklearn_tags__(self):
+        tags = super().__sklearn_tags__()
+        tags.input_tags.sparse = True
+        tags.classifier_tags.multi_class = False
+        return tags
+
+
+class FactorizationMachineClassifier(_LBFGSBinaryClassifier):
+    r"""Higher-order factorization machine for binary classification (paper eq. 5, generalised).
+
+    .. math::
+        f(\mathbf x) = b + \langle \mathbf w, \mathbf x\rangle
+            + \sum_{s=1}^{k} \lambda_s K_A^{m}(\mathbf p_s, \mathbf x),\qquad
+        \min_{b, \mathbf w, \mathbf P}\ \sum_i \tilde s_i\, L(y_i, f(\mathbf x_i))
+            + \tfrac{\alpha}{2}\|\mathbf w\|^2 + \tfrac{\beta}{2}\|\mathbf P\|_F^2
+
+    with sample weights normalised to sum 1 (``s~_i = 1/n`` without weights), so the
+    SVM objective ``C sum_i L_i + ||.||^2/2`` corresponds to alpha = beta = 1 / (n C).
+    The intercept b is not penalised. ``K_A^m(p, x) = e_m`` is computed from the power
+    sums ``p_t = <p^t, x^t>`` by Newton's identities (paper eq. 12), one GEMM per order,
+    and its gradient uses ``d e_m / d p_t = (-1)^(t-1) e_(m-t) / t``:
+
+    .. math::
+        \frac{\partial K_A^m(\mathbf p, \mathbf x)}{\partial p_j}
+            = \sum_{t=1}^{m} (-1)^{t-1} e_{m-t}\, p_j^{t-1} x_j^{t}
+
+    (m = 2: ``x_j <p, x> - p_j x_j^2``; m = 3: ``e_2 x_j - p_1 p_j x_j^2 + p_j^2 x_j^3``).
+    The objective is solved by L-BFGS-B (scipy) from ``P ~ N(0, init_scale^2)``, w = 0, b = 0.
+
+    The weights lambda_s are fixed to +-1 and not learned (as in polylearn, the
+    implementation the paper used): because ``K_A^m(c p, x) = c^m K_A^m(p, x)``, any real
+    lambda_s is absorbed into p_s up to its sign, and a learned, unpenalised
+    lambda would only shrink P to zero to evade the penalty. For odd m even the sign
+    is absorbed (``K_A^m(-p, x) = -K_A^m(p, x)``); for even m, mixed signs let
+    ``P^T diag(lambda) P`` be indefinite (Blondel et al. 2016b).
+
+    Parameters
+    ----------
+    degree : int, default=2
+        Order m >= 2 of the ANOVA kernel (interactions of exactly m distinct features).
+    n_components : int, default=30
+        Rank k (the paper follows Blondel et al. 2016a: k = 30).
+    alpha : float, default=1e-4
+        L2 penalty of the linear term w (used only with ``fit_linear=True``).
+    beta : float, default=1e-4
+        L2 penalty of the factors P.
+    loss : {"squared_hinge", "logistic"}, default="squared_hinge"
+        Loss L(y, f) of the mean-loss objective; "logistic" enables ``predict_proba``.
+    fit_linear : bool, default=False
+        Add the linear term <w, x> (the paper drops it: "little effect on accuracy").
+    fit_intercept : bool, default=True
+        Add an unpenalised bias b.
+    lambdas : {"random_signs", "ones"}, default="random_signs"
+        Fixed signs lambda_s: i.i.d. +-1 from ``random_state`` (polylearn's default) or all +1 (Rendle).
+    max_iter : int, default=200
+        L-BFGS-B iterations.
+    tol : float, default=1e-6
+        Stop when the largest gradient entry is below ``tol`` (and, relatively, when the
+        objective stops decreasing: ftol = tol * 1e-3).
+    init_scale : float or "auto", default=0.01
+        Standard deviation of the initial factors (polylearn's 0.01). Near P = 0 the
+        m-order term and its gradient vanish like |P|^m and |P|^(m-1): on small-scale
+        data (e.g. L1-normalised rows) an m = 3 model can start where the gradient is
+        already below ``tol`` and stop as a constant. "auto" scales the factors to the
+        data: std = 0.1 / sqrt(mean_i ||x_i||^2), so that <p_s, x> has std 0.1.
+    random_state : int, RandomState instance or None, default=None
+        Seeds the initial factors and the signs lambda_s: an int gives the same fit on
+        every call. See :term:`Glossary <random_state>`.
+
+    Attributes
+    ----------
+    P_ : ndarray (n_components, n_features)
+    lambdas_ : ndarray (n_components,)
+    coef_ : ndarray (n_features,)  (zeros without ``fit_linear``)
+    intercept_ : float
+    n_iter_, converged_, objective_, objective_history_ (objective after every iteration,
+    the initial value first), classes_, n_features_in_
+
+    References
+    ----------
+    Rendle, ICDM 2010; Blondel, Fujino, Ueda & Ishihata, NIPS 2016 (higher-order FMs);
+    Blondel, Ishihata, Fujino & Ueda, ICML 2016 (lambda and polynomial networks).
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from rkcore.learners import FactorizationMachineClassifier
+    >>> X = np.random.RandomState(0).randn(80, 5); y = (X[:, 0] * X[:, 1] > 0).astype(int)
+    >>> fm = FactorizationMachineClassifier(degree=2, n_components=4, tol=1e-3, random_state=0).fit(X, y)
+    >>> fm.score(X, y) > 0.9
+    True
+    """
+
+    _parameter_constraints: dict = {
+        "degree": [Interval(Integral, 2, None, closed="left")],
+        "n_components": [Interval(Integral, 1, None, closed="left")],
+        "alpha": [Interval(Real, 0, None, closed="left")],
+        "beta": [Interval(Real, 0, None, closed="left")],
+        "loss": [StrOptions(set(LOSSES))],
+        "fit_linear": ["boolean"],
+        "fit_intercept": ["boolean"],
+        "lambdas": [StrOptions({"random_signs", "ones"})],
+        "max_iter": [Interval(Integral, 1, None, closed="left")],
+        "tol": [Interval(Real, 0, None, closed="left")],
+        "init_scale": [Interval(Real, 0, None, closed="neither"), StrOptions({"auto"})],
+        "random_state": ["random_state"],
+    }
+
+    def __init__(self, degree=2, *, n_components=30, alpha=1e-4, beta=1e-4, loss="squared_hinge",
+                 fit_linear=False, fit_intercept=True, lambdas="random_signs", max_iter=200, tol=1e-6,
+                 init_scale=0.01, random_state=None):
+        self.degree = degree
+        self.n_components = n_components
+        self.alpha = alpha
+        self.beta = beta
+        self.loss = loss
+        self.fit_linear = fit_linear
+        self.fit_intercept = fit_intercept
+        self.lambdas = lambdas
+        self.max_iter = max_iter
+        self.tol = tol
+        self.init_scale = init_scale
+        self.random_state = random_state
+
+    def _check_features(self, X) -> None:
+        check_degree_fits("anova", self.degree, X.shape[1], type(self).__name__)
+
+    # layout of the flat parameter vector: [b] [w (d)] P (k x d)
+    def _split(self, theta, d):
+        i = 0
+        b = 0.0
+        if self.fit_intercept:
+            b, i = theta[0], 1
+        w = None
+        if self.fit_linear:
+            w, i = theta[i:i + d], i + d
+        return b, w, theta[i:].reshape(self.n_components, d)
+
+    def _initial(self, rng, d, scale):
+        P = scale * rng.standard_normal((self.n_components, d))
+        if self.lambdas == "ones":
+            self.lambdas_ = np.ones(self.n_components)
+        else:
+            self.lambdas_ = np.where(rng.randint(0, 2, self.n_components) == 1, 1.0, -1.0)
+        head = np.zeros(int(self.fit_intercept) + (d if self.fit_linear else 0))
+        return np.concatenate([head, P.ravel()])
+
+    def _prepare(self, X):
+        # the element-wise powers X^t, t = 1..m, reused by every objective evaluation
+        return [None] + [X if t == 1 else (X.power(t) if sp.issparse(X) else X**t)
+                         for t in range(1, self.degree + 1)]
+
+    def _forward(self, b, w, P, Xp):
+        """Decision values and e_0..e_m of z = x * p_s, meeting the accuracy contract of
+        rkcore.kernels.exact for e_m: Newton's identities where newton_is_safe vouches for them
+        (one more GEMM of absolute values per odd order), the stable recursion elsewhere."""
+        m = self.degree
+        with np.errstate(over="ignore", invalid="ignore"):
+            power_sums = [None] + [np.asarray(Xp[t] @ (P**t).T) for t in range(1, m + 1)]
+            abs_sums = [None] + [power_sums[t] if t % 2 == 0 else np.asarray(abs(Xp[t]) @ (np.abs(P) ** t).T)
+                                 for t in range(1, m + 1)]
+            ok = newton_is_safe(abs_sums, m, rounding_gamma(_max_nnz_per_row(Xp[1]) + 2 * m))
+            e = elementary_from_power_sums(power_sums, m)
+            if may_overflow(_abs_max(Xp[1]), _abs_max(P), P.shape[1], m):
+                ok = ok & np.all([np.isfinite(ek) for ek in e[1:]], axis=0)
+        if not ok.all():
+            rows, cols = np.nonzero(~np.broadcast_to(ok, e[m].shape))
+            fixed = elementary_pairs(Xp[1], P, rows, cols, m, all_orders=True)
+            for k in range(1, m + 1):
+                e[k][rows, cols] = fixed[k]
+        f = e[m] @ self.lambdas_ + b
+        if w is not None:
+            f = f + np.asarray(Xp[1] @ w)
+        return f, e
+
+    def _value_and_grad(self, theta, Xp, y, s):
+        d = Xp[1].shape[1]
+        b, w, P = self._split(theta, d)
+        f, e = self._forward(b, w, P, Xp)
+        losses, dloss = _loss_and_derivative(self.loss, y, f)
+        g = s * dloss  # d(weighted mean loss) / d f_i
+        value = float(s @ losses) + 0.5 * self.beta * float(np.sum(P * P))
+        grads = []
+        if self.fit_intercept:
+            grads.append(np.array([g.sum()]))
+        if w is not None:
+            value += 0.5 * self.alpha * float(w @ w)
+            grads.append(_rmatmul(Xp[1], g) + self.alpha * w)
+        # dF/dP_sj = lambda_s sum_i g_i sum_t (-1)^(t-1) e_{m-t}(i, s) P_sj^(t-1) X_ij^t
+        m = self.degree
+        G = g[:, None] * self.lambdas_[None, :]
+        grad_P = self.beta * P
+        for t in range(1, m + 1):
+            if t == m:  # e_0 = 1: a matrix-vector product, then an outer product
+                term = np.outer(self.lambdas_, _rmatmul(Xp[t], g))
+            else:
+                term = _rmatmul(Xp[t], G * e[m - t]).T
+            if t > 1:
+                term = term * P ** (t - 1)
+            grad_P = grad_P + term if t % 2 == 1 else grad_P - term
+        grads.append(grad_P.ravel())
+        return value, np.concatenate(grads), f
+
+    def _store(self, theta, d):
+        b, w, P = self._split(theta, d)
+        self.intercept_ = float(b)
+        self.coef_ = np.zeros(d) if w is None else np.array(w)
+        self.P_ = np.array(P)
+
+    def _decision(self, Xp):
+        w = self.coef_ if self.fit_linear else None
+        return self._forward(self.intercept_, w, self.P_, Xp)[0]
+
+
+class AllSubsetsModelClassifier(_LBFGSBinaryClassifier):
+    r"""The all-subsets model (paper eq. 6; Blondel et al. 2016a) for binary classification.
+
+    .. math::
+        f(\mathbf x) = \sum_{s=1}^{k} \lambda_s \prod_{j=1}^{d} (1 + p_{sj} x_j),\qquad
+        \min_{\boldsymbol\lambda, \mathbf P}\ \sum_i \tilde s_i L(y_i, f(\mathbf x_i))
+            + \tfrac{\alpha}{2}\|\boldsymbol\lambda\|^2 + \tfrac{\beta}{2}\|\mathbf P\|_F^2
+
+    Unlike the FM, lambda is learned here: the constant 1 in every factor means a
+    scale of lambda_s cannot be absorbed into p_s (and sum_s lambda_s is the model's
+    bias: the empty itemset). It is penalised with alpha.
+
+    Only the non-zeros of X enter the products (x_j = 0 gives a factor 1), so one
+    evaluation costs O(nnz(X) k). Products are taken in log space with separate
+    counts of negative and of zero factors. The gradient needs the leave-one-out
+    product ``prod_{l != j}(1 + p_sl x_l)``: it is ``prod / (1 + p_sj x_j)`` when that
+    factor is non-zero, and when it is exactly zero it is the product of the
+    non-zero factors if this is the only zero factor, else 0 - never a division by 0.
+
+    lambda starts at 0 and P ~ N(0, init_scale^2).
+
+    Parameters
+    ----------
+    n_components : int, default=30
+        Rank k (number of terms lambda_s prod_j (1 + p_sj x_j)).
+    alpha : float, default=1e-4
+        L2 penalty of lambda.
+    beta : float, default=1e-4
+        L2 penalty of the factors P.
+    loss : {"squared_hinge", "logistic"}, default="squared_hinge"
+        Loss L(y, f) of the mean-loss objective; "logistic" enables ``predict_proba``.
+    max_iter : int, default=200
+        L-BFGS-B iterations.
+    tol : float, default=1e-6
+        Stop when the largest gradient entry is below ``tol`` (ftol = tol * 1e-3).
+    init_scale : float or "auto", default=0.01
+        Standard deviation of the initial factors; "auto" as in
+        :class:`FactorizationMachineClassifier`.
+    random_state : int, RandomState instance or None, default=None
+        Seeds the initial factors: an int gives the same fit on every call.
+        See :term:`Glossary <random_state>`.
+
+    Attributes
+    ----------
+    P_ : ndarray (n_components, n_features)
+    lambdas_ : ndarray (n_components,)
+    n_iter_, converged_, objective_, objective_history_, classes_, n_features_in_
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from rkcore.learners import AllSubsetsModelClassifier
+    >>> X = np.random.RandomState(0).rand(60, 4); y = (X[:, 0] * X[:, 1] > 0.25).astype(int)
+    >>> clf = AllSubsetsModelClassifier(n_components=5, tol=1e-4, random_state=0).fit(X, y)
+    >>> clf.predict(X[:3]).shape
+    (3,)
+    """
+
+    _parameter_constraints: dict = {
+        "n_components": [Interval(Integral, 1, None, closed="left")],
+        "alpha": [Interval(Real, 0, None, closed="left")],
+        "beta": [Interval(Real, 0, None, closed="left")],
+        "loss": [StrOptions(set(LOSSES))],
+        "max_iter": [Interval(Integral, 1, None, closed="left")],
+        "tol": [Interval(Real, 0, None, closed="left")],
+        "init_scale": [Interval(Real, 0, None, closed="neither"), StrOptions({"auto"})],
+        "random_state": ["random_state"],
+    }
+
+    #: bytes of (nnz x k) temporaries per block of rows
+    BLOCK_BYTES = 32 * 2**20
+
+    def __init__(self, n_components=30, *, alpha=1e-4, beta=1e-4, loss="squared_hinge", max_iter=200,
+                 tol=1e-6, init_scale=0.01, random_state=None):
+        self.n_components = n_components
+        self.alpha = alpha
+        self.beta = beta
+        self.loss = loss
+        self.max_iter = max_iter
+        self.tol = tol
+        self.init_scale = init_scale
+        self.random_state = random_state
+
+
+    def _initial(self, rng, d, scale):
+        P = scale * rng.standard_normal((self.n_components, d))
+        return np.concatenate([np.zeros(self.n_components), P.ravel()])
+
+    def _split(self, theta, d):
+        k = self.n_components
+        return theta[:k], theta[k:].reshape(k, d)
+
+    def _prepare(self, X):
+        """Row blocks of X as (row slice, row index per non-zero, column, value)."""
+        X = sp.csr_matrix(X)
+        X.eliminate_zeros()
+        X.sort_indices()
+        n, d = X.shape
+        per_row = np.diff(X.indptr)
+        bytes_per_row = 8 * 8 * self.n_components * max(1.0, X.nnz / max(n, 1))
+        blocks = []
+        for rows in row_blocks(n, int(bytes_per_row), self.BLOCK_BYTES):
+            lo, hi = X.indptr[rows.start], X.indptr[rows.stop]
+            row_of = np.repeat(np.arange(rows.stop - rows.start), per_row[rows])
+            blocks.append((rows, row_of, X.indices[lo:hi], X.data[lo:hi]))
+        return n, d, blocks
+
+    @staticmethod
+    def _products(P, n_rows, row_of, cols, vals):
+        """prod_j (1 + p_sj x_ij) per (row, s), with the pieces the gradient needs."""
+        factors = 1.0 + vals[:, None] * P.T[cols]  # (nnz, k): one factor per non-zero x_ij and s
+        is_zero = factors == 0.0
+        with np.errstate(divide="ignore"):
+            log_abs = np.log(np.abs(factors))
+        log_abs[is_zero] = 0.0
+        # per-row sums of a (nnz, k) array as a sparse indicator product
+        rows_ind = sp.csr_matrix((np.ones(row_of.size), (row_of, np.arange(row_of.size))),
+                                 shape=(n_rows, row_of.size))
+        n_zero = np.rint(rows_ind @ is_zero.astype(np.float64))
+        n_neg = np.rint(rows_ind @ (factors < 0.0).astype(np.float64))
+        nonzero_product = np.exp(rows_ind @ log_abs) * np.where(n_neg % 2 == 1, -1.0, 1.0)
+        product = np.where(n_zero == 0, nonzero_product, 0.0)
+        return factors, is_zero, n_zero, nonzero_product, product
+
+    def _value_and_grad(self, theta, data, y, s):
+        n, d, blocks = data
+        lam, P = self._split(theta, d)
+        f = np.empty(n)
+        products = []
+        for rows, row_of, cols, vals in blocks:
+            pieces = self._products(P, rows.stop - rows.start, row_of, cols, vals)
+            f[rows] = pieces[-1] @ lam
+            products.append(pieces)
+        losses, dloss = _loss_and_derivative(self.loss, y, f)
+        g = s * dloss
+        value = float(s @ losses) + 0.5 * self.alpha * float(lam @ lam) + 0.5 * self.beta * float(np.sum(P * P))
+        grad_lam = self.alpha * lam
+        grad_Pt = np.zeros((d, self.n_components))
+        for (rows, row_of, cols, vals), (factors, is_zero, n_zero, nonzero_product, product) in zip(blocks, products):
+            g_b = g[rows]
+            grad_lam += product.T @ g_b
+            # leave-one-out products, one per non-zero x_ij and s (see the class docstring)
+            with np.errstate(divide="ignore", invalid="ignore"):
+                loo = np.where(is_zero, np.where(n_zero[row_of] == 1, nonzero_product[row_of], 0.0),
+                               product[row_of] / factors)
+            cols_ind = sp.csr_matrix((g_b[row_of] * vals, (cols, np.arange(cols.size))), shape=(d, cols.size))
+            grad_Pt += cols_ind @ loo
+        grad_P = grad_Pt.T * lam[:, None] + self.beta * P
+        return value, np.concatenate([grad_lam, grad_P.ravel()]), f
+
+    def _store(self, theta, d):
+        lam, P = self._split(theta, d)
+        self.lambdas_ = np.array(lam)
+        self.P_ = np.array(P)
+
+    def _decision(self, data):
+        n, d, blocks = data
+        f = np.empty(n)
+        for rows, row_of, cols, vals in blocks:
+            f[rows] = self._products(self.P_, rows.stop - rows.start, row_of, cols, vals)[-1] @ self.lambdas_
+        return f

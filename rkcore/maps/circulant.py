@@ -1,0 +1,348 @@
+"""Signed circulant random kernel (SCRK) feature map for the ANOVA kernel (paper section 4).
+
+The RK map for the m-order ANOVA kernel only needs the power sums
+``Omega^{(t)} x^{(t)}`` (paper eq. 13). With Rademacher weights the even powers of
+Omega are all-ones and the odd powers are Omega itself, so the one expensive
+product is ``Omega x^{(t)}`` for odd t. SCRK replaces the dense (D, d) matrix Omega
+by T = ceil(D / d) stacked signed circulant blocks ``diag(sigma_t) circ(w_t)``
+(Feng, Hu & Liao, IJCAI 2015), whose products with a vector are FFTs:
+O(m D log d) time and O(D) memory instead of O(m D d) and O(D d).
+"""
+from __future__ import annotations
+
+from numbers import Integral
+
+import numpy as np
+import scipy.fft
+import scipy.sparse as sp
+from sklearn.base import BaseEstimator, ClassNamePrefixFeaturesOutMixin, TransformerMixin, _fit_context
+from sklearn.utils._param_validation import Interval
+from sklearn.utils.validation import check_array, check_is_fitted, validate_data
+
+from ..base.limits import check_allocation
+from .distributions import draw_with, get_distribution
+from ..kernels.itemsets import check_degree_fits
+from ..kernels.exact import BLOCK_BYTES, elementary_pairs, may_overflow, elementary_top, newton_is_safe, rounding_gamma, row_blocks
+
+#: Temporary memory per row block in transform (spectra, products, inverse FFTs).
+#: Measured at D=8192, n=1000, d in {512, 4096}: ~4 MB blocks (they stay in cache) were
+#: 20-35% faster than 1 MB (per-call FFT overhead) or 64 MB blocks.
+TRANSFORM_BLOCK_BYTES = 4 * 2**20
+#: Threads for scipy.fft (-1: all cores).
+FFT_WORKERS = -1
+
+
+class SignedCirculantRandomKernel(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseEstimator):
+    r"""Signed circulant random kernel (SCRK) map for the m-order ANOVA kernel.
+
+    The D random vectors of the RK map (Algorithm 1) are the rows of
+
+    .. math::
+        \boldsymbol\Omega = \big(\mathbf P^{(1)}; \dots; \mathbf P^{(T)}\big)_{1:D},\qquad
+        \mathbf P^{(t)} = \operatorname{diag}(\boldsymbol\sigma_t)\operatorname{circ}(\mathbf w_t),
+        \qquad T = \lceil D/d \rceil,
+
+    with Rademacher ``w_t`` (first column of the circulant block) and Rademacher
+    signs ``sigma_t``. Every row of Omega is a vector of i.i.d. Rademacher entries
+    (a signed cyclic shift of ``w_t``), so each feature
+    ``K_A^m(omega_s, x) / sqrt(D)`` is exactly an RK feature and
+
+    .. math::
+        \mathbb E\,\langle Z(\mathbf x), Z(\mathbf y)\rangle = K_A^m(\mathbf x, \mathbf y).
+
+    The features follow Newton's identities (paper eqs. 12-13): with power sums
+    ``p_t = Omega^{(t)} x^{(t)}``, ``e_k = (1/k) sum_t (-1)^{t+1} e_{k-t} p_t`` and
+    ``Z(x) = e_m / sqrt(D)``. For odd t, ``p_t = Omega x^{(t)}`` is computed blockwise
+    as ``sigma_t * irfft(rfft(w_t) * rfft(x^{(t)}))`` (circular convolution); for even t,
+    ``p_t = sum_j x_j^t`` for every row, because ``Omega^{(t)}`` is all-ones.
+
+    Each of the D features is scaled once by 1/sqrt(D); the power sums are not
+    scaled. (Scaling the odd power sums by 1/sqrt(D) as well, as the one public
+    implementation does, makes the estimator biased for every m >= 2.)
+
+    Why sigma does nothing for even m: ``K_A^m(-w, x) = (-1)^m K_A^m(w, x)``, so for
+    even m flipping the sign of a row of Omega leaves its feature unchanged, and
+    ``diag(sigma_t)`` has no effect at all (paper section 4). The map then equals the
+    unsigned circulant map: features within a block are cyclic shifts of each other
+    and more correlated than i.i.d. RK features, so the variance is higher (the
+    paper's Table 1a). This implementation skips the sign multiplication for even m;
+    the output is identical.
+
+    Accuracy contract (see :mod:`rkcore.kernels.exact`): each feature is within
+    1e-12 * e_m(|x| * |omega_s|) / sqrt(D) of its exact value and finite wherever that is.
+    The entries of Omega are +-1, so the a-posteriori bound on Newton's identities is a
+    function of the row alone (O(d) per row); rows it cannot vouch for are recomputed with
+    the stable recursion against the explicit rows of Omega, a chunk at a time.
+
+    When D is not a multiple of d, whole blocks are computed and the first D rows of
+    Omega are kept; ``n_components`` is never changed.
+
+    Parameters
+    ----------
+    n_components : int, default=100
+        D, the number of random features.
+    degree : int, default=2
+        Order m of the ANOVA kernel, 1 <= m <= n_features.
+    random_state : int, RandomState instance or None, default=None
+        Seeds the random draw: an int gives the same circulant blocks on every call (and on every
+        machine), None uses numpy's global random state. See :term:`Glossary <random_state>`.
+
+    Attributes
+    ----------
+    random_weights_ : ndarray of shape (n_blocks_, n_features)
+        First columns w_t of the circulant blocks (entries +-1).
+    random_signs_ : ndarray of shape (n_blocks_, n_features)
+        Signs sigma_t (entries +-1).
+    weights_spectrum_ : ndarray of complex, shape (n_blocks_, n_features // 2 + 1)
+        ``rfft(w_t)``, precomputed for transform.
+    n_blocks_ : int
+        T = ceil(D / d).
+    n_features_in_ : int
+
+    References
+    ----------
+    Atarashi, Maji & Oyama. Random feature maps for the itemset kernel. AAAI 2019, section 4.
+    Feng, Hu & Liao. Random feature mapping with signed circulant matrix projection. IJCAI 2015.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from rkcore.maps.circulant import SignedCirculantRandomKernel
+    >>> X = np.random.RandomState(0).rand(5, 8)
+    >>> Z = SignedCirculantRandomKernel(n_components=20, degree=3, random_state=0).fit_transform(X)
+    >>> Z.shape
+    (5, 20)
+    """
+
+    _parameter_constraints: dict = {
+        "n_components": [Interval(Integral, 1, None, closed="left")],
+        "degree": [Interval(Integral, 1, None, closed="left")],
+        "random_state": ["random_state"],
+    }
+
+    def __init__(self, n_components=100, *, degree=2, random_state=None):
+        self.n_components = n_components
+        self.degree = degree
+        self.random_state = random_state
+
+    @_fit_context(prefer_skip_nested_validation=True)
+    def fit(self, X, y=None):
+        """Draw w_t and sigma_t for T = ceil(D / d) blocks; only the number of features of X is used.
+
+        Parameters
+        ----------
+        X : {array-like, sparse matrix} of shape (n_samples, n_features)
+            Training data; only its number of features is used.
+        y : None
+            Ignored; present for API consistency with scikit-learn pipelines.
+
+        Returns
+        -------
+        self : object
+            The fitted transformer.
+        """
+        X = validate_data(self, X, accept_sparse="csr", dtype=np.float64)
+        d = X.shape[1]
+        check_degree_fits("anova", self.degree, d)
+        check_allocation("The random weights", (2 * -(-self.n_components // d), d),
+                         hint="Lower n_components (D).")
+        return self._set_blocks(*_draw_blocks(self.random_state, -(-self.n_components // d), d))
+
+    def _set_blocks(self, weights: np.ndarray, signs: np.ndarray):
+        """The fitted state from the (T, d) circulant weights w_t and signs sigma_t (fit's draws, or
+        several maps' draws stacked by stacked_scrk_features)."""
+        self.n_features_in_ = weights.shape[1]
+        self.n_blocks_ = weights.shape[0]
+        self.random_weights_, self.random_signs_ = weights, signs
+        self.weights_spectrum_ = scipy.fft.rfft(weights, axis=1)
+        return self
+
+    def projection_matrix(self) -> np.ndarray:
+        """The explicit projection matrix Omega, for tests and teaching (transform never builds it).
+
+        Row t*d + i of block t is ``sigma_t[i] * w_t[(i - j) mod d]`` over j.
+
+        Returns
+        -------
+        Omega : ndarray of shape (n_components, n_features)
+            The first n_components rows of the stacked signed circulant blocks."""
+        check_is_fitted(self)
+        return self._omega_rows(0, self.n_components)
+
+    def _omega_rows(self, start: int, stop: int) -> np.ndarray:
+        """Rows start..stop-1 of Omega, built from the blocks they fall in."""
+        T, d = self.random_weights_.shape
+        shift = (np.arange(d)[:, None] - np.arange(d)[None, :]) % d
+        first, last = start // d, -(-stop // d)
+        blocks = self.random_signs_[first:last, :, None] * self.random_weights_[first:last][:, shift]
+        return blocks.reshape(-1, d)[start - first * d: stop - first * d]
+
+    def _repair_rows(self, Xb: np.ndarray, bad: np.ndarray, out: np.ndarray) -> None:
+        """Features of the rows ``bad`` of the (scaled) block by the stable recursion
+        (accuracy contract, rkcore.kernels.exact), over chunks of Omega's rows."""
+        D, d, m = self.n_components, Xb.shape[1], self.degree
+        step = max(d, (BLOCK_BYTES // (8 * d)) // d * d)
+        for start in range(0, D, step):
+            stop = min(start + step, D)
+            omega = self._omega_rows(start, stop)
+            rows = np.repeat(bad, stop - start)
+            cols = np.tile(np.arange(stop - start), len(bad))
+            fixed = elementary_pairs(Xb, omega, rows, cols, m)
+            out[bad, start:stop] = fixed.reshape(len(bad), stop - start)
+
+    def transform(self, X):
+        """Map X to its SCRK features.
+
+        Parameters
+        ----------
+        X : {array-like, sparse matrix} of shape (n_samples, n_features)
+            The samples. float32 input gives float32 output; each row block is computed
+            in float64 (FFTs and Newton's identities) and stored in float32.
+
+        Returns
+        -------
+        Z : ndarray of shape (n_samples, n_components)
+            The random features; <Z(x), Z(y)> estimates the ANOVA kernel without bias.
+        """
+        check_is_fitted(self)
+        X = validate_data(self, X, accept_sparse="csr", dtype=[np.float64, np.float32], reset=False)
+        return self._features(X, self.n_components)
+
+    def _features(self, X, scale_components: int) -> np.ndarray:
+        """transform's work on validated X, the features scaled by 1/sqrt(scale_components)
+        (stacked_scrk_features: the D of one of the stacked maps)."""
+        out_dtype = X.dtype
+        n, d = X.shape
+        D, T, m = self.n_components, self.n_blocks_, self.degree
+        check_allocation("The random features Z", (n, D), hint="Transform fewer rows at a time or lower n_components (D).")
+        out = np.empty((n, D), dtype=out_dtype)
+        odd_orders = (m + 1) // 2
+        # Per row: per odd order a power of x, its spectrum, the complex product (T d/2
+        # complex) and its inverse FFT (T d reals); then the m power sums and the recursion.
+        def row_bytes(T: int, D: int) -> int:
+            return 8 * (odd_orders * (2 * d + 3 * T * d) + (m + 1) * D)
+
+        bytes_per_row = row_bytes(T, D)
+        # e_m is homogeneous of degree m in x, so scaling x by D^(-1/(2m)) scales the
+        # features by 1/sqrt(D): the map's scale costs one pass over (b, d), not (b, D).
+        x_scale = scale_components ** (-0.5 / m)
+        # the check's row blocks (its gamma and overflow test per block) are those of one map of
+        # scale_components features: stacked maps then decide exactly as the separate maps do
+        step = max(1, int(TRANSFORM_BLOCK_BYTES // max(1, row_bytes(-(-scale_components // d), scale_components))))
+        with np.errstate(over="ignore", invalid="ignore"):
+            for rows in row_blocks(n, bytes_per_row, TRANSFORM_BLOCK_BYTES):
+                self._newton_block(_dense_rows(X, rows) * x_scale, out[rows])
+        # The accuracy check, for all rows at once (per-block calls cost more than the small
+        # blocks' work at large D), with each block's gamma and overflow test as before.
+        self._check_and_repair(X, x_scale, step, out)
+        return out
+
+    def _check_and_repair(self, X, x_scale: float, step: int, out: np.ndarray) -> None:
+        """The accuracy contract for the whole output (transform's blocks of ``step`` rows):
+        the entries of Omega are +-1, so the power sums of |x * omega_s| are the row sums of
+        |x|^t (x scaled) and newton_is_safe decides per row, with gamma from the largest
+        non-zero count of the row's block; where a block may overflow, rows with a non-finite
+        feature fail too. The rows it cannot vouch for are recomputed by the stable recursion."""
+        n, d = X.shape
+        m = self.degree
+        Pa = [None] + [np.empty(n) for _ in range(m)]
+        nnz, absmax = np.empty(n), np.empty(n)
+        for rows in row_blocks(n, 8 * d * (m + 2), BLOCK_BYTES):  # O(n d) passes, in chunks
+            A = np.abs(_dense_rows(X, rows) * x_scale)
+            nnz[rows] = np.count_nonzero(A, axis=1)
+            absmax[rows] = A.max(axis=1, initial=0.0)
+            with np.errstate(over="ignore"):  # an infinite power sum fails newton_is_safe: the row is repaired
+                for t in range(1, m + 1):
+                    Pa[t][rows] = (A**t).sum(axis=1)
+        starts = np.arange(0, n, step)
+        block_nnz = np.maximum.reduceat(nnz, starts) if n else nnz
+        gamma = np.repeat(rounding_gamma(block_nnz + 2 * m), np.diff(np.append(starts, n)))
+        with np.errstate(over="ignore", invalid="ignore"):
+            ok = newton_is_safe(Pa, m, gamma)
+            for b, start in enumerate(starts):
+                rows = slice(start, min(start + step, n))
+                if may_overflow(absmax[rows].max(initial=0.0), 1.0, d, m):
+                    ok[rows] &= np.isfinite(out[rows]).all(axis=1)
+        bad = np.flatnonzero(~ok)
+        for sl in row_blocks(len(bad), 8 * (d + self.n_components), BLOCK_BYTES):
+            idx = bad[sl]
+            fixed = np.empty((len(idx), self.n_components))
+            self._repair_rows(_dense_rows(X, idx) * x_scale, np.arange(len(idx)), fixed)
+            out[idx] = fixed
+
+    def _circulant_product(self, Xt: np.ndarray, spectrum: np.ndarray) -> np.ndarray:
+        """Omega x for every row x of Xt, without signs: (b, T * d), blocks side by side."""
+        b, d = Xt.shape
+        Xf = scipy.fft.rfft(Xt, axis=1, workers=FFT_WORKERS)
+        prod = Xf[:, None, :] * spectrum[None, :, :]  # (b, T, d//2+1)
+        return scipy.fft.irfft(prod, n=d, axis=-1, workers=FFT_WORKERS, overwrite_x=True).reshape(b, -1)
+
+    def _newton_block(self, Xb: np.ndarray, out: np.ndarray) -> None:
+        """The fast path: power sums by FFT and Newton's identities."""
+        D, m, b = self.n_components, self.degree, Xb.shape[0]
+        if m == 2:
+            # e_2 = (p_1^2 - p_2) / 2: one squaring into `out` and one in-place subtraction.
+            # sigma is skipped: it cancels in p_1^2. The 1/2 goes into the spectrum (x sqrt(1/2)).
+            P1 = self._circulant_product(Xb, self.weights_spectrum_ * np.sqrt(0.5))
+            np.square(P1[:, :D], out=out)
+            out -= 0.5 * np.einsum("ij,ij->i", Xb, Xb)[:, None]
+            return
+        # All odd orders in one FFT pass: rows are x, x^3, x^5, ... of every sample.
+        odd = range(1, m + 1, 2)
+        powers = np.concatenate([Xb if t == 1 else Xb**t for t in odd])
+        P_odd = self._circulant_product(powers, self.weights_spectrum_).reshape(len(odd), b, -1)[:, :, :D]
+        if m % 2 == 1:  # sigma only matters for odd m (see the class docstring)
+            P_odd *= self.random_signs_.reshape(-1)[:D]
+        P: list = [None]
+        for t in range(1, m + 1):
+            # Omega^{(t)} is Omega for odd t and all-ones for even t.
+            P.append(P_odd[t // 2] if t % 2 else (Xb**t).sum(axis=1, keepdims=True))
+        np.copyto(out, elementary_top(P, m))
+
+    @property
+    def _n_features_out(self):
+        return self.n_components
+
+    def __sklearn_tags__(self):
+        tags = super().__sklearn_tags__()
+        tags.input_tags.sparse = True
+        tags.transformer_tags.preserves_dtype = ["float64", "float32"]
+        return tags
+
+
+def _draw_blocks(random_state, n_blocks: int, d: int) -> tuple[np.ndarray, np.ndarray]:
+    """The (n_blocks, d) circulant weights w_t and signs sigma_t that fit draws for random_state."""
+    rademacher = get_distribution("rademacher")
+
+    def draw(rng):
+        return rademacher.sample(rng, (n_blocks, d)), rademacher.sample(rng, (n_blocks, d))
+    return draw_with(random_state, draw)
+
+
+def stacked_scrk_features(X, degree: int, n_components: int, seeds) -> np.ndarray:
+    """Features of the SCRK maps of each seed, side by side: (n, len(seeds) * n_components), the
+    same numbers as ``SignedCirculantRandomKernel(n_components, degree=degree, random_state=s)
+    .fit(X).transform(X)`` for each s, computed as one map whose blocks are the seeds' blocks.
+
+    Every block's FFT products, the power sums and the per-row accuracy check are the same
+    operations on the same values as in the separate maps (x is scaled by each map's own D),
+    so the results are identical; one transform instead of one per seed (error_study's trials:
+    at the dashboard's sizes each transform was mostly per-call overhead)."""
+    X = check_array(X, accept_sparse="csr", dtype=[np.float64, np.float32])
+    d = X.shape[1]
+    check_degree_fits("anova", degree, d)
+    B = -(-int(n_components) // d)  # blocks per map
+    check_allocation("The stacked random features", (X.shape[0], len(seeds) * B * d),
+                     hint="Fewer trials at a time or lower n_components (D).")
+    draws = [_draw_blocks(seed, B, d) for seed in seeds]
+    stacked = SignedCirculantRandomKernel(len(seeds) * B * d, degree=degree)._set_blocks(
+        np.vstack([w for w, _ in draws]), np.vstack([s for _, s in draws]))
+    Z = stacked._features(X, int(n_components))
+    # map t: the first n_components features of its B blocks
+    return Z.reshape(X.shape[0], len(seeds), B * d)[:, :, :n_components].reshape(X.shape[0], -1)
+
+
+def _dense_rows(X, rows) -> np.ndarray:
+    """Rows of X (a slice or an index array) as a dense float64 array (CSR densified per block)."""
+    Xb = X[rows]
+    return (Xb.toarray() if sp.issparse(Xb) else np.asarray(Xb)).astype(np.float64, copy=False)

@@ -1,0 +1,663 @@
+"""Accuracy and time of classifiers on random features vs exact kernels (paper Figures 2 and 3).
+
+:func:`accuracy_study` splits a labelled dataset into train / validation / test,
+picks the regularization C on the validation set and then, for every method,
+number of random features D and trial (random seed), fits on the training set
+and records test accuracy, training time and testing time in a tidy DataFrame
+(one row per fit). Methods are entries of :data:`METHODS`, keyed as in the paper:
+
+==================  =================================================================
+kernel_svm          SVM on the exact study kernel (libsvm, precomputed Gram)
+poly_svm            SVM on the exact polynomial kernel (c + <x, y>)^m (Figure 3)
+fm                  m-order factorization machine (rank 30, as in the paper)
+all_subsets_model   the all-subsets model (rank 30)
+rk, scrk            linear SVM on RK / SCRK features of the study kernel
+ts, rm              linear SVM on Tensor Sketch / Random Maclaurin features of the
+                    polynomial kernel of the same degree (Figure 3)
+sparse_rf           Sparse Random Features (Yen et al. 2014) over RK features;
+                    D = features drawn in total
+==================  =================================================================
+
+Regularization follows the paper: "All the methods have a regularization
+hyperparameter, which we set on the basis of the validation accuracy of the
+non-linear SVMs." With ``shared_C=True`` one C per kernel is chosen from the exact
+kernel SVM's validation accuracy over ``C_grid`` (the study kernel for kernel_svm,
+fm, rk, scrk, sparse_rf; the polynomial kernel for poly_svm, ts, rm, as the paper
+ran polynomial SVMs for Figure 3; the all-subsets kernel for the all-subsets model)
+and reused. For the factorized models the SVM's ``C sum_i loss_i + ||.||^2 / 2``
+becomes the penalty ``alpha = beta = 1 / (C n_train)`` of their mean-loss objective;
+they start from ``init_scale="auto"`` (data-scaled factors: with the fixed 0.01 a
+third-order FM on L1-normalised MovieLens rows stops at its flat start as a constant).
+With ``shared_C=False`` every (method, D) picks its own C on the validation set
+(trial 0's seed).
+
+Times are wall-clock ``time.perf_counter()`` around ``fit(X_train)`` and
+``predict(X_test)`` - mapping included - measured fresh for every row, never cached.
+"""
+from __future__ import annotations
+
+import ast
+import math
+import sys
+import time
+from collections.abc import Mapping
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Callable, Sequence
+
+import numpy as np
+import pandas as pd
+import scipy.sparse as sp
+from sklearn.metrics import balanced_accuracy_score
+from sklearn.model_selection import train_test_split
+from sklearn.svm import SVC
+from sklearn.utils import check_random_state
+
+from ..learners import (
+    AllSubsetsModelClassifier,
+    ExactKernelSVC,
+    FactorizationMachineClassifier,
+    SparseRandomFeatureClassifier,
+    exact_gram,
+    random_feature_pipeline,
+)
+from ..data.datasets import load_builtin, load_csv, load_libsvm, load_movielens, normalize
+from ..registry import KERNELS, MAPS, KernelSpec, MapEntry, anova_of, polynomial_of, same_kernel
+from ..base.validation import check_int
+
+DEFAULT_C_GRID = (0.1, 1.0, 10.0, 100.0, 1000.0)
+#: the paper's MovieLens 100K split (Section 6)
+PAPER_SPLIT = (21_200, 1_000, 20_202)
+FM_RANK = 30
+SPARSE_RF_ITERATIONS = 4
+
+COLUMNS = ["method", "label", "kernel", "D", "trial", "seed", "accuracy", "balanced_accuracy", "train_seconds",
+           "test_seconds", "C", "model_size", "n_train", "n_test"]
+
+
+# ----------------------------------------------------------------------------- methods
+def _svm(spec, D, C, n_train, seed, params):
+    return ExactKernelSVC(spec, C=C, **params)
+
+
+def _fm(spec, D, C, n_train, seed, params):
+    reg = 1.0 / (C * n_train)
+    return FactorizationMachineClassifier(**{"degree": spec.degree, "n_components": FM_RANK, "alpha": reg,
+                                             "beta": reg, "init_scale": "auto", "random_state": seed, **params})
+
+
+def _all_subsets_model(spec, D, C, n_train, seed, params):
+    reg = 1.0 / (C * n_train)
+    return AllSubsetsModelClassifier(**{"n_components": FM_RANK, "alpha": reg, "beta": reg, "init_scale": "auto",
+                                        "random_state": seed, **params})
+
+
+def _linear_on(map_key):
+    def build(spec, D, C, n_train, seed, params):
+        pipe = random_feature_pipeline(map_key, spec, D, random_state=seed, C=C)
+        return pipe.set_params(**params) if params else pipe
+    return build
+
+
+def _sparse_rf(spec, D, C, n_train, seed, params):
+    params = dict(params)
+    n_iter = int(params.pop("n_iter", SPARSE_RF_ITERATIONS))
+    batch = int(params.pop("batch", math.ceil(D / n_iter)))
+    return SparseRandomFeatureClassifier("rk", spec=spec, C=C, n_iter=n_iter, batch=batch,
+                                         random_state=seed, **params)
+
+
+def _support_vectors(est, D) -> int:
+    return int(est.support_.size)
+
+
+def _rank(est, D) -> int:
+    return int(est.n_components)
+
+
+def _n_features(est, D) -> int:
+    return int(D)
+
+
+def _nonzero_features(est, D) -> int:
+    return int(est.n_nonzero_)
+
+
+@dataclass(frozen=True)
+class Method:
+    """One learner of the study: what kernel it targets, how to build it, what it costs, how to draw it."""
+
+    key: str
+    label: str
+    uses_D: bool  # has a number of random features D
+    randomized: bool  # results depend on the trial's seed (else run once)
+    kernel_of: Callable[[KernelSpec], KernelSpec]  # study kernel -> the kernel this method targets
+    build: Callable  # (spec, D, C, n_train, seed, params) -> unfitted estimator
+    model_size: Callable  # (fitted estimator, D) -> support vectors / rank / D / non-zero features
+    fit_seconds: Callable  # (n, d, D, m) -> rough seconds of one fit (the page's estimate before a run)
+    color: str  # "#rrggbb" in the accuracy and time charts
+    requires: tuple[str, ...] = ()  # study kernels it needs (empty: any)
+
+
+# Rough seconds of one fit (+ prediction) on the 2-core machine, one BLAS thread, fitted to runs on the
+# built-in data (n_train = 100 ... 2000, d = 20, D = 40 ... 320) with about 2x headroom. The linear
+# SVMs on random features take theirs from the map's registry entry (MapEntry.fit_seconds).
+_EXACT_METHODS = (
+    Method("kernel_svm", "Kernel SVM (exact)", False, False, same_kernel, _svm, _support_vectors,
+           lambda n, d, D, m: 4e-8 * n * n * max(d / 20, 1) + 0.002, "#000000"),
+    Method("poly_svm", "Kernel SVM (polynomial)", False, False, polynomial_of, _svm, _support_vectors,
+           lambda n, d, D, m: 2e-7 * n * n * max(d / 20, 1) + 0.002, "#555555"),
+    Method("fm", "Factorization machine", False, True, anova_of, _fm, _rank,
+           lambda n, d, D, m: 2e-6 * n * d * m + 0.01, "#CC79A7"),
+    Method("all_subsets_model", "All-subsets model", False, True, lambda spec: KernelSpec("all_subsets"),
+           _all_subsets_model, _rank, lambda n, d, D, m: 1e-5 * n * d + 0.01, "#8C564B"),
+)
+_SPARSE_RF = Method("sparse_rf", "Sparse RF (l1, RK)", True, True, same_kernel, _sparse_rf, _nonzero_features,
+                    lambda n, d, D, m: 1e-6 * n * D ** 1.5 / 10 + 0.02, "#56B4E9")
+
+
+def _map_method(entry: MapEntry) -> Method:
+    """A linear SVM on the features of a registry map (entries with a classifier_kernel)."""
+    # on the study kernel itself, the study kernel must be one the map approximates
+    requires = entry.kernels if entry.classifier_kernel is same_kernel else ()
+    return Method(entry.key, f"Linear SVM + {entry.short_label}", True, True, entry.classifier_kernel,
+                  _linear_on(entry.key), _n_features, entry.fit_seconds, entry.color, requires=requires)
+
+
+class MethodTable(Mapping):
+    """The learners of the study, keyed as in the paper: the exact learners, one linear SVM per
+    registry map that has a ``classifier_kernel`` (so a map registered at run time appears), and
+    sparse random features. Read-only; look-ups of unknown keys raise KeyError."""
+
+    def _methods(self) -> dict[str, Method]:
+        maps = [_map_method(e) for e in MAPS.values() if e.classifier_kernel is not None]
+        return {m.key: m for m in (*_EXACT_METHODS, *maps, _SPARSE_RF)}
+
+    def __getitem__(self, key: str) -> Method:
+        return self._methods()[key]
+
+    def __iter__(self):
+        return iter(self._methods())
+
+    def __len__(self) -> int:
+        return len(self._methods())
+
+
+METHODS = MethodTable()
+
+
+def get_method(key: str) -> Method:
+    try:
+        return METHODS[key]
+    except (KeyError, TypeError):
+        raise ValueError(f"Unknown method {key!r}; allowed: {', '.join(map(repr, METHODS))}.") from None
+
+
+def estimate_seconds(method_keys: Sequence[str], n_train: int, n_test: int, d: int, D_list, degree: int) -> pd.DataFrame:
+    """Rough seconds of one fit + prediction per (method, D) from the methods' cost models
+    (predicting is taken as a tenth of fitting on as many points). Columns: method, label, D, seconds."""
+    rows = []
+    for key in method_keys:
+        method = get_method(key)
+        for D in (D_list if method.uses_D else [np.nan]):
+            Dv = 0 if np.isnan(D) else D
+            seconds = method.fit_seconds(n_train, d, Dv, degree) + method.fit_seconds(n_test, d, Dv, degree) * 0.1
+            rows.append({"method": key, "label": method.label, "D": D, "seconds": seconds})
+    return pd.DataFrame(rows, columns=["method", "label", "D", "seconds"])
+
+
+def total_seconds(estimates: pd.DataFrame, n_trials: int, n_train: int, d: int, spec: KernelSpec,
+                  n_C: int = len(DEFAULT_C_GRID)) -> float:
+    """Rough seconds of a whole study: :func:`estimate_seconds` rows times the trials of randomized
+    methods, plus C validation: one exact SVM per distinct kernel the methods target (as
+    :func:`accuracy_study` does with ``shared_C``), for each of ``n_C`` values of C."""
+    fits = sum(row.seconds * (n_trials if get_method(row.method).randomized else 1)
+               for row in estimates.itertuples())
+    targets = {get_method(k).kernel_of(spec) for k in estimates["method"].unique()}
+    svm = {t: METHODS["poly_svm" if t.name == "polynomial" else "kernel_svm"] for t in targets}
+    return fits + sum(n_C * svm[t].fit_seconds(n_train, d, 0, 2) for t in targets)
+
+
+# ----------------------------------------------------------------------------- data handling
+def _as_xy(data):
+    """(X, y) from a Dataset (anything with .X and .y) or an (X, y) pair."""
+    if hasattr(data, "X") and hasattr(data, "y"):
+        X, y = data.X, data.y
+    elif isinstance(data, (tuple, list)) and len(data) == 2:
+        X, y = data
+    else:
+        raise ValueError("dataset_or_XY must be a rkcore Dataset or an (X, y) pair.")
+    if y is None:
+        raise ValueError("The accuracy study needs labels: the dataset has y = None.")
+    X = sp.csr_matrix(X, dtype=np.float64) if sp.issparse(X) else np.asarray(X, dtype=np.float64)
+    y = np.asarray(y)
+    if X.ndim != 2 or y.ndim != 1 or X.shape[0] != y.shape[0]:
+        raise ValueError(f"X must be (n, d) and y (n,) with the same n; got X {X.shape} and y {y.shape}.")
+    if np.unique(y).size < 2:
+        raise ValueError("y has a single class; the accuracy study needs at least two.")
+    return X, y
+
+
+def split_sizes(n: int, split) -> tuple[int, int, int]:
+    """Train / validation / test sizes from counts or fractions of n (their sum must be <= n)."""
+    if len(split) != 3:
+        raise ValueError(f"split must be (train, validation, test); got {split!r}.")
+    sizes = []
+    for part in split:
+        if isinstance(part, (bool, np.bool_)) or not isinstance(part, (int, float, np.integer, np.floating)) \
+                or not np.isfinite(part) or part <= 0 or (part >= 1 and float(part) != int(part)):
+            raise ValueError(f"split entries must be positive counts or fractions in (0, 1), counts whole numbers; got {split!r}.")
+        sizes.append(int(part) if float(part) >= 1 else int(round(float(part) * n)))
+    if sum(sizes) > n:
+        raise ValueError(f"split {split!r} asks for {sum(sizes)} samples but the dataset has only {n}.")
+    if min(sizes) < 2:
+        raise ValueError(f"split {split!r} gives a part with fewer than 2 samples (sizes {sizes}).")
+    return tuple(sizes)
+
+
+def _check_methods(methods: Sequence[str], kernel: KernelSpec) -> list[Method]:
+    if isinstance(methods, str):
+        methods = [methods]
+    chosen = [get_method(k) for k in methods]
+    if not chosen:
+        raise ValueError(f"methods is empty; choose from {', '.join(map(repr, METHODS))}.")
+    for m in chosen:
+        if m.requires and kernel.name not in m.requires:
+            allowed = [k for k, e in METHODS.items() if not e.requires or kernel.name in e.requires]
+            raise ValueError(f"Method {m.key!r} needs the {' or '.join(m.requires)} kernel, not {kernel.name!r}; "
+                             f"with {kernel.name!r} the allowed methods are: {', '.join(allowed)}.")
+    return chosen
+
+
+def check_study(methods: Sequence[str], kernel: KernelSpec, n_features: int, n_components_list: Sequence[int],
+                method_params: Mapping[str, dict] | None = None) -> None:
+    """Raise ValueError for any study that would fail after work has started.
+
+    Checks the methods against the kernel, the degrees against the number of features,
+    D values, and builds every method's estimator once with its parameter overrides
+    (unknown parameter names and invalid values are caught here, not in the first fit).
+
+    Parameters
+    ----------
+    methods : sequence of str
+        Keys of :data:`METHODS`.
+    kernel : KernelSpec
+        The study kernel.
+    n_features : int
+        Number of features d of the data.
+    n_components_list : sequence of int
+        The D values.
+    method_params : mapping or None, default=None
+        Estimator overrides per method key, as for :func:`accuracy_study`.
+    """
+    from sklearn.pipeline import Pipeline
+
+    chosen = _check_methods(methods, kernel)
+    Ds = [int(D) for D in n_components_list]
+    if any(D < 1 for D in Ds) or (not Ds and any(m.uses_D for m in chosen)):
+        raise ValueError(f"numbers of random features D must be integers >= 1; got {list(n_components_list)!r}.")
+    params = {k: dict(v) for k, v in (method_params or {}).items()}
+    for key in params:
+        get_method(key)
+        if key not in [m.key for m in chosen]:
+            raise ValueError(f"parameters given for method {key!r}, which is not in the study ({', '.join(methods)}).")
+    for method in chosen:
+        spec = method.kernel_of(kernel)
+        if spec.name in ("anova", "up_to", "polynomial") and spec.degree > n_features and spec.name != "polynomial":
+            raise ValueError(f"{method.key}: degree {spec.degree} exceeds the number of features d = {n_features}.")
+        try:
+            est = method.build(spec, max(Ds) if method.uses_D else None, 1.0, 100, 0, params.get(method.key, {}))
+            for step in ([s for _, s in est.steps] if isinstance(est, Pipeline) else [est]):
+                step._validate_params()
+        except (TypeError, ValueError) as exc:
+            raise ValueError(f"method {method.key!r}: {exc}") from None
+
+
+# ----------------------------------------------------------------------------- validation of C
+def validate_C_kernel_svm(spec: KernelSpec, X_train, y_train, X_val, y_val, C_grid) -> pd.DataFrame:
+    """Validation accuracy of the exact kernel SVM for every C (Grams computed once)."""
+    G_train = exact_gram(spec, X_train)
+    G_val = exact_gram(spec, X_val, X_train)
+    rows = []
+    for C in C_grid:
+        pred = SVC(kernel="precomputed", C=float(C)).fit(G_train, y_train).predict(G_val)
+        rows.append({"kernel": spec.label(), "C": float(C), **_scores(y_val, pred)})
+    return pd.DataFrame(rows)
+
+
+SELECTION_METRICS = ("accuracy", "balanced_accuracy")
+
+
+def _scores(y_true, pred) -> dict:
+    return {"val_accuracy": float(np.mean(pred == y_true)),
+            "val_balanced_accuracy": float(balanced_accuracy_score(y_true, pred))}
+
+
+def _best_C(table: pd.DataFrame, select_by: str = "accuracy") -> float:
+    # ties go to the smallest C (the most regularized model)
+    column = f"val_{select_by}"
+    best = table[column].max()
+    return float(table.loc[table[column] == best, "C"].min())
+
+
+# ----------------------------------------------------------------------------- the study
+def accuracy_study(dataset_or_XY, methods: Sequence[str], n_components_list: Sequence[int], n_trials: int = 3, *,
+                   kernel: KernelSpec | None = None, split=(0.5, 0.1, 0.4), C_grid=DEFAULT_C_GRID,
+                   shared_C: bool = True, select_by: str = "accuracy",
+                   method_params: Mapping[str, dict] | None = None, random_state=0,
+                   progress: Callable[[int, int, str], None] | None = None, stratify: bool = True,
+                   client=None) -> pd.DataFrame:
+    """Test accuracy and train / test time of each method, D and trial (paper Figures 2 and 3).
+
+    Parameters
+    ----------
+    dataset_or_XY : Dataset or (X, y)
+        Labelled data (normalize it beforehand if wanted; the paper L1-normalizes).
+    methods : sequence of str
+        Keys of :data:`METHODS`, e.g. ``["kernel_svm", "fm", "rk", "scrk"]``.
+    n_components_list : sequence of int
+        The numbers of random features D (used by the random-feature methods only).
+    n_trials : int
+        Seeds per (method, D). Deterministic methods (the exact SVMs) run once.
+    kernel : KernelSpec, default KernelSpec("anova", 2)
+        The study kernel (the paper: ANOVA m = 2, 3 and all-subsets).
+    split : (train, validation, test)
+        Counts, or fractions of n; one seeded random split shared by all fits.
+    stratify : bool, default=True
+        Keep the class proportions in all three parts (``train_test_split(...,
+        stratify=y)``; MovieLens has 21% positives); False draws a plain permutation.
+    C_grid : sequence of float
+        Candidate C values, chosen by validation accuracy (see the module docstring).
+    shared_C : bool
+        One C per kernel from the exact kernel SVM (the paper) or one per (method, D).
+    select_by : {"accuracy", "balanced_accuracy"}
+        Validation score that picks C. The paper uses accuracy; on unbalanced labels
+        (MovieLens: 21% positives) every C that predicts the majority class ties with
+        the best, and the most regularized of them - a constant classifier - wins.
+    method_params : mapping method key -> dict of estimator parameters
+        Overrides, e.g. ``{"fm": {"max_iter": 100, "init_scale": 1.0},
+        "rk": {"clf__max_iter": 2000}, "sparse_rf": {"n_iter": 8}}``.
+    random_state : int
+        Seeds the split; trial t of a randomized method uses seed ``random_state + t``.
+    progress : callable (done, total, message) or None
+        Called before every fit and once at the end (done == total).
+    client : dask.distributed.Client or None
+        Run the fits on this Dask cluster (C is validated locally first); the split data
+        are scattered once. Same seeds, same accuracies as a local run (times differ), on workers
+        with one thread each (or process workers): liblinear, used by ``sparse_rf``, draws from
+        libc's process-global ``rand()``, so fits running in threads of one process interleave
+        their draws and the number of kept features can change from run to run.
+
+    Returns
+    -------
+    DataFrame with one row per fit and columns ``method, label, kernel, D`` (NaN for
+    methods without random features), ``trial, seed, accuracy, balanced_accuracy``
+    (mean per-class recall: 0.5 for a constant prediction on two classes),
+    ``train_seconds, test_seconds, C, model_size`` (support vectors / rank / D /
+    non-zero features), ``n_train, n_test``. ``df.attrs["validation"]`` holds the
+    validation records (selection, kernel, D, C, val_accuracy, val_balanced_accuracy);
+    ``df.attrs["split"]``
+    the sizes and the test accuracy of always predicting the majority training class.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from rkcore.studies.accuracy import accuracy_study
+    >>> rng = np.random.RandomState(0)
+    >>> X = rng.rand(200, 6); y = (X[:, 0] * X[:, 1] > 0.25).astype(int)
+    >>> df = accuracy_study((X, y), ["kernel_svm", "rk"], [32], n_trials=2, C_grid=[1.0, 10.0])
+    >>> df[["method", "D", "trial"]].to_numpy().tolist()
+    [['kernel_svm', nan, 0], ['rk', 32.0, 0], ['rk', 32.0, 1]]
+    """
+    X, y = _as_xy(dataset_or_XY)
+    kernel = KernelSpec("anova", 2) if kernel is None else kernel
+    if not isinstance(kernel, KernelSpec):
+        raise ValueError(f"kernel must be a KernelSpec, got {type(kernel).__name__}.")
+    chosen = _check_methods(methods, kernel)
+    from ..kernels.exact import is_integer
+    Ds = list(n_components_list)
+    if any(not is_integer(D) for D in Ds):
+        raise ValueError(f"n_components_list must hold integers >= 1; got {n_components_list!r}.")
+    Ds = [int(D) for D in Ds]
+    if any(D < 1 for D in Ds) or (not Ds and any(m.uses_D for m in chosen)):
+        raise ValueError("n_components_list must hold integers >= 1 for the random-feature methods; "
+                         f"got {n_components_list!r}.")
+    n_trials = check_int(n_trials, "n_trials")
+    C_grid = [float(c) for c in np.atleast_1d(C_grid)]
+    if not C_grid or min(C_grid) <= 0:
+        raise ValueError(f"C_grid must hold positive numbers; got {C_grid!r}.")
+    if select_by not in SELECTION_METRICS:
+        raise ValueError(f"select_by must be one of {', '.join(map(repr, SELECTION_METRICS))}; got {select_by!r}.")
+    params = {k: dict(v) for k, v in (method_params or {}).items()}
+    for key in params:
+        get_method(key)
+
+    n_train, n_val, n_test = split_sizes(X.shape[0], split)
+    tr, va, te = split_indices(y, (n_train, n_val, n_test), random_state, stratify)
+    X_tr, y_tr, X_va, y_va, X_te, y_te = X[tr], y[tr], X[va], y[va], X[te], y[te]
+    seed0 = 0 if random_state is None else int(random_state)
+
+    jobs = [(m, D, t) for m in chosen for D in (Ds if m.uses_D else [None])
+            for t in (range(n_trials) if m.randomized else [0])]
+    validation: list[dict] = []
+    C_of: dict = {}
+
+    def notify(done, text):
+        if progress is not None:
+            progress(done, len(jobs), text)
+
+    def C_for(method: Method, D) -> float:
+        if shared_C:
+            spec = method.kernel_of(kernel)
+            if spec not in C_of:
+                notify(len(rows), f"validating C on the exact {spec.label()} kernel SVM")
+                table = validate_C_kernel_svm(spec, X_tr, y_tr, X_va, y_va, C_grid)
+                validation.extend({"selection": "kernel_svm", "D": np.nan, **r} for r in table.to_dict("records"))
+                C_of[spec] = _best_C(table, select_by)
+            return C_of[spec]
+        key = (method.key, D)
+        if key not in C_of:
+            notify(len(rows), f"validating C for {method.label}" + (f" D={D}" if D else ""))
+            records = []
+            for C in C_grid:
+                est = method.build(method.kernel_of(kernel), D, C, n_train, seed0, params.get(method.key, {}))
+                pred = est.fit(X_tr, y_tr).predict(X_va)
+                records.append({"selection": method.key, "kernel": method.kernel_of(kernel).label(),
+                                "D": np.nan if D is None else D, "C": C, **_scores(y_va, pred)})
+            validation.extend(records)
+            C_of[key] = _best_C(pd.DataFrame(records), select_by)
+        return C_of[key]
+
+    rows: list[dict] = []
+    # C first (validation fits run here), then the fits: independent tasks with their own seeds
+    fits = [(method.key, kernel, D, C_for(method, D), n_train, seed0 + trial, trial, params.get(method.key, {}))
+            for method, D, trial in jobs]
+    shared = {"X_train": X_tr, "y_train": y_tr, "X_test": X_te, "y_test": y_te}
+    if client is not None:
+        from .distributed import run_tasks
+
+        results = run_tasks(client, _fit_and_score, fits, shared)
+    else:
+        results = (_fit_and_score(*fit, **shared) for fit in fits)
+    rows.extend(_announce(results, fits, notify))
+    notify(len(rows), "done")
+    df = pd.DataFrame(rows, columns=COLUMNS)
+    df.attrs["validation"] = validation
+    labels, counts = np.unique(y_tr, return_counts=True)
+    df.attrs["split"] = {"n_train": n_train, "n_val": n_val, "n_test": n_test, "stratified": bool(stratify),
+                         "majority_accuracy": float(np.mean(y_te == labels[np.argmax(counts)]))}
+    return df
+
+
+def split_indices(y, sizes: tuple[int, int, int], random_state=0, stratify: bool = True):
+    """Train, validation and test row indices of the given sizes, stratified by y if asked.
+
+    Parameters
+    ----------
+    y : ndarray of shape (n_samples,)
+        Labels.
+    sizes : (int, int, int)
+        Train, validation and test counts (sum <= n_samples).
+    random_state : int or None, default=0
+        Seed of the split.
+    stratify : bool, default=True
+        Keep the class proportions of y in each part (each class needs at least two
+        members in every part it is split between).
+
+    Returns
+    -------
+    train, validation, test : ndarray of int
+        Disjoint row indices.
+    """
+    n_train, n_val, n_test = sizes
+    index = np.arange(len(y))
+    if not stratify:
+        order = check_random_state(random_state).permutation(len(y))
+        return order[:n_train], order[n_train:n_train + n_val], order[n_train + n_val:n_train + n_val + n_test]
+    try:
+        rest, test = train_test_split(index, train_size=n_train + n_val, test_size=n_test, stratify=y,
+                                      random_state=random_state)
+        train, val = train_test_split(rest, train_size=n_train, test_size=n_val, stratify=y[rest],
+                                      random_state=random_state)
+    except ValueError as exc:
+        raise ValueError(f"cannot stratify the split {sizes} by class: {exc} "
+                         "(use fewer classes, larger parts, or stratify=False).") from None
+    return train, val, test
+
+
+def _announce(results, fits, notify):
+    """Report each fit as it starts (local run) or is collected (Dask)."""
+    for done, fit in enumerate(fits):
+        key, _, D, _, _, _, trial, _ = fit
+        notify(done, f"{get_method(key).label}" + (f" D={D}" if D else "") + f" trial {trial}")
+        yield next(results)
+
+
+def _fit_and_score(method_key: str, kernel: KernelSpec, D, C: float, n_train: int, seed: int, trial: int,
+                   params: dict, *, X_train, y_train, X_test, y_test) -> dict:
+    """Build, fit and test one (method, D, trial); times measured here, where it runs."""
+    method = get_method(method_key)
+    spec = method.kernel_of(kernel)
+    est = method.build(spec, D, C, n_train, seed, params)
+    start = time.perf_counter()
+    est.fit(X_train, y_train)
+    train_seconds = time.perf_counter() - start
+    start = time.perf_counter()
+    pred = est.predict(X_test)
+    test_seconds = time.perf_counter() - start
+    return {
+        "method": method.key, "label": method.label, "kernel": spec.label(),
+        "D": np.nan if D is None else float(D), "trial": trial, "seed": seed if method.randomized else np.nan,
+        "accuracy": float(np.mean(pred == y_test)),
+        "balanced_accuracy": float(balanced_accuracy_score(y_test, pred)),
+        "train_seconds": train_seconds, "test_seconds": test_seconds,
+        "C": C, "model_size": method.model_size(est, D), "n_train": n_train, "n_test": len(y_test),
+    }
+
+
+def summarize(df: pd.DataFrame) -> pd.DataFrame:
+    """Mean and std of accuracy and times per (method, D): one row per group."""
+    keys = ["method", "label", "D"]
+    g = df.groupby(keys, dropna=False, sort=False)
+    out = g.agg(accuracy_mean=("accuracy", "mean"), accuracy_std=("accuracy", "std"),
+                balanced_accuracy=("balanced_accuracy", "mean"),
+                train_seconds=("train_seconds", "mean"), test_seconds=("test_seconds", "mean"),
+                C=("C", "first"), model_size=("model_size", "mean"), trials=("trial", "count")).reset_index()
+    out["accuracy_std"] = out["accuracy_std"].fillna(0.0)
+    return out
+
+
+def speedups(df: pd.DataFrame, reference: str = "kernel_svm") -> pd.DataFrame:
+    """:func:`summarize` plus how many times faster than ``reference`` each method trains and tests.
+
+    Ratios of mean times measured in the same run (the machine's load cancels out as
+    far as it can); NaN when the reference method is not in ``df``.
+    """
+    s = summarize(df)
+    ref = s[s["method"] == reference]
+    if ref.empty:
+        s["train_speedup"] = s["test_speedup"] = np.nan
+        return s
+    s["train_speedup"] = float(ref["train_seconds"].iloc[0]) / s["train_seconds"]
+    s["test_speedup"] = float(ref["test_seconds"].iloc[0]) / s["test_seconds"]
+    return s
+
+
+def format_table(df: pd.DataFrame) -> str:
+    """Text table: accuracy mean +- std, mean train and test seconds per method and D."""
+    s = summarize(df)
+    lines = pd.DataFrame({
+        "method": s["method"],
+        "D": s["D"].map(lambda v: "-" if pd.isna(v) else str(int(v))),
+        "accuracy": [f"{m:.4f} +- {sd:.4f}" for m, sd in zip(s["accuracy_mean"], s["accuracy_std"])],
+        "balanced": s["balanced_accuracy"].map(lambda v: f"{v:.4f}"),
+        "train s": s["train_seconds"].map(lambda v: f"{v:.3f}"),
+        "test s": s["test_seconds"].map(lambda v: f"{v:.3f}"),
+        "C": s["C"].map(lambda v: f"{v:g}"),
+        "size": s["model_size"].map(lambda v: f"{v:.0f}"),
+        "trials": s["trials"],
+    })
+    return lines.to_string(index=False)
+
+
+# ----------------------------------------------------------------------------- command line
+def _load(data: str, target: str | None, n_samples: int | None, seed: int):
+    if data.startswith("builtin:"):
+        return load_builtin(data.split(":", 1)[1], n_samples=n_samples, random_state=seed)
+    path = Path(data)
+    if path.is_dir():
+        return load_movielens(path, n_samples=n_samples, random_state=seed if n_samples else None, sparse=True)
+    if not path.is_file():
+        raise ValueError(f"--data {data!r} is neither builtin:KEY, a MovieLens folder nor a file.")
+    if path.suffix.lower() == ".csv":
+        return load_csv(path, target=target)
+    return load_libsvm(path)
+
+
+def _parse_Ds(text: str, d: int) -> list[int]:
+    """'156,312' or multiples of d: '2d,4d,8d,16d'."""
+    out = []
+    for part in text.split(","):
+        part = part.strip().lower()
+        if not part:
+            continue
+        try:
+            out.append(int(float(part[:-1]) * d) if part.endswith("d") else int(part))
+        except ValueError:
+            raise ValueError(f"--D entries must be integers or multiples of d such as '16d'; got {part!r}.") from None
+    return out
+
+
+def _parse_params(items: Sequence[str]) -> dict:
+    """['fm.max_iter=100', 'rk.clf__max_iter=2000'] -> {'fm': {'max_iter': 100}, ...}."""
+    out: dict = {}
+    for item in items or []:
+        try:
+            key, value = item.split("=", 1)
+            method, name = key.split(".", 1)
+        except ValueError:
+            raise ValueError(f"--param must look like METHOD.PARAM=VALUE; got {item!r}.") from None
+        try:
+            parsed = ast.literal_eval(value)
+        except (ValueError, SyntaxError):
+            parsed = value
+        out.setdefault(method, {})[name] = parsed
+    return out
+
+
+def _parse_split(n: int, n_train, n_val, n_test):
+    if n_train is None and n_val is None and n_test is None:
+        return PAPER_SPLIT if n >= sum(PAPER_SPLIT) else (0.5, 0.1, 0.4)
+    parts = [n_train or 0.5, n_val or 0.1, n_test or 0.4]
+    return tuple(float(p) if p < 1 else int(p) for p in parts)
+
+
+def main(argv: list[str] | None = None) -> int:
+    """``rkcore accuracy ...`` (see :mod:`rkcore.cli`); returns the exit code."""
+    from ..cli import main as cli_main
+
+    return cli_main(["accuracy", *(sys.argv[1:] if argv is None else argv)])
+
+
+if __name__ == "__main__":  # pragma: no cover
+    sys.exit(main())

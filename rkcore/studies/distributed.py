@@ -1,0 +1,184 @@
+"""Scale-out on Dask: study sweeps on a cluster, and out-of-core transforms of dask arrays.
+
+Dask is optional (``pip install rkcore[dask]``); this module imports it only when used.
+
+* :func:`connect` gives a ``dask.distributed.Client`` for an address (``"local"`` starts a
+  LocalCluster bound to 127.0.0.1).
+* :func:`run_tasks` runs independent tasks on a client with their large read-only inputs
+  **scattered once** (broadcast to the workers), so the task graph holds only small
+  arguments and references: the study engines (:func:`rkcore.studies.errors.error_study`,
+  :func:`rkcore.studies.accuracy.accuracy_study`, :func:`rkcore.studies.timing.time_maps`) take
+  ``client=`` and use it. Every task carries its own seed, so results are the same
+  locally and on any cluster.
+* :func:`transform_dask` maps a ``dask.array`` chunked by rows through a fitted
+  transformer chunk by chunk: memory per worker is bounded by a few chunks, whatever
+  the number of rows.
+"""
+from __future__ import annotations
+
+import pickle
+from typing import Any, Callable, Iterator, Mapping, Sequence
+
+import numpy as np
+
+LOCAL = "local"
+
+
+def _distributed():
+    try:
+        import dask.distributed as distributed
+    except ImportError as exc:  # pragma: no cover - depends on the environment
+        raise ImportError("Dask is not installed: pip install 'rkcore[dask]' "
+                          "(dask[array,distributed]).") from exc
+    return distributed
+
+
+def connect(address: str, *, n_workers: int = 1, threads_per_worker: int | None = None,
+            processes: bool = False):
+    """A Dask client for ``address``.
+
+    Parameters
+    ----------
+    address : str
+        A scheduler address such as ``"tcp://10.0.0.5:8786"``, or ``"local"`` for a
+        LocalCluster on this machine: thread workers communicate in-process, process
+        workers bind to 127.0.0.1; no dashboard, nothing reachable from outside.
+    n_workers : int, default=1
+        Workers of the local cluster (ignored for a remote address).
+    threads_per_worker : int or None, default=None
+        Threads per local worker (None: dask's default).
+    processes : bool, default=False
+        Local workers as processes (True) or threads of this process (False).
+
+    Returns
+    -------
+    client : dask.distributed.Client
+        Close it (or use it as a context manager) when done; a local cluster closes with it.
+    """
+    distributed = _distributed()
+    if not isinstance(address, str) or not address.strip():
+        raise ValueError(f"scheduler address must be a non-empty string such as tcp://HOST:8786 or 'local'; "
+                         f"got {address!r}.")
+    if address == LOCAL:
+        # thread workers talk in-process (nothing listens); process workers bind to 127.0.0.1 only
+        where = {"host": "127.0.0.1"} if processes else {}
+        cluster = distributed.LocalCluster(n_workers=n_workers, threads_per_worker=threads_per_worker,
+                                           processes=processes, dashboard_address=None,
+                                           scheduler_kwargs={"dashboard": False}, **where)
+        client = distributed.Client(cluster)
+        client._rkcore_cluster = cluster  # closed with the client (see close)
+        return client
+    try:
+        return distributed.Client(address, timeout="10s")
+    except (OSError, TimeoutError) as exc:
+        raise ValueError(f"cannot reach the Dask scheduler at {address!r}: {exc}") from None
+
+
+def close(client) -> None:
+    """Close a client from :func:`connect` and the local cluster it started, if any."""
+    cluster = getattr(client, "_rkcore_cluster", None)
+    client.close()
+    if cluster is not None:
+        cluster.close()
+
+
+def run_tasks(client, fn: Callable, tasks: Sequence[tuple], shared: Mapping[str, Any] | None = None) -> Iterator:
+    """``fn(*task, **shared)`` for every task on the cluster; results in task order.
+
+    ``shared`` values (data, cached Gram strips) are scattered once with
+    ``broadcast=True`` and passed to every task as futures, so the graph sent to the
+    scheduler holds only the small per-task arguments (see :func:`graph_bytes`).
+
+    Parameters
+    ----------
+    client : dask.distributed.Client
+        Where to run.
+    fn : callable
+        A module-level function (pickled by reference).
+    tasks : sequence of tuple
+        Positional arguments of each call.
+    shared : mapping of str to object, default=None
+        Keyword arguments common to all calls: scattered once.
+
+    Yields
+    ------
+    result : object
+        ``fn``'s return value, task by task in the order of ``tasks``.
+    """
+    # scatter([v])[0]: one future per input, even when the input is itself a list
+    futures_of_shared = {k: client.scatter([v], broadcast=True, hash=False)[0] for k, v in (shared or {}).items()}
+    futures = [client.submit(fn, *task, **futures_of_shared, pure=False) for task in tasks]
+    try:
+        for future in futures:
+            yield future.result()
+    finally:
+        for future in futures:
+            future.cancel()
+        for future in futures_of_shared.values():
+            future.release()
+
+
+def graph_bytes(tasks: Sequence[tuple], shared: Mapping[str, Any] | None = None, scattered: bool = True) -> int:
+    """Serialized size of the task arguments sent to the scheduler.
+
+    With ``scattered=True`` the shared inputs are references (a future pickles to its
+    key); with False every task carries them, as when they are plain arguments of a
+    joblib/dask call.
+    """
+    per_task = sum(len(pickle.dumps(task, protocol=5)) for task in tasks)
+    if scattered:
+        return per_task + len(tasks) * sum(64 + len(k) for k in (shared or {}))
+    shared_size = sum(len(pickle.dumps(v, protocol=5)) for v in (shared or {}).values())
+    return per_task + len(tasks) * shared_size
+
+
+def transform_dask(estimator, X):
+    """Transform a ``dask.array`` chunk by chunk (out of core) with a fitted transformer.
+
+    Parameters
+    ----------
+    estimator : fitted transformer
+        E.g. :class:`rkcore.maps.random_kernel.RandomKernel`; it is sent to the workers once.
+    X : dask.array.Array of shape (n_samples, n_features)
+        Chunked by rows; chunks spanning several column blocks are merged first.
+
+    Returns
+    -------
+    Z : dask.array.Array of shape (n_samples, n_components)
+        Lazy; the same row chunks as X, one column chunk. Reduce it (``Z.T @ Z``,
+        ``Z.mean(axis=0)``) or store it (``Z.to_zarr``) to keep memory bounded.
+
+    Examples
+    --------
+    >>> import dask.array as da, numpy as np
+    >>> from rkcore.maps.random_kernel import RandomKernel
+    >>> from rkcore.studies.distributed import transform_dask
+    >>> X = da.random.default_rng(0).random((1000, 6), chunks=(250, 6))
+    >>> rk = RandomKernel(16, random_state=0).fit(X[:10].compute())
+    >>> Z = transform_dask(rk, X)
+    >>> Z.shape, Z.chunks[0]
+    ((1000, 16), (250, 250, 250, 250))
+    >>> np.allclose(Z.compute(), rk.transform(X.compute()))
+    True
+    """
+    import dask.array as da
+    from sklearn.utils.validation import check_is_fitted
+
+    check_is_fitted(estimator)
+    if not isinstance(X, da.Array) or X.ndim != 2:
+        raise ValueError(f"X must be a 2-D dask.array; got {type(X).__name__}.")
+    if len(X.chunks[1]) > 1:
+        X = X.rechunk({1: -1})
+    n_out = estimator.transform(np.zeros((1, X.shape[1]), dtype=X.dtype)).shape[1]
+    out_dtype = np.float32 if X.dtype == np.float32 and _preserves_float32(estimator) else np.float64
+    return X.map_blocks(_transform_chunk, estimator, dtype=out_dtype, chunks=(X.chunks[0], (n_out,)),
+                        meta=np.empty((0, 0), dtype=out_dtype))
+
+
+def _transform_chunk(block, estimator):
+    return estimator.transform(block)
+
+
+def _preserves_float32(estimator) -> bool:
+    tags = estimator.__sklearn_tags__()
+    return "float32" in (tags.transformer_tags.preserves_dtype if tags.transformer_tags else [])
