@@ -8,7 +8,8 @@ to one thread), fitted per model to the CPU time of the runs of ``benchmarks/ben
 ``RKCORE_SPEED_FACTOR`` on a slower or faster host. Never by the load now: a momentary spike of a
 probe took students' charts away (issue 26); the server's queue (rkcore.base.limits.Admission) is what
 says how busy it is, and an estimate, hence the run-or-wait decision, is the same on every rerun of
-the same settings. :func:`speed_factor` (a probe of the slowdown now) is kept for the benchmark. The benchmark compares every model with measured runs (time and peak memory) and writes
+the same settings. :func:`speed_factor` (a probe of the slowdown now) is kept for the benchmark,
+which compares every model with measured runs (time and peak memory) and writes
 benchmarks/results/run_estimates.md. Memory uses :func:`rkcore.base.limits.nbytes` (float64 arrays), the
 same accounting as the per-view budget.
 """
