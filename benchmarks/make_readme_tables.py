@@ -10,7 +10,7 @@ level) between the README's markers::
 
 Files are read in name order and sections in file order. ``python benchmarks/make_readme_tables.py``
 rewrites README.md; ``--check`` exits 1 (and changes nothing) when README.md is out of date, which
-is what tests/test_readme.py asserts.
+is what tests/ecosystem/test_readme.py asserts.
 """
 from __future__ import annotations
 

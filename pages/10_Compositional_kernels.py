@@ -5,7 +5,7 @@ import streamlit as st
 from threadpoolctl import threadpool_limits
 
 from rkapp import (
-    ViewSpec, chart, escape_markdown, formula, guarded, largest_fitting, load_data, notice, page, persistent_widget,
+    ViewSpec, chart, choices, escape_markdown, formula, guarded, largest_fitting, load_data, notice, page, persistent_widget,
     reproduce, run_or_wait, sidebar, table,
 )
 from rkapp.guard import admitted_run
@@ -20,12 +20,12 @@ from rkcore.figures.compositional import (
     draws_figure, skeleton_figure,
 )
 from rkcore.figures.foundations import METRIC_LABELS
-from rkcore.figures.gram import DISPLAY_HEATMAP_SIDE, gram_heatmaps
+from rkcore.figures.gram import gram_heatmaps
 from rkcore.base.arrays import dense
+from rkcore.base.limits import HEATMAP_SIDE
 from rkcore.studies.gram import block_average, gram_long
 
-D_MAX_OPTIONS = [64, 128, 256, 512, 1024, 2048, 4096]
-GRAM_D_OPTIONS = [16, 32, 64, 128, 256, 512, 1024, 2048]
+D_MAX_OPTIONS, GRAM_D_OPTIONS = list(choices("ck_Dmax")), list(choices("ck_Dgram"))
 
 page("Compositional kernels",
      "A computation skeleton builds a kernel like a network builds a function (base kernels at the inputs, dual "
@@ -39,7 +39,7 @@ with c1:
 with c2:
     D_max = persistent_widget(st.select_slider, "Largest D", key="ck_Dmax", options=D_MAX_OPTIONS)
 with c3:
-    trials = persistent_widget(st.number_input, "Trials per D", key="ck_trials", min_value=2, max_value=40)
+    trials = persistent_widget(st.number_input, "Trials per D", key="ck_trials")
 with c4:
     D_gram = persistent_widget(st.select_slider, "D for the Gram view", key="ck_Dgram", options=GRAM_D_OPTIONS)
 c5, c6 = st.columns([2, 1])
@@ -118,12 +118,12 @@ with guarded("the compositional kernel"):
         formula(BASE_KERNELS[key].feature_latex, "Its random features (paper, Section 4).")
 
     K_hat, features = gram_estimate(view, preset, int(D_gram))
-    K_small, b = block_average(K, max_side=DISPLAY_HEATMAP_SIDE)
-    K_hat_small, _ = block_average(K_hat, max_side=DISPLAY_HEATMAP_SIDE)
+    K_small, b = block_average(K, max_side=HEATMAP_SIDE)
+    K_hat_small, _ = block_average(K_hat, max_side=HEATMAP_SIDE)
     chart(gram_heatmaps(K_small, K_hat_small, block=b, n=K.shape[0], titles=("Exact compositional K", f"Random features K̂, D = {D_gram} (de-duplicated)")),
           gram_long(K_small, K_hat_small), "Compositional Gram matrices",
           caption=f"One shared color scale. Relative Frobenius error {np.linalg.norm(K_hat - K) / np.linalg.norm(K):.3f}; "
-                  f"seed {view.seed}." + (f" Drawn averaged over {b}×{b} blocks (at most {DISPLAY_HEATMAP_SIDE} "
+                  f"seed {view.seed}." + (f" Drawn averaged over {b}×{b} blocks (at most {HEATMAP_SIDE} "
                                           "cells per side); the error uses every entry." if b > 1 else ""))
     with st.expander("The first sampled features"):
         table(features, "Sampled compositional features",

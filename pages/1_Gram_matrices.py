@@ -7,18 +7,18 @@ from rkapp import (
 )
 from rkapp.guard import admitted_run
 from rkcore.studies.costs import gram_view_cost
+from rkcore.base.limits import HEATMAP_SIDE
 from rkcore.maps.distributions import DISTRIBUTIONS
-from rkcore.figures.gram import DISPLAY_HEATMAP_SIDE, gram_difference, gram_heatmaps, gram_note, gram_scatter
+from rkcore.figures.gram import gram_difference, gram_heatmaps, gram_note, gram_scatter
 from rkcore.registry import KERNELS, MAPS, latex_with_degree
 from rkcore.studies.gram import block_average, gram_error_stats, gram_long, gram_pair, gram_pairs
 
 page("Gram matrices",
      "The exact Gram matrix $K$ next to its random-feature estimate $\\hat K = ZZ^\\top$, on one color scale.")
 view = sidebar(maps=True, distributions="single")
-HEATMAP_SIDE = DISPLAY_HEATMAP_SIDE  # cells per heatmap side sent to the browser
 
 formula(latex_with_degree(KERNELS[view.kernel].latex, view.degree), "The kernel (exact).")
-if view.map == "rk":
+if MAPS[view.map].takes_distribution:
     formula(r"Z(\mathbf{x}) = \tfrac{1}{\sqrt{D}}\big(K(\mathbf{x}, \boldsymbol\omega_1), \dots, "
             r"K(\mathbf{x}, \boldsymbol\omega_D)\big),\quad \hat K(\mathbf{x}, \mathbf{y}) = "
             r"\langle Z(\mathbf{x}), Z(\mathbf{y})\rangle,\quad \mathbb{E}\,\hat K = K",
@@ -44,7 +44,7 @@ VIEWS = {"pair": "K and K̂ side by side", "difference": "Difference K̂ − K",
 @st.fragment
 def gram_chart(view: ViewSpec, K_small, K_hat_small, b: int, n: int, pairs) -> None:
     """The chosen view's chart: choosing another view reruns only this part (nothing is recomputed)."""
-    shown = persistent_widget(st.radio, "View", key="gram_view", options=list(VIEWS), format_func=VIEWS.get,
+    shown = persistent_widget(st.radio, "View", key="gram_view", format_func=VIEWS.get,
                               horizontal=True, label_visibility="collapsed")
     averaged = (f" For a fast screen the {n}×{n} matrices are drawn averaged over {b}×{b} blocks (at most "
                 f"{HEATMAP_SIDE} cells per side); the numbers above use every entry, the CSV holds the drawn "
@@ -89,7 +89,7 @@ with guarded("the Gram matrices"):
     st.caption(f"Showing n = {n} points, d = {d} features, {view.normalization}-normalized; {kernel_text}; "
                f"{MAPS[view.map].label}, D = {view.D}, seed = {view.seed}. Data: {escape_markdown(data.description)}")
     notice(gram_note(stats, D=view.D, map_label=MAPS[view.map].label,
-                     distribution_label=DISTRIBUTIONS[view.distribution].label if view.map == "rk" else None))
+                     distribution_label=DISTRIBUTIONS[view.map_distribution].label if view.map_distribution else None))
     table(stats, "Gram error statistics", caption="E = K̂ − K over all n² entries.",
           column_config={"value": st.column_config.NumberColumn(format="%.4g")})
 

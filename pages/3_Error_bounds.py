@@ -7,7 +7,7 @@ import streamlit as st
 from threadpoolctl import threadpool_limits
 
 from rkapp import (
-    ViewSpec, chart, columns, escape_markdown, formula, guarded, largest_fitting, load_data, notice, page,
+    ViewSpec, chart, choices, columns, escape_markdown, formula, guarded, largest_fitting, load_data, notice, page,
     persistent_widget, progress_bar, reproduce, run_or_wait, sidebar, table,
 )
 from rkapp.guard import admitted_run
@@ -17,12 +17,8 @@ from rkcore.studies.errors import error_study
 from rkcore.figures.bounds import LEMMA_LABELS, bounds_note, bounds_vs_D_figure, bounds_vs_eps_figure, sci
 from rkcore.registry import ITEMSET_KERNELS
 
-#: The D of the study (the vs-eps chart picks one of them, so changing it reruns nothing).
-D_GRID = (16, 32, 64, 128, 256, 512, 1024)
-#: The eps of the study: 1, 2, 5 per decade, exact decimal floats (they round-trip through the URL).
-EPS_GRID = tuple(float(f"{m}e{k}") for k in range(-6, 0) for m in (1, 2, 5)) + (1.0,)
-TRIALS = (5, 10, 20, 50, 100, 200)
-DELTAS = (0.01, 0.05, 0.1, 0.2)
+#: The D and eps of the study (the charts pick one of them, so changing it reruns nothing): the state table's.
+D_GRID, EPS_GRID, TRIALS, DELTAS = choices("eb_D"), choices("eb_eps"), choices("eb_trials"), choices("eb_delta")
 
 page("Error bounds",
      "How likely is the RK estimate ⟨Z(x), Z(y)⟩ to miss the kernel by ε or more? The paper bounds this "
@@ -75,7 +71,8 @@ with guarded("the error bounds"):
     degree = int(spec.degree) if spec.name == "anova" else None
 
     def cost_at(s: int):
-        return error_study_cost(s, d, spec.name, spec.degree, D_GRID, 1, int(trials), len(EPS_GRID))
+        return error_study_cost(s, d, spec.name, spec.degree, D_GRID, [("rk", view.distribution)], int(trials),
+                               len(EPS_GRID))
 
     seconds = cost_at(n).seconds
     st.caption(f"{escape_markdown(data.description)} n = {n} points (n² = {n * n:,} pairs, diagonal included), "

@@ -8,7 +8,7 @@ import streamlit as st
 from threadpoolctl import threadpool_limits
 
 from rkapp import (
-    ViewSpec, chart, escape_markdown, formula, guarded, largest_fitting, load_data, notice, page, persistent_widget,
+    ViewSpec, chart, choices, escape_markdown, formula, guarded, largest_fitting, load_data, notice, page, persistent_widget,
     progress_bar, reproduce, run_or_wait, sidebar, table,
 )
 from rkapp.guard import admitted_run
@@ -24,9 +24,7 @@ from rkcore.theory.variance import VARIANCE_KERNELS
 from rkcore.studies.variance_study import empirical_pair_variance, exact_pair_variance, select_pairs, variance_by_distribution
 from rkcore.base.arrays import dense
 
-MULTIPLES = (1, 2, 4, 8, 16, 32)
-TRIALS = (5, 10, 20, 50, 100)
-VARIANCE_TRIALS = (50, 100, 200, 500, 1000)
+MULTIPLES, TRIALS, VARIANCE_TRIALS = choices("dv_mult"), choices("dv_trials"), choices("dv_vtrials")
 
 page("Distributions and variance",
      "Any weight distribution of mean 0 and variance 1 works (Proposition 2); the variance depends on it only "
@@ -134,7 +132,7 @@ with guarded("the data"):  # a data or kernel problem is said once, not once per
     methods = methods_for(view, chosen, bool(with_scrk))
 
     def cost_at(s: int):  # both sections: the Table 1 study and the pair variances
-        study = error_study_cost(s, d, spec.name, spec.degree, D_list, len(methods), int(trials))
+        study = error_study_cost(s, d, spec.name, spec.degree, D_list, methods, int(trials))
         return study + pair_variance_cost(d, spec.name, spec.degree, D_list, len(chosen), int(var_trials),
                                           spec.name in VARIANCE_KERNELS)
 

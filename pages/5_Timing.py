@@ -4,7 +4,7 @@ import streamlit as st
 from threadpoolctl import threadpool_limits
 
 from rkapp import (
-    chart, formula, guarded, kept_measurement, largest_fitting, measure_on_press, notice, page, persistent_widget,
+    chart, choices, formula, guarded, kept_measurement, largest_fitting, measure_on_press, notice, page, persistent_widget,
     progress_bar, refuse_beyond_limits, reproduce, shared_figure, show_measurement, sidebar, table,
 )
 from rkcore.studies.costs import timing_cost
@@ -12,10 +12,8 @@ from rkcore.figures.timing import predicted_figure, timing_figure, timing_note
 from rkcore.registry import MAPS
 from rkcore.studies.timing import growth_exponent, median_table, predicted_operations, time_maps, timing_kernel
 
-D_OPTIONS = ("16", "32", "64", "128", "256", "512", "1024", "2048", "4096", "8192", "16384")
-d_OPTIONS = ("4", "8", "16", "32", "64", "128", "256", "512", "1024", "2048", "4096", "8192")
-N_OPTIONS = (10, 50, 100, 200, 500, 1000, 2000)
-REPEATS = (1, 3, 5, 9)
+D_OPTIONS, d_OPTIONS = choices("tm_sweep_n_components"), choices("tm_sweep_n_features")
+N_OPTIONS, REPEATS = choices("tm_n"), choices("tm_rep")
 RUN_LABEL = "Run the timings"
 
 page("Timing",
@@ -32,20 +30,20 @@ with c1:
                              help="Each map is timed on its own kernel: RK and SCRK on ANOVA, TS / RM / Nystroem on "
                                   "the polynomial kernel, RFF on the Gaussian kernel.")
 with c2:
-    degree = persistent_widget(st.number_input, "Degree m", key="tm_m", min_value=1, max_value=5)
+    degree = persistent_widget(st.number_input, "Degree m", key="tm_m")
 with c3:
     n = persistent_widget(st.select_slider, "n (samples mapped)", key="tm_n", options=N_OPTIONS)
 c4, c5, c6, c7 = st.columns([2, 1, 2, 1])
 with c4:
-    d_values = persistent_widget(st.multiselect, "d values (sweep over d)", key="tm_d",
+    d_values = persistent_widget(st.multiselect, "d values (sweep over d)", key="tm_sweep_n_features",
                                  options=d_OPTIONS)
 with c5:
-    D_fixed = persistent_widget(st.selectbox, "… at D =", key="tm_Dfix", options=D_OPTIONS)
+    D_fixed = persistent_widget(st.selectbox, "… at D =", key="tm_at_n_components", options=D_OPTIONS)
 with c6:
-    D_values = persistent_widget(st.multiselect, "D values (sweep over D)", key="tm_D",
+    D_values = persistent_widget(st.multiselect, "D values (sweep over D)", key="tm_sweep_n_components",
                                  options=D_OPTIONS)
 with c7:
-    d_fixed = persistent_widget(st.selectbox, "… at d =", key="tm_dfix", options=d_OPTIONS)
+    d_fixed = persistent_widget(st.selectbox, "… at d =", key="tm_at_n_features", options=d_OPTIONS)
 c8, c9, _ = st.columns([1, 2, 2])
 with c8:
     repeats = persistent_widget(st.select_slider, "Repeats", key="tm_rep", options=REPEATS,

@@ -8,18 +8,17 @@ from sklearn.exceptions import ConvergenceWarning
 from threadpoolctl import threadpool_limits
 
 from rkapp import (
-    chart, escape_markdown, formula, guarded, kept_measurement, largest_fitting, load_data, measure_on_press, notice,
+    chart, choices, escape_markdown, formula, guarded, kept_measurement, largest_fitting, load_data, measure_on_press, notice,
     page, persistent_widget, progress_bar, reproduce, run_requested, shared_figure, show_measurement, sidebar, table,
 )
-from rkcore.studies.accuracy import METHODS, accuracy_study, split_sizes
+from rkcore.studies.accuracy import DEFAULT_C_GRID, METHODS, accuracy_study, split_sizes
 from rkcore.studies.costs import classifier_cost, classifier_fit_seconds
 from rkcore.figures.accuracy import accuracy_figure, classifier_note, estimate_figure, summary_table, time_figure
 from rkcore.registry import ITEMSET_KERNELS
 
-MULTIPLES = ("1", "2", "4", "8", "16", "32")
-TRIALS = (1, 2, 3, 5, 10)
+MULTIPLES, TRIALS = choices("cl_mult"), choices("cl_trials")
 SPLIT = (0.5, 0.1, 0.4)  # train / validation / test fractions of the n points
-C_GRID = (0.1, 1.0, 10.0, 100.0, 1000.0)
+C_GRID = DEFAULT_C_GRID
 RUN_LABEL = "Run the study"
 
 page("Classifiers",
@@ -45,7 +44,7 @@ with c3:
     trials = persistent_widget(st.select_slider, "Trials", key="cl_trials", options=TRIALS,
                                help="Seeds per (method, D); the paper averages 10.")
 with c4:
-    log2_x = persistent_widget(st.radio, "D axis", key="cl_xaxis", options=["linear", "log2"],
+    log2_x = persistent_widget(st.radio, "D axis", key="cl_xaxis",
                                horizontal=True) == "log2"
 
 formula(r"f(\mathbf{x}) = \langle \mathbf{w}, Z(\mathbf{x})\rangle\ \ \text{(linear SVM on } D \text{ random features)}"

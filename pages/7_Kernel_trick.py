@@ -31,13 +31,13 @@ with c1:
     kind = persistent_widget(st.selectbox, "Expansion", key="kt_kind", options=list(EXPANSIONS),
                              format_func=lambda k: EXPANSIONS[k].label)
 with c2:
-    degree = persistent_widget(st.number_input, "Degree m", key="kt_m", min_value=1, max_value=4,
+    degree = persistent_widget(st.number_input, "Degree m", key="kt_m",
                                disabled=kind == "all_subsets", help="Polynomial (1 + ⟨x, y⟩)^m / interactions of size m.")
 with c3:
     d_max = persistent_widget(st.select_slider, "Largest d timed", key="kt_dmax",
                               fallback=12 if kind == "all_subsets" else None, options=D_OPTIONS[kind])
 with c4:
-    n = persistent_widget(st.number_input, "Points n", key="kt_n", min_value=10, max_value=1000, step=10)
+    n = persistent_widget(st.number_input, "Points n", key="kt_n", step=10)
 repeats = 3
 exp = EXPANSIONS[kind]
 m = 2 if kind == "all_subsets" else int(degree)

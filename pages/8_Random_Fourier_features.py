@@ -5,7 +5,7 @@ import streamlit as st
 from threadpoolctl import threadpool_limits
 
 from rkapp import (
-    ViewSpec, chart, escape_markdown, formula, guarded, largest_fitting, load_data, notice, page, persistent_widget,
+    ViewSpec, chart, choices, escape_markdown, formula, guarded, largest_fitting, load_data, notice, page, persistent_widget,
     reproduce, run_or_wait, sidebar, table,
 )
 from rkapp.guard import admitted_run
@@ -14,7 +14,7 @@ from rkcore.figures.foundations import METRIC_LABELS, rff_error_figure, rff_note
 from rkcore.teaching.foundations import median_heuristic_gamma, rff_error_curve
 from rkcore.base.arrays import dense
 
-D_MAX_OPTIONS = [256, 512, 1024, 2048, 4096, 8192, 16384]
+D_MAX_OPTIONS = list(choices("rff_Dmax"))
 BANDWIDTHS = {"median": "Median heuristic", "manual": "Set γ by hand"}
 
 page("Random Fourier features",
@@ -46,15 +46,15 @@ def study(view: ViewSpec) -> None:
     sidebar, the header and the formulas stay as they are)."""
     c1, c2, c3, c4 = st.columns(4)
     with c1:
-        bandwidth = persistent_widget(st.radio, "Bandwidth γ", key="rff_bw", options=list(BANDWIDTHS),
+        bandwidth = persistent_widget(st.radio, "Bandwidth γ", key="rff_bw",
                                       format_func=BANDWIDTHS.get, horizontal=True)
     with c2:
-        gamma_manual = persistent_widget(st.number_input, "γ (by hand)", key="rff_gamma", min_value=1e-6,
-                                         max_value=1e6, format="%.4g", disabled=bandwidth != "manual")
+        gamma_manual = persistent_widget(st.number_input, "γ (by hand)", key="rff_gamma", format="%.4g",
+                                         disabled=bandwidth != "manual")
     with c3:
         D_max = persistent_widget(st.select_slider, "Largest D", key="rff_Dmax", options=D_MAX_OPTIONS)
     with c4:
-        trials = persistent_widget(st.number_input, "Trials per D", key="rff_trials", min_value=2, max_value=50)
+        trials = persistent_widget(st.number_input, "Trials per D", key="rff_trials")
     metric = persistent_widget(st.radio, "Error measure", key="rff_metric", options=list(METRIC_LABELS),
                                format_func=METRIC_LABELS.get, horizontal=True)
 

@@ -5,7 +5,7 @@ import streamlit as st
 from threadpoolctl import threadpool_limits
 
 from rkapp import (
-    ViewSpec, chart, escape_markdown, formula, guarded, largest_fitting, load_data, notice, page, persistent_widget,
+    ViewSpec, chart, choices, escape_markdown, formula, guarded, largest_fitting, load_data, notice, page, persistent_widget,
     reproduce, run_or_wait, sidebar, table,
 )
 from rkapp.guard import admitted_run
@@ -16,7 +16,7 @@ from rkcore.teaching.foundations import (
 )
 from rkcore.base.arrays import dense
 
-M_MAX_OPTIONS = [64, 128, 256, 512, 1024, 2048, 4096]
+M_MAX_OPTIONS = list(choices("rp_mmax"))
 VECTORS = {"phi": "explicit degree-2 features φ(x)", "raw": "the data rows x"}
 
 
@@ -35,16 +35,15 @@ view = sidebar(kernel=False, distributions=None, D=False, seed=True)
 
 c1, c2, c3, c4, c5 = st.columns([2.4, 1.8, 1.5, 1.8, 4.5])  # room for both projection chips at 1280 px
 with c1:
-    vectors = persistent_widget(st.radio, "Vectors v", key="rp_vec", options=list(VECTORS),
+    vectors = persistent_widget(st.radio, "Vectors v", key="rp_vec",
                                 format_func=VECTORS.get, help="φ(x): all products of at most two features, "
                                 "1 + 2d + C(d, 2) dimensions (the notes project expanded features).")
 with c2:
     m_max = persistent_widget(st.select_slider, "Largest m", key="rp_mmax", options=M_MAX_OPTIONS)
 with c3:
-    trials = persistent_widget(st.number_input, "Draws of A", key="rp_trials", min_value=2, max_value=100)
+    trials = persistent_widget(st.number_input, "Draws of A", key="rp_trials")
 with c4:
-    delta = persistent_widget(st.number_input, "δ (failure probability)", key="rp_delta",
-                              min_value=0.001, max_value=0.5, step=0.01, format="%.3f")
+    delta = persistent_widget(st.number_input, "δ (failure probability)", key="rp_delta", step=0.01, format="%.3f")
 with c5:
     kinds = persistent_widget(st.multiselect, "Projections", key="rp_kinds",
                               options=list(PROJECTIONS), format_func=lambda k: PROJECTIONS[k].label)

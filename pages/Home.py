@@ -48,16 +48,16 @@ itemsets = "pages/2_Itemsets.py"
 variance = find_page("variance", "distribution") or gram
 classifiers = find_page("classif") or gram
 presets = [
-    ("ANOVA-2 on the default data, D = 256", gram, {"kernel": "anova", "m": 2, "D": 256},
+    ("ANOVA-2 on the default data, D = 256", gram, {"kernel": "anova", "degree": 2, "D": 256},
      "Exact and approximate Gram matrices of the degree-2 ANOVA kernel on the synthetic interaction data."),
-    ("Rademacher vs Gaussian variance", variance, {"kernel": "anova", "m": 2, "D": 256,
-                                                   "dist": ("rademacher", "gaussian")},
+    ("Rademacher vs Gaussian variance", variance, {"kernel": "anova", "degree": 2, "D": 256,
+                                                   "distributions": ("rademacher", "gaussian")},
      "Two weight distributions, same kernel; Lemma 4 predicts the smaller variance for Rademacher: check it."),
     ("All-subsets kernel", gram, {"kernel": "all_subsets", "D": 512},
      "The product kernel ∏ⱼ (1 + xⱼ yⱼ): all 2ᵈ itemsets, never enumerated."),
-    ("A custom itemset family", itemsets, {"kernel": "itemset", "fam": "custom", "itemsets": "0,1; 2,3; 1,2,4"},
+    ("A custom itemset family", itemsets, {"kernel": "itemset", "family": "custom", "itemsets": "0,1; 2,3; 1,2,4"},
      "Three itemsets you can edit: what S holds, its explicit features, and the kernel check."),
-    ("Linear model on RK features vs kernel SVM", classifiers, {"kernel": "anova", "m": 2, "n": 4000},
+    ("Linear model on RK features vs kernel SVM", classifiers, {"kernel": "anova", "degree": 2, "n": 4000},
      "4,000 points: test accuracy and fit time of the linear SVM on RK features against the kernel SVM, "
      "both measured on arrival (which one is faster depends on n and on the machine's load)."),
 ]

@@ -14,6 +14,9 @@ import streamlit as st
 from rkcore.figures.style import VALIDATE_FIGURES_ENV, check_canonical
 
 from .guard import literal
+from .navigation import page_menu
+from .state import FIELDS, file_name_parts, recorded_settings, start_run, stored
+from .widgets import persistent_widget
 
 # At 1280x720 the page's first chart must start above the fold: a compact header (Streamlit's own top
 # padding is 6rem, its h1 2.75rem), formulas no wider than their column, captions that wrap.
@@ -55,9 +58,6 @@ PRESENTER_FONT_STEP = 4
 _run = threading.local()  # per script run (each session runs its script in its own thread)
 
 
-_SETTINGS_KEY = "_rk_page_settings"  # the sidebar's settings, for an st.fragment rerun (it skips the sidebar)
-
-
 def presenter() -> bool:
     """Whether presenter mode is on (the ``presenter`` field: URL ``presenter=true``, or its toggle).
     An st.fragment rerun may run in a new thread without page()'s per-run state: read the field then."""
@@ -67,8 +67,6 @@ def presenter() -> bool:
 
 
 def _presenter_from_url_or_session() -> bool:
-    from .state import FIELDS, stored
-
     if "presenter" in st.query_params:
         try:
             return bool(FIELDS["presenter"].parse(st.query_params["presenter"]))
@@ -80,15 +78,11 @@ def _presenter_from_url_or_session() -> bool:
 def page(title: str, intro: str | None = None, *, icon: str = ":material/scatter_plot:") -> None:
     """Set up a page: wide layout, projector-friendly CSS, the presenter toggle, title and a compact intro
     (navigation is app.py's). In presenter mode the sidebar starts collapsed and the type is larger."""
-    from .widgets import persistent_widget
-
     on = _presenter_from_url_or_session()
     st.set_page_config(page_title=f"{title} · Random Kernel Explorer", page_icon=icon, layout="wide",
                        initial_sidebar_state="collapsed" if on else "auto")
-    from .navigation import page_menu
-
     _run.formulas = None
-    _run.settings = {}
+    start_run()
     page_menu()
     _run.presenter = bool(persistent_widget(st.sidebar.toggle, key="presenter"))
     st.html(_CSS + (_PRESENTER_CSS if _run.presenter else ""))
@@ -292,13 +286,6 @@ def table(data: pd.DataFrame, name: str, *, caption: str | None = None, download
         _download(data, name, _slug(name))
 
 
-def record_settings(settings: dict) -> None:
-    """The settings this run's sidebar shows (called by :func:`rkapp.widgets.sidebar`): every CSV of the
-    page carries them."""
-    _run.settings = dict(settings)
-    st.session_state[_SETTINGS_KEY] = dict(settings)
-
-
 def csv_with_settings(data: pd.DataFrame, settings: dict) -> bytes:
     """The CSV with its settings as "# key = value" header lines (pandas: ``read_csv(f, comment="#")``)."""
     header = "".join(f"# {k} = {','.join(map(str, v)) if isinstance(v, tuple) else v}\n" for k, v in settings.items())
@@ -306,18 +293,13 @@ def csv_with_settings(data: pd.DataFrame, settings: dict) -> bytes:
 
 
 def csv_file_name(slug: str, settings: dict) -> str:
-    """``gram_difference_interactions_anova_m2_D256_seed0.csv``: the file name names the view."""
-    parts = [slug]
-    for key, prefix in (("dataset", ""), ("kernel", ""), ("degree", "m"), ("map", ""), ("distributions", ""),
-                        ("D", "D"), ("n", "n"), ("seed", "seed")):
-        if key in settings:
-            value = settings[key]
-            parts.append(prefix + ("+".join(value) if isinstance(value, tuple) else str(value)))
-    return re.sub(r"[^A-Za-z0-9_+.-]+", "-", "_".join(parts))[:150] + ".csv"
+    """``gram_difference_interactions_n200_anova_m2_rk_D256_seed0.csv``: the file name names the view with the
+    settings the table tags for file names (:func:`rkapp.state.file_name_parts`)."""
+    return re.sub(r"[^A-Za-z0-9_+.-]+", "-", "_".join([slug, *file_name_parts(settings)]))[:150] + ".csv"
 
 
 def _download(data: pd.DataFrame, name: str, slug: str) -> None:
-    settings = {"page": name, **getattr(_run, "settings", st.session_state.get(_SETTINGS_KEY, {}))}
+    settings = {"page": name, **recorded_settings()}
     st.download_button(f"Download data: {name} (CSV)", icon=":material/download:",
                        data=lambda: csv_with_settings(data, settings), file_name=csv_file_name(slug, settings),
                        mime="text/csv", key=f"download_{slug}", on_click="ignore")

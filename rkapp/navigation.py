@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 import re
+import threading
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -57,32 +58,29 @@ def find_page(*fragments: str) -> str | None:
     return None
 
 
+#: Whether this script run goes through :func:`run` (st.navigation): only then may st.page_link name every page.
+_navigation = threading.local()
+
+
 def run() -> None:
     """The app: Home and every page in the sidebar navigation; runs the chosen page."""
     home = st.Page(str(PAGES_DIR / HOME), title="Home", icon=":material/home:", default=True)
     pages = [st.Page(str(PAGES_DIR / e.file), title=e.title, url_path=e.url_path) for e in PAGES]
     # Streamlit's own page list is hidden (position "top" is overridden by the pages/ folder's sidebar list,
     # which pushed the settings 500 px down): page_menu() lists the pages in one collapsed row instead
-    st.navigation([home, *pages], position="hidden").run()
-
-
-def _registered_scripts() -> set[str]:
-    """The script files st.page_link may link to in this run: the pages of st.navigation, or of the
-    pages/ folder when a deep link runs a page directly; a page run alone (AppTest) has only itself."""
-    from streamlit.runtime.scriptrunner import get_script_run_ctx
-
-    ctx = get_script_run_ctx()
+    navigation = st.navigation([home, *pages], position="hidden")
+    _navigation.active = True
     try:
-        return {str(Path(p["script_path"]).resolve()) for p in ctx.pages_manager.get_pages().values()}
-    except Exception:  # noqa: BLE001 - internal API: without it, no menu (the pages stay reachable by URL)
-        return set()
+        navigation.run()
+    finally:
+        _navigation.active = False
 
 
 def page_menu() -> None:
     """The pages as links in a collapsed "Pages" menu at the top of the sidebar (one row tall, so the
-    settings a page needs, D and the seed included, sit near the top of the sidebar)."""
-    needed = {str((PAGES_DIR / name).resolve()) for name in (HOME, *(e.file for e in PAGES))}
-    if not needed <= _registered_scripts():
+    settings a page needs, D and the seed included, sit near the top of the sidebar). Only in a run of the
+    app (:func:`run`): a page script run alone (AppTest on one file) has no other pages to link to."""
+    if not getattr(_navigation, "active", False):
         return
     with st.sidebar.expander("Pages", icon=":material/menu:"):
         st.page_link(str(PAGES_DIR / HOME), label="Home", icon=":material/home:")

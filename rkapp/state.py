@@ -10,6 +10,7 @@ from __future__ import annotations
 import dataclasses
 import logging
 import math
+import threading
 from dataclasses import dataclass, field
 from typing import Any, Callable, Sequence
 
@@ -17,7 +18,9 @@ import streamlit as st
 
 from rkcore.data import datasets as rkdata
 from rkcore.maps.distributions import DISTRIBUTIONS
-from rkcore.teaching.foundations import PROJECTIONS
+from rkcore.teaching.compositional import DEDUP_MODES, PRESETS
+from rkcore.metrics import CURVE_METRICS
+from rkcore.teaching.foundations import EXPANSIONS, PROJECTIONS
 from rkcore.registry import KERNELS, MAPS, KernelSpec
 from rkcore.spec import DATASET_KEYS, FAMILY_SOURCES, dataset_label, kernel_spec_from_text, reproduce_code
 
@@ -53,6 +56,7 @@ class Field:
     view: bool = True                          # part of ViewSpec (shared sidebar) or page-specific
     page: str = ""                             # the page that owns a page-specific field
     help: str | None = None
+    file_tag: str | None = None                # names the field's value in CSV file names ("m" -> m3), None: not
 
     @property
     def parse(self) -> Callable[[str], Any]:
@@ -71,15 +75,29 @@ def _keys(mapping) -> Callable[[], list]:
     return lambda: list(mapping)
 
 
-def _page(page: str, *fields: tuple) -> list[Field]:
-    return [Field(name, default, view=False, page=page) for name, default in fields]
+def _choices(*values) -> Callable[[], list]:
+    return lambda: list(values)
+
+
+def _page(page: str, *fields: tuple | Field) -> list[Field]:
+    """A page's own settings: (name, default) pairs, or Fields with their choices and bounds."""
+    return [dataclasses.replace(f, view=False, page=page) if isinstance(f, Field) else Field(*f, view=False, page=page)
+            for f in fields]
+
+
+#: The ε grid of the Error bounds study: 1, 2, 5 per decade, exact decimal floats (they round-trip the URL).
+EPS_GRID = tuple(float(f"{m}e{k}") for k in range(-6, 0) for m in (1, 2, 5)) + (1.0,)
+#: Powers of two offered as D or d (strings: multiselect chips keep the order given).
+_POWERS = tuple(str(2 ** k) for k in range(2, 15))
+#: Fallback weight distribution: the registry's default for RK (its first), Rademacher (Lemma 4).
+DEFAULT_DISTRIBUTION = MAPS["rk"].distributions[0]
 
 
 NO_TARGET = ""  # the target field's "no target column" value
 
 _TABLE: list[Field] = [
     # ---- the shared sidebar (ViewSpec)
-    Field("dataset", "interactions", "Dataset", _keys(DATASET_KEYS), aliases=("ds",),
+    Field("dataset", "interactions", "Dataset", _keys(DATASET_KEYS), aliases=("ds",), file_tag="",
           help="Built-in sets need no files. Uploads and MovieLens are read locally."),
     Field("target", NO_TARGET, "Target column (labels)",
           help="The column holding the labels; the others are the features."),
@@ -87,9 +105,9 @@ _TABLE: list[Field] = [
           help="The folder holding u.data, u.user and u.item."),
     Field("normalization", "l1", "Row normalization", _keys(rkdata.NORMALIZATIONS), aliases=("norm",),
           help="The paper L1-normalizes so that R = max ||x||_1 = 1."),
-    Field("n", 200, "n (points)", min_value=2, max_value=5000, help="Number of data points shown (a seeded subsample)."),
-    Field("kernel", "anova", "Kernel family", _keys(KERNELS)),
-    Field("degree", 2, "Degree m", min_value=1, max_value=20, aliases=("m",),
+    Field("n", 200, "n (points)", min_value=2, max_value=5000, file_tag="n", help="Number of data points shown (a seeded subsample)."),
+    Field("kernel", "anova", "Kernel family", _keys(KERNELS), file_tag=""),
+    Field("degree", 2, "Degree m", min_value=1, max_value=20, aliases=("m",), file_tag="m",
           help="Itemset size / polynomial degree; at most d for itemset kernels."),
     Field("family", "custom", "Itemset family", _keys(FAMILY_SOURCES), aliases=("fam",)),
     Field("itemsets", "0,1; 2,3; 1,2,4", "Itemsets",
@@ -98,39 +116,82 @@ _TABLE: list[Field] = [
     Field("fields", "", "Fields",
           help='Groups of feature indices separated by "|", ranges allowed: "0-4 | 5-9". Empty: the '
                "dataset's own fields (e.g. MovieLens user | item), else the two halves of the features."),
-    Field("c", 1.0, "Offset c", min_value=0.0, max_value=1e6),
-    Field("gamma", 1.0, "Width γ", min_value=1e-6, max_value=1e6),
-    Field("map", "rk", "Feature map", _keys(MAPS)),
-    Field("distributions", ("rademacher",), "Weight distribution", _keys(DISTRIBUTIONS), aliases=("dist",),
+    Field("c", 1.0, "Offset c", min_value=0.0, max_value=1e6, file_tag="c"),
+    Field("gamma", 1.0, "Width γ", min_value=1e-6, max_value=1e6, file_tag="gamma"),
+    Field("map", "rk", "Feature map", _keys(MAPS), file_tag=""),
+    Field("distributions", (DEFAULT_DISTRIBUTION,), "Weight distribution", _keys(DISTRIBUTIONS), aliases=("dist",), file_tag="",
           help="Entries of the random vectors ω: zero mean, unit variance (Proposition 2)."),
-    Field("D", 256, "D (random features)", min_value=1, max_value=65536),
-    Field("seed", 0, "Seed", min_value=0, max_value=2**31 - 1),
+    Field("D", 256, "D (random features)", min_value=1, max_value=65536, file_tag="D"),
+    Field("seed", 0, "Seed", min_value=0, max_value=2**31 - 1, file_tag="seed"),
     # ---- the frame: presenter mode (larger type, sidebar collapsed, one chart per row) and the story's step
     Field("presenter", False, "Presenter mode", view=False,
           help="Larger type, sidebar collapsed, one chart per row: for a projector. Kept in the URL (presenter=true)."),
     Field("upload", "", "Uploaded file", view=False,
           help="The key of an uploaded file kept on the server (rkapp.uploads): a reload finds the file again."),
     Field("story_step", 1, "Story step", lambda: list(range(1, 6)), view=False, page="Story"),
-    # ---- page-specific settings (choices and bounds are given where the page draws them)
-    *_page("Gram matrices", ("gram_view", "pair")),
-    *_page("Error bounds", ("eb_eps", 1e-3), ("eb_delta", 0.05), ("eb_D", 256), ("eb_trials", 10)),
-    *_page("Distributions and variance", ("dv_mult", ("2", "4", "8", "16")), ("dv_trials", 10),
-           ("dv_vtrials", 100), ("dv_scrk", True), ("dv_exact", False)),
-    *_page("Timing", ("tm_maps", ("rk", "scrk")), ("tm_m", 2), ("tm_n", 1000), ("tm_d", ("128", "256", "512", "1024")),
-           ("tm_Dfix", "1024"), ("tm_D", ("256", "512", "1024", "2048")), ("tm_dfix", "256"), ("tm_rep", 5),
+    # ---- page-specific settings, with their choices and bounds (the pages draw them; labels stay with the page)
+    *_page("Gram matrices", Field("gram_view", "pair", options=_choices("pair", "difference", "entries"))),
+    *_page("Error bounds",
+           Field("eb_eps", 1e-3, options=_choices(*EPS_GRID)),
+           Field("eb_delta", 0.05, options=_choices(0.01, 0.05, 0.1, 0.2)),
+           Field("eb_D", 256, options=_choices(16, 32, 64, 128, 256, 512, 1024)),  # also the study's D
+           Field("eb_trials", 10, options=_choices(5, 10, 20, 50, 100, 200))),
+    *_page("Distributions and variance",
+           Field("dv_mult", ("2", "4", "8", "16"), options=_choices("1", "2", "4", "8", "16", "32")),
+           Field("dv_trials", 10, options=_choices(5, 10, 20, 50, 100)),
+           Field("dv_vtrials", 100, options=_choices(50, 100, 200, 500, 1000)),
+           ("dv_scrk", True), ("dv_exact", False)),
+    *_page("Timing",
+           Field("tm_maps", ("rk", "scrk"), options=_keys(MAPS)),
+           Field("tm_m", 2, min_value=1, max_value=5),
+           Field("tm_n", 1000, options=_choices(10, 50, 100, 200, 500, 1000, 2000)),
+           # the d swept and the D held fixed meanwhile, the D swept and the d held fixed meanwhile: named with
+           # sklearn's words for d and D (n_features, n_components); the old keys differed only by case
+           Field("tm_sweep_n_features", ("128", "256", "512", "1024"), options=_choices(*_POWERS[:-1]),
+                 aliases=("tm_d",)),
+           Field("tm_at_n_components", "1024", options=_choices(*_POWERS[2:]), aliases=("tm_Dfix",)),
+           Field("tm_sweep_n_components", ("256", "512", "1024", "2048"), options=_choices(*_POWERS[2:]),
+                 aliases=("tm_D",)),
+           Field("tm_at_n_features", "256", options=_choices(*_POWERS[:-1]), aliases=("tm_dfix",)),
+           Field("tm_rep", 5, options=_choices(1, 3, 5, 9)),
            ("tm_1t", True)),
-    *_page("Classifiers", ("cl_methods", ("kernel_svm", "fm", "rk", "scrk")), ("cl_mult", ("2", "4", "8", "16")),
-           ("cl_trials", 3), ("cl_xaxis", "linear")),
-    *_page("Kernel trick", ("kt_kind", "polynomial"), ("kt_m", 2), ("kt_dmax", 64), ("kt_n", 100)),
-    *_page("Random Fourier features", ("rff_bw", "median"), ("rff_gamma", 1.0), ("rff_Dmax", 4096), ("rff_trials", 5),
-           ("rff_metric", "rel_fro")),
-    *_page("Random projections", ("rp_vec", "phi"), ("rp_mmax", 1024), ("rp_trials", 10), ("rp_delta", 0.05),
-           ("rp_kinds", tuple(PROJECTIONS))),
-    *_page("Compositional kernels", ("ck_preset", "shallow"), ("ck_Dmax", 512), ("ck_trials", 4), ("ck_Dgram", 128),
-           ("ck_modes", ("none", "unbiased")), ("ck_metric", "rel_fro")),
+    *_page("Classifiers",
+           ("cl_methods", ("kernel_svm", "fm", "rk", "scrk")),  # choices: the registry's METHODS for the kernel
+           Field("cl_mult", ("2", "4", "8", "16"), options=_choices("1", "2", "4", "8", "16", "32")),
+           Field("cl_trials", 3, options=_choices(1, 2, 3, 5, 10)),
+           Field("cl_xaxis", "linear", options=_choices("linear", "log2"))),
+    *_page("Kernel trick",
+           Field("kt_kind", "polynomial", options=_keys(EXPANSIONS)),
+           Field("kt_m", 2, min_value=1, max_value=4),
+           ("kt_dmax", 64),  # choices depend on the expansion (the page's D_OPTIONS)
+           Field("kt_n", 100, min_value=10, max_value=1000)),
+    *_page("Random Fourier features",
+           Field("rff_bw", "median", options=_choices("median", "manual")),
+           Field("rff_gamma", 1.0, min_value=1e-6, max_value=1e6),
+           Field("rff_Dmax", 4096, options=_choices(256, 512, 1024, 2048, 4096, 8192, 16384)),
+           Field("rff_trials", 5, min_value=2, max_value=50),
+           Field("rff_metric", "rel_fro", options=_choices(*CURVE_METRICS))),
+    *_page("Random projections",
+           Field("rp_vec", "phi", options=_choices("phi", "raw")),
+           Field("rp_mmax", 1024, options=_choices(64, 128, 256, 512, 1024, 2048, 4096)),
+           Field("rp_trials", 10, min_value=2, max_value=100),
+           Field("rp_delta", 0.05, min_value=0.001, max_value=0.5),
+           Field("rp_kinds", tuple(PROJECTIONS), options=_keys(PROJECTIONS))),
+    *_page("Compositional kernels",
+           Field("ck_preset", "shallow", options=_keys(PRESETS)),
+           Field("ck_Dmax", 512, options=_choices(64, 128, 256, 512, 1024, 2048, 4096)),
+           Field("ck_trials", 4, min_value=2, max_value=40),
+           Field("ck_Dgram", 128, options=_choices(16, 32, 64, 128, 256, 512, 1024, 2048)),
+           Field("ck_modes", ("none", "unbiased"), options=_keys(DEDUP_MODES)),
+           Field("ck_metric", "rel_fro", options=_choices(*CURVE_METRICS))),
 ]
 
 FIELDS: dict[str, Field] = {f.name: f for f in _TABLE}
+
+
+def choices(name: str) -> tuple:
+    """The allowed values of a field, from the table (what its widget offers)."""
+    return tuple(FIELDS[name].options())
 #: old URL key -> field name (links shared before the keys became the field names)
 ALIASES: dict[str, str] = {alias: f.name for f in _TABLE for alias in f.aliases}
 assert len(FIELDS) == len(_TABLE) and not set(ALIASES) & set(FIELDS), "one name per field"
@@ -142,12 +203,12 @@ class _ViewMethods:
 
     @property
     def distribution(self) -> str:
-        return self.distributions[0] if self.distributions else "rademacher"
+        return self.distributions[0] if self.distributions else DEFAULT_DISTRIBUTION
 
     @property
     def map_distribution(self) -> str | None:
-        """The distribution to pass to make_map: only RK takes one, the others draw their own."""
-        return self.distribution if self.map == "rk" else None
+        """The distribution to pass to make_map: None for a map that draws its own (registry ``takes_distribution``)."""
+        return self.distribution if MAPS[self.map].takes_distribution else None
 
     def with_(self, **changes):
         return dataclasses.replace(self, **changes)
@@ -281,13 +342,51 @@ def write_url(f: Field, value) -> None:
 
 
 def apply_preset(values: dict, *, reset: bool = True) -> None:
-    """Set settings (field names, or old URL keys) after resetting the shared ones to their defaults."""
+    """Set settings (field names) after resetting the shared ones to their defaults. Old URL keys are for
+    shared links only: a preset written with one is refused, so presets use the table's names."""
+    unknown = [key for key in values if key not in FIELDS]
+    if unknown:
+        old = {key: ALIASES[key] for key in unknown if key in ALIASES}
+        raise ValueError(f"Unknown setting {unknown[0]!r}" + (f" (an old URL key: use {old[unknown[0]]!r})" if old
+                                                             else f"; known: {', '.join(FIELDS)}") + ".")
     if reset:
         for f in FIELDS.values():
             if f.view:
                 st.session_state.pop(_SHADOW + f.name, None)
-    for key, value in values.items():
-        name = ALIASES.get(key, key)
-        if name not in FIELDS:
-            raise ValueError(f"Unknown setting {key!r}; known: {', '.join(FIELDS)}.")
+    for name, value in values.items():
         store(name, tuple(value) if FIELDS[name].multi else value)
+
+
+# ============================================================================ the settings a run drew
+_SETTINGS_KEY = "_rk_page_settings"  # the sidebar's settings, for an st.fragment rerun (it skips the sidebar)
+_run = threading.local()  # per script run (each session runs its script in its own thread)
+
+
+def start_run() -> None:
+    """A page run begins (rkapp.layout.page): no settings drawn yet in this run."""
+    _run.settings = {}
+
+
+def record_settings(settings: dict) -> None:
+    """The settings this run's sidebar drew (rkapp.widgets.sidebar, in drawing order): every CSV of the page
+    carries them."""
+    _run.settings = dict(settings)
+    st.session_state[_SETTINGS_KEY] = dict(settings)
+
+
+def recorded_settings() -> dict:
+    """The settings recorded in this run; in an st.fragment rerun (a new thread, no sidebar run) the last
+    ones of the session."""
+    if hasattr(_run, "settings"):
+        return dict(_run.settings)
+    return dict(st.session_state.get(_SETTINGS_KEY, {}))
+
+
+def file_name_parts(settings: dict) -> list[str]:
+    """The settings that name a CSV file (the table's ``file_tag``), in table order: ["wine", "anova", "m3"]."""
+    parts = []
+    for name, f in FIELDS.items():
+        if f.file_tag is not None and name in settings:
+            value = settings[name]
+            parts.append(f.file_tag + ("+".join(map(str, value)) if isinstance(value, tuple) else str(value)))
+    return parts

@@ -22,9 +22,9 @@ from rkcore.base.limits import format_bytes
 
 from . import uploads
 from .guard import literal, show_error, show_warning
-from .layout import record_settings
 from .state import (
-    FIELDS, NO_TARGET, VIEW_FIELDS, ViewSpec, check, is_stored, quoted, read_url, store, stored, write_url,
+    DEFAULT_DISTRIBUTION, FIELDS, NO_TARGET, VIEW_FIELDS, ViewSpec, check, is_stored, quoted, read_url, record_settings,
+    store, stored, write_url,
 )
 
 
@@ -165,108 +165,99 @@ def sidebar(*, data: bool = True, n: bool = True, n_max: int = 5000, kernel: boo
             distributions: Literal["single", "multi"] | None = "single", D: bool = True, D_max: int = 65536,
             seed: bool = True) -> ViewSpec:
     """Draw the shared sidebar (the sections asked for) and return the view; hidden fields keep their
-    stored values. ``maps=True`` offers the maps of the chosen kernel, a list restricts them."""
+    stored values. ``maps=True`` offers the maps of the chosen kernel, a list restricts them. The fields it
+    draws, as drawn, are the settings every CSV of the page carries (header lines and file name)."""
     # the random-feature settings (D, the seed) go on top: they are what a lecturer changes live, and at
     # 1280x720 they are then on the first screen; they are drawn last (the maps depend on the kernel)
     features_box, data_box, kernel_box = st.sidebar.container(), st.sidebar.container(), st.sidebar.container()
-    sb = data_box
     values: dict[str, Any] = {name: stored(name) for name in VIEW_FIELDS}
     values["upload"] = None
+    drawn: dict[str, Any] = {}  # the fields this sidebar draws, as it draws them: the page's CSV settings
+
+    def draw(widget: Callable, label: str | None = None, *, key: str, **kwargs):
+        values[key] = drawn[key] = persistent_widget(widget, label, key=key, **kwargs)
+        return values[key]
 
     if data:
-        sb.header("Data")
-        values["dataset"] = persistent_widget(sb.selectbox, key="dataset", format_func=dataset_label)
-        if values["dataset"] in rkdata.BUILTIN:
-            sb.caption(literal(rkdata.BUILTIN[values["dataset"]].description))
-        elif values["dataset"] == UPLOAD:
-            values["upload"] = _upload_section(sb)
-            values["target"] = stored("target")
-        else:
-            values["movielens_path"] = persistent_widget(sb.text_input, key="movielens_path",
-                                                         placeholder="/path/to/ml-100k")
-        values["normalization"] = persistent_widget(sb.radio, key="normalization", format_func=NORM_LABELS.get,
-                                                    horizontal=True)
+        _data_section(data_box, values, drawn, draw)
     if n:
-        values["n"] = persistent_widget(sb.number_input, key="n", max_value=int(n_max), step=50)
+        draw(data_box.number_input, key="n", max_value=int(n_max), step=50)
     if kernel:
-        sb = kernel_box
-        sb.header("Kernel")
-        allowed = list(kernels) if kernels is not None else list(KERNELS)
-        values["kernel"] = persistent_widget(sb.selectbox, key="kernel", options=allowed,
-                                             format_func=lambda k: KERNELS[k].label)
-        if values["kernel"] == "itemset":
-            values["family"] = persistent_widget(sb.radio, key="family", format_func=FAMILY_SOURCES.get)
-            if values["family"] == "custom":
-                values["itemsets"] = persistent_widget(sb.text_input, key="itemsets")
-            else:
-                values["fields"] = persistent_widget(sb.text_input, key="fields",
-                                                     placeholder="the dataset's own fields")
-        if KERNELS[values["kernel"]].uses_degree or (values["kernel"] == "itemset" and values["family"] == "cross"):
-            values["degree"] = persistent_widget(sb.number_input, key="degree", step=1)
-        if values["kernel"] == "polynomial":
-            values["c"] = persistent_widget(sb.number_input, key="c", step=0.5)
-        if values["kernel"] == "rbf":
-            values["gamma"] = persistent_widget(sb.number_input, key="gamma", step=0.5, format="%.4g")
-    sb = features_box
+        _kernel_section(kernel_box, kernels, values, draw)
+    _features_section(features_box, maps, distributions, D, values, drawn, draw)
+    if D:
+        draw(features_box.number_input, key="D", max_value=int(D_max), step=64)
+    if seed:
+        draw(features_box.number_input, key="seed", step=1)
+    st.sidebar.caption(":material/link: The page URL holds these settings: copy it to share this exact view.")
+    if values["dataset"] != UPLOAD:
+        values["target"] = NO_TARGET
+        write_url(FIELDS["upload"], "")  # the file's key goes with the upload choice
+    record_settings(drawn)
+    return ViewSpec(**values)
+
+
+def _data_section(sb, values: dict, drawn: dict, draw: Callable) -> None:
+    sb.header("Data")
+    draw(sb.selectbox, key="dataset", format_func=dataset_label)
+    if values["dataset"] in rkdata.BUILTIN:
+        sb.caption(literal(rkdata.BUILTIN[values["dataset"]].description))
+    elif values["dataset"] == UPLOAD:
+        values["upload"] = _upload_section(sb)
+        values["target"] = stored("target")
+        if values["upload"]:  # the file's name stands for the dataset; the target column was drawn
+            drawn.update(dataset=values["upload"][0], target=values["target"])
+    else:
+        draw(sb.text_input, key="movielens_path", placeholder="/path/to/ml-100k")
+    draw(sb.radio, key="normalization", format_func=NORM_LABELS.get, horizontal=True)
+
+
+def _kernel_section(sb, kernels: Sequence[str] | None, values: dict, draw: Callable) -> None:
+    sb.header("Kernel")
+    allowed = list(kernels) if kernels is not None else list(KERNELS)
+    draw(sb.selectbox, key="kernel", options=allowed, format_func=lambda k: KERNELS[k].label)
+    if values["kernel"] == "itemset":
+        draw(sb.radio, key="family", format_func=FAMILY_SOURCES.get)
+        if values["family"] == "custom":
+            draw(sb.text_input, key="itemsets")
+        else:
+            draw(sb.text_input, key="fields", placeholder="the dataset's own fields")
+    if KERNELS[values["kernel"]].uses_degree or (values["kernel"] == "itemset" and values["family"] == "cross"):
+        draw(sb.number_input, key="degree", step=1)
+    if values["kernel"] == "polynomial":
+        draw(sb.number_input, key="c", step=0.5)
+    if values["kernel"] == "rbf":
+        draw(sb.number_input, key="gamma", step=0.5, format="%.4g")
+
+
+def _features_section(sb, maps: bool | Sequence[str], distributions: str | None, with_D: bool, values: dict,
+                      drawn: dict, draw: Callable) -> None:
+    """The map (of the chosen kernel's maps) and the weight distribution(s); D and the seed follow."""
     if maps:
         sb.header("Random features")
         supported = maps_for(KernelSpec(values["kernel"]))
         if not isinstance(maps, bool):
             supported = [k for k in supported if k in maps]
         if supported:
-            values["map"] = persistent_widget(sb.selectbox, key="map", options=supported,
-                                              format_func=lambda k: MAPS[k].label)
+            draw(sb.selectbox, key="map", options=supported, format_func=lambda k: MAPS[k].label)
         else:
             sb.warning(f"No feature map here approximates the {KERNELS[values['kernel']].label} kernel.")
-    elif D or distributions:
+    elif with_D or distributions:
         sb.header("Random features")
-    if distributions:
-        if distributions == "multi":
-            if len(stored("distributions")) < 2:
-                # a comparison page compares: the sidebar shows every distribution the page draws, not the
-                # one a single-choice page left behind (a link's own choice still wins, read in the widget)
-                store("distributions", tuple(DISTRIBUTIONS))
-            values["distributions"] = persistent_widget(sb.multiselect, "Weight distributions", key="distributions",
-                                                        format_func=lambda k: DISTRIBUTIONS[k].label)
-        else:
-            values["distributions"] = _single_distribution_widget(sb)
-        if values["map"] != "rk" and maps:
-            sb.caption(f"{MAPS[values['map']].label} draws its own randomness; the distribution applies to RK.")
-    if D:
-        values["D"] = persistent_widget(sb.number_input, key="D", max_value=int(D_max), step=64)
-    if seed:
-        values["seed"] = persistent_widget(sb.number_input, key="seed", step=1)
-    sb = st.sidebar
-    sb.caption(":material/link: The page URL holds these settings: copy it to share this exact view.")
-    if values["dataset"] != UPLOAD:
-        values["target"] = NO_TARGET
-        write_url(FIELDS["upload"], "")  # the file's key goes with the upload choice
-    record_settings(_shown_settings(values, data=data, n=n, kernel=kernel, maps=maps,
-                                    distributions=distributions, D=D, seed=seed))
-    return ViewSpec(**values)
-
-
-def _shown_settings(values: dict, **drawn) -> dict:
-    """The settings a page's sidebar drew, for the page's CSV files (hidden fields do not apply)."""
-    shown: dict[str, Any] = {}
-    if drawn["data"]:
-        shown["dataset"] = values["upload"][0] if values["dataset"] == UPLOAD and values["upload"] else values["dataset"]
-        shown["normalization"] = values["normalization"]
-    if drawn["n"]:
-        shown["n"] = values["n"]
-    if drawn["kernel"]:
-        shown["kernel"] = values["kernel"]
-        if KERNELS[values["kernel"]].uses_degree:
-            shown["degree"] = values["degree"]
-    if drawn["maps"]:
-        shown["map"] = values["map"]
-    if drawn["distributions"]:
-        shown["distributions"] = tuple(values["distributions"])
-    if drawn["D"]:
-        shown["D"] = values["D"]
-    if drawn["seed"]:
-        shown["seed"] = values["seed"]
-    return shown
+    if not distributions:
+        return
+    if distributions == "multi":
+        if len(stored("distributions")) < 2:
+            # a comparison page compares: the sidebar shows every distribution the page draws, not the
+            # one a single-choice page left behind (a link's own choice still wins, read in the widget)
+            store("distributions", tuple(DISTRIBUTIONS))
+        draw(sb.multiselect, "Weight distributions", key="distributions",
+             format_func=lambda k: DISTRIBUTIONS[k].label)
+    else:
+        values["distributions"] = drawn["distributions"] = _single_distribution_widget(sb)
+    if maps and not MAPS[values["map"]].takes_distribution:
+        takers = " and ".join(e.short_label for e in MAPS.values() if e.takes_distribution)
+        sb.caption(f"{MAPS[values['map']].label} draws its own randomness; the distribution applies to {takers}.")
 
 
 def _single_distribution_widget(box=None) -> tuple[str, ...]:
@@ -279,7 +270,7 @@ def _single_distribution_widget(box=None) -> tuple[str, ...]:
     for message in errors:
         show_error(message)
     kept = tuple(k for k in stored(f.name) if k in DISTRIBUTIONS)
-    st.session_state[f.name] = kept[0] if kept else "rademacher"
+    st.session_state[f.name] = kept[0] if kept else DEFAULT_DISTRIBUTION
     choice = (box or st.sidebar).selectbox(f.label, options=list(DISTRIBUTIONS), key=f.name,
                                   format_func=lambda k: DISTRIBUTIONS[k].label, on_change=_on_change_single,
                                   help=f.help)

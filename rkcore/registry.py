@@ -1,12 +1,14 @@
-"""The one table of names: kernels and random feature maps.
+"""The one table of names: kernels, random feature maps and the accuracy study's learners.
 
 The dashboard's widgets list these entries, URLs store their keys, the engines build
-from them and the tests iterate over them. A map is one :class:`MapEntry` carrying
-everything the app and the engines need: labels, the kernels and distributions it
+from them and the tests iterate over them. A map is one keyword-only :class:`MapEntry`
+carrying everything the app and the engines need: labels, the kernels and distributions it
 accepts, its complexity, the kernel it is timed on and its operation count (timing
-engine), whether and how a linear classifier uses it with its cost model (accuracy
-engine), and its colour. A missing field is an error when the entry is made, never a
-silent fallback to another map's numbers. :func:`register_map` adds an entry at run
+engine), its :class:`CostModel` (the run estimates of :mod:`rkcore.studies.costs` and the
+classifier's fit time), whether it is unbiased, whether and how a linear classifier uses
+it (accuracy engine), and its colour. A missing field is an error when the entry is made,
+never a silent fallback to another map's numbers. :data:`METHODS` lists the learners of
+the accuracy study (the exact ones and one per map offered to it). :func:`register_map` adds an entry at run
 time (tests do this with a toy map).
 
 Distributions live in :mod:`rkcore.maps.distributions` and the itemset-kernel vocabulary
@@ -16,6 +18,7 @@ both are re-exported here.
 from __future__ import annotations
 
 import re
+from collections.abc import Mapping
 from dataclasses import dataclass, field, replace
 from typing import Callable
 
@@ -33,7 +36,7 @@ from .base.validation import check_int
 
 __all__ = [
     "DISTRIBUTIONS", "ITEMSET_KERNELS", "ORDERED_KERNELS", "KERNELS", "MAPS", "KernelEntry", "KernelSpec",
-    "MapEntry", "check_degree_fits", "get_distribution", "get_kernel", "get_map", "make_map", "maps_for",
+    "MapEntry", "CostModel", "MethodEntry", "METHODS", "LEARNERS", "get_method", "check_degree_fits", "get_distribution", "get_kernel", "get_map", "make_map", "maps_for",
     "register_map", "unregister_map", "same_kernel", "polynomial_of", "anova_of",
 ]
 
@@ -179,31 +182,54 @@ def anova_of(spec: KernelSpec) -> KernelSpec:
 
 
 # ---------------------------------------------------------------------------- maps
-@dataclass(frozen=True)
+def _no_floats(n, d, D, m):
+    return 0
+
+
+@dataclass(frozen=True, kw_only=True)
+class CostModel:
+    """What fitting a map and transforming n rows with it does, in units free of the machine:
+    :mod:`rkcore.studies.costs` prices them with the machine's rates (random numbers per second, GEMM flop/s,
+    element-wise passes per second) and its bytes per float. Every callable takes numbers (or numpy
+    arrays) and returns a number; m is the degree."""
+
+    random_numbers: Callable  # (d, D, m) -> numbers drawn by fit (the weights)
+    gemm_flops: Callable  # (n, d, D, m) -> floating-point operations of transform's matrix products
+    elements: Callable  # (n, d, D, m) -> elements of transform's element-wise passes
+    stored_floats: Callable  # (d, D, m) -> floats the fitted map keeps
+    scratch_floats: Callable = _no_floats  # (n, d, D, m) -> transient floats of transform beyond X and Z
+    #: (n, d, D, m) -> rough seconds of one fit of a linear classifier on the map's features (the Classifiers
+    #: page's estimate before a run); None: not priced, so the map cannot be offered to the accuracy study
+    fit_seconds: Callable | None = None
+
+
+@dataclass(frozen=True, kw_only=True)
 class MapEntry:
     """One random feature map: what it approximates, what it costs, how to build it, how to draw it.
 
-    ``operations(d, D, m)`` is the per-sample operation count of ``transform`` without
-    constants (it must match ``time_complexity``; the Timing page compares slopes).
-    ``classifier_kernel`` maps a study kernel to the kernel a linear SVM on this map's
-    features approximates in the accuracy study (None: the map is not offered there);
-    ``fit_seconds(n, d, D, m)`` then estimates one fit + predict in seconds (the
-    Classifiers page's estimate before a run).
+    Keyword-only: ``MapEntry(key="toy", label=..., ...)``. ``operations(d, D, m)`` is the per-sample
+    operation count of ``transform`` without constants (it must match ``time_complexity``; the Timing
+    page compares slopes). ``cost`` prices a run before it runs (:mod:`rkcore.studies.costs`).
+    ``classifier_kernel`` maps a study kernel to the kernel a linear SVM on this map's features
+    approximates in the accuracy study (None: the map is not offered there; otherwise ``cost.fit_seconds``
+    is required). ``unbiased``: E[Z Zᵀ] is the kernel for every data set (the maps' unbiasedness tests
+    iterate over these; Nystroem is data-dependent and is not).
     """
 
     key: str
     label: str
     short_label: str
-    kernels: tuple[str, ...]  # kernel keys it approximates without bias
+    kernels: tuple[str, ...]  # kernel keys it approximates
     distributions: tuple[str, ...]  # weight distributions it accepts (first = default)
     time_complexity: str  # LaTeX, per sample
     memory_complexity: str  # LaTeX, parameters stored
     build: Callable  # (spec, n_components, distribution, random_state) -> unfitted estimator
     timing_kernel: str  # the kernel it is timed on (the one the paper pairs it with)
     operations: Callable  # (d, D, m) -> operations per sample (numpy arrays in, array out)
+    cost: CostModel
+    unbiased: bool
     color: str  # "#rrggbb", the same on every chart
     classifier_kernel: Callable | None = None  # study KernelSpec -> KernelSpec a linear SVM on it targets
-    fit_seconds: Callable | None = None  # (n, d, D, m) -> rough seconds of one classifier fit
     reference: str = ""
     notes: str = field(default="", compare=False)
 
@@ -217,8 +243,13 @@ class MapEntry:
             raise ValueError(f"Map {self.key!r}: timing_kernel {self.timing_kernel!r} is not one of its kernels.")
         if not _HEX_COLOR.match(self.color):
             raise ValueError(f"Map {self.key!r}: color must be '#rrggbb', got {self.color!r}.")
-        if self.classifier_kernel is not None and self.fit_seconds is None:
-            raise ValueError(f"Map {self.key!r} is offered to the accuracy study but has no fit_seconds cost model.")
+        if not isinstance(self.cost, CostModel):
+            raise ValueError(f"Map {self.key!r}: cost must be a CostModel, got {type(self.cost).__name__}.")
+        if not isinstance(self.unbiased, bool):
+            raise ValueError(f"Map {self.key!r}: unbiased must be True or False, got {self.unbiased!r}.")
+        if self.classifier_kernel is not None and self.cost.fit_seconds is None:
+            raise ValueError(f"Map {self.key!r} is offered to the accuracy study but its cost model has no "
+                             "fit_seconds.")
 
     @property
     def takes_distribution(self) -> bool:
@@ -262,35 +293,74 @@ def _log2(v):
     return np.log2(np.maximum(v, 2))
 
 
-# The fit_seconds models: rough seconds of one fit (+ prediction) on the 2-core machine, one BLAS
-# thread, fitted to runs on the built-in data (n_train = 100 ... 2000, d = 20, D = 40 ... 320) with
-# about 2x headroom; only for the estimate shown before a run.
+# The cost models' work counts: a map with weights draws d × D numbers (RK and RM one matrix per degree),
+# transforms with one n × d × D product per degree and about m² + 2 element-wise passes over n × D; SCRK
+# transforms with FFTs instead. The fit_seconds models: rough seconds of one fit (+ prediction) on the
+# 2-core machine, one BLAS thread, fitted to runs on the built-in data (n_train = 100 ... 2000, d = 20,
+# D = 40 ... 320) with about 2x headroom; only for the estimate shown before a run.
+def _per_degree_products(n, d, D, m):
+    return m * 2.0 * n * d * D
+
+
+def _power_passes(n, d, D, m):
+    return n * D * (m * m + 2)
+
+
+def _weights(d, D, m):
+    return d * D
+
+
+def _weights_per_degree(d, D, m):
+    return d * D * m
+
+
+_RK_COST = CostModel(random_numbers=_weights_per_degree, gemm_flops=_per_degree_products, elements=_power_passes,
+                     stored_floats=_weights, fit_seconds=lambda n, d, D, m: 1e-7 * n * D * max(d / 20, 1) + 0.003)
+_SCRK_COST = CostModel(random_numbers=_weights, gemm_flops=lambda n, d, D, m: 0.0,
+                       elements=lambda n, d, D, m: n * D * m * (4 + 2 * _log2(d)), stored_floats=_weights,
+                       fit_seconds=lambda n, d, D, m: 1.3e-7 * n * D * max(np.log2(d) / np.log2(20), 1) + 0.003)
+_TS_COST = CostModel(random_numbers=_weights, gemm_flops=_per_degree_products, elements=_power_passes,
+                     stored_floats=_weights, scratch_floats=lambda n, d, D, m: 2 * m * n * D,  # m complex FFTs
+                     fit_seconds=lambda n, d, D, m: 1.2e-7 * n * D + 0.003)
+_RM_COST = CostModel(random_numbers=_weights_per_degree, gemm_flops=_per_degree_products, elements=_power_passes,
+                     stored_floats=_weights_per_degree,
+                     fit_seconds=lambda n, d, D, m: 1e-7 * n * D * max(d / 20, 1) + 0.003)
+_RFF_COST = CostModel(random_numbers=_weights, gemm_flops=_per_degree_products, elements=_power_passes,
+                      stored_floats=_weights)
+_NYSTROEM_COST = CostModel(random_numbers=_weights, gemm_flops=_per_degree_products, elements=_power_passes,
+                           stored_floats=lambda d, D, m: d * D + D * D)  # the D × D normalization
+
 MAPS: dict[str, MapEntry] = {
     e.key: e
     for e in (
-        MapEntry("rk", "Random Kernel (RK)", "RK", ITEMSET_KERNELS, tuple(DISTRIBUTIONS),
-                 r"O(D\,d\,m)", r"O(D\,d)", _build_rk, "anova", lambda d, D, m: D * d * m, "#0072B2",
-                 same_kernel, lambda n, d, D, m: 1e-7 * n * D * max(d / 20, 1) + 0.003,
-                 "Atarashi, Maji & Oyama, AAAI-19, Algorithm 1"),
-        MapEntry("scrk", "Signed Circulant RK (SCRK)", "SCRK", ("anova",), ("rademacher",),
-                 r"O(m\,D \log d)", r"O(D)", _build_scrk, "anova", lambda d, D, m: m * D * _log2(d), "#E69F00",
-                 same_kernel, lambda n, d, D, m: 1.3e-7 * n * D * max(np.log2(d) / np.log2(20), 1) + 0.003,  # FFTs
-                 "Atarashi, Maji & Oyama, AAAI-19, Section 4"),
-        MapEntry("ts", "Tensor Sketch (TS)", "TS", POLYNOMIAL_KERNELS, ("rademacher",),
-                 r"O(m(d + D \log D))", r"O(m\,d)", _build_ts, "polynomial",
-                 lambda d, D, m: m * (d + D * _log2(D)), "#009E73",
-                 polynomial_of, lambda n, d, D, m: 1.2e-7 * n * D + 0.003,
-                 "Pham & Pagh, KDD 2013 (scikit-learn PolynomialCountSketch)"),
-        MapEntry("rm", "Random Maclaurin (RM)", "RM", POLYNOMIAL_KERNELS, ("rademacher",),
-                 r"O(D\,d\,m)", r"O(D\,d\,m)", _build_rm, "polynomial", lambda d, D, m: D * d * m, "#D55E00",
-                 polynomial_of, lambda n, d, D, m: 1e-7 * n * D * max(d / 20, 1) + 0.003,
-                 "Kar & Karnick, AISTATS 2012"),
-        MapEntry("rff", "Random Fourier features (RFF)", "RFF", ("rbf",), ("gaussian",),
-                 r"O(D\,d)", r"O(D\,d)", _build_rff, "rbf", lambda d, D, m: D * d, "#CC79A7",
-                 reference="Rahimi & Recht, NIPS 2008 (scikit-learn RBFSampler)"),
-        MapEntry("nystroem", "Nystroem", "Nystroem", POLYNOMIAL_KERNELS + ("rbf",), ("uniform",),
-                 r"O(D\,d + D^2)", r"O(D\,d + D^2)", _build_nystroem, "polynomial",
-                 lambda d, D, m: D * d + D * D, "#56B4E9",
+        MapEntry(key="rk", label="Random Kernel (RK)", short_label="RK", kernels=ITEMSET_KERNELS,
+                 distributions=tuple(DISTRIBUTIONS), time_complexity=r"O(D\,d\,m)", memory_complexity=r"O(D\,d)",
+                 build=_build_rk, timing_kernel="anova", operations=lambda d, D, m: D * d * m, cost=_RK_COST,
+                 unbiased=True, color="#0072B2", classifier_kernel=same_kernel,
+                 reference="Atarashi, Maji & Oyama, AAAI-19, Algorithm 1"),
+        MapEntry(key="scrk", label="Signed Circulant RK (SCRK)", short_label="SCRK", kernels=("anova",),
+                 distributions=("rademacher",), time_complexity=r"O(m\,D \log d)", memory_complexity=r"O(D)",
+                 build=_build_scrk, timing_kernel="anova", operations=lambda d, D, m: m * D * _log2(d),
+                 cost=_SCRK_COST, unbiased=True, color="#E69F00", classifier_kernel=same_kernel,
+                 reference="Atarashi, Maji & Oyama, AAAI-19, Section 4"),
+        MapEntry(key="ts", label="Tensor Sketch (TS)", short_label="TS", kernels=POLYNOMIAL_KERNELS,
+                 distributions=("rademacher",), time_complexity=r"O(m(d + D \log D))", memory_complexity=r"O(m\,d)",
+                 build=_build_ts, timing_kernel="polynomial", operations=lambda d, D, m: m * (d + D * _log2(D)),
+                 cost=_TS_COST, unbiased=True, color="#009E73", classifier_kernel=polynomial_of,
+                 reference="Pham & Pagh, KDD 2013 (scikit-learn PolynomialCountSketch)"),
+        MapEntry(key="rm", label="Random Maclaurin (RM)", short_label="RM", kernels=POLYNOMIAL_KERNELS,
+                 distributions=("rademacher",), time_complexity=r"O(D\,d\,m)", memory_complexity=r"O(D\,d\,m)",
+                 build=_build_rm, timing_kernel="polynomial", operations=lambda d, D, m: D * d * m,
+                 cost=_RM_COST, unbiased=True, color="#D55E00", classifier_kernel=polynomial_of,
+                 reference="Kar & Karnick, AISTATS 2012"),
+        MapEntry(key="rff", label="Random Fourier features (RFF)", short_label="RFF", kernels=("rbf",),
+                 distributions=("gaussian",), time_complexity=r"O(D\,d)", memory_complexity=r"O(D\,d)",
+                 build=_build_rff, timing_kernel="rbf", operations=lambda d, D, m: D * d, cost=_RFF_COST,
+                 unbiased=True, color="#CC79A7", reference="Rahimi & Recht, NIPS 2008 (scikit-learn RBFSampler)"),
+        MapEntry(key="nystroem", label="Nystroem", short_label="Nystroem", kernels=POLYNOMIAL_KERNELS + ("rbf",),
+                 distributions=("uniform",), time_complexity=r"O(D\,d + D^2)", memory_complexity=r"O(D\,d + D^2)",
+                 build=_build_nystroem, timing_kernel="polynomial", operations=lambda d, D, m: D * d + D * D,
+                 cost=_NYSTROEM_COST, unbiased=False, color="#56B4E9",
                  reference="Williams & Seeger, NIPS 2001 (scikit-learn Nystroem)",
                  notes="data-dependent: samples D training points; not an unbiased estimator"),
     )
@@ -345,3 +415,95 @@ def make_map(key: str, spec: KernelSpec, n_components: int, distribution: str | 
         )
     n_components = check_int(n_components, "n_components (D)")
     return entry.build(spec, n_components, distribution, random_state)
+
+
+# ---------------------------------------------------------------------------- learners of the accuracy study
+#: How a method is built (rkcore.studies.accuracy turns each kind into an estimator): the names of the learners.
+LEARNERS = ("kernel_svm", "factorization_machine", "all_subsets_model", "linear_svm_on_map", "sparse_random_features")
+
+
+@dataclass(frozen=True, kw_only=True)
+class MethodEntry:
+    """One learner of the accuracy study: the kernel it targets, what it costs, how it is drawn, and the kind
+    of estimator it is (``learner``, one of :data:`LEARNERS`; the accuracy engine builds it). Pure metadata:
+    the figures and the CLI read it without importing the engine."""
+
+    key: str
+    label: str
+    uses_D: bool  # has a number of random features D
+    randomized: bool  # results depend on the trial's seed (else run once)
+    kernel_of: Callable[[KernelSpec], KernelSpec]  # study kernel -> the kernel this method targets
+    learner: str
+    fit_seconds: Callable  # (n, d, D, m) -> rough seconds of one fit (the page's estimate before a run)
+    color: str  # "#rrggbb" in the accuracy and time charts
+    requires: tuple[str, ...] = ()  # study kernels it needs (empty: any)
+
+    def __post_init__(self):
+        if self.learner not in LEARNERS:
+            raise ValueError(f"Method {self.key!r}: learner must be one of {', '.join(LEARNERS)}; got {self.learner!r}.")
+        if not _HEX_COLOR.match(self.color):
+            raise ValueError(f"Method {self.key!r}: color must be '#rrggbb', got {self.color!r}.")
+
+
+def _all_subsets_of(spec: KernelSpec) -> KernelSpec:
+    return KernelSpec("all_subsets")
+
+
+# Rough seconds of one fit (+ prediction) on the 2-core machine, one BLAS thread, fitted to runs on the
+# built-in data (n_train = 100 ... 2000, d = 20, D = 40 ... 320) with about 2x headroom. The linear
+# SVMs on random features take theirs from the map's cost model (CostModel.fit_seconds).
+_EXACT_METHODS = (
+    MethodEntry(key="kernel_svm", label="Kernel SVM (exact)", uses_D=False, randomized=False, kernel_of=same_kernel,
+                learner="kernel_svm", fit_seconds=lambda n, d, D, m: 4e-8 * n * n * max(d / 20, 1) + 0.002,
+                color="#000000"),
+    MethodEntry(key="poly_svm", label="Kernel SVM (polynomial)", uses_D=False, randomized=False,
+                kernel_of=polynomial_of, learner="kernel_svm",
+                fit_seconds=lambda n, d, D, m: 2e-7 * n * n * max(d / 20, 1) + 0.002, color="#555555"),
+    MethodEntry(key="fm", label="Factorization machine", uses_D=False, randomized=True, kernel_of=anova_of,
+                learner="factorization_machine", fit_seconds=lambda n, d, D, m: 2e-6 * n * d * m + 0.01,
+                color="#CC79A7"),
+    MethodEntry(key="all_subsets_model", label="All-subsets model", uses_D=False, randomized=True,
+                kernel_of=_all_subsets_of, learner="all_subsets_model",
+                fit_seconds=lambda n, d, D, m: 1e-5 * n * d + 0.01, color="#8C564B"),
+)
+_SPARSE_RF = MethodEntry(key="sparse_rf", label="Sparse RF (l1, RK)", uses_D=True, randomized=True,
+                         kernel_of=same_kernel, learner="sparse_random_features",
+                         fit_seconds=lambda n, d, D, m: 1e-6 * n * D ** 1.5 / 10 + 0.02, color="#56B4E9")
+
+
+def _map_method(entry: MapEntry) -> MethodEntry:
+    """A linear SVM on the features of a registry map (entries with a classifier_kernel)."""
+    # on the study kernel itself, the study kernel must be one the map approximates
+    requires = entry.kernels if entry.classifier_kernel is same_kernel else ()
+    return MethodEntry(key=entry.key, label=f"Linear SVM + {entry.short_label}", uses_D=True, randomized=True,
+                       kernel_of=entry.classifier_kernel, learner="linear_svm_on_map",
+                       fit_seconds=entry.cost.fit_seconds, color=entry.color, requires=requires)
+
+
+class MethodTable(Mapping):
+    """The learners of the study, keyed as in the paper: the exact learners, one linear SVM per
+    registry map that has a ``classifier_kernel`` (so a map registered at run time appears), and
+    sparse random features. Read-only; look-ups of unknown keys raise KeyError."""
+
+    def _methods(self) -> dict[str, MethodEntry]:
+        maps = [_map_method(e) for e in MAPS.values() if e.classifier_kernel is not None]
+        return {m.key: m for m in (*_EXACT_METHODS, *maps, _SPARSE_RF)}
+
+    def __getitem__(self, key: str) -> MethodEntry:
+        return self._methods()[key]
+
+    def __iter__(self):
+        return iter(self._methods())
+
+    def __len__(self) -> int:
+        return len(self._methods())
+
+
+METHODS = MethodTable()
+
+
+def get_method(key: str) -> MethodEntry:
+    try:
+        return METHODS[key]
+    except (KeyError, TypeError):
+        raise ValueError(f"Unknown method {key!r}; allowed: {', '.join(map(repr, METHODS))}.") from None

@@ -34,6 +34,11 @@ from typing import Callable, Iterator, Mapping
 
 import numpy as np
 
+#: Heatmap cells per side sent to the browser (the engine block-averages larger matrices to it): a 1280-px
+#: screen shows a heatmap ~400 px wide, so 120 cells are 3+ px each; three heatmaps of 120² are 43k numbers
+#: (at 250² they were 190k and took seconds to draw).
+HEATMAP_SIDE = 120
+
 __all__ = [
     "Admission", "CostEstimate", "Ticket", "check_allocation", "estimate_cost", "format_bytes", "max_size_within",
     "memory_budget", "memory_budget_set", "nbytes", "physical_memory", "require_memory", "server_memory",

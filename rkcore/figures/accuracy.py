@@ -15,7 +15,7 @@ import numpy as np
 import pandas as pd
 import plotly.graph_objects as go
 
-from ..studies.accuracy import get_method
+from ..registry import get_method
 from .style import FONT_SIZE, figure, log_ticks, plotly_text, rgba
 
 REFERENCE_DASH = {"kernel_svm": "dash", "poly_svm": "dashdot", "fm": "dot", "all_subsets_model": "longdash"}

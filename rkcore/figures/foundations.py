@@ -12,13 +12,11 @@ import numpy as np
 import pandas as pd
 import plotly.graph_objects as go
 
+from ..metrics import CURVE_METRICS, metric_labels
+from ..teaching.foundations import PROJECTIONS
 from .style import LEGEND_BELOW, PALETTE, figure, log_ticks, plotly_text, rgba
 
-METRIC_LABELS = {
-    "rel_fro": "relative error ‖K̂ − K‖ / ‖K‖ (Frobenius)",  # no "_F": it reads as raw markup
-    "max_abs": "max entry error max |K̂ − K|",
-    "mean_abs": "mean entry error mean |K̂ − K|",
-}
+METRIC_LABELS = metric_labels(CURVE_METRICS)  # the curves' error measures, labelled by rkcore.metrics
 
 
 def metric_axis_title(metric: str) -> str:
@@ -268,8 +266,6 @@ def rff_note(summary: pd.DataFrame) -> str:
 def projection_note(summary: pd.DataFrame, delta: float, share: float) -> str:
     """The Random projections page's "what to notice" from its summary table (:func:`distortion_summary`
     columns kind, m, q_low, median, q_high, outside) and the median largest-coordinate share it shows."""
-    from ..teaching.foundations import PROJECTIONS
-
     parts = []
     for kind, sub in summary.groupby("kind", sort=False):
         sub = sub.sort_values("m")

@@ -2,7 +2,7 @@
 
 Pure functions of arrays / tidy DataFrames (from :mod:`rkcore.studies.gram`). The heatmaps draw the
 matrices they are given: the engine averages matrices larger than
-:data:`rkcore.studies.gram.MAX_HEATMAP_SIDE` over b x b blocks (:func:`rkcore.studies.gram.block_average`)
+:data:`rkcore.base.limits.HEATMAP_SIDE` cells per side over b x b blocks (:func:`rkcore.studies.gram.block_average`)
 and passes ``block=b`` and the number of points ``n``, so the title says so and the axes stay
 in units of the data point index i, j (block centers when averaged).
 
@@ -10,10 +10,6 @@ Traces and layouts are plain dicts in plotly's canonical form, built once by
 :func:`rkcore.figures.style.figure` (no per-property validation: the page redraws them on every rerun).
 """
 from __future__ import annotations
-
-#: Heatmap cells per side sent to the browser: a 1280-px screen shows a heatmap ~400 px wide, so 120 cells
-#: are 3+ px each; three heatmaps of 120² are 43k numbers (at 250² they were 190k and took seconds to draw).
-DISPLAY_HEATMAP_SIDE = 120
 
 import numpy as np
 import pandas as pd

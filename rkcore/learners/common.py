@@ -4,14 +4,44 @@ from __future__ import annotations
 import numpy as np
 import scipy.sparse as sp
 from scipy.special import expit
+from sklearn.base import ClassifierMixin
 from sklearn.preprocessing import LabelEncoder
 from sklearn.utils.multiclass import check_classification_targets
+from sklearn.utils.validation import check_is_fitted
 
 from ..registry import KernelSpec
 
 
 LOSSES = ("squared_hinge", "logistic")
 CLASSIFIERS = ("linear_svc", "logistic")
+
+
+# ----------------------------------------------------------------------------- the learners' predict
+class ScoreClassifierMixin(ClassifierMixin):
+    """``predict`` from ``decision_function``, once for every learner: two classes, a score > 0 predicts
+    ``classes_[1]``; more classes, :meth:`_predict_multiclass` (the largest of one score per class, unless
+    the learner votes otherwise)."""
+
+    def predict(self, X):
+        """Predict class labels.
+
+        Parameters
+        ----------
+        X : {array-like, sparse matrix} of shape (n_samples, n_features)
+            The samples.
+
+        Returns
+        -------
+        y_pred : ndarray of shape (n_samples,)
+            Predicted labels, taken from ``classes_``.
+        """
+        check_is_fitted(self)
+        if len(self.classes_) > 2:
+            return self._predict_multiclass(X)
+        return self.classes_[(self.decision_function(X) > 0).astype(np.intp)]
+
+    def _predict_multiclass(self, X) -> np.ndarray:
+        return self.classes_[np.argmax(self.decision_function(X), axis=1)]
 
 
 # ----------------------------------------------------------------------------- helpers

@@ -8,7 +8,7 @@ import numpy as np
 import scipy.sparse as sp
 from scipy.optimize import minimize
 from scipy.special import expit
-from sklearn.base import BaseEstimator, ClassifierMixin, _fit_context
+from sklearn.base import BaseEstimator, _fit_context
 from sklearn.exceptions import ConvergenceWarning
 from sklearn.utils import check_random_state
 from sklearn.utils._param_validation import Interval, StrOptions
@@ -18,11 +18,11 @@ from sklearn.utils.validation import _check_sample_weight, check_is_fitted, vali
 from ..kernels.itemsets import check_degree_fits
 from ..kernels.exact import (_abs_max, _max_nnz_per_row, elementary_from_power_sums, elementary_pairs, may_overflow,
                        newton_is_safe, rounding_gamma, row_blocks)
-from .common import _binary_labels, _check_finite_decision, _loss_and_derivative, LOSSES, _rmatmul
+from .common import ScoreClassifierMixin, _binary_labels, _check_finite_decision, _loss_and_derivative, LOSSES, _rmatmul
 
 
 # ----------------------------------------------------------------------------- factorized models
-class _LBFGSBinaryClassifier(ClassifierMixin, BaseEstimator):
+class _LBFGSBinaryClassifier(ScoreClassifierMixin, BaseEstimator):
     """Shared machinery: labels, sample weights, L-BFGS-B with history and convergence report.
 
     Subclasses provide ``_prepare(X)`` (data in the form the model needs),
@@ -133,22 +133,6 @@ class _LBFGSBinaryClassifier(ClassifierMixin, BaseEstimator):
         f = self._decision(self._prepare(X))
         _check_finite_decision(f, type(self).__name__)
         return f
-
-    def predict(self, X):
-        """Predict class labels.
-
-        Parameters
-        ----------
-        X : {array-like, sparse matrix} of shape (n_samples, n_features)
-            The samples.
-
-        Returns
-        -------
-        y_pred : ndarray of shape (n_samples,)
-            Predicted labels, taken from ``classes_``.
-        """
-        check_is_fitted(self)
-        return self.classes_[(self.decision_function(X) > 0).astype(np.intp)]
 
     @available_if(lambda self: self.loss == "logistic")
     def predict_proba(self, X):

@@ -4,7 +4,7 @@ from __future__ import annotations
 from numbers import Integral, Real
 
 import numpy as np
-from sklearn.base import BaseEstimator, ClassifierMixin, _fit_context
+from sklearn.base import BaseEstimator, _fit_context
 from sklearn.svm import SVC
 from sklearn.utils._param_validation import Interval, StrOptions
 from sklearn.utils.multiclass import check_classification_targets
@@ -13,7 +13,7 @@ from sklearn.utils.validation import check_is_fitted, validate_data
 from ..kernels.itemsets import check_degree_fits
 from ..kernels.exact import BLOCK_BYTES, row_blocks
 from ..registry import KernelSpec
-from .common import _spec_or_default
+from .common import ScoreClassifierMixin, _spec_or_default
 
 
 # ----------------------------------------------------------------------------- kernel SVM
@@ -58,7 +58,7 @@ def exact_gram(spec: KernelSpec, A, B=None, block_size: int | None = None) -> np
     return out
 
 
-class ExactKernelSVC(ClassifierMixin, BaseEstimator):
+class ExactKernelSVC(ScoreClassifierMixin, BaseEstimator):
     r"""Kernel SVM on an exact kernel of the registry (libsvm, precomputed Gram matrices).
 
     .. math::
@@ -208,22 +208,8 @@ class ExactKernelSVC(ClassifierMixin, BaseEstimator):
             parts = self._blockwise(X, lambda K: self.svc_.decision_function(self._full_columns(K)))
         return np.concatenate(parts)
 
-    def predict(self, X):
-        """Predict class labels.
-
-        Parameters
-        ----------
-        X : {array-like, sparse matrix} of shape (n_samples, n_features)
-            The samples.
-
-        Returns
-        -------
-        y_pred : ndarray of shape (n_samples,)
-            Predicted labels, taken from ``classes_``.
-        """
-        check_is_fitted(self)
-        if len(self.classes_) == 2:
-            return self.classes_[(self.decision_function(X) > 0).astype(np.intp)]
+    def _predict_multiclass(self, X) -> np.ndarray:
+        # more classes: SVC's one-vs-one vote (ScoreClassifierMixin.predict handles two)
         return np.concatenate(self._blockwise(X, lambda K: self.svc_.predict(self._full_columns(K))))
 
     def __sklearn_tags__(self):

@@ -4,7 +4,7 @@ from __future__ import annotations
 from numbers import Integral, Real
 
 import numpy as np
-from sklearn.base import BaseEstimator, ClassifierMixin, _fit_context
+from sklearn.base import BaseEstimator, _fit_context
 from sklearn.linear_model import LogisticRegression
 from sklearn.multiclass import OneVsRestClassifier
 from sklearn.preprocessing import LabelEncoder
@@ -17,11 +17,11 @@ from sklearn.utils.validation import check_is_fitted, validate_data
 from ..maps.distributions import DISTRIBUTIONS
 from ..kernels.itemsets import check_degree_fits
 from ..registry import MAPS, KernelSpec, make_map
-from .common import _loss_and_derivative, LOSSES, _spec_or_default
+from .common import ScoreClassifierMixin, _loss_and_derivative, LOSSES, _spec_or_default
 
 
 # ----------------------------------------------------------------------------- sparse random features
-class SparseRandomFeatureClassifier(ClassifierMixin, BaseEstimator):
+class SparseRandomFeatureClassifier(ScoreClassifierMixin, BaseEstimator):
     r"""Sparse Random Features (Yen, Lin, Lin, Ravikumar & Dhillon, NIPS 2014, Algorithm 1).
 
     Fully corrective randomized coordinate descent on the l1-regularized problem
@@ -251,24 +251,6 @@ class SparseRandomFeatureClassifier(ClassifierMixin, BaseEstimator):
         """
         scores = self.transform_kept(X) @ self.coef_.T + self.intercept_
         return scores.ravel() if scores.shape[1] == 1 else scores
-
-    def predict(self, X):
-        """Predict class labels.
-
-        Parameters
-        ----------
-        X : {array-like, sparse matrix} of shape (n_samples, n_features)
-            The samples.
-
-        Returns
-        -------
-        y_pred : ndarray of shape (n_samples,)
-            Predicted labels, taken from ``classes_``.
-        """
-        scores = self.decision_function(X)
-        if scores.ndim == 1:
-            return self.classes_[(scores > 0).astype(np.intp)]
-        return self.classes_[np.argmax(scores, axis=1)]
 
     def __sklearn_tags__(self):
         tags = super().__sklearn_tags__()

@@ -41,7 +41,6 @@ import math
 import sys
 import time
 from collections.abc import Mapping
-from dataclasses import dataclass
 from pathlib import Path
 from typing import Callable, Sequence
 
@@ -62,7 +61,8 @@ from ..learners import (
     random_feature_pipeline,
 )
 from ..data.datasets import load_builtin, load_csv, load_libsvm, load_movielens, normalize
-from ..registry import KERNELS, MAPS, KernelSpec, MapEntry, anova_of, polynomial_of, same_kernel
+from ..registry import KERNELS, METHODS, KernelSpec, get_method
+from ..registry import MethodEntry as Method  # the old name, still importable
 from ..base.validation import check_int
 
 DEFAULT_C_GRID = (0.1, 1.0, 10.0, 100.0, 1000.0)
@@ -123,74 +123,26 @@ def _nonzero_features(est, D) -> int:
     return int(est.n_nonzero_)
 
 
-@dataclass(frozen=True)
-class Method:
-    """One learner of the study: what kernel it targets, how to build it, what it costs, how to draw it."""
-
-    key: str
-    label: str
-    uses_D: bool  # has a number of random features D
-    randomized: bool  # results depend on the trial's seed (else run once)
-    kernel_of: Callable[[KernelSpec], KernelSpec]  # study kernel -> the kernel this method targets
-    build: Callable  # (spec, D, C, n_train, seed, params) -> unfitted estimator
-    model_size: Callable  # (fitted estimator, D) -> support vectors / rank / D / non-zero features
-    fit_seconds: Callable  # (n, d, D, m) -> rough seconds of one fit (the page's estimate before a run)
-    color: str  # "#rrggbb" in the accuracy and time charts
-    requires: tuple[str, ...] = ()  # study kernels it needs (empty: any)
+#: The kinds of learner (MethodEntry.learner) as estimators: (build, model size).
+_LEARNERS: dict[str, tuple[Callable, Callable]] = {
+    "kernel_svm": (_svm, _support_vectors),
+    "factorization_machine": (_fm, _rank),
+    "all_subsets_model": (_all_subsets_model, _rank),
+    "sparse_random_features": (_sparse_rf, _nonzero_features),
+}
 
 
-# Rough seconds of one fit (+ prediction) on the 2-core machine, one BLAS thread, fitted to runs on the
-# built-in data (n_train = 100 ... 2000, d = 20, D = 40 ... 320) with about 2x headroom. The linear
-# SVMs on random features take theirs from the map's registry entry (MapEntry.fit_seconds).
-_EXACT_METHODS = (
-    Method("kernel_svm", "Kernel SVM (exact)", False, False, same_kernel, _svm, _support_vectors,
-           lambda n, d, D, m: 4e-8 * n * n * max(d / 20, 1) + 0.002, "#000000"),
-    Method("poly_svm", "Kernel SVM (polynomial)", False, False, polynomial_of, _svm, _support_vectors,
-           lambda n, d, D, m: 2e-7 * n * n * max(d / 20, 1) + 0.002, "#555555"),
-    Method("fm", "Factorization machine", False, True, anova_of, _fm, _rank,
-           lambda n, d, D, m: 2e-6 * n * d * m + 0.01, "#CC79A7"),
-    Method("all_subsets_model", "All-subsets model", False, True, lambda spec: KernelSpec("all_subsets"),
-           _all_subsets_model, _rank, lambda n, d, D, m: 1e-5 * n * d + 0.01, "#8C564B"),
-)
-_SPARSE_RF = Method("sparse_rf", "Sparse RF (l1, RK)", True, True, same_kernel, _sparse_rf, _nonzero_features,
-                    lambda n, d, D, m: 1e-6 * n * D ** 1.5 / 10 + 0.02, "#56B4E9")
+def _build(method: Method, spec, D, C, n_train, seed, params):
+    """The unfitted estimator of a method (a linear SVM on a map's features is built from the map's key)."""
+    if method.learner == "linear_svm_on_map":
+        return _linear_on(method.key)(spec, D, C, n_train, seed, params)
+    return _LEARNERS[method.learner][0](spec, D, C, n_train, seed, params)
 
 
-def _map_method(entry: MapEntry) -> Method:
-    """A linear SVM on the features of a registry map (entries with a classifier_kernel)."""
-    # on the study kernel itself, the study kernel must be one the map approximates
-    requires = entry.kernels if entry.classifier_kernel is same_kernel else ()
-    return Method(entry.key, f"Linear SVM + {entry.short_label}", True, True, entry.classifier_kernel,
-                  _linear_on(entry.key), _n_features, entry.fit_seconds, entry.color, requires=requires)
-
-
-class MethodTable(Mapping):
-    """The learners of the study, keyed as in the paper: the exact learners, one linear SVM per
-    registry map that has a ``classifier_kernel`` (so a map registered at run time appears), and
-    sparse random features. Read-only; look-ups of unknown keys raise KeyError."""
-
-    def _methods(self) -> dict[str, Method]:
-        maps = [_map_method(e) for e in MAPS.values() if e.classifier_kernel is not None]
-        return {m.key: m for m in (*_EXACT_METHODS, *maps, _SPARSE_RF)}
-
-    def __getitem__(self, key: str) -> Method:
-        return self._methods()[key]
-
-    def __iter__(self):
-        return iter(self._methods())
-
-    def __len__(self) -> int:
-        return len(self._methods())
-
-
-METHODS = MethodTable()
-
-
-def get_method(key: str) -> Method:
-    try:
-        return METHODS[key]
-    except (KeyError, TypeError):
-        raise ValueError(f"Unknown method {key!r}; allowed: {', '.join(map(repr, METHODS))}.") from None
+def _model_size(method: Method, est, D) -> int:
+    if method.learner == "linear_svm_on_map":
+        return _n_features(est, D)
+    return _LEARNERS[method.learner][1](est, D)
 
 
 def estimate_seconds(method_keys: Sequence[str], n_train: int, n_test: int, d: int, D_list, degree: int) -> pd.DataFrame:
@@ -306,7 +258,7 @@ def check_study(methods: Sequence[str], kernel: KernelSpec, n_features: int, n_c
         if spec.name in ("anova", "up_to", "polynomial") and spec.degree > n_features and spec.name != "polynomial":
             raise ValueError(f"{method.key}: degree {spec.degree} exceeds the number of features d = {n_features}.")
         try:
-            est = method.build(spec, max(Ds) if method.uses_D else None, 1.0, 100, 0, params.get(method.key, {}))
+            est = _build(method, spec, max(Ds) if method.uses_D else None, 1.0, 100, 0, params.get(method.key, {}))
             for step in ([s for _, s in est.steps] if isinstance(est, Pipeline) else [est]):
                 step._validate_params()
         except (TypeError, ValueError) as exc:
@@ -460,7 +412,7 @@ def accuracy_study(dataset_or_XY, methods: Sequence[str], n_components_list: Seq
             notify(len(rows), f"validating C for {method.label}" + (f" D={D}" if D else ""))
             records = []
             for C in C_grid:
-                est = method.build(method.kernel_of(kernel), D, C, n_train, seed0, params.get(method.key, {}))
+                est = _build(method, method.kernel_of(kernel), D, C, n_train, seed0, params.get(method.key, {}))
                 pred = est.fit(X_tr, y_tr).predict(X_va)
                 records.append({"selection": method.key, "kernel": method.kernel_of(kernel).label(),
                                 "D": np.nan if D is None else D, "C": C, **_scores(y_va, pred)})
@@ -538,7 +490,7 @@ def _fit_and_score(method_key: str, kernel: KernelSpec, D, C: float, n_train: in
     """Build, fit and test one (method, D, trial); times measured here, where it runs."""
     method = get_method(method_key)
     spec = method.kernel_of(kernel)
-    est = method.build(spec, D, C, n_train, seed, params)
+    est = _build(method, spec, D, C, n_train, seed, params)
     start = time.perf_counter()
     est.fit(X_train, y_train)
     train_seconds = time.perf_counter() - start
@@ -551,7 +503,7 @@ def _fit_and_score(method_key: str, kernel: KernelSpec, D, C: float, n_train: in
         "accuracy": float(np.mean(pred == y_test)),
         "balanced_accuracy": float(balanced_accuracy_score(y_test, pred)),
         "train_seconds": train_seconds, "test_seconds": test_seconds,
-        "C": C, "model_size": method.model_size(est, D), "n_train": n_train, "n_test": len(y_test),
+        "C": C, "model_size": _model_size(method, est, D), "n_train": n_train, "n_test": len(y_test),
     }
 
 

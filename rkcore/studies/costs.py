@@ -3,7 +3,7 @@ view computes, before it computes it. Arithmetic (no streamlit, nothing proporti
 allocated), so a page can estimate a run, refuse it, or search the largest settings that fit.
 
 The constants are single-thread rates of the 2-core server on a quiet machine (the pages limit BLAS
-to one thread), fitted per model to the CPU time of the runs of ``benchmarks/bench_run_estimates.py``.
+to one thread), fitted per model to the CPU time of the runs of ``benchmarks/studies/bench_run_estimates.py``.
 :func:`section` multiplies every estimate by :func:`estimate_factor`: 1 (the calibration machine), or
 ``RKCORE_SPEED_FACTOR`` on a slower or faster host. Never by the load now: a momentary spike of a
 probe took students' charts away (issue 26); the server's queue (rkcore.base.limits.Admission) is what
@@ -21,13 +21,18 @@ import threading
 import time
 from dataclasses import dataclass
 
+import numpy as np
+from threadpoolctl import threadpool_limits  # a dependency of scikit-learn
+
 from .accuracy import estimate_seconds as accuracy_estimate_seconds
 from .accuracy import total_seconds as accuracy_total_seconds
+from ..kernels.fastpaths import GRAM_GROUP, GROUP_ROUNDINGS, _products_within_contract
 from ..kernels.itemsets import MAX_ENUMERATION
 from ..base.limits import format_bytes, nbytes
+from ..registry import get_map, get_method
 from .timing import estimate_seconds as timing_estimate_seconds
 
-# Calibrated by benchmarks/bench_run_estimates.py on the 2-core machine at speed factor 1 (quiet): each
+# Calibrated by benchmarks/studies/bench_run_estimates.py on the 2-core machine at speed factor 1 (quiet): each
 # model's constants against its runs' CPU seconds (which equal wall seconds on a quiet machine), 20:30 UTC
 # 2026-11-23; the earlier constants were fitted to wall times at load 3-13 and were 2-9x high when quiet.
 #: flop/s of a large float64 GEMM on one thread.
@@ -98,9 +103,6 @@ def probe_seconds(rounds: int = 20) -> float:
     SPEED_CACHE_SECONDS). The total, not a median of the pieces:
     a 1 ms piece mostly escapes the scheduler's time slicing (medians did not move at a 3x slowdown),
     while 25 ms in a row share the cores like a run does."""
-    import numpy as np
-    from threadpoolctl import threadpool_limits  # a dependency of scikit-learn
-
     rng = np.random.default_rng(0)
     A, x = rng.standard_normal((192, 192)), rng.standard_normal(1 << 16)
 
@@ -183,7 +185,6 @@ def exact_kernel_seconds(n_rows: float, n_cols: float, d: int, degree: int, kern
     if kernel in ("anova", "itemset", "up_to"):
         return m * _gemm(n_rows, d, n_cols) + _elements(block * (m * m + 2 * m))
     if kernel == "all_subsets":
-        from ..kernels.fastpaths import GRAM_GROUP, GROUP_ROUNDINGS, _products_within_contract
         if not _products_within_contract(GROUP_ROUNDINGS * -(-d // GRAM_GROUP), "float64"):
             # beyond ~1,500 shared columns float64 products leave the accuracy contract: long double
             # products, one column at a time (measured ~14 ns per entry and column, 2026-11-24)
@@ -193,12 +194,19 @@ def exact_kernel_seconds(n_rows: float, n_cols: float, d: int, degree: int, kern
 
 
 def map_transform_seconds(n: float, d: int, D: int, degree: int, map_key: str = "rk") -> float:
-    """Drawing a map's weights and transforming n rows (RK: one GEMM per degree)."""
+    """Drawing a map's weights and transforming n rows, priced from the map's registry cost model
+    (:class:`rkcore.registry.CostModel`): its random numbers, GEMM flops and element-wise passes."""
     m = max(int(degree), 1)
-    draw = RNG_SECONDS * d * D * (m if map_key == "rk" else 1)
-    if map_key == "scrk":
-        return draw + _elements(n * D * m * (4 + 2 * math.log2(max(d, 2))))
-    return draw + m * _gemm(n, d, D) + _elements(n * D * (m * m + 2))
+    cost = get_map(map_key).cost
+    return (RNG_SECONDS * cost.random_numbers(d, D, m) + cost.gemm_flops(n, d, D, m) / GEMM_FLOPS
+            + _elements(cost.elements(n, d, D, m)))
+
+
+def map_floats(n: float, d: int, D: int, degree: int, map_key: str) -> float:
+    """Floats a fitted map keeps plus its transform's transient ones beyond X and Z (registry cost model)."""
+    m = max(int(degree), 1)
+    cost = get_map(map_key).cost
+    return cost.stored_floats(d, D, m) + cost.scratch_floats(n, d, D, m)
 
 
 # ---------------------------------------------------------------------------- the views
@@ -209,15 +217,16 @@ def gram_view_cost(n: int, d: int, D: int, kernel: str, degree: int, map_key: st
     return section("exact and approximate Gram matrices", seconds, nbytes((n, d), (n, D), *[(n, n)] * 4))
 
 
-def error_study_cost(n: int, d: int, kernel: str, degree: int, D_list, n_methods: int, trials: int,
+def error_study_cost(n: int, d: int, kernel: str, degree: int, D_list, methods, trials: int,
                      n_eps: int = 0) -> RunCost:
-    """rkcore.studies.errors.error_study: per (method, D, trial) a map over all n rows and a sweep of the
-    n² pairs in row blocks against cached exact strips (the exact kernel once)."""
+    """rkcore.studies.errors.error_study over ``methods`` ((map key, distribution) pairs, as the engine takes
+    them): per (method, D, trial) the map over all n rows (its registry cost model) and a sweep of the n²
+    pairs in row blocks against cached exact strips (the exact kernel once)."""
     D_list = [int(D) for D in D_list]
     # measured: about 1 ms of fixed cost per (method, D, trial) cell, not three engine calls
-    per_trial = sum(map_transform_seconds(n, d, D, degree) + _gemm(n, D, n) + _elements(n * n * (4 + n_eps / 8))
-                    + CALL_SECONDS for D in D_list)
-    seconds = exact_kernel_seconds(n, n, d, degree, kernel) + n_methods * trials * per_trial
+    seconds = exact_kernel_seconds(n, n, d, degree, kernel) + trials * sum(
+        map_transform_seconds(n, d, D, degree, map_key) + _gemm(n, D, n) + _elements(n * n * (4 + n_eps / 8))
+        + CALL_SECONDS for map_key, _ in methods for D in D_list)
     block = min(n, max(1, 64 * 2**20 // (8 * n * (2 * max(degree, 2) + 6))))
     peak = nbytes((n, max(D_list)), (min(n * n, 64 * 2**20 // 8),), (block * (2 * max(degree, 2) + 6), n))
     return section("error study", seconds, peak)
@@ -296,18 +305,19 @@ def kernel_trick_cost(n_features, d_list, n: int, degree: int, repeats: int) -> 
 # ---------------------------------------------------------------------------- the measurement pages
 def timing_cost(map_keys, d_list, D_at: int, D_list, d_at: int, n: int, degree: int, repeats: int) -> RunCost:
     """Timing page: both sweeps of :func:`rkcore.studies.timing.time_maps`, every (map, setting) cell a warm-up and
-    ``repeats`` timed runs of fit (drawing the weights) and transform (the registry's operation counts),
-    and the data X, features Z, weights (× m for RM) and Nystroem's D × D of the largest cell."""
+    ``repeats`` timed runs of fit (drawing the weights: the registry's cost model) and transform (the
+    registry's operation counts), and the data X, features Z and the largest map's own floats (its cost
+    model's stored and scratch floats: weights, Nystroem's D × D, Tensor Sketch's FFTs)."""
     map_keys = list(map_keys)
     cells = [(d, int(D_at)) for d in d_list] + [(int(d_at), D) for D in D_list]
     runs = 1 + int(repeats)
-    draws = sum(RNG_SECONDS * d * D * (int(degree) if key in ("rk", "rm") else 1) for key in map_keys for d, D in cells)
+    m = max(int(degree), 1)
+    draws = sum(RNG_SECONDS * get_map(key).cost.random_numbers(d, D, m) for key in map_keys for d, D in cells)
     seconds = TIMING_SCALE * timing_estimate_seconds(map_keys, d_list, D_at, D_list, d_at, n, degree, repeats) + runs * draws
     d_max, D_max = max(d for d, _ in cells), max(D for _, D in cells)
-    weights = max(d * D for d, D in cells) * (int(degree) if "rm" in map_keys else 1)
-    sketches = 2 * int(degree) * n if "ts" in map_keys else 0  # TensorSketch: m complex FFTs of n × D
-    peak = nbytes((n, d_max), (n, D_max), (weights,), (D_max if "nystroem" in map_keys else 0, D_max),
-                  (sketches, D_max))
+    # the maps run one after another: the peak is the largest map's own floats at its largest cell
+    floats = max((map_floats(n, d, D, degree, key) for key in map_keys for d, D in cells), default=0)
+    peak = nbytes((n, d_max), (n, D_max), (int(floats),))
     return section("timings", seconds, peak)
 
 
@@ -329,7 +339,7 @@ def classifier_cost(method_keys, n_train: int, n_test: int, d: int, D_list, spec
     fits = len(per_fit) * int(trials) + n_C
     seconds = (CLASSIFIER_SCALE * accuracy_total_seconds(per_fit, int(trials), n_train, d, spec, n_C=n_C)
                + fits * FIT_SECONDS + FIT_SECONDS_PER_FEATURE * float(per_fit["D"].fillna(0).sum()) * int(trials))
-    exact = any(key in ("kernel_svm", "poly_svm") for key in method_keys)
+    exact = any(get_method(key).learner == "kernel_svm" for key in method_keys)
     peak = nbytes((n_train if exact else 0, n_train), (n_train + n_test, D_max), (D_max, d))
     return section("classifier study", seconds, peak)
 

@@ -57,7 +57,7 @@ EXACT_CACHE_BYTES = 512 * 2**20
 #: Memory for the features of the trials one task computes together (_trials_per_task).
 STACKED_FEATURES_BYTES = 16 * 2**20
 
-METRICS = ("mean_abs_error", "rms_error", "max_abs_error", "mean_error", "tail_prob")
+METRICS = ("mean_abs_error", "rms_error", "max_abs_error", "mean_error", "tail_prob")  # keys of rkcore.metrics.METRICS
 COLUMNS = ("method", "map", "distribution", "kernel", "D", "trial", "metric", "eps", "value", "n_pairs")
 
 

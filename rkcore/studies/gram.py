@@ -8,11 +8,9 @@ import numpy as np
 import pandas as pd
 
 from ..base.arrays import dense
-from ..base.limits import nbytes, require_memory
+from ..base.limits import HEATMAP_SIDE, nbytes, require_memory
+from ..metrics import GRAM_METRICS, METRICS
 from ..registry import make_map
-
-#: Heatmaps send at most this many cells per side to the browser (block-averaged beyond).
-MAX_HEATMAP_SIDE = 500
 
 
 def gram_view_bytes(n: int, D: int, d: int) -> int:
@@ -37,17 +35,10 @@ def gram_pair(X, spec, map_key: str = "rk", n_components: int = 256, distributio
     return K, Z @ Z.T
 
 
-#: The Gram error metrics, E = K̂ - K over all entries: key -> (display name, definition).
-GRAM_ERROR_METRICS = {
-    "mean_abs": ("mean absolute error", "mean_ij |K̂_ij − K_ij|"),
-    "max_abs": ("max absolute error", "max_ij |K̂_ij − K_ij|"),
-    "rms": ("RMS error", "sqrt(mean_ij (K̂_ij − K_ij)²)"),
-    "rel_fro": ("relative Frobenius error", "‖K̂ − K‖_F / ‖K‖_F"),
-}
 
 
 def gram_errors(K: np.ndarray, K_hat: np.ndarray) -> dict[str, float]:
-    """The :data:`GRAM_ERROR_METRICS` of K_hat against K (rel_fro is NaN when K = 0).
+    """The :data:`rkcore.metrics.GRAM_METRICS` of K_hat against K (rel_fro is NaN when K = 0).
 
     The one definition used by the Gram page, the foundations curves (RFF, compositional)
     and anything else that compares two Gram matrices; :mod:`rkcore.studies.errors` streams the
@@ -59,7 +50,8 @@ def gram_errors(K: np.ndarray, K_hat: np.ndarray) -> dict[str, float]:
     # cost more in thread hand-offs than the whole sum
     sum_sq_E, sum_sq_K = float((E * E).sum()), float((K * K).sum())
     np.abs(E, out=E)
-    return {"mean_abs": float(E.mean()), "max_abs": float(E.max()), "rms": float(np.sqrt(sum_sq_E / E.size)),
+    return {"mean_abs_error": float(E.mean()), "max_abs_error": float(E.max()),
+            "rms_error": float(np.sqrt(sum_sq_E / E.size)),
             "rel_fro": float(np.sqrt(sum_sq_E / sum_sq_K)) if sum_sq_K > 0 else float("nan")}
 
 
@@ -67,7 +59,7 @@ def gram_error_stats(K: np.ndarray, K_hat: np.ndarray) -> pd.DataFrame:
     """:func:`gram_errors` as a tidy table: one row per metric, columns ``metric`` (display name),
     ``value``, ``definition``."""
     values = gram_errors(K, K_hat)
-    rows = [(name, values[key], definition) for key, (name, definition) in GRAM_ERROR_METRICS.items()]
+    rows = [(METRICS[key].name, values[key], METRICS[key].definition) for key in GRAM_METRICS]
     return pd.DataFrame(rows, columns=["metric", "value", "definition"])
 
 
@@ -86,7 +78,7 @@ def gram_pairs(K: np.ndarray, K_hat: np.ndarray, max_points: int = 5000, random_
     return pd.DataFrame({"i": i, "j": j, "exact": exact, "approx": approx, "error": approx - exact})
 
 
-def block_average(M: np.ndarray, max_side: int = MAX_HEATMAP_SIDE) -> tuple[np.ndarray, int]:
+def block_average(M: np.ndarray, max_side: int = HEATMAP_SIDE) -> tuple[np.ndarray, int]:
     """Average M over b x b blocks so that neither side exceeds ``max_side``; returns (M_small, b).
 
     b = ceil(max(n_rows, n_cols) / max_side); the last block of a side may be smaller

@@ -37,6 +37,7 @@ from sklearn.preprocessing import PolynomialFeatures
 from sklearn.random_projection import GaussianRandomProjection, SparseRandomProjection
 
 from ..base.arrays import dense
+from ..metrics import CURVE_METRICS
 from ..studies.gram import gram_errors
 from ..kernels.itemsets import ItemsetFamily
 from ..base.limits import check_allocation, require_memory
@@ -323,10 +324,10 @@ def rff_features(X, gamma: float = 1.0, n_components: int = 100, random_state=No
 
 
 def kernel_errors(K: np.ndarray, K_hat: np.ndarray) -> dict[str, float]:
-    """rel_fro = ||K̂ - K||_F / ||K||_F, max_abs = max |K̂ - K|, mean_abs = mean |K̂ - K|: the
-    curves' three metrics out of :func:`rkcore.studies.gram.gram_errors` (the one definition)."""
+    """The curves' metrics (:data:`rkcore.metrics.CURVE_METRICS`: rel_fro, max_abs_error, mean_abs_error) out
+    of :func:`rkcore.studies.gram.gram_errors` (the one definition)."""
     errors = gram_errors(K, K_hat)
-    return {key: errors[key] for key in ("rel_fro", "max_abs", "mean_abs")}
+    return {key: errors[key] for key in CURVE_METRICS}
 
 
 def rff_error_curve(X, gamma: float = 1.0, D_list=(16, 32, 64, 128, 256, 512, 1024), trials: int = 5,
@@ -338,7 +339,7 @@ def rff_error_curve(X, gamma: float = 1.0, D_list=(16, 32, 64, 128, 256, 512, 10
     so this has exactly the distribution of a fresh D-feature sampler, and the Gram estimates for
     all D come from one pass of running sums (curves over D are coupled within a trial).
 
-    Tidy: one row per (D, trial, metric) with metric in {rel_fro, max_abs, mean_abs}
+    Tidy: one row per (D, trial, metric) with metric in {rel_fro, max_abs_error, mean_abs_error}
     (see :func:`kernel_errors`).
     """
     X = _checked_dense(X)

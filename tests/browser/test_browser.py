@@ -39,7 +39,7 @@ def server():
         pytest.skip("browser test needs Debian's Chromium at /usr/bin/chromium (not downloaded on purpose)")
     if sync_playwright is None:
         pytest.skip("browser test needs the playwright Python package")
-    from benchmarks.streamlit_server import StreamlitServer  # the benchmarks' server helper: free port, health, stop
+    from benchmarks.app.streamlit_server import StreamlitServer  # the benchmarks' server helper: free port, health, stop
 
     try:
         running = StreamlitServer(health_timeout=60)

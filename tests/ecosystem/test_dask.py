@@ -115,7 +115,7 @@ def test_out_of_core_transform_keeps_memory_bounded(client):
     """The n x D output is never held: traced peak memory stays a few chunks' worth.
 
     Thread workers of this process (fast to start), so tracemalloc sees every numpy buffer
-    the workers allocate; benchmarks/bench_dask.py runs 10 million rows on process workers.
+    the workers allocate; benchmarks/studies/bench_dask.py runs 10 million rows on process workers.
     """
     import tracemalloc
 

@@ -7,7 +7,7 @@ import re
 
 import pytest
 
-from tests.conftest import plotly_figures, table_values
+from tests.conftest import error_texts, plotly_figures, table_values
 
 GRAM = "pages/1_Gram_matrices.py"
 STORY = "pages/0_Story.py"
@@ -190,19 +190,21 @@ def test_csv_carries_its_settings():
     assert name == "Gram_difference_interactions_anova_m2_rademacher+gaussian_D256_seed7.csv"
 
 
-def test_csv_settings_are_the_sections_the_sidebar_drew():
-    from rkapp.widgets import _shown_settings
+def test_csv_settings_are_the_fields_the_sidebar_drew(run_page):
+    """The CSV settings are the sidebar's own record of what it drew: m for a cross-field itemset kernel (drawn,
+    though the itemset kernel has no degree of its own), nothing a page does not draw (Itemsets: no D)."""
+    from rkapp.layout import csv_file_name
 
-    values = {"dataset": "wine", "normalization": "l1", "n": 100, "kernel": "anova", "degree": 3, "map": "rk",
-              "distributions": ("gaussian",), "D": 512, "seed": 4, "upload": None}
-    everything = _shown_settings(values, data=True, n=True, kernel=True, maps=True, distributions="single",
-                                 D=True, seed=True)
-    assert everything == {"dataset": "wine", "normalization": "l1", "n": 100, "kernel": "anova", "degree": 3,
-                          "map": "rk", "distributions": ("gaussian",), "D": 512, "seed": 4}
-    # a page without D or distributions (Itemsets) does not label its files with them
-    assert _shown_settings(values, data=True, n=True, kernel=True, maps=False, distributions=None, D=False,
-                           seed=False) == {"dataset": "wine", "normalization": "l1", "n": 100, "kernel": "anova",
-                                           "degree": 3}
+    at = run_page("pages/1_Gram_matrices.py", kernel="itemset", family="cross", degree=2, n=30, D=24, seed=4)
+    assert not at.exception and not error_texts(at), error_texts(at)
+    settings = at.session_state["_rk_page_settings"]
+    assert at.number_input(key="degree").value == 2 and settings["degree"] == 2
+    assert {"dataset", "normalization", "n", "kernel", "family", "fields", "degree", "map", "distributions", "D",
+            "seed"} == set(settings)
+    assert csv_file_name("Gram", settings) == "Gram_interactions_n30_itemset_m2_rk_rademacher_D24_seed4.csv"
+    at = run_page("pages/2_Itemsets.py", n=30)
+    assert not at.exception and not error_texts(at), error_texts(at)
+    assert not {"D", "map", "distributions", "seed"} & set(at.session_state["_rk_page_settings"])
 
 
 def test_classifier_note_says_slower_when_it_is_slower():

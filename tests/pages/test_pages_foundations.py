@@ -61,7 +61,7 @@ def test_rff_default_and_changes(run_page):
     assert len(fig["layout"]["yaxis"]["ticktext"]) >= 2
     at.radio(key="rff_bw").set_value("manual").run()
     at.number_input(key="rff_gamma").set_value(5.0).run()
-    at.radio(key="rff_metric").set_value("max_abs").run()
+    at.radio(key="rff_metric").set_value("max_abs_error").run()
     assert_clean(at)
     assert "max" in plotly_figures(at)[0]["layout"]["yaxis"]["title"]["text"]
 

@@ -9,6 +9,8 @@ it is also checked to be unbiased: a map that the engines merely "ran" could be 
 """
 from __future__ import annotations
 
+from dataclasses import fields, replace
+
 import numpy as np
 import pandas as pd
 import pytest
@@ -22,7 +24,10 @@ from rkcore.studies.errors import error_study
 from rkcore.figures.accuracy import accuracy_figure
 from rkcore.figures.timing import predicted_figure, timing_figure
 from rkcore.figures.variance import error_vs_D_figure
-from rkcore.registry import MAPS, KernelSpec, MapEntry, make_map, maps_for, register_map, same_kernel, unregister_map
+from rkcore.studies import costs
+from rkcore.registry import (
+    MAPS, CostModel, KernelSpec, MapEntry, make_map, maps_for, register_map, same_kernel, unregister_map,
+)
 from rkcore.studies.table1 import table1_view
 from rkcore.studies.timing import growth_exponent, median_table, predicted_operations, time_maps, timing_kernel
 
@@ -52,12 +57,17 @@ class ToyAnovaMap(TransformerMixin, BaseEstimator):
         return e[m] / np.sqrt(self.n_components)
 
 
+# The toy map's own cost model, deliberately unlike RK's (no matrix product, a flat 10^6 random numbers, a
+# large scratch buffer), so an estimate that fell back to RK's model would show it.
+TOY_COST = CostModel(random_numbers=lambda d, D, m: 1e6, gemm_flops=lambda n, d, D, m: 0.0,
+                     elements=lambda n, d, D, m: 1e3 * n * D, stored_floats=lambda d, D, m: 7 * d * D,
+                     scratch_floats=lambda n, d, D, m: 50 * n * D, fit_seconds=lambda n, d, D, m: 1e-5 * n * D + 0.5)
 TOY_ENTRY = MapEntry(
-    TOY, "Toy ANOVA map (TOY)", "TOY", ("anova",), ("rademacher",), r"O(D\,d\,m)", r"O(D\,d)",
-    lambda spec, D, distribution, seed: ToyAnovaMap(D, spec.degree, seed),
-    timing_kernel="anova", operations=lambda d, D, m: D * d * m, color=TOY_COLOR,
-    classifier_kernel=same_kernel, fit_seconds=lambda n, d, D, m: 1e-7 * n * D + 0.003,
-    reference="a test of the registry")
+    key=TOY, label="Toy ANOVA map (TOY)", short_label="TOY", kernels=("anova",), distributions=("rademacher",),
+    time_complexity=r"O(D\,d\,m)", memory_complexity=r"O(D\,d)",
+    build=lambda spec, D, distribution, seed: ToyAnovaMap(D, spec.degree, seed),
+    timing_kernel="anova", operations=lambda d, D, m: D * d * m, cost=TOY_COST, unbiased=True, color=TOY_COLOR,
+    classifier_kernel=same_kernel, reference="a test of the registry")
 
 
 @pytest.fixture
@@ -91,12 +101,19 @@ def test_register_and_unregister(toy_map):
 
 
 def test_a_missing_field_is_refused_not_filled_in():
+    unpriced = replace(TOY_COST, fit_seconds=None)
     with pytest.raises(ValueError, match="no fit_seconds"):
-        MapEntry("bad", "Bad", "B", ("anova",), ("rademacher",), "", "", TOY_ENTRY.build, "anova",
-                 TOY_ENTRY.operations, "#000000", classifier_kernel=same_kernel)
+        replace(TOY_ENTRY, key="bad", cost=unpriced)
+    replace(TOY_ENTRY, key="bad", cost=unpriced, classifier_kernel=None)  # not offered to the study: fine
     with pytest.raises(ValueError, match="timing_kernel"):
-        MapEntry("bad", "Bad", "B", ("anova",), ("rademacher",), "", "", TOY_ENTRY.build, "rbf",
-                 TOY_ENTRY.operations, "#000000")
+        replace(TOY_ENTRY, key="bad", timing_kernel="rbf")
+    with pytest.raises(ValueError, match="cost must be a CostModel"):
+        replace(TOY_ENTRY, key="bad", cost=None)
+    with pytest.raises(TypeError, match="unbiased"):  # no default: every map says whether it is unbiased
+        MapEntry(**{f.name: getattr(TOY_ENTRY, f.name) for f in fields(MapEntry) if f.name != "unbiased"})
+    with pytest.raises(TypeError):  # keyword-only: no positional entries
+        MapEntry(TOY, "Toy", "TOY", ("anova",), ("rademacher",), "", "", TOY_ENTRY.build, "anova",
+                 TOY_ENTRY.operations, TOY_COST, True, TOY_COLOR)
     with pytest.raises(ValueError, match="Unknown map 'toy'"):
         predicted_operations([TOY], "d", [4, 8])  # not registered here: no fallback to RK's formula
 
@@ -109,6 +126,33 @@ def test_toy_map_is_unbiased(toy_map, data):
                     for s in range(300)])
     se = est.std(axis=0, ddof=1) / np.sqrt(len(est))
     assert (np.abs(est.mean(axis=0) - spec.exact(X)) <= 5 * se + 1e-15).all()
+
+
+# ---------------------------------------------------------------------------- cost model
+def test_run_estimates_use_the_toy_maps_own_cost_model(toy_map, monkeypatch):
+    """Every estimate of rkcore.studies.costs that prices a map prices the toy with the toy's model, not RK's."""
+    monkeypatch.setenv(costs.SPEED_FACTOR_ENV, "1")
+    n, d, D, m = 200, 20, 256, 2
+    toy = (costs.RNG_SECONDS * 1e6 + costs.ELEMENT_SECONDS * 1e3 * n * D)  # from TOY_COST by hand
+    assert costs.map_transform_seconds(n, d, D, m, TOY) == pytest.approx(toy, rel=1e-12)
+    assert costs.map_transform_seconds(n, d, D, m, TOY) > 3 * costs.map_transform_seconds(n, d, D, m, "rk")
+    gram_toy, gram_rk = costs.gram_view_cost(n, d, D, "anova", m, TOY), costs.gram_view_cost(n, d, D, "anova", m, "rk")
+    assert gram_toy.seconds - gram_rk.seconds == pytest.approx(
+        toy - costs.map_transform_seconds(n, d, D, m, "rk"), rel=1e-9)
+    errors_toy = costs.error_study_cost(n, d, "anova", m, [D], [(TOY, None)], 3)
+    errors_rk = costs.error_study_cost(n, d, "anova", m, [D], [("rk", "rademacher")], 3)
+    assert errors_toy.seconds - errors_rk.seconds == pytest.approx(
+        3 * (toy - costs.map_transform_seconds(n, d, D, m, "rk")), rel=1e-9)
+    # the timing page's peak holds the toy's 7 d D stored and 50 n D scratch floats
+    timing = costs.timing_cost([TOY], [d], D, [D], d, n, m, 1)
+    assert timing.bytes >= (costs.nbytes((n, d), (n, D), (7 * d * D + 50 * n * D,)) * costs.OVERHEAD)
+    assert timing.bytes > costs.timing_cost(["rk"], [d], D, [D], d, n, m, 1).bytes
+    # the classifier's fit estimate is the toy's fit_seconds (0.5 s a fit, RK's about 0.008 s)
+    fit = costs.classifier_fit_seconds([TOY, "rk"], 100, 50, d, [D], m).set_index("method")["seconds"]
+    expected = (TOY_COST.fit_seconds(100, d, D, m) + 0.1 * TOY_COST.fit_seconds(50, d, D, m))
+    assert fit[TOY] == pytest.approx(costs.CLASSIFIER_SCALE * expected + costs.FIT_SECONDS
+                                     + costs.FIT_SECONDS_PER_FEATURE * D)
+    assert fit[TOY] > 10 * fit["rk"]
 
 
 # ---------------------------------------------------------------------------- engines and figures
@@ -162,7 +206,8 @@ def test_gram_page_offers_and_draws_the_toy_map(toy_map, run_page):
 
 
 def test_timing_page_times_the_toy_map(toy_map, run_page):
-    at = run_page("pages/5_Timing.py", tm_maps=f"rk,{TOY}", tm_d="8,16", tm_Dfix="32", tm_D="16,32", tm_dfix="8",
+    at = run_page("pages/5_Timing.py", tm_maps=f"rk,{TOY}", tm_sweep_n_features="8,16", tm_at_n_components="32",
+                  tm_sweep_n_components="16,32", tm_at_n_features="8",
                   tm_n=10, tm_rep=1)
     assert not at.exception and not error_texts(at), error_texts(at)
     at.button(key="tm_run").click().run()

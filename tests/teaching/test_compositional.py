@@ -263,7 +263,7 @@ def test_error_curve_is_tidy_and_decreasing():
     df = compositional_error_curve(X, skel, [16, 256], trials=4, seed=0)
     assert set(df.columns) == {"dedup", "D", "trial", "metric", "value"}
     assert len(df) == 2 * 2 * 4 * 4
-    assert set(df.metric) == {"rel_fro", "max_abs", "mean_abs", "draws_per_feature"}
+    assert set(df.metric) == {"rel_fro", "max_abs_error", "mean_abs_error", "draws_per_feature"}
     rel = df[df.metric == "rel_fro"].groupby(["dedup", "D"])["value"].mean()
     for mode in ("none", "unbiased"):
         assert rel[(mode, 256)] < rel[(mode, 16)]

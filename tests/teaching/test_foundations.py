@@ -151,7 +151,7 @@ def test_rff_error_curve_shrinks_like_inverse_sqrt_D(XY):
     # the error ~ c / sqrt(D): 16x more features, ~4x smaller (loose range for 8 trials)
     assert 2.5 < rel[64] / rel[1024] < 6.5
     errs = kernel_errors(np.eye(2), np.eye(2) + 0.1)
-    assert errs["max_abs"] == pytest.approx(0.1) and errs["mean_abs"] == pytest.approx(0.1)
+    assert errs["max_abs_error"] == pytest.approx(0.1) and errs["mean_abs_error"] == pytest.approx(0.1)
 
 
 # ---------------------------------------------------------------------------- random projections

@@ -15,7 +15,8 @@ from rkcore.base.limits import Admission
 from tests.conftest import REPO, APP_TIMEOUT, error_texts, plotly_figures, warning_texts
 
 DIST = "pages/4_Distributions_and_variance.py"
-SMALL = dict(n=60, dv_trials=5, dv_vtrials=50)  # a few tenths of a second: heavy, never waiting for a button
+SMALL = dict(n=60, dv_trials=5, dv_vtrials=50)
+METHODS = [("rk", "rademacher"), ("rk", "gaussian"), ("rk", "uniform"), ("rk", "laplace"), ("scrk", None)]  # a few tenths of a second: heavy, never waiting for a button
 
 
 def _app(seed: int):
@@ -139,10 +140,10 @@ def test_a_load_spike_never_takes_the_charts_away(monkeypatch, clear_streamlit_c
     at.run()
     assert not at.exception and not error_texts(at)
     assert plotly_figures(at) and not [w for w in warning_texts(at) if "press the button" in w]
-    estimate = costs.error_study_cost(200, 20, "anova", 2, [40, 80, 160, 320], 5, 10)
-    assert estimate == costs.error_study_cost(200, 20, "anova", 2, [40, 80, 160, 320], 5, 10)
+    estimate = costs.error_study_cost(200, 20, "anova", 2, [40, 80, 160, 320], METHODS, 10)
+    assert estimate == costs.error_study_cost(200, 20, "anova", 2, [40, 80, 160, 320], METHODS, 10)
     monkeypatch.setenv(costs.SPEED_FACTOR_ENV, "2")  # a slower host, set by whoever starts the server
-    assert costs.error_study_cost(200, 20, "anova", 2, [40, 80, 160, 320], 5, 10).seconds == pytest.approx(
+    assert costs.error_study_cost(200, 20, "anova", 2, [40, 80, 160, 320], METHODS, 10).seconds == pytest.approx(
         2 * estimate.seconds)
 
 

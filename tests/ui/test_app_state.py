@@ -35,8 +35,69 @@ def test_view_spec_is_the_table():
 
 def test_old_url_keys_are_aliases_of_fields():
     assert ALIASES == {"ds": "dataset", "mlpath": "movielens_path", "norm": "normalization", "m": "degree",
-                       "fam": "family", "dist": "distributions"}
+                       "fam": "family", "dist": "distributions", "tm_d": "tm_sweep_n_features",
+                       "tm_Dfix": "tm_at_n_components", "tm_D": "tm_sweep_n_components", "tm_dfix": "tm_at_n_features"}
     assert not set(ALIASES) & set(FIELDS)
+
+
+def test_no_two_settings_differ_only_by_case():
+    names = [*FIELDS, *ALIASES]
+    lowered = [n.lower() for n in FIELDS]
+    assert len(set(lowered)) == len(lowered), sorted(n for n in FIELDS if lowered.count(n.lower()) > 1)
+    assert len(set(names)) == len(names)
+
+
+def test_old_timing_keys_open_the_renamed_settings(run_page):
+    at = run_page("pages/5_Timing.py", tm_maps="rk", tm_d="8,16", tm_Dfix="32", tm_D="16,32", tm_dfix="8", tm_n=10)
+    assert not at.exception and not error_texts(at), error_texts(at)
+    assert at.selectbox(key="tm_at_n_components").value == "32" and at.selectbox(key="tm_at_n_features").value == "8"
+    assert at.multiselect(key="tm_sweep_n_features").value == ["8", "16"]
+    assert at.multiselect(key="tm_sweep_n_components").value == ["16", "32"]
+    assert "tm_Dfix" not in at.query_params and at.query_params["tm_at_n_components"] == "32"
+
+
+def _literal_keywords(path) -> list[tuple[str, str]]:
+    """(key, keyword) of persistent_widget calls that pass choices or bounds as literal values (a list, tuple or
+    number written in the page) for a field whose choices or bounds the table holds."""
+    found = []
+    for node in ast.walk(ast.parse(path.read_text())):
+        if isinstance(node, ast.Call) and getattr(node.func, "id", None) == "persistent_widget":
+            kws = {kw.arg: kw.value for kw in node.keywords}
+            key = kws.get("key")
+            if not isinstance(key, ast.Constant) or key.value not in FIELDS:
+                continue
+            f = FIELDS[key.value]
+            for arg in ("options", "min_value", "max_value"):
+                value = kws.get(arg)
+                literal = isinstance(value, (ast.List, ast.Tuple, ast.Constant, ast.UnaryOp))
+                in_table = f.options is not None if arg == "options" else getattr(f, arg) is not None
+                if value is not None and literal and in_table:
+                    found.append((key.value, arg))
+    return found
+
+
+@pytest.mark.parametrize("path", page_files()[1:], ids=lambda p: p.name)
+def test_page_choices_and_bounds_are_the_tables(path):
+    """A page does not restate a choice list or a bound that rkapp/state.py holds for its field."""
+    assert not _literal_keywords(path), f"{path.name}: {_literal_keywords(path)} restate the table"
+
+
+def test_every_choice_field_allows_its_default():
+    for f in FIELDS.values():
+        if f.options is not None and f.name != "upload":
+            allowed = list(f.options())
+            assert all(v in allowed for v in (f.default if f.multi else (f.default,))), f.name
+
+
+def test_presets_use_field_names_not_old_url_keys():
+    from rkapp.state import apply_preset
+
+    with pytest.raises(ValueError, match=r"old URL key: use 'degree'"):
+        apply_preset({"kernel": "anova", "m": 3})
+    home = (REPO / "pages" / "Home.py").read_text()
+    preset_keys = {k.value for node in ast.walk(ast.parse(home)) if isinstance(node, ast.Dict)
+                   for k in node.keys if isinstance(k, ast.Constant)}
+    assert preset_keys and not preset_keys & set(ALIASES), preset_keys & set(ALIASES)
 
 
 @pytest.mark.parametrize("path", page_files()[1:], ids=lambda p: p.name)
@@ -81,7 +142,7 @@ def test_preset_with_a_page_setting_needs_no_earlier_visit(run_page):
     from streamlit.testing.v1 import AppTest
 
     script = ("from rkapp import apply_preset, persistent_widget\nimport streamlit as st\n"
-              "apply_preset({'kernel': 'up_to', 'm': 3, 'eb_trials': 20})\n"
+              "apply_preset({'kernel': 'up_to', 'degree': 3, 'eb_trials': 20})\n"
               "st.write(f\"trials={persistent_widget(st.select_slider, 'Trials', key='eb_trials', options=[5, 10, 20])}\")\n")
     at = AppTest.from_string(script, default_timeout=30).run()
     assert not at.exception, [e.message for e in at.exception]
@@ -142,3 +203,18 @@ def test_nan_widget_value_is_refused_reset_and_gone_on_the_next_run(run_page):
     at.run()
     assert not at.exception
     assert any("Seed" in e for e in error_texts(at)) and at.session_state["_rk_v_seed"] == FIELDS["seed"].default
+
+
+def test_page_menu_links_every_page_in_the_app_and_none_when_a_page_runs_alone(run_page):
+    """The menu comes from st.navigation's run (public API), not Streamlit's internal page registry."""
+    app = run_page("app.py")
+    assert not app.exception, [e.message for e in app.exception]
+    links = [el.proto.label for el in app.sidebar.get("page_link")]
+    assert links == ["Home", *[e.title for e in PAGES]]
+    alone = run_page(GRAM, n=30, D=24)
+    assert not alone.exception and not alone.sidebar.get("page_link")
+
+
+def test_rkapp_uses_no_private_streamlit_navigation():
+    source = "\n".join(p.read_text() for p in (REPO / "rkapp").glob("*.py"))
+    assert "pages_manager" not in source and "get_script_run_ctx" not in source

@@ -3,6 +3,8 @@ button with the estimate above it (gone once the results show), runs beyond the 
 with the largest settings that fit; the issue's runaway cases never start computing."""
 from __future__ import annotations
 
+import re
+
 import pytest
 
 from rkcore.studies import costs
@@ -48,7 +50,10 @@ def test_a_busy_server_shows_in_the_estimate(run_page, monkeypatch):
     admission.release(holder)
     monkeypatch.setenv(costs.SPEED_FACTOR_ENV, "3")
     slow = _estimates(run_page(DIST, n=300, dv_trials=20, dv_vtrials=1000))[0]
-    assert "takes about 3 s" in quiet and "takes about 8 s" in slow, (quiet, slow)
+    def study_seconds(text: str) -> float:
+        return float(re.search(r"error study: about ([\d.]+) s", text).group(1))
+
+    assert study_seconds(slow) == pytest.approx(3 * study_seconds(quiet), abs=0.15), (quiet, slow)
 
 
 @pytest.mark.parametrize("page, query", [

@@ -16,7 +16,7 @@ def compositional_error_curve(X, skeleton: Skeleton, D_list, trials: int = 5, se
                               dedup_modes=("none", "unbiased")) -> pd.DataFrame:
     """Gram approximation error of the compositional random features vs D, per de-dup mode.
 
-    Tidy: one row per (dedup, D, trial, metric) with metric in {rel_fro, max_abs, mean_abs}
+    Tidy: one row per (dedup, D, trial, metric) with metric in {rel_fro, max_abs_error, mean_abs_error}
     (:func:`rkcore.teaching.foundations.kernel_errors`) and draws_per_feature (executions of Algorithm 1
     per stored feature). The same seeds are used for every mode and D.
     """

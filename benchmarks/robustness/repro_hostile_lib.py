@@ -4,7 +4,7 @@ Each case runs in a fresh subprocess with a time limit and an address-space cap 
 runaway case cannot take the shared machine down). Reports wall time (after
 importing rkcore, ~180 MB RSS) and peak RSS (resource.getrusage ru_maxrss of the child) and the first line of the outcome.
 
-    python benchmarks/repro_hostile_lib.py [--timeout 60] [--cap-gb 3] [case ...]
+    python benchmarks/robustness/repro_hostile_lib.py [--timeout 60] [--cap-gb 3] [case ...]
 """
 from __future__ import annotations
 

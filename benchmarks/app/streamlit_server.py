@@ -1,6 +1,6 @@
 """Start the dashboard's Streamlit server for a benchmark or a browser test, and stop it.
 
-    from benchmarks.streamlit_server import StreamlitServer
+    from benchmarks.app.streamlit_server import StreamlitServer
     with StreamlitServer(env={"RKCORE_SERVER_RUNS": "2"}) as server:
         ...  # server.url, server.rss_tree(), server.cpu_seconds(), server.log_text()
 
@@ -22,7 +22,7 @@ import time
 import urllib.request
 from pathlib import Path
 
-REPO = Path(__file__).resolve().parent.parent
+REPO = Path(__file__).resolve().parents[2]  # benchmarks/<subject>/this file
 
 
 def free_port() -> int:

@@ -5,8 +5,8 @@ Times, interleaved within each repeat so machine load hits all alike (median of 
   * rk          RandomKernel.transform (rkcore.maps.random_kernel), Rademacher weights
   * gemm        X @ Omega.T alone: a floor for any dense-Omega RK transform
 
-Usage: python benchmarks/bench_scrk.py [--repeats 5] [--degree 2 3] [--n 1000] [--d 4096] [--D 8192]
-       python benchmarks/bench_scrk.py --degree 2 --d 16 32 64 128 256 512 1024   # where SCRK starts to win
+Usage: python benchmarks/maps/bench_scrk.py [--repeats 5] [--degree 2 3] [--n 1000] [--d 4096] [--D 8192]
+       python benchmarks/maps/bench_scrk.py --degree 2 --d 16 32 64 128 256 512 1024   # where SCRK starts to win
 """
 from __future__ import annotations
 

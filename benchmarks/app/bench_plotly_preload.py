@@ -5,7 +5,7 @@ is fetched, compiled and run. This serves each page twice per repeat, interleave
 ``<link rel="modulepreload">`` of that chunk injected into index.html (through a Playwright route), and prints
 the median time to drawn (bench_browser's definition) of each.
 
-    python benchmarks/bench_plotly_preload.py --repeats 6 Gram_matrices Timing
+    python benchmarks/app/bench_plotly_preload.py --repeats 6 Gram_matrices Timing
 """
 from __future__ import annotations
 

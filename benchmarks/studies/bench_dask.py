@@ -12,7 +12,7 @@ out-of-core transform of a row-chunked dask.array.
    output never exists). LocalCluster bound to 127.0.0.1, process workers; reported: rows,
    chunks, wall time, peak resident memory of each worker (getrusage).
 
-Usage: python benchmarks/bench_dask.py [--n-error 10000] [--n-rows 10000000] [--chunk 100000]
+Usage: python benchmarks/studies/bench_dask.py [--n-error 10000] [--n-rows 10000000] [--chunk 100000]
 """
 from __future__ import annotations
 

@@ -3,7 +3,7 @@ shows and refuses on) next to the time and peak memory of the same engine calls 
 
 The one command (all pages, a few minutes on a quiet machine):
 
-    python benchmarks/bench_run_estimates.py --repeats 3
+    python benchmarks/studies/bench_run_estimates.py --repeats 3
 
 Each case runs in a fresh subprocess (one BLAS thread, as on the pages): it probes the machine's speed
 (rkcore.studies.costs.speed_factor, as a page does before its estimate), loads its data, then times the engine
@@ -23,7 +23,7 @@ import sys
 import time
 from pathlib import Path
 
-REPO = Path(__file__).resolve().parent.parent
+REPO = Path(__file__).resolve().parents[2]  # benchmarks/<subject>/this file
 sys.path.insert(0, str(REPO))  # this checkout's rkcore, not an installed one
 OUT = REPO / "benchmarks" / "results" / "run_estimates.md"
 
@@ -100,7 +100,7 @@ def setup(case: dict):
 
         D_grid = (16, 32, 64, 128, 256, 512, 1024)
         eps = tuple(float(f"{m}e{k}") for k in range(-6, 0) for m in (1, 2, 5)) + (1.0,)
-        cost = costs.error_study_cost(n, d, "anova", 2, D_grid, 1, case["trials"], len(eps))
+        cost = costs.error_study_cost(n, d, "anova", 2, D_grid, [("rk", "rademacher")], case["trials"], len(eps))
 
         def work():
             error_study(X, spec, [("rk", "rademacher")], list(D_grid), case["trials"], eps=eps, random_state=0)
@@ -114,7 +114,7 @@ def setup(case: dict):
         dists = tuple(DISTRIBUTIONS)
         D_list = tuple(m * d for m in (2, 4, 8, 16))
         methods = [("rk", k) for k in dists] + [("scrk", None)]
-        cost = (costs.error_study_cost(n, d, "anova", 2, D_list, len(methods), case["trials"])
+        cost = (costs.error_study_cost(n, d, "anova", 2, D_list, methods, case["trials"])
                 + costs.pair_variance_cost(d, "anova", 2, D_list, len(dists), case["var_trials"], True))
 
         def work():
@@ -283,7 +283,7 @@ def main() -> None:
         for process in busy:
             process.kill()
             process.wait()
-    command = (f"python benchmarks/bench_run_estimates.py{' --quick' if args.quick else ''} --repeats {args.repeats}"
+    command = (f"python benchmarks/studies/bench_run_estimates.py{' --quick' if args.quick else ''} --repeats {args.repeats}"
                f"{' --pages ' + ' '.join(args.pages) if args.pages else ''}{f' --busy {args.busy}' if args.busy else ''}")
     lines = [f"`{command}`; load average (1 min) at start {load:.1f} (2 cores, shared{f'; {args.busy} busy loops of ours' if args.busy else ''}); one BLAS thread as on the "
              "pages; each run in a fresh process, repeats interleaved. **Estimated s** is what the page shows: the "

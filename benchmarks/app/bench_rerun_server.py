@@ -6,7 +6,7 @@ for the first seed), then changes the seed --changes times; the process reports 
 Checkouts alternate within every repeat, so machine load hits both alike; the table gives the median over
 repeats, their spread and the ratio after / before.
 
-    python benchmarks/bench_rerun_server.py --before /tmp/before [--pages Distributions_and_variance ...]
+    python benchmarks/app/bench_rerun_server.py --before /tmp/before [--pages Distributions_and_variance ...]
         [--repeats 3] [--changes 6]
 """
 from __future__ import annotations
@@ -19,7 +19,7 @@ import subprocess
 import sys
 from pathlib import Path
 
-REPO = Path(__file__).resolve().parent.parent
+REPO = Path(__file__).resolve().parents[2]  # benchmarks/<subject>/this file
 
 #: the child: runs one page in AppTest and prints the median seconds of its seed changes
 CHILD = r"""

@@ -1,6 +1,6 @@
 """Paper-size run of the approximation-error engine: n = 10,000 instances (10^8 pairs).
 
-    python benchmarks/bench_error_engine.py [--data /work/shared/datasets/ml-100k] [--n 10000]
+    python benchmarks/studies/bench_error_engine.py [--data /work/shared/datasets/ml-100k] [--n 10000]
         [--multiple 16] [--kernel anova2|anova3|all_subsets] [--trials 2]
 
 One method (RK, Rademacher) and one D = multiple * d. Reports, in the same process:

@@ -35,7 +35,7 @@ from pathlib import Path
 import numpy as np
 import scipy.sparse as sp
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[2]  # benchmarks/<subject>/this file
 sys.path.insert(0, str(ROOT))
 PYRFM_DIR = Path(os.environ.get("PYRFM_DIR", Path.home() / ".cache" / "rkcore-bench" / "pyrfm"))
 BEFORE_DEFAULT = "391fe3b"  # main before the map-speed branch (ed00280: before issue 16)
@@ -48,7 +48,7 @@ def import_pyrfm():
         return importlib.import_module("pyrfm")
     except ImportError:
         print(f"pyrfm not importable from {PYRFM_DIR}: running benchmarks/setup_pyrfm.sh", flush=True)
-        subprocess.run(["bash", str(ROOT / "benchmarks" / "setup_pyrfm.sh")], check=True,
+        subprocess.run(["bash", str(ROOT / "benchmarks" / "maps" / "setup_pyrfm.sh")], check=True,
                        env={**os.environ, "PYRFM_DIR": str(PYRFM_DIR), "PYTHON": sys.executable})
         importlib.invalidate_caches()
         return importlib.import_module("pyrfm")

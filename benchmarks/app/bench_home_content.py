@@ -4,7 +4,7 @@ bench_browser.py's cold visit waits until every plotly chart is drawn, which on 
 chart-library preload (rkapp.layout.preload_chart_library). This asks the reader's question instead: when are
 Home's first step and its last caption visible?
 
-    python benchmarks/bench_home_content.py --before /tmp/before --repeats 4
+    python benchmarks/app/bench_home_content.py --before /tmp/before --repeats 4
 """
 from __future__ import annotations
 

@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Build pyrfm (Kyohei Atarashi's Cython library, github.com/neonnnnn/pyrfm) into a local folder
-# OUTSIDE the repository, for benchmarks/bench_vs_pyrfm.py only. The test suite never needs it.
+# OUTSIDE the repository, for benchmarks/maps/bench_vs_pyrfm.py only. The test suite never needs it.
 #
 # The "pyrfm" on PyPI is an unrelated project (a torch "Random Feature Method" package), so the
 # author's library is built from source at a pinned commit.
@@ -15,8 +15,8 @@
 #     the circulant transforms) become `np.complex128`, the type the alias stood for.
 # No other line of pyrfm's source is modified.
 #
-# Usage:  bash benchmarks/setup_pyrfm.sh            (clones from GitHub)
-#         PYRFM_SRC=/path/to/pyrfm-checkout-or-git-dir bash benchmarks/setup_pyrfm.sh
+# Usage:  bash benchmarks/maps/setup_pyrfm.sh            (clones from GitHub)
+#         PYRFM_SRC=/path/to/pyrfm-checkout-or-git-dir bash benchmarks/maps/setup_pyrfm.sh
 # Result: $PYRFM_DIR (default ~/.cache/rkcore-bench/pyrfm) holds an importable `pyrfm` package;
 #         bench_vs_pyrfm.py looks there (or wherever PYRFM_DIR points).
 set -euo pipefail

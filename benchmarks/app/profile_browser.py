@@ -7,7 +7,7 @@ visit (new browser session) and a seed change, in headless Chromium at 1280x720,
 - a Chromium trace of the renderer's main thread: busy time, and the time spent evaluating JavaScript
   modules (Streamlit loads an element's code, e.g. plotly's 4.7 MB chunk, the first time it is shown).
 
-    python benchmarks/profile_browser.py --pages "" Gram_matrices Random_projections [--port 8701] [--repo DIR]
+    python benchmarks/app/profile_browser.py --pages "" Gram_matrices Random_projections [--port 8701] [--repo DIR]
 
 Starts its own server on --port for the checkout --repo (default: this one). One sample per page: run it
 on a quiet machine, or compare two checkouts in the same load.

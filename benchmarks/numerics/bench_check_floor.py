@@ -7,7 +7,7 @@ compare pass over the features and its P2 (the least any per-entry test reads), 
 (tier 1 of AnovaBlock.checked, without its follow-up tests) over the whole block or fused per L2-sized chunk,
 and rkcore's checked path.
 
-    python benchmarks/bench_check_floor.py
+    python benchmarks/numerics/bench_check_floor.py
 """
 from __future__ import annotations
 
@@ -20,9 +20,9 @@ import numpy as np
 import scipy.sparse as sp
 from threadpoolctl import threadpool_limits
 
-REPO = Path(__file__).resolve().parent.parent
+REPO = Path(__file__).resolve().parents[2]  # benchmarks/<subject>/this file
 sys.path.insert(0, str(REPO))
-sys.path.insert(0, str(REPO / "benchmarks"))
+sys.path.insert(0, str(REPO / "benchmarks" / "numerics"))  # bench_numerics, its neighbour
 
 from bench_numerics import movielens_shaped  # noqa: E402
 from rkcore import RandomKernel  # noqa: E402

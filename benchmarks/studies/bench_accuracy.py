@@ -4,7 +4,7 @@ Runs :func:`rkcore.studies.accuracy.accuracy_study` for the paper's configuratio
 Markdown tables (accuracy mean +- std over trials, balanced accuracy, mean train and test
 seconds, and the speed-up against the exact kernel SVM measured in the same run).
 
-    python benchmarks/bench_accuracy.py --data /path/to/ml-100k --configs fig2a,fig3 \
+    python benchmarks/studies/bench_accuracy.py --data /path/to/ml-100k --configs fig2a,fig3 \
         --n-train 10000 --n-val 1000 --n-test 10000 --trials 3 --out-dir /tmp/rk_accuracy
 
 Every configuration uses the same seeded split (``--seed``), so rows of different

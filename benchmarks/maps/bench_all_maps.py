@@ -5,7 +5,7 @@ pairs it with (degree m). Times are ratios to one float64 matrix product
 (n x d) @ (d x D) timed in the same repeat, so machine load cancels; the table shows the
 median over --repeats of each ratio (fresh map every repeat: fit draws new weights).
 
-Usage: python benchmarks/bench_all_maps.py [--repeats 5] [--degree 2] [--maps rk scrk ...]
+Usage: python benchmarks/maps/bench_all_maps.py [--repeats 5] [--degree 2] [--maps rk scrk ...]
 """
 from __future__ import annotations
 

@@ -1,7 +1,7 @@
 """A browser sanity check of the classroom benchmark: N <= 5 headless Chromium sessions (Playwright) open
 Home, then the Gram page, then change D, the seed and n in the sidebar, each timed until the chart is drawn.
 
-    python benchmarks/bench_classroom.py --browser 5
+    python benchmarks/app/bench_classroom.py --browser 5
 
 The renderers run on the server's own 2 cores (at 30 sessions they used 111 CPU-s against the server's 12,
 issue 26): these times include the browsers' work and say only that a real browser gets its charts.
@@ -14,7 +14,7 @@ import time
 
 import psutil
 
-from benchmarks.streamlit_server import StreamlitServer
+from benchmarks.app.streamlit_server import StreamlitServer
 
 CHROMIUM = "/usr/bin/chromium"
 CHROMIUM_ARGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-background-networking",

@@ -1,8 +1,8 @@
 """Classroom capacity: N students acting independently on the study pages over several minutes.
 
-    python benchmarks/bench_classroom.py [--students 30 60] [--minutes 5] [--seed 0]
-    python benchmarks/bench_classroom.py --smoke            # 5 students, 1 minute: does it work at all
-    python benchmarks/bench_classroom.py --browser 5        # a browser sanity check (shares the cores)
+    python benchmarks/app/bench_classroom.py [--students 30 60] [--minutes 5] [--seed 0]
+    python benchmarks/app/bench_classroom.py --smoke            # 5 students, 1 minute: does it work at all
+    python benchmarks/app/bench_classroom.py --browser 5        # a browser sanity check (shares the cores)
 
 Every student is a real Streamlit session over the server's websocket (/_stcore/stream, the
 BackMsg / ForwardMsg protobufs of streamlit.proto, as a browser sends and receives them) with no
@@ -36,9 +36,9 @@ from pathlib import Path
 
 import psutil
 
-sys.path.insert(0, str(Path(__file__).resolve().parent.parent))  # run from a checkout
+sys.path.insert(0, str(Path(__file__).resolve().parents[2]))  # run from a checkout: benchmarks/<subject>/this file
 
-from benchmarks.streamlit_server import REPO, StreamlitServer  # noqa: E402
+from benchmarks.app.streamlit_server import REPO, StreamlitServer  # noqa: E402
 
 STUDY_PAGES = ("Gram_matrices", "Error_bounds", "Distributions_and_variance")
 #: Settings a student changes, by widget label, with the values it picks from (all of them auto-run at the
@@ -375,7 +375,7 @@ def write_report(path: Path, rows: list[dict], args, env: dict[str, str]) -> Non
         f"## {time.strftime('%Y-%m-%d %H:%M %Z')}: {', '.join(str(r['N']) for r in rows)} students, "
         f"{args.minutes:g} minutes each",
         "",
-        f"`python benchmarks/bench_classroom.py --students {' '.join(map(str, args.students))} --minutes "
+        f"`python benchmarks/app/bench_classroom.py --students {' '.join(map(str, args.students))} --minutes "
         f"{args.minutes:g} --seed {args.seed}`; {os.cpu_count()} cores, "
         f"{psutil.virtual_memory().total / 2**30:.0f} GiB; server limits: "
         f"{', '.join(f'{k}={v}' for k, v in env.items()) or 'defaults'}. The server and every client run on this "
@@ -415,7 +415,7 @@ def main(argv=None) -> int:
     ap.add_argument("--out", default=str(REPO / "benchmarks" / "results" / "classroom.md"))
     args = ap.parse_args(argv)
     if args.browser:
-        from benchmarks.classroom_browser import main as browser_main
+        from benchmarks.app.classroom_browser import main as browser_main
 
         return browser_main(min(args.browser, 5))
     if args.smoke:

@@ -1,6 +1,6 @@
 """Render time of the default view of the dashboard pages (AppTest, headless), and of widget changes.
 
-Usage: python benchmarks/app_render_times.py [page ...]   (default: app.py and every page)
+Usage: python benchmarks/app/app_render_times.py [page ...]   (default: app.py and every page)
 
 Each page is run once to import everything, then timed with st.cache_data cleared ("cold":
 data loading and engines run) and as a plain rerun ("warm": caches hit). The machine is
@@ -15,7 +15,7 @@ from pathlib import Path
 
 import numpy as np
 
-REPO = Path(__file__).resolve().parent.parent
+REPO = Path(__file__).resolve().parents[2]  # benchmarks/<subject>/this file
 sys.path.insert(0, str(REPO))
 
 

@@ -6,7 +6,7 @@ straightforward formula, both timed in the same process:
   ANOVA-2:     ((X W^T)^2 - X^2 (W^2)^T) / 2
   ANOVA-3:     (p1^3 - 3 p1 p2 + 2 p3) / 6 with p_t = X^t (W^t)^T (three GEMMs)
   all-subsets: prod_j (1 + x_j w_j), element-wise (blocked over rows to fit memory)
-Run: python benchmarks/bench_core.py [--repeats 7]
+Run: python benchmarks/maps/bench_core.py [--repeats 7]
 """
 from __future__ import annotations
 

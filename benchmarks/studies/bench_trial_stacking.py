@@ -1,6 +1,6 @@
 """The error engine's trials, stacked vs one task per trial, in one process.
 
-    python benchmarks/bench_trial_stacking.py [--repeats 9] [--n 200 1000 5000]
+    python benchmarks/studies/bench_trial_stacking.py [--repeats 9] [--n 200 1000 5000]
 
 The study is the Distributions page's default (rkcore.studies.errors.error_study): the built-in
 "interactions" data (d = 20, L1-normalized), ANOVA-2, RK with the four weight distributions and
@@ -20,7 +20,7 @@ import sys
 import time
 from pathlib import Path
 
-sys.path.insert(0, str(Path(__file__).resolve().parent.parent))  # run from a checkout
+sys.path.insert(0, str(Path(__file__).resolve().parents[2]))  # run from a checkout
 
 from threadpoolctl import threadpool_limits  # noqa: E402
 

@@ -1,7 +1,7 @@
 """CPU seconds (one BLAS thread) of bench_vs_pyrfm's exact Gram cells: rkcore, rkcore at a git
 revision ("before"), pyrfm; the load-robust companion of ``bench_vs_pyrfm.py --only gram``.
 
-Usage: python benchmarks/gram_cpu_vs_pyrfm.py [repeats] [before-revision]   (pyrfm built by setup_pyrfm.sh)
+Usage: python benchmarks/maps/gram_cpu_vs_pyrfm.py [repeats] [before-revision]   (pyrfm built by setup_pyrfm.sh)
 Prints one markdown row per cell: rkcore ms, before ms, pyrfm ms, rkcore / pyrfm (min-max), before / pyrfm.
 """
 import os
