@@ -5,8 +5,8 @@ import streamlit as st
 from threadpoolctl import threadpool_limits
 
 from rkapp import (
-    ViewSpec, chart, choices, escape_markdown, formula, guarded, largest_fitting, load_data, notice, page, persistent_widget,
-    reproduce, run_or_wait, sidebar, table,
+    ViewSpec, chart, choices, escape_markdown, formula, guarded, largest_fitting, lead, load_data, notice, page,
+    persistent_widget, reproduce, run_or_wait, sidebar, table,
 )
 from rkapp.guard import admitted_run
 from rkapp.layout import fit_formula
@@ -105,9 +105,10 @@ with guarded("the compositional kernel"):
                 fits=f"With these settings n up to {largest_fitting(cost_at, n):,} fits; or lower the largest D "
                      "or the trials.")
     skel, Xp, K = prepared(view, preset)
-    chart(skeleton_figure(skel), skel.describe(), "Skeleton nodes",
-          caption="Squares: input nodes (base kernels); circles: dual activations. Hover a node for its formula. "
-                  "Complexity: expected calls of Algorithm 1 per feature (paper, eq. 11).")
+    with lead():  # the main chart first, above the settings
+        chart(skeleton_figure(skel), skel.describe(), "Skeleton nodes",
+              caption="Squares: input nodes (base kernels); circles: dual activations. Hover a node for its "
+                      "formula. Complexity: expected calls of Algorithm 1 per feature (paper, eq. 11).")
     st.caption(f"{escape_markdown(data.description)} n = {n} points, d = {d} columns ({view.normalization}-normalized rows, then "
                "standardized columns" + (f"; the last column binned into {int(Xp[:, -1].max()) + 1} quantile codes "
                                          "for the categorical node" if PRESETS[preset].n_categories else "") + ").")

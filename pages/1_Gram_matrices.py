@@ -1,11 +1,13 @@
 """Gram matrices: the exact kernel K next to its random-feature estimate K̂ = Z Zᵀ."""
+import numpy as np
 import streamlit as st
 
 from rkapp import (
-    ViewSpec, chart, escape_markdown, formula, guarded, largest_fitting, load_data, notice, page, persistent_widget,
-    reproduce, run_or_wait, shared_figure, sidebar, table,
+    ViewSpec, chart, escape_markdown, formula, guarded, largest_fitting, lead, load_data, notice, page,
+    persistent_widget, reproduce, run_or_wait, shared_figure, sidebar, table,
 )
 from rkapp.guard import admitted_run
+from rkapp.state import apply_preset, is_stored
 from rkcore.studies.costs import gram_view_cost
 from rkcore.base.limits import HEATMAP_SIDE
 from rkcore.maps.distributions import DISTRIBUTIONS
@@ -15,6 +17,15 @@ from rkcore.studies.gram import block_average, gram_error_stats, gram_long, gram
 
 page("Gram matrices",
      "The exact Gram matrix $K$ next to its random-feature estimate $\\hat K = ZZ^\\top$, on one color scale.")
+#: what a first visit opens on: handwritten digits, whose exact K shows blocks (points sorted by digit), at a D where
+#: K̂ visibly has the same blocks (relative Frobenius error 0.20 at n = 200; the synthetic N(0, 1) data at D = 256
+#: looked like noise, error 0.61). A link naming any setting, or a preset, keeps the shared defaults.
+OPENING = {"dataset": "digits", "D": 1024}
+OPENED_KEY = "_rk_gram_opened"
+if not st.session_state.get(OPENED_KEY) and not any(is_stored(name) for name in OPENING) and not any(
+        key != "presenter" for key in st.query_params):  # a bare visit: a link naming any setting keeps the rest
+    apply_preset(OPENING, reset=False)
+st.session_state[OPENED_KEY] = True
 view = sidebar(maps=True, distributions="single")
 
 formula(latex_with_degree(KERNELS[view.kernel].latex, view.degree), "The kernel (exact).")
@@ -33,7 +44,8 @@ else:
 def compute(view: ViewSpec):
     data = load_data(view)
     spec = view.kernel_spec(data)
-    K, K_hat = gram_pair(data.X, spec, view.map, view.D, view.map_distribution, view.seed)
+    X = data.X if data.y is None else data.X[np.argsort(np.asarray(data.y), kind="stable")]  # blocks by label
+    K, K_hat = gram_pair(X, spec, view.map, view.D, view.map_distribution, view.seed)
     return K, K_hat, gram_error_stats(K, K_hat), gram_pairs(K, K_hat, max_points=4000, random_state=0)
 
 
@@ -85,9 +97,11 @@ with guarded("the Gram matrices"):
 
     K_small, b = block_average(K, max_side=HEATMAP_SIDE)
     K_hat_small, _ = block_average(K_hat, max_side=HEATMAP_SIDE)
-    gram_chart(view, K_small, K_hat_small, b, n, pairs)
+    with lead():  # the main chart first, above the settings
+        gram_chart(view, K_small, K_hat_small, b, n, pairs)
     st.caption(f"Showing n = {n} points, d = {d} features, {view.normalization}-normalized; {kernel_text}; "
-               f"{MAPS[view.map].label}, D = {view.D}, seed = {view.seed}. Data: {escape_markdown(data.description)}")
+               f"{MAPS[view.map].label}, D = {view.D}, seed = {view.seed}"
+               f"{'; points sorted by label' if data.y is not None else ''}. Data: {escape_markdown(data.description)}")
     notice(gram_note(stats, D=view.D, map_label=MAPS[view.map].label,
                      distribution_label=DISTRIBUTIONS[view.map_distribution].label if view.map_distribution else None))
     table(stats, "Gram error statistics", caption="E = K̂ − K over all n² entries.",

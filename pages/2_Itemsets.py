@@ -2,8 +2,8 @@
 import streamlit as st
 
 from rkapp import (
-    chart, formula, guarded, literal, load_data, notice, page, reproduce, run_or_wait, shared_figure, show_warning,
-    sidebar, table,
+    chart, formula, guarded, lead, literal, load_data, notice, page, reproduce, run_or_wait, shared_figure,
+    show_warning, sidebar, table,
 )
 from rkcore.studies.costs import itemsets_view_cost
 from rkcore.figures.itemsets import family_counts_figure
@@ -41,9 +41,10 @@ with guarded("the itemset family"):
     c1.metric("|S| (itemsets)", family.n_itemsets_text)
     c2.metric("d (features)", d)
     c3.metric("largest itemset", family.max_size)
-    chart(shared_figure(family_counts_figure, counts),
-          counts[["size", "count_text"]].rename(columns={"count_text": "count"}),
-          "Itemset counts by size", caption="Counts are exact (combinatorial, never enumerated).")
+    with lead():  # the main chart first, above the settings' details
+        chart(shared_figure(family_counts_figure, counts),
+              counts[["size", "count_text"]].rename(columns={"count_text": "count"}),
+              "Itemset counts by size", caption="Counts are exact (combinatorial, never enumerated).")
     listing = family_listing(family, limit=LISTING_LIMIT, feature_names=data.feature_names)
     shown = "all" if family.n_itemsets <= LISTING_LIMIT else f"the first {len(listing)} of {family.n_itemsets_text}"
     with st.expander(f"List of itemsets ({shown})", expanded=family.n_itemsets <= 30):

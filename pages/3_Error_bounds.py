@@ -7,7 +7,8 @@ import streamlit as st
 from threadpoolctl import threadpool_limits
 
 from rkapp import (
-    ViewSpec, chart, choices, columns, escape_markdown, formula, guarded, largest_fitting, load_data, notice, page,
+    ViewSpec, chart, choices, columns, escape_markdown, formula, guarded, largest_fitting, lead, load_data, notice,
+    page,
     persistent_widget, progress_bar, reproduce, run_or_wait, sidebar, table,
 )
 from rkapp.guard import admitted_run
@@ -101,7 +102,8 @@ with guarded("the error bounds"):
         pointwise = pointwise[np.isfinite(pointwise)]
         D_top = float(np.clip(10 * pointwise.max() if pointwise.size else 1e6, 1e4, 1e12))
         b_D = bounds_table(np.logspace(0, np.log10(D_top), 200), float(eps), R, d=d, degree=degree)
-        left, right = columns(2)  # one chart per row in presenter mode
+        with lead():  # the two charts first, above the settings (one chart per row in presenter mode)
+            left, right = columns(2)
         with left:
             chart(bounds_vs_eps_figure(measured, b_eps, D=D_show, R=R), measured[measured["D"] == D_show],
                   "Tail probability vs eps",

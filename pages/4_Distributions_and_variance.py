@@ -8,15 +8,15 @@ import streamlit as st
 from threadpoolctl import threadpool_limits
 
 from rkapp import (
-    ViewSpec, chart, choices, escape_markdown, formula, guarded, largest_fitting, load_data, notice, page, persistent_widget,
-    progress_bar, reproduce, run_or_wait, sidebar, table,
+    ViewSpec, chart, choices, escape_markdown, formula, guarded, largest_fitting, lead, load_data, notice, page,
+    persistent_widget, progress_bar, reproduce, run_or_wait, sidebar, table,
 )
 from rkapp.guard import admitted_run
 from rkcore.studies.costs import error_study_cost, pair_variance_cost
 from rkcore.maps.distributions import DISTRIBUTIONS
 from rkcore.studies.errors import error_study
 from rkcore.figures.variance import (
-    distribution_note, error_vs_D_figure, variance_by_distribution_figure, variance_figure,
+    distribution_note, error_vs_D_figure, lowest_by_D, variance_by_distribution_figure, variance_figure,
 )
 from rkcore.registry import ITEMSET_KERNELS
 from rkcore.studies.table1 import table1_view
@@ -157,13 +157,16 @@ if ready:  # else the error or the run button above says why
         elapsed = time.perf_counter() - started
         wide, tidy = table1_view(study, d)
         errors = study[study["metric"] == "mean_abs_error"]
-        chart(error_vs_D_figure(study), errors, "Mean absolute error vs D by distribution",
-              caption="Each trial is one random map; its error is averaged over all pairs. The dotted guide falls "
-                      "like 1/√D, the rate of a mean of D independent terms.")
+        with lead():  # the main chart first, above the settings
+            chart(error_vs_D_figure(study), errors, "Mean absolute error vs D by distribution",
+                  caption="Each trial is one random map; its error is averaged over all pairs. The dotted guide "
+                          "falls like 1/√D, the rate of a mean of D independent terms.")
         st.markdown(f"**Table 1 view: mean absolute error, mean ± std over {trials} trials**")
         table(wide, "Table 1 view", download=False)  # the tidy numbers below have the CSV
-        best = tidy[tidy["lowest"]].groupby("D")["method"].first()
-        st.caption("Lowest mean per D: " + "; ".join(f"D = {D}: {m}" for D, m in best.items()) +
+        best = lowest_by_D(tidy)
+        st.caption("Lowest mean per D: " + "; ".join(
+            f"D = {r.D}: {r.lowest}" + (f" (ties with {', '.join(t for t in r.tied if t != r.lowest)})"
+                                        if len(r.tied) > 1 else "") for r in best.itertuples()) +
                    f". Study: {elapsed:.2f} s this run (cached afterwards).")
         # a toggle, not an expander: the 20-row table cost ~0.1-0.2 s of browser time on every rerun even collapsed
         exact_shown = persistent_widget(st.toggle, "Show the exact numbers (one row per method and D)",
@@ -203,7 +206,7 @@ if ready:  # else the error or the run button above says why
                                      "median D·Var": st.column_config.NumberColumn(format="%.3e"),
                                      "ratio to Rademacher": st.column_config.NumberColumn(format="%.3f")})
 
-notice(distribution_note(best, summary))
+notice(distribution_note(best, summary, int(trials)))
 
 reproduce(view.code(
     "from rkcore.studies.errors import error_study, summarize_errors",

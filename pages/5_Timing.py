@@ -1,14 +1,17 @@
 """Timing: how the mapping time of each random feature map grows with d and with D (the paper's Figure 1)."""
+import os
+
 import pandas as pd
 import streamlit as st
 from threadpoolctl import threadpool_limits
 
 from rkapp import (
-    chart, choices, formula, guarded, kept_measurement, largest_fitting, measure_on_press, notice, page, persistent_widget,
-    progress_bar, refuse_beyond_limits, reproduce, shared_figure, show_measurement, sidebar, table,
+    chart, choices, columns, formula, guarded, kept_measurement, largest_fitting, lead, measure_on_press, notice,
+    page, persistent_widget, progress_bar, refuse_beyond_limits, reproduce, shared_figure, show_measurement,
+    sidebar, table,
 )
 from rkcore.studies.costs import timing_cost
-from rkcore.figures.timing import predicted_figure, timing_figure, timing_note
+from rkcore.figures.timing import predicted_figure, slope_spread, timing_figure, timing_note
 from rkcore.registry import MAPS
 from rkcore.studies.timing import growth_exponent, median_table, predicted_operations, time_maps, timing_kernel
 
@@ -76,7 +79,9 @@ def run_timings(maps, d_list, D_at, D_list, d_at, n, m, repeats, seed, single_th
     finally:
         if limit is not None:
             limit.restore_original_limits()
-    return pd.concat([by_d.assign(sweep="d"), by_D.assign(sweep="D")], ignore_index=True)
+    out = pd.concat([by_d.assign(sweep="d"), by_D.assign(sweep="D")], ignore_index=True)
+    out.attrs["load"] = (os.getloadavg()[0], os.cpu_count() or 1)  # the note says when the machine was busy
+    return out
 
 
 measured = kept_measurement("tm")
@@ -122,11 +127,16 @@ with guarded("the timings"):
     st.markdown(f"**Measure:** {len(maps)} map(s) × {len(d_list) + len(D_list)} settings = {cells} cells, "
                 f"each {repeats} timed runs after a warm-up, n = {n} "
                 f"({'one BLAS thread' if one_thread else 'all BLAS threads'}).")
-    measured = measure_on_press(
-        cost_at(int(n)), lambda: run_timings(list(maps), d_list, D_at, D_list, d_at, int(n), m, int(repeats),
-                                             int(view.seed), bool(one_thread)),
-        key="tm", params=params, what="these timings", label=RUN_LABEL, fits=fits)
+    with lead():  # the run button (then the measured charts) first, above the settings
+        measured = measure_on_press(
+            cost_at(int(n)), lambda: run_timings(list(maps), d_list, D_at, D_list, d_at, int(n), m, int(repeats),
+                                                 int(view.seed), bool(one_thread)),
+            key="tm", params=params, what="these timings", label=RUN_LABEL, fits=fits)
 
+if measured is not None and params is None:  # the current settings failed: the kept timings are of others
+    st.warning("The timings of the last run are hidden: they came from earlier settings, and the current ones "
+               "failed (see the message above).", icon=":material/history:")
+    measured = None
 if measured is not None:
     with guarded("the timing results"):
         df = measured.value
@@ -134,7 +144,8 @@ if measured is not None:
                          caption="Wall-clock times on a shared machine: read the slopes and the ordering, not single "
                                  "milliseconds.")
         by_d, by_D = df[df["sweep"] == "d"], df[df["sweep"] == "D"]
-        left, right = st.columns(2)
+        with lead():
+            left, right = columns(2)
         with left:
             chart(shared_figure(timing_figure, by_d, "d", slopes=growth_exponent(by_d, "d")), by_d,
                   "Timings vs input dimension d")
@@ -143,6 +154,8 @@ if measured is not None:
                   "Timings vs feature count D")
         slopes = pd.concat([growth_exponent(by_d, "d").assign(along="d"), growth_exponent(by_D, "D").assign(along="D")],
                            ignore_index=True)
+        spread = pd.concat([slope_spread(by_d, "d"), slope_spread(by_D, "D")], ignore_index=True)
+        slopes = slopes.merge(spread, on=["map", "along"], how="left")
         slopes["map"] = [MAPS[k].short_label for k in slopes["map"]]
         medians = median_table(df.drop(columns="sweep"))
         a, b = st.columns([3, 2])
@@ -152,10 +165,11 @@ if measured is not None:
                   column_config={c: st.column_config.NumberColumn(format="%.3g") for c in medians.columns
                                  if c.endswith("(ms)")})
         with b:
-            table(slopes[["map", "along", "exponent", "n_points"]], "Growth exponents",
-                  caption="Slope of log(median time) against log d or log D (np.polyfit): time ∝ d^slope.",
-                  column_config={"exponent": st.column_config.NumberColumn(format="%.2f")})
-        notice(timing_note(slopes))
+            table(slopes[["map", "along", "exponent", "low", "high", "n_points"]], "Growth exponents",
+                  caption="Slope of log(median time) against log d or log D (np.polyfit): time ∝ d^slope; low / "
+                          "high: the slopes of single repeats (their spread).",
+                  column_config={c: st.column_config.NumberColumn(format="%.2f") for c in ("exponent", "low", "high")})
+        notice(timing_note(slopes, df.attrs.get("load")))
 
 if measured is None:
     notice(f"Press **{RUN_LABEL}**: the note then reports the growth exponents this run measured next to "

@@ -5,7 +5,8 @@ import streamlit as st
 from threadpoolctl import threadpool_limits
 
 from rkapp import (
-    chart, formula, guarded, largest_fitting, notice, page, persistent_widget, reproduce, run_or_wait, sidebar, table,
+    chart, formula, guarded, largest_fitting, lead, notice, page, persistent_widget, reproduce, run_or_wait,
+    sidebar, table,
 )
 from rkcore.studies.costs import kernel_trick_cost
 from rkcore.figures.foundations import feature_count_figure, kernel_trick_figure, kernel_trick_note
@@ -59,9 +60,10 @@ with guarded("the timings"):
     # one BLAS thread: on a shared server, thread hand-offs would dominate these small products
     with threadpool_limits(limits=1, user_api="blas"):
         df = kernel_trick_timing(kind, d_list, n=int(n), degree=m, repeats=repeats, seed=int(view.seed))
-    chart(kernel_trick_figure(df), df, "Kernel trick timings",
-          caption=f"Median of {repeats} runs after a warm-up run (band: fastest to slowest), one BLAS thread; N(0, 1/d) data, seed "
-                  f"{view.seed}. Wall-clock times on a shared machine: read the slopes, not single numbers.")
+    with lead():  # the main chart first, above the settings
+        chart(kernel_trick_figure(df), df, "Kernel trick timings",
+              caption=f"Median of {repeats} runs after a warm-up run (band: fastest to slowest), one BLAS thread; N(0, 1/d) data, seed "
+                      f"{view.seed}. Wall-clock times on a shared machine: read the slopes, not single numbers.")
     med = df.groupby(["d", "method"])["seconds"].median().unstack("method")
     summary = pd.DataFrame({
         "d": med.index,

@@ -5,8 +5,8 @@ import streamlit as st
 from threadpoolctl import threadpool_limits
 
 from rkapp import (
-    ViewSpec, chart, choices, escape_markdown, formula, guarded, largest_fitting, load_data, notice, page, persistent_widget,
-    reproduce, run_or_wait, sidebar, table,
+    ViewSpec, chart, choices, escape_markdown, formula, guarded, largest_fitting, lead, load_data, notice, page,
+    persistent_widget, reproduce, run_or_wait, sidebar, table,
 )
 from rkapp.guard import admitted_run
 from rkcore.studies.costs import rff_curve_cost
@@ -75,8 +75,9 @@ def study(view: ViewSpec) -> None:
                     fits=f"With the largest D = {D_list[-1]:,} and {trials} trials, n up to "
                          f"{largest_fitting(cost_at, n):,} fits; or lower the largest D or the trials.")
         df = error_curve(view, gamma, D_list, int(trials))
-        chart(rff_error_figure(df, metric), df, "RFF error vs D",
-              caption="Line: median over the trials; band: 10–90% of the trials; dashed: a 1/√D line through the first point.")
+        with lead():  # the main chart first, above the settings
+            chart(rff_error_figure(df, metric), df, "RFF error vs D",
+                  caption="Line: median over the trials; band: 10–90% of the trials; dashed: a 1/√D line through the first point.")
         summary = rff_summary(df, metric)
         table(summary, "RFF error summary", caption="If the error falls like 1/√D, the last column stays about constant.",
               column_config={k: st.column_config.NumberColumn(format="%.4g") for k in summary.columns if k != "D"})

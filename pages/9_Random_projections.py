@@ -5,8 +5,8 @@ import streamlit as st
 from threadpoolctl import threadpool_limits
 
 from rkapp import (
-    ViewSpec, chart, choices, escape_markdown, formula, guarded, largest_fitting, load_data, notice, page, persistent_widget,
-    reproduce, run_or_wait, sidebar, table,
+    ViewSpec, chart, choices, escape_markdown, formula, guarded, largest_fitting, lead, load_data, notice, page,
+    persistent_widget, reproduce, run_or_wait, sidebar, table,
 )
 from rkapp.guard import admitted_run
 from rkcore.studies.costs import projection_cost
@@ -92,10 +92,11 @@ with guarded("the random projections"):
                                              "or lower the largest m or the draws, or project the raw rows.")
     V, dropped = vectors_of(view, vectors)
     df = distortions(view, vectors, m_list, tuple(kinds), int(trials))
-    chart(projection_distortion_figure(df, float(delta), bands=distortion_bands(df["m"], float(delta))), df, "Projection distortion",
-          caption=f"Line: median of ‖Av‖²/‖v‖² over all vectors and draws; band: the central {100 * (1 - delta):g}%. "
-                  "Dashed: Theorem 1's band (its lower edge is vacuous, clipped at 0, for small m); dotted: the exact "
-                  "χ² interval. Each m uses the first m rows of one draw, rescaled (same distribution as a fresh draw).")
+    with lead():  # the main chart first, above the settings
+        chart(projection_distortion_figure(df, float(delta), bands=distortion_bands(df["m"], float(delta))), df, "Projection distortion",
+              caption=f"Line: median of ‖Av‖²/‖v‖² over all vectors and draws; band: the central {100 * (1 - delta):g}%. "
+                      "Dashed: Theorem 1's band (its lower edge is vacuous, clipped at 0, for small m); dotted: the exact "
+                      "χ² interval. Each m uses the first m rows of one draw, rescaled (same distribution as a fresh draw).")
     st.caption(f"{escape_markdown(data.description)} {V.shape[0]} vectors of dimension D = {V.shape[1]:,} ({VECTORS[vectors]} of the "
                f"{view.normalization}-normalized rows{f'; {dropped} zero rows dropped' if dropped else ''}); "
                f"m = {m_list[0]} … {m_list[-1]}; {trials} independent draws of A per projection.")

@@ -21,7 +21,7 @@ from .guard import (
     measure_on_press, refuse_beyond_limits, require_memory, run_or_wait, show_error, show_measurement, show_warning,
 )
 from .layout import (
-    chart, columns, formula, notice, page, preload_chart_library, presenter, progress_bar, reproduce, table,
+    chart, columns, export_button, formula, lead, notice, page, preload_chart_library, presenter, progress_bar, reproduce, table,
 )
 from .navigation import PAGES, RUN_REQUEST_KEY, find_page, page_files, page_label, preset_button, run_requested
 from .state import FIELDS, ViewSpec, apply_preset, choices
@@ -31,7 +31,7 @@ escape_markdown = literal  # the name the pages use
 
 __all__ = [
     "FIELDS", "MEMORY_BUDGET", "columns", "presenter", "PAGES", "RUN_REQUEST_KEY", "UPLOAD_STATE_KEY", "ViewSpec", "apply_preset", "chart", "choices",
-    "escape_markdown", "estimate_cost", "find_page", "formula", "guarded", "kept_measurement", "largest_fitting", "literal", "load_data", "max_size_within", "measure_on_press",
+    "escape_markdown", "export_button", "lead", "estimate_cost", "find_page", "formula", "guarded", "kept_measurement", "largest_fitting", "literal", "load_data", "max_size_within", "measure_on_press",
     "notice", "page", "page_files", "page_label", "persistent_widget", "preload_chart_library", "preset_button", "progress_bar", "reproduce",
     "refuse_beyond_limits", "require_memory", "run_or_wait", "run_requested", "shared_figure", "show_error", "show_measurement", "show_warning", "sidebar", "table",
 ]

@@ -7,9 +7,10 @@ from typing import Callable, Hashable
 import plotly.graph_objects as go
 import streamlit as st
 
-from rkcore.spec import UPLOAD, load_view_data
+from rkcore.data.datasets import data_roots
+from rkcore.spec import MOVIELENS, UPLOAD, load_view_data
 
-from .widgets import UPLOAD_STATE_KEY
+from .upload_section import UPLOAD_STATE_KEY
 
 _load = st.cache_data(show_spinner="Loading data…", max_entries=32)(load_view_data)
 
@@ -22,14 +23,16 @@ FIGURE_CACHE_TTL = "1h"
 
 
 def load_data(view):
-    """The view's Dataset: loaded (cached), at most ``view.n`` rows, rows normalized."""
+    """The view's Dataset: loaded (cached), at most ``view.n`` rows, rows normalized. MovieLens is read
+    only under the server's data roots (RKCORE_DATA_ROOTS); an upload only from this session's state."""
     upload_name = upload_bytes = None
     if view.dataset == UPLOAD:
         upload = st.session_state.get(UPLOAD_STATE_KEY)
         if upload:
             upload_name, upload_bytes = upload
     return _load(view.dataset, view.normalization, int(view.n), target=view.target or None,
-                 movielens_path=view.movielens_path, upload_name=upload_name, upload_bytes=upload_bytes)
+                 movielens_path=view.movielens_path, upload_name=upload_name, upload_bytes=upload_bytes,
+                 movielens_roots=data_roots() if view.dataset == MOVIELENS else None)
 
 
 @st.cache_data(max_entries=FIGURE_CACHE_ENTRIES, ttl=FIGURE_CACHE_TTL, show_spinner=False)

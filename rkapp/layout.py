@@ -11,7 +11,7 @@ from contextlib import contextmanager
 import pandas as pd
 import streamlit as st
 
-from rkcore.figures.style import VALIDATE_FIGURES_ENV, check_canonical
+from rkcore.figures.style import VALIDATE_FIGURES_ENV, check_canonical, enlarged
 
 from .guard import literal
 from .navigation import page_menu
@@ -34,6 +34,11 @@ _CSS = """
   div[data-testid="stColumn"] .katex { font-size: 1.0em; }
   /* a button label wraps instead of being cut ("Linear model on RK featu…") */
   div[data-testid="stButton"] button p { white-space: normal; }
+  /* a multiselect's chips wrap onto more lines instead of hiding behind a fade (SCRK, d = 1024, 16d at 1280 px) */
+  [data-testid="stMultiSelectTagsContainer"] { flex-wrap: wrap !important; overflow: visible !important;
+      mask-image: none !important; -webkit-mask-image: none !important; }
+  [data-testid="stMultiSelect"] div:has(> [data-testid="stMultiSelectTagsContainer"]) { height: auto !important;
+      max-height: none !important; }
   /* the chart-library preload (see _preload_chart_library): drawn off-screen, takes no space */
   .st-key-chart-preload { position: absolute !important; left: -10000px; top: 0; width: 240px;
       height: 40px; overflow: hidden; }
@@ -42,16 +47,23 @@ _CSS = """
 #: ``layout.meta`` of the chart-library preload figure: tests and checks that count a page's charts
 #: skip it (it shows nothing).
 PRELOAD_META = "rkapp-chart-preload"
-# Presenter mode: everything larger, one chart per row (see :func:`columns`).
+# Presenter mode: everything larger (never smaller: metric values keep their own, larger size), one chart
+# per row (see :func:`columns`), the sidebar closed, a tighter header so the chart starts high.
 _PRESENTER_CSS = """
 <style>
+  .block-container, [data-testid="stMainBlockContainer"] { padding-top: 3.2rem; }
   [data-testid="stMain"] { font-size: 1.2rem; }
   [data-testid="stMain"] p, [data-testid="stMain"] li { font-size: 1.2rem; }
-  div[data-testid="stCaptionContainer"] p { font-size: 1.1rem; }
+  div[data-testid="stCaptionContainer"], div[data-testid="stCaptionContainer"] p { font-size: 1.1rem; }
+  div[data-testid="stMetricValue"], div[data-testid="stMetricValue"] p,
+  div[data-testid="stMetricValue"] div { font-size: 2.2rem !important; }
   h1 { font-size: 2.4rem !important; }
   .katex { font-size: 1.25em; }
 </style>
 """
+#: key of the container that holds each page's main chart or run button (class ``st-key-rk-lead``; the
+#: browser test measures the first screen by it)
+LEAD_KEY = "rk-lead"
 #: Plotly font sizes grow by this many px in presenter mode.
 PRESENTER_FONT_STEP = 4
 
@@ -77,18 +89,44 @@ def _presenter_from_url_or_session() -> bool:
 
 def page(title: str, intro: str | None = None, *, icon: str = ":material/scatter_plot:") -> None:
     """Set up a page: wide layout, projector-friendly CSS, the presenter toggle, title and a compact intro
-    (navigation is app.py's). In presenter mode the sidebar starts collapsed and the type is larger."""
+    (navigation is app.py's), then two places kept for later: the main chart (:func:`lead`) and the page's
+    conclusion (:func:`notice`), so both show on the first screen whatever the page computes before them.
+    In presenter mode the sidebar starts collapsed, the type is larger and the intro follows the chart."""
     on = _presenter_from_url_or_session()
     st.set_page_config(page_title=f"{title} · Random Kernel Explorer", page_icon=icon, layout="wide",
                        initial_sidebar_state="collapsed" if on else "auto")
     _run.formulas = None
     start_run()
+    _run.figures = []  # what this run shows, in order: the offline export (export_button) writes it
+    _run.title, _run.intro = title, intro
     page_menu()
     _run.presenter = bool(persistent_widget(st.sidebar.toggle, key="presenter"))
     st.html(_CSS + (_PRESENTER_CSS if _run.presenter else ""))
     st.title(title)
-    if intro:
+    if intro and not _run.presenter:
         st.markdown(intro)
+    _run.lead = st.container(key=LEAD_KEY)
+    _run.conclusion = st.container(key="rk-conclusion")
+    if intro and _run.presenter:  # the teacher says it; the chart comes first
+        st.markdown(intro)
+
+
+def _slot(name: str):
+    """A slot page() kept in this script run, or None (a fragment rerun runs in a thread of its own, without
+    them: lead() and notice() then draw in place)."""
+    return getattr(_run, name, None)
+
+
+@contextmanager
+def lead():
+    """Draw the page's main chart (or its run button) here: it shows right under the title, above the
+    page's settings and formulas, inside the first screen at 1280x720 (the code may compute it last)."""
+    slot = _slot("lead")
+    if slot is None:
+        yield
+        return
+    with slot:
+        yield
 
 
 def preload_chart_library() -> None:
@@ -195,9 +233,8 @@ def fit_for_screen(fig, *, narrow: bool = False):
         title_lines = 1 + fig.layout.title.text.count("<br>")
         top = fig.layout.margin.t if fig.layout.margin.t is not None else 70
         fig.update_layout(margin_t=max(top, 27 * title_lines + 2 * 23 * panel_lines + 12))
-    if presenter():
-        size = fig.layout.font.size or 17
-        fig.update_layout(font_size=size + PRESENTER_FONT_STEP)
+    if presenter():  # every font, not only the global one (legends, colorbars, panel titles had fixed sizes)
+        fig = enlarged(fig, PRESENTER_FONT_STEP)
     return fig
 
 
@@ -206,14 +243,50 @@ def chart(fig, data: pd.DataFrame, name: str, *, caption: str | None = None, key
     """The figure, an optional caption, and a CSV download of the data behind it. ``narrow``: the chart
     sits in a half-width column (its title wraps sooner)."""
     slug = key or _slug(name)
-    fit_for_screen(fig, narrow=narrow and not presenter())
+    fig = fit_for_screen(fig, narrow=narrow and not presenter())
     if os.environ.get(VALIDATE_FIGURES_ENV):  # the test suite: the figure as sent is plotly-valid
         check_canonical(fig)
+    settings = {"page": name, **recorded_settings()}
+    # the PNG's name names the view (plotly's default, the title, was cut mid-word)
     st.plotly_chart(fig, theme=None, key=f"chart_{slug}",
-                    config={"displaylogo": False, "toImageButtonOptions": {"format": "png", "scale": 2}})
+                    config={"displaylogo": False, "toImageButtonOptions": {
+                        "format": "png", "scale": 2, "filename": png_file_name(slug, settings)}})
     if caption:
         st.caption(caption)
+    figures = getattr(_run, "figures", None)
+    if figures is not None:
+        figures.append(("chart", fig, caption or ""))
     _download(data, name, slug)
+
+
+def png_file_name(slug: str, settings: dict) -> str:
+    """The PNG export's file name (plotly adds ".png"): the CSV's name, whole words only."""
+    return csv_file_name(slug, settings).removesuffix(".csv")
+
+
+def export_button(lesson=None, slug: str | None = None, *,
+                  label: str = "Export this view (one HTML file, works offline)") -> None:
+    """One button: the view as a single self-contained HTML file (interactive charts with plotly.js inside,
+    the sentences, the settings, the rkcore version; rkcore.figures.export). ``lesson``: a callable
+    returning the :class:`~rkcore.figures.export.Lesson` to write (the story's five steps); by default what
+    this run drew, in order. Built only when clicked (a 4.6 MB file)."""
+    from rkcore.figures.export import Item, Lesson, view_html
+
+    title, intro = getattr(_run, "title", "Random Kernel Explorer"), getattr(_run, "intro", None)
+    shown = list(getattr(_run, "figures", None) or ())
+    settings = dict(recorded_settings())
+
+    def build() -> bytes:
+        if lesson is not None:
+            return view_html(lesson()).encode()
+        items = [Item("text", intro)] if intro else []
+        for entry in shown:
+            items.append(Item("chart", entry[2], entry[1]) if entry[0] == "chart" else Item("note", entry[1]))
+        return view_html(Lesson(title, items, settings)).encode()
+
+    name = re.sub(r"[^A-Za-z0-9_+.-]+", "-", slug or _slug(title).lower())[:120]
+    st.download_button(label, data=build, file_name=f"{name}.html", mime="text/html", on_click="ignore",
+                       icon=":material/school:", key="export_view")
 
 
 #: tables up to this many rows are drawn as HTML (st.table), longer ones in the scrolling grid (st.dataframe)
@@ -356,20 +429,26 @@ def fit_formula(latex: str, max_chars: int = FORMULA_CHARS) -> str:
 
 def formula(latex: str, caption: str | None = None) -> None:
     """A display formula (broken into lines when long) and its caption, inside the page's one
-    "Formulas" expander (opened in presenter mode): the chart, not the math, is what fits above the fold."""
+    "Formulas" expander, collapsed in both modes (one click away): the chart, not the math, is what fits above
+    the fold (opened in presenter mode it pushed the main chart below the first screen)."""
     box = getattr(_run, "formulas", None)
     if box is None:
-        box = _run.formulas = st.expander("Formulas (from the paper)", icon=":material/function:",
-                                          expanded=presenter())
+        box = _run.formulas = st.expander("Formulas (from the paper)", icon=":material/function:", expanded=False)
     with box:
         st.latex(fit_formula(latex))
         if caption:
             st.caption(caption)
 
 
-def notice(text: str) -> None:
-    """The "what to notice" box of a view."""
-    st.info(f"**What to notice.** {text}", icon=":material/visibility:")
+def notice(text: str, *, here: bool = False) -> None:
+    """The "what to notice" box of a view: the page's conclusion, shown right under the main chart (the slot
+    :func:`page` keeps), not at the bottom of the page; ``here``: where the code is (the story's layout)."""
+    slot = None if here else _slot("conclusion")
+    target = slot if slot is not None else st
+    target.info(f"**What to notice.** {text}", icon=":material/visibility:")
+    figures = getattr(_run, "figures", None)
+    if figures is not None:
+        figures.append(("note", text))
 
 
 #: session key of the "Reproduce in Python" expander (open/closed); tests set it to read the snippet
@@ -380,6 +459,7 @@ def reproduce(code: str) -> None:
     """An expander with the rkcore calls that reproduce the view. The code is sent only while the expander
     is open: st.code makes the browser load and evaluate a 1.5 MB syntax-highlighting chunk, about a fifth
     of a first visit's JavaScript work (benchmarks/results/browser.md), for a box most visits never open."""
+    export_button()
     box = st.expander("Reproduce in Python", icon=":material/code:", key=REPRODUCE_KEY, on_change="rerun")
     if box.open:
         with box:

@@ -1,71 +1,154 @@
-"""Uploaded files kept on the server for a while, so that a browser reload (F5: a new Streamlit session)
-finds the file again: the URL carries ``upload=<first 16 hex digits of its SHA-256>``, not the file.
+"""Uploaded files kept on the server for a while, private to the browser that uploaded them.
 
-Bounded: at most MAX_ENTRIES files, MAX_TOTAL_BYTES in all, MAX_ENTRY_BYTES each (larger uploads work
-for the session but are not kept), each for TTL_SECONDS after its last use; the least recently used
-go first. One store per server process: a link opened on another server (or after a restart, or
-after the TTL) does not find the file, and the page says to upload it again.
+Each upload gets a random token (``secrets.token_urlsafe``: 128 bits, never derived from the file's
+content, so a token tells nothing about the file and cannot be guessed or checked against a candidate
+file). The URL carries it (``upload=<token>``) so that a reload (F5: a new Streamlit session) finds
+the file again. The token alone gives nothing: the file, its name and its columns are handed out
+only to their **owner**, unless the uploader ticks "share this file with the link" (:func:`set_shared`).
+
+The owner is the uploading browser, recognised by Streamlit's XSRF cookie (a random per-browser
+secret the server sets and the browser sends with every session; read with the public
+``st.context.cookies``). Only a hash of the cookie's token is kept. Without the cookie (XSRF
+protection turned off), the owner is the session itself: a reload then asks to upload again.
+
+Bounded: a :class:`cachetools.TTLCache` sized in bytes (MAX_TOTAL_BYTES in all, MAX_ENTRY_BYTES per
+file: larger files work for their session but are not kept), each file forgotten TTL_SECONDS after its
+last use, the least recently used first when full; one lock guards it (sessions run in threads).
+One store per server process: a link opened after a restart, or after the TTL, finds nothing.
 """
 from __future__ import annotations
 
+import binascii
 import hashlib
+import hmac
 import re
+import secrets
 import threading
 import time
-from collections import OrderedDict
+from dataclasses import dataclass
 
-MAX_ENTRIES = 16
+from cachetools import TTLCache
+
 MAX_ENTRY_BYTES = 32 * 2**20
 MAX_TOTAL_BYTES = 128 * 2**20
 TTL_SECONDS = 2 * 3600
-KEY_CHARS = 16
-_KEY = re.compile(rf"^[0-9a-f]{{{KEY_CHARS}}}$")
+TOKEN_BYTES = 16  # 128 bits
+MAX_NAME_CHARS = 255  # a file name longer than a file system allows is cut
+_ENTRY_OVERHEAD = 1024  # bytes counted per entry besides the content, so tiny files cannot be unbounded in number
+_TOKEN = re.compile(r"^[A-Za-z0-9_-]{22}$")  # token_urlsafe(16): 22 URL-safe base64 characters
+XSRF_COOKIE = "_streamlit_xsrf"
+
+
+@dataclass
+class Upload:
+    name: str
+    content: bytes
+    owner: str
+    shared: bool = False
+
+
+def _clock() -> float:
+    return time.monotonic()
+
+
+def _size(entry: Upload) -> int:
+    return len(entry.content) + _ENTRY_OVERHEAD
+
 
 _lock = threading.Lock()
-_store: OrderedDict[str, tuple[str, bytes, float]] = OrderedDict()  # key -> (file name, bytes, last use)
+_store: TTLCache = TTLCache(maxsize=MAX_TOTAL_BYTES, ttl=TTL_SECONDS, timer=lambda: _clock(), getsizeof=_size)
 
 
-def upload_key(content: bytes) -> str:
-    """The URL key of a file's content: the first 16 hex digits of its SHA-256."""
-    return hashlib.sha256(content).hexdigest()[:KEY_CHARS]
+def new_token() -> str:
+    return secrets.token_urlsafe(TOKEN_BYTES)
 
 
-def is_key(text: str) -> bool:
-    return bool(_KEY.match(text or ""))
+def is_token(text) -> bool:
+    return isinstance(text, str) and bool(_TOKEN.match(text))
 
 
-def _expire(now: float) -> None:
-    for key in [k for k, (_, _, used) in _store.items() if now - used > TTL_SECONDS]:
-        del _store[key]
+def owner_from_cookie(cookie: str | None) -> str | None:
+    """A stable owner id from Streamlit's XSRF cookie, or None. The cookie's value is re-masked
+    (``2|mask|masked token|time``, the Tornado format) each time the server sets it, so the id is a
+    hash of the unmasked token, which stays the same for the browser."""
+    if not cookie:
+        return None
+    try:
+        version, mask_hex, masked_hex, _ = cookie.strip("\"'").split("|")
+        mask, masked = binascii.a2b_hex(mask_hex), binascii.a2b_hex(masked_hex)
+    except (ValueError, binascii.Error):
+        return None
+    if version != "2" or len(mask) != 4 or len(masked) < 16:
+        return None
+    token = bytes(b ^ mask[k % 4] for k, b in enumerate(masked))
+    return "browser:" + hashlib.sha256(b"rkapp upload owner|" + token).hexdigest()
 
 
-def keep(name: str, content: bytes, *, now: float | None = None) -> str | None:
-    """Keep the file; returns its key, or None when it is too large to keep (it still works in the session)."""
+def keep(name: str, content: bytes, owner: str, *, token: str | None = None, shared: bool = False) -> str | None:
+    """Keep the file for ``owner`` under ``token`` (a new random one by default); returns the token,
+    or None when the file is too large to keep (it still works in the session)."""
     if len(content) > MAX_ENTRY_BYTES:
         return None
-    key = upload_key(content)
-    now = time.monotonic() if now is None else now
     with _lock:
-        _expire(now)
-        _store.pop(key, None)
-        _store[key] = (name, content, now)
-        while len(_store) > MAX_ENTRIES or sum(len(c) for _, c, _ in _store.values()) > MAX_TOTAL_BYTES:
-            _store.popitem(last=False)  # least recently used first
-    return key
+        current = _entry(token) if token else None
+        if not is_token(token) or (current is not None and not hmac.compare_digest(current.owner, owner)):
+            token = new_token()  # never take over another owner's token
+        _store[token] = Upload(str(name)[:MAX_NAME_CHARS], content, owner, shared)
+    return token
 
 
-def find(key: str, *, now: float | None = None) -> tuple[str, bytes] | None:
-    """(file name, bytes) kept under ``key``, or None (unknown, expired, or not a key at all)."""
-    if not is_key(key):
-        return None
-    now = time.monotonic() if now is None else now
+def _entry(token: str) -> Upload | None:
+    return _store.get(token) if is_token(token) else None
+
+
+def find(token: str, requester: str | None) -> tuple[str, bytes] | None:
+    """(file name, bytes) kept under ``token`` if ``requester`` owns it or the owner shared it; None
+    otherwise (unknown, expired, not a token, or not theirs: one answer for all, so a link tells nothing)."""
     with _lock:
-        _expire(now)
-        entry = _store.pop(key, None)
+        entry = _entry(token)
         if entry is None:
             return None
-        _store[key] = (entry[0], entry[1], now)  # a use renews it
-        return entry[0], entry[1]
+        if not entry.shared and not (requester and hmac.compare_digest(entry.owner, requester)):
+            return None
+        _store[token] = entry  # a use renews it: the TTL counts from the last set
+        return entry.name, entry.content
+
+
+def owns(token: str, requester: str | None) -> bool:
+    with _lock:
+        entry = _entry(token)
+        return bool(entry is not None and requester and hmac.compare_digest(entry.owner, requester))
+
+
+def is_shared(token: str) -> bool:
+    with _lock:
+        entry = _entry(token)
+        return bool(entry is not None and entry.shared)
+
+
+def set_shared(token: str, owner: str, shared: bool) -> bool:
+    """Share (or stop sharing) the file with anyone holding its link; only its owner can. Returns
+    whether the file is now shared."""
+    with _lock:
+        entry = _entry(token)
+        if entry is None or not hmac.compare_digest(entry.owner, owner):
+            return False
+        entry.shared = bool(shared)
+        return entry.shared
+
+
+def forget(token: str, owner: str) -> None:
+    """Drop the owner's file (a new upload replaces it: one kept file per upload box)."""
+    with _lock:
+        entry = _entry(token)
+        if entry is not None and hmac.compare_digest(entry.owner, owner):
+            del _store[token]
+
+
+def total_bytes() -> int:
+    with _lock:
+        _store.expire()
+        return int(_store.currsize)
 
 
 def clear() -> None:

@@ -7,8 +7,6 @@ to a shadow session key in its on_change callback and restored before the widget
 """
 from __future__ import annotations
 
-import hashlib
-import io
 import math
 from typing import Any, Callable, Literal, Sequence
 
@@ -17,13 +15,12 @@ import streamlit as st
 from rkcore.data import datasets as rkdata
 from rkcore.maps.distributions import DISTRIBUTIONS
 from rkcore.registry import KERNELS, MAPS, KernelSpec, maps_for
-from rkcore.spec import FAMILY_SOURCES, UPLOAD, dataset_label, is_csv
-from rkcore.base.limits import format_bytes
+from rkcore.spec import FAMILY_SOURCES, UPLOAD, dataset_label
 
-from . import uploads
-from .guard import literal, show_error, show_warning
+from .guard import literal, show_error
+from .upload_section import UPLOAD_STATE_KEY, upload_section  # noqa: F401  (UPLOAD_STATE_KEY: tests set it)
 from .state import (
-    DEFAULT_DISTRIBUTION, FIELDS, NO_TARGET, VIEW_FIELDS, ViewSpec, check, is_stored, quoted, read_url, record_settings,
+    DEFAULT_DISTRIBUTION, FIELDS, NO_TARGET, VIEW_FIELDS, ViewSpec, check, read_url, record_settings,
     store, stored, write_url,
 )
 
@@ -50,7 +47,6 @@ def _let_non_finite_numbers_through() -> None:
 
 _let_non_finite_numbers_through()
 
-UPLOAD_STATE_KEY = "_rk_upload"  # (file name, bytes) of the uploaded file; tests may set it directly
 NORM_LABELS = {"l1": "L1 (paper)", "l2": "L2", "none": "none"}
 
 
@@ -107,57 +103,8 @@ def persistent_widget(draw: Callable, label: str | None = None, *, key: str, opt
 
 # ============================================================================ the shared sidebar
 def _upload_section(box=None) -> tuple[str, str] | None:
-    """File uploader + target column; returns the upload reference (name, sha1) and draws the target."""
-    ss = st.session_state
-    box = box or st.sidebar
-    file = box.file_uploader("CSV (header row) or LIBSVM file", type=["csv", "txt", "svm", "libsvm", "svmlight"],
-                                    key="upload_file", help="CSV: numeric feature columns plus an optional target "
-                                    "column. LIBSVM: 'label index:value ...' lines.")
-    linked = str(st.query_params.get("upload", ""))
-    if file is not None:
-        ss[UPLOAD_STATE_KEY] = (file.name, file.getvalue())
-    elif not ss.get(UPLOAD_STATE_KEY) and linked:
-        kept = uploads.find(linked)
-        if kept is not None:  # a reload (a new session) of a page whose file this server still holds
-            ss[UPLOAD_STATE_KEY] = kept
-            box.caption(f"{literal(kept[0])} found again on the server (kept {uploads.TTL_SECONDS // 3600} h "
-                        "after its last use).")
-        else:
-            show_warning(f"This link refers to an uploaded file (upload = {quoted(linked)}) that this server no "
-                         "longer holds: a link carries the file's key, not the file, and uploads are kept for "
-                         f"{uploads.TTL_SECONDS // 3600} h on the server that received them. Upload the file again.")
-    upload = ss.get(UPLOAD_STATE_KEY)
-    if not upload:
-        box.info("Upload a file to use it; until then the page explains what is missing.")
-        return None
-    name, content = upload
-    key = uploads.keep(name, content)
-    write_url(FIELDS["upload"], key or "")
-    if key is None:
-        box.caption(f"Too large to keep for a reload (over {format_bytes(uploads.MAX_ENTRY_BYTES)}): after F5, "
-                    "upload it again.")
-    ref = (name, hashlib.sha1(content).hexdigest())
-    box.caption(f"Using **{literal(name)}** ({format_bytes(len(content))}).")
-    if not is_csv(name):
-        return ref
-    try:  # same encoding / delimiter detection and size limits as load_csv (UTF-16, ';', tabs, ...)
-        columns = rkdata.csv_columns(io.BytesIO(content))
-    except ValueError as exc:  # load_data shows the same message in place of the page
-        box.caption(literal(f"No target column to choose: {exc}"))
-        return ref
-    guess = next((c for c in columns if c.strip().lower() in ("target", "label", "class", "y")), NO_TARGET)
-    errors: list[str] = []
-    read_url(FIELDS["target"], None, None, None, FIELDS["target"].label, errors)
-    wanted = stored("target")
-    if wanted != NO_TARGET and wanted not in columns:
-        show_error(f"Target column {wanted!r} is not in {name}; its columns are: {', '.join(map(repr, columns))}. "
-                   "Using no target.")
-        store("target", NO_TARGET)
-    elif wanted == NO_TARGET and not is_stored("target"):
-        store("target", guess)
-    persistent_widget(box.selectbox, key="target", options=[NO_TARGET, *columns],
-                      format_func=lambda c: c or "(none)")
-    return ref
+    """File uploader, share checkbox and target column (rkapp.upload_section); returns (name, sha1)."""
+    return upload_section(box)
 
 
 def sidebar(*, data: bool = True, n: bool = True, n_max: int = 5000, kernel: bool = True,
@@ -189,7 +136,9 @@ def sidebar(*, data: bool = True, n: bool = True, n_max: int = 5000, kernel: boo
         draw(features_box.number_input, key="D", max_value=int(D_max), step=64)
     if seed:
         draw(features_box.number_input, key="seed", step=1)
-    st.sidebar.caption(":material/link: The page URL holds these settings: copy it to share this exact view.")
+    st.sidebar.caption(":material/link: The page URL holds these settings: copy it to share this exact view."
+                       + (" Your uploaded file goes with it only if you tick *Share this file with the link*."
+                          if values["dataset"] == UPLOAD else ""))
     if values["dataset"] != UPLOAD:
         values["target"] = NO_TARGET
         write_url(FIELDS["upload"], "")  # the file's key goes with the upload choice
@@ -208,7 +157,10 @@ def _data_section(sb, values: dict, drawn: dict, draw: Callable) -> None:
         if values["upload"]:  # the file's name stands for the dataset; the target column was drawn
             drawn.update(dataset=values["upload"][0], target=values["target"])
     else:
-        draw(sb.text_input, key="movielens_path", placeholder="/path/to/ml-100k")
+        draw(sb.text_input, key="movielens_path", placeholder="ml-100k")
+        roots = rkdata.data_roots()
+        sb.caption(literal(f"Read only under this server's data roots: {', '.join(roots)}." if roots else
+                           "This server reads no server folders (no data roots are set)."))
     draw(sb.radio, key="normalization", format_func=NORM_LABELS.get, horizontal=True)
 
 

@@ -365,6 +365,9 @@ def build_parser() -> argparse.ArgumentParser:
     sub = parser.add_subparsers(dest="command", required=True, metavar="{timing,table1,accuracy}")
     for add in COMMANDS.values():
         add(sub)
+    from .figures.export import add_export_story  # the offline lesson (its own module)
+
+    add_export_story(sub)
     return parser
 
 
@@ -376,6 +379,10 @@ def main(argv: list[str] | None = None) -> int:
         args = parser.parse_args(argv)
     except SystemExit as exc:  # --help / --version (0) or a usage error (2, message already printed)
         return int(exc.code or 0)
+    if args.command == "export-story":
+        from .figures.export import run_export_story
+
+        return run_export_story(args)
     progress = Progress(quiet=args.quiet)
     started = time.time()
     client = None

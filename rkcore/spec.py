@@ -34,8 +34,11 @@ def is_csv(name) -> bool:
 
 # ---------------------------------------------------------------------------- data
 def load_view_data(dataset: str, normalization: str, n: int, *, target: str | None = None, movielens_path: str = "",
-                   upload_name: str | None = None, upload_bytes: bytes | None = None) -> rkdata.Dataset:
-    """The dataset of a view: loaded, at most ``n`` rows (seeded subsample), rows normalized."""
+                   upload_name: str | None = None, upload_bytes: bytes | None = None,
+                   movielens_roots: tuple[str, ...] | None = None) -> rkdata.Dataset:
+    """The dataset of a view: loaded, at most ``n`` rows (seeded subsample), rows normalized.
+    ``movielens_roots``: the folders MovieLens may be read from (the app passes the server's data
+    roots, :func:`rkcore.data.datasets.data_roots`); None reads any folder."""
     if dataset in rkdata.BUILTIN:
         data = rkdata.load_builtin(dataset, n_samples=n, random_state=0)
     elif dataset == UPLOAD:
@@ -49,7 +52,7 @@ def load_view_data(dataset: str, normalization: str, n: int, *, target: str | No
         if not movielens_path.strip():
             raise ValueError("Enter the MovieLens 100K folder (holding u.data, u.user, u.item) in the sidebar, "
                              "or choose a built-in dataset.")
-        data = rkdata.load_movielens(movielens_path.strip(), n_samples=n, random_state=0)
+        data = rkdata.load_movielens(movielens_path.strip(), n_samples=n, random_state=0, roots=movielens_roots)
     else:
         raise ValueError(f"Unknown dataset {dataset!r}; allowed: {', '.join(DATASET_KEYS)}.")
     X, y = subsample_rows(data.X, data.y, n, random_state=0)

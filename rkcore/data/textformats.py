@@ -18,13 +18,9 @@ _RANGE = re.compile(r"^(\d+)\s*-\s*(\d+)$")
 #: Typed itemsets / fields: longest text, most itemsets, largest feature index (when d is not given;
 #: uploads have at most rkcore.data.datasets.MAX_FEATURES columns). Checked before anything is built.
 MAX_TEXT_LENGTH = 100_000
-
 MAX_ITEMSETS = 10_000
-
 MAX_INDEX = 99_999
-
 _MAX_DIGITS = 12  # longer digit strings are refused before int() (Python refuses > 4300 digits anyway)
-  # longer digit strings are refused before int() (Python refuses > 4300 digits anyway)
 
 
 def _index_limit(d: int | None) -> tuple[int, str]:

@@ -178,11 +178,28 @@ def summary_table(df: pd.DataFrame) -> pd.DataFrame:
     te = summarize_by_D(df, "test_seconds")
     out = acc.rename(columns={"mean": "accuracy", "std": "accuracy std", "n_trials": "trials"})
     out["train s"] = tr["mean"].to_numpy()
+    out["train s std"] = tr["std"].to_numpy()  # the trials' spread: a "faster" claim must exceed it
     out["test s"] = te["mean"].to_numpy()
     if "C" in df.columns:
         out["C"] = df.groupby(["method", "label", "D"], dropna=False, sort=False)["C"].first().to_numpy()
-    return out[["label", "method", "D", "accuracy", "accuracy std", "train s", "test s", *(["C"] if "C" in out else []),
-                "trials"]]
+    return out[["label", "method", "D", "accuracy", "accuracy std", "train s", "train s std", "test s",
+                *(["C"] if "C" in out else []), "trials"]]
+
+
+def _speed_words(svm: pd.Series, best: pd.Series) -> str:
+    """"trains 4× faster" only when the two mean training times differ beyond the trials' spread (2 standard
+    errors of the difference, rkcore.figures.variance.separated); else they tie. One trial has no spread: the
+    ratio is given as a single measurement."""
+    from .variance import separated
+
+    speed = svm["train s"] / best["train s"]
+    words = (f"trains {speed:.2g}× faster" if speed >= 1 else f"trains {1 / speed:.2g}× slower")
+    trials = int(min(svm.get("trials", 1), best.get("trials", 1)))
+    if trials < 2 or "train s std" not in svm:
+        return words + " in a single trial (no spread to weigh it against)"
+    if separated(svm["train s"], svm["train s std"], trials, best["train s"], best["train s std"], trials):
+        return words
+    return f"trains about as fast (the {speed:.2g}× ratio is within the spread of {trials} trials)"
 
 
 def classifier_note(summary: pd.DataFrame, n_train: int) -> str:
@@ -197,12 +214,10 @@ def classifier_note(summary: pd.DataFrame, n_train: int) -> str:
         svm = exact.iloc[0]
         best = rf.loc[rf["accuracy"].idxmax()]
         gap = (best["accuracy"] - svm["accuracy"]) * 100
-        speed = svm["train s"] / best["train s"]
-        when = (f"trains {speed:.2g}× faster" if speed >= 1.05 else f"trains {1 / speed:.2g}× slower"
-                if speed <= 1 / 1.05 else "trains about as fast")
+        when = _speed_words(svm, best)
         parts.append(f"On {n_train:,} training points the best random-feature model ({best['label']}, "
                      f"D = {int(best['D']):,}) scores {best['accuracy']:.1%}, {gap:+.1f} points against the kernel "
-                     f"SVM's {svm['accuracy']:.1%}, and {when} (measured this run).")
+                     f"SVM's {svm['accuracy']:.1%}, and {when}, measured this run.")
     parts.append(f"Most accurate here: {best_all['label']}"
                  + (f" at D = {int(best_all['D']):,}" if pd.notna(best_all["D"]) else "")
                  + f" ({best_all['accuracy']:.1%}).")

@@ -24,7 +24,7 @@ import pandas as pd
 import plotly.graph_objects as go
 
 from ..theory.bounds import MEASURED_QUANTITIES
-from .style import LEGEND_BELOW, PALETTE, figure
+from .style import LEGEND_BELOW, PALETTE, figure, log_ticks
 
 LEMMA_LABELS = {
     "lemma1": "Lemma 1 bound (eq. 8), any S",
@@ -87,14 +87,16 @@ def _y_floor(measured: pd.DataFrame) -> float:
 _LEGEND_BELOW = dict(LEGEND_BELOW, tracegroupgap=2)
 
 
-def _tail_layout(title: str, x_title: str, low: float) -> dict:
+def _tail_layout(title: str, x_title: str, low: float, traces: list[dict]) -> dict:
     """The layout both tail charts share: log x, a log probability axis from ``low`` to just above 1, and a
-    line at probability 1 (a bound clipped there says nothing)."""
+    line at probability 1 (a bound clipped there says nothing). Ticks are given (log_ticks): on a wide chart
+    (presenter mode) plotly's own log ticks labelled 2 and 5 at three quarters of the font size."""
+    xs = np.concatenate([np.asarray(t["x"], dtype=float) for t in traces]) if traces else np.array([])
     return dict(
         title=dict(text=title), height=640, legend=_LEGEND_BELOW,
-        xaxis=dict(type="log", title=dict(text=x_title), exponentformat="power"),
+        xaxis=dict(type="log", title=dict(text=x_title), exponentformat="power", **log_ticks(xs)),
         yaxis=dict(type="log", range=[np.log10(low), 0.15], exponentformat="power",
-                   title=dict(text="probability (log scale)")),
+                   title=dict(text="probability (log scale)"), **log_ticks([low, 1.0])),
         # what fig.add_hline(y=1.0) adds: a line across the x domain
         shapes=[dict(type="line", xref="x domain", x0=0, x1=1, yref="y", y0=1.0, y1=1.0,
                      line=dict(color="#999", width=1))])
@@ -111,7 +113,7 @@ def bounds_vs_eps_figure(measured: pd.DataFrame, bounds: pd.DataFrame, *, D: int
         raise ValueError(f"No measured tail probabilities at D = {D}; measured D: {sorted(measured['D'].unique())}.")
     traces = _bound_traces(bounds, "eps") + _measured_traces(sub, "eps", ("pair", "sup"))
     return figure(traces, _tail_layout(f"Tail probability vs ε at D = {D:,} (R = {R:.3g})",
-                                       "ε (absolute error threshold, log scale)", _y_floor(sub)))
+                                       "ε (absolute error threshold, log scale)", _y_floor(sub), traces))
 
 
 def bounds_vs_D_figure(measured: pd.DataFrame, bounds: pd.DataFrame, *, eps: float, R: float) -> go.Figure:
@@ -123,7 +125,7 @@ def bounds_vs_D_figure(measured: pd.DataFrame, bounds: pd.DataFrame, *, eps: flo
     traces = (_bound_traces(bounds, "n_components")
               + _measured_traces(sub.rename(columns={"D": "n_components"}), "n_components", ("pair", "sup")))
     return figure(traces, _tail_layout(f"Tail probability vs D at ε = {eps:g} (R = {R:.3g})",
-                                       "D (random features, log scale)", _y_floor(sub)))
+                                       "D (random features, log scale)", _y_floor(sub), traces))
 
 
 _SUPERSCRIPT = str.maketrans("-0123456789", "⁻⁰¹²³⁴⁵⁶⁷⁸⁹")

@@ -21,6 +21,10 @@ EXACT_LABEL = "Exact K"
 APPROX_LABEL = "Approximate K̂ = Z Zᵀ"
 
 
+#: the Gram views fit under the page title and the view selector at 1280x720, x-axis title included
+GRAM_HEIGHT = 480
+
+
 def _axis_coords(n: int, b: int) -> np.ndarray:
     """Centers of the b-blocks along a side of length n, in point-index units."""
     starts = np.arange(0, n, b)
@@ -39,6 +43,15 @@ def _ordinal(p: float) -> str:
 
 def _block_note(b: int) -> str:
     return "" if b == 1 else f" (averaged over {b}×{b} blocks)"
+
+
+def gram_title(n: int, block: int, clip_percentiles=None) -> str:
+    """"Gram matrices, n = 200 (2×2 block averages; color range: 1st–99th percentile)": one parenthesis
+    holding every note (two in a row read as a stutter)."""
+    notes = [f"{block}×{block} block averages"] if block != 1 else []
+    if clip_percentiles is not None:
+        notes.append(f"color range: {_ordinal(clip_percentiles[0])}–{_ordinal(clip_percentiles[1])} percentile")
+    return f"Gram matrices, n = {n}" + (f" ({'; '.join(notes)})" if notes else "")
 
 
 def _points(K: np.ndarray, block: int, n: int | None) -> int:
@@ -89,13 +102,11 @@ def gram_heatmaps(K: np.ndarray, K_hat: np.ndarray, *, block: int = 1, n: int | 
                                       showgrid=False)
         panel_titles.append(dict(text=name, x=sum(domain) / 2, xanchor="center", xref="paper", y=1.0,
                                  yanchor="bottom", yref="paper", showarrow=False, font=dict(size=FONT_SIZE + 1)))
-    note = (f" (color range: {_ordinal(clip_percentiles[0])}–{_ordinal(clip_percentiles[1])} percentile)"
-            if clipped else "")
     return figure(traces, dict(
-        title=dict(text=f"Gram matrices, n = {n}{_block_note(b)}{note}"), annotations=panel_titles,
+        title=dict(text=gram_title(n, b, clip_percentiles if clipped else None)), annotations=panel_titles,
         coloraxis=dict(colorscale=SEQUENTIAL, cmin=zmin, cmax=zmax,
                        colorbar=dict(title=dict(text="K(xᵢ, xⱼ)", side="top"), exponentformat="e")),
-        height=540, **axes))
+        height=GRAM_HEIGHT, **axes))
 
 
 def gram_difference(K: np.ndarray, K_hat: np.ndarray, *, block: int = 1, n: int | None = None) -> go.Figure:
@@ -108,7 +119,7 @@ def gram_difference(K: np.ndarray, K_hat: np.ndarray, *, block: int = 1, n: int 
                    zmax=bound, colorbar=dict(title=dict(text="K̂ − K", side="top"), exponentformat="e"),
                    name="K̂ − K", hovertemplate="i=%{y}<br>j=%{x}<br>K̂−K=%{z:.3g}<extra></extra>")
     return figure([heatmap], dict(
-        title=dict(text=f"Difference K̂ − K{_block_note(b)}"), height=540,
+        title=dict(text=f"Difference K̂ − K{_block_note(b)}"), height=GRAM_HEIGHT,
         xaxis=dict(title=dict(text="point j"), showgrid=False, constrain="domain"),
         yaxis=dict(title=dict(text="point i"), autorange="reversed", showgrid=False, scaleanchor="x",
                    constrain="domain")))
@@ -134,7 +145,7 @@ def gram_scatter(pairs: pd.DataFrame, *, n_total: int | None = None) -> go.Figur
     # same range on both axes (so y = x is the diagonal); no scaleanchor, which squeezes the
     # plot and lets the y title run into the tick labels
     return figure(traces, dict(
-        title=dict(text=f"Approximate vs exact entries ({shown} entries)"), height=540,
+        title=dict(text=f"Approximate vs exact entries ({shown} entries)"), height=GRAM_HEIGHT,
         legend=dict(x=0.02, y=0.98, xanchor="left", yanchor="top"),
         xaxis=dict(title=dict(text="exact K(xᵢ, xⱼ)"), range=list(span), exponentformat="e"),
         yaxis=dict(title=dict(text="approximate K̂(xᵢ, xⱼ)", standoff=12), range=list(span),

@@ -13,6 +13,8 @@ from ..maps.distributions import DISTRIBUTIONS
 from .style import SEQUENTIAL, figure, log_ticks
 
 #: subplot titles as make_subplots writes them (font size 16 is its default)
+#: every story chart fits a 1280x720 screen whole under the step's controls and sentence
+STORY_HEIGHT = 370
 _PANEL_TITLE = dict(xanchor="center", xref="paper", y=1.0, yanchor="bottom", yref="paper", showarrow=False)
 
 
@@ -37,7 +39,7 @@ def matrix_figure(K: np.ndarray, labels, title: str) -> go.Figure:
     ticks = dict(tickvals=starts, ticktext=[f"digit {labels[s]}" if isinstance(labels[s], (int, np.integer))
                                              else str(labels[s]) for s in starts])
     return figure([heatmap], dict(
-        title=dict(text=title), height=430,
+        title=dict(text=title), height=STORY_HEIGHT,
         xaxis=dict(title=dict(text="point j (sorted by label)"), showgrid=False, constrain="domain"),
         yaxis=dict(title=dict(text="point i"), autorange="reversed", showgrid=False, scaleanchor="x",
                    constrain="domain", **ticks)))
@@ -58,7 +60,7 @@ def pair_figure(K: np.ndarray, K_hat: np.ndarray, D: int) -> go.Figure:
                                       constrain="domain", scaleanchor=f"x{suffix}")
     return figure(traces, dict(
         annotations=notes, title=dict(text="Exact and approximate Gram matrices, one color scale"),
-        coloraxis=dict(colorscale=SEQUENTIAL, cmin=lo, cmax=hi), height=430, **axes))
+        coloraxis=dict(colorscale=SEQUENTIAL, cmin=lo, cmax=hi), height=STORY_HEIGHT, **axes))
 
 
 def error_curve_figure(trials: pd.DataFrame, medians: pd.DataFrame, title: str) -> go.Figure:
@@ -79,9 +81,11 @@ def error_curve_figure(trials: pd.DataFrame, medians: pd.DataFrame, title: str) 
     traces.append(dict(type="scatter", x=D, y=first.median_rel_fro * np.sqrt(D[0] / D), mode="lines", name="1/√D",
                        line=dict(color="#666", dash="dash")))
     return figure(traces, dict(
-        title=dict(text=title), height=420, legend=dict(x=0.98, y=0.98, xanchor="right", yanchor="top"),
-        xaxis=dict(type="log", title=dict(text="D (random features)"), **log_ticks(D)),
-        yaxis=dict(type="log", title=dict(text="relative error ‖K̂ − K‖ / ‖K‖ (Frobenius)"),
+        title=dict(text=title), height=STORY_HEIGHT, legend=dict(x=0.98, y=0.98, xanchor="right", yanchor="top"),
+        # every D of the grid is a tick (16 … 4096): powers of ten alone left only 100 and 1000
+        xaxis=dict(type="log", title=dict(text="D (random features)"), tickvals=list(D),
+                   ticktext=[f"{int(v):,}" for v in D]),
+        yaxis=dict(type="log", title=dict(text="error ‖K̂ − K‖ / ‖K‖"),  # short: it fits a 370-px chart
                    **log_ticks(pd.concat([trials["rel_fro"], medians["median_rel_fro"]])))))
 
 
@@ -92,13 +96,15 @@ def duel_figure(summary: pd.DataFrame) -> go.Figure:
     # horizontal_spacing=0.15: panels [0, 0.425] and [0.575, 1]
     axes, notes = _two_panels(("Test accuracy", "Training time (s)"), ([0.0, 0.425], [0.575, 1.0]))
     traces = [
-        dict(type="bar", x=labels, y=accuracy, text=[f"{a:.1%}" for a in accuracy], textposition="auto",
+        dict(type="bar", x=labels, y=accuracy, text=[f"{a:.1%}" for a in accuracy], textposition="inside",
+             insidetextanchor="end", textfont=dict(color="white"),
              marker=dict(color="#0072B2"), showlegend=False, xaxis="x", yaxis="y"),
-        dict(type="bar", x=labels, y=seconds, text=[f"{s:.2f} s" for s in seconds], textposition="auto",
+        dict(type="bar", x=labels, y=seconds, text=[f"{s:.2f} s" for s in seconds], textposition="inside",
+             insidetextanchor="end",
              marker=dict(color="#E69F00"), showlegend=False, xaxis="x2", yaxis="y2"),
     ]
     axes["yaxis"].update(title=dict(text="accuracy"), tickformat=".0%", range=[0, 1])
     axes["yaxis2"].update(title=dict(text="seconds"))
     return figure(traces, dict(
-        annotations=notes, title=dict(text="Linear model on RK features vs kernel SVM (measured)"), height=420,
+        annotations=notes, title=dict(text="Linear model on RK features vs kernel SVM (measured)"), height=STORY_HEIGHT,
         **axes))

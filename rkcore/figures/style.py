@@ -47,7 +47,8 @@ DIVERGING = _spelt_out("RdBu_r")  # red = positive, blue = negative, white = 0 (
 TEMPLATE = go.layout.Template(
     layout=go.Layout(
         font=dict(family=FONT_FAMILY, size=FONT_SIZE, color="#222"),
-        title=dict(font=dict(size=TITLE_SIZE), x=0.0, xanchor="left"),
+        # pad: in the PNG export the title touched the image's left edge
+        title=dict(font=dict(size=TITLE_SIZE), x=0.0, xanchor="left", pad=dict(l=12)),
         colorway=list(PALETTE),
         paper_bgcolor="white",
         plot_bgcolor="white",
@@ -169,3 +170,37 @@ def log_ticks(values) -> dict:
     ticks = [m * 10.0**k for k in np.arange(lo, hi + 1) for m in steps]
     ticks = [t for t in ticks if v.min() / 1.5 <= t <= v.max() * 1.5]
     return dict(tickvals=ticks, ticktext=[power_label(t) for t in ticks]) if len(ticks) >= 2 else {}
+
+
+#: keys under which plotly keeps a font (a dict with ``size``): the global font, titles, ticks, legends,
+#: colorbars, annotations, hover labels, bar labels
+_FONT_KEYS = ("font", "tickfont", "textfont", "titlefont", "insidetextfont", "outsidetextfont")
+
+
+def _enlarge_sizes(value, step: float):
+    """``value`` (plotly JSON) with every font size grown by ``step`` px."""
+    if isinstance(value, dict):
+        out = {}
+        for key, item in value.items():
+            if key in _FONT_KEYS and isinstance(item, dict):
+                item = dict(item)
+                if isinstance(item.get("size"), (int, float)) and not isinstance(item["size"], bool):
+                    item["size"] = item["size"] + step
+            out[key] = _enlarge_sizes(item, step)
+        return out
+    if isinstance(value, list):
+        return [_enlarge_sizes(v, step) for v in value]
+    return value
+
+
+def enlarged(fig: go.Figure, step: float) -> go.Figure:
+    """A copy of ``fig`` with every font ``step`` px larger: the global font and every size set explicitly
+    (the template's legend, colorbar and axis-title sizes, panel titles, bar labels). Growing only the global
+    font left those at their fixed sizes, smaller than the ticks beside them (presenter mode). A size
+    given as a list (one per point) is left alone."""
+    spec = _enlarge_sizes(json.loads(pio.to_json(fig, validate=False)), step)
+    layout = spec.setdefault("layout", {})
+    template_font = (layout.get("template") or {}).get("layout", {}).get("font", {})
+    if "size" not in layout.get("font", {}):  # the global font came from the template: grown there already
+        layout.setdefault("font", {})["size"] = template_font.get("size", FONT_SIZE)
+    return go.Figure(spec, _validate=False)

@@ -107,14 +107,56 @@ def predicted_figure(pred: pd.DataFrame, along: str, *, title: str | None = None
         legend=dict(LEGEND_BELOW, orientation="v", title=dict(text="slope at the right end"))))
 
 
-def timing_note(slopes: pd.DataFrame) -> str:
+#: A measured slope is reported as unreliable when the slopes fitted to single repeats spread wider than this
+#: (max − min), or when the machine's load average exceeded its cores while measuring.
+SLOPE_SPREAD_LIMIT = 0.25
+
+
+def slope_spread(df: pd.DataFrame, along: str, phase: str = "transform") -> pd.DataFrame:
+    """Per map: the slope of log(time) against log(``along``) fitted to each repeat alone, summarized as
+    ``low`` and ``high`` (min and max over the repeats) and ``repeats`` (how many had two or more points).
+    ``df``: rkcore.timing.time_maps rows of one sweep (columns map, repeat, phase, seconds, ``along``)."""
+    sub = df[(df["phase"] == phase) & (df["seconds"] > 0)]
+    rows = []
+    for key, g in sub.groupby("map", sort=False):
+        slopes = []
+        for _, r in g.groupby("repeat"):
+            x = r[along].to_numpy(float)
+            if np.unique(x).size >= 2:
+                slopes.append(float(np.polyfit(np.log(x), np.log(r["seconds"].to_numpy(float)), 1)[0]))
+        rows.append({"map": key, "along": along, "low": min(slopes, default=np.nan),
+                     "high": max(slopes, default=np.nan), "repeats": len(slopes)})
+    return pd.DataFrame(rows, columns=["map", "along", "low", "high", "repeats"])
+
+
+def timing_note(slopes: pd.DataFrame, load: tuple[float, int] | None = None) -> str:
     """The Timing page's "what to notice" from the growth-exponent table it shows (columns ``map``
-    (label), ``along`` ("d" or "D"), ``exponent``): the measured slopes, then what the formulas predict."""
-    parts = []
+    (label), ``along`` ("d" or "D"), ``exponent``, and optionally ``low`` / ``high``, the spread of the
+    per-repeat slopes): the measured slopes with their spread, which of them are unreliable (a spread
+    above SLOPE_SPREAD_LIMIT, or a load average above the cores while measuring: ``load`` = (load, cores)),
+    then what the formulas predict."""
+    parts, shaky = [], []
     for label, rows in slopes.groupby("map", sort=False):
-        each = ", ".join(f"time ∝ {r.along}^{r.exponent:.2f}" for r in rows.itertuples())
-        parts.append(f"{label}: {each}")
-    return ("Measured on this run: " + "; ".join(parts) + ". The operation counts predict slope 1 for RK in "
-            "both d and D (one dense D × d product) and, for SCRK, about 1 in D but well below 1 in d (FFTs: "
-            "log d). Slopes below the prediction mean fixed overheads still dominate at these sizes: raise n "
-            "or the largest d / D to see the asymptotic rates.")
+        each = []
+        for r in rows.itertuples():
+            text = f"time ∝ {r.along}^{r.exponent:.2f}"
+            low, high = getattr(r, "low", np.nan), getattr(r, "high", np.nan)
+            if np.isfinite(low) and np.isfinite(high):
+                text += f" (repeats {low:.2f} to {high:.2f})"
+                if high - low > SLOPE_SPREAD_LIMIT:
+                    shaky.append(f"{label} in {r.along}")
+            each.append(text)
+        parts.append(f"{label}: {', '.join(each)}")
+    note = "Measured on this run: " + "; ".join(parts) + "."
+    busy = load is not None and load[0] > load[1]
+    if shaky or busy:
+        why = []
+        if shaky:
+            why.append(f"the repeats disagree by more than {SLOPE_SPREAD_LIMIT:g} for {', '.join(shaky)}")
+        if busy:
+            why.append(f"the machine was busy (load {load[0]:.1f} on {load[1]} cores)")
+        note += (" Unreliable: " + " and ".join(why) + "; measure again when the machine is quieter, or raise "
+                 "the repeats.")
+    return note + (" The operation counts predict slope 1 for RK in both d and D (one dense D × d product) and, for "
+                   "SCRK, about 1 in D but well below 1 in d (FFTs: log d). Slopes below the prediction mean fixed "
+                   "overheads still dominate at these sizes: raise n or the largest d / D to see the asymptotic rates.")

@@ -65,7 +65,7 @@ def error_vs_D_figure(study: pd.DataFrame, metric: str = "mean_abs_error", *, ti
     D_values = sorted(sub["D"].unique())
     heading = plotly_text(title or "Mean absolute error vs D, by weight distribution")
     return figure(traces, dict(
-        height=540, legend=dict(x=0.99, xanchor="right", y=0.99),
+        height=500, legend=dict(x=0.99, xanchor="right", y=0.99),
         title=dict(text=heading + f"<br><sup>line: mean of {n_trials} trials · band: 10–90% of the trials</sup>"),
         xaxis=dict(type="log", title=dict(text="D (random features, log scale)"), tickvals=D_values,
                    ticktext=[str(D) for D in D_values]),
@@ -153,17 +153,61 @@ def variance_by_distribution_figure(summary: pd.DataFrame, kernel_label: str = "
         xaxis=dict(title=dict(text="weight distribution"), tickangle=0)))
 
 
-def distribution_note(lowest_by_D: pd.Series | None, summary: pd.DataFrame | None) -> str:
-    """The Distributions page's "what to notice" from what it shows: ``lowest_by_D`` (D -> label of the
-    method with the lowest mean error, the Table 1 view) and ``summary`` (exact variance per distribution:
-    ``label``, ``ratio_to_rademacher``, ``at_least_rademacher``); either may be None (not run / not exact)."""
+#: A difference of two means counts as real only beyond this many standard errors of the difference
+#: (about 95% two-sided for normal errors); below it the note calls the methods tied.
+SEPARATION_SE = 2.0
+
+
+def separated(mean_a: float, std_a: float, n_a: int, mean_b: float, std_b: float, n_b: int,
+              k: float = SEPARATION_SE) -> bool:
+    """Whether two means of trials differ by more than ``k`` standard errors of their difference
+    (``std``: the trials' spread, ddof = 0 as in the Table 1 view, turned into ddof = 1; one trial: no
+    spread is known, nothing counts as separated)."""
+    if n_a < 2 or n_b < 2:
+        return False
+    var_a = std_a ** 2 * n_a / (n_a - 1) / n_a
+    var_b = std_b ** 2 * n_b / (n_b - 1) / n_b
+    return abs(mean_a - mean_b) > k * float(np.sqrt(var_a + var_b))
+
+
+def lowest_by_D(tidy: pd.DataFrame) -> pd.DataFrame:
+    """Per D of the Table 1 view's tidy numbers (method, D, mean, std, n_trials): the method with the lowest
+    mean, and ``tied``, the methods whose mean cannot be told apart from it (:func:`separated` fails),
+    the lowest included. A clear winner has ``tied == (winner,)``."""
+    rows = []
+    for D, group in tidy.groupby("D", sort=True):
+        group = group.sort_values("mean")
+        best = group.iloc[0]
+        tied = tuple(r.method for r in group.itertuples() if r.method == best.method or not separated(
+            best["mean"], best["std"], int(best["n_trials"]), r.mean, r.std, int(r.n_trials)))
+        rows.append({"D": int(D), "lowest": best["method"], "tied": tied})
+    return pd.DataFrame(rows, columns=["D", "lowest", "tied"])
+
+
+def _lowest_sentence(lowest: pd.DataFrame, trials: int | None) -> str:
+    clear = lowest[lowest["tied"].map(len) == 1]
+    within = f"within {SEPARATION_SE:g} standard errors of {trials} trials" if trials else "within the trials' spread"
+    if clear.empty:
+        ties = "; ".join(f"D = {r.D}: {' and '.join(r.tied)}" for r in lowest.itertuples())
+        return f"No distribution has a lower mean error than the others beyond the trials' spread: they tie ({ties}; {within})."
+    winners = clear["lowest"].value_counts()
+    top, count = winners.index[0], int(winners.iloc[0])
+    text = f"Lowest mean error beyond the trials' spread: {top} at {count} of {len(lowest)} values of D"
+    others = [f"D = {r.D}: {r.lowest}" for r in clear.itertuples() if r.lowest != top]
+    tied = [f"D = {r.D}: {' and '.join(r.tied)} tie" for r in lowest.itertuples() if len(r.tied) > 1]
+    if others or tied:
+        text += " (" + "; ".join(others + tied) + (f", {within}" if tied else "") + ")"
+    return text + "."
+
+
+def distribution_note(lowest: pd.DataFrame | None, summary: pd.DataFrame | None, trials: int | None = None) -> str:
+    """The Distributions page's "what to notice" from what it shows: ``lowest`` (:func:`lowest_by_D` of the
+    Table 1 view: a winner is named only where it beats the others beyond the trials' spread, else they
+    tie) and ``summary`` (exact variance per distribution: ``label``, ``ratio_to_rademacher``,
+    ``at_least_rademacher``); either may be None (not run / not exact)."""
     parts = []
-    if lowest_by_D is not None and len(lowest_by_D):
-        winners = lowest_by_D.value_counts()
-        top, count = winners.index[0], int(winners.iloc[0])
-        parts.append(f"Lowest mean error: {top} at {count} of {len(lowest_by_D)} values of D"
-                     + ("" if count == len(lowest_by_D) else
-                        " (" + "; ".join(f"D = {D}: {m}" for D, m in lowest_by_D.items() if m != top) + ")") + ".")
+    if lowest is not None and len(lowest):
+        parts.append(_lowest_sentence(lowest, trials))
     else:
         parts.append("Run the error study to see which distribution has the lowest error at each D.")
     if summary is not None and len(summary):
@@ -171,10 +215,11 @@ def distribution_note(lowest_by_D: pd.Series | None, summary: pd.DataFrame | Non
         if len(others):
             ratios = ", ".join(f"{r.label} {r.ratio_to_rademacher:.2f}×" for r in others.itertuples())
             fraction = float(others["at_least_rademacher"].min())
-            parts.append(f"Exact variance relative to Rademacher: {ratios}; at least Rademacher's at "
-                         f"{fraction:.0%} or more of the sampled pairs for every distribution "
-                         + ("(Lemma 4 holds pair by pair here)." if fraction == 1.0 else
-                            "(Lemma 4 bounds the worst pair, not every pair)."))
+            where = ("at every sampled pair, for every distribution (Lemma 4 holds pair by pair here)."
+                     if fraction == 1.0 else
+                     f"at {fraction:.0%} of the sampled pairs or more, for every distribution (Lemma 4 bounds the "
+                     "worst pair, not every pair).")
+            parts.append(f"Exact variance relative to Rademacher: {ratios}; at least Rademacher's {where}")
     parts.append("Lemma 4 predicts the order by the fourth moment E[ω⁴] (Rademacher 1, uniform 1.8, Gaussian 3, "
                  "Laplace 6); every curve should fall like 1/√D.")
     return " ".join(parts)

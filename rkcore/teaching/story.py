@@ -9,6 +9,8 @@ interaction data (binary labels that need degree-2 terms) at a size chosen on th
 """
 from __future__ import annotations
 
+from dataclasses import dataclass
+
 import numpy as np
 import pandas as pd
 
@@ -91,9 +93,31 @@ def distribution_sentence(medians: pd.DataFrame, a: str = "rademacher", b: str =
             f"at {lower} of {len(ratio)} values of D, {verdict}.")
 
 
-def classifier_sentence(summary: pd.DataFrame, n_train: int) -> str:
+#: a result older than this many seconds is not "measured just now" (it was kept from an earlier run)
+JUST_NOW_S = 60.0
+
+
+def measured_when(measured_at: float | None, now: float | None = None) -> str:
+    """When a number was measured, truthfully: "measured just now", or "measured at 09:12:03 (5 min ago,
+    kept from an earlier run)" for a cached result (``measured_at``, ``now``: seconds since the epoch)."""
+    import time
+
+    if measured_at is None:
+        return "measured on this server"
+    now = time.time() if now is None else now
+    age = max(now - measured_at, 0.0)
+    if age < JUST_NOW_S:
+        return "measured just now"
+    clock = time.strftime("%H:%M:%S", time.localtime(measured_at))
+    ago = f"{age / 60:.0f} min" if age < 5400 else f"{age / 3600:.1f} h"
+    return f"measured at {clock}, {ago} ago, kept from an earlier run"
+
+
+def classifier_sentence(summary: pd.DataFrame, n_train: int, measured_at: float | None = None,
+                        now: float | None = None) -> str:
     """Step 5: accuracy and fit time of the linear model on RK features against the kernel SVM, as
-    measured (``summary``: rkcore.studies.accuracy.speedups of one run)."""
+    measured (``summary``: rkcore.studies.accuracy.speedups of one run; ``measured_at``: when, seconds since
+    the epoch, so a cached result is not called new)."""
     by = summary.set_index("method")
     svm, rk = by.loc["kernel_svm"], by.loc["rk"]
     speed = float(svm["train_seconds"] / rk["train_seconds"])
@@ -101,7 +125,8 @@ def classifier_sentence(summary: pd.DataFrame, n_train: int) -> str:
               f"trains {1 / speed:.1f}× slower" if speed <= 1 / 1.05 else "trains about as fast")
     return (f"On {n_train:,} training points the linear model on D = {int(rk['D']):,} RK features reaches "
             f"{rk['accuracy_mean']:.1%} test accuracy against the kernel SVM's {svm['accuracy_mean']:.1%} and "
-            f"{faster} ({rk['train_seconds']:.2f} s vs {svm['train_seconds']:.2f} s, measured just now).")
+            f"{faster} ({rk['train_seconds']:.2f} s vs {svm['train_seconds']:.2f} s, one trial, "
+            f"{measured_when(measured_at, now)}).")
 
 
 def matrix_frame(K: np.ndarray, K_hat: np.ndarray | None = None) -> pd.DataFrame:
@@ -123,3 +148,86 @@ def kernel_sentence(K: np.ndarray, labels) -> str:
     return (f"Images of the same digit are more alike: their kernel values average {ratio:.2f}× those of "
             f"different digits, hence the blocks. A kernel SVM needs all n² = {n * n:,} entries; at "
             f"n = 100,000 that is 10¹⁰ (80 GB).")
+
+
+# ============================================================================ the five steps, computed
+STEP_TITLES = {1: "The kernel", 2: "Its estimate", 3: "Larger D", 4: "Weights", 5: "Linear vs SVM"}
+#: D of the story's Gram matrices (steps 1 and 2)
+STORY_GRAM_D = 256
+
+
+@dataclass
+class StoryStep:
+    """One screen: its heading, its sentence, what its figure is built from (``kind`` names the builder
+    of rkcore.figures.story, ``figure_args`` its arguments) and a caption."""
+    number: int
+    heading: str
+    sentence: str
+    kind: str
+    figure_args: tuple
+    caption: str = ""
+    data: pd.DataFrame | None = None
+
+
+def gram_steps() -> list[StoryStep]:
+    """Steps 1 and 2: the exact matrix of the digits and its estimate at D = STORY_GRAM_D."""
+    X, y = story_data()
+    K, K_hat = gram_for(X, STORY_GRAM_D)
+    n = K.shape[0]
+    return [StoryStep(1, f"1 · {STEP_TITLES[1]}", kernel_sentence(K, y), "matrix",
+                      (K, y, f"The exact ANOVA (m = 2) kernel on {n} handwritten digits")),
+            StoryStep(2, f"2 · {STEP_TITLES[2]}", gram_sentence(K, K_hat, STORY_GRAM_D, y), "pair",
+                      (K, K_hat, STORY_GRAM_D))]
+
+
+def error_steps() -> list[StoryStep]:
+    """Steps 3 and 4: the error against D on the digits, and Rademacher against Gaussian weights."""
+    X, _ = story_data()
+    trials = error_vs_D(X, distributions=("rademacher",), trials=2)
+    medians = median_error(trials)
+    X4, _ = story_data(200, "interactions", "l1")
+    trials4 = error_vs_D(X4, distributions=STORY_DISTRIBUTIONS, trials=3)
+    medians4 = median_error(trials4)
+    return [StoryStep(3, f"3 · {STEP_TITLES[3]}", convergence_sentence(medians), "curve",
+                      (trials, medians, "Error of the estimate as D grows (digits)"), data=trials),
+            StoryStep(4, f"4 · {STEP_TITLES[4]}", distribution_sentence(medians4), "curve",
+                      (trials4, medians4, "Rademacher vs Gaussian weights (synthetic interaction data)"), data=trials4)]
+
+
+def duel(n: int):
+    """Step 5's measurement: (speedups summary, n_train, measured_at) of the kernel SVM against the linear
+    model on RK features (D = 16 d), one BLAS thread, one trial."""
+    import time
+
+    from threadpoolctl import threadpool_limits
+
+    from ..studies.accuracy import accuracy_study, speedups
+
+    data = load_view_data("interactions", "l1", int(n))
+    D = 16 * data.X.shape[1]
+    with threadpool_limits(limits=1, user_api="blas"):
+        df = accuracy_study((data.X, data.y), ["kernel_svm", "rk"], [D], 1, kernel=STORY_KERNEL,
+                            C_grid=(1.0, 10.0, 100.0), random_state=0)
+    return speedups(df), int(df["n_train"].iloc[0]), time.time()
+
+
+def duel_step(summary: pd.DataFrame, n_train: int, measured_at: float | None, now: float | None = None) -> StoryStep:
+    import time
+
+    clock = time.strftime("%H:%M:%S", time.localtime(measured_at)) if measured_at else "an earlier run"
+    return StoryStep(5, f"5 · {STEP_TITLES[5]}", classifier_sentence(summary, n_train, measured_at, now), "duel",
+                     (summary,), caption=f"Measured at {clock} on this server (one BLAS thread, one trial; "
+                                         "wall-clock times vary with the machine's load). The Classifiers page "
+                                         "runs the full study.", data=summary)
+
+
+def story_steps(duel_n: int = 8000, progress=None) -> list[StoryStep]:
+    """All five steps, computed now (the export's content)."""
+    say = progress or (lambda message: None)
+    say("steps 1-2: Gram matrices")
+    steps = gram_steps()
+    say("steps 3-4: error against D")
+    steps += error_steps()
+    say(f"step 5: training both classifiers on n = {int(duel_n):,}")
+    steps.append(duel_step(*duel(duel_n)))
+    return steps

@@ -198,6 +198,10 @@ OVERFLOWS_JS = """
     if (getComputedStyle(e).textOverflow === 'ellipsis' && e.scrollWidth > e.clientWidth + 1)
       bad.push('text cut with an ellipsis: ' + e.textContent.slice(0, 60));
   });
+  // a multiselect's chips hidden behind its right edge (Streamlit fades them: no ellipsis to see)
+  document.querySelectorAll('[data-testid="stMultiSelectTagsContainer"]').forEach(e => {
+    if (shown(e) && e.scrollWidth > e.clientWidth + 1) bad.push('chips cut: ' + e.textContent.slice(0, 60));
+  });
   document.querySelectorAll('[data-testid="stDataFrame"] .dvn-scroller').forEach(s => {
     if (shown(s) && s.scrollWidth > s.clientWidth + 2) bad.push('table scrolls sideways');
   });
@@ -224,13 +228,46 @@ OVERFLOWS_JS = """
 }
 """
 
-#: Where the page's first chart, or else its primary (run) button, starts: y in px from the top.
-MAIN_TOP_JS = """
+#: The page's main element: the first chart, or else the primary (run) button, of the slot every page keeps
+#: for it under its title (rkapp.layout.lead, class st-key-rk-lead); a page without one (the story): its
+#: first chart. Returns its top and the bottom of its x-axis (tick labels and axis titles), in px.
+MAIN_JS = """
 () => {
-  const chart = document.querySelector('.js-plotly-plot:not(.st-key-chart-preload *)');
-  const button = document.querySelector('[data-testid="stBaseButton-primary"]');
-  const el = chart || button;
-  return el ? el.getBoundingClientRect().top : null;
+  const shown = e => e.offsetParent !== null && e.getBoundingClientRect().width > 0;
+  const lead = document.querySelector('.st-key-rk-lead');
+  const charts = root => [...root.querySelectorAll('.js-plotly-plot')].filter(p => shown(p)
+                                                                          && !p.closest('.st-key-chart-preload'));
+  const chart = (lead && charts(lead)[0]) || (!lead && charts(document)[0]);
+  const button = lead && [...lead.querySelectorAll('[data-testid="stBaseButton-primary"]')].filter(shown)[0];
+  if (!chart && !button) return null;
+  if (!chart) { const r = button.getBoundingClientRect(); return {top: r.top, axis: r.bottom, kind: 'button'}; }
+  const axis = [...chart.querySelectorAll('.xtick text, g[class^="g-x"][class$="title"]')]
+    .map(e => e.getBoundingClientRect()).filter(r => r.height > 0).map(r => r.bottom);
+  return {top: chart.getBoundingClientRect().top,
+          axis: axis.length ? Math.max(...axis) : chart.getBoundingClientRect().bottom, kind: 'chart'};
+}
+"""
+#: Where the page's main chart (or run button) starts: y in px from the top.
+MAIN_TOP_JS = "() => { const m = (" + MAIN_JS.strip() + ")(); return m ? m.top : null; }"
+
+#: The smallest type of each kind on the page, in px: chart ticks, legends, panel titles (annotations),
+#: colorbars, chart and axis titles, metric values, text and captions. Presenter mode must never be smaller.
+FONTS_JS = """
+() => {
+  const size = e => parseFloat(e.style.fontSize || getComputedStyle(e).fontSize);
+  const least = (sel) => {
+    const v = [...document.querySelectorAll(sel)].filter(e => e.getBoundingClientRect().width > 0
+                                                             && !e.closest('.st-key-chart-preload')).map(size);
+    return v.length ? Math.min(...v) : null;
+  };
+  const main = '[data-testid="stMain"] ';
+  return {tick: least(main + '.xtick text, ' + main + '.ytick text'), legend: least(main + '.legendtext'),
+          panel: least(main + '.annotation-text'), colorbar: least(main + '.cbaxis text'),
+          title: least(main + '.gtitle'),
+          axis: least(main + 'g[class^="g-x"][class$="title"] text, ' + main + 'g[class^="g-y"][class$="title"] text'),
+          metric: least(main + '[data-testid="stMetricValue"]'),
+          text: least(main + '[data-testid="stMarkdownContainer"] p'),
+          caption: least(main + '[data-testid="stCaptionContainer"]')};
 }
 """
 
@@ -481,3 +518,105 @@ def test_sidebar_puts_D_and_the_seed_on_the_first_screen(server, browser_page):
     assert page.locator("h1").first.inner_text().strip() == "Random projections"
     page.wait_for_function("() => window.location.search.includes('seed=3')", timeout=30_000)
     assert_no_exception(page, "Random projections from the Pages menu")
+
+
+# ============================================================================ the first screen, both modes
+#: every page but Home, and every step of the story
+FIRST_SCREEN = [(url_path(p), "") for p in page_files()[1:] if not p.stem.endswith("Story")] + \
+               [("Story", f"story_step={step}") for step in range(1, 6)]
+#: text Streamlit cut with an ellipsis, and multiselect chips hidden behind the field's edge
+CUT_JS = """
+() => {
+  const shown = e => e.offsetParent !== null && e.getBoundingClientRect().width > 0;
+  const bad = [];
+  document.querySelectorAll('[data-testid="stMain"] *').forEach(e => {
+    if (!shown(e) || e.children.length > 1) return;
+    if (getComputedStyle(e).textOverflow === 'ellipsis' && e.scrollWidth > e.clientWidth + 1)
+      bad.push('ellipsis: ' + e.textContent.slice(0, 60));
+  });
+  document.querySelectorAll('[data-testid="stMultiSelectTagsContainer"]').forEach(e => {
+    if (shown(e) && e.scrollWidth > e.clientWidth + 1) bad.push('chips: ' + e.textContent.slice(0, 60));
+  });
+  return bad;
+}
+"""
+DRAWN_JS = ("() => !document.querySelector('[data-testid=\"stSkeleton\"]') && [...document.querySelectorAll("
+            "'[data-testid=\"stPlotlyChart\"]')].every(p => p.querySelector('.main-svg'))")
+
+
+@pytest.fixture(scope="module")
+def fresh_context(browser_page):
+    """A browser context of its own (same browser): presenter mode set here never reaches the other tests'
+    sessions."""
+    context = browser_page.context.browser.new_context(viewport=PROJECTOR, device_scale_factor=1)
+    yield context.new_page()
+    context.close()
+
+
+def _first_screen(page, server, path: str, query: str, mode: str) -> tuple[dict, dict, list]:
+    flag = "presenter=true" if mode == "presenter" else "presenter=false"
+    page.goto(f"{server}/{path}?{'&'.join(q for q in (query, flag) if q)}", wait_until="domcontentloaded")
+    wait_until_idle(page, timeout_ms=240_000)
+    page.wait_for_function(MAIN_TOP_JS.replace("return m ? m.top : null;", "return m !== null;"), timeout=240_000)
+    page.wait_for_function(DRAWN_JS, timeout=120_000)
+    wait_until_idle(page, timeout_ms=240_000)
+    page.wait_for_timeout(600)  # plotly's last relayout
+    assert_no_exception(page, f"{path} {query} {mode}")
+    page.screenshot(path=str(SHOTS / f"first_{path}{'_' + query if query else ''}_{mode}_1280x720.png"))
+    return page.evaluate(MAIN_JS), page.evaluate(FONTS_JS), page.evaluate(CUT_JS)
+
+
+@pytest.mark.parametrize("path, query", FIRST_SCREEN, ids=[f"{p}{'-' + q if q else ''}" for p, q in FIRST_SCREEN])
+def test_first_screen_in_both_modes(server, fresh_context, path, query):
+    """At 1280x720, normal and presenter mode: the main chart (or its run button) starts inside the first
+    screen and its x-axis (tick labels and title) ends inside it, nothing is cut, and no kind of type
+    (ticks, legends, panel titles, colorbars, titles, metrics, text) is smaller in presenter mode."""
+    page = fresh_context
+    page.set_viewport_size(PROJECTOR)
+    fonts = {}
+    for mode in ("normal", "presenter"):
+        main, fonts[mode], cut = _first_screen(page, server, path, query, mode)
+        print(f"{path} {query} {mode}: {main}")
+        assert main is not None, f"{path} {query} {mode}: no main chart or run button"
+        assert 0 <= main["top"] < PROJECTOR["height"] - 60, f"{path} {query} {mode}: main {main}"
+        assert main["axis"] <= PROJECTOR["height"], f"{path} {query} {mode}: x-axis ends at {main['axis']:.0f} px"
+        assert not cut, f"{path} {query} {mode}: cut text {cut}"
+    smaller = {k: (fonts["normal"][k], fonts["presenter"][k]) for k in fonts["normal"]
+               if fonts["normal"][k] is not None and fonts["presenter"][k] is not None
+               and fonts["presenter"][k] < fonts["normal"][k] - 0.01}
+    assert not smaller, f"{path} {query}: smaller in presenter mode (normal, presenter px): {smaller}"
+
+
+def test_story_keys_move_between_steps(server, fresh_context):
+    """Right arrow, Space and Page Down go forward, Left arrow and Page Up back (Streamlit's button shortcuts)."""
+    page = fresh_context
+    page.goto(f"{server}/Story?story_step=1&presenter=true", wait_until="domcontentloaded")
+    wait_until_idle(page, timeout_ms=240_000)
+    page.wait_for_selector(".js-plotly-plot .main-svg", timeout=240_000)
+    for key, step in (("ArrowRight", 2), ("Space", 3), ("PageDown", 4), ("ArrowLeft", 3), ("PageUp", 2)):
+        page.keyboard.press(key)  # the page has the focus (no field), as in front of a class
+        page.wait_for_function(f"() => window.location.search.includes('story_step={step}')", timeout=60_000)
+        wait_until_idle(page, timeout_ms=240_000)
+
+
+def _downloaded_html(page, label: str, timeout_ms: int = 300_000) -> str:
+    with page.expect_download(timeout=timeout_ms) as info:
+        page.get_by_role("button", name=label).click()
+    return Path(info.value.path()).read_text(encoding="utf-8")
+
+
+def test_story_and_page_export_buttons_write_offline_files(server, browser_page):
+    """The dashboard's buttons: the story's writes all five steps, a page's writes the view it shows (its
+    charts, its note, its settings), each with plotly.js inside."""
+    page = browser_page
+    page.goto(f"{server}/Story?story_step=5", wait_until="domcontentloaded")
+    wait_until_idle(page, timeout_ms=300_000)
+    page.wait_for_selector(".js-plotly-plot .main-svg", timeout=300_000)
+    text = _downloaded_html(page, "Export the story (one HTML file, works offline)")
+    assert text.count('id="rk-chart-') == 5 and text.count('class="note"') == 5 and "<script src=" not in text
+    page.goto(f"{server}/Gram_matrices?D=128&n=60", wait_until="domcontentloaded")
+    wait_until_idle(page, timeout_ms=300_000)
+    page.wait_for_selector(".js-plotly-plot .main-svg", timeout=300_000)
+    text = _downloaded_html(page, "Export this view (one HTML file, works offline)")
+    assert text.count('id="rk-chart-') == 1 and "What to notice." in text and "<td>D</td><td>128</td>" in text
+    assert "<script src=" not in text

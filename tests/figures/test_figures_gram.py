@@ -67,7 +67,7 @@ def test_heatmaps_block_average_large_matrices():
     z = np.asarray(fig.data[0].z)
     assert z.shape == (402, 402)  # b = ceil(1204 / 500) = 3; the last block holds one row
     assert z[-1, -1] == pytest.approx(K[-1, -1])
-    assert "averaged over 3×3 blocks" in fig.layout.title.text
+    assert "3×3 block averages" in fig.layout.title.text
     assert z[0, 0] == pytest.approx(K[:3, :3].mean())
     assert np.asarray(fig.data[0].x)[0] == pytest.approx(1.0)  # block center, in point-index units
     with pytest.raises(ValueError, match="need n"):

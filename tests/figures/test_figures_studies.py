@@ -350,7 +350,8 @@ def test_estimate_figure_and_summary_table():
     fig = fa.estimate_figure(est)
     assert fig.layout.yaxis.type == "log" and not any(t.fill == "toself" for t in fig.data)
     s = fa.summary_table(accuracy_frame())
-    assert list(s.columns) == ["label", "method", "D", "accuracy", "accuracy std", "train s", "test s", "C", "trials"]
+    assert list(s.columns) == ["label", "method", "D", "accuracy", "accuracy std", "train s", "train s std", "test s", "C",
+                               "trials"]
     fm = s[s.method == "fm"].iloc[0]
     assert fm["accuracy"] == pytest.approx(0.79) and fm["trials"] == 3
     assert fm["accuracy std"] == pytest.approx(np.std([0.78, 0.79, 0.80]))

@@ -245,7 +245,7 @@ def test_movielens_without_folder_explains(run_page):
 def test_movielens_missing_folder(run_page, tmp_path):
     at = run_page(GRAM, ds="movielens", mlpath=str(tmp_path / "nowhere"), **SMALL)
     assert_clean(at)
-    assert any("does not exist" in e for e in error_texts(at)), error_texts(at)
+    assert any("No MovieLens 100K folder can be read at that path" in e for e in error_texts(at)), error_texts(at)
 
 
 # ---------------------------------------------------------------------------- Itemsets page

@@ -175,8 +175,9 @@ def test_movielens_missing_files(tmp_path, movielens):
 def test_movielens_unknown_category(tmp_path, movielens):
     folder = movielens.write(tmp_path / "ml")
     (folder / "u.user").write_text((folder / "u.user").read_text().replace("technician", "astronaut"))
-    with pytest.raises(ValueError, match="astronaut"):
+    with pytest.raises(ValueError, match="u.user line 1 has an unknown occupation") as info:
         ds.load_movielens(folder)
+    assert "astronaut" not in str(info.value)  # the file's contents are never quoted
 
 
 def test_movielens_sparse_encoding_is_the_dense_one(tmp_path, movielens):
@@ -209,3 +210,17 @@ def test_interactions_n_is_a_prefix_of_one_fixed_dataset():
     np.testing.assert_allclose(a.X, b.X[:200])
     np.testing.assert_array_equal(a.y, b.y[:200])
 
+
+
+@pytest.mark.parametrize("kwargs, expected", [
+    ({"n_interactions": 0}, "n_interactions must be an integer >= 1"),
+    ({"noise": float("nan")}, "noise must be a finite number >= 0"),
+    ({"noise": float("inf")}, "noise must be a finite number >= 0"),
+    ({"noise": -0.1}, "noise must be a finite number >= 0"),
+    ({"noise": "0.1"}, "noise must be a finite number >= 0"),
+])
+def test_interactions_refuses_settings_that_make_every_label_zero(kwargs, expected):
+    with pytest.raises(ValueError, match=expected):
+        ds.make_interactions(200, **kwargs)
+    labels = ds.make_interactions(200, n_interactions=1, noise=0.0).y  # the smallest allowed: both classes
+    assert set(np.unique(labels)) == {0, 1}

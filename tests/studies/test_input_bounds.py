@@ -15,6 +15,7 @@ from math import comb
 import numpy as np
 import pytest
 
+from rkcore.data import files as data_files
 from rkcore.data import datasets as ds
 from rkcore.kernels import itemsets as its
 from rkcore.kernels.itemsets import ItemsetFamily
@@ -54,10 +55,14 @@ def test_libsvm_huge_feature_index_is_refused_before_allocating(index):
 
 
 def test_libsvm_index_scan_finds_the_largest():
-    assert ds._libsvm_largest_index(b"1 1:1 10001:2\n0 0009999:1 2:0.5\n", 10_000) == (10_001, "10,001")
-    assert ds._libsvm_largest_index(b"1 1:1 10000:2 qid:123456\n0 00000000001:1\n", 10_000) is None
-    assert ds._libsvm_largest_index(b"1 5:1 12:3\n", 10) == (12, "12")
-    assert ds._libsvm_largest_index(b"1 " + b"9" * 5000 + b":1\n", 10)[1].endswith("(5,000 digits)")
+    scan = data_files._libsvm_largest_index  # indices with more digits than the limit, from the bytes
+    assert scan(b"1 1:1 100001:2\n0 0009999:1 2:0.5\n", 10_000) == (100_001, "100,001")
+    assert scan(b"1 1:1 10000:2 qid:123456\n0 00000000001:1\n", 10_000) is None
+    assert scan(b"1 5:1 123:3\n", 10) == (123, "123")
+    assert scan(b"1 " + b"9" * 5000 + b":1\n", 10)[1].endswith("(5,000 digits)")
+    # as many digits as the limit: refused from the parsed matrix's width (a CSR width costs nothing)
+    with pytest.raises(ValueError, match="feature index 10,001; at most 10,000 features"):
+        ds.load_libsvm(upload(b"1 1:1 10001:2\n0 2:0.5 0009999:1\n", "wide.svm"))
 
 
 def test_libsvm_limit_is_configurable_and_comments_ignored():
@@ -94,7 +99,7 @@ def test_csv_with_100000_columns_refused_from_the_header():
 
 def test_csv_cell_limit_from_line_count():
     text = "a,b\n" + "1,2\n" * 1000
-    with pytest.raises(ValueError, match=r"about 1,002 rows x 2 columns = 2,004 cells; at most 1,000 cells"):
+    with pytest.raises(ValueError, match=r"about 1,000 rows x 2 columns = 2,000 cells; at most 1,000 cells"):
         ds.load_csv(upload(text.encode(), "long.csv"), max_cells=1000)
     assert ds.load_csv(upload(text.encode(), "long.csv")).X.shape == (1000, 2)
 

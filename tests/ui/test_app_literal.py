@@ -93,7 +93,9 @@ def test_url_values_and_file_names_are_shown_literally(run_page, path):
     # 2. the free-text fields where they are drawn: itemsets, fields, the MovieLens path, a file name
     at = _run(run_page, path, {"dataset": "movielens", "movielens_path": IMAGE, "kernel": "itemset",
                                "family": "cross", "fields": LINK, "n": 30})
-    assert_literal(at, (IMAGE,), f"{path.name}: MovieLens path and fields")
+    # the MovieLens refusal names no path (one answer for every path outside the data roots, issue 26) and
+    # comes before the fields are read: nothing of the two is echoed, and nothing may render as a link
+    assert_literal(at, (), f"{path.name}: MovieLens path and fields")
     upload = (f"{IMAGE}.csv", b"a,b,c,target\n0.1,0.2,0.3,0\n0.3,0.1,0.2,1\n0.2,0.2,0.1,0\n0.5,0.1,0.1,1\n")
     at = _run(run_page, path, {"dataset": "upload", "kernel": "itemset", "family": "custom", "itemsets": LINK,
                                "target": LINK, "n": 30}, session={UPLOAD_STATE_KEY: upload})

@@ -1,0 +1,178 @@
+"""A lesson that works offline: a view (or the whole story) as one self-contained HTML file.
+
+The file holds plotly.js itself (inlined once, ~4.6 MB), every chart as an interactive plotly figure, the
+sentences shown beside them, the settings behind them and the rkcore version. It loads nothing from the
+network: a course page or a lecture hall without network shows it as the dashboard did.
+
+Pure functions (no streamlit): :func:`view_html` from a list of items, :func:`story_html` computes the
+five story steps (rkcore.teaching.story) and writes them the same way; the dashboard's export button and the
+``rkcore export-story`` command both end here.
+"""
+from __future__ import annotations
+
+import html
+import re
+from dataclasses import dataclass, field
+from datetime import datetime, timezone
+
+import plotly.graph_objects as go
+import plotly.io as pio
+from plotly.offline import get_plotlyjs
+
+#: the id plotly gives each chart's div in the file: ``rk-chart-<i>`` (tests find the charts by it)
+CHART_ID = "rk-chart-{}"
+
+
+@dataclass
+class Item:
+    """One block of an exported view: ``kind`` is "chart" (``figure`` and an optional ``text`` caption),
+    "note" (a "what to notice" sentence), "heading" or "text"."""
+    kind: str
+    text: str = ""
+    figure: go.Figure | None = None
+
+
+@dataclass
+class Lesson:
+    """What an export holds: a title, blocks in reading order, and the settings that produced them."""
+    title: str
+    items: list[Item] = field(default_factory=list)
+    settings: dict = field(default_factory=dict)
+
+
+def _inline_markdown(text: str) -> str:
+    """The sentences' own markup (**bold**, *italic*, `code`) as HTML; everything else shown literally."""
+    out = html.escape(str(text), quote=False)
+    out = re.sub(r"\*\*(.+?)\*\*", r"<b>\1</b>", out)
+    out = re.sub(r"(?<![\w*])\*(?!\s)(.+?)(?<!\s)\*(?![\w*])", r"<i>\1</i>", out)
+    return re.sub(r"`([^`]+)`", r"<code>\1</code>", out)
+
+
+_STYLE = """
+body { font-family: "Source Sans Pro", Helvetica, Arial, sans-serif; max-width: 1200px; margin: 1.5rem auto;
+       padding: 0 1.5rem; color: #222; font-size: 1.15rem; line-height: 1.5; }
+h1 { font-size: 2.1rem; margin-bottom: 0.2rem; } h2 { font-size: 1.5rem; margin-top: 2.2rem; }
+.note { background: #eaf3fc; color: #1c4f8c; border-radius: 0.5rem; padding: 0.8rem 1rem; margin: 0.8rem 0; }
+.caption { color: #666; font-size: 1rem; }
+.settings { border-collapse: collapse; font-size: 0.95rem; } .settings td { border: 1px solid #ddd; padding: 2px 8px; }
+footer { color: #666; font-size: 0.9rem; margin-top: 2rem; border-top: 1px solid #ddd; padding-top: 0.6rem; }
+"""
+
+
+def _settings_table(settings: dict) -> str:
+    if not settings:
+        return ""
+    rows = "".join(f"<tr><td>{html.escape(str(k))}</td><td>{html.escape(_setting_text(v))}</td></tr>"
+                   for k, v in settings.items())
+    return f'<h2>Settings</h2><table class="settings">{rows}</table>'
+
+
+def _setting_text(value) -> str:
+    return ", ".join(map(str, value)) if isinstance(value, (tuple, list)) else str(value)
+
+
+def view_html(lesson: Lesson, *, version: str | None = None, when: datetime | None = None) -> str:
+    """The lesson as one HTML document with plotly.js inlined: charts stay interactive (zoom, hover),
+    nothing is fetched from the network."""
+    if version is None:
+        from .. import __version__ as version
+    when = when or datetime.now(timezone.utc)
+    parts, n_chart = [], 0
+    for item in lesson.items:
+        if item.kind == "chart" and item.figure is not None:
+            div = pio.to_html(item.figure, include_plotlyjs=False, full_html=False, div_id=CHART_ID.format(n_chart),
+                              config={"displaylogo": False, "responsive": True})
+            n_chart += 1
+            caption = f'<p class="caption">{_inline_markdown(item.text)}</p>' if item.text else ""
+            parts.append(f'<figure class="chart">{div}{caption}</figure>')
+        elif item.kind == "note":
+            parts.append(f'<div class="note"><b>What to notice.</b> {_inline_markdown(item.text)}</div>')
+        elif item.kind == "heading":
+            parts.append(f"<h2>{_inline_markdown(item.text)}</h2>")
+        elif item.text:
+            parts.append(f"<p>{_inline_markdown(item.text)}</p>")
+    title = html.escape(lesson.title)
+    return (f'<!DOCTYPE html>\n<html lang="en"><head><meta charset="utf-8"><title>{title}</title>'
+            f"<style>{_STYLE}</style><script>{get_plotlyjs()}</script></head><body>"
+            f"<h1>{title}</h1>{''.join(parts)}{_settings_table(lesson.settings)}"
+            f"<footer>Random Kernel Explorer (rkcore {html.escape(str(version))}), exported "
+            f"{when.strftime('%Y-%m-%d %H:%M UTC')}. Self-contained: plotly.js is inside this file; it needs no "
+            "network.</footer></body></html>\n")
+
+
+def story_lesson(duel_n: int = 8000, *, progress=None) -> Lesson:
+    """The five story steps computed now (the duel is measured now; its caption says when and where)."""
+    from ..teaching import story
+    from .story import duel_figure, error_curve_figure, matrix_figure, pair_figure
+
+    def say(message: str) -> None:
+        if progress is not None:
+            progress(message)
+
+    lesson = Lesson("The story in five screens", settings={"story kernel": story.STORY_KERNEL.label(),
+                                                           "story data": f"{story.STORY_DATASET} (n = {story.STORY_N})",
+                                                           "classifier duel n": int(duel_n)})
+    for step in story.story_steps(duel_n, progress=say):
+        lesson.items += [Item("heading", step.heading), Item("note", step.sentence)]
+        build = {"matrix": matrix_figure, "pair": pair_figure, "curve": error_curve_figure, "duel": duel_figure}
+        lesson.items.append(Item("chart", step.caption, build[step.kind](*step.figure_args)))
+    return lesson
+
+
+def story_html(duel_n: int = 8000, *, progress=None) -> str:
+    """The whole story as one offline HTML file (what ``rkcore export-story`` writes)."""
+    return view_html(story_lesson(duel_n, progress=progress))
+
+
+# ----------------------------------------------------------------------------- the command line
+#: the classifier duel's n from the command line: the dashboard's (8,000 points, 10-30 s) unless told
+CLI_DUEL_N = 8000
+
+
+def add_export_story(sub) -> None:
+    """``rkcore export-story --out FILE.html [--duel-n N]`` (registered by rkcore.cli)."""
+    p = sub.add_parser("export-story", help="the five-screen story as one offline HTML file",
+                       description="Compute the dashboard's five-screen story now and write it as a single "
+                                   "self-contained HTML file (interactive charts, plotly.js inlined, no network).")
+    p.add_argument("--out", required=True, type=_html_path, help="the .html file to write (its folder must exist)")
+    p.add_argument("--duel-n", type=_duel_n, default=CLI_DUEL_N,
+                   help=f"points of the classifier duel (step 5; default {CLI_DUEL_N}, 200 to 20000)")
+    p.add_argument("--quiet", action="store_true", help="no progress lines on stderr")
+
+
+def _html_path(text: str):
+    from argparse import ArgumentTypeError
+    from pathlib import Path
+
+    path = Path(text)
+    if path.suffix.lower() not in (".html", ".htm"):
+        raise ArgumentTypeError(f"expected a .html file, got {text!r}")
+    if not path.parent.resolve().is_dir():
+        raise ArgumentTypeError(f"the folder {str(path.parent)!r} does not exist")
+    return path
+
+
+def _duel_n(text: str) -> int:
+    from argparse import ArgumentTypeError
+
+    try:
+        value = int(text)
+    except ValueError:
+        raise ArgumentTypeError(f"expected an integer from 200 to 20000, got {text!r}") from None
+    if not 200 <= value <= 20000:
+        raise ArgumentTypeError(f"must be from 200 to 20000, got {value}")
+    return value
+
+
+def run_export_story(args) -> int:
+    """Write the story; returns the exit code (0)."""
+    import sys
+
+    def say(message: str) -> None:
+        if not args.quiet:
+            print(f"rkcore export-story: {message}", file=sys.stderr, flush=True)
+
+    text = story_html(args.duel_n, progress=say)
+    args.out.write_text(text, encoding="utf-8")
+    print(f"wrote {args.out} ({len(text.encode()) / 1e6:.1f} MB)")
+    return 0
