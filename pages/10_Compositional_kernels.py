@@ -8,6 +8,7 @@ from rkapp import (
     ViewSpec, chart, choices, escape_markdown, formula, guarded, largest_fitting, lead, load_data, notice, page,
     persistent_widget, reproduce, run_or_wait, sidebar, table,
 )
+from rkapp.guard import admitted_run
 from rkapp.layout import fit_formula
 from rkcore.studies.costs import compositional_cost
 from rkcore.teaching.compositional import (
@@ -74,6 +75,7 @@ def prepared(view: ViewSpec, preset: str):
 
 
 @st.cache_data(show_spinner="Drawing random features…", max_entries=16)
+@admitted_run  # a cache miss waits its turn for a server slot (rkapp.guard)
 def gram_estimate(view: ViewSpec, preset: str, D: int) -> tuple[np.ndarray, pd.DataFrame]:
     skel, Xp, _ = prepared(view, preset)
     with threadpool_limits(limits=1, user_api="blas"):
@@ -82,6 +84,7 @@ def gram_estimate(view: ViewSpec, preset: str, D: int) -> tuple[np.ndarray, pd.D
 
 
 @st.cache_data(show_spinner="Computing the error curves…", max_entries=16)
+@admitted_run  # a cache miss waits its turn for a server slot (rkapp.guard)
 def error_curves(view: ViewSpec, preset: str, D_list: tuple[int, ...], trials: int, modes: tuple[str, ...]) -> pd.DataFrame:
     skel, Xp, _ = prepared(view, preset)
     with threadpool_limits(limits=1, user_api="blas"):

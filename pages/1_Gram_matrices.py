@@ -6,6 +6,7 @@ from rkapp import (
     ViewSpec, chart, escape_markdown, formula, guarded, largest_fitting, lead, load_data, notice, page,
     persistent_widget, reproduce, run_or_wait, shared_figure, sidebar, table,
 )
+from rkapp.guard import admitted_run
 from rkapp.state import apply_preset, is_stored
 from rkcore.studies.costs import gram_view_cost
 from rkcore.base.limits import HEATMAP_SIDE
@@ -39,6 +40,7 @@ else:
 
 
 @st.cache_data(show_spinner="Computing the Gram matrices…", max_entries=16)
+@admitted_run  # a cache miss waits its turn for a server slot (rkapp.guard)
 def compute(view: ViewSpec):
     data = load_data(view)
     spec = view.kernel_spec(data)

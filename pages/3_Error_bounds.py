@@ -11,6 +11,7 @@ from rkapp import (
     page,
     persistent_widget, progress_bar, reproduce, run_or_wait, sidebar, table,
 )
+from rkapp.guard import admitted_run
 from rkcore.studies.costs import error_study_cost
 from rkcore.theory.bounds import bounds_table, l1_radius, measured_tails, required_components
 from rkcore.studies.errors import error_study
@@ -49,6 +50,7 @@ formula(r"p\Big(\sup_{\mathbf{x},\mathbf{y}\in\mathcal{B}} |\mathcal{E}(\mathbf{
 
 
 @st.cache_data(show_spinner=False, max_entries=16)
+@admitted_run  # a cache miss waits its turn for a server slot (rkapp.guard)
 def bounds_study(view: ViewSpec, trials: int) -> pd.DataFrame:
     """The error study of RK with the view's distribution over D_GRID and EPS_GRID (all pairs of X)."""
     data = load_data(view)

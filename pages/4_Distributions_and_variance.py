@@ -11,6 +11,7 @@ from rkapp import (
     ViewSpec, chart, choices, escape_markdown, formula, guarded, largest_fitting, lead, load_data, notice, page,
     persistent_widget, progress_bar, reproduce, run_or_wait, sidebar, table,
 )
+from rkapp.guard import admitted_run
 from rkcore.studies.costs import error_study_cost, pair_variance_cost
 from rkcore.maps.distributions import DISTRIBUTIONS
 from rkcore.studies.errors import error_study
@@ -71,6 +72,7 @@ def methods_for(view: ViewSpec, distributions: tuple[str, ...], scrk: bool) -> l
 
 
 @st.cache_data(show_spinner=False, max_entries=16)
+@admitted_run  # a cache miss waits its turn for a server slot (rkapp.guard)
 def distribution_study(view: ViewSpec, distributions: tuple[str, ...], D_list: tuple[int, ...], trials: int,
                        scrk: bool) -> pd.DataFrame:
     """Table 1 protocol on the view's data: error_study over the methods, D and trials."""
@@ -95,6 +97,7 @@ def chosen_pairs(exact_view: ViewSpec):
 
 
 @st.cache_data(show_spinner="Measuring the variance of three pairs…", max_entries=16)
+@admitted_run  # a cache miss waits its turn for a server slot (rkapp.guard)
 def empirical_variances(view: ViewSpec, distributions: tuple[str, ...], D_list: tuple[int, ...], var_trials: int):
     data = load_data(view)
     pairs = chosen_pairs(without_seed(view))
@@ -104,6 +107,7 @@ def empirical_variances(view: ViewSpec, distributions: tuple[str, ...], D_list: 
 
 
 @st.cache_data(show_spinner=False, max_entries=16)
+@admitted_run  # a cache miss waits its turn for a server slot (rkapp.guard)
 def exact_variances(exact_view: ViewSpec, distributions: tuple[str, ...], D_list: tuple[int, ...]):
     data = load_data(exact_view)
     spec = exact_view.kernel_spec(data)
@@ -114,6 +118,7 @@ def exact_variances(exact_view: ViewSpec, distributions: tuple[str, ...], D_list
 
 
 @st.cache_data(show_spinner=False, max_entries=16)
+@admitted_run  # a cache miss waits its turn for a server slot (rkapp.guard)
 def variance_summary(exact_view: ViewSpec, distributions: tuple[str, ...]) -> pd.DataFrame:
     """Exact, over a fixed sample of pairs: the same numbers whatever the seed of the maps."""
     data = load_data(exact_view)

@@ -8,6 +8,7 @@ from rkapp import (
     ViewSpec, chart, choices, escape_markdown, formula, guarded, largest_fitting, lead, load_data, notice, page,
     persistent_widget, progress_bar, reproduce, run_or_wait, sidebar, table,
 )
+from rkapp.guard import admitted_run
 from rkcore.studies.costs import rff_curve_cost, timing_cost
 from rkcore.figures.fourier import FOURIER_METRICS, fourier_mse_figure
 from rkcore.figures.timing import timing_figure, timing_note
@@ -37,6 +38,7 @@ formula(r"z(\mathbf{x}) = \sqrt{\tfrac{2}{D}}\big(\cos(\langle\boldsymbol\omega_
 
 
 @st.cache_data(show_spinner="Computing the error curve…", max_entries=16)
+@admitted_run  # a cache miss waits its turn for a server slot (rkapp.guard)
 def error_curve(view: ViewSpec, gamma: float, D_list: tuple[int, ...], trials: int) -> pd.DataFrame:
     X = dense(load_data(view).X)
     with threadpool_limits(limits=1, user_api="blas"):  # small products: one BLAS thread avoids oversubscription

@@ -8,6 +8,7 @@ from rkapp import (
     ViewSpec, chart, choices, escape_markdown, formula, guarded, largest_fitting, lead, load_data, notice, page,
     persistent_widget, reproduce, run_or_wait, sidebar, table,
 )
+from rkapp.guard import admitted_run
 from rkcore.studies.costs import projection_cost
 from rkcore.figures.foundations import band_violation_figure, projection_distortion_figure, projection_note
 from rkcore.teaching.foundations import (
@@ -66,6 +67,7 @@ def vectors_of(view: ViewSpec, which: str) -> tuple[np.ndarray, int]:
 
 
 @st.cache_data(show_spinner="Projecting…", max_entries=16)
+@admitted_run  # a cache miss waits its turn for a server slot (rkapp.guard)
 def distortions(view: ViewSpec, which: str, m_list: tuple[int, ...], kinds: tuple[str, ...], trials: int) -> pd.DataFrame:
     V, _ = vectors_of(view, which)
     with threadpool_limits(limits=1, user_api="blas"):  # small products: one BLAS thread avoids oversubscription

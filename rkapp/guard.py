@@ -1,25 +1,29 @@
 """Where a page's compute runs guarded, where every error message and every echo of user text goes
-through, the per-view memory budget, and the run protocol: :func:`run_or_wait` for views (auto-run when
-cheap) and :func:`measure_on_press` for measurement pages (never auto-run, the last result kept)."""
+through, the per-view memory budget, the run protocol: :func:`run_or_wait` for views (auto-run when
+cheap) and :func:`measure_on_press` for measurement pages (never auto-run, the last result kept), and
+the server's admission of heavy runs (:func:`admitted_run`, :data:`ADMISSION`): every session's heavy
+work waits its turn for one of a few slots, its place in line shown where its charts will be."""
 from __future__ import annotations
 
+import functools
 import logging
 import re
+import threading
 import time
-from contextlib import ContextDecorator
+from contextlib import ContextDecorator, contextmanager
 from dataclasses import dataclass
 from datetime import datetime
-from typing import Any, Callable
+from typing import Any, Callable, Iterator
 
 import streamlit as st
 
-from rkcore.studies.costs import RunCost, speed_factor
-from rkcore.base.limits import estimate_cost, format_bytes, physical_memory
+from rkcore.base.limits import Admission, estimate_cost, format_bytes, physical_memory, server_memory, server_runs
 from rkcore.base.limits import max_size_within as _max_size_within
 from rkcore.base.limits import require_memory as _require_memory
+from rkcore.studies.costs import RunCost
 
-__all__ = ["AUTO_RUN_SECONDS", "MAX_RUN_SECONDS", "MEMORY_BUDGET", "Measurement", "Waiting", "estimate_cost",
-           "guarded", "kept_measurement", "largest_fitting", "literal", "max_size_within", "measure_on_press",
+__all__ = ["ADMISSION", "AUTO_RUN_SECONDS", "MAX_RUN_SECONDS", "MEMORY_BUDGET", "Measurement", "Waiting",
+           "admitted_run", "estimate_cost", "guarded", "heavy_work", "kept_measurement", "largest_fitting", "literal", "max_size_within", "measure_on_press",
            "refuse_beyond_limits", "require_memory", "run_or_wait", "show_error", "show_measurement", "show_warning"]
 
 logger = logging.getLogger("rkcore.app")
@@ -28,6 +32,10 @@ logger = logging.getLogger("rkcore.app")
 #: Bytes one view may allocate: a quarter of the machine's memory, at most 2 GB
 #: (the server is shared by every open session).
 MEMORY_BUDGET = int(min(2 * 2**30, physical_memory() // 4))
+#: The server's admission of heavy runs, shared by every session of this process: RKCORE_SERVER_RUNS
+#: slots (default one per core) and RKCORE_SERVER_MEMORY bytes for all admitted runs together (default a
+#: quarter of the machine's memory), read when the server starts.
+ADMISSION = Admission(server_runs(), server_memory())
 
 
 #: Every ASCII punctuation character: CommonMark lets each be backslash-escaped, and escaping them all
@@ -78,8 +86,13 @@ class Waiting(Exception):
     block quietly (the estimate and the button are on the page)."""
 
 
+def _view_budget() -> int:
+    """Bytes one run may need: the per-view budget, or less when the whole server has less."""
+    return min(MEMORY_BUDGET, ADMISSION.budget)
+
+
 def within_limits(cost: RunCost) -> bool:
-    return cost.seconds <= MAX_RUN_SECONDS and cost.bytes <= MEMORY_BUDGET
+    return cost.seconds <= MAX_RUN_SECONDS and cost.bytes <= _view_budget()
 
 
 def largest_fitting(cost_of: Callable[[int], RunCost], upper: int) -> int:
@@ -93,10 +106,13 @@ def _duration(seconds: float) -> str:
 
 
 def _busy_note() -> str:
-    """A sentence when the estimates include a slowdown of the server (rkcore.studies.costs.speed_factor)."""
-    factor = speed_factor()
-    return (f" The server is busy: runs take about {factor:.1f}x as long as on an idle server right now, and this "
-            "estimate includes it." if factor >= 1.5 else "")
+    """A sentence when other sessions' runs wait for the server's slots (the estimate itself never follows
+    the load: the same settings get the same estimate and the same decision on every rerun)."""
+    state = ADMISSION.state()
+    if not state["waiting"]:
+        return ""
+    return (f" The server is busy: {state['waiting']} run(s) of other sessions wait for one of its "
+            f"{state['slots']} run slots; yours will queue behind them, its place in line shown here.")
 
 
 def refuse_beyond_limits(cost: RunCost, what: str, fits: str = "") -> None:
@@ -105,7 +121,7 @@ def refuse_beyond_limits(cost: RunCost, what: str, fits: str = "") -> None:
     if not within_limits(cost):
         raise ValueError(
             f"Computing {what} would take about {_duration(cost.seconds)} and {format_bytes(cost.bytes)} of memory "
-            f"({cost.describe()}), more than the {_duration(MAX_RUN_SECONDS)} and {format_bytes(MEMORY_BUDGET)} "
+            f"({cost.describe()}), more than the {_duration(MAX_RUN_SECONDS)} and {format_bytes(_view_budget())} "
             f"allowed per view.{_busy_note()} {fits}".strip())
 
 
@@ -117,6 +133,8 @@ def run_or_wait(cost: RunCost, *, key: str, params, what: str, fits: str = "", a
     True. Otherwise the estimate and a button are shown and :class:`Waiting` ends the guarded block;
     the estimate goes away as soon as the run starts."""
     refuse_beyond_limits(cost, what, fits)
+    st.session_state[_ANNOUNCED] = cost  # what the page's @admitted_run functions will ask the server for
+    st.session_state[_RUN_PLACE] = None  # a new run: its first heavy function takes its place in line
     ran_key = f"_rk_ran_{key}"
     if cost.seconds <= AUTO_RUN_SECONDS or autorun or st.session_state.get(ran_key) == params:
         st.session_state[ran_key] = params
@@ -133,6 +151,102 @@ def run_or_wait(cost: RunCost, *, key: str, params, what: str, fits: str = "", a
     st.session_state[ran_key] = params
     slot.empty()  # the results replace the estimate
     return True
+
+
+# ---------------------------------------------------------------------------- the server's admission
+#: Runs the cost models price below both of these are light: they skip the line (a queue in front of a
+#: 20 ms view would only add waiting).
+LIGHT_SECONDS = 0.05
+LIGHT_BYTES = 64 * 2**20
+#: What a heavy function asks for when no estimate was announced (run_or_wait was not called first).
+UNANNOUNCED = RunCost(1.0, 256 * 2**20)
+#: Seconds between two looks at the line: the notice shows after the first, and changes when the place does.
+QUEUE_POLL_SECONDS = 0.5
+#: The notice is redrawn at least this often (each redraw lets a stop or rerun through; fewer redraws keep
+#: the messages a cached function records for its replay few).
+QUEUE_REFRESH_SECONDS = 2.0
+#: A rerun within this many seconds of leaving the line (a widget changed while waiting) keeps its place.
+KEEP_PLACE_SECONDS = 120.0
+_ANNOUNCED = "_rk_run_cost"  # session key: the cost of the page's run, set by run_or_wait
+_QUEUED_SINCE = "_rk_queued_since"  # session key: (arrival, left at) of a wait a rerun interrupted
+_RUN_PLACE = "_rk_run_place"  # session key: the arrival of this run's first heavy function
+_holding = threading.local()  # .slot: this thread's script run holds a slot now
+
+
+def _is_light(cost: RunCost) -> bool:
+    return cost.seconds < LIGHT_SECONDS and cost.bytes < LIGHT_BYTES
+
+
+def _earlier_place() -> float | None:
+    """The place in line this request keeps: that of the run's first heavy function (a page's run queues
+    once, not once per function), or of the wait a rerun interrupted a moment ago."""
+    now = time.monotonic()
+    kept = st.session_state.pop(_QUEUED_SINCE, None)
+    run_place = st.session_state.get(_RUN_PLACE)  # reset by each run's run_or_wait / measure_on_press
+    places = [run_place[0]] if run_place and now - run_place[1] <= KEEP_PLACE_SECONDS else []
+    if kept and now - kept[1] <= KEEP_PLACE_SECONDS:
+        places.append(kept[0])
+    return min(places, default=None)
+
+
+def _place_text(ticket) -> str:
+    position, wait = ADMISSION.position(ticket), ADMISSION.expected_wait(ticket)
+    ahead = "you are next" if position <= 1 else f"{position - 1} run(s) ahead of you"
+    return (f"Waiting for one of the server's {ADMISSION.slots} run slots, shared by everyone on it: {ahead} "
+            f"(about {max(1, round(wait))} s). Your results follow by themselves; there is nothing to press.")
+
+
+def _show_place(slot, ticket, shown: tuple[str, float] | None = None) -> tuple[str, float]:
+    """Draw the place in line when it changed or QUEUE_REFRESH_SECONDS passed; (text, when) drawn."""
+    text, now = _place_text(ticket), time.monotonic()
+    if shown is not None and shown[0] == text and now - shown[1] < QUEUE_REFRESH_SECONDS:
+        return shown
+    slot.info(text, icon=":material/hourglass_top:")
+    return text, now
+
+
+@contextmanager
+def heavy_work(cost: RunCost | None = None) -> Iterator[None]:
+    """Hold one of the server's run slots (:data:`ADMISSION`) for the ``with`` block, priced by ``cost``
+    (default: the one run_or_wait announced for this session's page). While the run waits, its place
+    in line and the expected wait show in place (QUEUE_POLL_SECONDS, QUEUE_REFRESH_SECONDS); light runs skip the
+    line. The slot or the place in line is released whatever ends the block (an error, a rerun, the
+    session's end); a rerun that interrupts the wait keeps its place for the next request."""
+    cost = cost or st.session_state.get(_ANNOUNCED) or UNANNOUNCED
+    if _is_light(cost) or getattr(_holding, "slot", False):  # nested heavy work runs in its caller's slot
+        yield
+        return
+    ticket = ADMISSION.request(cost.bytes, cost.seconds, arrival=_earlier_place())
+    slot = shown = None
+    try:
+        while not ADMISSION.wait(ticket, QUEUE_POLL_SECONDS):
+            slot = slot or st.empty()
+            shown = _show_place(slot, ticket, shown)  # a Streamlit call: a stop or rerun request ends the wait here
+    except BaseException:
+        if not ticket.admitted:
+            st.session_state[_QUEUED_SINCE] = (ticket.arrival, time.monotonic())
+        ADMISSION.release(ticket)
+        raise
+    try:
+        if st.session_state.get(_RUN_PLACE) is None:
+            st.session_state[_RUN_PLACE] = (ticket.arrival, time.monotonic())
+        if slot is not None:
+            slot.empty()  # the results replace the place in line
+        _holding.slot = True
+        yield
+    finally:
+        _holding.slot = False
+        ADMISSION.release(ticket)
+
+
+def admitted_run(func: Callable) -> Callable:
+    """A page's heavy function, run in one of the server's slots (:func:`heavy_work`). Put it under
+    ``@st.cache_data``: only a cache miss computes, so only a miss waits in line."""
+    @functools.wraps(func)
+    def run_admitted(*args, **kwargs):
+        with heavy_work():
+            return func(*args, **kwargs)
+    return run_admitted
 
 
 # ---------------------------------------------------------------------------- measurement pages
@@ -166,6 +280,7 @@ def measure_on_press(cost: RunCost, run: Callable[[], Any], *, key: str, params,
     away, ``run()`` is timed and its value kept until the next press. Returns the kept measurement, which
     may be of other settings (:func:`show_measurement` says so)."""
     refuse_beyond_limits(cost, what, fits)
+    st.session_state[_RUN_PLACE] = None  # a new run (its heavy work takes a new place in line)
     kept = kept_measurement(key)
     current = kept is not None and kept.params == params
     slot = st.empty()
@@ -183,8 +298,9 @@ def measure_on_press(cost: RunCost, run: Callable[[], Any], *, key: str, params,
                             icon=":material/play_arrow:")
     if pressed or autorun:
         slot.empty()  # the results replace the estimate
-        started = time.perf_counter()
-        value = run()
+        with heavy_work(cost):
+            started = time.perf_counter()  # the time in line is no part of the measurement
+            value = run()
         kept = Measurement(params, value, datetime.now().strftime("%H:%M:%S"), time.perf_counter() - started)
         st.session_state[_kept_key(key)] = kept
     return kept

@@ -1,105 +1,288 @@
-"""Classroom load benchmark: N students open the app at once and play with the Gram page.
+"""Classroom capacity: N students acting independently on the study pages over several minutes.
 
-    python benchmarks/bench_classroom.py [--sessions 1 10 30] [--port 8790] [--out benchmarks/results/classroom.md]
+    python benchmarks/app/bench_classroom.py [--students 30 60] [--minutes 5] [--seed 0]
+    python benchmarks/app/bench_classroom.py --smoke            # 5 students, 1 minute: does it work at all
+    python benchmarks/app/bench_classroom.py --browser 5        # a browser sanity check (shares the cores)
 
-Starts ``streamlit run app.py`` on 127.0.0.1 (headless, file watcher off), then for each N
-drives N concurrent sessions (one headless Debian Chromium, one browser context = one
-Streamlit session each, Playwright's async API) through
+Every student is a real Streamlit session over the server's websocket (/_stcore/stream, the
+BackMsg / ForwardMsg protobufs of streamlit.proto, as a browser sends and receives them) with no
+renderer: the measurement is the server's, not that of 30 Chromium renderers on its own 2 cores.
+Students arrive within the first 10 s, land on Home, open one of the study pages (Gram matrices,
+Error bounds, Distributions and variance) and then act at random every 10-30 s until the end:
+mostly a widget change (their own seed, n, degree, D, trials, maps, SCRK, each student with its own
+random stream, so no two students ask for the same result), sometimes a switch to another study page;
+one student in ten uploads a CSV of its own (the file_urls_request, a multipart PUT to the upload
+URL with the XSRF cookie, the file_uploader's widget state: what a browser does) and goes on with it.
 
-1. the landing page (until its title and the preset buttons are drawn),
-2. the Gram page, URL path /Gram_matrices (until its default view's plotly chart is drawn),
-3. three widget changes in the sidebar, each waited for until the page's caption shows the new
-   value and the chart is drawn again: D = 512, seed = 1 + (session mod 5) (so the class
-   shares some cached results and not others), then n = 300.
-
-Reported per N: errors (timeouts, exception text, error boxes), p50 / p95 of the time to
-rendered charts per step, server RSS (baseline, peak, after), server CPU seconds split into
-the main thread (Tornado's event loop: websockets, protobuf forwarding) and the other threads
-(one ScriptRunner thread per session runs the page script and the numerics), and the load
-average. The machine is shared with other developers' jobs: the load average is part of the
-result. Every request goes to 127.0.0.1 only, and every wait is bounded.
+Reported per N (benchmarks/results/classroom.md, written by this script): p50 / p95 / max of the time
+from a change (the BackMsg sent) to its new charts (the last plotly chart of the run received);
+errors (exception elements, error boxes, tracebacks in the server's log, lost connections); actions
+and students that got a gate ("press the button") instead of charts; runs that waited in the
+server's admission line (its "Waiting for one of the server's run slots" notice: shown after 0.5 s of
+waiting) and how long; peak RSS of the server's process tree; server and client CPU seconds; the load
+average before and after (the machine is shared: it is part of the result).
 """
 from __future__ import annotations
 
 import argparse
 import asyncio
 import os
-import subprocess
+import random
 import sys
 import threading
 import time
-import urllib.request
+from dataclasses import dataclass, field
 from pathlib import Path
 
 import psutil
 
-REPO = Path(__file__).resolve().parents[2]  # benchmarks/<subject>/this file
-CHROMIUM = "/usr/bin/chromium"
-CHROMIUM_ARGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-background-networking",
-                 "--disable-component-update", "--disable-sync", "--no-first-run", "--disable-quic"]
-STEP_TIMEOUT_MS = 180_000
-ERROR_MARKERS = ("Traceback (most recent call last)", "StreamlitAPIException", "Uncaught app exception")
-#: Plotly charts of the Gram page's default view (one view at a time since stop 12: K and K̂ side by side).
-GRAM_CHARTS = 1
-CHARTS_DRAWN = ("() => [...document.querySelectorAll('.js-plotly-plot')]"
-                ".filter(p => !p.closest('.st-key-chart-preload'))"  # not the off-screen preload (rkapp.layout)
-                f".filter(p => p.querySelector('.main-svg')).length >= {GRAM_CHARTS}")
-IDLE = "() => !document.querySelector('[data-testid=\"stStatusWidget\"]')"
+sys.path.insert(0, str(Path(__file__).resolve().parents[2]))  # run from a checkout: benchmarks/<subject>/this file
+
+from benchmarks.app.streamlit_server import REPO, StreamlitServer  # noqa: E402
+
+STUDY_PAGES = ("Gram_matrices", "Error_bounds", "Distributions_and_variance")
+#: Settings a student changes, by widget label, with the values it picks from (all of them auto-run at the
+#: cost models' estimates: a gate is then a failure, not a choice).
+CHANGES = {
+    "Seed": lambda rng: rng.randrange(1, 10**6),
+    "n (points)": lambda rng: rng.choice([100, 150, 200, 250, 300]),
+    "Degree m": lambda rng: rng.choice([2, 3]),
+    "D (random features)": lambda rng: rng.choice([128, 256, 512, 1024]),
+    "Trials (maps per D)": lambda rng: rng.choice(["5", "10", "20"]),
+    "Maps for the pair variances": lambda rng: rng.choice(["50", "100", "200"]),
+    "Include SCRK (ANOVA)": lambda rng: rng.random() < 0.5,
+}
+#: Share of actions that switch to another study page (the rest change a widget).
+PAGE_SWITCH = 0.2
+#: One student in this many uploads a CSV of its own (its third action), as the Dataset "upload" choice.
+UPLOADER_EVERY = 10
+THINK_SECONDS = (10.0, 30.0)
+ARRIVAL_SECONDS = 10.0
+RUN_TIMEOUT = 180.0
+QUEUE_NOTICE = "Waiting for one of the server's"
+GATE_TEXT = "press the button"
 
 
-# ----------------------------------------------------------------------------- server
-class Server:
-    def __init__(self, port: int):
-        self.port = port
-        self.url = f"http://127.0.0.1:{port}"
-        env = dict(os.environ, PYTHONPATH=str(REPO), STREAMLIT_BROWSER_GATHER_USAGE_STATS="false")
-        self.proc = subprocess.Popen(
-            [sys.executable, "-m", "streamlit", "run", "app.py", "--server.headless", "true",
-             "--server.port", str(port), "--server.address", "127.0.0.1", "--server.fileWatcherType", "none"],
-            cwd=REPO, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
-        self.ps = psutil.Process(self.proc.pid)
-        deadline = time.time() + 90
-        while time.time() < deadline:
-            try:
-                if urllib.request.urlopen(f"{self.url}/_stcore/health", timeout=2).status == 200:
-                    return
-            except OSError:
-                time.sleep(0.3)
-            if self.proc.poll() is not None:
-                raise RuntimeError("streamlit exited early")
-        self.stop()
-        raise RuntimeError("streamlit did not answer /_stcore/health within 90 s")
-
-    def rss(self) -> int:
-        return self.ps.memory_info().rss
-
-    def cpu_split(self) -> tuple[float, float]:
-        """(main thread, all other threads) CPU seconds so far. The process total includes threads
-        that have exited (each script run's ScriptRunner thread ends with the run)."""
-        total = self.ps.cpu_times()
-        main = next((t.user_time + t.system_time for t in self.ps.threads() if t.id == self.proc.pid), 0.0)
-        return main, total.user + total.system - main
-
-    def stop(self) -> None:
-        self.proc.terminate()
-        try:
-            self.proc.wait(timeout=15)
-        except subprocess.TimeoutExpired:
-            self.proc.kill()
+@dataclass
+class Action:
+    student: int
+    kind: str  # "landing", "page", "widget"
+    page: str
+    what: str
+    seconds: float = float("nan")  # change -> its last chart
+    finished: float = float("nan")  # change -> script_finished
+    charted: bool = False
+    gated: bool = False
+    errors: list[str] = field(default_factory=list)
+    queue_wait: float | None = None  # seconds in the admission line (None: no notice)
+    session: str = ""  # the server's session id (from new_session)
 
 
-class RssSampler(threading.Thread):
-    def __init__(self, server: Server, every: float = 0.25):
+@dataclass(frozen=True)
+class Uploaded:
+    """A file put to the server's upload endpoint, as a file_uploader widget state refers to it."""
+
+    file_id: str
+    name: str
+    size: int
+    upload_url: str
+    delete_url: str
+
+
+def class_csv(rng: random.Random, rows: int = 200, columns: int = 12) -> bytes:
+    """A student's own small CSV: numeric columns and a 0/1 label."""
+    lines = [",".join([f"x{j}" for j in range(columns)] + ["label"])]
+    for _ in range(rows):
+        x = [rng.random() for _ in range(columns)]
+        lines.append(",".join(f"{v:.5f}" for v in x) + f",{int(x[0] * x[1] > 0.25)}")
+    return ("\n".join(lines) + "\n").encode()
+
+
+def _put_file(base: str, upload_url: str, name: str, content: bytes) -> None:
+    """PUT the file as a browser does: multipart form, with the XSRF cookie of a page visit and its header."""
+    import urllib.request
+    from http.cookies import SimpleCookie
+
+    with urllib.request.urlopen(base + "/_stcore/health", timeout=30) as page:  # sets the XSRF cookie
+        cookie = SimpleCookie()
+        for header in page.headers.get_all("Set-Cookie") or []:
+            cookie.load(header)
+    token = cookie["_streamlit_xsrf"].value if "_streamlit_xsrf" in cookie else ""
+    boundary = f"----classroom{random.getrandbits(64):x}"
+    body = (f"--{boundary}\r\nContent-Disposition: form-data; name=\"file\"; filename=\"{name}\"\r\n"
+            f"Content-Type: text/csv\r\n\r\n").encode() + content + f"\r\n--{boundary}--\r\n".encode()
+    url = upload_url if upload_url.startswith("http") else base + upload_url
+    request = urllib.request.Request(url, data=body, method="PUT", headers={
+        "Content-Type": f"multipart/form-data; boundary={boundary}", "X-Xsrftoken": token,
+        "Cookie": f"_streamlit_xsrf={token}"})
+    with urllib.request.urlopen(request, timeout=60) as response:
+        response.read()
+
+
+async def _upload(ws, base: str, session: str, rng: random.Random) -> Uploaded:
+    """Ask the server for an upload URL (file_urls_request), PUT a CSV to it; the widget state to send."""
+    from streamlit.proto.BackMsg_pb2 import BackMsg
+    from streamlit.proto.ForwardMsg_pb2 import ForwardMsg
+
+    name, content = f"class_{rng.randrange(10**6)}.csv", class_csv(rng)
+    back = BackMsg()
+    back.file_urls_request.request_id = name
+    back.file_urls_request.file_names.append(name)
+    back.file_urls_request.session_id = session
+    await ws.send(back.SerializeToString())
+    while True:
+        fm = ForwardMsg()
+        fm.ParseFromString(await asyncio.wait_for(ws.recv(), RUN_TIMEOUT))
+        if fm.WhichOneof("type") == "file_urls_response" and fm.file_urls_response.response_id == name:
+            urls = fm.file_urls_response.file_urls[0]
+            break
+    await asyncio.to_thread(_put_file, base, urls.upload_url, name, content)
+    return Uploaded(urls.file_id, name, len(content), urls.upload_url, urls.delete_url)
+
+
+# ----------------------------------------------------------------------------- one session over the protocol
+def _element_kind(fm):
+    if fm.WhichOneof("type") != "delta" or fm.delta.WhichOneof("type") != "new_element":
+        return None, None
+    el = fm.delta.new_element
+    return el.WhichOneof("type"), el
+
+
+async def _rerun(ws, action: Action, page: str, widget=None) -> dict:
+    """One script run: send the BackMsg, read ForwardMsgs until script_finished; fill ``action``, return
+    the widgets of the page (label -> (kind, id))."""
+    from rkapp.layout import PRELOAD_META
+    from streamlit.proto.BackMsg_pb2 import BackMsg
+    from streamlit.proto.ForwardMsg_pb2 import ForwardMsg
+
+    back = BackMsg()
+    back.rerun_script.query_string = ""
+    back.rerun_script.page_name = page
+    if widget is not None:  # (id, value, widget kind)
+        state = back.rerun_script.widget_states.widgets.add()
+        state.id = widget[0]
+        value = widget[1]
+        if isinstance(value, bool):
+            state.bool_value = value
+        elif isinstance(value, int):
+            state.int_value = value
+        elif isinstance(value, Uploaded):
+            info = state.file_uploader_state_value.uploaded_file_info.add()
+            info.file_id, info.name, info.size = value.file_id, value.name, value.size
+            info.file_urls.file_id, info.file_urls.upload_url = value.file_id, value.upload_url
+            info.file_urls.delete_url = value.delete_url
+        elif widget[2] == "selectbox":
+            state.string_value = value
+        else:
+            state.string_array_value.data.append(str(value))
+    widgets, first_notice, last_notice, after_notice = {}, None, None, None
+    t0 = time.perf_counter()
+    await ws.send(back.SerializeToString())
+    while True:
+        fm = ForwardMsg()
+        fm.ParseFromString(await asyncio.wait_for(ws.recv(), RUN_TIMEOUT))
+        now = time.perf_counter() - t0
+        if fm.WhichOneof("type") == "script_finished":
+            action.finished = now
+            break
+        if fm.WhichOneof("type") == "new_session":
+            action.session = fm.new_session.initialize.session_id
+        kind, el = _element_kind(fm)
+        if kind is None:
+            continue
+        if last_notice is not None and after_notice is None and not (kind == "alert" and QUEUE_NOTICE in el.alert.body):
+            after_notice = now
+        if kind == "plotly_chart" and PRELOAD_META not in el.plotly_chart.spec:
+            action.charted, action.seconds = True, now
+        elif kind == "exception":
+            action.errors.append("exception: " + el.exception.message[:160])
+        elif kind == "alert":
+            body = el.alert.body
+            if QUEUE_NOTICE in body:
+                first_notice = now if first_notice is None else first_notice
+                last_notice, after_notice = now, None
+            elif el.alert.format == 1 and not (action.kind == "choose upload" and "No file uploaded yet" in body):
+                action.errors.append("error box: " + body[:160])
+            elif GATE_TEXT in body:
+                action.gated = True
+        elif kind in ("number_input", "slider", "checkbox", "selectbox", "file_uploader"):
+            widgets[getattr(el, kind).label] = (kind, getattr(el, kind).id,
+                                                list(el.selectbox.options) if kind == "selectbox" else [])
+    if first_notice is not None:  # the notice shows after QUEUE_POLL_SECONDS of waiting
+        action.queue_wait = (after_notice or action.finished) - first_notice + 0.5
+    if action.kind not in ("landing", "choose upload") and not action.charted and not action.gated and not action.errors:
+        action.errors.append("no chart")
+    return widgets
+
+
+async def student(url: str, k: int, rng: random.Random, end: float, actions: list[Action]) -> None:
+    import websockets
+
+    await asyncio.sleep(rng.uniform(0, ARRIVAL_SECONDS))
+    page, widgets = "", {}
+    try:
+        async with websockets.connect(url.replace("http", "ws") + "/_stcore/stream", subprotocols=["streamlit"],
+                                      max_size=2**28, open_timeout=RUN_TIMEOUT) as ws:
+            landing = Action(k, "landing", "Home", "")
+            await _rerun(ws, landing, "")
+            actions.append(landing)
+            page = rng.choice(STUDY_PAGES)
+            next_at = time.monotonic()
+            upload_at = 3 if k % UPLOADER_EVERY == 0 else -1  # a few students upload their own CSV
+            while time.monotonic() < end:
+                if len(actions_of(actions, k)) == upload_at and "Dataset" in widgets:
+                    action = Action(k, "choose upload", page, "Dataset = upload")
+                    choice = next(o for o in widgets["Dataset"][2] if "pload" in o)
+                    widgets = await _rerun(ws, action, page, (widgets["Dataset"][1], choice, "selectbox")) or widgets
+                    actions.append(action)
+                    file = await _upload(ws, url, landing.session, rng)
+                    action = Action(k, "upload", page, file.name)
+                    uploader = next(v[1] for v in widgets.values() if v[0] == "file_uploader")
+                    widgets = await _rerun(ws, action, page, (uploader, file, "file_uploader")) or widgets
+                elif widgets and rng.random() >= PAGE_SWITCH:
+                    label = rng.choice(sorted(set(widgets) & set(CHANGES)))
+                    value = CHANGES[label](rng)
+                    action = Action(k, "widget", page, f"{label} = {value}")
+                    widgets = await _rerun(ws, action, page, (widgets[label][1], value, widgets[label][0])) or widgets
+                else:
+                    page = rng.choice([p for p in STUDY_PAGES if p != page]) if widgets else page
+                    action = Action(k, "page", page, page)
+                    widgets = await _rerun(ws, action, page)
+                actions.append(action)
+                next_at += rng.uniform(*THINK_SECONDS)
+                await asyncio.sleep(max(0.0, min(next_at, end) - time.monotonic()))
+    except Exception as exc:  # noqa: BLE001 - a lost session is a result
+        failed = Action(k, "lost", page, "")
+        failed.errors.append(f"session lost: {type(exc).__name__}: {str(exc)[:160]}")
+        actions.append(failed)
+
+
+def actions_of(actions: list[Action], k: int) -> list[Action]:
+    return [a for a in actions if a.student == k]
+
+
+async def classroom(url: str, n: int, seconds: float, seed: int) -> list[Action]:
+    actions: list[Action] = []
+    end = time.monotonic() + seconds
+    await asyncio.gather(*(student(url, k, random.Random(f"{seed}:{k}"), end, actions) for k in range(n)))
+    return actions
+
+
+# ----------------------------------------------------------------------------- measuring the server
+class PeakSampler(threading.Thread):
+    """Peak RSS of the server's process tree, sampled every 0.25 s."""
+
+    def __init__(self, server: StreamlitServer):
         super().__init__(daemon=True)
-        self.server, self.every, self.peak, self._halt = server, every, 0, threading.Event()
+        self.server, self.peak, self._halt = server, 0, threading.Event()
 
     def run(self) -> None:
         while not self._halt.is_set():
             try:
-                self.peak = max(self.peak, self.server.rss())
+                self.peak = max(self.peak, self.server.rss_tree())
             except psutil.Error:
                 return
-            time.sleep(self.every)
+            time.sleep(0.25)
 
     def stop(self) -> int:
         self._halt.set()
@@ -107,177 +290,6 @@ class RssSampler(threading.Thread):
         return self.peak
 
 
-def client_cpu() -> float:
-    """CPU seconds of this process's descendants (the Playwright driver and Chromium), the server excluded."""
-    total = 0.0
-    for child in psutil.Process().children(recursive=True):
-        try:
-            if "streamlit" in " ".join(child.cmdline()):
-                continue
-            t = child.cpu_times()
-            total += t.user + t.system
-        except psutil.Error:
-            pass
-    return total
-
-
-# ----------------------------------------------------------------------------- one student
-async def _charts_after(page, expect_text: str | None, t0: float) -> float:
-    if expect_text:
-        await page.get_by_text(expect_text).first.wait_for(timeout=STEP_TIMEOUT_MS)
-    await page.wait_for_function(IDLE, timeout=STEP_TIMEOUT_MS)
-    await page.wait_for_function(CHARTS_DRAWN, timeout=STEP_TIMEOUT_MS)
-    return time.perf_counter() - t0
-
-
-async def _set_number(page, label: str, value: int, caption: str) -> float:
-    field = page.locator('[data-testid="stSidebar"] [data-testid="stNumberInput"]').filter(has_text=label).locator("input")
-    await field.fill(str(value))
-    t0 = time.perf_counter()
-    await field.press("Enter")
-    return await _charts_after(page, caption, t0)
-
-
-async def _errors_on(page) -> list[str]:
-    text = await page.inner_text("body")
-    found = [m for m in ERROR_MARKERS if m in text]
-    if await page.locator('[data-testid="stException"]').count():
-        found.append("exception element")
-    alerts = page.locator('[data-testid="stAlertContentError"]')
-    for k in range(min(await alerts.count(), 3)):
-        found.append("error box: " + (await alerts.nth(k).inner_text())[:120])
-    return found
-
-
-async def student(browser, url: str, k: int, out: dict) -> None:
-    times: dict[str, float] = {}
-    errors: list[str] = []
-    context = await browser.new_context(viewport={"width": 1280, "height": 720})
-    page = await context.new_page()
-    step = "landing"
-    try:
-        t0 = time.perf_counter()
-        await page.goto(url + "/", wait_until="domcontentloaded", timeout=STEP_TIMEOUT_MS)
-        await page.get_by_text("One-click presets").first.wait_for(timeout=STEP_TIMEOUT_MS)
-        await page.wait_for_function(IDLE, timeout=STEP_TIMEOUT_MS)
-        times["landing"] = time.perf_counter() - t0
-        errors += await _errors_on(page)
-
-        step = "gram"
-        t0 = time.perf_counter()
-        await page.goto(url + "/Gram_matrices", wait_until="domcontentloaded", timeout=STEP_TIMEOUT_MS)
-        times["gram"] = await _charts_after(page, None, t0)
-        errors += await _errors_on(page)
-
-        for step, label, value, caption in (("D=512", "D (random features)", 512, "D = 512"),
-                                            ("seed", "Seed", 1 + k % 5, f"seed = {1 + k % 5}"),
-                                            ("n=300", "n (points)", 300, "n = 300 points")):
-            times[step] = await _set_number(page, label, value, caption)
-            errors += await _errors_on(page)
-    except Exception as exc:  # noqa: BLE001 - a timeout or a crash is the measurement
-        errors.append(f"{step}: {type(exc).__name__}: {str(exc).splitlines()[0][:160]}")
-    finally:
-        await context.close()
-    out[k] = dict(times=times, errors=errors)
-
-
-async def classroom(url: str, n: int) -> dict:
-    from playwright.async_api import async_playwright
-
-    results: dict[int, dict] = {}
-    async with async_playwright() as p:
-        browser = await p.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS, headless=True)
-        try:
-            c0 = client_cpu()
-            await asyncio.gather(*(student(browser, url, k, results) for k in range(n)))
-            results["client_cpu"] = client_cpu() - c0
-        finally:
-            await browser.close()
-    return results
-
-
-# ----------------------------------------------------------------------------- protocol clients (no browser)
-# The same steps over Streamlit's own websocket protocol (BackMsg / ForwardMsg protobufs, as the
-# browser sends them): time from the request until the server's script_finished, with the 3
-# plotly charts and the new caption among the deltas. No rendering, so at N = 30 this measures
-# the server, not 30 Chromium renderers sharing its 2 cores.
-async def _proto_run(ws, page_name: str, widget: tuple[str, int] | None = None) -> tuple[float, list]:
-    from streamlit.proto.BackMsg_pb2 import BackMsg
-    from streamlit.proto.ForwardMsg_pb2 import ForwardMsg
-
-    back = BackMsg()
-    back.rerun_script.query_string = ""
-    back.rerun_script.page_name = page_name
-    if widget:
-        state = back.rerun_script.widget_states.widgets.add()
-        state.id, state.int_value = widget
-    t0 = time.perf_counter()
-    await ws.send(back.SerializeToString())
-    elements = []
-    while True:
-        fm = ForwardMsg()
-        fm.ParseFromString(await asyncio.wait_for(ws.recv(), STEP_TIMEOUT_MS / 1000))
-        kind = fm.WhichOneof("type")
-        if kind == "delta" and fm.delta.WhichOneof("type") == "new_element":
-            elements.append(fm.delta.new_element)
-        elif kind == "script_finished":
-            return time.perf_counter() - t0, elements
-
-
-def _proto_errors(elements) -> list[str]:
-    out = []
-    for el in elements:
-        kind = el.WhichOneof("type")
-        if kind == "exception":
-            out.append("exception: " + el.exception.message[:120])
-        elif kind == "alert" and el.alert.format == 1:  # Alert.ERROR
-            out.append("error box: " + el.alert.body[:120])
-    return out
-
-
-def _proto_check(elements, caption: str | None) -> None:
-    charts = sum(1 for el in elements if el.WhichOneof("type") == "plotly_chart")
-    if charts < GRAM_CHARTS:
-        raise RuntimeError(f"{charts} plotly charts sent, expected {GRAM_CHARTS}")
-    if caption and not any(el.WhichOneof("type") == "markdown" and caption in el.markdown.body for el in elements):
-        raise RuntimeError(f"caption {caption!r} not sent")
-
-
-async def proto_student(url: str, k: int, out: dict) -> None:
-    import websockets
-
-    times: dict[str, float] = {}
-    errors: list[str] = []
-    step = "landing"
-    try:
-        async with websockets.connect(url.replace("http", "ws") + "/_stcore/stream", subprotocols=["streamlit"],
-                                      max_size=2**28, open_timeout=STEP_TIMEOUT_MS / 1000) as ws:
-            times["landing"], els = await _proto_run(ws, "")
-            errors += _proto_errors(els)
-            step = "gram"
-            times["gram"], els = await _proto_run(ws, "Gram_matrices")
-            _proto_check(els, None)
-            errors += _proto_errors(els)
-            ids = {el.number_input.label: el.number_input.id for el in els if el.WhichOneof("type") == "number_input"}
-            for step, label, value, caption in (("D=512", "D (random features)", 512, "D = 512"),
-                                                ("seed", "Seed", 1 + k % 5, f"seed = {1 + k % 5}"),
-                                                ("n=300", "n (points)", 300, "n = 300 points")):
-                times[step], els = await _proto_run(ws, "Gram_matrices", (ids[label], value))
-                _proto_check(els, caption)
-                errors += _proto_errors(els)
-    except Exception as exc:  # noqa: BLE001 - a timeout or a crash is the measurement
-        errors.append(f"{step}: {type(exc).__name__}: {str(exc).splitlines()[0][:160] if str(exc) else ''}")
-    out[k] = dict(times=times, errors=errors)
-
-
-async def proto_classroom(url: str, n: int) -> dict:
-    results: dict[int, dict] = {}
-    await asyncio.gather(*(proto_student(url, k, results) for k in range(n)))
-    results["client_cpu"] = float("nan")
-    return results
-
-
-# ----------------------------------------------------------------------------- report
 def pct(values: list[float], q: float) -> float:
     if not values:
         return float("nan")
@@ -285,115 +297,145 @@ def pct(values: list[float], q: float) -> float:
     return v[min(len(v) - 1, max(0, int(round(q * (len(v) - 1)))))]
 
 
-STEPS = ("landing", "gram", "D=512", "seed", "n=300")
+def measure(n: int, seconds: float, seed: int, env: dict[str, str], dump: str | None = None) -> dict:
+    with StreamlitServer(env=env) as server:
+        asyncio.run(classroom(server.url, 1, 15, seed + 999))  # warm-up: imports, first compile; not reported
+        log_before = len(server.log_text())
+        sampler = PeakSampler(server)
+        load_before, cpu_before, client_before = os.getloadavg(), server.cpu_seconds(), time.process_time()
+        rss_start = server.rss_tree()
+        sampler.start()
+        started = time.perf_counter()
+        actions = asyncio.run(classroom(server.url, n, seconds, seed))
+        wall = time.perf_counter() - started
+        peak = sampler.stop()
+        server_log = server.log_text()[log_before:]
+        row = dict(N=n, wall=wall, rss_start=rss_start, peak=peak, load_before=load_before, load_after=os.getloadavg(),
+                   server_cpu=server.cpu_seconds() - cpu_before, client_cpu=time.process_time() - client_before)
+    if dump:  # every action, for a closer look
+        import dataclasses
+        import json
+
+        Path(dump).write_text("\n".join(json.dumps(dataclasses.asdict(a)) for a in actions) + "\n")
+    log_errors = [line for line in server_log.splitlines() if "Traceback" in line or "Error while computing" in line]
+    changes = [a for a in actions if a.kind in ("page", "widget", "upload")]
+    charted = [a.seconds for a in changes if a.charted]
+    waits = [a.queue_wait for a in changes if a.queue_wait is not None]
+    row.update(actions=len(changes), charted=len(charted), p50=pct(charted, 0.5), p95=pct(charted, 0.95),
+               max=max(charted, default=float("nan")),
+               widget_p95=pct([a.seconds for a in changes if a.charted and a.kind == "widget"], 0.95),
+               page_p95=pct([a.seconds for a in changes if a.charted and a.kind == "page"], 0.95),
+               errors=[f"student {a.student}, {a.page}, {a.what or a.kind}: {e}" for a in actions for e in a.errors]
+               + [f"server log: {line[:160]}" for line in log_errors],
+               error_students=len({a.student for a in actions if a.errors}),
+               gated=sum(a.gated for a in changes), gated_students=len({a.student for a in changes if a.gated}),
+               queued=len(waits), wait_p50=pct(waits, 0.5), wait_p95=pct(waits, 0.95), wait_max=max(waits, default=0.0),
+               per_page={p: sum(a.page == p for a in changes) for p in STUDY_PAGES},
+               uploads=sum(a.kind == "upload" for a in changes),
+               uploads_charted=sum(a.kind == "upload" and a.charted for a in changes))
+    return row
 
 
-def run(port: int, sessions: list[int], client: str = "browser") -> tuple[list[dict], dict]:
-    drive = classroom if client == "browser" else proto_classroom
-    server = Server(port)
-    rows = []
-    try:
-        warm = RssSampler(server)
-        warm.start()
-        asyncio.run(drive(server.url, 1))  # warm-up: imports, first compile; not reported
-        warm.stop()
-        idle_rss = server.rss()
-        for n in sessions:
-            load_before = os.getloadavg()
-            sampler = RssSampler(server)
-            rss0 = server.rss()
-            cpu0 = server.cpu_split()
-            sampler.start()
-            t0 = time.perf_counter()
-            results = asyncio.run(drive(server.url, n))
-            client = results.pop("client_cpu", float("nan"))
-            wall = time.perf_counter() - t0
-            peak = sampler.stop()
-            cpu1 = server.cpu_split()
-            time.sleep(2)
-            row = dict(N=n, wall=wall, rss0=rss0, peak=peak, rss_after=server.rss(),
-                       cpu_main=cpu1[0] - cpu0[0], cpu_other=cpu1[1] - cpu0[1], cpu_client=client,
-                       load_before=load_before, load_after=os.getloadavg(),
-                       errors=[e for r in results.values() for e in r["errors"]],
-                       failed_sessions=sum(1 for r in results.values() if r["errors"]))
-            for s in STEPS:
-                vals = [r["times"][s] for r in results.values() if s in r["times"]]
-                row[s] = (pct(vals, 0.5), pct(vals, 0.95), len(vals))
-            widget = [r["times"][s] for r in results.values() for s in ("D=512", "seed", "n=300") if s in r["times"]]
-            row["widget"] = (pct(widget, 0.5), pct(widget, 0.95), len(widget))
-            rows.append(row)
-            print(format_row(row), flush=True)
-            for e in row["errors"][:10]:
-                print("   error:", e, flush=True)
-    finally:
-        server.stop()
-    return rows, dict(idle_rss=idle_rss)
-
-
-def mb(b: float) -> str:
-    return f"{b / 2**20:,.0f}"
+# ----------------------------------------------------------------------------- report
+HEADER = ("| students | changes (charted) | change → charts p50 / p95 / max s | p95 widget / page switch s | errors "
+          "(students) | gated (students) | waited in line: runs, p50 / p95 / max s | peak server RSS MB (start) "
+          "| server CPU s | client CPU s | load avg 1 min (before → after) |\n"
+          "|---|---|---|---|---|---|---|---|---|---|---|")
 
 
 def format_row(r: dict) -> str:
-    cells = [str(r["N"]), f"{len(r['errors'])} ({r['failed_sessions']} sessions)"]
-    for s in (*STEPS, "widget"):
-        p50, p95, k = r[s]
-        cells.append(f"{p50:.1f} / {p95:.1f}" + ("" if k == r["N"] * (3 if s == "widget" else 1) else f" (n={k})"))
-    cells += [f"{mb(r['rss0'])} → {mb(r['peak'])} → {mb(r['rss_after'])}",
-              f"{r['cpu_main']:.1f} / {r['cpu_other']:.1f}", f"{r['cpu_client']:.0f}", f"{r['wall']:.0f}",
-              f"{r['load_before'][0]:.1f} → {r['load_after'][0]:.1f}"]
-    return "| " + " | ".join(cells) + " |"
+    mb = lambda b: f"{b / 2**20:,.0f}"  # noqa: E731
+    return (f"| {r['N']} | {r['actions']} ({r['charted']}) | {r['p50']:.2f} / {r['p95']:.2f} / {r['max']:.2f} "
+            f"| {r['widget_p95']:.2f} / {r['page_p95']:.2f} | {len(r['errors'])} ({r['error_students']}) "
+            f"| {r['gated']} ({r['gated_students']}) | {r['queued']}, {r['wait_p50']:.1f} / {r['wait_p95']:.1f} / "
+            f"{r['wait_max']:.1f} | {mb(r['peak'])} ({mb(r['rss_start'])}) | {r['server_cpu']:.0f} "
+            f"| {r['client_cpu']:.0f} | {r['load_before'][0]:.1f} → {r['load_after'][0]:.1f} |")
 
 
-HEADER = ("| N | errors | landing p50 / p95 s | Gram charts p50 / p95 s | D=512 p50 / p95 s | seed p50 / p95 s "
-          "| n=300 p50 / p95 s | any widget change p50 / p95 s | server RSS MB (start → peak → after) "
-          "| server CPU s (main thread / script threads) | browser CPU s | wall s | load avg (1 min) |\n"
-          "|---|---|---|---|---|---|---|---|---|---|---|---|---|")
+def verdict(r: dict) -> str:
+    checks = [(r["p95"] <= 3.0, f"p95 {r['p95']:.2f} s ≤ 3 s"), (not r["errors"], f"{len(r['errors'])} errors = 0"),
+              (r["gated"] == 0, f"{r['gated']} gated = 0"), (r["peak"] < 4 * 2**30, f"peak {r['peak'] / 2**30:.2f} GB < 4 GB")]
+    return f"N = {r['N']}: " + "; ".join(("met: " if ok else "NOT met: ") + text for ok, text in checks) + "."
 
 
-def main() -> None:
-    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("--sessions", type=int, nargs="+", default=[1, 10, 30])
-    ap.add_argument("--port", type=int, default=8790)
-    ap.add_argument("--out", default=str(REPO / "benchmarks" / "results" / "classroom.md"))
-    ap.add_argument("--client", choices=("browser", "protocol"), default="browser",
-                    help="browser: headless Chromium sessions (what students see); protocol: Streamlit's websocket "
-                         "protocol without rendering (what the server can serve)")
-    a = ap.parse_args()
-    if max(a.sessions) > 60:
-        raise SystemExit("at most 60 sessions: this is a classroom, not a load test of the machine")
-    print(HEADER, flush=True)
-    rows, extra = run(a.port, a.sessions, a.client)
+def cpu_reading(r: dict) -> str:
+    """What the server needed against what it got: CPU seconds per change, the cores the class's changes
+    need at that rate when every student acts every 20 s on average (the mean think time: the rate the
+    students would reach if no answer made them wait), and the cores the server got on average (less than
+    the machine's when other jobs load it)."""
+    per_change = r["server_cpu"] / max(r["actions"], 1)
+    wanted = r["N"] / (sum(THINK_SECONDS) / 2)
+    return (f"N = {r['N']}: {per_change:.2f} server CPU s per change; {wanted:.2f} changes/s (every student "
+            f"every 20 s) need {per_change * wanted:.2f} cores at that rate; the server got "
+            f"{r['server_cpu'] / r['wall']:.2f} cores on average.")
+
+
+def write_report(path: Path, rows: list[dict], args, env: dict[str, str]) -> None:
     lines = [
-        "# Classroom load benchmark",
+        f"## {time.strftime('%Y-%m-%d %H:%M %Z')}: {', '.join(str(r['N']) for r in rows)} students, "
+        f"{args.minutes:g} minutes each",
         "",
-        f"`python benchmarks/bench_classroom.py --client {a.client} --sessions {' '.join(map(str, a.sessions))}` on "
-        f"{time.strftime('%Y-%m-%d %H:%M %Z')}; {os.cpu_count()} cores, "
-        f"{psutil.virtual_memory().total / 2**30:.0f} GiB, Streamlit server and all "
-        f"{'Chromium sessions' if a.client == 'browser' else 'protocol clients'} on the same "
-        "machine, which other developers' jobs share (see the load average).",
-        "",
-        f"Each session: landing page, then /Gram_matrices ({GRAM_CHARTS} plotly chart(s) in its default view), then three sidebar changes "
-        "(D = 512, seed = 1 + k mod 5, n = 300), each timed from Enter until the caption shows the value and the "
-        "chart is drawn again" + ("" if a.client == "browser" else
-                                      " (protocol client: until the server's script_finished, with the plotly "
-                                      "chart and the caption among the deltas; nothing is rendered)") +
-        ". Times are seconds, p50 / p95 over sessions.",
-        f"Idle server RSS after a warm-up session: {mb(extra['idle_rss'])} MB.",
+        f"`python benchmarks/app/bench_classroom.py --students {' '.join(map(str, args.students))} --minutes "
+        f"{args.minutes:g} --seed {args.seed}`; {os.cpu_count()} cores, "
+        f"{psutil.virtual_memory().total / 2**30:.0f} GiB; server limits: "
+        f"{', '.join(f'{k}={v}' for k, v in env.items()) or 'defaults'}. The server and every client run on this "
+        "machine, which other jobs share: see the load average (2 cores: a load above 2 means waiting for a core).",
         "",
         HEADER,
         *[format_row(r) for r in rows],
         "",
+        *[verdict(r) for r in rows],
+        "",
+        *[cpu_reading(r) for r in rows],
+        "",
+        "Changes by page: " + "; ".join(f"N = {r['N']}: " + ", ".join(f"{p} {c}" for p, c in r["per_page"].items())
+                                        + f"; uploads {r['uploads']} ({r['uploads_charted']} charted)"
+                                        for r in rows) + ".",
+        "",
     ]
     for r in rows:
         if r["errors"]:
-            lines.append(f"Errors at N = {r['N']}:")
-            lines += [f"- {e}" for e in r["errors"][:20]]
-            lines.append("")
-    Path(a.out).parent.mkdir(parents=True, exist_ok=True)
-    Path(a.out).write_text("\n".join(lines) + "\n")
-    print(f"wrote {a.out}")
+            lines += [f"Errors at N = {r['N']} (first 15):", *[f"- {e}" for e in r["errors"][:15]], ""]
+    previous = path.read_text() if path.exists() else ""
+    title = "# Classroom capacity (issue 26): independent students over the websocket protocol\n\n"
+    body = previous[len(title):] if previous.startswith(title) else previous  # earlier runs stay below
+    path.write_text(title + "\n".join(lines) + "\n" + ("---\n\n" + body if body else ""))
+
+
+def main(argv=None) -> int:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--students", type=int, nargs="+", default=[30, 60])
+    ap.add_argument("--minutes", type=float, default=5.0)
+    ap.add_argument("--seed", type=int, default=0)
+    ap.add_argument("--smoke", action="store_true", help="5 students for 1 minute, nothing written")
+    ap.add_argument("--smoke-students", type=int, default=5, help=argparse.SUPPRESS)
+    ap.add_argument("--browser", type=int, default=0, metavar="N",
+                    help="instead: N ≤ 5 headless Chromium sessions as a sanity check (they share the server's cores)")
+    ap.add_argument("--dump", help="write every action of the last N as JSON lines to this file")
+    ap.add_argument("--out", default=str(REPO / "benchmarks" / "results" / "classroom.md"))
+    args = ap.parse_args(argv)
+    if args.browser:
+        from benchmarks.app.classroom_browser import main as browser_main
+
+        return browser_main(min(args.browser, 5))
+    if args.smoke:
+        args.students, args.minutes = [args.smoke_students], 1.0
+    if max(args.students) > 60:
+        raise SystemExit("at most 60 students: this is a classroom, not a load test of the machine")
+    env = {k: os.environ[k] for k in ("RKCORE_SERVER_RUNS", "RKCORE_SERVER_MEMORY") if k in os.environ}
+    print(HEADER, flush=True)
+    rows = []
+    for n in args.students:
+        rows.append(measure(n, 60 * args.minutes, args.seed, env, args.dump))
+        print(format_row(rows[-1]), flush=True)
+        print(verdict(rows[-1]), cpu_reading(rows[-1]), sep="\n", flush=True)
+        for e in rows[-1]["errors"][:10]:
+            print("   error:", e, flush=True)
+    if not args.smoke:
+        write_report(Path(args.out), rows, args, env)
+        print(f"wrote {args.out}")
+    return 0
 
 
 if __name__ == "__main__":
-    main()
+    raise SystemExit(main())

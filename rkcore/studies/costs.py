@@ -4,9 +4,12 @@ allocated), so a page can estimate a run, refuse it, or search the largest setti
 
 The constants are single-thread rates of the 2-core server on a quiet machine (the pages limit BLAS
 to one thread), fitted per model to the CPU time of the runs of ``benchmarks/studies/bench_run_estimates.py``.
-:func:`section` multiplies every estimate by :func:`speed_factor`, the machine's slowdown now (a speed
-probe timed against its quiet-machine time), so an estimate stays honest when a class loads the
-server. The benchmark compares every model with measured runs (time and peak memory) and writes
+:func:`section` multiplies every estimate by :func:`estimate_factor`: 1 (the calibration machine), or
+``RKCORE_SPEED_FACTOR`` on a slower or faster host. Never by the load now: a momentary spike of a
+probe took students' charts away (issue 26); the server's queue (rkcore.base.limits.Admission) is what
+says how busy it is, and an estimate, hence the run-or-wait decision, is the same on every rerun of
+the same settings. :func:`speed_factor` (a probe of the slowdown now) is kept for the benchmark,
+which compares every model with measured runs (time and peak memory) and writes
 benchmarks/results/run_estimates.md. Memory uses :func:`rkcore.base.limits.nbytes` (float64 arrays), the
 same accounting as the per-view budget.
 """
@@ -138,9 +141,21 @@ def speed_factor() -> float:
         return _speed_cache["factor"]
 
 
+def estimate_factor() -> float:
+    """The factor of every estimate: ``RKCORE_SPEED_FACTOR`` (clamped like :func:`speed_factor`; a value
+    that is not a positive number is ignored), else 1. Constant while a server runs, so the same
+    settings always get the same estimate and the same decision (run, wait for the button, refuse)."""
+    fixed = os.environ.get(SPEED_FACTOR_ENV, "").strip()
+    try:
+        value = float(fixed) if fixed else math.nan
+    except ValueError:
+        value = math.nan
+    return _clamped(value) if value > 0 and math.isfinite(value) else 1.0
+
+
 def section(name: str, seconds: float, bytes_: float) -> RunCost:
-    """One section of a run: its quiet-machine seconds times the machine's slowdown now, and its peak."""
-    seconds = float(seconds) * speed_factor()
+    """One section of a run: its quiet-machine seconds times :func:`estimate_factor`, and its peak."""
+    seconds = float(seconds) * estimate_factor()
     peak = int(bytes_ * OVERHEAD) + BASE_BYTES
     return RunCost(seconds, peak, ((name, seconds, peak),))
 
@@ -311,7 +326,7 @@ def classifier_fit_seconds(method_keys, n_train: int, n_test: int, d: int, D_lis
     them, calibrated like :func:`classifier_cost` (the Classifiers page's chart of the estimate)."""
     per_fit = accuracy_estimate_seconds(method_keys, n_train, n_test, d, D_list, degree)
     seconds = CLASSIFIER_SCALE * per_fit["seconds"] + FIT_SECONDS + FIT_SECONDS_PER_FEATURE * per_fit["D"].fillna(0)
-    return per_fit.assign(seconds=seconds * speed_factor())
+    return per_fit.assign(seconds=seconds * estimate_factor())
 
 
 def classifier_cost(method_keys, n_train: int, n_test: int, d: int, D_list, spec, trials: int,

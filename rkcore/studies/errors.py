@@ -172,13 +172,13 @@ def _exact_cache(X, spec: KernelSpec, blocks: list[tuple[int, int]], budget: int
     return cache
 
 
-def _strip_sums(E: np.ndarray, drop: np.ndarray | None, eps: tuple[float, ...]) -> tuple:
+def _strip_sums(E: np.ndarray, dropped: int, eps: tuple[float, ...]) -> tuple:
     """(count, sum E, sum E^2, sum |E|, max |E|, tail counts) of the kept entries of a view E.
 
-    Dropped entries must already be 0 in E: they add nothing to the sums and, as eps > 0,
-    never reach the tails. E is overwritten by |E|.
+    ``dropped`` entries of E are not kept: they must already be 0 in E, so they add nothing to
+    the sums and, as eps > 0, never reach the tails. E is overwritten by |E|.
     """
-    count = E.size - (0 if drop is None else int(np.count_nonzero(drop)))
+    count = E.size - dropped
     if E.size == 0:
         return 0, 0.0, 0.0, 0.0, 0.0, np.zeros(len(eps), dtype=np.int64)
     signed = float(E.sum())
@@ -237,13 +237,15 @@ def _trials_errors(X, spec: KernelSpec, map_key: str, distribution: str, n_compo
             if drop is None:
                 drop = np.zeros((b, n - start), dtype=bool)
             drop[np.arange(b), np.arange(b)] = True
+        # counted once per block, not once per trial (the mask is the same for all of them)
+        dropped = [0 if drop is None else int(np.count_nonzero(drop[:, cols])) for cols in (slice(0, b), slice(b, None))]
         for t, Z in enumerate(Zs):
             E = Z[start:stop] @ Z[start:].T
             E -= exact
             if drop is not None:
                 np.copyto(E, 0.0, where=drop)
-            for weight, cols in ((1, slice(0, b)), (2, slice(b, None))):
-                part = _strip_sums(E[:, cols], None if drop is None else drop[:, cols], eps)
+            for (weight, cols), skipped in zip(((1, slice(0, b)), (2, slice(b, None))), dropped):
+                part = _strip_sums(E[:, cols], skipped, eps)
                 totals[t] += weight * np.array(part[:4], dtype=np.float64)
                 max_abs[t] = max(max_abs[t], part[4])
                 tails[t] += weight * part[5]

@@ -8,12 +8,7 @@ when /usr/bin/chromium or the playwright package is missing.
 """
 from __future__ import annotations
 
-import os
-import socket
-import subprocess
-import sys
 import time
-import urllib.request
 from pathlib import Path
 
 import pytest
@@ -38,43 +33,20 @@ except ImportError:  # pragma: no cover - depends on the environment
     sync_playwright = None
 
 
-def _free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
-
-
 @pytest.fixture(scope="module")
 def server():
     if not CHROMIUM.exists():
         pytest.skip("browser test needs Debian's Chromium at /usr/bin/chromium (not downloaded on purpose)")
     if sync_playwright is None:
         pytest.skip("browser test needs the playwright Python package")
-    port = _free_port()
-    env = dict(os.environ, PYTHONPATH=str(REPO), STREAMLIT_BROWSER_GATHER_USAGE_STATS="false")
-    proc = subprocess.Popen(
-        [sys.executable, "-m", "streamlit", "run", "app.py", "--server.headless", "true", "--server.port", str(port),
-         "--server.address", "127.0.0.1", "--server.fileWatcherType", "none"],
-        cwd=REPO, env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
-    url = f"http://127.0.0.1:{port}"
-    deadline = time.time() + 60
-    while time.time() < deadline:
-        try:
-            if urllib.request.urlopen(f"{url}/_stcore/health", timeout=2).status == 200:
-                break
-        except OSError:
-            time.sleep(0.3)
-        if proc.poll() is not None:
-            pytest.fail(f"streamlit exited early:\n{proc.stdout.read()}")
-    else:
-        proc.terminate()
-        pytest.fail("streamlit did not answer /_stcore/health within 60 s")
-    yield url
-    proc.terminate()
+    from benchmarks.app.streamlit_server import StreamlitServer  # the benchmarks' server helper: free port, health, stop
+
     try:
-        proc.wait(timeout=10)
-    except subprocess.TimeoutExpired:
-        proc.kill()
+        running = StreamlitServer(health_timeout=60)
+    except RuntimeError as exc:
+        pytest.fail(str(exc))
+    with running:
+        yield running.url
 
 
 @pytest.fixture(scope="module")

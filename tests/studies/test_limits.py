@@ -172,3 +172,114 @@ def test_gram_pair_refuses_huge_n():
     X = sp.csr_matrix((10**6, 5))  # a million (empty) rows cost nothing to hold
     with pytest.raises(ValueError, match=r"gram_pair would need about 29\.1 TB"):
         gram_pair(X, KernelSpec("anova", degree=2), "rk", 16)
+
+
+# ---------------------------------------------------------------------------- server-wide admission (issue 26)
+class FakeClock:
+    def __init__(self):
+        self.now = 0.0
+
+    def __call__(self) -> float:
+        return self.now
+
+
+def test_admission_bounds_concurrent_runs_and_their_memory():
+    """Many threads ask at once: never more than `slots` runs together, never more than `budget` bytes
+    admitted together, and every run ends up running (none dropped)."""
+    import random
+    import threading
+    import time
+
+    admission = limits.Admission(slots=2, budget=100)
+    lock = threading.Lock()
+    running, peak_runs, peak_bytes, finished = [], [0], [0], []
+
+    def run(k: int, size: int) -> None:
+        with admission.admitted(size, 0.01, poll=0.01):
+            with lock:
+                running.append(size)
+                peak_runs[0] = max(peak_runs[0], len(running))
+                peak_bytes[0] = max(peak_bytes[0], sum(running))
+            time.sleep(0.002 * random.Random(k).random())
+            with lock:
+                running.remove(size)
+                finished.append(k)
+
+    sizes = [random.Random(k).choice([10, 30, 60, 90]) for k in range(40)]
+    threads = [threading.Thread(target=run, args=(k, s)) for k, s in enumerate(sizes)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join(timeout=30)
+    assert sorted(finished) == list(range(40))
+    assert peak_runs[0] == 2 and peak_bytes[0] <= 100
+    assert admission.state() == {"running": 0, "waiting": 0, "bytes": 0, "slots": 2, "budget": 100}
+
+
+def test_admission_is_first_come_first_served_and_a_big_run_is_not_overtaken():
+    clock = FakeClock()
+    admission = limits.Admission(slots=3, budget=100, clock=clock)
+    a = admission.request(60, seconds=4.0)
+    clock.now = 1.0
+    big = admission.request(70, seconds=2.0)   # does not fit next to a: waits
+    small = admission.request(10, seconds=1.0)  # would fit, but must not overtake the big run
+    assert a.admitted and not big.admitted and not small.admitted
+    assert admission.position(big) == 1 and admission.position(small) == 2 and admission.position(a) == 0
+    # expected waits from the cost models: a has 3 s left at t = 1; small also waits for big's 2 s
+    assert admission.expected_wait(big) == pytest.approx(3.0 / 3)
+    assert admission.expected_wait(small) == pytest.approx((3.0 + 2.0) / 3)
+    # a rerun of a session that was waiting since t = 0.5 keeps its earlier place
+    early = admission.request(50, seconds=1.0, arrival=0.5)
+    assert admission.position(early) == 1 and admission.position(big) == 2
+    admission.release(early)  # the session went away while waiting: it leaves the line
+    admission.release(a)
+    assert big.admitted and small.admitted and admission.state()["bytes"] == 80
+    admission.release(a)  # idempotent
+    assert admission.state()["running"] == 2
+
+
+def test_admission_releases_a_raising_run_and_refuses_what_never_fits():
+    admission = limits.Admission(slots=1, budget=100)
+    with pytest.raises(RuntimeError, match="boom"):
+        with admission.admitted(50):
+            assert admission.state()["running"] == 1
+            raise RuntimeError("boom")
+    assert admission.state()["running"] == 0
+    with admission.admitted(100):  # the slot is free again
+        pass
+    with pytest.raises(ValueError, match=r"more than the 100 B this server gives all runs at once"):
+        admission.request(101)
+    assert admission.state() == {"running": 0, "waiting": 0, "bytes": 0, "slots": 1, "budget": 100}
+
+
+def test_admission_leaves_the_line_when_the_wait_is_abandoned():
+    """A session that stops while waiting (on_wait raises, as Streamlit's stop does at a checkpoint)
+    leaves the line: the run behind it moves up."""
+    admission = limits.Admission(slots=1, budget=100)
+    holder = admission.request(10)
+    behind = []
+
+    def stop(ticket):
+        behind.append(admission.request(10))
+        raise KeyboardInterrupt("session closed")
+
+    with pytest.raises(KeyboardInterrupt):
+        with admission.admitted(10, poll=0.01, on_wait=stop):
+            pass
+    assert admission.position(behind[0]) == 1
+    admission.release(holder)
+    assert behind[0].admitted
+
+
+def test_server_limits_come_from_the_environment(monkeypatch):
+    monkeypatch.delenv(limits.SERVER_RUNS_ENV, raising=False)
+    monkeypatch.delenv(limits.SERVER_MEMORY_ENV, raising=False)
+    assert limits.server_runs() == limits.usable_cores() >= 1
+    assert limits.server_memory() == limits.physical_memory() // 4
+    monkeypatch.setenv(limits.SERVER_RUNS_ENV, "3")
+    monkeypatch.setenv(limits.SERVER_MEMORY_ENV, "4e9")
+    assert limits.server_runs() == 3 and limits.server_memory() == 4_000_000_000
+    for junk in ("0", "-2", "many", "nan", "inf"):
+        monkeypatch.setenv(limits.SERVER_RUNS_ENV, junk)
+        with pytest.raises(ValueError, match="RKCORE_SERVER_RUNS must be a positive number"):
+            limits.server_runs()

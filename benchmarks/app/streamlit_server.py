@@ -1,0 +1,113 @@
+"""Start the dashboard's Streamlit server for a benchmark or a browser test, and stop it.
+
+    from benchmarks.app.streamlit_server import StreamlitServer
+    with StreamlitServer(env={"RKCORE_SERVER_RUNS": "2"}) as server:
+        ...  # server.url, server.rss_tree(), server.cpu_seconds(), server.log_text()
+
+One place for what every benchmark and the browser test did on its own: a free port on 127.0.0.1
+(picked by the OS, so helpers sharing the machine do not collide), headless, file watcher off, usage
+statistics off, RKCORE_SPEED_FACTOR pinned to 1 unless given (the tests' calibration), the server's
+output kept in a log file (tracebacks the app logs are errors of the run), a bounded wait for
+/_stcore/health, and a stop that ends the server's whole process group.
+"""
+from __future__ import annotations
+
+import os
+import signal
+import socket
+import subprocess
+import sys
+import tempfile
+import time
+import urllib.request
+from pathlib import Path
+
+REPO = Path(__file__).resolve().parents[2]  # benchmarks/<subject>/this file
+
+
+def free_port() -> int:
+    """A TCP port free on 127.0.0.1 now (the OS picks it)."""
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+class StreamlitServer:
+    """``streamlit run <script>`` from the repository, on 127.0.0.1 and a free port (or ``port``)."""
+
+    def __init__(self, script: str = "app.py", *, port: int | None = None, env: dict[str, str] | None = None,
+                 health_timeout: float = 90.0, repo: Path = REPO):
+        self.port = port or free_port()
+        self.url = f"http://127.0.0.1:{self.port}"
+        self.log = tempfile.NamedTemporaryFile(prefix="streamlit-", suffix=".log", delete=False)
+        environment = dict(os.environ, PYTHONPATH=str(repo), STREAMLIT_BROWSER_GATHER_USAGE_STATS="false",
+                           RKCORE_SPEED_FACTOR=os.environ.get("RKCORE_SPEED_FACTOR", "1"))
+        environment.update(env or {})
+        self.proc = subprocess.Popen(
+            [sys.executable, "-m", "streamlit", "run", script, "--server.headless", "true", "--server.port",
+             str(self.port), "--server.address", "127.0.0.1", "--server.fileWatcherType", "none"],
+            cwd=repo, env=environment, stdout=self.log, stderr=subprocess.STDOUT, start_new_session=True)
+        try:
+            self._wait_healthy(health_timeout)
+        except BaseException:
+            self.stop()
+            raise
+
+    def _wait_healthy(self, timeout: float) -> None:
+        deadline = time.monotonic() + timeout
+        while time.monotonic() < deadline:
+            if self.proc.poll() is not None:
+                raise RuntimeError(f"streamlit exited early (code {self.proc.returncode}):\n{self.log_text()[-2000:]}")
+            try:
+                if urllib.request.urlopen(f"{self.url}/_stcore/health", timeout=2).status == 200:
+                    return
+            except OSError:
+                time.sleep(0.3)
+        raise RuntimeError(f"streamlit did not answer {self.url}/_stcore/health within {timeout:.0f} s")
+
+    def log_text(self) -> str:
+        """What the server printed so far (its log, tracebacks included)."""
+        return Path(self.log.name).read_text(errors="replace")
+
+    def _processes(self) -> list:
+        import psutil
+
+        root = psutil.Process(self.proc.pid)
+        return [root, *root.children(recursive=True)]
+
+    def rss_tree(self) -> int:
+        """Resident bytes of the server and every process it started (joblib workers, ...)."""
+        import psutil
+
+        total = 0
+        for p in self._processes():
+            try:
+                total += p.memory_info().rss
+            except psutil.Error:
+                pass
+        return total
+
+    def cpu_seconds(self) -> float:
+        """CPU seconds (user + system) of the server process so far, its exited threads included."""
+        t = self._processes()[0].cpu_times()
+        return t.user + t.system
+
+    def stop(self) -> None:
+        """End the server's process group (SIGTERM, then SIGKILL after 15 s) and remove its log."""
+        if self.proc.poll() is None:
+            try:
+                os.killpg(self.proc.pid, signal.SIGTERM)
+                self.proc.wait(timeout=15)
+            except subprocess.TimeoutExpired:
+                os.killpg(self.proc.pid, signal.SIGKILL)
+                self.proc.wait(timeout=15)
+            except ProcessLookupError:
+                pass
+        self.log.close()
+        Path(self.log.name).unlink(missing_ok=True)
+
+    def __enter__(self) -> "StreamlitServer":
+        return self
+
+    def __exit__(self, *exc) -> None:
+        self.stop()

@@ -1,0 +1,163 @@
+"""The server's admission of heavy runs (rkapp.guard.ADMISSION, rkcore.base.limits.Admission) with real page
+runs: two sessions (two AppTests in two threads, one process, as two students on one server), a run
+that raises, a run larger than the whole server, and estimates that do not follow a load spike."""
+from __future__ import annotations
+
+import threading
+import time
+
+import pytest
+
+from rkapp import guard
+from rkcore.studies import costs
+from rkcore.studies import errors as experiments
+from rkcore.base.limits import Admission
+from tests.conftest import REPO, APP_TIMEOUT, error_texts, plotly_figures, warning_texts
+
+DIST = "pages/4_Distributions_and_variance.py"
+SMALL = dict(n=60, dv_trials=5, dv_vtrials=50)
+METHODS = [("rk", "rademacher"), ("rk", "gaussian"), ("rk", "uniform"), ("rk", "laplace"), ("scrk", None)]  # a few tenths of a second: heavy, never waiting for a button
+
+
+def _app(seed: int):
+    from streamlit.testing.v1 import AppTest
+
+    at = AppTest.from_file(str(REPO / DIST), default_timeout=APP_TIMEOUT)
+    for key, value in dict(SMALL, seed=seed).items():
+        at.query_params[key] = str(value)
+    return at
+
+
+@pytest.fixture
+def one_slot(monkeypatch, clear_streamlit_cache):
+    """A server with one run slot, every run heavy (none skips the line)."""
+    admission = Admission(slots=1, budget=2**40)
+    monkeypatch.setattr(guard, "ADMISSION", admission)
+    monkeypatch.setattr(guard, "LIGHT_SECONDS", 0.0)
+    return admission
+
+
+def test_a_second_session_waits_for_the_slot_shows_its_place_and_proceeds(one_slot, monkeypatch):
+    studies, first_inside, places = [], threading.Event(), []
+    real_study, real_place = experiments.error_study, guard._show_place
+
+    def slow_study(*args, **kwargs):  # the first session's study holds the slot for a while
+        started = time.monotonic()
+        if not first_inside.is_set():
+            first_inside.set()
+            deadline = time.monotonic() + 30
+            while not one_slot.state()["waiting"] and time.monotonic() < deadline:
+                time.sleep(0.05)  # until the second session stands in line
+            time.sleep(1.5)  # long enough for its notice (after QUEUE_POLL_SECONDS)
+        out = real_study(*args, **kwargs)
+        studies.append((started, time.monotonic()))
+        return out
+
+    def place(slot, ticket, shown=None):
+        places.append(one_slot.position(ticket))
+        return real_place(slot, ticket, shown)
+
+    monkeypatch.setattr(experiments, "error_study", slow_study)  # the page imports it at each run
+    monkeypatch.setattr(guard, "_show_place", place)
+    first, second = _app(seed=1), _app(seed=2)  # different seeds: no shared cache entry
+    runner = threading.Thread(target=first.run)
+    runner.start()
+    assert first_inside.wait(30)
+    assert one_slot.state()["running"] == 1
+    second.run()  # waits in line until the first session's runs are done
+    runner.join(60)
+    for at in (first, second):
+        assert not at.exception and not error_texts(at), error_texts(at)
+        assert plotly_figures(at), "both students get their charts"
+    assert places and places[0] == 1, "the waiting session was shown its place in line"
+    (a_start, a_end), (b_start, b_end) = sorted(studies)
+    assert b_start >= a_end, "the second study started only after the first released the slot"
+    assert one_slot.state() == {"running": 0, "waiting": 0, "bytes": 0, "slots": 1, "budget": 2**40}
+
+
+def test_the_place_in_line_is_shown_in_place():
+    admission = Admission(slots=2, budget=100)
+    holders = [admission.request(10, 3.0), admission.request(10, 3.0)]
+    waiting = [admission.request(10, 2.0), admission.request(10, 2.0)]
+    shown = []
+
+    class Slot:
+        def info(self, text, icon=None):
+            shown.append(text)
+
+    original = guard.ADMISSION
+    guard.ADMISSION = admission
+    try:
+        drawn = guard._show_place(Slot(), waiting[1])
+        assert guard._show_place(Slot(), waiting[1], drawn) == drawn and len(shown) == 1, "unchanged: not redrawn"
+        admission.release(holders.pop())
+        guard._show_place(Slot(), waiting[1], drawn)  # one run less ahead: redrawn at once
+    finally:
+        guard.ADMISSION = original
+    assert "1 run(s) ahead of you" in shown[0] and "2 run slots" in shown[0] and "(about 4 s)" in shown[0], shown
+    assert len(shown) == 2 and "you are next" in shown[1], shown
+    for t in holders + waiting:
+        admission.release(t)
+
+
+def test_a_raising_run_releases_its_slot(one_slot, monkeypatch):
+    def broken(*args, **kwargs):
+        assert one_slot.state()["running"] == 1
+        raise RuntimeError("numerics failed")
+
+    monkeypatch.setattr(experiments, "error_study", broken)
+    at = _app(seed=3).run()
+    assert not at.exception
+    assert any("Something went wrong while computing the distribution study" in e for e in error_texts(at))
+    assert one_slot.state()["running"] == 0 and one_slot.state()["waiting"] == 0
+    monkeypatch.undo()  # the real engine again; the slot is free, so the next run gets it at once
+    monkeypatch.setattr(guard, "ADMISSION", one_slot)
+    monkeypatch.setattr(guard, "LIGHT_SECONDS", 0.0)
+    at = _app(seed=3).run()
+    assert not at.exception and plotly_figures(at) and not error_texts(at)
+
+
+def test_a_run_larger_than_the_whole_server_is_refused_clearly(monkeypatch, clear_streamlit_cache):
+    monkeypatch.setattr(guard, "ADMISSION", Admission(slots=2, budget=10 * 2**20))
+    at = _app(seed=4).run()
+    assert not at.exception and not plotly_figures(at)
+    refusals = [e for e in error_texts(at) if "allowed per view" in e]
+    assert refusals and "10.0 MB" in refusals[0], error_texts(at)
+    with pytest.raises(ValueError, match="this server gives all runs at once"):
+        guard.ADMISSION.request(11 * 2**20)
+
+
+def test_a_load_spike_never_takes_the_charts_away(monkeypatch, clear_streamlit_cache):
+    """The speed probe reads 16x (a spike): the estimate, and so the decision to run, stay those of the
+    cost models; the same settings give the same estimate on every rerun."""
+    monkeypatch.delenv(costs.SPEED_FACTOR_ENV)
+    monkeypatch.setattr(costs, "probe_seconds", lambda rounds=20: 100 * costs.PROBE_REFERENCE_SECONDS)
+    costs._speed_cache.clear()
+    assert costs.speed_factor() == costs.MAX_SPEED_FACTOR
+    at = _app(seed=5)
+    at.query_params["dv_trials"] = "10"
+    at.query_params["n"] = "200"  # the page's defaults: well under the 2 s of an auto-run, but not 16x that
+    at.run()
+    assert not at.exception and not error_texts(at)
+    assert plotly_figures(at) and not [w for w in warning_texts(at) if "press the button" in w]
+    estimate = costs.error_study_cost(200, 20, "anova", 2, [40, 80, 160, 320], METHODS, 10)
+    assert estimate == costs.error_study_cost(200, 20, "anova", 2, [40, 80, 160, 320], METHODS, 10)
+    monkeypatch.setenv(costs.SPEED_FACTOR_ENV, "2")  # a slower host, set by whoever starts the server
+    assert costs.error_study_cost(200, 20, "anova", 2, [40, 80, 160, 320], METHODS, 10).seconds == pytest.approx(
+        2 * estimate.seconds)
+
+
+def test_a_page_run_queues_once_for_all_its_heavy_functions(one_slot, monkeypatch):
+    """The Distributions page runs four heavy functions; after the first was admitted, the next ones keep
+    the run's place in line (ahead of runs that arrived later), instead of queueing again at the back."""
+    arrivals, real_request = [], one_slot.request
+
+    def request(bytes_, seconds=0.0, arrival=None):
+        ticket = real_request(bytes_, seconds, arrival)
+        arrivals.append(ticket.arrival)
+        return ticket
+
+    monkeypatch.setattr(one_slot, "request", request)
+    at = _app(seed=6).run()
+    assert not at.exception and plotly_figures(at) and not error_texts(at)
+    assert len(arrivals) >= 3 and len(set(arrivals)) == 1, arrivals
