@@ -15,6 +15,19 @@ __all__ = ["Metric", "METRICS", "GRAM_METRICS", "CURVE_METRICS", "metric_labels"
 
 @dataclass(frozen=True, kw_only=True)
 class Metric:
+    """An error measure: its key and the labels tables and charts show it with.
+
+    Parameters
+    ----------
+    key : str
+        Short key, e.g. "rel_fro".
+    name : str
+        Table row label.
+    axis_label : str
+        Chart axis label.
+    definition : str
+        What is computed, in symbols.
+    """
     key: str
     name: str  # "mean absolute error": a table row
     axis_label: str  # "mean entry error mean |K̂ − K|": a chart axis
@@ -46,5 +59,16 @@ CURVE_METRICS = ("rel_fro", "max_abs_error", "mean_abs_error")
 
 
 def metric_labels(keys=CURVE_METRICS) -> dict[str, str]:
-    """key -> axis label of the given metrics (a widget's format_func, an axis title)."""
+    """key -> axis label of the given metrics (a widget's format_func, an axis title).
+
+    Parameters
+    ----------
+    keys : iterable of str, default CURVE_METRICS
+        Metric keys.
+
+    Returns
+    -------
+    dict of str to str
+        Key to axis label.
+    """
     return {key: METRICS[key].axis_label for key in keys}

@@ -327,6 +327,24 @@ def anova_of(spec: KernelSpec) -> KernelSpec:
 
 # ---------------------------------------------------------------------------- maps
 def _no_floats(n, d, D, m):
+    """No transient floats (the default ``scratch_floats``): 0 for any (n, d, D, m).
+
+    Parameters
+    ----------
+    n : int
+        Rows.
+    d : int
+        Input features.
+    D : int
+        Random features.
+    m : int
+        Degree.
+
+    Returns
+    -------
+    int
+        Always 0.
+    """
     return 0
 
 
@@ -335,7 +353,23 @@ class CostModel:
     """What fitting a map and transforming n rows with it does, in units free of the machine:
     :mod:`rkcore.studies.costs` prices them with the machine's rates (random numbers per second, GEMM flop/s,
     element-wise passes per second) and its bytes per float. Every callable takes numbers (or numpy
-    arrays) and returns a number; m is the degree."""
+    arrays) and returns a number; m is the degree.
+
+    Parameters
+    ----------
+    random_numbers : callable
+        (d, D, m) -> numbers drawn by fit.
+    gemm_flops : callable
+        (n, d, D, m) -> flops of transform's matrix products.
+    elements : callable
+        (n, d, D, m) -> elements of transform's element-wise passes.
+    stored_floats : callable
+        (d, D, m) -> floats the fitted map keeps.
+    scratch_floats : callable, optional
+        (n, d, D, m) -> transient floats of transform; default 0.
+    fit_seconds : callable or None, optional
+        (n, d, D, m) -> rough seconds of a linear classifier fit.
+    """
 
     random_numbers: Callable  # (d, D, m) -> numbers drawn by fit (the weights)
     gemm_flops: Callable  # (n, d, D, m) -> floating-point operations of transform's matrix products
@@ -358,6 +392,43 @@ class MapEntry:
     approximates in the accuracy study (None: the map is not offered there; otherwise ``cost.fit_seconds``
     is required). ``unbiased``: E[Z Zᵀ] is the kernel for every data set (the maps' unbiasedness tests
     iterate over these; Nystroem is data-dependent and is not).
+
+    Parameters
+    ----------
+    key : str
+        Registry key.
+    label : str
+        Full name.
+    short_label : str
+        Name in legends.
+    kernels : tuple of str
+        Kernel keys it approximates.
+    distributions : tuple of str
+        Weight distributions it accepts, the default first.
+    time_complexity : str
+        Per-sample time, LaTeX.
+    memory_complexity : str
+        Parameters stored, LaTeX.
+    build : callable
+        (spec, n_components, distribution, random_state) -> unfitted estimator.
+    timing_kernel : str
+        Kernel it is timed on.
+    operations : callable
+        (d, D, m) -> operations per sample.
+    cost : CostModel
+        What fit and transform cost.
+    unbiased : bool
+        E[Z Zᵀ] is the kernel for every data set.
+    color : str
+        Chart colour, "#rrggbb".
+    classifier_kernel : callable or None, optional
+        Study kernel -> kernel a linear SVM on it targets.
+    reference : str, default ""
+        Literature reference.
+    notes : str, default ""
+        Notes shown with the map.
+    data_dependent : bool, default False
+        Fitted on the data rather than drawn independently of it.
     """
 
     key: str
@@ -701,7 +772,29 @@ LEARNERS = ("kernel_svm", "factorization_machine", "all_subsets_model", "linear_
 class MethodEntry:
     """One learner of the accuracy study: the kernel it targets, what it costs, how it is drawn, and the kind
     of estimator it is (``learner``, one of :data:`LEARNERS`; the accuracy engine builds it). Pure metadata:
-    the figures and the CLI read it without importing the engine."""
+    the figures and the CLI read it without importing the engine.
+
+    Parameters
+    ----------
+    key : str
+        Method key.
+    label : str
+        Name in charts and tables.
+    uses_D : bool
+        Has a number of random features D.
+    randomized : bool
+        Results depend on the trial's seed.
+    kernel_of : callable
+        Study kernel -> kernel this method targets.
+    learner : str
+        Estimator kind, one of LEARNERS.
+    fit_seconds : callable
+        (n, d, D, m) -> rough seconds of one fit.
+    color : str
+        Chart colour, "#rrggbb".
+    requires : tuple of str, default ()
+        Study kernels it needs (empty: any).
+    """
 
     key: str
     label: str
@@ -778,6 +871,18 @@ METHODS = MethodTable()
 
 
 def get_method(key: str) -> MethodEntry:
+    """The accuracy study's method of that key; unknown keys raise ValueError.
+
+    Parameters
+    ----------
+    key : str
+        Method key.
+
+    Returns
+    -------
+    MethodEntry
+        The method.
+    """
     try:
         return METHODS[key]
     except (KeyError, TypeError):

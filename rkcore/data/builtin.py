@@ -30,6 +30,21 @@ class Dataset:
     (or floats for a regression target read from a file) or is None; ``fields``
     groups feature indices (e.g. user features vs item features) for cross-field
     itemset families, or is None.
+
+    Parameters
+    ----------
+    name : str
+        Dataset name.
+    X : numpy.ndarray or scipy.sparse.csr_matrix
+        Data matrix, float64 of shape (n, d).
+    y : numpy.ndarray or None
+        Labels or regression target, or None.
+    feature_names : tuple of str
+        One name per column.
+    fields : tuple of tuple of int or None
+        Feature indices per field, or None.
+    description : str
+        One-line description.
     """
 
     name: str
@@ -41,15 +56,30 @@ class Dataset:
 
     @property
     def n_samples(self) -> int:
+        """Number of rows of ``X``."""
         return self.X.shape[0]
 
     @property
     def n_features(self) -> int:
+        """Number of columns of ``X``."""
         return self.X.shape[1]
 
 
 @dataclass(frozen=True)
 class BuiltinDataset:
+    """A built-in dataset of :data:`BUILTIN`: its key, label, description and loader.
+
+    Parameters
+    ----------
+    key : str
+        Key in :data:`BUILTIN`.
+    label : str
+        Display name.
+    description : str
+        One-line description.
+    loader : callable
+        (n_samples, random_state) -> Dataset.
+    """
     key: str
     label: str
     description: str
@@ -67,6 +97,18 @@ def normalize(X, norm: str = "l1"):
 
     Sparse input stays sparse (CSR); rows that are all zero stay zero
     (scikit-learn's ``normalize`` leaves them untouched instead of dividing by 0).
+
+    Parameters
+    ----------
+    X : array-like or sparse matrix
+        Data, one row per point.
+    norm : str, default "l1"
+        "l1", "l2" or "none".
+
+    Returns
+    -------
+    numpy.ndarray or scipy.sparse.csr_matrix
+        Normalized float64 copy of ``X``.
     """
     if norm not in NORMALIZATIONS:
         raise ValueError(f"Unknown normalization {norm!r}; allowed: {', '.join(map(repr, NORMALIZATIONS))}.")
@@ -115,6 +157,24 @@ def make_interactions(n_samples: int | None = 1000, n_features: int = 20, n_inte
     threshold come from their own random stream (std and median over a fixed reference sample of
     :data:`REFERENCE_ROWS` points), and row i (features and noise) depends only on the seed and i,
     so the first 200 rows at ``n_samples=300`` are the rows at ``n_samples=200``.
+
+    Parameters
+    ----------
+    n_samples : int or None, default 1000
+        Rows; None gives 1000.
+    n_features : int, default 20
+        Features d, at least 2.
+    n_interactions : int, default 12
+        Non-zero pairwise terms of f, at least 1.
+    noise : float, default 0.1
+        Label noise, relative to std(f).
+    random_state : int, RandomState instance or None, default 0
+        Seed of the dataset.
+
+    Returns
+    -------
+    Dataset
+        The labelled data.
     """
     n = _check_n_samples(n_samples, 1000)
     if not _is_int(n_features):
@@ -170,7 +230,22 @@ def _streams(random_state, k: int) -> list[np.random.Generator]:
 
 
 def make_gaussian(n_samples: int | None = 1000, n_features: int = 50, random_state=0) -> Dataset:
-    """N(0, 1) features without labels (the synthetic data of the paper's Figure 1)."""
+    """N(0, 1) features without labels (the synthetic data of the paper's Figure 1).
+
+    Parameters
+    ----------
+    n_samples : int or None, default 1000
+        Rows; None gives 1000.
+    n_features : int, default 50
+        Features d, at least 1.
+    random_state : int, RandomState instance or None, default 0
+        Seed.
+
+    Returns
+    -------
+    Dataset
+        The data, without labels.
+    """
     n = _check_n_samples(n_samples, 1000)
     if not _is_int(n_features):
         raise ValueError(f"n_features must be an integer, got {n_features!r}.")
@@ -218,6 +293,20 @@ def load_builtin(key: str, n_samples: int | None = None, random_state: int = 0) 
 
     Synthetic sets generate ``n_samples`` rows (default 1000); bundled sets take a
     seeded subsample of ``n_samples`` rows (all rows when None).
+
+    Parameters
+    ----------
+    key : str
+        Key in :data:`BUILTIN`.
+    n_samples : int or None, optional
+        Rows to generate or subsample; None for the default.
+    random_state : int, default 0
+        Seed of the generation or subsample.
+
+    Returns
+    -------
+    Dataset
+        The dataset.
     """
     try:
         entry = BUILTIN[key]

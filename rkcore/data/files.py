@@ -76,6 +76,16 @@ def sniff_csv(text: str) -> tuple[str, str]:
     The delimiter is :class:`csv.Sniffer`'s choice among , ; tab | (a comma when it finds none:
     one column). A decimal comma is detected when the delimiter is not a comma and the cells that
     look like numbers are written "1,5" (none "1.5").
+
+    Parameters
+    ----------
+    text : str
+        The CSV text (only its head is read).
+
+    Returns
+    -------
+    tuple of (str, str)
+        The delimiter and the decimal mark.
     """
     head = text[:_SNIFF_BYTES]
     lines = head.splitlines()
@@ -151,7 +161,26 @@ def _too_many_columns(name: str, n_columns: int, max_features: int) -> ValueErro
 def csv_columns(path_or_buffer, *, max_features: int = MAX_FEATURES, max_cells: int = MAX_CELLS,
                 max_rows: int = MAX_ROWS, max_bytes: int = MAX_FILE_BYTES) -> list[str]:
     """The column names of a CSV file (header row), with the same encoding and delimiter
-    detection and size limits as :func:`load_csv`; raises ValueError with a message otherwise."""
+    detection and size limits as :func:`load_csv`; raises ValueError with a message otherwise.
+
+    Parameters
+    ----------
+    path_or_buffer : str, path-like, bytes or file-like
+        The CSV file.
+    max_features : int, default MAX_FEATURES
+        Most feature columns accepted.
+    max_cells : int, default MAX_CELLS
+        Most cells accepted.
+    max_rows : int, default MAX_ROWS
+        Most rows accepted.
+    max_bytes : int, default MAX_FILE_BYTES
+        Most bytes read.
+
+    Returns
+    -------
+    list of str
+        The column names.
+    """
     return _prepare_csv(path_or_buffer, max_features, max_cells, max_rows, max_bytes)[3]
 
 
@@ -214,6 +243,28 @@ def load_csv(path_or_buffer, target: str | None = None, *, dropna: bool = False,
     delimiter (comma, semicolon, tab, vertical bar), a decimal comma ("1,5") and CR-only line ends
     are detected. Files over ``max_bytes`` bytes, ``max_rows`` rows, ``max_features`` feature columns
     or ``max_cells`` cells are refused from their size, line count and header, before parsing.
+
+    Parameters
+    ----------
+    path_or_buffer : str, path-like, bytes or file-like
+        The CSV file.
+    target : str or None, optional
+        Label column; None for no labels.
+    dropna : bool, default False
+        Drop rows with missing values instead of refusing them.
+    max_features : int, default MAX_FEATURES
+        Most feature columns accepted.
+    max_cells : int, default MAX_CELLS
+        Most cells accepted.
+    max_rows : int, default MAX_ROWS
+        Most rows accepted.
+    max_bytes : int, default MAX_FILE_BYTES
+        Most bytes read.
+
+    Returns
+    -------
+    Dataset
+        The features, and the labels when ``target`` is given.
     """
     text, sep, decimal, header = _prepare_csv(path_or_buffer, max_features, max_cells, max_rows, max_bytes)
     name, encoding = text.name, text.encoding
@@ -364,6 +415,24 @@ def load_libsvm(path_or_buffer, *, max_features: int = MAX_FEATURES, max_rows: i
     first: a file beyond ``max_bytes``, ``max_rows``, ``max_nonzeros`` or ``max_features`` is
     refused before it is parsed. NaN and infinite values (labels or features) are refused, as in
     :func:`load_csv`, and so are integral labels beyond 2**53 in magnitude (not cast).
+
+    Parameters
+    ----------
+    path_or_buffer : str, path-like, bytes or file-like
+        The LIBSVM file.
+    max_features : int, default MAX_FEATURES
+        Largest feature index accepted.
+    max_rows : int, default MAX_ROWS
+        Most rows accepted.
+    max_nonzeros : int, default MAX_CELLS
+        Most non-zero entries accepted.
+    max_bytes : int, default MAX_FILE_BYTES
+        Most bytes read.
+
+    Returns
+    -------
+    Dataset
+        X as CSR and the labels.
     """
     text = read_text(path_or_buffer, source_name(path_or_buffer, "libsvm"), max_bytes)
     name = text.name

@@ -66,7 +66,18 @@ ML_FEATURE_NAMES = (
 
 def data_roots(environ=None) -> tuple[str, ...]:
     """The folders MovieLens may be read from, resolved (realpath): ``RKCORE_DATA_ROOTS`` split at
-    os.pathsep (empty: none), else ``./data`` if it is a folder, else none. Only existing folders count."""
+    os.pathsep (empty: none), else ``./data`` if it is a folder, else none. Only existing folders count.
+
+    Parameters
+    ----------
+    environ : mapping or None, optional
+        Environment to read; None uses ``os.environ``.
+
+    Returns
+    -------
+    tuple of str
+        The existing root folders, resolved.
+    """
     environ = os.environ if environ is None else environ
     if DATA_ROOTS_ENV in environ:
         listed = [p for p in environ[DATA_ROOTS_ENV].split(os.pathsep) if p.strip()]
@@ -83,7 +94,18 @@ def _inside(real: str, roots: tuple[str, ...]) -> bool:
 def folder_refusal(roots: tuple[str, ...]) -> str:
     """The one answer for every MovieLens folder that cannot be used on a sealed server (it does not
     name the path, and it is the same whether the path exists, is missing, lies outside the roots or
-    cannot be read)."""
+    cannot be read).
+
+    Parameters
+    ----------
+    roots : tuple of str
+        The server's data roots.
+
+    Returns
+    -------
+    str
+        The refusal message.
+    """
     where = (f"folders under its data roots ({', '.join(roots)})" if roots else
              f"folders under its data roots, and none are set (whoever starts the server sets {DATA_ROOTS_ENV})")
     return (f"No MovieLens 100K folder can be read at that path. This server reads MovieLens only from {where}; "
@@ -284,6 +306,24 @@ def load_movielens(path, n_samples: int | None = None, random_state=None, *, spa
     ``sparse=True`` returns X as a CSR matrix: about 8 of the 78 entries of a row are
     non-zero (5 one-hot fields and the genres), so it is ~6x smaller than the dense
     array, and the maps' and kernels' sparse paths take it as is.
+
+    Parameters
+    ----------
+    path : str or path-like
+        Folder holding u.data, u.user and u.item.
+    n_samples : int or None, optional
+        Rating rows to keep; None keeps all.
+    random_state : int or None, optional
+        Seed of the subsample; None keeps the first rows.
+    sparse : bool, default False
+        Return X as a CSR matrix.
+    roots : tuple of str or None, optional
+        Folders ``path`` must lie under; None allows any.
+
+    Returns
+    -------
+    Dataset
+        The 78 binary features and the label rating == 5.
     """
     folder = _resolve_folder(str(path), None if roots is None else tuple(roots))
     raw = {name: _read_bounded(folder, name, roots) for name in ML_FILES}

@@ -27,7 +27,20 @@ ONE_HOT_SIZES = (len(ML_AGES), len(ML_GENDERS), len(ML_OCCUPATIONS), len(ML_ZIP_
 
 
 def make_movielens_ratings(n_samples: int | None = 2000, random_state=0) -> Dataset:
-    """The generated stand-in (see the module docstring): X (n, 78) float, y the ratings 1..5 as floats."""
+    """The generated stand-in (see the module docstring): X (n, 78) float, y the ratings 1..5 as floats.
+
+    Parameters
+    ----------
+    n_samples : int or None, default 2000
+        Rows; None gives 2000.
+    random_state : int, RandomState instance or None, default 0
+        Seed.
+
+    Returns
+    -------
+    Dataset
+        The generated features and ratings.
+    """
     n = _check_n_samples(n_samples, 2000)
     check_allocation("The ratings data", (n, ML_N_FEATURES), hint="Lower n_samples.")
     rng = np.random.RandomState(random_state)
@@ -57,7 +70,24 @@ def make_movielens_ratings(n_samples: int | None = 2000, random_state=0) -> Data
 
 def load_movielens_ratings(path, n_samples: int | None = None, random_state=None, *, sparse: bool = False) -> Dataset:
     """The real MovieLens 100K rows of :func:`rkcore.datasets.load_movielens` with y = the rating (1-5, float)
-    instead of rating == 5. Reads only the local folder ``path`` (u.data, u.user, u.item)."""
+    instead of rating == 5. Reads only the local folder ``path`` (u.data, u.user, u.item).
+
+    Parameters
+    ----------
+    path : str or path-like
+        Folder holding u.data, u.user and u.item.
+    n_samples : int or None, optional
+        Rating rows to keep; None keeps all.
+    random_state : int or None, optional
+        Seed of the subsample; None keeps the first rows.
+    sparse : bool, default False
+        Return X as a CSR matrix.
+
+    Returns
+    -------
+    Dataset
+        The 78 binary features and the ratings as floats.
+    """
     data = load_movielens(path, n_samples, random_state, sparse=sparse)
     ratings = pd.read_csv(Path(path) / "u.data", sep="\t", header=None, usecols=[2], dtype=np.int64)[2].to_numpy()
     rows = _subsample(ratings.shape[0], n_samples, random_state)  # the same rows load_movielens kept
@@ -67,7 +97,18 @@ def load_movielens_ratings(path, n_samples: int | None = None, random_state=None
 
 
 def is_regression_target(y) -> bool:
-    """Whether y is a real-valued target rather than class labels: floats (a rating 1.0-5.0 counts as real)."""
+    """Whether y is a real-valued target rather than class labels: floats (a rating 1.0-5.0 counts as real).
+
+    Parameters
+    ----------
+    y : array-like or None
+        Target values.
+
+    Returns
+    -------
+    bool
+        True for a float target.
+    """
     return y is not None and np.asarray(y).dtype.kind == "f"
 
 

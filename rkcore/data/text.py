@@ -32,18 +32,58 @@ _UNICODE_LABELS = {"utf_16": "UTF-16", "utf_16_le": "UTF-16", "utf_16_be": "UTF-
 
 
 class Text(NamedTuple):
-    """A file's text as UTF-8 bytes with ``\\n`` line ends, its display name and the encoding it was read in."""
+    """A file's text as UTF-8 bytes with ``\\n`` line ends, its display name and the encoding it was read in.
+
+    Parameters
+    ----------
+    name : str
+        Display name of the file.
+    data : bytes
+        The text as UTF-8 with ``\\n`` line ends.
+    encoding : str
+        Label of the encoding it was read in.
+    """
     name: str
     data: bytes
     encoding: str
 
 
 def source_name(path_or_buffer, default: str) -> str:
+    """A file's display name: the last part of its path or of its ``name`` attribute, else ``default``.
+
+    Parameters
+    ----------
+    path_or_buffer : str, path-like, bytes or file-like
+        The file.
+    default : str
+        Name used when the file has none.
+
+    Returns
+    -------
+    str
+        The name, at most 200 characters.
+    """
     name = path_or_buffer if isinstance(path_or_buffer, (str, os.PathLike)) else getattr(path_or_buffer, "name", None)
     return Path(str(name)).name[:200] if name else default
 
 
 def too_large(name: str, size: int | None, max_bytes: int) -> ValueError:
+    """The error refusing a file over ``max_bytes``, naming its size when known.
+
+    Parameters
+    ----------
+    name : str
+        Display name of the file.
+    size : int or None
+        Its size in bytes, if known.
+    max_bytes : int
+        The limit.
+
+    Returns
+    -------
+    ValueError
+        The error, to be raised by the caller.
+    """
     size_text = f"{format_bytes(size)}" if size is not None else f"more than {format_bytes(max_bytes)}"
     return ValueError(f"The file {name!r} is {size_text}; at most {format_bytes(max_bytes)} are read here. Upload "
                       "a sample of its rows (e.g. the first 100,000 lines) or fewer columns.")
@@ -63,7 +103,22 @@ def _buffer_size(buffer) -> int | None:
 
 def read_bytes(path_or_buffer, name: str, max_bytes: int = MAX_FILE_BYTES) -> bytes:
     """The raw bytes of a path, a bytes object, or a binary / text file-like object: at most
-    ``max_bytes`` (a larger file is refused from its size, or after reading ``max_bytes + 1``)."""
+    ``max_bytes`` (a larger file is refused from its size, or after reading ``max_bytes + 1``).
+
+    Parameters
+    ----------
+    path_or_buffer : str, path-like, bytes or file-like
+        The file.
+    name : str
+        Display name for error messages.
+    max_bytes : int, default MAX_FILE_BYTES
+        Most bytes read.
+
+    Returns
+    -------
+    bytes
+        The file's bytes.
+    """
     if isinstance(path_or_buffer, (bytes, bytearray, memoryview)):
         if len(path_or_buffer) > max_bytes:
             raise too_large(name, len(path_or_buffer), max_bytes)
@@ -106,7 +161,20 @@ def _is_utf8(raw: bytes) -> bool:
 
 
 def detect_encoding(raw: bytes, name: str) -> tuple[str, str]:
-    """(Python codec, label) of a text file; refuses a binary file (see the module's note)."""
+    """(Python codec, label) of a text file; refuses a binary file (see the module's note).
+
+    Parameters
+    ----------
+    raw : bytes
+        The file's bytes.
+    name : str
+        Display name for error messages.
+
+    Returns
+    -------
+    tuple of (str, str)
+        The Python codec and its label.
+    """
     if raw.startswith(codecs.BOM_UTF8) and _is_utf8(raw):
         return "utf-8-sig", "UTF-8 (with BOM)"
     if b"\x00" not in raw[:_DETECT_BYTES] and _is_utf8(raw):  # NUL bytes: UTF-16/32 without BOM, or binary
@@ -129,7 +197,22 @@ def detect_encoding(raw: bytes, name: str) -> tuple[str, str]:
 
 
 def to_utf8(raw: bytes, codec: str, name: str) -> bytes:
-    """The text re-encoded as UTF-8, chunk by chunk (at most ~2x the input for single-byte code pages)."""
+    """The text re-encoded as UTF-8, chunk by chunk (at most ~2x the input for single-byte code pages).
+
+    Parameters
+    ----------
+    raw : bytes
+        The file's bytes.
+    codec : str
+        Python codec they are in.
+    name : str
+        Display name for error messages.
+
+    Returns
+    -------
+    bytes
+        The text as UTF-8, without a BOM.
+    """
     if codec == "utf-8":
         return raw
     if codec == "utf-8-sig":
@@ -147,7 +230,22 @@ def to_utf8(raw: bytes, codec: str, name: str) -> bytes:
 
 
 def read_text(path_or_buffer, name: str, max_bytes: int = MAX_FILE_BYTES) -> Text:
-    """The file as UTF-8 bytes with ``\\n`` line ends (CR-only files, as old Mac spreadsheets write, converted)."""
+    """The file as UTF-8 bytes with ``\\n`` line ends (CR-only files, as old Mac spreadsheets write, converted).
+
+    Parameters
+    ----------
+    path_or_buffer : str, path-like, bytes or file-like
+        The file.
+    name : str
+        Display name for error messages.
+    max_bytes : int, default MAX_FILE_BYTES
+        Most bytes read.
+
+    Returns
+    -------
+    Text
+        The file's text.
+    """
     raw = read_bytes(path_or_buffer, name, max_bytes)
     codec, label = detect_encoding(raw, name)
     data = to_utf8(raw, codec, name)
@@ -159,7 +257,22 @@ def read_text(path_or_buffer, name: str, max_bytes: int = MAX_FILE_BYTES) -> Tex
 
 def first_line_end(data: bytes, name: str, limit: int = MAX_HEADER_CHARS) -> int:
     """Index of the first ``\\n`` (or the end of a one-line file), looked for in the first ``limit``
-    bytes only: a longer first line is refused without reading further."""
+    bytes only: a longer first line is refused without reading further.
+
+    Parameters
+    ----------
+    data : bytes
+        The text.
+    name : str
+        Display name for error messages.
+    limit : int, default MAX_HEADER_CHARS
+        Longest first line accepted.
+
+    Returns
+    -------
+    int
+        Index of the first line end.
+    """
     end = data.find(b"\n", 0, limit + 1)
     if end >= 0:
         return end
@@ -172,13 +285,39 @@ def first_line_end(data: bytes, name: str, limit: int = MAX_HEADER_CHARS) -> int
 
 def count_lines(data: bytes, start: int = 0) -> int:
     """Lines in ``data[start:]`` (a last line without ``\\n`` counts), blank lines included: an upper
-    bound of the rows, counted in C without splitting."""
+    bound of the rows, counted in C without splitting.
+
+    Parameters
+    ----------
+    data : bytes
+        The text.
+    start : int, default 0
+        Offset to count from.
+
+    Returns
+    -------
+    int
+        The number of lines.
+    """
     if start >= len(data):
         return 0
     return data.count(b"\n", start) + (not data.endswith(b"\n"))
 
 
 def decode_text(raw: bytes, name: str = "the file") -> tuple[str, str]:
-    """(text, encoding) of a text file's bytes, with the detection of :func:`read_text`."""
+    """(text, encoding) of a text file's bytes, with the detection of :func:`read_text`.
+
+    Parameters
+    ----------
+    raw : bytes
+        The file's bytes.
+    name : str, default "the file"
+        Display name for error messages.
+
+    Returns
+    -------
+    tuple of (str, str)
+        The decoded text and its encoding label.
+    """
     codec, label = detect_encoding(bytes(raw), name)
     return to_utf8(bytes(raw), codec, name).decode("utf-8"), label

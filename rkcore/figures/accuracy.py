@@ -41,7 +41,20 @@ def _plain(df: pd.DataFrame) -> pd.DataFrame:
 
 def summarize_by_D(df: pd.DataFrame, value: str) -> pd.DataFrame:
     """Mean, std (ddof = 0) and trial count of ``value`` per (method, label, D); D stays NaN for the
-    methods without random features."""
+    methods without random features.
+
+    Parameters
+    ----------
+    df : pandas.DataFrame
+        accuracy_study output (columns method, label, D, trial and ``value``).
+    value : str
+        Column to summarize, e.g. "accuracy" or "train_seconds".
+
+    Returns
+    -------
+    pandas.DataFrame
+        One row per (method, label, D) with columns mean, n_trials and std.
+    """
     need = {"method", "label", "D", "trial", value}
     missing = need - set(df.columns)
     if missing:
@@ -116,7 +129,22 @@ def _x_axis(log2_x: bool, Ds) -> dict:
 
 
 def accuracy_figure(df: pd.DataFrame, *, log2_x: bool = False, title: str | None = None) -> go.Figure:
-    """Test accuracy vs D: mean over trials with a ± std band; methods without D as horizontal lines."""
+    """Test accuracy vs D: mean over trials with a ± std band; methods without D as horizontal lines.
+
+    Parameters
+    ----------
+    df : pandas.DataFrame
+        accuracy_study output.
+    log2_x : bool, default False
+        Draw D on a log₂ axis.
+    title : str or None, optional
+        Figure title; None gives "Test accuracy vs D" with the test size.
+
+    Returns
+    -------
+    plotly.graph_objects.Figure
+        The accuracy chart.
+    """
     df = _plain(df)
     s = summarize_by_D(df, "accuracy")
     n_test = int(df["n_test"].iloc[0]) if "n_test" in df.columns and len(df) else None
@@ -136,7 +164,22 @@ TIME_PANELS = (("training time (fit, mapping included)", (0.0, 0.4)),
 
 def time_figure(df: pd.DataFrame, *, log2_x: bool = False, title: str | None = None) -> go.Figure:
     """Training and testing time vs D side by side (log y): mean over trials, ± std band; methods
-    without D as horizontal lines. Times include the feature mapping."""
+    without D as horizontal lines. Times include the feature mapping.
+
+    Parameters
+    ----------
+    df : pandas.DataFrame
+        accuracy_study output.
+    log2_x : bool, default False
+        Draw D on a log₂ axis.
+    title : str or None, optional
+        Figure title; None gives "Training and testing time vs D".
+
+    Returns
+    -------
+    plotly.graph_objects.Figure
+        Two panels: training time and testing time.
+    """
     df = _plain(df)
     span = _x_range(df)
     x_axis = _x_axis(log2_x, df["D"].dropna())
@@ -159,7 +202,20 @@ def time_figure(df: pd.DataFrame, *, log2_x: bool = False, title: str | None = N
 
 def estimate_figure(estimates: pd.DataFrame, *, log2_x: bool = False) -> go.Figure:
     """Estimated training time per method vs D before a run (columns method, label, D, seconds;
-    D NaN for methods without random features), log y."""
+    D NaN for methods without random features), log y.
+
+    Parameters
+    ----------
+    estimates : pandas.DataFrame
+        Estimates with columns method, label, D and seconds.
+    log2_x : bool, default False
+        Draw D on a log₂ axis.
+
+    Returns
+    -------
+    plotly.graph_objects.Figure
+        The estimated training time chart.
+    """
     if estimates.empty:
         raise ValueError("No estimates to draw.")
     s = estimates.assign(mean=estimates["seconds"], std=0.0)
@@ -171,7 +227,18 @@ def estimate_figure(estimates: pd.DataFrame, *, log2_x: bool = False) -> go.Figu
 
 
 def summary_table(df: pd.DataFrame) -> pd.DataFrame:
-    """One row per (method, D): accuracy mean / std, mean train and test seconds, C, trials."""
+    """One row per (method, D): accuracy mean / std, mean train and test seconds, C, trials.
+
+    Parameters
+    ----------
+    df : pandas.DataFrame
+        accuracy_study output.
+
+    Returns
+    -------
+    pandas.DataFrame
+        The summary table, one row per (method, D).
+    """
     df = _plain(df)
     acc = summarize_by_D(df, "accuracy")
     tr = summarize_by_D(df, "train_seconds")
@@ -205,7 +272,20 @@ def _speed_words(svm: pd.Series, best: pd.Series) -> str:
 def classifier_note(summary: pd.DataFrame, n_train: int) -> str:
     """The Classifiers page's "what to notice" from its summary table (:func:`summary_table`): the best
     random-feature model against the exact kernel SVM, in accuracy and in measured training time, and the
-    best model overall; the paper's claim is stated as the paper's."""
+    best model overall; the paper's claim is stated as the paper's.
+
+    Parameters
+    ----------
+    summary : pandas.DataFrame
+        Output of :func:`summary_table`.
+    n_train : int
+        Number of training points, quoted in the note.
+
+    Returns
+    -------
+    str
+        The note, a few sentences.
+    """
     exact = summary[summary["method"] == "kernel_svm"]
     rf = summary[summary["D"].notna()]
     best_all = summary.loc[summary["accuracy"].idxmax()]

@@ -107,6 +107,22 @@ def bounds_vs_eps_figure(measured: pd.DataFrame, bounds: pd.DataFrame, *, D: int
 
     ``measured``: :func:`rkcore.theory.bounds.measured_tails` rows (filtered here to ``D``); ``bounds``:
     :func:`rkcore.theory.bounds.bounds_table` rows at this D over an eps grid.
+
+    Parameters
+    ----------
+    measured : pandas.DataFrame
+        Measured tail probabilities (all D; filtered here).
+    bounds : pandas.DataFrame
+        Lemma bounds at this D over an eps grid.
+    D : int
+        Number of random features to draw at.
+    R : float
+        L1 radius of the inputs, shown in the title.
+
+    Returns
+    -------
+    plotly.graph_objects.Figure
+        The log-log tail chart against eps.
     """
     sub = measured[measured["D"] == D]
     if sub.empty:
@@ -118,7 +134,24 @@ def bounds_vs_eps_figure(measured: pd.DataFrame, bounds: pd.DataFrame, *, D: int
 
 def bounds_vs_D_figure(measured: pd.DataFrame, bounds: pd.DataFrame, *, eps: float, R: float) -> go.Figure:
     """Tail probability against D at one eps: measured points (the D of the study) and the
-    lemma bounds over a wide D range (they only drop below 1 at very large D), log-log."""
+    lemma bounds over a wide D range (they only drop below 1 at very large D), log-log.
+
+    Parameters
+    ----------
+    measured : pandas.DataFrame
+        Measured tail probabilities (all eps; filtered here).
+    bounds : pandas.DataFrame
+        Lemma bounds at this eps over a D grid (column n_components).
+    eps : float
+        Error threshold to draw at.
+    R : float
+        L1 radius of the inputs, shown in the title.
+
+    Returns
+    -------
+    plotly.graph_objects.Figure
+        The log-log tail chart against D.
+    """
     sub = measured[np.isclose(measured["eps"], eps, rtol=1e-9, atol=0.0)]
     if sub.empty:
         raise ValueError(f"No measured tail probabilities at eps = {eps:g}.")
@@ -132,7 +165,18 @@ _SUPERSCRIPT = str.maketrans("-0123456789", "⁻⁰¹²³⁴⁵⁶⁷⁸⁹")
 
 
 def sci(x: float) -> str:
-    """4.03·10⁸ (readable on a projector, unlike 4.03e+08); plain below 10⁴."""
+    """4.03·10⁸ (readable on a projector, unlike 4.03e+08); plain below 10⁴.
+
+    Parameters
+    ----------
+    x : float
+        Number to format.
+
+    Returns
+    -------
+    str
+        The formatted number; "∞" or "—" when not finite.
+    """
     if not np.isfinite(x):
         return "∞" if x > 0 else "—"
     if abs(x) < 1e4:
@@ -143,7 +187,18 @@ def sci(x: float) -> str:
 
 def first_informative_eps(bounds: pd.DataFrame) -> dict[str, float]:
     """Per lemma of a :func:`rkcore.theory.bounds.bounds_table` over eps: the smallest eps where the bound drops
-    below 1 (where it starts to say something); NaN when it never does on the grid."""
+    below 1 (where it starts to say something); NaN when it never does on the grid.
+
+    Parameters
+    ----------
+    bounds : pandas.DataFrame
+        Bounds table over eps (columns lemma, eps, log_bound).
+
+    Returns
+    -------
+    dict of str to float
+        Smallest informative eps per lemma.
+    """
     out = {}
     for lemma, g in bounds.groupby("lemma", sort=False):
         below = g[g["log_bound"] < 0]
@@ -155,7 +210,28 @@ def bounds_note(bounds_eps: pd.DataFrame, needed: pd.DataFrame, *, D: int, max_e
                 distribution: str) -> str:
     """The Error bounds page's "what to notice" from what it shows: the largest |E| seen at ``D`` (a
     metric), where each dashed bound of the ε chart leaves 1 (``bounds_eps``), and the lemmas' D beside
-    the measured one (``needed``, :func:`rkcore.theory.bounds.required_components`)."""
+    the measured one (``needed``, :func:`rkcore.theory.bounds.required_components`).
+
+    Parameters
+    ----------
+    bounds_eps : pandas.DataFrame
+        Bounds table over eps drawn on the ε chart.
+    needed : pandas.DataFrame
+        Required D per lemma (columns lemma, D_bound, ratio).
+    D : int
+        Number of random features measured.
+    max_error : float
+        Largest absolute error seen at ``D``.
+    trials : int
+        Number of random maps measured.
+    distribution : str
+        Weight distribution of the maps, e.g. "rademacher".
+
+    Returns
+    -------
+    str
+        The note, a few sentences.
+    """
     starts = first_informative_eps(bounds_eps)
     named = [(LEMMA_LABELS[k].split(" bound")[0], v) for k, v in starts.items()]
     said = "; ".join(f"{name} from ε = {v:.3g} ({v / max_error:.3g}× that error)" if np.isfinite(v)

@@ -32,7 +32,18 @@ def _layers(skeleton: Skeleton) -> list[int]:
 
 
 def skeleton_figure(skeleton: Skeleton) -> go.Figure:
-    """The skeleton as a layered DAG: inputs at the bottom, the output on top; hover for details."""
+    """The skeleton as a layered DAG: inputs at the bottom, the output on top; hover for details.
+
+    Parameters
+    ----------
+    skeleton : Skeleton
+        Computation skeleton to draw.
+
+    Returns
+    -------
+    plotly.graph_objects.Figure
+        The skeleton chart.
+    """
     depth = _layers(skeleton)
     pos: dict[int, tuple[float, float]] = {}
     for level in sorted(set(depth)):
@@ -75,6 +86,16 @@ def activation_figure(curves: pd.DataFrame) -> go.Figure:
     """The dual activations σ̂(ρ) on [-1, 1] (all map 1 to 1: the kernels stay normalized).
 
     ``curves`` is :func:`rkcore.teaching.compositional.activation_curves` output (activation, label, rho, value).
+
+    Parameters
+    ----------
+    curves : pandas.DataFrame
+        Activation curves (columns activation, label, rho, value).
+
+    Returns
+    -------
+    plotly.graph_objects.Figure
+        One line per activation.
     """
     if curves.empty:
         raise ValueError("No activation curves to draw.")
@@ -88,7 +109,20 @@ def activation_figure(curves: pd.DataFrame) -> go.Figure:
 
 
 def compositional_error_figure(df: pd.DataFrame, metric: str = "rel_fro") -> go.Figure:
-    """Error vs D for each de-duplication mode: median over trials, 10-90% band, 1/√D guide."""
+    """Error vs D for each de-duplication mode: median over trials, 10-90% band, 1/√D guide.
+
+    Parameters
+    ----------
+    df : pandas.DataFrame
+        Compositional study output (columns metric, dedup, D, trial, value).
+    metric : str, default "rel_fro"
+        Error metric to draw.
+
+    Returns
+    -------
+    plotly.graph_objects.Figure
+        The log-log error chart.
+    """
     sub = df[df["metric"] == metric]
     if sub.empty:
         raise ValueError(f"No rows with metric {metric!r}; available: {sorted(df['metric'].unique())}.")
@@ -118,7 +152,18 @@ def compositional_error_figure(df: pd.DataFrame, metric: str = "rel_fro") -> go.
 
 
 def draws_figure(df: pd.DataFrame) -> go.Figure:
-    """Executions of Algorithm 1 per stored feature vs D (de-duplication draws more to fill D)."""
+    """Executions of Algorithm 1 per stored feature vs D (de-duplication draws more to fill D).
+
+    Parameters
+    ----------
+    df : pandas.DataFrame
+        Compositional study output with ``draws_per_feature`` rows.
+
+    Returns
+    -------
+    plotly.graph_objects.Figure
+        Median draws per stored feature per mode.
+    """
     sub = df[df["metric"] == "draws_per_feature"]
     if sub.empty:
         raise ValueError("No draws_per_feature rows to draw.")
@@ -139,7 +184,20 @@ def draws_figure(df: pd.DataFrame) -> go.Figure:
 
 def compositional_summary(df: pd.DataFrame, metric: str) -> pd.DataFrame:
     """The Compositional page's table: the median error per D (rows) and de-duplication mode (columns),
-    and the ratio none / de-duplicated when both were drawn."""
+    and the ratio none / de-duplicated when both were drawn.
+
+    Parameters
+    ----------
+    df : pandas.DataFrame
+        Compositional study output.
+    metric : str
+        Error metric to tabulate.
+
+    Returns
+    -------
+    pandas.DataFrame
+        Column D, one column per de-duplication mode and, when available, the error ratio.
+    """
     sub = df[df.metric == metric].groupby(["D", "dedup"])["value"].median().unstack("dedup")
     summary = sub.reset_index()
     summary.columns.name = None
@@ -150,7 +208,20 @@ def compositional_summary(df: pd.DataFrame, metric: str) -> pd.DataFrame:
 
 def compositional_note(summary: pd.DataFrame, df: pd.DataFrame) -> str:
     """The Compositional page's "what to notice" from its summary table (:func:`compositional_summary`)
-    and the draws per stored feature it charts (``draws_per_feature`` rows of ``df``)."""
+    and the draws per stored feature it charts (``draws_per_feature`` rows of ``df``).
+
+    Parameters
+    ----------
+    summary : pandas.DataFrame
+        Output of :func:`compositional_summary`.
+    df : pandas.DataFrame
+        Compositional study output (for the draws per feature).
+
+    Returns
+    -------
+    str
+        The note, a few sentences.
+    """
     from .foundations import loglog_slope, signed
 
     first, last = summary.iloc[0], summary.iloc[-1]

@@ -26,7 +26,17 @@ CHART_ID = "rk-chart-{}"
 @dataclass
 class Item:
     """One block of an exported view: ``kind`` is "chart" (``figure`` and an optional ``text`` caption),
-    "note" (a "what to notice" sentence), "heading" or "text"."""
+    "note" (a "what to notice" sentence), "heading" or "text".
+
+    Parameters
+    ----------
+    kind : str
+        Block kind: "chart", "note", "heading" or "text".
+    text : str, default ""
+        Caption, sentence, heading or paragraph text.
+    figure : plotly.graph_objects.Figure or None, optional
+        The chart of a "chart" block.
+    """
     kind: str
     text: str = ""
     figure: go.Figure | None = None
@@ -34,7 +44,17 @@ class Item:
 
 @dataclass
 class Lesson:
-    """What an export holds: a title, blocks in reading order, and the settings that produced them."""
+    """What an export holds: a title, blocks in reading order, and the settings that produced them.
+
+    Parameters
+    ----------
+    title : str
+        Title of the exported document.
+    items : list of Item
+        Blocks in reading order.
+    settings : dict
+        Settings that produced the blocks, shown as a table.
+    """
     title: str
     items: list[Item] = field(default_factory=list)
     settings: dict = field(default_factory=dict)
@@ -73,7 +93,22 @@ def _setting_text(value) -> str:
 
 def view_html(lesson: Lesson, *, version: str | None = None, when: datetime | None = None) -> str:
     """The lesson as one HTML document with plotly.js inlined: charts stay interactive (zoom, hover),
-    nothing is fetched from the network."""
+    nothing is fetched from the network.
+
+    Parameters
+    ----------
+    lesson : Lesson
+        What to export.
+    version : str or None, optional
+        rkcore version named in the footer; None uses the installed one.
+    when : datetime.datetime or None, optional
+        Export time named in the footer; None is now (UTC).
+
+    Returns
+    -------
+    str
+        The self-contained HTML document.
+    """
     if version is None:
         from .. import __version__ as version
     when = when or datetime.now(timezone.utc)
@@ -101,7 +136,20 @@ def view_html(lesson: Lesson, *, version: str | None = None, when: datetime | No
 
 
 def story_lesson(duel_n: int = 8000, *, progress=None) -> Lesson:
-    """The five story steps computed now (the duel is measured now; its caption says when and where)."""
+    """The five story steps computed now (the duel is measured now; its caption says when and where).
+
+    Parameters
+    ----------
+    duel_n : int, default 8000
+        Training points of the classifier duel.
+    progress : callable or None, optional
+        Called with a message as each step is computed.
+
+    Returns
+    -------
+    Lesson
+        The story's headings, notes and charts.
+    """
     from ..teaching import story
     from .story import duel_figure, error_curve_figure, matrix_figure, pair_figure
 
@@ -120,5 +168,18 @@ def story_lesson(duel_n: int = 8000, *, progress=None) -> Lesson:
 
 
 def story_html(duel_n: int = 8000, *, progress=None) -> str:
-    """The whole story as one offline HTML file (what ``rkcore export-story`` writes)."""
+    """The whole story as one offline HTML file (what ``rkcore export-story`` writes).
+
+    Parameters
+    ----------
+    duel_n : int, default 8000
+        Training points of the classifier duel.
+    progress : callable or None, optional
+        Called with a message as each step is computed.
+
+    Returns
+    -------
+    str
+        The story as one HTML document.
+    """
     return view_html(story_lesson(duel_n, progress=progress))

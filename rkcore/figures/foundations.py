@@ -21,7 +21,18 @@ METRIC_LABELS = metric_labels(CURVE_METRICS)  # the curves' error measures, labe
 
 def metric_axis_title(metric: str) -> str:
     """The y-axis title of an error measure on a log axis, on two lines ("relative error ‖K̂ − K‖ / ‖K‖<br>
-    (Frobenius, log scale)"): on one line it is longer than a short plot and runs into the figure title."""
+    (Frobenius, log scale)"): on one line it is longer than a short plot and runs into the figure title.
+
+    Parameters
+    ----------
+    metric : str
+        Metric key, e.g. "rel_fro".
+
+    Returns
+    -------
+    str
+        The two-line axis title.
+    """
     label = METRIC_LABELS.get(metric, metric)
     head, paren, detail = label.partition(" (")
     return f"{head}<br>({detail[:-1]}, log scale)" if paren and detail.endswith(")") else f"{label}<br>(log scale)"
@@ -30,7 +41,36 @@ def metric_axis_title(metric: str) -> str:
 def band_traces(x, low, mid, high, *, name: str, color: str, band_name: str | None = None, dash: str | None = None,
                 showlegend: bool = True, **axes) -> list[dict]:
     """A shaded band between ``low`` and ``high`` and a median line, as two scatter trace dicts (for
-    :func:`rkcore.figures.style.figure`); the legend entry toggles both. ``axes``: e.g. xaxis="x", yaxis="y2"."""
+    :func:`rkcore.figures.style.figure`); the legend entry toggles both. ``axes``: e.g. xaxis="x", yaxis="y2".
+
+    Parameters
+    ----------
+    x : array-like
+        x values.
+    low : array-like
+        Lower edge of the band.
+    mid : array-like
+        Median line.
+    high : array-like
+        Upper edge of the band.
+    name : str
+        Legend name of the line.
+    color : str
+        Colour as "#rrggbb".
+    band_name : str or None, optional
+        Name of the band trace; None gives "<name>: band".
+    dash : str or None, optional
+        Dash style of the line; None draws it solid.
+    showlegend : bool, default True
+        Show the line in the legend.
+    **axes
+        Axis references passed to both traces.
+
+    Returns
+    -------
+    list of dict
+        The band trace and the line trace.
+    """
     x = np.asarray(x)
     group = f"g_{name}"
     line = dict(color=color, width=3) if dash is None else dict(color=color, width=3, dash=dash)
@@ -43,13 +83,48 @@ def band_traces(x, low, mid, high, *, name: str, color: str, band_name: str | No
 
 
 def quantiles(df: pd.DataFrame, by: list[str], value: str = "value", q=(0.1, 0.5, 0.9)) -> pd.DataFrame:
+    """Quantiles of ``value`` per group of ``by``, one column per quantile (q10, q50, q90).
+
+    Parameters
+    ----------
+    df : pandas.DataFrame
+        Tidy rows.
+    by : list of str
+        Columns to group by.
+    value : str, default "value"
+        Column whose quantiles are taken.
+    q : tuple of float, default (0.1, 0.5, 0.9)
+        Quantile levels.
+
+    Returns
+    -------
+    pandas.DataFrame
+        The ``by`` columns and one column ``q<percent>`` per level.
+    """
     g = df.groupby(by)[value]
     out = pd.concat({f"q{int(round(p * 100))}": g.quantile(p) for p in q}, axis=1).reset_index()
     return out
 
 
 def reference_slope(x, y0: float, x0: float, slope: float = -0.5) -> np.ndarray:
-    """y0 * (x / x0)^slope: a guide line through (x0, y0)."""
+    """y0 * (x / x0)^slope: a guide line through (x0, y0).
+
+    Parameters
+    ----------
+    x : array-like
+        x values of the guide.
+    y0 : float
+        Value of the guide at ``x0``.
+    x0 : float
+        x value the guide passes through.
+    slope : float, default -0.5
+        Log-log slope.
+
+    Returns
+    -------
+    numpy.ndarray
+        The guide's y values.
+    """
     return y0 * (np.asarray(x, dtype=np.float64) / x0) ** slope
 
 
@@ -60,6 +135,16 @@ def kernel_trick_figure(df: pd.DataFrame) -> go.Figure:
     ``df`` is :func:`rkcore.teaching.foundations.kernel_trick_timing` output. Left axis: seconds
     (median over repeats, band min-max); right axis: numbers per point each method works
     with (explicit: the feature count; kernel: d), both log-log.
+
+    Parameters
+    ----------
+    df : pandas.DataFrame
+        Kernel-trick timings (columns method, d, n, kind, seconds, n_features).
+
+    Returns
+    -------
+    plotly.graph_objects.Figure
+        Times and feature counts on two y axes.
     """
     if df.empty:
         raise ValueError("No timings to draw.")
@@ -96,6 +181,16 @@ def feature_count_figure(df: pd.DataFrame) -> go.Figure:
     """Numbers per point vs d for each explicit expansion and for the kernel trick (log-log).
 
     ``df`` is :func:`rkcore.teaching.foundations.feature_count_table` output.
+
+    Parameters
+    ----------
+    df : pandas.DataFrame
+        Feature counts (columns kind, d, n_features).
+
+    Returns
+    -------
+    plotly.graph_objects.Figure
+        The log-log chart.
     """
     if df.empty:
         raise ValueError("No feature counts to draw.")
@@ -118,7 +213,22 @@ def feature_count_figure(df: pd.DataFrame) -> go.Figure:
 
 # ============================================================================ RFF
 def rff_error_figure(df: pd.DataFrame, metric: str = "rel_fro", *, title: str | None = None) -> go.Figure:
-    """Error of the random Fourier features vs D: median over trials, 10-90% band, and a 1/√D guide."""
+    """Error of the random Fourier features vs D: median over trials, 10-90% band, and a 1/√D guide.
+
+    Parameters
+    ----------
+    df : pandas.DataFrame
+        RFF error rows (columns metric, D, trial, value).
+    metric : str, default "rel_fro"
+        Error metric to draw.
+    title : str or None, optional
+        Figure title; None gives a default.
+
+    Returns
+    -------
+    plotly.graph_objects.Figure
+        The log-log error chart.
+    """
     sub = df[df["metric"] == metric]
     if sub.empty:
         raise ValueError(f"No rows with metric {metric!r}; available: {sorted(df['metric'].unique())}.")
@@ -150,6 +260,20 @@ def projection_distortion_figure(df: pd.DataFrame, delta: float = 0.05, *, bands
 
     The theorem band is drawn as dashed lines (the lower bound is vacuous, < 0, for small m
     and is then clipped to 0); the exact χ²_m/m interval of the Gaussian case is dotted.
+
+    Parameters
+    ----------
+    df : pandas.DataFrame
+        Distortion ratios (columns kind, m, ratio).
+    delta : float, default 0.05
+        Failure probability of the theorem band.
+    bands : pandas.DataFrame
+        Theorem and χ² bands per m.
+
+    Returns
+    -------
+    plotly.graph_objects.Figure
+        The distortion chart.
     """
     if df.empty:
         raise ValueError("No distortions to draw.")
@@ -189,7 +313,18 @@ def projection_distortion_figure(df: pd.DataFrame, delta: float = 0.05, *, bands
 
 
 def band_violation_figure(summary: pd.DataFrame) -> go.Figure:
-    """Fraction of ratios outside the Theorem 1 band vs m per kind, against the promised δ."""
+    """Fraction of ratios outside the Theorem 1 band vs m per kind, against the promised δ.
+
+    Parameters
+    ----------
+    summary : pandas.DataFrame
+        Distortion summary (columns kind, m, outside, delta).
+
+    Returns
+    -------
+    plotly.graph_objects.Figure
+        Grouped bars with the δ line.
+    """
     if summary.empty:
         raise ValueError("No summary to draw.")
     delta = float(summary["delta"].iloc[0])
@@ -207,7 +342,22 @@ def band_violation_figure(summary: pd.DataFrame) -> go.Figure:
 
 def kernel_trick_note(summary: pd.DataFrame, slope: float, kind_label: str) -> str:
     """The Kernel trick page's "what to notice" from its summary table (``d``, ``explicit features``,
-    ``ratio explicit / kernel``) and the fitted log-log slope of the explicit time it shows."""
+    ``ratio explicit / kernel``) and the fitted log-log slope of the explicit time it shows.
+
+    Parameters
+    ----------
+    summary : pandas.DataFrame
+        The page's summary table, by increasing d.
+    slope : float
+        Fitted log-log slope of the explicit time; NaN if unknown.
+    kind_label : str
+        Name of the explicit map.
+
+    Returns
+    -------
+    str
+        The note, a few sentences.
+    """
     last = summary.iloc[-1]
     ratio = float(last["ratio explicit / kernel"])
     slope_text = (f"its log-log slope over the last three d is {slope:.2f}" if np.isfinite(slope)
@@ -220,12 +370,38 @@ def kernel_trick_note(summary: pd.DataFrame, slope: float, kind_label: str) -> s
 
 
 def signed(x: float, digits: int = 2) -> str:
-    """A number with a typographic minus (−0.51, not -0.51), as the notes print slopes."""
+    """A number with a typographic minus (−0.51, not -0.51), as the notes print slopes.
+
+    Parameters
+    ----------
+    x : float
+        Number to format.
+    digits : int, default 2
+        Decimals.
+
+    Returns
+    -------
+    str
+        The formatted number.
+    """
     return f"{x:.{digits}f}".replace("-", "−")
 
 
 def loglog_slope(x, y) -> float:
-    """Least-squares slope of log y against log x (NaN with fewer than two positive points)."""
+    """Least-squares slope of log y against log x (NaN with fewer than two positive points).
+
+    Parameters
+    ----------
+    x : array-like
+        x values.
+    y : array-like
+        y values.
+
+    Returns
+    -------
+    float
+        The slope, or NaN.
+    """
     x, y = np.asarray(x, float), np.asarray(y, float)
     ok = (x > 0) & (y > 0) & np.isfinite(x) & np.isfinite(y)
     if ok.sum() < 2:
@@ -235,7 +411,20 @@ def loglog_slope(x, y) -> float:
 
 def rff_summary(df: pd.DataFrame, metric: str) -> pd.DataFrame:
     """The RFF page's table: per D the median error over the trials, its 10% and 90% quantiles, and
-    median × √D (constant if the error falls like 1/√D)."""
+    median × √D (constant if the error falls like 1/√D).
+
+    Parameters
+    ----------
+    df : pandas.DataFrame
+        RFF error rows (columns metric, D, value).
+    metric : str
+        Error metric to tabulate.
+
+    Returns
+    -------
+    pandas.DataFrame
+        Columns D, median error, 10%, 90% and median error × √D.
+    """
     sub = df[df.metric == metric].groupby("D")["value"]
     summary = pd.DataFrame({"D": sub.median().index.astype(int), "median error": sub.median().to_numpy(),
                             "10%": sub.quantile(0.1).to_numpy(), "90%": sub.quantile(0.9).to_numpy()})
@@ -245,7 +434,18 @@ def rff_summary(df: pd.DataFrame, metric: str) -> pd.DataFrame:
 
 def rff_note(summary: pd.DataFrame) -> str:
     """The RFF page's "what to notice" from its summary table (:func:`rff_summary`): the error at the
-    smallest and largest D, the fitted log-log slope, the range of the last column and the band widths."""
+    smallest and largest D, the fitted log-log slope, the range of the last column and the band widths.
+
+    Parameters
+    ----------
+    summary : pandas.DataFrame
+        Output of :func:`rff_summary`.
+
+    Returns
+    -------
+    str
+        The note, a few sentences.
+    """
     first, last = summary.iloc[0], summary.iloc[-1]
     slope = loglog_slope(summary["D"], summary["median error"])
     scaled = summary["median error × √D"]
@@ -265,7 +465,22 @@ def rff_note(summary: pd.DataFrame) -> str:
 
 def projection_note(summary: pd.DataFrame, delta: float, share: float) -> str:
     """The Random projections page's "what to notice" from its summary table (:func:`distortion_summary`
-    columns kind, m, q_low, median, q_high, outside) and the median largest-coordinate share it shows."""
+    columns kind, m, q_low, median, q_high, outside) and the median largest-coordinate share it shows.
+
+    Parameters
+    ----------
+    summary : pandas.DataFrame
+        Distortion summary table.
+    delta : float
+        Failure probability the theorem allows.
+    share : float
+        Median share of the largest coordinate in ‖v‖².
+
+    Returns
+    -------
+    str
+        The note, a few sentences.
+    """
     parts = []
     for kind, sub in summary.groupby("kind", sort=False):
         sub = sub.sort_values("m")

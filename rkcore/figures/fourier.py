@@ -13,7 +13,22 @@ FOURIER_METRICS = {"mse": "mean squared error of K̂", "variance": "variance of 
 
 
 def fourier_mse_figure(study: pd.DataFrame, metric: str = "mse", *, title: str | None = None) -> go.Figure:
-    """``metric`` of the Gram estimate vs D per map, log-log, each map in its registry colour."""
+    """``metric`` of the Gram estimate vs D per map, log-log, each map in its registry colour.
+
+    Parameters
+    ----------
+    study : pandas.DataFrame
+        Fourier study output (columns map, D, n_trials and the metric).
+    metric : str, default "mse"
+        Metric to draw, a key of ``FOURIER_METRICS``.
+    title : str or None, optional
+        Figure title; None gives a default naming the metric.
+
+    Returns
+    -------
+    plotly.graph_objects.Figure
+        The log-log chart.
+    """
     if metric not in FOURIER_METRICS:
         raise ValueError(f"Unknown metric {metric!r}; allowed: {', '.join(FOURIER_METRICS)}.")
     if study.empty:

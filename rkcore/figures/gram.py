@@ -47,7 +47,22 @@ def _block_note(b: int) -> str:
 
 def gram_title(n: int, block: int, clip_percentiles=None) -> str:
     """"Gram matrices, n = 200 (2×2 block averages; color range: 1st–99th percentile)": one parenthesis
-    holding every note (two in a row read as a stutter)."""
+    holding every note (two in a row read as a stutter).
+
+    Parameters
+    ----------
+    n : int
+        Number of points.
+    block : int
+        Block size of the averages; 1 for none.
+    clip_percentiles : tuple of float or None, optional
+        Percentiles of the colour range, if clipped.
+
+    Returns
+    -------
+    str
+        The title.
+    """
     notes = [f"{block}×{block} block averages"] if block != 1 else []
     if clip_percentiles is not None:
         notes.append(f"color range: {_ordinal(clip_percentiles[0])}–{_ordinal(clip_percentiles[1])} percentile")
@@ -75,6 +90,26 @@ def gram_heatmaps(K: np.ndarray, K_hat: np.ndarray, *, block: int = 1, n: int | 
     the diagonal K(x, x) usually dwarfs the off-diagonal entries, and a full range would
     paint everything but the diagonal one color (values beyond the range saturate).
     The y axis runs downward (matrix orientation).
+
+    Parameters
+    ----------
+    K : numpy.ndarray
+        Exact Gram matrix (or its block averages).
+    K_hat : numpy.ndarray
+        Approximate Gram matrix, same shape.
+    block : int, default 1
+        Block size of the averages.
+    n : int or None, optional
+        Number of points before block averaging.
+    titles : tuple of str
+        Panel titles, exact then approximate.
+    clip_percentiles : tuple of float or None, default (1.0, 99.0)
+        Percentiles spanned by the colour range; None for the full range.
+
+    Returns
+    -------
+    plotly.graph_objects.Figure
+        Two heatmaps on one colour axis.
     """
     K_small, Kh_small, b = np.asarray(K, dtype=np.float64), np.asarray(K_hat, dtype=np.float64), int(block)
     n = _points(K_small, b, n)
@@ -111,7 +146,24 @@ def gram_heatmaps(K: np.ndarray, K_hat: np.ndarray, *, block: int = 1, n: int | 
 
 def gram_difference(K: np.ndarray, K_hat: np.ndarray, *, block: int = 1, n: int | None = None) -> go.Figure:
     """The error K̂ - K on a diverging color scale centered at 0 (white = exact); ``block`` and ``n``
-    as in :func:`gram_heatmaps` (the difference of block averages is the block average of K̂ - K)."""
+    as in :func:`gram_heatmaps` (the difference of block averages is the block average of K̂ - K).
+
+    Parameters
+    ----------
+    K : numpy.ndarray
+        Exact Gram matrix (or its block averages).
+    K_hat : numpy.ndarray
+        Approximate Gram matrix, same shape.
+    block : int, default 1
+        Block size of the averages.
+    n : int or None, optional
+        Number of points before block averaging.
+
+    Returns
+    -------
+    plotly.graph_objects.Figure
+        The difference heatmap.
+    """
     E_small, b = np.asarray(K_hat, dtype=np.float64) - np.asarray(K, dtype=np.float64), int(block)
     coords = _axis_coords(_points(E_small, b, n), b)
     bound = float(np.abs(E_small).max()) or 1.0
@@ -127,7 +179,20 @@ def gram_difference(K: np.ndarray, K_hat: np.ndarray, *, block: int = 1, n: int 
 
 def gram_scatter(pairs: pd.DataFrame, *, n_total: int | None = None) -> go.Figure:
     """Approximate against exact entries (columns ``exact``, ``approx`` of :func:`rkcore.studies.gram.gram_pairs`)
-    with the line y = x: points on the line are estimated exactly."""
+    with the line y = x: points on the line are estimated exactly.
+
+    Parameters
+    ----------
+    pairs : pandas.DataFrame
+        Entries (columns exact, approx).
+    n_total : int or None, optional
+        Number of entries before sampling, shown in the title.
+
+    Returns
+    -------
+    plotly.graph_objects.Figure
+        The scatter chart.
+    """
     exact = pairs["exact"].to_numpy()
     approx = pairs["approx"].to_numpy()
     lo = float(min(exact.min(), approx.min()))
@@ -155,7 +220,24 @@ def gram_scatter(pairs: pd.DataFrame, *, n_total: int | None = None) -> go.Figur
 def gram_note(stats: pd.DataFrame, *, D: int, map_label: str, distribution_label: str | None = None) -> str:
     """The Gram page's "what to notice", from the error table it shows (``metric``/``value`` rows of
     :func:`rkcore.studies.gram.gram_error_stats`): every number in the sentence is one on the screen; what
-    the theory predicts is stated as a prediction ("if ... falls like 1/√D"), not as a measurement."""
+    the theory predicts is stated as a prediction ("if ... falls like 1/√D"), not as a measurement.
+
+    Parameters
+    ----------
+    stats : pandas.DataFrame
+        Error table (columns metric, value).
+    D : int
+        Number of random features.
+    map_label : str
+        Name of the map.
+    distribution_label : str or None, optional
+        Name of the weight distribution, if any.
+
+    Returns
+    -------
+    str
+        The note, a few sentences.
+    """
     value = stats.set_index("metric")["value"]
     rel, mean_abs, max_abs = (float(value[k]) for k in ("relative Frobenius error", "mean absolute error",
                                                           "max absolute error"))

@@ -15,7 +15,20 @@ from .style import FONT_SIZE, PALETTE, figure, plotly_text, spans_decades
 def family_counts_figure(counts: pd.DataFrame, title: str = "Itemsets in S by size") -> go.Figure:
     """Bar chart of |{V in S : |V| = k}| against k (columns ``size``, ``count``, ``count_text``
     of :func:`rkcore.studies.family_views.family_counts`); the y axis is logarithmic when the counts span
-    two decades or more, and each bar carries its exact count."""
+    two decades or more, and each bar carries its exact count.
+
+    Parameters
+    ----------
+    counts : pandas.DataFrame
+        Itemset counts per size (columns size, count, count_text).
+    title : str, default "Itemsets in S by size"
+        Figure title.
+
+    Returns
+    -------
+    plotly.graph_objects.Figure
+        The bar chart.
+    """
     sizes, text = counts["size"].to_numpy(), counts["count_text"].tolist()
     if "log10_count" in counts and not np.isfinite(counts["count"]).all():
         # counts beyond float range (all-subsets of d > 1030 features): plot their exponents instead

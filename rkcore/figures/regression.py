@@ -13,7 +13,18 @@ EXACT_COLORS = {"kernel_ridge": "#000000", "fm": "#CC79A7"}
 
 def regression_figure(df: pd.DataFrame) -> go.Figure:
     """Mean test RMSE vs D per learner (the exact learners, which have no D, as horizontal lines), and the
-    RMSE of predicting the training mean (dotted)."""
+    RMSE of predicting the training mean (dotted).
+
+    Parameters
+    ----------
+    df : pandas.DataFrame
+        Regression results (columns method, label, D, rmse).
+
+    Returns
+    -------
+    plotly.graph_objects.Figure
+        The RMSE chart.
+    """
     if df.empty:
         raise ValueError("No regression results to draw.")
     D = np.sort(df["D"].dropna().unique())

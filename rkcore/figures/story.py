@@ -29,7 +29,22 @@ def _two_panels(titles, x_domains) -> tuple[dict, list[dict]]:
 
 
 def matrix_figure(K: np.ndarray, labels, title: str) -> go.Figure:
-    """One Gram matrix (rows sorted by label), label boundaries as tick marks."""
+    """One Gram matrix (rows sorted by label), label boundaries as tick marks.
+
+    Parameters
+    ----------
+    K : numpy.ndarray
+        Gram matrix, rows and columns sorted by label.
+    labels : array-like
+        Label of each row, in the same order.
+    title : str
+        Figure title.
+
+    Returns
+    -------
+    plotly.graph_objects.Figure
+        The heatmap.
+    """
     labels = np.asarray(labels)
     starts = [0, *np.flatnonzero(labels[1:] != labels[:-1]) + 1]
     lo, hi = (float(v) for v in np.percentile(K, (1, 99)))
@@ -46,7 +61,22 @@ def matrix_figure(K: np.ndarray, labels, title: str) -> go.Figure:
 
 
 def pair_figure(K: np.ndarray, K_hat: np.ndarray, D: int) -> go.Figure:
-    """Exact and approximate side by side on one color scale."""
+    """Exact and approximate side by side on one color scale.
+
+    Parameters
+    ----------
+    K : numpy.ndarray
+        Exact Gram matrix.
+    K_hat : numpy.ndarray
+        Its random-feature estimate.
+    D : int
+        Number of random features of the estimate, shown in its panel title.
+
+    Returns
+    -------
+    plotly.graph_objects.Figure
+        Two heatmaps sharing one colour axis.
+    """
     lo, hi = (float(v) for v in np.percentile(np.concatenate([K.ravel(), K_hat.ravel()]), (1, 99)))
     # horizontal_spacing=0.08: panels [0, 0.46] and [0.54, 1]
     axes, notes = _two_panels(("Exact K", f"RK estimate K̂, D = {D:,}"), ([0.0, 0.46], [0.54, 1.0]))
@@ -64,7 +94,22 @@ def pair_figure(K: np.ndarray, K_hat: np.ndarray, D: int) -> go.Figure:
 
 
 def error_curve_figure(trials: pd.DataFrame, medians: pd.DataFrame, title: str) -> go.Figure:
-    """Median relative error against D per distribution (log-log), every trial as a dot, and 1/√D."""
+    """Median relative error against D per distribution (log-log), every trial as a dot, and 1/√D.
+
+    Parameters
+    ----------
+    trials : pandas.DataFrame
+        One row per trial (columns distribution, D, rel_fro).
+    medians : pandas.DataFrame
+        Median per (distribution, D) (column median_rel_fro).
+    title : str
+        Figure title.
+
+    Returns
+    -------
+    plotly.graph_objects.Figure
+        The log-log error chart.
+    """
     traces = []
     # one grouping, not a boolean mask per distribution
     by_dist = dict(tuple(trials.groupby("distribution", sort=False)))
@@ -90,7 +135,18 @@ def error_curve_figure(trials: pd.DataFrame, medians: pd.DataFrame, title: str) 
 
 
 def duel_figure(summary: pd.DataFrame) -> go.Figure:
-    """Test accuracy and training seconds of each method, side by side."""
+    """Test accuracy and training seconds of each method, side by side.
+
+    Parameters
+    ----------
+    summary : pandas.DataFrame
+        One row per method (columns label, accuracy_mean, train_seconds).
+
+    Returns
+    -------
+    plotly.graph_objects.Figure
+        Accuracy and training-time bar charts.
+    """
     labels = summary["label"].tolist()
     accuracy, seconds = summary["accuracy_mean"].to_numpy(), summary["train_seconds"].to_numpy()
     # horizontal_spacing=0.15: panels [0, 0.425] and [0.575, 1]

@@ -66,7 +66,20 @@ pio.templates["rkcore"] = TEMPLATE
 
 
 def rgba(hex_color: str, alpha: float) -> str:
-    """"#rrggbb" with an opacity, for translucent bands: rgba(r,g,b,alpha)."""
+    """"#rrggbb" with an opacity, for translucent bands: rgba(r,g,b,alpha).
+
+    Parameters
+    ----------
+    hex_color : str
+        Colour as "#rrggbb".
+    alpha : float
+        Opacity from 0 to 1.
+
+    Returns
+    -------
+    str
+        The CSS colour "rgba(r,g,b,alpha)".
+    """
     h = hex_color.lstrip("#")
     if len(h) != 6:
         raise ValueError(f"rgba needs a '#rrggbb' color, got {hex_color!r}.")
@@ -77,7 +90,18 @@ def plotly_text(text) -> str:
     """``text`` as plotly shows it literally. Plotly reads <b>, <br>, <sup> and <a href=...> in titles, axis
     titles, legends, ticks and annotations as markup (a column named '<a href="...">x</a>' would be a live
     link in a title); with < > & written as entities, which plotly decodes back, no tag is ever formed.
-    The one escaping of user text (column and file names, typed itemsets) on its way into a figure."""
+    The one escaping of user text (column and file names, typed itemsets) on its way into a figure.
+
+    Parameters
+    ----------
+    text : object
+        Text to show; converted with ``str``.
+
+    Returns
+    -------
+    str
+        The text with < > & escaped as HTML entities.
+    """
     return html.escape(str(text), quote=False)
 
 
@@ -95,7 +119,20 @@ def figure(data=(), layout: dict | None = None) -> go.Figure:
     text=...)`` inside an axis, not ``title_text``), which plotly.js reads. With RKCORE_VALIDATE_FIGURES set
     (the test suite sets it) every figure is checked against its validated form (:func:`check_canonical`),
     so a misspelt or raw property fails in CI rather than being dropped by the browser. The template
-    applies unless the layout names one."""
+    applies unless the layout names one.
+
+    Parameters
+    ----------
+    data : iterable of dict, default ()
+        Trace dicts.
+    layout : dict or None, optional
+        Layout dict; the template is added unless it names one.
+
+    Returns
+    -------
+    plotly.graph_objects.Figure
+        The unvalidated figure.
+    """
     fig = go.Figure(data=list(data), layout=dict({"template": TEMPLATE}, **(layout or {})), _validate=False)
     if os.environ.get(VALIDATE_FIGURES_ENV):
         check_canonical(fig)
@@ -110,7 +147,13 @@ def check_canonical(fig: go.Figure) -> None:
     """Raise ValueError unless the figure's JSON is what plotly's validation makes of it: every property
     exists (validation raises on a misspelt one) and is written in canonical form (a raw ``title_text``
     inside an axis dict would reach plotly.js, which ignores it). A property set to None (null: plotly.js's
-    default) counts as unset, as validation makes it, and so does a dict left empty."""
+    default) counts as unset, as validation makes it, and so does a dict left empty.
+
+    Parameters
+    ----------
+    fig : plotly.graph_objects.Figure
+        Figure to check.
+    """
     shown = _without_nulls(json.loads(pio.to_json(fig, validate=False)))
     validated = _without_nulls(json.loads(pio.to_json(go.Figure(shown), validate=False)))
     if shown != validated:
@@ -136,7 +179,20 @@ def _differing_paths(a, b, path: str) -> list[str]:
 
 
 def spans_decades(values, decades: float = 2.0) -> bool:
-    """True when the positive values span at least ``decades`` orders of magnitude."""
+    """True when the positive values span at least ``decades`` orders of magnitude.
+
+    Parameters
+    ----------
+    values : array-like
+        Values; non-positive and non-finite ones are ignored.
+    decades : float, default 2.0
+        Orders of magnitude required.
+
+    Returns
+    -------
+    bool
+        Whether the positive values span ``decades`` or more.
+    """
     v = np.asarray(values, dtype=np.float64)
     v = v[np.isfinite(v) & (v > 0)]
     if v.size < 2:
@@ -148,7 +204,18 @@ _SUPERSCRIPT = str.maketrans("-0123456789", "⁻⁰¹²³⁴⁵⁶⁷⁸⁹")
 
 
 def power_label(v: float) -> str:
-    """2·10⁻⁶ (1·10ᵏ is written 10ᵏ); numbers from 0.01 to 9999 stay plain."""
+    """2·10⁻⁶ (1·10ᵏ is written 10ᵏ); numbers from 0.01 to 9999 stay plain.
+
+    Parameters
+    ----------
+    v : float
+        Nonzero tick value.
+
+    Returns
+    -------
+    str
+        The label.
+    """
     if 0.01 <= abs(v) < 1e4:
         return f"{v:g}"
     exp = int(np.floor(np.log10(abs(v)) + 1e-12))
@@ -159,7 +226,18 @@ def power_label(v: float) -> str:
 
 def log_ticks(values) -> dict:
     """tickvals / ticktext for a log axis over ``values``: 1-2-5 steps when they span less than two
-    decades (plotly would label every minor tick 2, 3, 4 ... there), powers of ten beyond."""
+    decades (plotly would label every minor tick 2, 3, 4 ... there), powers of ten beyond.
+
+    Parameters
+    ----------
+    values : array-like
+        Values the axis shows; non-positive and non-finite ones are ignored.
+
+    Returns
+    -------
+    dict
+        ``tickvals`` and ``ticktext``, or empty when fewer than two ticks fit.
+    """
     v = np.asarray(values, dtype=np.float64)
     v = v[np.isfinite(v) & (v > 0)]
     if v.size == 0:
@@ -197,7 +275,20 @@ def enlarged(fig: go.Figure, step: float) -> go.Figure:
     """A copy of ``fig`` with every font ``step`` px larger: the global font and every size set explicitly
     (the template's legend, colorbar and axis-title sizes, panel titles, bar labels). Growing only the global
     font left those at their fixed sizes, smaller than the ticks beside them (presenter mode). A size
-    given as a list (one per point) is left alone."""
+    given as a list (one per point) is left alone.
+
+    Parameters
+    ----------
+    fig : plotly.graph_objects.Figure
+        Figure to enlarge; it is not modified.
+    step : float
+        Pixels added to every font size.
+
+    Returns
+    -------
+    plotly.graph_objects.Figure
+        The enlarged copy.
+    """
     spec = _enlarge_sizes(json.loads(pio.to_json(fig, validate=False)), step)
     layout = spec.setdefault("layout", {})
     template_font = (layout.get("template") or {}).get("layout", {}).get("font", {})

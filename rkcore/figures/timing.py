@@ -45,7 +45,26 @@ def timing_figure(df: pd.DataFrame, along: str = "d", phase: str = "transform", 
     """Median time vs ``along`` per map (band: interquartile range over repeats), log-log.
 
     ``slopes`` is :func:`rkcore.studies.timing.growth_exponent` output for the same ``along`` and phase:
-    each legend entry then shows the map's fitted growth exponent."""
+    each legend entry then shows the map's fitted growth exponent.
+
+    Parameters
+    ----------
+    df : pandas.DataFrame
+        time_maps output (columns map, phase, d, D, n, seconds).
+    along : str, default "d"
+        Swept axis, a key of ``AXIS_LABELS``.
+    phase : str, default "transform"
+        Timed phase to draw.
+    slopes : pandas.DataFrame or None, optional
+        Growth exponents per map, shown in the legend.
+    title : str or None, optional
+        Figure title; None gives a default naming the swept axis.
+
+    Returns
+    -------
+    plotly.graph_objects.Figure
+        The log-log timing chart.
+    """
     if along not in AXIS_LABELS:
         raise ValueError(f"along must be one of {', '.join(AXIS_LABELS)}, got {along!r}.")
     sub = df[df["phase"] == phase]
@@ -89,7 +108,22 @@ def timing_figure(df: pd.DataFrame, along: str = "d", phase: str = "transform", 
 
 
 def predicted_figure(pred: pd.DataFrame, along: str, *, title: str | None = None) -> go.Figure:
-    """Predicted operations per sample vs ``along`` per map, log-log (the slopes are the point)."""
+    """Predicted operations per sample vs ``along`` per map, log-log (the slopes are the point).
+
+    Parameters
+    ----------
+    pred : pandas.DataFrame
+        Predicted costs (columns map, label, slope, operations and ``along``).
+    along : str
+        Swept axis.
+    title : str or None, optional
+        Figure title; None gives a default naming the swept axis.
+
+    Returns
+    -------
+    plotly.graph_objects.Figure
+        The log-log chart of predicted operations.
+    """
     if pred.empty:
         raise ValueError("No predictions to draw.")
     traces = []
@@ -115,7 +149,22 @@ SLOPE_SPREAD_LIMIT = 0.25
 def slope_spread(df: pd.DataFrame, along: str, phase: str = "transform") -> pd.DataFrame:
     """Per map: the slope of log(time) against log(``along``) fitted to each repeat alone, summarized as
     ``low`` and ``high`` (min and max over the repeats) and ``repeats`` (how many had two or more points).
-    ``df``: rkcore.timing.time_maps rows of one sweep (columns map, repeat, phase, seconds, ``along``)."""
+    ``df``: rkcore.timing.time_maps rows of one sweep (columns map, repeat, phase, seconds, ``along``).
+
+    Parameters
+    ----------
+    df : pandas.DataFrame
+        time_maps rows of one sweep.
+    along : str
+        Swept axis column.
+    phase : str, default "transform"
+        Timed phase to fit.
+
+    Returns
+    -------
+    pandas.DataFrame
+        Columns map, along, low, high, repeats.
+    """
     sub = df[(df["phase"] == phase) & (df["seconds"] > 0)]
     rows = []
     for key, g in sub.groupby("map", sort=False):
@@ -134,7 +183,20 @@ def timing_note(slopes: pd.DataFrame, load: tuple[float, int] | None = None) -> 
     (label), ``along`` ("d" or "D"), ``exponent``, and optionally ``low`` / ``high``, the spread of the
     per-repeat slopes): the measured slopes with their spread, which of them are unreliable (a spread
     above SLOPE_SPREAD_LIMIT, or a load average above the cores while measuring: ``load`` = (load, cores)),
-    then what the formulas predict."""
+    then what the formulas predict.
+
+    Parameters
+    ----------
+    slopes : pandas.DataFrame
+        Growth-exponent table (columns map, along, exponent, optionally low and high).
+    load : tuple of (float, int) or None, optional
+        Load average and core count while measuring.
+
+    Returns
+    -------
+    str
+        The note, a few sentences.
+    """
     parts, shaky = [], []
     for label, rows in slopes.groupby("map", sort=False):
         each = []

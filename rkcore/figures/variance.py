@@ -22,7 +22,20 @@ OWN_WEIGHTS_COLOR = "#000000"
 
 def method_color(map_key: str, distribution: str | None) -> str:
     """Maps with a choice of distribution (RK) take the distribution's colour (the same on every page);
-    maps that draw their own weights are black. Unknown keys raise."""
+    maps that draw their own weights are black. Unknown keys raise.
+
+    Parameters
+    ----------
+    map_key : str
+        Registry key of the map.
+    distribution : str or None
+        Weight distribution key, for maps that take one.
+
+    Returns
+    -------
+    str
+        Colour as "#rrggbb".
+    """
     if get_map(map_key).takes_distribution:
         return get_distribution(distribution).color
     return OWN_WEIGHTS_COLOR
@@ -31,7 +44,22 @@ def method_color(map_key: str, distribution: str | None) -> str:
 # ============================================================================ figures
 def error_vs_D_figure(study: pd.DataFrame, metric: str = "mean_abs_error", *, title: str | None = None) -> go.Figure:
     """Error vs D per method, log-log: mean over trials (line) and 10-90% of the trials (band),
-    with a 1/√D guide through the first point of the first method."""
+    with a 1/√D guide through the first point of the first method.
+
+    Parameters
+    ----------
+    study : pandas.DataFrame
+        Error study rows (columns method, map, distribution, D, trial, metric, value).
+    metric : str, default "mean_abs_error"
+        Error metric to draw.
+    title : str or None, optional
+        Figure title; None gives a default.
+
+    Returns
+    -------
+    plotly.graph_objects.Figure
+        The log-log error chart.
+    """
     sub = study[study["metric"] == metric]
     if sub.empty:
         raise ValueError(f"No rows with metric {metric!r} in the study.")
@@ -75,7 +103,20 @@ def error_vs_D_figure(study: pd.DataFrame, metric: str = "mean_abs_error", *, ti
 
 def variance_figure(empirical: pd.DataFrame, exact: pd.DataFrame | None = None) -> go.Figure:
     """One panel per pair: the exact variance Var/D (lines) and the empirical variance over trials
-    (markers with 95% intervals), per distribution, log-log."""
+    (markers with 95% intervals), per distribution, log-log.
+
+    Parameters
+    ----------
+    empirical : pandas.DataFrame
+        Empirical variances (columns pair, distribution, D, variance, var_low, var_high, n_trials).
+    exact : pandas.DataFrame or None, optional
+        Exact variances (columns pair, distribution, D, variance).
+
+    Returns
+    -------
+    plotly.graph_objects.Figure
+        One panel per pair.
+    """
     if empirical.empty:
         raise ValueError("No empirical variances to draw.")
     labels = list(dict.fromkeys(empirical["pair"]))
@@ -133,7 +174,20 @@ def variance_figure(empirical: pd.DataFrame, exact: pd.DataFrame | None = None) 
 
 def variance_by_distribution_figure(summary: pd.DataFrame, kernel_label: str = "") -> go.Figure:
     """Bar per distribution: mean exact per-feature variance D·Var over pairs, labeled with
-    the ratio to Rademacher and the fourth moment E[ω⁴]."""
+    the ratio to Rademacher and the fourth moment E[ω⁴].
+
+    Parameters
+    ----------
+    summary : pandas.DataFrame
+        Exact variance per distribution.
+    kernel_label : str, default ""
+        Kernel name for the subtitle.
+
+    Returns
+    -------
+    plotly.graph_objects.Figure
+        The bar chart.
+    """
     if summary.empty:
         raise ValueError("No variances to draw.")
     s = summary.sort_values("fourth_moment")
@@ -162,7 +216,30 @@ def separated(mean_a: float, std_a: float, n_a: int, mean_b: float, std_b: float
               k: float = SEPARATION_SE) -> bool:
     """Whether two means of trials differ by more than ``k`` standard errors of their difference
     (``std``: the trials' spread, ddof = 0 as in the Table 1 view, turned into ddof = 1; one trial: no
-    spread is known, nothing counts as separated)."""
+    spread is known, nothing counts as separated).
+
+    Parameters
+    ----------
+    mean_a : float
+        Mean of the first trials.
+    std_a : float
+        Their standard deviation (ddof = 0).
+    n_a : int
+        Their number.
+    mean_b : float
+        Mean of the second trials.
+    std_b : float
+        Their standard deviation (ddof = 0).
+    n_b : int
+        Their number.
+    k : float, default SEPARATION_SE
+        Standard errors required.
+
+    Returns
+    -------
+    bool
+        Whether the means are separated.
+    """
     if n_a < 2 or n_b < 2:
         return False
     var_a = std_a ** 2 * n_a / (n_a - 1) / n_a
@@ -173,7 +250,18 @@ def separated(mean_a: float, std_a: float, n_a: int, mean_b: float, std_b: float
 def lowest_by_D(tidy: pd.DataFrame) -> pd.DataFrame:
     """Per D of the Table 1 view's tidy numbers (method, D, mean, std, n_trials): the method with the lowest
     mean, and ``tied``, the methods whose mean cannot be told apart from it (:func:`separated` fails),
-    the lowest included. A clear winner has ``tied == (winner,)``."""
+    the lowest included. A clear winner has ``tied == (winner,)``.
+
+    Parameters
+    ----------
+    tidy : pandas.DataFrame
+        Tidy numbers (columns method, D, mean, std, n_trials).
+
+    Returns
+    -------
+    pandas.DataFrame
+        Columns D, lowest, tied.
+    """
     rows = []
     for D, group in tidy.groupby("D", sort=True):
         group = group.sort_values("mean")
@@ -204,7 +292,22 @@ def distribution_note(lowest: pd.DataFrame | None, summary: pd.DataFrame | None,
     """The Distributions page's "what to notice" from what it shows: ``lowest`` (:func:`lowest_by_D` of the
     Table 1 view: a winner is named only where it beats the others beyond the trials' spread, else they
     tie) and ``summary`` (exact variance per distribution: ``label``, ``ratio_to_rademacher``,
-    ``at_least_rademacher``); either may be None (not run / not exact)."""
+    ``at_least_rademacher``); either may be None (not run / not exact).
+
+    Parameters
+    ----------
+    lowest : pandas.DataFrame or None
+        Output of :func:`lowest_by_D`.
+    summary : pandas.DataFrame or None
+        Exact variance per distribution.
+    trials : int or None, optional
+        Number of trials, quoted in the note.
+
+    Returns
+    -------
+    str
+        The note, a few sentences.
+    """
     parts = []
     if lowest is not None and len(lowest):
         parts.append(_lowest_sentence(lowest, trials))

@@ -94,5 +94,16 @@ def _check_finite_decision(f: np.ndarray, name: str) -> None:
 
 def expected_failed_checks(estimator) -> dict[str, str]:
     """The scikit-learn estimator checks this estimator is expected to fail with its default
-    parameters, each with the reason: ``check_estimator(est, expected_failed_checks=...)``."""
+    parameters, each with the reason: ``check_estimator(est, expected_failed_checks=...)``.
+
+    Parameters
+    ----------
+    estimator : estimator instance
+        The estimator to look up.
+
+    Returns
+    -------
+    dict of str to str
+        Check name to the reason it fails; empty when none are expected to fail.
+    """
     return dict(getattr(estimator, "_expected_failed_checks", {}))

@@ -37,7 +37,20 @@ BINARY_BY_NATURE = (FactorizationMachineClassifier, AllSubsetsModelClassifier)
 def for_many_classes(estimator, y):
     """``OneVsRestClassifier(estimator)`` if ``estimator`` is binary by nature and y has more than two classes
     (one binary model per class against the rest; prediction: the class with the largest decision value),
-    else ``estimator`` itself."""
+    else ``estimator`` itself.
+
+    Parameters
+    ----------
+    estimator : estimator instance
+        The classifier to wrap if needed.
+    y : array-like
+        Training labels.
+
+    Returns
+    -------
+    estimator instance
+        ``OneVsRestClassifier(estimator)`` or ``estimator``.
+    """
     if isinstance(estimator, BINARY_BY_NATURE) and np.unique(y).size > 2:
         return OneVsRestClassifier(estimator)
     return estimator
@@ -56,9 +69,28 @@ class FactorizationMachineRegressor(RegressorMixin, FactorizationMachineClassifi
 
     Parameters
     ----------
-    degree, n_components, alpha, beta, fit_linear, fit_intercept, lambdas, max_iter, tol, init_scale,
-    random_state :
-        As in :class:`~rkcore.learners.FactorizationMachineClassifier`.
+    degree : int, default=2
+        Order m >= 2 of the ANOVA kernel.
+    n_components : int, default=30
+        Rank k of the factors.
+    alpha : float, default=1e-4
+        L2 penalty of the linear term w.
+    beta : float, default=1e-4
+        L2 penalty of the factors P.
+    fit_linear : bool, default=True
+        Add the linear term <w, x>.
+    fit_intercept : bool, default=True
+        Add an unpenalised bias b.
+    lambdas : {"random_signs", "ones"}, default="random_signs"
+        Fixed signs lambda_s: i.i.d. +-1 or all +1.
+    max_iter : int, default=200
+        L-BFGS-B iterations.
+    tol : float, default=1e-6
+        Stop when the largest gradient entry is below ``tol``.
+    init_scale : float or "auto", default=0.01
+        Standard deviation of the initial factors ("auto": scaled to the data).
+    random_state : int, RandomState instance or None, default=None
+        Seeds the initial factors and the signs lambda_s.
 
     Attributes
     ----------
@@ -180,12 +212,16 @@ class ExactKernelRidge(RegressorMixin, BaseEstimator):
         Parameters
         ----------
         X : {array-like, sparse matrix} of shape (n_samples, n_features)
+            Training data.
         y : array-like of shape (n_samples,)
+            Regression targets.
         sample_weight : array-like of shape (n_samples,), default=None
+            Non-negative sample weights; a zero weight drops the sample. None weighs all equally.
 
         Returns
         -------
         self : object
+            The fitted estimator.
         """
         X, y = validate_data(self, X, y, accept_sparse="csr", dtype=np.float64, y_numeric=True)
         spec = _spec_or_default(self.spec)
@@ -238,6 +274,26 @@ def random_feature_ridge(map_key: str, spec: KernelSpec | None = None, n_compone
     >>> X = np.random.RandomState(0).randn(300, 4); y = X[:, 0] * X[:, 1]
     >>> random_feature_ridge("rk", n_components=400, random_state=0, alpha=1e-3).fit(X, y).score(X, y) > 0.9
     True
+
+    Parameters
+    ----------
+    map_key : str
+        Registry key of the feature map.
+    spec : KernelSpec or None, optional
+        The kernel; None means second-order ANOVA.
+    n_components : int, default 100
+        Number of random features D.
+    distribution : str or None, optional
+        Weight distribution key; None uses the map's default.
+    random_state : int, RandomState instance or None, optional
+        Seeds the map.
+    alpha : float, default 1.0
+        Ridge penalty.
+
+    Returns
+    -------
+    sklearn.pipeline.Pipeline
+        The unfitted pipeline.
     """
     spec = _spec_or_default(spec)
     feature_map = make_map(map_key, spec, n_components, distribution=distribution, random_state=random_state)

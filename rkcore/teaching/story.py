@@ -208,7 +208,20 @@ JUST_NOW_S = 60.0
 
 def measured_when(measured_at: float | None, now: float | None = None) -> str:
     """When a number was measured, truthfully: "measured just now", or "measured at 09:12:03 (5 min ago,
-    kept from an earlier run)" for a cached result (``measured_at``, ``now``: seconds since the epoch)."""
+    kept from an earlier run)" for a cached result (``measured_at``, ``now``: seconds since the epoch).
+
+    Parameters
+    ----------
+    measured_at : float or None
+        When the number was measured (seconds since the epoch); None if unknown.
+    now : float or None, optional
+        The current time; None reads the clock.
+
+    Returns
+    -------
+    str
+        The phrase, e.g. "measured just now".
+    """
     import time
 
     if measured_at is None:
@@ -311,7 +324,25 @@ STORY_GRAM_D = 256
 @dataclass
 class StoryStep:
     """One screen: its heading, its sentence, what its figure is built from (``kind`` names the builder
-    of rkcore.figures.story, ``figure_args`` its arguments) and a caption."""
+    of rkcore.figures.story, ``figure_args`` its arguments) and a caption.
+
+    Parameters
+    ----------
+    number : int
+        Step number, 1 to 5.
+    heading : str
+        Screen heading.
+    sentence : str
+        What the screen says.
+    kind : str
+        Figure builder: "matrix", "pair", "curve" or "duel".
+    figure_args : tuple
+        Positional arguments of the builder.
+    caption : str, default ""
+        Caption under the figure.
+    data : pandas.DataFrame or None, optional
+        The numbers behind the figure, if any.
+    """
     number: int
     heading: str
     sentence: str
@@ -322,7 +353,13 @@ class StoryStep:
 
 
 def gram_steps() -> list[StoryStep]:
-    """Steps 1 and 2: the exact matrix of the digits and its estimate at D = STORY_GRAM_D."""
+    """Steps 1 and 2: the exact matrix of the digits and its estimate at D = STORY_GRAM_D.
+
+    Returns
+    -------
+    list of StoryStep
+        Steps 1 and 2.
+    """
     X, y = story_data()
     K, K_hat = gram_for(X, STORY_GRAM_D)
     n = K.shape[0]
@@ -333,7 +370,13 @@ def gram_steps() -> list[StoryStep]:
 
 
 def error_steps() -> list[StoryStep]:
-    """Steps 3 and 4: the error against D on the digits, and Rademacher against Gaussian weights."""
+    """Steps 3 and 4: the error against D on the digits, and Rademacher against Gaussian weights.
+
+    Returns
+    -------
+    list of StoryStep
+        Steps 3 and 4.
+    """
     X, _ = story_data()
     trials = error_vs_D(X, distributions=("rademacher",), trials=2)
     medians = median_error(trials)
@@ -348,7 +391,18 @@ def error_steps() -> list[StoryStep]:
 
 def duel(n: int):
     """Step 5's measurement: (speedups summary, n_train, measured_at) of the kernel SVM against the linear
-    model on RK features (D = 16 d), one BLAS thread, one trial."""
+    model on RK features (D = 16 d), one BLAS thread, one trial.
+
+    Parameters
+    ----------
+    n : int
+        Number of points of the interaction data to load.
+
+    Returns
+    -------
+    tuple
+        (summary DataFrame, n_train int, measured_at float seconds since the epoch).
+    """
     import time
 
     from threadpoolctl import threadpool_limits
@@ -364,6 +418,24 @@ def duel(n: int):
 
 
 def duel_step(summary: pd.DataFrame, n_train: int, measured_at: float | None, now: float | None = None) -> StoryStep:
+    """Step 5: the classifier duel's screen from its measurement (:func:`duel`), captioned with when it ran.
+
+    Parameters
+    ----------
+    summary : pandas.DataFrame
+        Speedups summary of the duel.
+    n_train : int
+        Training points of the duel.
+    measured_at : float or None
+        When it was measured (seconds since the epoch).
+    now : float or None, optional
+        The current time; None reads the clock.
+
+    Returns
+    -------
+    StoryStep
+        Step 5.
+    """
     import time
 
     clock = time.strftime("%H:%M:%S", time.localtime(measured_at)) if measured_at else "an earlier run"
@@ -374,7 +446,20 @@ def duel_step(summary: pd.DataFrame, n_train: int, measured_at: float | None, no
 
 
 def story_steps(duel_n: int = 8000, progress=None) -> list[StoryStep]:
-    """All five steps, computed now (the export's content)."""
+    """All five steps, computed now (the export's content).
+
+    Parameters
+    ----------
+    duel_n : int, default 8000
+        Points of the classifier duel.
+    progress : callable or None, optional
+        Called with a message before each part.
+
+    Returns
+    -------
+    list of StoryStep
+        The five steps.
+    """
     say = progress or (lambda message: None)
     say("steps 1-2: Gram matrices")
     steps = gram_steps()
