@@ -42,7 +42,13 @@ class Parser(argparse.ArgumentParser):
 
 
 def build_parser() -> argparse.ArgumentParser:
-    """The ``rkcore`` argument parser (standard library only: no study module is imported)."""
+    """The ``rkcore`` argument parser (standard library only: no study module is imported).
+
+    Returns
+    -------
+    argparse.ArgumentParser
+        The parser with one subcommand per entry of ``COMMANDS`` and ``--version``.
+    """
     parser = Parser(
         prog="rkcore", formatter_class=argparse.RawDescriptionHelpFormatter,
         description="Random feature maps for the itemset kernel (Atarashi, Maji & Oyama, AAAI-19): the paper's "
@@ -64,7 +70,18 @@ def _error(command: str, message: object) -> None:
 
 
 def main(argv: list[str] | None = None) -> int:
-    """Run ``rkcore COMMAND [options]``; returns the exit code (0 ok, 2 bad arguments or input, 1 failure)."""
+    """Run ``rkcore COMMAND [options]``; returns the exit code (0 ok, 2 bad arguments or input, 1 failure).
+
+    Parameters
+    ----------
+    argv : list[str] or None, default None
+        The command-line arguments after the program name; None reads ``sys.argv[1:]``.
+
+    Returns
+    -------
+    int
+        The exit code: 0 ok, 2 bad arguments or input, 1 failure, 130 interrupted.
+    """
     argv = list(sys.argv[1:] if argv is None else argv)
     try:
         args = build_parser().parse_args(argv)

@@ -23,7 +23,18 @@ OUTPUT_SUFFIXES = (".csv", ".parquet")
 
 
 def bounded_int(low: int, high: int) -> Callable[[str], int]:
-    """argparse type: an integer in [low, high] (``1e3`` and ``2**40`` are refused, not guessed)."""
+    """argparse type: an integer in [low, high] (``1e3`` and ``2**40`` are refused, not guessed).
+
+    Parameters
+    ----------
+    low, high : int
+        Smallest and largest accepted value (both included).
+
+    Returns
+    -------
+    Callable[[str], int]
+        Parser of one argument text; raises ``argparse.ArgumentTypeError`` outside the bounds.
+    """
 
     def parse(text: str) -> int:
         try:
@@ -39,7 +50,20 @@ def bounded_int(low: int, high: int) -> Callable[[str], int]:
 
 
 def bounded_float(low: float, high: float, *, open_low: bool = True) -> Callable[[str], float]:
-    """argparse type: a finite number in (low, high] (or [low, high] with ``open_low=False``)."""
+    """argparse type: a finite number in (low, high] (or [low, high] with ``open_low=False``).
+
+    Parameters
+    ----------
+    low, high : float
+        Lower and upper bound of the accepted values.
+    open_low : bool, default True
+        Whether ``low`` itself is refused.
+
+    Returns
+    -------
+    Callable[[str], float]
+        Parser of one argument text; raises ``argparse.ArgumentTypeError`` outside the bounds.
+    """
 
     def parse(text: str) -> float:
         try:
@@ -61,7 +85,18 @@ def _short(value) -> str:
 
 
 def split_part(text: str) -> float | int:
-    """argparse type of --n-train/--n-val/--n-test: a fraction in (0, 1) or a whole count 1..MAX_SIZE."""
+    """argparse type of --n-train/--n-val/--n-test: a fraction in (0, 1) or a whole count 1..MAX_SIZE.
+
+    Parameters
+    ----------
+    text : str
+        The argument as typed.
+
+    Returns
+    -------
+    float or int
+        A fraction below 1, or a whole count.
+    """
     value = bounded_float(0.0, float(MAX_SIZE))(text)
     if value >= 1:
         if value != int(value):
@@ -71,7 +106,22 @@ def split_part(text: str) -> float | int:
 
 
 def comma_list(item: Callable[[str], object], what: str, *, max_items: int = 64) -> Callable[[str], list]:
-    """argparse type: comma-separated items, each parsed by ``item``; at least one, at most ``max_items``."""
+    """argparse type: comma-separated items, each parsed by ``item``; at least one, at most ``max_items``.
+
+    Parameters
+    ----------
+    item : Callable[[str], object]
+        Parser of one item.
+    what : str
+        Plural name of the items, used in error messages and as the parser's name.
+    max_items : int, default 64
+        Most items accepted.
+
+    Returns
+    -------
+    Callable[[str], list]
+        Parser of the whole argument text into the list of parsed items.
+    """
 
     def parse(text: str) -> list:
         parts = [p.strip() for p in text.split(",") if p.strip()]
@@ -86,7 +136,20 @@ def comma_list(item: Callable[[str], object], what: str, *, max_items: int = 64)
 
 
 def choice_list(allowed: Sequence[str], what: str) -> Callable[[str], list[str]]:
-    """argparse type: comma-separated keys out of ``allowed``."""
+    """argparse type: comma-separated keys out of ``allowed``.
+
+    Parameters
+    ----------
+    allowed : Sequence[str]
+        The accepted keys.
+    what : str
+        Singular name of a key, used in error messages.
+
+    Returns
+    -------
+    Callable[[str], list[str]]
+        Parser of the argument text into the list of keys.
+    """
 
     def key(text: str) -> str:
         if text not in allowed:
@@ -100,11 +163,38 @@ map_list = choice_list(MAP_KEYS, "map")
 table1_kernel_list = choice_list(TABLE1_KERNELS, "kernel")
 multiple_list = comma_list(bounded_int(1, 1024), "multiples of d")
 C_list = comma_list(bounded_float(0.0, 1e12), "values of C", max_items=50)
+_LIST_DOC = """argparse type: comma-separated {what}.
+
+Parameters
+----------
+text : str
+    The argument as typed.
+
+Returns
+-------
+list
+    The parsed {what}.
+"""
+map_list.__doc__ = _LIST_DOC.format(what="map keys (see ``MAP_KEYS``)")
+table1_kernel_list.__doc__ = _LIST_DOC.format(what="Table 1 kernel keys (see ``TABLE1_KERNELS``)")
+multiple_list.__doc__ = _LIST_DOC.format(what="multiples of d, integers from 1 to 1024")
+C_list.__doc__ = _LIST_DOC.format(what="values of C, numbers in (0, 1e12], at most 50")
 
 
 def output_path(text: str) -> Path:
     """argparse type: a .csv or .parquet file name (whether it may be written is checked by
-    :func:`rkcore.cli.outputs.check_outputs`, once every input and output is known)."""
+    :func:`rkcore.cli.outputs.check_outputs`, once every input and output is known).
+
+    Parameters
+    ----------
+    text : str
+        The argument as typed.
+
+    Returns
+    -------
+    Path
+        The output path (pyarrow must be importable for ``.parquet``).
+    """
     path = Path(text)
     if path.suffix.lower() not in OUTPUT_SUFFIXES:
         raise argparse.ArgumentTypeError(f"output file must end in {' or '.join(OUTPUT_SUFFIXES)}, got {text!r}")
@@ -117,7 +207,22 @@ def output_path(text: str) -> Path:
 
 
 def parse_Ds(text: str, d: int, *, high: int = 2**20) -> list[int]:
-    """``--D``: '156,312' or multiples of d such as '2d,16d' (also '0.5d'); each D from 1 to ``high``."""
+    """``--D``: '156,312' or multiples of d such as '2d,16d' (also '0.5d'); each D from 1 to ``high``.
+
+    Parameters
+    ----------
+    text : str
+        The comma-separated list as typed.
+    d : int
+        Number of input features, the unit of entries such as ``'16d'``.
+    high : int, default 2**20
+        Largest accepted D.
+
+    Returns
+    -------
+    list[int]
+        The numbers of random features, in the given order.
+    """
     out = []
     for part in (p.strip().lower() for p in text.split(",")):
         if not part:
@@ -137,7 +242,18 @@ def parse_Ds(text: str, d: int, *, high: int = 2**20) -> list[int]:
 
 
 def parse_params(items: Sequence[str]) -> dict:
-    """``--param``: ['fm.max_iter=100', 'rk.clf__max_iter=2000'] -> {'fm': {'max_iter': 100}, ...}."""
+    """``--param``: ['fm.max_iter=100', 'rk.clf__max_iter=2000'] -> {'fm': {'max_iter': 100}, ...}.
+
+    Parameters
+    ----------
+    items : Sequence[str]
+        ``METHOD.PARAM=VALUE`` strings (None or empty for none).
+
+    Returns
+    -------
+    dict
+        Method key -> {parameter name: value}; a value is a Python literal when it parses as one, else the string.
+    """
     out: dict = {}
     for item in items or []:
         try:
@@ -157,14 +273,40 @@ def parse_params(items: Sequence[str]) -> dict:
 
 def split_of(n: int, n_train, n_val, n_test, paper_split: tuple[int, int, int]) -> tuple:
     """The (train, validation, test) split: the paper's counts when none is given and the data are large
-    enough, else fractions (0.5, 0.1, 0.4) with any given part in its place."""
+    enough, else fractions (0.5, 0.1, 0.4) with any given part in its place.
+
+    Parameters
+    ----------
+    n : int
+        Number of rows of the data.
+    n_train, n_val, n_test : float, int or None
+        Given sizes (fraction or count) of the parts, None where not given.
+    paper_split : tuple[int, int, int]
+        The paper's (train, validation, test) counts.
+
+    Returns
+    -------
+    tuple
+        The (train, validation, test) sizes, each a fraction or a count.
+    """
     if n_train is None and n_val is None and n_test is None:
         return paper_split if n >= sum(paper_split) else (0.5, 0.1, 0.4)
     return (0.5 if n_train is None else n_train, 0.1 if n_val is None else n_val, 0.4 if n_test is None else n_test)
 
 
 def html_path(text: str) -> Path:
-    """``--out`` of ``export-story``: a .html (or .htm) file name; existence and folder are checked before work."""
+    """``--out`` of ``export-story``: a .html (or .htm) file name; existence and folder are checked before work.
+
+    Parameters
+    ----------
+    text : str
+        The argument as typed.
+
+    Returns
+    -------
+    Path
+        The output path.
+    """
     path = Path(text)
     if path.suffix.lower() not in (".html", ".htm"):
         raise argparse.ArgumentTypeError(f"expected a .html file, got {text!r}")

@@ -28,18 +28,53 @@ MOVIELENS_FILES = ("u.data", "u.user", "u.item")
 
 
 def sibling(path: Path, tag: str) -> Path:
-    """``results.csv`` -> ``results.<tag>.csv`` (same format)."""
+    """``results.csv`` -> ``results.<tag>.csv`` (same format).
+
+    Parameters
+    ----------
+    path : Path
+        The main output file.
+    tag : str
+        The name inserted before the suffix.
+
+    Returns
+    -------
+    Path
+        The sibling file in the same folder.
+    """
     return path.with_name(f"{path.stem}.{tag}{path.suffix}")
 
 
 def provenance_path(path: Path) -> Path:
-    """``results.csv`` -> ``results.provenance.json``."""
+    """``results.csv`` -> ``results.provenance.json``.
+
+    Parameters
+    ----------
+    path : Path
+        The main output file.
+
+    Returns
+    -------
+    Path
+        The provenance record's file in the same folder.
+    """
     return path.with_name(f"{path.stem}.provenance.json")
 
 
 def input_files(data: str | None) -> list[Path]:
     """The files a ``--data`` value reads: the file, or a MovieLens folder's u.data, u.user and u.item (every
-    file of another folder); none for builtin:KEY."""
+    file of another folder); none for builtin:KEY.
+
+    Parameters
+    ----------
+    data : str or None
+        The ``--data`` value (None or empty for no data).
+
+    Returns
+    -------
+    list[Path]
+        The input files read.
+    """
     if not data or data.startswith("builtin:"):
         return []
     path = Path(data)
@@ -50,7 +85,13 @@ def input_files(data: str | None) -> list[Path]:
 
 
 def check_input(data: str) -> None:
-    """Refuse a ``--data`` path that is neither builtin:KEY, a folder nor a regular file (a FIFO would hang)."""
+    """Refuse a ``--data`` path that is neither builtin:KEY, a folder nor a regular file (a FIFO would hang).
+
+    Parameters
+    ----------
+    data : str
+        The ``--data`` value; a ValueError is raised when it is missing or not a file or folder.
+    """
     if data.startswith("builtin:"):
         return
     try:
@@ -69,7 +110,22 @@ def _same_file(a: Path, b: Path) -> bool:
 
 
 def check_outputs(outputs: Iterable[Path], inputs: Iterable[Path], overwrite: bool) -> list[Path]:
-    """Every output path, checked as the module docstring says; returns them (ValueError on the first refusal)."""
+    """Every output path, checked as the module docstring says; returns them (ValueError on the first refusal).
+
+    Parameters
+    ----------
+    outputs : Iterable[Path]
+        The files the command will write.
+    inputs : Iterable[Path]
+        The files it reads (see :func:`input_files`), never to be overwritten.
+    overwrite : bool
+        Whether existing outputs may be replaced (``--overwrite``).
+
+    Returns
+    -------
+    list[Path]
+        The outputs, in the given order.
+    """
     outputs, inputs = list(outputs), list(inputs)
     seen: dict[Path, Path] = {}
     for out in outputs:
@@ -119,6 +175,16 @@ def write_atomically(writers: dict[Path, Callable[[Path], None]]) -> list[Path]:
 
     Temporary files live in the target's folder (so the move is atomic) and are removed on any failure;
     an OSError is raised as a one-line ValueError naming the file.
+
+    Parameters
+    ----------
+    writers : dict[Path, Callable[[Path], None]]
+        Target path -> function writing the content to the temporary path it is given.
+
+    Returns
+    -------
+    list[Path]
+        The target paths written.
     """
     staged: list[tuple[Path, str]] = []
     umask = os.umask(0)
@@ -143,7 +209,20 @@ def write_atomically(writers: dict[Path, Callable[[Path], None]]) -> list[Path]:
 
 
 def sha256(path: Path, chunk: int = 1 << 20) -> str:
-    """Hex SHA-256 of a file's bytes (read in 1 MiB chunks)."""
+    """Hex SHA-256 of a file's bytes (read in 1 MiB chunks).
+
+    Parameters
+    ----------
+    path : Path
+        The file to hash.
+    chunk : int, default 1 << 20
+        Bytes read at a time.
+
+    Returns
+    -------
+    str
+        The hexadecimal digest.
+    """
     digest = hashlib.sha256()
     with open(path, "rb") as handle:
         for block in iter(lambda: handle.read(chunk), b""):

@@ -34,6 +34,17 @@ class HelpFormatter(argparse.ArgumentDefaultsHelpFormatter, argparse.RawDescript
 
     Flags (default False), options whose help already says its default, and lists are shown as typed
     (``0.1,1,10``), not as Python values; "(default: None)" is left out (the help says what None means).
+
+    Parameters
+    ----------
+    prog : str
+        The program name shown in the usage line.
+    indent_increment : int, default 2
+        Spaces added per nesting level.
+    max_help_position : int, default 24
+        Column at which option help starts at most.
+    width : int or None, default None
+        Line width; None takes the terminal's width less 2.
     """
 
     def _get_help_string(self, action: argparse.Action) -> str:
@@ -65,6 +76,13 @@ def _add_common(p: argparse.ArgumentParser, seed_help: str = "random seed") -> N
 
 
 def add_timing(sub) -> None:
+    """``rkcore timing``: mapping time of the random feature maps (paper Figure 1).
+
+    Parameters
+    ----------
+    sub : argparse._SubParsersAction
+        The subparsers of the ``rkcore`` parser, to which the command is added.
+    """
     fig = names.FIGURE1
     default = names.TIMING_DEFAULTS
     p = sub.add_parser(
@@ -93,6 +111,13 @@ def add_timing(sub) -> None:
 
 
 def add_table1(sub) -> None:
+    """``rkcore table1``: approximation errors on MovieLens 100K (paper Table 1).
+
+    Parameters
+    ----------
+    sub : argparse._SubParsersAction
+        The subparsers of the ``rkcore`` parser, to which the command is added.
+    """
     p = sub.add_parser(
         "table1", help="approximation errors on MovieLens 100K (paper Table 1)", formatter_class=HelpFormatter,
         description="Reproduce Table 1 (approximation errors on MovieLens 100K).",
@@ -122,6 +147,13 @@ def add_table1(sub) -> None:
 
 
 def add_accuracy(sub) -> None:
+    """``rkcore accuracy``: classifier accuracy and time (paper Figures 2 and 3).
+
+    Parameters
+    ----------
+    sub : argparse._SubParsersAction
+        The subparsers of the ``rkcore`` parser, to which the command is added.
+    """
     p = sub.add_parser(
         "accuracy", help="classifier accuracy and time (paper Figures 2 and 3)", formatter_class=HelpFormatter,
         description="Accuracy and train/test time of kernel SVMs, FMs and linear models on random features "
@@ -167,7 +199,13 @@ def add_accuracy(sub) -> None:
 
 
 def add_export_story(sub) -> None:
-    """``rkcore export-story --out FILE.html``: the dashboard's five-screen story as one offline HTML file."""
+    """``rkcore export-story --out FILE.html``: the dashboard's five-screen story as one offline HTML file.
+
+    Parameters
+    ----------
+    sub : argparse._SubParsersAction
+        The subparsers of the ``rkcore`` parser, to which the command is added.
+    """
     p = sub.add_parser(
         "export-story", help="the five-screen story as one offline HTML file", formatter_class=HelpFormatter,
         description="Compute the dashboard's five-screen story now and write it as a single self-contained HTML "

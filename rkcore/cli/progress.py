@@ -18,7 +18,15 @@ BAR_FORMAT = "{desc}{percentage:5.1f}%|{bar}| {elapsed}<{remaining} {postfix}"
 
 
 class Progress:
-    """Callable ``(fraction, message)``; :meth:`counts` adapts ``(done, total, message)`` engines."""
+    """Callable ``(fraction, message)``; :meth:`counts` adapts ``(done, total, message)`` engines.
+
+    Parameters
+    ----------
+    quiet : bool, default False
+        Write nothing.
+    stream : file-like or None, default None
+        Where progress is written; None for ``sys.stderr``. A terminal gets bars, anything else plain lines.
+    """
 
     def __init__(self, quiet: bool = False, stream=None):
         self.quiet = quiet
@@ -30,7 +38,13 @@ class Progress:
         self._last = -1.0  # fraction last shown (plain lines) or reached (bar); -1: section not started
 
     def section(self, title: str) -> None:
-        """End the current section; the next update starts a new one under ``title``."""
+        """End the current section; the next update starts a new one under ``title``.
+
+        Parameters
+        ----------
+        title : str
+            Name shown before the next section's progress.
+        """
         self._end()
         self._title = title
 
@@ -57,11 +71,27 @@ class Progress:
             self._end()
 
     def counts(self, done: int, total: int, message: str) -> None:
-        """Adapter for engines reporting (done, total, message)."""
+        """Adapter for engines reporting (done, total, message).
+
+        Parameters
+        ----------
+        done : int
+            Steps done.
+        total : int
+            Steps in all (0 counts as finished).
+        message : str
+            What is being done, shown next to the progress.
+        """
         self(done / total if total else 1.0, message)
 
     def note(self, message: str) -> None:
-        """A one-off status line (not a fraction), written above a running bar."""
+        """A one-off status line (not a fraction), written above a running bar.
+
+        Parameters
+        ----------
+        message : str
+            The line to write (nothing is written when quiet).
+        """
         if self.quiet:
             return
         if self._bar is not None:
@@ -71,6 +101,7 @@ class Progress:
             self.stream.flush()
 
     def close(self) -> None:
+        """End the current section, closing its bar if one is drawn."""
         self._end()
 
     def _prefix(self) -> str:

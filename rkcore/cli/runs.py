@@ -40,7 +40,18 @@ SIBLING_TABLES = {"timing": (), "table1": (), "accuracy": ("validation",)}
 
 # ----------------------------------------------------------------------------- outputs
 def output_paths(args: argparse.Namespace) -> list[Path]:
-    """Every file the command will write: --out, its sibling tables and provenance, --raw."""
+    """Every file the command will write: --out, its sibling tables and provenance, --raw.
+
+    Parameters
+    ----------
+    args : argparse.Namespace
+        The parsed options of the command.
+
+    Returns
+    -------
+    list[Path]
+        The output files, empty when nothing is written.
+    """
     paths = []
     if args.out is not None:
         paths += [args.out, *(sibling(args.out, tag) for tag in SIBLING_TABLES[args.command]),
@@ -51,7 +62,18 @@ def output_paths(args: argparse.Namespace) -> list[Path]:
 
 
 def typed_frame(df: pd.DataFrame) -> pd.DataFrame:
-    """Counts, sizes and seeds as integers (nullable Int64 where a value is missing)."""
+    """Counts, sizes and seeds as integers (nullable Int64 where a value is missing).
+
+    Parameters
+    ----------
+    df : pandas.DataFrame
+        A result table.
+
+    Returns
+    -------
+    pandas.DataFrame
+        A copy with whole-valued float columns of ``INTEGER_COLUMNS`` as Int64.
+    """
     out = df.copy()
     for col in INTEGER_COLUMNS:
         if col in out.columns and pd.api.types.is_float_dtype(out[col]):
@@ -62,7 +84,20 @@ def typed_frame(df: pd.DataFrame) -> pd.DataFrame:
 
 
 def table_writer(df: pd.DataFrame, suffix: str):
-    """A writer ``(path) -> None`` of ``df`` as CSV or Parquet (by the target's ``suffix``), integers kept."""
+    """A writer ``(path) -> None`` of ``df`` as CSV or Parquet (by the target's ``suffix``), integers kept.
+
+    Parameters
+    ----------
+    df : pandas.DataFrame
+        The table to write.
+    suffix : str
+        The target file's suffix: ``.parquet`` writes Parquet, anything else CSV.
+
+    Returns
+    -------
+    Callable[[Path], None]
+        Function writing the table, without index, to the path it is given.
+    """
     df = typed_frame(df)
     if suffix.lower() == ".parquet":
         return lambda path: df.to_parquet(path, index=False)
@@ -70,7 +105,26 @@ def table_writer(df: pd.DataFrame, suffix: str):
 
 
 def provenance(command: str, argv: list[str], args: argparse.Namespace, started: float, **extra) -> dict:
-    """What produced a result: arguments, versions, seed, input checksums, BLAS and threads, machine, time."""
+    """What produced a result: arguments, versions, seed, input checksums, BLAS and threads, machine, time.
+
+    Parameters
+    ----------
+    command : str
+        The subcommand's name.
+    argv : list[str]
+        The command-line arguments as given.
+    args : argparse.Namespace
+        The parsed options.
+    started : float
+        Start time of the run (``time.time()``).
+    **extra
+        Further entries added to the record.
+
+    Returns
+    -------
+    dict
+        The provenance record, JSON-serializable.
+    """
     import numpy
     import scipy
     import sklearn
@@ -106,6 +160,24 @@ def provenance(command: str, argv: list[str], args: argparse.Namespace, started:
 
 # ----------------------------------------------------------------------------- timing
 def timing_command(args, progress: Progress, client) -> tuple[dict, dict]:
+    """Run ``rkcore timing``: time the maps and print the report.
+
+    Parameters
+    ----------
+    args : argparse.Namespace
+        The parsed options of the command.
+    progress : Progress
+        Where progress and notes are reported.
+    client : distributed.Client or None
+        Dask client to run the work on (``--scheduler``), None to run locally.
+
+    Returns
+    -------
+    tables : dict
+        Output tag -> DataFrame (tag "" for ``--out``, others for its sibling tables).
+    extra : dict
+        Further entries of the provenance record.
+    """
     preset = names.FIGURE1 if args.figure1 else names.TIMING_DEFAULTS
     maps = [k for group in (args.maps or [preset["maps"]]) for k in group]
     repeats = args.repeats if args.repeats is not None else (3 if args.figure1 else 5)
@@ -124,6 +196,24 @@ def timing_command(args, progress: Progress, client) -> tuple[dict, dict]:
 
 # ----------------------------------------------------------------------------- table1
 def table1_command(args, progress: Progress, client) -> tuple[dict, dict]:
+    """Run ``rkcore table1``: one Table 1 study per kernel on MovieLens 100K, printed as tables.
+
+    Parameters
+    ----------
+    args : argparse.Namespace
+        The parsed options of the command.
+    progress : Progress
+        Where progress and notes are reported.
+    client : distributed.Client or None
+        Dask client to run the work on (``--scheduler``), None to run locally.
+
+    Returns
+    -------
+    tables : dict
+        Output tag -> DataFrame (tag "" for ``--out``, others for its sibling tables).
+    extra : dict
+        Further entries of the provenance record.
+    """
     data = load_movielens(args.data, n_samples=args.n, random_state=args.seed if args.sample == "random" else None,
                           sparse=True)
     X = normalize(data.X, "l1")
@@ -149,7 +239,24 @@ def table1_command(args, progress: Progress, client) -> tuple[dict, dict]:
 
 # ----------------------------------------------------------------------------- accuracy
 def load_data(data: str, target: str | None, n_samples: int | None, seed: int):
-    """The dataset of ``--data``: builtin:KEY, a MovieLens folder, a .csv file or a LIBSVM file."""
+    """The dataset of ``--data``: builtin:KEY, a MovieLens folder, a .csv file or a LIBSVM file.
+
+    Parameters
+    ----------
+    data : str
+        The ``--data`` value.
+    target : str or None
+        Name of the label column of a .csv file.
+    n_samples : int or None
+        Rows to sample (builtin and MovieLens data); None for all.
+    seed : int
+        Random seed of the sampling.
+
+    Returns
+    -------
+    Dataset
+        The loaded data, with ``X``, ``y`` and ``name``.
+    """
     if data.startswith("builtin:"):
         return load_builtin(data.split(":", 1)[1], n_samples=n_samples, random_state=seed)
     path = Path(data)
@@ -178,6 +285,24 @@ def _accuracy_plan(args, d: int, n: int) -> dict:
 
 
 def accuracy_command(args, progress: Progress, client) -> tuple[dict, dict]:
+    """Run ``rkcore accuracy``: the accuracy study on ``--data``, printed with its validation table.
+
+    Parameters
+    ----------
+    args : argparse.Namespace
+        The parsed options of the command.
+    progress : Progress
+        Where progress and notes are reported.
+    client : distributed.Client or None
+        Dask client to run the work on (``--scheduler``), None to run locally.
+
+    Returns
+    -------
+    tables : dict
+        Output tag -> DataFrame (tag "" for ``--out``, others for its sibling tables).
+    extra : dict
+        Further entries of the provenance record.
+    """
     data = load_data(args.data, args.target, args.n_samples, args.seed)
     X = normalize(data.X, args.normalize)
     plan = _accuracy_plan(args, X.shape[1], X.shape[0])

@@ -64,7 +64,17 @@ BASE_BYTES = 8 * 2**20
 
 @dataclass(frozen=True)
 class RunCost:
-    """Seconds and peak bytes of a run, with its sections ((name, seconds, bytes), in order)."""
+    """Seconds and peak bytes of a run, with its sections ((name, seconds, bytes), in order).
+
+    Parameters
+    ----------
+    seconds : float
+        Estimated wall seconds.
+    bytes : int
+        Estimated peak memory.
+    sections : tuple of (str, float, int), default ()
+        Name, seconds and peak bytes of each section.
+    """
 
     seconds: float
     bytes: int
@@ -75,6 +85,13 @@ class RunCost:
         return RunCost(self.seconds + other.seconds, max(self.bytes, other.bytes), self.sections + other.sections)
 
     def describe(self) -> str:
+        """The sections as text.
+
+        Returns
+        -------
+        str
+            "name: about N s, M MiB" per section, joined by "; ".
+        """
         return "; ".join(f"{name}: about {_seconds(s)}, {format_bytes(b)}" for name, s, b in self.sections)
 
 
@@ -102,7 +119,18 @@ def probe_seconds(rounds: int = 20) -> float:
     after one warm-up piece: about 14 ms on the quiet machine (up to 16x that on a busy one, once per
     SPEED_CACHE_SECONDS). The total, not a median of the pieces:
     a 1 ms piece mostly escapes the scheduler's time slicing (medians did not move at a 3x slowdown),
-    while 25 ms in a row share the cores like a run does."""
+    while 25 ms in a row share the cores like a run does.
+
+    Parameters
+    ----------
+    rounds : int, default 20
+        Timed pieces of work.
+
+    Returns
+    -------
+    float
+        Wall seconds of the timed pieces.
+    """
     rng = np.random.default_rng(0)
     A, x = rng.standard_normal((192, 192)), rng.standard_normal(1 << 16)
 
@@ -126,7 +154,13 @@ def speed_factor() -> float:
     """How much slower than the calibration machine a run is now: :func:`probe_seconds` over
     PROBE_REFERENCE_SECONDS, clamped to [MIN_SPEED_FACTOR, MAX_SPEED_FACTOR] and reused for
     SPEED_CACHE_SECONDS. ``RKCORE_SPEED_FACTOR`` fixes it (clamped as well; a value that is not a
-    positive number is ignored). benchmarks/results/run_estimates.md compares it with the load average."""
+    positive number is ignored). benchmarks/results/run_estimates.md compares it with the load average.
+
+    Returns
+    -------
+    float
+        The slowdown factor (1 on the quiet calibration machine).
+    """
     fixed = os.environ.get(SPEED_FACTOR_ENV, "").strip()
     if fixed:
         try:
@@ -154,7 +188,20 @@ def estimate_factor() -> float:
 
 
 def section(name: str, seconds: float, bytes_: float) -> RunCost:
-    """One section of a run: its quiet-machine seconds times :func:`estimate_factor`, and its peak."""
+    """One section of a run: its quiet-machine seconds times :func:`estimate_factor`, and its peak.
+
+    Parameters
+    ----------
+    name : str
+        Name of the section.
+    seconds, bytes_ : float
+        Quiet-machine seconds, and bytes of the named arrays (overhead and a base are added).
+
+    Returns
+    -------
+    RunCost
+        Estimated seconds and peak bytes.
+    """
     seconds = float(seconds) * estimate_factor()
     peak = int(bytes_ * OVERHEAD) + BASE_BYTES
     return RunCost(seconds, peak, ((name, seconds, peak),))
@@ -179,7 +226,22 @@ def _elements(count: float) -> float:
 
 def exact_kernel_seconds(n_rows: float, n_cols: float, d: int, degree: int, kernel: str) -> float:
     """The exact Gram block (n_rows × n_cols) of a kernel: power sums cost one GEMM per degree plus the
-    elementary-polynomial recursion; all-subsets a product over d; rbf / polynomial one GEMM."""
+    elementary-polynomial recursion; all-subsets a product over d; rbf / polynomial one GEMM.
+
+    Parameters
+    ----------
+    n_rows, n_cols : float
+        Shape of the block.
+    d, degree : int
+        Number of input features, order m of the kernel.
+    kernel : str
+        Kernel name (anova, itemset, up_to, all_subsets, or another for one GEMM).
+
+    Returns
+    -------
+    float
+        Seconds on the quiet machine.
+    """
     m = max(int(degree), 1)
     block = n_rows * n_cols
     if kernel in ("anova", "itemset", "up_to"):
@@ -195,7 +257,22 @@ def exact_kernel_seconds(n_rows: float, n_cols: float, d: int, degree: int, kern
 
 def map_transform_seconds(n: float, d: int, D: int, degree: int, map_key: str = "rk") -> float:
     """Drawing a map's weights and transforming n rows, priced from the map's registry cost model
-    (:class:`rkcore.registry.CostModel`): its random numbers, GEMM flops and element-wise passes."""
+    (:class:`rkcore.registry.CostModel`): its random numbers, GEMM flops and element-wise passes.
+
+    Parameters
+    ----------
+    n : float
+        Number of rows transformed.
+    d, D, degree : int
+        Input features, random features, order m of the kernel.
+    map_key : str, default "rk"
+        Registry key of the map.
+
+    Returns
+    -------
+    float
+        Seconds on the quiet machine.
+    """
     m = max(int(degree), 1)
     cost = get_map(map_key).cost
     return (RNG_SECONDS * cost.random_numbers(d, D, m) + cost.gemm_flops(n, d, D, m) / GEMM_FLOPS
@@ -203,7 +280,22 @@ def map_transform_seconds(n: float, d: int, D: int, degree: int, map_key: str = 
 
 
 def map_floats(n: float, d: int, D: int, degree: int, map_key: str) -> float:
-    """Floats a fitted map keeps plus its transform's transient ones beyond X and Z (registry cost model)."""
+    """Floats a fitted map keeps plus its transform's transient ones beyond X and Z (registry cost model).
+
+    Parameters
+    ----------
+    n : float
+        Number of rows transformed.
+    d, D, degree : int
+        Input features, random features, order m of the kernel.
+    map_key : str
+        Registry key of the map.
+
+    Returns
+    -------
+    float
+        Number of floats.
+    """
     m = max(int(degree), 1)
     cost = get_map(map_key).cost
     return cost.stored_floats(d, D, m) + cost.scratch_floats(n, d, D, m)
@@ -211,7 +303,20 @@ def map_floats(n: float, d: int, D: int, degree: int, map_key: str) -> float:
 
 # ---------------------------------------------------------------------------- the views
 def gram_view_cost(n: int, d: int, D: int, kernel: str, degree: int, map_key: str) -> RunCost:
-    """Gram page: exact K, the map's Z, K̂ = Z Zᵀ, error statistics, pairs and block averages."""
+    """Gram page: exact K, the map's Z, K̂ = Z Zᵀ, error statistics, pairs and block averages.
+
+    Parameters
+    ----------
+    n, d, D, degree : int
+        Points, input features, random features, order m of the kernel.
+    kernel, map_key : str
+        Kernel name, and registry key of the map.
+
+    Returns
+    -------
+    RunCost
+        Estimated seconds (at the machine's speed now) and peak bytes.
+    """
     seconds = (exact_kernel_seconds(n, n, d, degree, kernel) + map_transform_seconds(n, d, D, degree, map_key)
                + _gram_product(n, D) + _elements(50 * n * n) + 4 * CALL_SECONDS)  # memory-bound n² passes
     return section("exact and approximate Gram matrices", seconds, nbytes((n, d), (n, D), *[(n, n)] * 4))
@@ -221,7 +326,24 @@ def error_study_cost(n: int, d: int, kernel: str, degree: int, D_list, methods, 
                      n_eps: int = 0) -> RunCost:
     """rkcore.studies.errors.error_study over ``methods`` ((map key, distribution) pairs, as the engine takes
     them): per (method, D, trial) the map over all n rows (its registry cost model) and a sweep of the n²
-    pairs in row blocks against cached exact strips (the exact kernel once)."""
+    pairs in row blocks against cached exact strips (the exact kernel once).
+
+    Parameters
+    ----------
+    n, d, degree, trials : int
+        Points, input features, order m of the kernel, maps per (method, D).
+    kernel : str
+        Kernel name.
+    D_list, methods : sequence
+        Numbers of random features; (map key, distribution) pairs.
+    n_eps : int, default 0
+        Error thresholds counted per pair.
+
+    Returns
+    -------
+    RunCost
+        Estimated seconds (at the machine's speed now) and peak bytes.
+    """
     D_list = [int(D) for D in D_list]
     # measured: about 1 ms of fixed cost per (method, D, trial) cell, not three engine calls
     seconds = exact_kernel_seconds(n, n, d, degree, kernel) + trials * sum(
@@ -236,7 +358,24 @@ def pair_variance_cost(d: int, kernel: str, degree: int, D_list, n_distributions
                        exact_line: bool) -> RunCost:
     """Distributions page, variance section: three pairs picked from the exact kernel of 400 points,
     var_trials maps of the largest D per distribution on the 6 points, the exact variance line and the
-    per-distribution summary over up to 2,000 pairs."""
+    per-distribution summary over up to 2,000 pairs.
+
+    Parameters
+    ----------
+    d, degree, n_distributions, var_trials : int
+        Input features, order m, distributions compared, maps per distribution.
+    kernel : str
+        Kernel name.
+    D_list : sequence of int
+        Numbers of random features (the largest is drawn).
+    exact_line : bool
+        Whether the exact variance line and summary are computed.
+
+    Returns
+    -------
+    RunCost
+        Estimated seconds (at the machine's speed now) and peak bytes.
+    """
     D_max = max(int(D) for D in D_list)
     m = max(int(degree), 1)
     draws = n_distributions * var_trials * D_max
@@ -251,7 +390,20 @@ def pair_variance_cost(d: int, kernel: str, degree: int, D_list, n_distributions
 
 def rff_curve_cost(n: int, d: int, D_list, trials: int) -> RunCost:
     """rkcore.teaching.foundations.rff_error_curve: K once, then per trial Z (n × D_max) and running sums of the
-    Gram estimate with the error metrics at every D."""
+    Gram estimate with the error metrics at every D.
+
+    Parameters
+    ----------
+    n, d, trials : int
+        Points, input features, independent maps.
+    D_list : sequence of int
+        Numbers of random features.
+
+    Returns
+    -------
+    RunCost
+        Estimated seconds (at the machine's speed now) and peak bytes.
+    """
     D_list = sorted(int(D) for D in D_list)
     D_max = D_list[-1]
     per_trial = (RNG_SECONDS * d * D_max + _gemm(n, d, D_max) + _elements(4 * n * D_max)
@@ -262,7 +414,20 @@ def rff_curve_cost(n: int, d: int, D_list, trials: int) -> RunCost:
 
 def projection_cost(n: int, dim: int, m_list, trials: int, kinds) -> RunCost:
     """Random projections page: the vectors (explicit degree-2 features or rows), then per kind and draw
-    a projector of m_max rows, one product, the running norms, and the tidy frame of every ratio."""
+    a projector of m_max rows, one product, the running norms, and the tidy frame of every ratio.
+
+    Parameters
+    ----------
+    n, dim, trials : int
+        Number of vectors, their dimension, draws per kind.
+    m_list, kinds : sequence
+        Projection sizes (int); projector kinds (str: "gaussian", "sparse").
+
+    Returns
+    -------
+    RunCost
+        Estimated seconds (at the machine's speed now) and peak bytes.
+    """
     m_list = sorted(int(m) for m in m_list)
     m_max = m_list[-1]
     rows = n * len(m_list) * trials * len(kinds)
@@ -278,7 +443,20 @@ def projection_cost(n: int, dim: int, m_list, trials: int, kinds) -> RunCost:
 
 def compositional_cost(n: int, d: int, D_list, trials: int, n_modes: int, D_gram: int, n_nodes: int) -> RunCost:
     """Compositional page: the exact skeleton kernel, one de-duplicated estimate at D_gram, and the error
-    curves (per mode, D and trial: draw D features, build the n × D complex features, Z Zᵀ)."""
+    curves (per mode, D and trial: draw D features, build the n × D complex features, Z Zᵀ).
+
+    Parameters
+    ----------
+    n, d, trials, n_modes, D_gram, n_nodes : int
+        Points, input features, draws per (mode, D), modes, D of the single estimate, skeleton nodes.
+    D_list : sequence of int
+        Numbers of random features of the error curves.
+
+    Returns
+    -------
+    RunCost
+        Estimated seconds (at the machine's speed now) and peak bytes.
+    """
     D_list = [int(D) for D in D_list]
 
     def one_estimate(D: int) -> float:
@@ -293,7 +471,20 @@ def compositional_cost(n: int, d: int, D_list, trials: int, n_modes: int, D_gram
 
 def kernel_trick_cost(n_features, d_list, n: int, degree: int, repeats: int) -> RunCost:
     """rkcore.teaching.foundations.kernel_trick_timing: per d, (repeats + 1 warm-up) × (explicit features
-    Φ (n × F) and Φ Φᵀ, then the kernel formula on n² pairs)."""
+    Φ (n × F) and Φ Φᵀ, then the kernel formula on n² pairs).
+
+    Parameters
+    ----------
+    n_features, d_list : sequence of int
+        Explicit feature count F for each input dimension d, and the d.
+    n, degree, repeats : int
+        Points, order m of the kernel, timed runs per d.
+
+    Returns
+    -------
+    RunCost
+        Estimated seconds (at the machine's speed now) and peak bytes.
+    """
     m = max(int(degree), 1)
     seconds = sum((repeats + 1) * (_elements(n * F * (m + 1)) + _gemm(n, F, n) + _gemm(n, d, n)
                                    + _elements(n * n * (m + 3)) + 2 * CALL_SECONDS)
@@ -307,7 +498,22 @@ def timing_cost(map_keys, d_list, D_at: int, D_list, d_at: int, n: int, degree: 
     """Timing page: both sweeps of :func:`rkcore.studies.timing.time_maps`, every (map, setting) cell a warm-up and
     ``repeats`` timed runs of fit (drawing the weights: the registry's cost model) and transform (the
     registry's operation counts), and the data X, features Z and the largest map's own floats (its cost
-    model's stored and scratch floats: weights, Nystroem's D × D, Tensor Sketch's FFTs)."""
+    model's stored and scratch floats: weights, Nystroem's D × D, Tensor Sketch's FFTs).
+
+    Parameters
+    ----------
+    map_keys : iterable of str
+        Registry keys of the maps.
+    d_list, D_list : sequence of int
+        Values of the sweeps over d and over D.
+    D_at, d_at, n, degree, repeats : int
+        D of the d sweep, d of the D sweep, rows, order m, timed runs per cell.
+
+    Returns
+    -------
+    RunCost
+        Estimated seconds (at the machine's speed now) and peak bytes.
+    """
     map_keys = list(map_keys)
     cells = [(d, int(D_at)) for d in d_list] + [(int(d_at), D) for D in D_list]
     runs = 1 + int(repeats)
@@ -323,7 +529,22 @@ def timing_cost(map_keys, d_list, D_at: int, D_list, d_at: int, n: int, degree: 
 
 def classifier_fit_seconds(method_keys, n_train: int, n_test: int, d: int, D_list, degree: int):
     """Seconds of one fit + prediction per (method, D), as :func:`rkcore.studies.accuracy.estimate_seconds` gives
-    them, calibrated like :func:`classifier_cost` (the Classifiers page's chart of the estimate)."""
+    them, calibrated like :func:`classifier_cost` (the Classifiers page's chart of the estimate).
+
+    Parameters
+    ----------
+    method_keys : sequence of str
+        Keys of the methods.
+    n_train, n_test, d, degree : int
+        Training rows, test rows, input features, order m of the kernel.
+    D_list : sequence of int
+        Numbers of random features.
+
+    Returns
+    -------
+    pandas.DataFrame
+        The rows of the accuracy estimate with ``seconds`` recalibrated.
+    """
     per_fit = accuracy_estimate_seconds(method_keys, n_train, n_test, d, D_list, degree)
     seconds = CLASSIFIER_SCALE * per_fit["seconds"] + FIT_SECONDS + FIT_SECONDS_PER_FEATURE * per_fit["D"].fillna(0)
     return per_fit.assign(seconds=seconds * estimate_factor())
@@ -333,7 +554,24 @@ def classifier_cost(method_keys, n_train: int, n_test: int, d: int, D_list, spec
                     n_C: int) -> RunCost:
     """Classifiers page: :func:`rkcore.studies.accuracy.accuracy_study` from the methods' cost models (every fit
     and prediction, the trials of randomized methods, C validation with the exact SVMs), and the exact
-    SVM's n_train² Gram next to the largest features Z and RK weights."""
+    SVM's n_train² Gram next to the largest features Z and RK weights.
+
+    Parameters
+    ----------
+    method_keys : sequence of str
+        Keys of the methods.
+    n_train, n_test, d, trials, n_C : int
+        Training rows, test rows, input features, trials, values of C validated.
+    D_list : sequence of int
+        Numbers of random features.
+    spec : KernelSpec
+        The study kernel.
+
+    Returns
+    -------
+    RunCost
+        Estimated seconds (at the machine's speed now) and peak bytes.
+    """
     D_max = max(int(D) for D in D_list)
     per_fit = accuracy_estimate_seconds(method_keys, n_train, n_test, d, D_list, spec.degree)
     fits = len(per_fit) * int(trials) + n_C
@@ -349,7 +587,20 @@ def itemsets_view_cost(family, listing_limit: int, explicit_max: int) -> RunCost
     family enumerated when it has at most MAX_ENUMERATION itemsets, else the head of each size), the
     restriction of φ_S to at most ``explicit_max`` columns (one count per candidate d′, from d down) and
     the kernel check (6 pairs × the restricted family). All of it grows with d and the number of sizes,
-    never with |S|."""
+    never with |S|.
+
+    Parameters
+    ----------
+    family : ItemsetFamily
+        The itemset family shown.
+    listing_limit, explicit_max : int
+        Itemsets listed when not enumerated; most columns of the explicit features.
+
+    Returns
+    -------
+    RunCost
+        Estimated seconds (at the machine's speed now) and peak bytes.
+    """
     d, kind = family.d, family.kind
     sizes = d + 1 if kind == "all_subsets" else max(int(family.max_size), 1) + 1
     n_itemsets = family.n_itemsets  # an exact int (or inf): compared, never converted to float

@@ -75,7 +75,13 @@ def connect(address: str, *, n_workers: int = 1, threads_per_worker: int | None 
 
 
 def close(client) -> None:
-    """Close a client from :func:`connect` and the local cluster it started, if any."""
+    """Close a client from :func:`connect` and the local cluster it started, if any.
+
+    Parameters
+    ----------
+    client : distributed.Client
+        The client to close.
+    """
     cluster = getattr(client, "_rkcore_cluster", None)
     client.close()
     if cluster is not None:
@@ -134,6 +140,20 @@ def graph_bytes(tasks: Sequence[tuple], shared: Mapping[str, Any] | None = None,
     With ``scattered=True`` the shared inputs are references (a future pickles to its
     key); with False every task carries them, as when they are plain arguments of a
     joblib/dask call.
+
+    Parameters
+    ----------
+    tasks : Sequence[tuple]
+        The per-task positional arguments.
+    shared : Mapping[str, Any] or None, default None
+        Inputs common to every task, by keyword.
+    scattered : bool, default True
+        Whether the shared inputs are scattered futures rather than pickled into each task.
+
+    Returns
+    -------
+    int
+        Bytes (approximate for the futures' keys).
     """
     per_task = sum(len(pickle.dumps(task, protocol=5)) for task in tasks)
     if scattered:

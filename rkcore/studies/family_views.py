@@ -18,6 +18,16 @@ def family_counts(family: ItemsetFamily) -> pd.DataFrame:
 
     Works for any d: the counts come from :meth:`ItemsetFamily.log2_counts_by_size`, and exact
     integers are used only where :meth:`ItemsetFamily.counts_by_size` has them.
+
+    Parameters
+    ----------
+    family : ItemsetFamily
+        The itemset family S.
+
+    Returns
+    -------
+    pandas.DataFrame
+        One row per itemset size.
     """
     from ..kernels.itemsets import format_count
 
@@ -38,7 +48,20 @@ def family_counts(family: ItemsetFamily) -> pd.DataFrame:
 
 
 def itemset_label(itemset, feature_names=None) -> str:
-    """"x0·x3" (or the feature names) for an itemset; "∅" for the empty set."""
+    """"x0·x3" (or the feature names) for an itemset; "∅" for the empty set.
+
+    Parameters
+    ----------
+    itemset : sequence of int
+        Feature indices of the itemset.
+    feature_names : sequence or None, default None
+        Names of the features by index; None for x0, x1, ...
+
+    Returns
+    -------
+    str
+        The label.
+    """
     if not itemset:
         return "∅"
     if feature_names is None:
@@ -47,7 +70,22 @@ def itemset_label(itemset, feature_names=None) -> str:
 
 
 def family_listing(family: ItemsetFamily, limit: int = 200, feature_names=None) -> pd.DataFrame:
-    """The first ``limit`` itemsets of the family: columns ``size``, ``itemset`` (indices), ``features``."""
+    """The first ``limit`` itemsets of the family: columns ``size``, ``itemset`` (indices), ``features``.
+
+    Parameters
+    ----------
+    family : ItemsetFamily
+        The itemset family S.
+    limit : int, default 200
+        Most itemsets listed.
+    feature_names : sequence or None, default None
+        Names of the features by index, for the ``features`` column; None for x0, x1, ...
+
+    Returns
+    -------
+    pandas.DataFrame
+        One row per listed itemset.
+    """
     if family.n_itemsets > 200_000:  # enumerate() refuses beyond its limit; list only the head
         sets = []
         for size in family.counts_by_size():
@@ -72,7 +110,20 @@ def _head_of_size(family: ItemsetFamily, size: int, limit: int) -> list[tuple[in
 
 
 def restrict_family(family: ItemsetFamily, d_new: int) -> ItemsetFamily:
-    """The itemsets of ``family`` that use only features 0..d_new-1, as a family over d_new features."""
+    """The itemsets of ``family`` that use only features 0..d_new-1, as a family over d_new features.
+
+    Parameters
+    ----------
+    family : ItemsetFamily
+        The itemset family S.
+    d_new : int
+        Number of features kept; ``family`` itself is returned when it is at least ``family.d``.
+
+    Returns
+    -------
+    ItemsetFamily
+        The restricted family (ValueError when no itemset, or too few fields, remain).
+    """
     if d_new >= family.d:
         return family
     if family.kind in ORDERED_KERNELS:
@@ -98,6 +149,20 @@ def explicit_view_family(family: ItemsetFamily, max_itemsets: int = 4096, d_cap:
 
     d' is the largest value <= min(d, d_cap) whose restricted family is small enough;
     returns the family itself when it already fits (and d <= d_cap).
+
+    Parameters
+    ----------
+    family : ItemsetFamily
+        The itemset family S.
+    max_itemsets : int, default 4096
+        Most itemsets (columns of phi_S) allowed.
+    d_cap : int or None, default None
+        Most features kept; None for no cap beyond d.
+
+    Returns
+    -------
+    ItemsetFamily
+        The family over d' features (ValueError when no restriction is small enough).
     """
     d_max = family.d if d_cap is None else min(family.d, d_cap)
     if d_max == family.d and family.n_itemsets <= max_itemsets:
@@ -119,6 +184,24 @@ def explicit_feature_table(X, family: ItemsetFamily, rows: int = 5, max_columns:
 
     Columns are named by :func:`itemset_label`; the index is the row number of X.
     X must have exactly ``family.d`` columns (slice it first for a restricted family).
+
+    Parameters
+    ----------
+    X : array-like or sparse matrix of shape (n, family.d)
+        The points.
+    family : ItemsetFamily
+        The itemset family S.
+    rows : int, default 5
+        Number of points shown.
+    max_columns : int, default 16
+        Number of itemsets (columns) shown.
+    feature_names : sequence or None, default None
+        Names of the features by index, for the column labels; None for x0, x1, ...
+
+    Returns
+    -------
+    pandas.DataFrame
+        The feature values, one row per point and one column per itemset.
     """
     X_rows = dense(X[:rows])
     itemsets = family.enumerate()[:max_columns]
@@ -133,6 +216,22 @@ def kernel_check(X, family: ItemsetFamily, n_pairs: int = 6, random_state: int =
 
     Columns: i, j, kernel, inner_product, difference. The pairs are seeded and include
     one diagonal pair (i = j).
+
+    Parameters
+    ----------
+    X : array-like or sparse matrix of shape (n, family.d)
+        The points.
+    family : ItemsetFamily
+        The itemset family S.
+    n_pairs : int, default 6
+        Number of point pairs compared.
+    random_state : int, default 0
+        Seed of the pair choice.
+
+    Returns
+    -------
+    pandas.DataFrame
+        One row per pair.
     """
     Xd = dense(X)
     n = Xd.shape[0]

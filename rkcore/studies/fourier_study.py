@@ -28,7 +28,13 @@ IID_REFERENCE = "rff_pairs"
 
 
 def fourier_maps() -> list[str]:
-    """The random (not data-dependent) maps of the Gaussian kernel in the registry, in registry order."""
+    """The random (not data-dependent) maps of the Gaussian kernel in the registry, in registry order.
+
+    Returns
+    -------
+    list[str]
+        Registry keys of the maps.
+    """
     return [k for k in maps_for(KernelSpec("rbf")) if not MAPS[k].data_dependent]
 
 
@@ -36,7 +42,30 @@ def fourier_map_study(X, gamma: float, map_keys, D_list, trials: int, seed: int 
                       progress=None) -> pd.DataFrame:
     """MSE, variance and squared bias of the Gram estimate per (map, D), over ``trials`` maps with seeds
     seed, seed + 1, ... (the same seeds for every map). X: at most a few hundred rows (T Gram matrices are
-    kept per cell). Columns: map, label, D, n_trials, mse, variance, bias2, mean_abs_error."""
+    kept per cell). Columns: map, label, D, n_trials, mse, variance, bias2, mean_abs_error.
+
+    Parameters
+    ----------
+    X : array-like or sparse matrix of shape (n, d)
+        The points.
+    gamma : float
+        Width parameter of the Gaussian kernel exp(-gamma ||x - y||^2).
+    map_keys : sequence of str
+        Registry keys of the maps compared (at least one).
+    D_list : sequence of int
+        Numbers of random features.
+    trials : int
+        Independent maps per (map, D), at least 2.
+    seed : int, default 0
+        Seed of the first trial.
+    progress : callable or None, default None
+        Called as ``progress(fraction, message)`` after each (map, D).
+
+    Returns
+    -------
+    pandas.DataFrame
+        One row per (map, D).
+    """
     X = dense(X)
     trials = check_int(trials, "trials", minimum=2, expected="an integer >= 2 (a variance needs two maps)")
     if not map_keys:
@@ -65,7 +94,26 @@ def fourier_map_study(X, gamma: float, map_keys, D_list, trials: int, seed: int 
 
 def fourier_study_cost(n: int, d: int, map_keys, D_list, trials: int) -> RunCost:
     """:func:`fourier_map_study`: the exact K once, then per (map, D, trial) a map over n rows and Z Z^T (costed
-    as the GEMM model of :func:`rkcore.costs.map_transform_seconds` and one n x D x n product)."""
+    as the GEMM model of :func:`rkcore.costs.map_transform_seconds` and one n x D x n product).
+
+    Parameters
+    ----------
+    n : int
+        Number of points.
+    d : int
+        Number of input features.
+    map_keys : sequence of str
+        Registry keys of the maps.
+    D_list : sequence of int
+        Numbers of random features.
+    trials : int
+        Maps per (map, D).
+
+    Returns
+    -------
+    RunCost
+        Estimated seconds and peak bytes of the study.
+    """
     cells = [(key, int(D)) for key in map_keys for D in D_list]
     per_trial = sum(map_transform_seconds(n, d, D, 1, key) + exact_kernel_seconds(n, n, D, 1, "rbf") / 2
                     + 4 * CALL_SECONDS for key, D in cells)
@@ -76,7 +124,20 @@ def fourier_study_cost(n: int, d: int, map_keys, D_list, trials: int) -> RunCost
 
 
 def fourier_summary(study: pd.DataFrame, reference: str = IID_REFERENCE) -> pd.DataFrame:
-    """One row per D: each map's MSE, and its ratio to the reference map's MSE at that D (when present)."""
+    """One row per D: each map's MSE, and its ratio to the reference map's MSE at that D (when present).
+
+    Parameters
+    ----------
+    study : pandas.DataFrame
+        Result of :func:`fourier_map_study`.
+    reference : str, default IID_REFERENCE
+        Registry key of the i.i.d. map compared against.
+
+    Returns
+    -------
+    pandas.DataFrame
+        Column D, ``MSE <label>`` per map and ``<label> / <reference label>`` ratios.
+    """
     wide = study.pivot(index="D", columns="label", values="mse")
     order = list(dict.fromkeys(study["label"]))
     wide = wide[order]
@@ -93,7 +154,20 @@ def fourier_summary(study: pd.DataFrame, reference: str = IID_REFERENCE) -> pd.D
 
 def fourier_note(study: pd.DataFrame, reference: str = IID_REFERENCE) -> str:
     """What the numbers say about orthogonal and structured maps against the i.i.d. reference, per map: the
-    range of MSE ratios over D and whether the squared bias is a visible part of the MSE."""
+    range of MSE ratios over D and whether the squared bias is a visible part of the MSE.
+
+    Parameters
+    ----------
+    study : pandas.DataFrame
+        Result of :func:`fourier_map_study`.
+    reference : str, default IID_REFERENCE
+        Registry key of the i.i.d. map compared against.
+
+    Returns
+    -------
+    str
+        One sentence per map (or a hint to add the reference when it is missing).
+    """
     ref = study[study["map"] == reference].set_index("D")
     if ref.empty:
         return "Add the i.i.d. reference (RFF, cos/sin pairs) to compare the maps with it."

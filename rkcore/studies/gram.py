@@ -15,7 +15,22 @@ from ..registry import make_map
 
 def gram_view_bytes(n: int, D: int, d: int) -> int:
     """Peak memory of :func:`gram_pair` plus the view: X, Z, and ~4 n x n matrices
-    (exact, approximate, difference, and one temporary of the power-sum recursion)."""
+    (exact, approximate, difference, and one temporary of the power-sum recursion).
+
+    Parameters
+    ----------
+    n : int
+        Number of points.
+    D : int
+        Number of random features.
+    d : int
+        Number of input features.
+
+    Returns
+    -------
+    int
+        Bytes of float64 arrays needed.
+    """
     return nbytes((n, d), (n, D), *[(n, n)] * 4)
 
 
@@ -25,6 +40,28 @@ def gram_pair(X, spec, map_key: str = "rk", n_components: int = 256, distributio
 
     ``spec`` is a :class:`rkcore.registry.KernelSpec`; the map is built by
     :func:`rkcore.registry.make_map` from (map_key, spec, D, distribution, seed).
+
+    Parameters
+    ----------
+    X : array-like or sparse matrix of shape (n, d)
+        The points.
+    spec : KernelSpec
+        The kernel.
+    map_key : str, default "rk"
+        Registry key of the random feature map.
+    n_components : int, default 256
+        Number of random features D.
+    distribution : str or None, default None
+        Distribution of the random weights; None for the map's default.
+    random_state : int, default 0
+        Seed of the map.
+
+    Returns
+    -------
+    K : numpy.ndarray of shape (n, n)
+        The exact Gram matrix.
+    K_hat : numpy.ndarray of shape (n, n)
+        The estimate Z Z^T.
     """
     n, d = X.shape
     require_memory({"X": (n, d), "Z": (n, n_components), "K, K_hat and temporaries": (4, n, n)}, what="gram_pair",
@@ -43,6 +80,18 @@ def gram_errors(K: np.ndarray, K_hat: np.ndarray) -> dict[str, float]:
     The one definition used by the Gram page, the foundations curves (RFF, compositional)
     and anything else that compares two Gram matrices; :mod:`rkcore.studies.errors` streams the
     same mean / max / RMS over pairs without materializing n x n matrices.
+
+    Parameters
+    ----------
+    K : numpy.ndarray
+        The exact Gram matrix.
+    K_hat : numpy.ndarray
+        Its estimate, of the same shape.
+
+    Returns
+    -------
+    dict[str, float]
+        Metric key (mean_abs_error, max_abs_error, rms_error, rel_fro) -> value.
     """
     K = np.asarray(K, dtype=np.float64)
     E = np.asarray(K_hat, dtype=np.float64) - K
@@ -57,7 +106,20 @@ def gram_errors(K: np.ndarray, K_hat: np.ndarray) -> dict[str, float]:
 
 def gram_error_stats(K: np.ndarray, K_hat: np.ndarray) -> pd.DataFrame:
     """:func:`gram_errors` as a tidy table: one row per metric, columns ``metric`` (display name),
-    ``value``, ``definition``."""
+    ``value``, ``definition``.
+
+    Parameters
+    ----------
+    K : numpy.ndarray
+        The exact Gram matrix.
+    K_hat : numpy.ndarray
+        Its estimate, of the same shape.
+
+    Returns
+    -------
+    pandas.DataFrame
+        One row per metric of ``GRAM_METRICS``.
+    """
     values = gram_errors(K, K_hat)
     rows = [(METRICS[key].name, values[key], METRICS[key].definition) for key in GRAM_METRICS]
     return pd.DataFrame(rows, columns=["metric", "value", "definition"])
@@ -68,6 +130,22 @@ def gram_pairs(K: np.ndarray, K_hat: np.ndarray, max_points: int = 5000, random_
 
     Gram matrices are symmetric, so the upper triangle (diagonal included) carries
     everything; beyond ``max_points`` entries a seeded uniform subsample is returned.
+
+    Parameters
+    ----------
+    K : numpy.ndarray
+        The exact Gram matrix.
+    K_hat : numpy.ndarray
+        Its estimate, of the same shape.
+    max_points : int, default 5000
+        Most entries returned.
+    random_state : int, default 0
+        Seed of the subsample.
+
+    Returns
+    -------
+    pandas.DataFrame
+        Columns i, j, exact, approx, error (approx - exact).
     """
     n = K.shape[0]
     i, j = np.triu_indices(n)
@@ -83,6 +161,20 @@ def block_average(M: np.ndarray, max_side: int = HEATMAP_SIDE) -> tuple[np.ndarr
 
     b = ceil(max(n_rows, n_cols) / max_side); the last block of a side may be smaller
     (it is averaged over the cells it has). b = 1 returns M itself.
+
+    Parameters
+    ----------
+    M : array-like of shape (n_rows, n_cols)
+        The matrix to shrink.
+    max_side : int, default HEATMAP_SIDE
+        Largest side of the result.
+
+    Returns
+    -------
+    M_small : numpy.ndarray
+        The block means.
+    b : int
+        The block side.
     """
     M = np.asarray(M, dtype=np.float64)
     b = max(1, math.ceil(max(M.shape) / max_side))
@@ -96,7 +188,20 @@ def block_average(M: np.ndarray, max_side: int = HEATMAP_SIDE) -> tuple[np.ndarr
 
 
 def gram_long(K: np.ndarray, K_hat: np.ndarray) -> pd.DataFrame:
-    """Both matrices as one tidy table (i, j, exact, approx, difference), one row per entry."""
+    """Both matrices as one tidy table (i, j, exact, approx, difference), one row per entry.
+
+    Parameters
+    ----------
+    K : numpy.ndarray
+        The exact Gram matrix.
+    K_hat : numpy.ndarray
+        Its estimate, of the same shape.
+
+    Returns
+    -------
+    pandas.DataFrame
+        Columns i, j, exact, approx, difference (approx - exact), in row-major order.
+    """
     n, m = K.shape
     i, j = np.divmod(np.arange(n * m), m)
     return pd.DataFrame({"i": i, "j": j, "exact": K.ravel(), "approx": K_hat.ravel(),

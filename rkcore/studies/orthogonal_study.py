@@ -39,6 +39,20 @@ def hadamard_block_moments(X, Y, family: ItemsetFamily) -> tuple[np.ndarray, np.
     d columns), for each pair (X[i], Y[i]), by enumerating the 2^d sign vectors s (equally likely).
 
     A D-feature map with D = k p draws k independent blocks: its variance is the returned variance / k.
+
+    Parameters
+    ----------
+    X, Y : array-like of shape (n_pairs, d)
+        The pairs' first and second points, d <= MAX_ENUMERATION_D.
+    family : ItemsetFamily
+        The itemset family of the kernel f is built from.
+
+    Returns
+    -------
+    mean : numpy.ndarray of shape (n_pairs,)
+        Exact mean of the block mean of f.
+    variance : numpy.ndarray of shape (n_pairs,)
+        Its exact variance over the sign vectors.
     """
     X, Y = dense(X), dense(Y)
     d = X.shape[1]
@@ -62,6 +76,28 @@ def orthogonal_variance_study(X, pairs: pd.DataFrame, spec: KernelSpec, D_list, 
     Columns: pair, i, j, distribution, marginal, D, n_trials, kernel_value, mean_estimate, bias_z (mean
     minus kernel over its standard error: |bias_z| > 4 would say biased), variance, var_low, var_high
     (95%), iid_variance (exact), ratio, ratio_low, ratio_high (variance / iid_variance and its interval).
+
+    Parameters
+    ----------
+    X : array-like or sparse matrix of shape (n, d)
+        The points.
+    pairs : pandas.DataFrame
+        The pairs followed, with columns i, j, kernel_value and label (see :func:`select_pairs`).
+    spec : KernelSpec
+        The kernel.
+    D_list : sequence of int
+        Numbers of random features.
+    n_trials : int
+        Independent maps, at least 2.
+    distributions : sequence of str, default BLOCK_DISTRIBUTIONS
+        Keys of block (not i.i.d.) weight distributions.
+    random_state : int, default 0
+        Seed of all maps.
+
+    Returns
+    -------
+    pandas.DataFrame
+        One row per (pair, distribution, D).
     """
     for dist in distributions:
         if get_distribution(dist).iid:
@@ -74,7 +110,22 @@ def orthogonal_variance_study(X, pairs: pd.DataFrame, spec: KernelSpec, D_list, 
 def against_iid(measured: pd.DataFrame, X, spec: KernelSpec) -> pd.DataFrame:
     """Add to :func:`rkcore.variance_study.empirical_pair_variance`'s rows of block distributions (others are
     dropped) the exact i.i.d. variance of their row law and the ratio, and the bias z-score (columns of
-    :func:`orthogonal_variance_study`)."""
+    :func:`orthogonal_variance_study`).
+
+    Parameters
+    ----------
+    measured : pandas.DataFrame
+        Rows of :func:`rkcore.studies.variance_study.empirical_pair_variance`.
+    X : array-like or sparse matrix of shape (n, d)
+        The points the pairs index.
+    spec : KernelSpec
+        The kernel.
+
+    Returns
+    -------
+    pandas.DataFrame
+        The block distributions' rows with the added columns.
+    """
     X = dense(X)
     measured = measured[measured["distribution"].map(lambda k: not get_distribution(k).iid)].copy()
     measured["marginal"] = measured["distribution"].map(lambda k: DISTRIBUTIONS[k].marginal)
@@ -99,14 +150,36 @@ def against_iid(measured: pd.DataFrame, X, spec: KernelSpec) -> pd.DataFrame:
 
 def variance_ratio_summary(study: pd.DataFrame) -> pd.DataFrame:
     """Per distribution and D: the median over pairs of variance / i.i.d. variance, the range of the pairs'
-    ratios, and the largest |bias_z|."""
+    ratios, and the largest |bias_z|.
+
+    Parameters
+    ----------
+    study : pandas.DataFrame
+        Result of :func:`orthogonal_variance_study`.
+
+    Returns
+    -------
+    pandas.DataFrame
+        Columns distribution, D, median_ratio, min_ratio, max_ratio, max_abs_bias_z.
+    """
     grouped = study.groupby(["distribution", "D"], sort=False)
     return grouped.agg(median_ratio=("ratio", "median"), min_ratio=("ratio", "min"), max_ratio=("ratio", "max"),
                        max_abs_bias_z=("bias_z", lambda z: float(np.abs(z).max()))).reset_index()
 
 
 def orthogonal_note(summary: pd.DataFrame) -> str:
-    """The conclusion, computed from :func:`variance_ratio_summary`'s numbers."""
+    """The conclusion, computed from :func:`variance_ratio_summary`'s numbers.
+
+    Parameters
+    ----------
+    summary : pandas.DataFrame
+        Result of :func:`variance_ratio_summary`.
+
+    Returns
+    -------
+    str
+        One sentence per distribution.
+    """
     if summary.empty:
         return "No orthogonal-weight measurement to report."
     parts = []

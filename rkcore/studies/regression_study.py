@@ -26,7 +26,13 @@ COLUMNS = ["method", "label", "kernel", "D", "trial", "seed", "rmse", "r2", "tra
 
 
 def regression_methods() -> dict[str, str]:
-    """Keys and labels: exact kernel ridge, the FM regressor, ridge on every map the accuracy study offers."""
+    """Keys and labels: exact kernel ridge, the FM regressor, ridge on every map the accuracy study offers.
+
+    Returns
+    -------
+    dict[str, str]
+        Method key -> display label.
+    """
     methods = {"kernel_ridge": "Kernel ridge (exact)", "fm": "Factorization machine (regression)"}
     methods.update({k: f"Ridge + {e.short_label}" for k, e in MAPS.items() if e.classifier_kernel is not None})
     return methods
@@ -55,7 +61,34 @@ def regression_study(dataset_or_XY, methods: Sequence[str], n_components_list: S
                      kernel: KernelSpec | None = None, split=(0.5, 0.1, 0.4), alpha_grid=DEFAULT_ALPHA_GRID,
                      random_state: int = 0, progress: Callable[[int, int, str], None] | None = None) -> pd.DataFrame:
     """One row per fit (columns :data:`COLUMNS`); ``df.attrs["split"]`` the sizes and the test RMSE of predicting
-    the training mean, ``df.attrs["validation"]`` the alpha search."""
+    the training mean, ``df.attrs["validation"]`` the alpha search.
+
+    Parameters
+    ----------
+    dataset_or_XY : Dataset or tuple
+        A dataset with ``X`` and ``y``, or the pair (X, y); y must be finite.
+    methods : Sequence[str]
+        Keys of :func:`regression_methods`.
+    n_components_list : Sequence[int]
+        Numbers of random features D of the random-feature ridges.
+    n_trials : int, default 3
+        Trials (seeds) of each random learner.
+    kernel : KernelSpec or None, default None
+        The study kernel; None for the ANOVA kernel of degree 2.
+    split : tuple, default (0.5, 0.1, 0.4)
+        Train, validation and test sizes, fractions or counts.
+    alpha_grid : sequence of float, default DEFAULT_ALPHA_GRID
+        Ridge penalties tried on the validation part.
+    random_state : int, default 0
+        Seed of the split; trial t's learners use random_state + t.
+    progress : callable or None, default None
+        Called as ``progress(done, total, message)`` before each fit.
+
+    Returns
+    -------
+    pandas.DataFrame
+        One row per fit, columns :data:`COLUMNS`.
+    """
     X, y = (dataset_or_XY.X, dataset_or_XY.y) if hasattr(dataset_or_XY, "X") else dataset_or_XY
     if y is None:
         raise ValueError("The regression study needs a target: the dataset has y = None.")
@@ -104,7 +137,18 @@ def regression_study(dataset_or_XY, methods: Sequence[str], n_components_list: S
 
 
 def regression_note(df: pd.DataFrame) -> str:
-    """Which learner has the lowest mean test RMSE, against predicting the training mean (from the numbers)."""
+    """Which learner has the lowest mean test RMSE, against predicting the training mean (from the numbers).
+
+    Parameters
+    ----------
+    df : pandas.DataFrame
+        Result of :func:`regression_study`.
+
+    Returns
+    -------
+    str
+        The conclusion in one sentence.
+    """
     if df.empty:
         return "No regression results to report."
     means = df.groupby("label", sort=False)["rmse"].mean().sort_values()

@@ -72,7 +72,13 @@ PAPER_TABLE1: dict[str, dict[str, tuple[tuple[float, float], ...]]] = {
 
 
 def paper_frame() -> pd.DataFrame:
-    """The paper's Table 1 as a tidy frame: kernel, method, multiple (D/d), paper_mean, paper_std."""
+    """The paper's Table 1 as a tidy frame: kernel, method, multiple (D/d), paper_mean, paper_std.
+
+    Returns
+    -------
+    pandas.DataFrame
+        One row per (kernel, method, multiple) of :data:`PAPER_TABLE1`; the kernel column is ``kernel_key``.
+    """
     rows = [(k, method, mult, mean, std)
             for k, table in PAPER_TABLE1.items() for method, cells in table.items()
             for mult, (mean, std) in zip(MULTIPLES, cells)]
@@ -80,6 +86,18 @@ def paper_frame() -> pd.DataFrame:
 
 
 def methods_for(kernel_key: str) -> list[tuple[str, str | None]]:
+    """The (map, distribution) pairs of a kernel's sub-table: RK with each distribution, and SCRK where it applies.
+
+    Parameters
+    ----------
+    kernel_key : str
+        A key of :data:`KERNELS`.
+
+    Returns
+    -------
+    list[tuple[str, str or None]]
+        Map key and weight distribution key (None for SCRK).
+    """
     methods = [("rk", dist) for dist in DISTRIBUTION_KEYS]
     return methods + [("scrk", None)] if KERNELS[kernel_key][2] else methods
 
@@ -90,6 +108,22 @@ def table1_view(study: pd.DataFrame, d: int, metric: str = "mean_abs_error") -> 
     ``study`` is :func:`rkcore.studies.errors.error_study` output; the std is numpy's (ddof = 0),
     as in the paper. Returns (display table of strings, tidy numbers: method, map,
     distribution, D, multiple, mean, std, n_trials, lowest — True for the lowest mean at that D).
+
+    Parameters
+    ----------
+    study : pandas.DataFrame
+        Output of :func:`rkcore.studies.errors.error_study`.
+    d : int
+        Number of input features, for the D = k d headers and the ``multiple`` column.
+    metric : str, default "mean_abs_error"
+        The error metric shown.
+
+    Returns
+    -------
+    display : pandas.DataFrame
+        Column Method and one string column per D.
+    tidy : pandas.DataFrame
+        The numbers, one row per (method, D).
     """
     sub = study[study["metric"] == metric]
     if sub.empty:
@@ -120,6 +154,36 @@ def run_table1(X, *, kernels=tuple(KERNELS), multiples=MULTIPLES, n_trials: int 
     """Run the study on (already normalized) X; returns (summary with paper columns, per-trial tidy frame).
 
     ``client`` (a dask.distributed.Client) runs the trials on a Dask cluster (see error_study).
+
+    Parameters
+    ----------
+    X : array-like or sparse matrix of shape (n, d)
+        The points, already normalized.
+    kernels : sequence of str, default all of KERNELS
+        Keys of :data:`KERNELS` to run.
+    multiples : sequence of int, default MULTIPLES
+        Values of D / d.
+    n_trials : int, default 100
+        Independent maps per (method, D).
+    pairs : {"nonzero_float", "nonzero", "all"}, default "nonzero_float"
+        Pairs averaged over (see the module docstring).
+    random_state : int, default 0
+        Seed of the maps.
+    n_jobs : int, default 1
+        joblib workers (ignored with ``client``).
+    progress : callable or None, default None
+        Called as ``progress(fraction, message)`` by each kernel's study.
+    log : callable or None, default None
+        Called with one line per kernel giving its run time.
+    client : dask.distributed.Client or None, default None
+        Dask cluster to run on; None runs locally.
+
+    Returns
+    -------
+    summary : pandas.DataFrame
+        One row per (kernel, method, D) with the paper's mean and std and the ratio ours / paper.
+    raw : pandas.DataFrame
+        Every trial's errors, with a ``kernel_key`` column.
     """
     d = X.shape[1]
     summaries, raws = [], []
@@ -146,7 +210,18 @@ def run_table1(X, *, kernels=tuple(KERNELS), multiples=MULTIPLES, n_trials: int 
 
 
 def format_tables(summary: pd.DataFrame) -> str:
-    """Markdown tables: per kernel, one row per method, cells 'ours +- std / paper +- std (ratio)'."""
+    """Markdown tables: per kernel, one row per method, cells 'ours +- std / paper +- std (ratio)'.
+
+    Parameters
+    ----------
+    summary : pandas.DataFrame
+        The summary of :func:`run_table1`.
+
+    Returns
+    -------
+    str
+        The tables and a line on the ratios ours / paper.
+    """
     lines = []
     for kernel_key, part in summary.groupby("kernel_key", sort=False):
         multiples = sorted(part["multiple"].unique())

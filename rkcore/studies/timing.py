@@ -34,7 +34,20 @@ FIGURE1 = {"maps": ["rk", "scrk", "ts", "rm"], "d": [512, 1024, 2048, 4096], "D"
 
 def timing_kernel(map_key: str, degree: int = 2) -> KernelSpec:
     """The KernelSpec a map is timed on: its registry ``timing_kernel``, the kernel the paper pairs
-    it with (RK and SCRK: ANOVA; TS, RM, Nystroem: the polynomial kernel with c = 1; RFF: RBF)."""
+    it with (RK and SCRK: ANOVA; TS, RM, Nystroem: the polynomial kernel with c = 1; RFF: RBF).
+
+    Parameters
+    ----------
+    map_key : str
+        Registry key of the map.
+    degree : int, default 2
+        Order m of the kernel.
+
+    Returns
+    -------
+    KernelSpec
+        The kernel the map is timed on.
+    """
     return KernelSpec(name=get_map(map_key).timing_kernel, degree=degree)
 
 
@@ -167,6 +180,26 @@ def predicted_operations(map_keys: Sequence[str], along: str, values: Sequence[i
 
     Returns one row per (map, value): map, label, ``along`` value, operations, slope (the local
     slope of log operations against log ``along``, by finite differences).
+
+    Parameters
+    ----------
+    map_keys : Sequence[str]
+        Registry keys of the maps.
+    along : {"d", "D"}
+        The dimension that varies.
+    values : Sequence[int]
+        Its values (sorted and deduplicated).
+    d : int, default 256
+        Number of input features when ``along`` is "D".
+    D : int, default 1024
+        Number of random features when ``along`` is "d".
+    degree : int, default 2
+        Order m of the kernel.
+
+    Returns
+    -------
+    pandas.DataFrame
+        One row per (map, value).
     """
     if along not in ("d", "D"):
         raise ValueError(f"along must be 'd' or 'D', got {along!r}.")
@@ -189,7 +222,32 @@ OPS_PER_SECOND = 2e9
 def estimate_seconds(map_keys: Sequence[str], d_list, D_at: int, D_list, d_at: int, n: int, degree: int,
                      repeats: int) -> float:
     """Rough wall time of a sweep over d (at D_at) and one over D (at d_at): registry operations per
-    sample x n x (warm-up + repeats) / :data:`OPS_PER_SECOND`, plus 10 ms of overhead per run."""
+    sample x n x (warm-up + repeats) / :data:`OPS_PER_SECOND`, plus 10 ms of overhead per run.
+
+    Parameters
+    ----------
+    map_keys : Sequence[str]
+        Registry keys of the maps.
+    d_list : sequence of int
+        Values of d of the sweep over d.
+    D_at : int
+        Number of random features of the sweep over d.
+    D_list : sequence of int
+        Values of D of the sweep over D.
+    d_at : int
+        Number of input features of the sweep over D.
+    n : int
+        Number of rows.
+    degree : int
+        Order m of the kernel.
+    repeats : int
+        Timed runs per cell (one warm-up run is added).
+
+    Returns
+    -------
+    float
+        Estimated seconds.
+    """
     ops = 0.0
     for key in map_keys:
         f = get_map(key).operations
@@ -200,7 +258,20 @@ def estimate_seconds(map_keys: Sequence[str], d_list, D_at: int, D_list, d_at: i
 
 
 def median_table(df: pd.DataFrame, phase: str = "transform") -> pd.DataFrame:
-    """Median seconds per (d, D, n) x map for one phase, one column per map (milliseconds)."""
+    """Median seconds per (d, D, n) x map for one phase, one column per map (milliseconds).
+
+    Parameters
+    ----------
+    df : pandas.DataFrame
+        Timings from :func:`time_maps`.
+    phase : {"transform", "fit"}, default "transform"
+        The timed phase.
+
+    Returns
+    -------
+    pandas.DataFrame
+        Columns d, D, n and ``<map label> (ms)`` per map.
+    """
     sub = df[df["phase"] == phase]
     if sub.empty:
         raise ValueError(f"No timings of phase {phase!r}.")
@@ -212,7 +283,18 @@ def median_table(df: pd.DataFrame, phase: str = "transform") -> pd.DataFrame:
 
 
 def summarize(df: pd.DataFrame) -> pd.DataFrame:
-    """Median, quartiles, IQR, min, max and number of repeats of ``seconds`` per (map, d, D, n, phase)."""
+    """Median, quartiles, IQR, min, max and number of repeats of ``seconds`` per (map, d, D, n, phase).
+
+    Parameters
+    ----------
+    df : pandas.DataFrame
+        Timings from :func:`time_maps`.
+
+    Returns
+    -------
+    pandas.DataFrame
+        One row per (map, d, D, n, phase).
+    """
     _check_columns(df)
     g = df.groupby(["map", "d", "D", "n", "phase"], sort=True)["seconds"]
     out = g.agg(median="median", q1=lambda s: s.quantile(0.25), q3=lambda s: s.quantile(0.75),
@@ -226,6 +308,20 @@ def growth_exponent(df: pd.DataFrame, along: str = "d", phase: str | None = "tra
 
     Fitted with ``np.polyfit`` on the medians over repeats: time ~ C * along^slope.
     Rows with fewer than two distinct values of ``along`` get NaN. ``phase=None`` keeps both phases.
+
+    Parameters
+    ----------
+    df : pandas.DataFrame
+        Timings from :func:`time_maps`.
+    along : {"d", "D", "n"}, default "d"
+        The dimension the slope is taken against.
+    phase : {"transform", "fit"} or None, default "transform"
+        The timed phase; None for both.
+
+    Returns
+    -------
+    pandas.DataFrame
+        Columns map, phase, the other two dimensions, exponent and n_points.
     """
     _check_columns(df)
     if along not in DIMENSIONS:
@@ -251,6 +347,24 @@ def crossover(df: pd.DataFrame, fast: str = "scrk", slow: str = "rk", along: str
     at that value and every larger one measured; None if ``fast`` is not faster at the largest.
 
     The other two dimensions must each take a single value in ``df``.
+
+    Parameters
+    ----------
+    df : pandas.DataFrame
+        Timings from :func:`time_maps`.
+    fast : str, default "scrk"
+        Registry key of the map expected to become faster.
+    slow : str, default "rk"
+        Registry key of the map it is compared with.
+    along : {"d", "D", "n"}, default "d"
+        The dimension that varies.
+    phase : {"transform", "fit"}, default "transform"
+        The timed phase.
+
+    Returns
+    -------
+    int or float or None
+        The crossover value of ``along``, or None.
     """
     _check_columns(df)
     for name in (fast, slow):
@@ -275,7 +389,20 @@ def _check_columns(df: pd.DataFrame) -> None:
 
 
 def render_report(df: pd.DataFrame, degree: int) -> str:
-    """Plain-text tables: median transform (and fit) time per (D, n, d) x map, RK/SCRK ratio, crossover."""
+    """Plain-text tables: median transform (and fit) time per (D, n, d) x map, RK/SCRK ratio, crossover.
+
+    Parameters
+    ----------
+    df : pandas.DataFrame
+        Timings from :func:`time_maps`.
+    degree : int
+        Order m of the kernels timed, for the kernel labels.
+
+    Returns
+    -------
+    str
+        The report.
+    """
     lines = []
     kernels = ", ".join(f"{k}: {timing_kernel(k, degree).label()}" for k in dict.fromkeys(df["map"]))
     lines.append(f"Data N(0,1); kernels: {kernels}; repeats per cell: {df['repeat'].nunique()}.")

@@ -29,7 +29,18 @@ CHUNK_BYTES = 32 * 2**20
 
 def select_pairs(K: np.ndarray) -> pd.DataFrame:
     """Three fixed pairs to follow: the off-diagonal pair with the largest |K|, one at the median |K|,
-    and the diagonal pair (x, x) with the largest K(x, x). Columns: i, j, kernel_value, label."""
+    and the diagonal pair (x, x) with the largest K(x, x). Columns: i, j, kernel_value, label.
+
+    Parameters
+    ----------
+    K : array-like of shape (n, n)
+        The exact Gram matrix, n >= 2.
+
+    Returns
+    -------
+    pandas.DataFrame
+        Three rows, one per pair.
+    """
     K = np.asarray(K, dtype=np.float64)
     n = K.shape[0]
     if n < 2:
@@ -56,8 +67,28 @@ def empirical_pair_variance(X, pairs: pd.DataFrame, spec: KernelSpec, distributi
     :math:`[(T-1)s^2/\chi^2_{0.975,T-1},\ (T-1)s^2/\chi^2_{0.025,T-1}]`, exact for normal
     estimates (a sum of D i.i.d. terms is close to normal once D is in the tens).
 
-    Returns one row per (pair, distribution, D): pair (label), i, j, distribution, D,
-    n_trials, kernel_value, mean_estimate, variance, var_low, var_high.
+    Parameters
+    ----------
+    X : array-like or sparse matrix of shape (n, d)
+        The points.
+    pairs : pandas.DataFrame
+        The pairs followed, with columns i, j, kernel_value and label (see :func:`select_pairs`).
+    spec : KernelSpec
+        The kernel.
+    distributions : sequence of str
+        Keys of the weight distributions.
+    n_components_list : sequence of int
+        Numbers of random features D, each >= 1.
+    n_trials : int
+        Independent maps, at least 2.
+    random_state : int, default 0
+        Seed of all maps.
+
+    Returns
+    -------
+    pandas.DataFrame
+        One row per (pair, distribution, D): pair (label), i, j, distribution, D,
+        n_trials, kernel_value, mean_estimate, variance, var_low, var_high.
     """
     check_int(n_trials, "n_trials", minimum=2, expected="an integer >= 2 (a variance needs two estimates)")
     D_list = sorted({int(D) for D in n_components_list})
@@ -101,7 +132,18 @@ def empirical_pair_variance(X, pairs: pd.DataFrame, spec: KernelSpec, distributi
 
 
 def iid_only(distributions) -> list[str]:
-    """The keys among ``distributions`` whose weights are i.i.d. (the exact formulas cover only those)."""
+    """The keys among ``distributions`` whose weights are i.i.d. (the exact formulas cover only those).
+
+    Parameters
+    ----------
+    distributions : iterable of str
+        Keys of weight distributions.
+
+    Returns
+    -------
+    list[str]
+        The i.i.d. ones, in the given order.
+    """
     return [dist for dist in distributions if get_distribution(dist).iid]
 
 
@@ -112,6 +154,24 @@ def exact_pair_variance(X, pairs: pd.DataFrame, spec: KernelSpec, distributions,
     ``n_components`` is a sequence of D (may be real-valued for smooth lines). Columns: pair,
     i, j, distribution, D, variance. Distributions drawn in orthogonal blocks are left out (no formula:
     their rows are dependent; the empirical variance measures them); None if none is left.
+
+    Parameters
+    ----------
+    X : array-like or sparse matrix of shape (n, d)
+        The points.
+    pairs : pandas.DataFrame
+        The pairs followed, with columns i, j, kernel_value and label (see :func:`select_pairs`).
+    spec : KernelSpec
+        The kernel.
+    distributions : sequence of str
+        Keys of the weight distributions.
+    n_components : array-like of float
+        Values of D.
+
+    Returns
+    -------
+    pandas.DataFrame or None
+        One row per (pair, i.i.d. distribution, D); None when no distribution is i.i.d.
     """
     if spec.name not in VARIANCE_KERNELS:
         raise ValueError(f"The exact variance covers the kernels {', '.join(VARIANCE_KERNELS)}; got {spec.name!r}.")
@@ -137,6 +197,24 @@ def variance_by_distribution(X, spec: KernelSpec, distributions, *, max_pairs: i
     Columns: distribution, label, fourth_moment, mean, median, ratio_to_rademacher (of the means),
     at_least_rademacher, n_pairs. Distributions drawn in orthogonal blocks are left out (see
     :func:`exact_pair_variance`).
+
+    Parameters
+    ----------
+    X : array-like or sparse matrix of shape (n, d)
+        The points.
+    spec : KernelSpec
+        The kernel.
+    distributions : sequence of str
+        Keys of the weight distributions.
+    max_pairs : int, default 2000
+        Most pairs used.
+    random_state : int, default 0
+        Seed of the pair sample.
+
+    Returns
+    -------
+    pandas.DataFrame
+        One row per i.i.d. distribution.
     """
     if spec.name not in VARIANCE_KERNELS:
         raise ValueError(f"The exact variance covers the kernels {', '.join(VARIANCE_KERNELS)}; got {spec.name!r}.")
