@@ -98,7 +98,28 @@ def test_every_public_object_is_enumerated():
 #: modules whose public objects still break REQUIRED (issue 30 item 4, being written): a strict expected
 #: failure each, so the test fails as soon as one passes (remove it here: it is then enforced for good)
 #: and any module not listed must pass now.
-DOCS_PENDING: set[str] = set()
+DOCS_PENDING: set[str] = {
+    "rkcore.base.limits",
+    "rkcore.kernels.all_subsets_blocks",
+    "rkcore.kernels.all_subsets_gram",
+    "rkcore.kernels.anova_blocks",
+    "rkcore.kernels.anova_gram",
+    "rkcore.kernels.blas_blocks",
+    "rkcore.kernels.exact",
+    "rkcore.kernels.fastpaths",
+    "rkcore.kernels.itemsets",
+    "rkcore.kernels.numerics",
+    "rkcore.kernels.ranges",
+    "rkcore.kernels.stable",
+    "rkcore.maps.circulant",
+    "rkcore.maps.distributions",
+    "rkcore.maps.orthogonal",
+    "rkcore.maps.random_kernel",
+    "rkcore.maps.structured",
+    "rkcore.studies.accuracy",
+    "rkcore.studies.costs",
+    "rkcore.studies.errors",
+}
 
 
 @pytest.mark.parametrize("module", [
