@@ -124,7 +124,10 @@ def _export_story(args: argparse.Namespace) -> int:
         if not args.quiet:
             print(f"rkcore export-story: {message}", file=sys.stderr, flush=True)
 
-    text = story_html(args.duel_n, progress=say)
+    with warnings.catch_warnings():
+        if args.quiet:  # "nothing on stderr": the duel's ConvergenceWarning included
+            warnings.simplefilter("ignore")
+        text = story_html(args.duel_n, progress=say)
     write_atomically({args.out: lambda path: path.write_text(text, encoding="utf-8")})
     print(f"wrote {args.out} ({len(text.encode()) / 1e6:.1f} MB)")
     return EXIT_OK

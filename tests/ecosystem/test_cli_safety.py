@@ -116,7 +116,7 @@ def test_an_unwritable_folder_is_refused_before_the_study(data_csv, capsys):
 def test_table1_writes_every_table_and_never_into_its_data(tmp_path, capsys):
     """One progress section per kernel, --raw beside --out, checksums of every MovieLens file read; an output
     named as a file of the data folder is refused."""
-    from tests.studies.conftest import write_movielens
+    from tests.data.conftest import write_movielens
 
     folder = tmp_path / "ml"
     folder.mkdir()

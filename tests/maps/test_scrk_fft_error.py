@@ -16,7 +16,7 @@ import pytest
 
 from rkcore.maps.circulant import SignedCirculantRandomKernel
 from rkcore.kernels.exact import CONTRACT_RTOL
-from tests.maps.numerics_oracle import elementary_exact, fr
+from tests.kernels.numerics_oracle import elementary_exact, fr
 
 
 def dominated_sparse_rows(d: int, n_nonzero: int, seed: int) -> np.ndarray:

@@ -24,7 +24,7 @@ from rkcore.kernels.itemsets import ItemsetFamily
 from rkcore.kernels.exact import CONTRACT_RTOL, itemset_kernel
 from rkcore.maps.random_kernel import RandomKernel
 from rkcore.learners import FactorizationMachineClassifier
-from tests.maps.numerics_oracle import elementary_exact, family_value, fr
+from tests.kernels.numerics_oracle import elementary_exact, family_value, fr
 
 FLOAT_MAX = Fraction(np.finfo(np.float64).max)
 TINY = Fraction(2) ** -1000

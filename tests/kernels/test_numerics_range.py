@@ -1,6 +1,6 @@
 """Issue 27, items 1-9: the accuracy contract over the whole float range (subnormal to the largest
 finite), for every family, dense and sparse input as scipy gives it, without touching the
-caller's arrays; checked against exact rationals (tests/maps/numerics_oracle.py).
+caller's arrays; checked against exact rationals (tests/kernels/numerics_oracle.py).
 
 Every repro of the issue is a test here (each failed before: the contract units it gave are in
 the comments); the property tests draw entries anywhere in float64's range, duplicates and
@@ -24,8 +24,8 @@ from rkcore.kernels.itemsets import ItemsetFamily
 from rkcore.kernels.stable import elementary_stable
 from rkcore.maps.random_kernel import RandomKernel
 from rkcore.learners import AllSubsetsModelClassifier, FactorizationMachineClassifier
-from tests.maps.numerics_oracle import elementary_exact, family_value, fr
-from tests.maps.test_numerics_contract import check_value, families
+from tests.kernels.numerics_oracle import elementary_exact, family_value, fr
+from tests.kernels.test_numerics_contract import check_value, families
 
 #: Bounded for CI (every example is checked in exact rationals).
 #: RKCORE_PROPERTY_EXAMPLES=n runs n random (not derandomized) examples per property instead.

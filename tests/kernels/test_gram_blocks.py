@@ -21,8 +21,8 @@ from rkcore.kernels import witnesses as GW
 from rkcore.kernels import numerics as KN
 from rkcore.kernels import exact as K
 from rkcore.kernels.itemsets import ItemsetFamily
-from tests.maps.numerics_oracle import elementary_exact, family_value, fr
-from tests.maps.test_numerics_contract import check_value, matrices
+from tests.kernels.numerics_oracle import elementary_exact, family_value, fr
+from tests.kernels.test_numerics_contract import check_value, matrices
 
 
 def assert_gram_exact(label: str, G, X, Y, family=None) -> None:
