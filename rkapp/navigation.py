@@ -6,6 +6,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 import streamlit as st
+from streamlit.errors import StreamlitAPIException
 
 from .state import apply_preset
 
@@ -57,34 +58,29 @@ def find_page(*fragments: str) -> str | None:
     return None
 
 
-#: Whether this script run goes through :func:`run` (st.navigation): only then may st.page_link name every page.
-#: session key: set by :func:`run` - the session runs the app through st.navigation, so the page menu has
-#: pages to link to (a page file run alone, as AppTest does, has none). Session state, not a thread-local:
-#: a page's reruns (fragments, widget callbacks) need not run in the thread that ran st.navigation.
-IN_APP_KEY = "_rk_in_app"
-
-
 def run() -> None:
     """The app: Home and every page in the sidebar navigation; runs the chosen page."""
     home = st.Page(str(PAGES_DIR / HOME), title="Home", icon=":material/home:", default=True)
     pages = [st.Page(str(PAGES_DIR / e.file), title=e.title, url_path=e.url_path) for e in PAGES]
     # Streamlit's own page list is hidden (position "top" is overridden by the pages/ folder's sidebar list,
     # which pushed the settings 500 px down): page_menu() lists the pages in one collapsed row instead
-    navigation = st.navigation([home, *pages], position="hidden")
-    st.session_state[IN_APP_KEY] = True  # this session runs the whole app (not one page file alone)
-    navigation.run()
+    st.navigation([home, *pages], position="hidden").run()
 
 
 def page_menu() -> None:
     """The pages as links in a collapsed "Pages" menu at the top of the sidebar (one row tall, so the
     settings a page needs, D and the seed included, sit near the top of the sidebar). Only in a run of the
-    app (:func:`run`): a page script run alone (AppTest on one file) has no other pages to link to."""
-    if not st.session_state.get(IN_APP_KEY, False):
-        return
-    with st.sidebar.expander("Pages", icon=":material/menu:"):
-        st.page_link(str(PAGES_DIR / HOME), label="Home", icon=":material/home:")
-        for entry in PAGES:
-            st.page_link(str(PAGES_DIR / entry.file), label=entry.title)
+    app: through st.navigation (:func:`run`), or the pages/ folder's pages when a deep link runs a page directly
+    (Streamlit then runs the page without app.py). A page script run alone (AppTest on one file) has no other
+    pages to link to: st.page_link refuses them, and the menu is taken back."""
+    slot = st.sidebar.empty()
+    try:
+        with slot.container(), st.expander("Pages", icon=":material/menu:"):
+            st.page_link(str(PAGES_DIR / HOME), label="Home", icon=":material/home:")
+            for entry in PAGES:
+                st.page_link(str(PAGES_DIR / entry.file), label=entry.title)
+    except StreamlitAPIException:  # the pages are not registered in this run (see above)
+        slot.empty()
 
 
 # ============================================================================ presets
