@@ -88,8 +88,10 @@ def hadamard_sign_rows(rng: np.random.RandomState, n_rows: int, d: int) -> np.nd
 
 def sylvester_entries(rows: np.ndarray, d: int) -> np.ndarray:
     """H_p[rows, :d] of the Sylvester Hadamard matrix without building it: (-1)^popcount(i & j)."""
-    parity = np.bitwise_count(rows[..., None] & np.arange(d)) & 1
-    return 1.0 - 2.0 * parity
+    folded = rows[..., None].astype(np.int64) & np.arange(d, dtype=np.int64)
+    for shift in (32, 16, 8, 4, 2, 1):  # parity of the bit count by folding (np.bitwise_count needs numpy 2)
+        folded ^= folded >> shift
+    return 1.0 - 2.0 * (folded & 1)
 
 
 def block_sampler(rows_of):

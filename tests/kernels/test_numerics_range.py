@@ -9,6 +9,8 @@ documented answer (check_value accepts it, nothing else).
 """
 from __future__ import annotations
 
+import math
+
 import os
 from fractions import Fraction
 
@@ -329,9 +331,10 @@ def test_fm_forward_over_the_float_range(case):
 
 # ---------------------------------------------------------------------------- item 9: float32
 def _float32_entry():
+    # mant * 2^128 can round up to inf in float32: not a finite input, so it is not drawn
     return st.one_of(st.just(0.0), st.just(1.0), st.just(-1.0),
                      st.builds(lambda s, mant, k: float(np.float32(s * np.ldexp(mant, k))), st.sampled_from([-1.0, 1.0]),
-                               st.floats(0.5, 1.0, exclude_max=True), st.integers(-149, 128)))
+                               st.floats(0.5, 1.0, exclude_max=True), st.integers(-149, 128)).filter(math.isfinite))
 
 
 def check_float32(label, value, exact, scale, gamma):
