@@ -8,7 +8,7 @@ they cannot drift apart unnoticed.
 from __future__ import annotations
 
 #: rkcore.registry.MAPS
-MAP_KEYS = ("rk", "scrk", "ts", "rm", "rff", "nystroem")
+MAP_KEYS = ("rk", "scrk", "ts", "rm", "rff", "nystroem", "rff_pairs", "orf", "sorf", "fastfood")
 #: study kernels of ``rkcore accuracy``: rkcore.registry.KERNELS that RK features approximate without an
 #: extra parameter (the itemset kernel needs a family)
 ACCURACY_KERNELS = ("anova", "all_subsets", "dot", "up_to")
@@ -24,6 +24,7 @@ BUILTIN_DATASETS = {
     "breast_cancer": "Breast cancer Wisconsin, 569 x 30, binary",
     "wine": "Wine, 178 x 13, 3 classes",
     "digits": "Digits 8x8, 1797 x 64, 10 classes",
+    "movielens_ratings": "MovieLens-shaped ratings 1-5 (a generated stand-in, 78 features), regression",
 }
 #: rkcore.studies.table1.KERNELS and MULTIPLES
 TABLE1_KERNELS = ("anova2", "anova3", "all_subsets")

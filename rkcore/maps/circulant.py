@@ -189,8 +189,12 @@ class SignedCirculantRandomKernel(ClassNamePrefixFeaturesOutMixin, TransformerMi
             omega = self._omega_rows(start, stop)
             rows = np.repeat(bad, stop - start)
             cols = np.tile(np.arange(stop - start), len(bad))
-            fixed = elementary_pairs(Xb, omega, rows, cols, m)
-            out[bad, start:stop] = fixed.reshape(len(bad), stop - start) * scale
+            fixed = elementary_pairs(Xb, omega, rows, cols, m) * scale
+            if not np.isfinite(fixed).all():  # e_m past float64 while e_m * scale is not: rows halved
+                shift = int(np.ceil(-np.log2(scale) / m)) + 1  # 2^(m shift) >= 1/scale
+                again = elementary_pairs(np.ldexp(Xb, -shift), omega, rows, cols, m) * scale
+                fixed = np.where(np.isfinite(fixed), fixed, np.ldexp(again, m * shift))
+            out[bad, start:stop] = fixed.reshape(len(bad), stop - start)
 
     def transform(self, X):
         """Map X to its SCRK features.
