@@ -165,7 +165,7 @@ if measured is not None:
                   column_config={c: st.column_config.NumberColumn(format="%.3g") for c in medians.columns
                                  if c.endswith("(ms)")})
         with b:
-            table(slopes[["map", "along", "exponent", "low", "high", "n_points"]], "Growth exponents",
+            table(slopes[["map", "along", "exponent", "low", "high"]], "Growth exponents",
                   caption="Slope of log(median time) against log d or log D (np.polyfit): time ∝ d^slope; low / "
                           "high: the slopes of single repeats (their spread).",
                   column_config={c: st.column_config.NumberColumn(format="%.2f") for c in ("exponent", "low", "high")})

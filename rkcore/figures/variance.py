@@ -93,7 +93,7 @@ def error_vs_D_figure(study: pd.DataFrame, metric: str = "mean_abs_error", *, ti
     D_values = sorted(sub["D"].unique())
     heading = plotly_text(title or "Mean absolute error vs D, by weight distribution")
     return figure(traces, dict(
-        height=500, legend=dict(x=0.99, xanchor="right", y=0.99),
+        height=540, legend=LEGEND_BELOW,  # below the x-axis title: inside the plot it covered the data
         title=dict(text=heading + f"<br><sup>line: mean of {n_trials} trials · band: 10–90% of the trials</sup>"),
         xaxis=dict(type="log", title=dict(text="D (random features, log scale)"), tickvals=D_values,
                    ticktext=[str(D) for D in D_values]),
