@@ -1,6 +1,8 @@
 """Ready-made skeletons (shallow, deep, Gaussian, mixed) and the data preparation they expect."""
 from __future__ import annotations
 
+import inspect
+
 from dataclasses import dataclass
 from typing import Callable
 
@@ -16,6 +18,11 @@ from .skeleton import InputNode, InternalNode, Skeleton
 def _groups(d: int, size: int) -> list[tuple[int, ...]]:
     return [tuple(range(s, min(s + size, d))) for s in range(0, d, size)]
 
+
+#: scikit-learn >= 1.7 takes the quantile method (and warns that its default changes); 1.6, the floor,
+#: has no such argument and uses its only method
+_QUANTILE_METHOD = ({"quantile_method": "averaged_inverted_cdf"}
+                    if "quantile_method" in inspect.signature(KBinsDiscretizer).parameters else {})
 
 def shallow_skeleton(d: int, group_size: int = 2, activation: str = "exponential") -> Skeleton:
     """Sphere kernels on consecutive groups of columns, one internal node (the paper's "shallow").
@@ -224,7 +231,7 @@ def prepare_data(X, categorical_last: int | None = None, standardize: bool = Tru
         X = StandardScaler().fit_transform(X)
     if categorical_last:
         c = _check_positive_int(categorical_last, "categorical_last")
-        binner = KBinsDiscretizer(n_bins=c, encode="ordinal", strategy="quantile", quantile_method="averaged_inverted_cdf")
+        binner = KBinsDiscretizer(n_bins=c, encode="ordinal", strategy="quantile", **_QUANTILE_METHOD)
         col = binner.fit_transform(X[:, -1:])[:, 0]
         # np.unique re-codes to 0..k-1 when constant columns collapse bins
         X[:, -1] = np.unique(col, return_inverse=True)[1]
