@@ -2,6 +2,7 @@
 
     python benchmarks/app/bench_classroom.py [--students 30 60] [--minutes 5] [--seed 0]
     python benchmarks/app/bench_classroom.py --smoke            # 5 students, 1 minute: does it work at all
+    python benchmarks/app/bench_classroom.py --quick --out F    # 2 students, 15 s: the test suite's smoke run
     python benchmarks/app/bench_classroom.py --browser 5        # a browser sanity check (shares the cores)
 
 Every student is a real Streamlit session over the server's websocket (/_stcore/stream, the
@@ -14,7 +15,8 @@ random stream, so no two students ask for the same result), sometimes a switch t
 one student in ten uploads a CSV of its own (the file_urls_request, a multipart PUT to the upload
 URL with the XSRF cookie, the file_uploader's widget state: what a browser does) and goes on with it.
 
-Reported per N (benchmarks/results/classroom.md, written by this script): p50 / p95 / max of the time
+Reported per N (a section "<N> students, <minutes> minutes each[, server limits]" of
+benchmarks/results/classroom.md, written by this script; the same run replaces its section): p50 / p95 / max of the time
 from a change (the BackMsg sent) to its new charts (the last plotly chart of the run received);
 errors (exception elements, error boxes, tracebacks in the server's log, lost connections); actions
 and students that got a gate ("press the button") instead of charts; runs that waited in the
@@ -38,7 +40,8 @@ import psutil
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[2]))  # run from a checkout: benchmarks/<subject>/this file
 
-from benchmarks.app.streamlit_server import REPO, StreamlitServer  # noqa: E402
+from benchmarks.app.streamlit_server import StreamlitServer  # noqa: E402
+from benchmarks.results_io import Run, add_output_arguments  # noqa: E402
 
 STUDY_PAGES = ("Gram_matrices", "Error_bounds", "Distributions_and_variance")
 #: Settings a student changes, by widget label, with the values it picks from (all of them auto-run at the
@@ -370,14 +373,15 @@ def cpu_reading(r: dict) -> str:
             f"{r['server_cpu'] / r['wall']:.2f} cores on average.")
 
 
-def write_report(path: Path, rows: list[dict], args, env: dict[str, str]) -> None:
+def report_title(args, env: dict[str, str]) -> str:
+    """The section's title: the configuration, so a re-run of the same one replaces it."""
+    limits = "".join(f", {k}={v}" for k, v in env.items())
+    return f"{', '.join(map(str, args.students))} students, {args.minutes:g} minutes each{limits}"
+
+
+def report_body(rows: list[dict], args, env: dict[str, str]) -> str:
     lines = [
-        f"## {time.strftime('%Y-%m-%d %H:%M %Z')}: {', '.join(str(r['N']) for r in rows)} students, "
-        f"{args.minutes:g} minutes each",
-        "",
-        f"`python benchmarks/app/bench_classroom.py --students {' '.join(map(str, args.students))} --minutes "
-        f"{args.minutes:g} --seed {args.seed}`; {os.cpu_count()} cores, "
-        f"{psutil.virtual_memory().total / 2**30:.0f} GiB; server limits: "
+        f"Seed {args.seed}; {os.cpu_count()} cores, {psutil.virtual_memory().total / 2**30:.0f} GiB; server limits: "
         f"{', '.join(f'{k}={v}' for k, v in env.items()) or 'defaults'}. The server and every client run on this "
         "machine, which other jobs share: see the load average (2 cores: a load above 2 means waiting for a core).",
         "",
@@ -391,15 +395,11 @@ def write_report(path: Path, rows: list[dict], args, env: dict[str, str]) -> Non
         "Changes by page: " + "; ".join(f"N = {r['N']}: " + ", ".join(f"{p} {c}" for p, c in r["per_page"].items())
                                         + f"; uploads {r['uploads']} ({r['uploads_charted']} charted)"
                                         for r in rows) + ".",
-        "",
     ]
     for r in rows:
         if r["errors"]:
-            lines += [f"Errors at N = {r['N']} (first 15):", *[f"- {e}" for e in r["errors"][:15]], ""]
-    previous = path.read_text() if path.exists() else ""
-    title = "# Classroom capacity (issue 26): independent students over the websocket protocol\n\n"
-    body = previous[len(title):] if previous.startswith(title) else previous  # earlier runs stay below
-    path.write_text(title + "\n".join(lines) + "\n" + ("---\n\n" + body if body else ""))
+            lines += ["", f"Errors at N = {r['N']} (first 15):", *[f"- {e}" for e in r["errors"][:15]]]
+    return "\n".join(lines)
 
 
 def main(argv=None) -> int:
@@ -407,19 +407,22 @@ def main(argv=None) -> int:
     ap.add_argument("--students", type=int, nargs="+", default=[30, 60])
     ap.add_argument("--minutes", type=float, default=5.0)
     ap.add_argument("--seed", type=int, default=0)
-    ap.add_argument("--smoke", action="store_true", help="5 students for 1 minute, nothing written")
+    ap.add_argument("--smoke", action="store_true", help="5 students for 1 minute, written only with --out")
     ap.add_argument("--smoke-students", type=int, default=5, help=argparse.SUPPRESS)
     ap.add_argument("--browser", type=int, default=0, metavar="N",
                     help="instead: N ≤ 5 headless Chromium sessions as a sanity check (they share the server's cores)")
     ap.add_argument("--dump", help="write every action of the last N as JSON lines to this file")
-    ap.add_argument("--out", default=str(REPO / "benchmarks" / "results" / "classroom.md"))
+    add_output_arguments(ap, "classroom.md")
     args = ap.parse_args(argv)
     if args.browser:
         from benchmarks.app.classroom_browser import main as browser_main
 
         return browser_main(min(args.browser, 5))
     if args.smoke:
-        args.students, args.minutes = [args.smoke_students], 1.0
+        args.students, args.minutes, args.quick = [args.smoke_students], 1.0, True  # quick: not written by default
+    elif args.quick:
+        args.students, args.minutes = [2], 0.25
+    run = Run.start(args, None if argv is None else [__file__, *argv])
     if max(args.students) > 60:
         raise SystemExit("at most 60 students: this is a classroom, not a load test of the machine")
     env = {k: os.environ[k] for k in ("RKCORE_SERVER_RUNS", "RKCORE_SERVER_MEMORY") if k in os.environ}
@@ -431,9 +434,8 @@ def main(argv=None) -> int:
         print(verdict(rows[-1]), cpu_reading(rows[-1]), sep="\n", flush=True)
         for e in rows[-1]["errors"][:10]:
             print("   error:", e, flush=True)
-    if not args.smoke:
-        write_report(Path(args.out), rows, args, env)
-        print(f"wrote {args.out}")
+    run.write(report_title(args, env), report_body(rows, args, env),
+              preamble="# Classroom capacity (issue 26): independent students over the websocket protocol")
     return 0
 
 
