@@ -65,8 +65,9 @@ def main_thread_summary(trace: bytes) -> dict[str, float]:
             "largest module": max(modules, default=0.0)}
 
 
-def measure(browser, page, action, label: str) -> list[str]:
-    """The breakdown of one action as markdown lines (a ### heading and bullets)."""
+def measure(browser, page, action, label: str, summary_rows: list[str]) -> list[str]:
+    """The breakdown of one action as markdown lines (a ### heading and bullets); its row of the summary
+    table is appended to ``summary_rows``."""
     received: list[int] = []
     scripts: dict[str, int] = {}
 
@@ -95,6 +96,8 @@ def measure(browser, page, action, label: str) -> list[str]:
     page.remove_listener("websocket", on_ws)
     page.remove_listener("response", on_response)
     marks = page.evaluate("() => window.__rk.marks")
+    summary_rows.append(f"| {label} | {total:.2f} | {summary['busy']:.2f} | {summary['modules']:.2f} | "
+                        f"{sum(scripts.values()) / 1e6:.2f} | {sum(received) / 1e3:.0f} |")
     lines = [f"### {label}: drawn {total:.2f} s after the action", "",
              "- moments (ms): " + ", ".join(f"{what} {t}" for what, t in marks),
              f"- main thread: busy {summary['busy']:.2f} s, evaluating JS modules {summary['modules']:.2f} s "
@@ -121,7 +124,8 @@ def main(argv=None) -> int:
         args.pages = [""]
     run = Run.start(args, None if argv is None else [__file__, *argv])
     args.port = args.port or _free_port()
-    lines = [f"One sample per page, headless Chromium at 1280x720, checkout {args.repo}.", ""]
+    details: list[str] = []
+    rows: list[str] = []
     server = start_server(args.repo.resolve(), args.port)
     base = f"http://127.0.0.1:{args.port}"
     try:
@@ -137,18 +141,21 @@ def main(argv=None) -> int:
                 context.add_init_script(f"({PROBE_JS})()")
                 page = context.new_page()
                 url = f"{base}/{path}"
-                lines += measure(browser, page, lambda: page.goto(url, wait_until="commit"),
-                                 f"{path or 'Home'}, cold visit")
+                details += measure(browser, page, lambda: page.goto(url, wait_until="commit"),
+                                   f"{path or 'Home'}, cold visit", rows)
                 seed = page.locator('[data-testid="stSidebar"] [data-testid="stNumberInput"]').filter(
                     has_text="Seed").locator("input")
                 if path and seed.count():
                     seed.first.fill("7")
-                    lines += measure(browser, page, lambda: seed.first.press("Enter"), f"{path}, seed change")
+                    details += measure(browser, page, lambda: seed.first.press("Enter"), f"{path}, seed change", rows)
                 context.close()
             browser.close()
     finally:
         server.terminate()
         server.wait(timeout=20)
+    lines = [f"One sample per page, headless Chromium at 1280x720, checkout {args.repo}.", "",
+             "| action | drawn after s | main thread busy s | evaluating JS modules s | JavaScript MB | websocket kB |",
+             "|---|---:|---:|---:|---:|---:|", *rows, "", *details]
     run.write(TITLE, "\n".join(lines), preamble="# Browser timings")
     return 0
 

@@ -141,20 +141,25 @@ def main(argv=None):
     lines = []
     if not a.skip_graph:
         g = graph_sizes(a.n_error, a.trials)
-        lines += [f"### Graph size, error study, n = {g['n']}, {g['trials']} trials (RK Rademacher, ANOVA m=2, D=156)", "",
-                  f"- exact strips cached: {g['cache_MB']:.0f} MB (computed in {g['cache_seconds']:.1f} s)",
-                  f"- task arguments, inline (old path): {g['inline_MB']:.1f} MB; scattered once (client=): "
-                  f"{g['scattered_KB']:.1f} KB",
-                  f"- distributed's 'Sending large graph' warnings: old path {g['old_warnings']}, "
-                  f"client= path {g['new_warnings'] or 'none'}",
-                  f"- wall time old path {g['old_seconds']:.1f} s, client= path {g['new_seconds']:.1f} s; "
-                  f"identical results: {g['same_results']}", ""]
+        lines += [f"### Task-graph size of the error study at n = {g['n']:,}", "",
+                  f"RK Rademacher, ANOVA m = 2, D = 156, {g['trials']} trials; the exact strips ({g['cache_MB']:.0f} MB) "
+                  f"computed once in {g['cache_seconds']:.1f} s; identical results both ways: {g['same_results']}.", "",
+                  "| path | task arguments the scheduler receives | \"Sending large graph\" warnings | wall time s |",
+                  "|---|---|---|---:|",
+                  f"| joblib's Dask backend (X and strips in every task) | {g['inline_MB']:.1f} MB | "
+                  f"{g['old_warnings'] or 'none'} | {g['old_seconds']:.1f} |",
+                  f"| `error_study(client=...)` (scattered once) | {g['scattered_KB']:.1f} KB | "
+                  f"{g['new_warnings'] or 'none'} | {g['new_seconds']:.1f} |", ""]
     r = out_of_core(a.n_rows, a.d, a.D, a.chunk, a.workers)
-    lines += [f"### Out-of-core transform: {r['rows']:,} rows x d={r['d']} -> D={r['D']} (RK ANOVA m=2), "
-              f"{r['chunks']} chunks of {r['chunk_rows']:,} rows, {len(r['workers'])} process workers on 127.0.0.1", "",
-              f"Input would be {r['input_GB']:.1f} GiB and output {r['output_GB']:.1f} GiB in memory; "
-              f"wall time {r['seconds']:.1f} s; Gram finite: {r['finite']}.", ""]
-    lines += [f"- {w}: peak RSS {r['peak_MB'][w]:.0f} MB (idle {r['idle_MB'][w]:.0f} MB)" for w in r["workers"]]
+    peaks = " and ".join(f"{r['peak_MB'][w]:.0f} MB" for w in r["workers"])
+    idle = " / ".join(f"{r['idle_MB'][w]:.0f}" for w in r["workers"])
+    lines += ["### Out-of-core transform of a row-chunked dask.array", "",
+              f"`transform_dask(RandomKernel({r['D']}, ANOVA m=2), X)` reduced to the feature means and Z^T Z; "
+              f"{len(r['workers'])} process worker(s), one thread each, on 127.0.0.1; Gram finite: {r['finite']}.", "",
+              "| rows | d -> D | chunks | input / output if held in memory | wall time s | peak RSS per worker MB (idle) |",
+              "|---|---|---|---|---:|---|",
+              f"| {r['rows']:,} | {r['d']} -> {r['D']} | {r['chunks']} x {r['chunk_rows']:,} rows | "
+              f"{r['input_GB']:.2f} GiB / {r['output_GB']:.2f} GiB | {r['seconds']:.1f} | {peaks} ({idle}) |"]
     run.write(TITLE, "\n".join(lines), preamble="# Dask scale-out (benchmarks/studies/bench_dask.py)")
 
 

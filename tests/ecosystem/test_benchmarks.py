@@ -47,10 +47,9 @@ def missing(need: str) -> str | None:
 
 
 def _results_io():
-    spec = importlib.util.spec_from_file_location("results_io", BENCH / "results_io.py")
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
+    from benchmarks import results_io  # the repository root is on sys.path (tests.conftest)
+
+    return results_io
 
 
 def run_quick(script: str, out: Path) -> subprocess.CompletedProcess:
@@ -60,10 +59,12 @@ def run_quick(script: str, out: Path) -> subprocess.CompletedProcess:
 
 
 @pytest.fixture(scope="module")
-def quick_runs(tmp_path_factory) -> dict[str, tuple[subprocess.CompletedProcess, Path]]:
-    """Every runnable script's quick run, three at a time (2 cores: imports overlap with work)."""
+def quick_runs(request, tmp_path_factory) -> dict[str, tuple[subprocess.CompletedProcess, Path]]:
+    """The quick run of every selected, runnable script, three at a time (2 cores: imports overlap with work)."""
     folder = tmp_path_factory.mktemp("quick")
-    runnable = [s for s, need in SCRIPTS.items() if missing(need) is None]
+    selected = {item.callspec.params["script"] for item in request.session.items
+                if item.originalname == "test_quick_run_writes_its_section"}
+    runnable = [s for s, need in SCRIPTS.items() if s in selected and missing(need) is None]
     outs = {s: folder / (s.replace("/", "_") + ".md") for s in runnable}
     with ThreadPoolExecutor(max_workers=3) as pool:
         done = dict(zip(runnable, pool.map(lambda s: run_quick(s, outs[s]), runnable)))
@@ -79,8 +80,11 @@ def test_the_list_is_every_script_with_a_results_file():
 
 
 @pytest.mark.slow
-@pytest.mark.parametrize("script", list(SCRIPTS))
+@pytest.mark.parametrize("script", [pytest.param(s, marks=[pytest.mark.browser] if need == "browser" else [])
+                                    for s, need in SCRIPTS.items()])
 def test_quick_run_writes_its_section(script, quick_runs):
+    """About 60 s on a quiet 2-core machine for the scripts without a browser (8 min at load average 9); the
+    browser ones (marked ``browser``) add about a minute each under load."""
     reason = missing(SCRIPTS[script])
     if reason:
         pytest.skip(reason)
