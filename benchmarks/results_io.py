@@ -62,11 +62,13 @@ def machine_load() -> float:
 
 
 def commit() -> str:
-    """The short commit of the repository, with ``+changes`` when rkcore/ or benchmarks/ differ from it."""
+    """The short commit of the repository, with ``+changes`` when the code measured (rkcore/, rkapp/, pages/, the
+    scripts; not the results files) differs from it."""
     try:
         head = subprocess.run(["git", "rev-parse", "--short", "HEAD"], cwd=REPO, capture_output=True, text=True,
                               timeout=10).stdout.strip()
-        dirty = subprocess.run(["git", "status", "--porcelain", "--", "rkcore", "benchmarks"], cwd=REPO,
+        dirty = subprocess.run(["git", "status", "--porcelain", "--", "rkcore", "rkapp", "pages", "app.py", "benchmarks",
+                                ":(exclude)benchmarks/results"], cwd=REPO,
                                capture_output=True, text=True, timeout=10).stdout.strip()
     except (OSError, subprocess.SubprocessError):
         return "unknown"
