@@ -278,10 +278,9 @@ def _rows_of(task: tuple, sums: dict, eps: tuple[float, ...], kernel: str) -> li
             "features for ANOVA-m), or the only pairs were the diagonal and include_diagonal=False. "
             "Use pairs='all', more rows, or a lower order."
         )
-    if True:
-        values = {"mean_abs_error": sums["sum_abs"] / count, "rms_error": np.sqrt(sums["sum_sq"] / count),
-                  "max_abs_error": sums["max_abs"], "mean_error": sums["sum_signed"] / count}
-        tails = (sums["tails"] / count).tolist()
+    values = {"mean_abs_error": sums["sum_abs"] / count, "rms_error": np.sqrt(sums["sum_sq"] / count),
+              "max_abs_error": sums["max_abs"], "mean_error": sums["sum_signed"] / count}
+    tails = (sums["tails"] / count).tolist()
     head = (label, key, dist, kernel, D, trial)
     out = [head + (metric, np.nan, value, count) for metric, value in values.items()]
     out += [head + ("tail_prob", e, p, count) for e, p in zip(eps, tails)]
@@ -355,10 +354,26 @@ def error_study(X, spec: KernelSpec, methods: Sequence, n_components_list: Seque
     >>> sorted(df["D"].unique().tolist()), df["trial"].nunique()
     ([16, 64], 2)
     """
+    X, methods, D_list, n_trials, eps = _checked_study(X, spec, methods, n_components_list, n_trials, eps, pairs,
+                                                       random_state)
+    n = X.shape[0]
+    block = _block_rows(n, block_size, spec.degree if spec.name in ORDERED_KERNELS else 2)
+    report = progress or (lambda fraction, message: None)
+    report(0.0, f"exact {spec.label()} kernel on {n} rows")
+    exact_cache = _exact_cache(X, spec, _row_blocks(n, block), max(0, int(exact_cache_bytes)))
+    chunks = _trial_chunks(methods, D_list, n_trials, n)
+    arguments = [(spec, key, dist, D, tuple(trial_seed(random_state, key, dist, D, t) for t in trials), pairs,
+                  include_diagonal, eps, block) for key, dist, D, trials in chunks]
+    results = _run_trials(arguments, {"X": X, "exact_cache": exact_cache}, n_jobs, client)
+    return _tidy_errors(chunks, results, eps, spec.label(), n_trials, report)
+
+
+def _checked_study(X, spec, methods, n_components_list, n_trials, eps, pairs: str, random_state) -> tuple:
+    """The arguments of :func:`error_study` checked, in the order a user reads them: (X as an array
+    or CSR matrix, [(map_key, distribution)], [D], n_trials, eps thresholds)."""
     if not isinstance(spec, KernelSpec):
         raise ValueError(f"spec must be a rkcore.registry.KernelSpec, got {type(spec).__name__}.")
     X = check_array(X)
-    n = X.shape[0]
     methods = _check_methods(methods, spec)
     D_list = _check_int_list(n_components_list, "n_components_list (D)")
     (n_trials,) = _check_int_list([n_trials], "n_trials")
@@ -366,35 +381,38 @@ def error_study(X, spec: KernelSpec, methods: Sequence, n_components_list: Seque
     if pairs not in PAIRS:
         raise ValueError(f"pairs={pairs!r} is not allowed; use one of {', '.join(map(repr, PAIRS))}.")
     check_int(random_state, "random_state", minimum=0, expected="a non-negative integer")
-    block = _block_rows(n, block_size, spec.degree if spec.name in ORDERED_KERNELS else 2)
-    report = progress or (lambda fraction, message: None)
+    return X, methods, D_list, n_trials, eps
 
-    n_tasks = len(methods) * len(D_list) * n_trials  # (method, D, trial) cells, for the progress fraction
-    blocks = _row_blocks(n, block)
-    report(0.0, f"exact {spec.label()} kernel on {n} rows")
-    exact_cache = _exact_cache(X, spec, blocks, max(0, int(exact_cache_bytes)))
 
-    # one task per (method, D) and chunk of trials (_trials_per_task)
-    chunks = [(key, dist, D, tuple(range(t, min(t + size, n_trials))))
-              for key, dist in methods for D in D_list for size in [_trials_per_task(n, D, n_trials)]
-              for t in range(0, n_trials, size)]
-    arguments = [(spec, key, dist, D, tuple(trial_seed(random_state, key, dist, D, t) for t in trials), pairs,
-                  include_diagonal, eps, block) for key, dist, D, trials in chunks]
-    shared = {"X": X, "exact_cache": exact_cache}
-    rows: list[tuple] = []
-    kernel = spec.label()
+def _trial_chunks(methods: list[tuple[str, str]], D_list: list[int], n_trials: int,
+                  n: int) -> list[tuple[str, str, int, tuple[int, ...]]]:
+    """One task per (method, D) and chunk of trials (:func:`_trials_per_task`): (key, distribution, D, trials)."""
+    return [(key, dist, D, tuple(range(t, min(t + size, n_trials))))
+            for key, dist in methods for D in D_list for size in [_trials_per_task(n, D, n_trials)]
+            for t in range(0, n_trials, size)]
+
+
+def _run_trials(arguments: list[tuple], shared: dict, n_jobs: int | None, client):
+    """The error sums of every task, in task order: on a Dask cluster (``shared`` scattered once) or
+    lazily from joblib workers (so progress is reported as tasks finish)."""
     if client is not None:
         from .distributed import run_tasks
 
-        results = run_tasks(client, _trials_task, arguments, shared)
-    else:
-        results = Parallel(n_jobs=n_jobs, return_as="generator")(delayed(_trials_task)(*a, **shared) for a in arguments)
+        return run_tasks(client, _trials_task, arguments, shared)
+    return Parallel(n_jobs=n_jobs, return_as="generator")(delayed(_trials_task)(*a, **shared) for a in arguments)
+
+
+def _tidy_errors(chunks: list[tuple], results, eps: tuple[float, ...], kernel: str, n_trials: int,
+                 report: Callable[[float, str], None]) -> pd.DataFrame:
+    """The tidy frame of :func:`error_study` from the tasks' sums, reporting progress per finished task."""
+    n_cells = sum(len(trials) for *_, trials in chunks)  # (method, D, trial) cells, for the progress fraction
+    rows: list[tuple] = []
     done = 0
     for (key, dist, D, trials), sums_list in zip(chunks, results):
         for t, sums in zip(trials, sums_list):
             rows += _rows_of((method_label(key, dist), key, dist, D, t), sums, eps, kernel)
         done += len(trials)
-        report(done / n_tasks, f"{method_label(key, dist)}, D={D}, trial {trials[-1] + 1}/{n_trials}")
+        report(done / n_cells, f"{method_label(key, dist)}, D={D}, trial {trials[-1] + 1}/{n_trials}")
     frame = pd.DataFrame(rows, columns=list(COLUMNS))
     return frame.astype({"D": np.int64, "trial": np.int64, "n_pairs": np.int64, "value": np.float64, "eps": np.float64})
 
