@@ -62,7 +62,32 @@ COLUMNS = ("method", "map", "distribution", "kernel", "D", "trial", "metric", "e
 
 
 def method_label(map_key: str, distribution: str | None = None) -> str:
-    """Short display label: "RK (Rademacher)" for maps with a choice of distribution, else "SCRK"."""
+    """Short display label of a method: "RK (Rademacher)" for maps with a choice of distribution, else "SCRK".
+
+    Parameters
+    ----------
+    map_key : str
+        Registry key of the map (:data:`rkcore.registry.MAPS`).
+    distribution : str or None, default=None
+        Key of its weight distribution (:data:`rkcore.maps.distributions.DISTRIBUTIONS`); None takes the
+        map's default. Ignored for maps without a choice of distribution.
+
+    Returns
+    -------
+    str
+        The label used in the ``method`` column of :func:`error_study` and in the charts.
+
+    Raises
+    ------
+    ValueError
+        If ``map_key`` or ``distribution`` is unknown (the message lists the allowed keys).
+
+    Examples
+    --------
+    >>> from rkcore.studies.errors import method_label
+    >>> method_label("rk", "gaussian"), method_label("scrk")
+    ('RK (Gaussian)', 'SCRK')
+    """
     entry = get_map(map_key)
     if entry.takes_distribution:
         return f"{entry.short_label} ({get_distribution(distribution or entry.distributions[0]).label})"
@@ -70,9 +95,38 @@ def method_label(map_key: str, distribution: str | None = None) -> str:
 
 
 def trial_seed(random_state: int, map_key: str, distribution: str | None, n_components: int, trial: int) -> int:
-    """Seed of one (method, D, trial): a SeedSequence of the study seed, a stable hash of the
-    method, D and t, so every cell is reproducible on its own and independent of the others
-    (and does not depend on which other methods or D are in the study)."""
+    """Seed of one (method, D, trial) cell of :func:`error_study`.
+
+    A :class:`numpy.random.SeedSequence` of the study seed, a stable hash (CRC-32) of the method,
+    D and t, so every cell is reproducible on its own and independent of the others, and does not
+    depend on which other methods or D are in the study, nor on the worker it ran on.
+
+    Parameters
+    ----------
+    random_state : int
+        The study seed (>= 0).
+    map_key : str
+        Registry key of the map.
+    distribution : str or None
+        Key of its weight distribution, as the study resolved it (None for maps without a choice).
+    n_components : int
+        The number D of random features.
+    trial : int
+        The trial index t (>= 0).
+
+    Returns
+    -------
+    int
+        A seed in [0, 2**32 - 1], valid as ``random_state`` of every map.
+
+    Examples
+    --------
+    >>> from rkcore.studies.errors import trial_seed
+    >>> trial_seed(0, "rk", "rademacher", 64, 0) == trial_seed(0, "rk", "rademacher", 64, 0)
+    True
+    >>> trial_seed(0, "rk", "rademacher", 64, 0) == trial_seed(0, "rk", "rademacher", 64, 1)
+    False
+    """
     method_hash = zlib.crc32(f"{map_key}:{distribution}".encode())
     seq = np.random.SeedSequence([int(random_state), method_hash, int(n_components), int(trial)])
     return int(seq.generate_state(1, dtype=np.uint32)[0])
@@ -420,8 +474,36 @@ def _tidy_errors(chunks: list[tuple], results, eps: tuple[float, ...], kernel: s
 def summarize_errors(df: pd.DataFrame, ddof: int = 0) -> pd.DataFrame:
     """Mean and standard deviation over trials per (method, D, metric, eps).
 
-    ``ddof=0`` is numpy's default ``np.std``, as in the "mean +- std" of the paper's Table 1.
-    Columns: method, map, distribution, kernel, D, metric, eps, mean, std, n_trials.
+    Parameters
+    ----------
+    df : pandas.DataFrame
+        The tidy output of :func:`error_study` (at least the columns method, D, trial, metric and value;
+        map, distribution, kernel and eps are kept as keys when present).
+    ddof : int, default=0
+        Delta degrees of freedom of the standard deviation: 0 is numpy's default ``np.std``, as in the
+        "mean +- std" of the paper's Table 1; 1 gives the unbiased sample variance's root.
+
+    Returns
+    -------
+    pandas.DataFrame
+        One row per (method, D, metric, eps), columns method, map, distribution, kernel, D, metric, eps,
+        mean, std (float64) and n_trials (the number of trials averaged), in the order of ``df``.
+
+    Raises
+    ------
+    ValueError
+        If ``df`` lacks a column of :func:`error_study`'s output that the summary needs.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from rkcore.registry import KernelSpec
+    >>> from rkcore.studies.errors import error_study, summarize_errors
+    >>> X = np.random.RandomState(0).rand(20, 5)
+    >>> df = error_study(X, KernelSpec("anova", 2), [("rk", "rademacher")], [32], n_trials=3, eps=[0.1])
+    >>> summary = summarize_errors(df)
+    >>> summary["metric"].tolist(), summary["n_trials"].unique().tolist()
+    (['mean_abs_error', 'rms_error', 'max_abs_error', 'mean_error', 'tail_prob'], [3])
     """
     missing = {"method", "D", "trial", "metric", "value"} - set(df.columns)
     if missing:
