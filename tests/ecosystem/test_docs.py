@@ -113,7 +113,6 @@ DOCS_PENDING: set[str] = {
     "rkcore.kernels.stable",
     "rkcore.maps.orthogonal",
     "rkcore.maps.structured",
-    "rkcore.studies.accuracy",
     "rkcore.studies.costs",
 }
 
