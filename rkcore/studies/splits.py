@@ -98,12 +98,15 @@ def split_indices(y, sizes: tuple[int, int, int], random_state=0, stratify: bool
     --------
     >>> import numpy as np
     >>> from rkcore.studies.splits import split_indices
-    >>> y = np.array([0, 1] * 10)
+    >>> y = np.array([0] * 12 + [1] * 8)
     >>> train, val, test = split_indices(y, (10, 4, 6), random_state=0)
     >>> len(train), len(val), len(test), len(set(train) | set(val) | set(test))
     (10, 4, 6, 20)
-    >>> int(y[train].sum()), int(y[val].sum()), int(y[test].sum())
-    (5, 2, 3)
+
+    The positives (40% of y) in each part: 4 of 10, 2 of 4, 2 of 6.
+
+    >>> [int(y[part].sum()) for part in (train, val, test)]
+    [4, 2, 2]
     """
     n_train, n_val, n_test = sizes
     index = np.arange(len(y))
