@@ -423,8 +423,8 @@ def error_study(X, spec: KernelSpec, methods: Sequence, n_components_list: Seque
 
 
 def _checked_study(X, spec, methods, n_components_list, n_trials, eps, pairs: str, random_state) -> tuple:
-    """The arguments of :func:`error_study` checked, in the order a user reads them: (X as an array
-    or CSR matrix, [(map_key, distribution)], [D], n_trials, eps thresholds)."""
+    """The arguments of :func:`error_study` checked in the signature's order (the first bad one is the one
+    reported): (X as an array or CSR matrix, [(map_key, distribution)], [D], n_trials, eps thresholds)."""
     if not isinstance(spec, KernelSpec):
         raise ValueError(f"spec must be a rkcore.registry.KernelSpec, got {type(spec).__name__}.")
     X = check_array(X)
