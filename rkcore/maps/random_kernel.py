@@ -192,6 +192,8 @@ class RandomKernel(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseEstima
         Z : ndarray of shape (n_samples, n_components)
             The random features, dense, float32 for float32 input and float64 otherwise;
             <Z(x), Z(y)> estimates K_S(x, y) without bias.
+            In float32, a feature past float32's range by less than the accuracy contract's tolerance
+            is stored as +-3.4e38 (float32's largest), +-inf only where the exact value is beyond it.
         """
         check_is_fitted(self)
         X = validate_data(self, X, accept_sparse="csr", dtype=[np.float64, np.float32], reset=False)
