@@ -170,7 +170,8 @@ def setup(case: dict):
             time_maps(case["maps"], [case["d_at"]], case["D_list"], [n], kernel_degree=2, repeats=case["repeats"],
                       warmup=1, random_state=0)
     elif kind == "classifiers":
-        from rkcore.studies.accuracy import accuracy_study, split_sizes
+        from rkcore.studies.accuracy import accuracy_study
+        from rkcore.studies.splits import split_sizes
 
         split, C_grid = (0.5, 0.1, 0.4), (0.1, 1.0, 10.0, 100.0, 1000.0)  # pages/6_Classifiers.py
         D_list = [m * d for m in case["multiples"]]

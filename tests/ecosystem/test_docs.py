@@ -111,14 +111,9 @@ DOCS_PENDING: set[str] = {
     "rkcore.kernels.numerics",
     "rkcore.kernels.ranges",
     "rkcore.kernels.stable",
-    "rkcore.maps.circulant",
-    "rkcore.maps.distributions",
     "rkcore.maps.orthogonal",
-    "rkcore.maps.random_kernel",
     "rkcore.maps.structured",
-    "rkcore.studies.accuracy",
     "rkcore.studies.costs",
-    "rkcore.studies.errors",
 }
 
 

@@ -22,8 +22,6 @@ OVERSIZED = {
     "rkcore/registry.py": "module 889 (the new maps' entries, and numpydoc sections for 17-field entries)",
     "rkcore/spec.py": "reproduce_code 92",
     "rkcore/studies/costs.py": "module 614",
-    "rkcore/studies/errors.py": "error_study 109",
-    "rkcore/studies/timing.py": "time_maps 88",
     "rkcore/teaching/foundations.py": "module 805",
     "rkcore/theory/bounds.py": "module 621",
 }
