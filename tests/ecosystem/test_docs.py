@@ -117,7 +117,6 @@ DOCS_PENDING: set[str] = {
     "rkcore.maps.random_kernel",
     "rkcore.maps.structured",
     "rkcore.studies.accuracy",
-    "rkcore.studies.costs",
     "rkcore.studies.errors",
 }
 
