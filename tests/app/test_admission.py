@@ -131,8 +131,8 @@ def test_a_load_spike_never_takes_the_charts_away(monkeypatch, clear_streamlit_c
     """The speed probe reads 16x (a spike): the estimate, and so the decision to run, stay those of the
     cost models; the same settings give the same estimate on every rerun."""
     monkeypatch.delenv(costs.SPEED_FACTOR_ENV)
-    monkeypatch.setattr(costs, "probe_seconds", lambda rounds=20: 100 * costs.PROBE_REFERENCE_SECONDS)
-    costs._speed_cache.clear()
+    monkeypatch.setattr(costs.speed, "probe_seconds", lambda rounds=20: 100 * costs.PROBE_REFERENCE_SECONDS)
+    costs.speed._speed_cache.clear()
     assert costs.speed_factor() == costs.MAX_SPEED_FACTOR
     at = _app(seed=5)
     at.query_params["dv_trials"] = "10"
