@@ -113,12 +113,6 @@ DOCS_PENDING: set[str] = {
     "rkcore.kernels.stable",
     "rkcore.maps.orthogonal",
     "rkcore.maps.structured",
-<<<<<<< HEAD
-    "rkcore.studies.costs",
-=======
-    "rkcore.studies.accuracy",
-    "rkcore.studies.errors",
->>>>>>> registry
 }
 
 
