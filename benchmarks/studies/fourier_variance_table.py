@@ -20,7 +20,7 @@ sys.path.insert(0, str(ROOT / "benchmarks" / "maps"))
 from bench_vs_pyrfm import movielens_shaped  # noqa: E402
 
 from rkcore.data.datasets import load_builtin, normalize  # noqa: E402
-from rkcore.teaching.foundations import median_heuristic_gamma  # noqa: E402
+from rkcore.teaching.fourier_features import median_heuristic_gamma  # noqa: E402
 from rkcore.studies.fourier_study import IID_REFERENCE, fourier_map_study, fourier_maps, fourier_note  # noqa: E402
 
 RESULT = ROOT / "benchmarks" / "results" / "fourier_variance.md"
