@@ -24,7 +24,6 @@ OVERSIZED = {
     "rkcore/studies/costs.py": "module 614",
     "rkcore/studies/errors.py": "error_study 109",
     "rkcore/studies/timing.py": "time_maps 88",
-    "rkcore/theory/bounds.py": "module 621",
 }
 
 FILES = sorted(str(p.relative_to(REPO)) for root in ("rkcore", "rkapp") for p in (REPO / root).rglob("*.py"))
