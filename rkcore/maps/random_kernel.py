@@ -17,7 +17,7 @@ from sklearn.utils.validation import check_is_fitted, validate_data
 
 from .distributions import DISTRIBUTIONS, draw_with, get_distribution
 from ..kernels.itemsets import ItemsetFamily, check_degree_fits, family_from_spec
-from ..kernels.numerics import canonical_csr, row_blocks
+from ..kernels.numerics import canonical_csr, row_blocks, saturate_float32
 from ..base.limits import check_allocation
 from .rk_blocks import _block_mapper, _Mapper
 
@@ -154,7 +154,23 @@ class RandomKernel(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseEstima
             X = X.astype(np.float64)
         check_allocation("The random features Z", (X.shape[0], self.random_weights_.shape[0]),
                          hint="Transform fewer rows at a time or lower n_components (D).")
-        return _map_row_blocks(self._mapper(compute32), X, self.random_weights_.shape[0], out_dtype)
+        Z = _map_row_blocks(self._mapper(compute32), X, self.random_weights_.shape[0], out_dtype)
+        if out_dtype == np.float32 and not compute32:
+            self._saturate_overflows(X, Z)
+        return Z
+
+    def _saturate_overflows(self, X, Z: np.ndarray) -> None:
+        """Rows of the float32 Z with an inf (float64 values past 3.4e38, rare): computed again in
+        float64 with their S (the same map on |x| and |W|) and stored by saturate_float32, so an
+        inf only where the exact feature is beyond float32's range for sure."""
+        rows = np.flatnonzero(np.isinf(Z).any(axis=1))
+        if rows.size == 0:
+            return
+        Xr = X[rows]
+        values, magnitude = np.empty((rows.size, Z.shape[1])), np.empty((rows.size, Z.shape[1]))
+        self._mapper(False)(Xr, values)
+        _block_mapper(self.family_, np.abs(self.random_weights_), False)(abs(Xr), magnitude)
+        Z[rows] = saturate_float32(values, magnitude)
 
     def _mapper(self, compute32: bool):
         """The block function of the fitted weights (_block_mapper), built once per weights
