@@ -11,7 +11,7 @@ from rkapp import (
 from rkapp.guard import heavy_work
 from rkcore.studies.costs import kernel_trick_cost
 from rkcore.figures.foundations import feature_count_figure, kernel_trick_figure, kernel_trick_note
-from rkcore.teaching.foundations import EXPANSIONS, MAX_SUBSETS_D, feature_count_table, kernel_trick_timing
+from rkcore.teaching.kernel_trick import EXPANSIONS, MAX_SUBSETS_D, feature_count_table, kernel_trick_timing
 from rkcore.registry import latex_with_degree
 
 D_OPTIONS = {  # largest d to time, per expansion (explicit features must fit in memory and time)
@@ -92,7 +92,7 @@ with guarded("the feature counts"):
                   "2^64 ≈ 1.8·10^19 numbers per point.")
 
 reproduce("\n".join([
-    "from rkcore.teaching.foundations import kernel_trick_timing, polynomial_features, feature_count_table",
+    "from rkcore.teaching.kernel_trick import feature_count_table, kernel_trick_timing, polynomial_features",
     "from rkcore.figures.foundations import kernel_trick_figure",
     "",
     f"df = kernel_trick_timing({kind!r}, {d_list}, n={int(n)}, degree={m}, repeats={repeats}, seed={int(view.seed)})",

@@ -16,7 +16,7 @@ from rkcore.studies.fourier_study import fourier_map_study, fourier_maps, fourie
 from rkcore.registry import MAPS
 from rkcore.studies.timing import growth_exponent, time_maps
 from rkcore.figures.foundations import METRIC_LABELS, rff_error_figure, rff_note, rff_summary
-from rkcore.teaching.foundations import median_heuristic_gamma, rff_error_curve
+from rkcore.teaching.fourier_features import median_heuristic_gamma, rff_error_curve
 from rkcore.base.arrays import dense
 
 D_MAX_OPTIONS = list(choices("rff_Dmax"))
@@ -90,7 +90,7 @@ def study(view: ViewSpec) -> None:
 
     reproduce("\n".join([
         *[line for line in view.code().splitlines() if "KernelSpec" not in line],
-        "from rkcore.teaching.foundations import median_heuristic_gamma, rff_error_curve",
+        "from rkcore.teaching.fourier_features import median_heuristic_gamma, rff_error_curve",
         "from rkcore.figures.foundations import rff_error_figure, rff_summary",
         "from rkcore.base.arrays import dense",
         "",

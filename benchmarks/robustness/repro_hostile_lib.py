@@ -114,11 +114,11 @@ CASES = {
     """,
     "polynomial_features_5000": """
         import numpy as np
-        from rkcore.teaching.foundations import polynomial_features
+        from rkcore.teaching.kernel_trick import polynomial_features
         F = polynomial_features(np.ones((10, 5000)), 2); print("shape", F.shape)
     """,
     "kernel_trick_timing_1e6": """
-        from rkcore.teaching.foundations import kernel_trick_timing
+        from rkcore.teaching.kernel_trick import kernel_trick_timing
         kernel_trick_timing(n=10**6, d_list=(2,), repeats=1)
     """,
     "all_subsets_20000_describe": """
@@ -143,7 +143,7 @@ CASES = {
 CHILD = """
 import resource, sys, time, traceback
 resource.setrlimit(resource.RLIMIT_AS, ({cap}, {cap}))
-import rkcore.data.datasets, rkcore.teaching.foundations, rkcore.kernels.itemsets, rkcore.maps.random_kernel  # not timed
+import rkcore.data.datasets, rkcore.teaching.kernel_trick, rkcore.kernels.itemsets, rkcore.maps.random_kernel  # not timed
 t0 = time.perf_counter()
 try:
 {body}

@@ -127,7 +127,7 @@ def setup(case: dict):
             exact_pair_variance(X, pairs, spec, dists, np.logspace(np.log10(D_list[0]), np.log10(D_list[-1]), 40))
             variance_by_distribution(X, spec, dists, random_state=0)
     elif kind == "rff":
-        from rkcore.teaching.foundations import median_heuristic_gamma, rff_error_curve
+        from rkcore.teaching.fourier_features import median_heuristic_gamma, rff_error_curve
 
         D_list = [int(D) for D in 2 ** np.arange(4, int(np.log2(case["D_max"])) + 1)]
         cost = costs.rff_curve_cost(n, d, D_list, case["trials"])
@@ -135,7 +135,8 @@ def setup(case: dict):
         def work():
             rff_error_curve(X, median_heuristic_gamma(X), D_list, trials=case["trials"], seed=0)
     elif kind == "rp":
-        from rkcore.teaching.foundations import distortion_summary, polynomial_features, projection_distortion
+        from rkcore.teaching.kernel_trick import polynomial_features
+        from rkcore.teaching.random_projections import distortion_summary, projection_distortion
 
         m_list = [int(m) for m in 2 ** np.arange(2, int(np.log2(case["m_max"])) + 1)]
         dim = 1 + 2 * d + d * (d - 1) // 2

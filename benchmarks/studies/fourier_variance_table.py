@@ -23,7 +23,7 @@ from bench_vs_pyrfm import movielens_shaped  # noqa: E402
 from benchmarks.results_io import Run, add_output_arguments  # noqa: E402
 
 from rkcore.data.datasets import load_builtin, normalize  # noqa: E402
-from rkcore.teaching.foundations import median_heuristic_gamma  # noqa: E402
+from rkcore.teaching.fourier_features import median_heuristic_gamma  # noqa: E402
 from rkcore.studies.fourier_study import IID_REFERENCE, fourier_map_study, fourier_maps, fourier_note  # noqa: E402
 
 TITLE = "MSE of the Gaussian-kernel estimate at D = d, 4d, 16d"

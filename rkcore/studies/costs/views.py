@@ -117,7 +117,7 @@ def pair_variance_cost(d: int, kernel: str, degree: int, D_list, n_distributions
 
 
 def rff_curve_cost(n: int, d: int, D_list, trials: int) -> RunCost:
-    """rkcore.teaching.foundations.rff_error_curve: K once, then per trial Z (n × D_max) and running sums of the
+    """rkcore.teaching.fourier_features.rff_error_curve: K once, then per trial Z (n × D_max) and running sums of the
     Gram estimate with the error metrics at every D.
 
     Parameters
@@ -198,7 +198,7 @@ def compositional_cost(n: int, d: int, D_list, trials: int, n_modes: int, D_gram
 
 
 def kernel_trick_cost(n_features, d_list, n: int, degree: int, repeats: int) -> RunCost:
-    """rkcore.teaching.foundations.kernel_trick_timing: per d, (repeats + 1 warm-up) × (explicit features
+    """rkcore.teaching.kernel_trick.kernel_trick_timing: per d, (repeats + 1 warm-up) × (explicit features
     Φ (n × F) and Φ Φᵀ, then the kernel formula on n² pairs).
 
     Parameters
