@@ -148,126 +148,179 @@ def anova_gram(X, Y, degree: int, summed: bool = False, symmetric: bool = False)
     nX, nY, d = X.shape[0], Y.shape[0], X.shape[1]
     low = (1 <= degree <= 3) if summed else degree in (2, 3)
     if not low or (sp.issparse(Y) and 8 * 6 * d * nY > GRAM_DENSE_Y_BYTES):
-        if summed:
-            with np.errstate(invalid="ignore"):
-                total = _broadcast_full(sum(contract_elementary(X, Y, degree, all_orders=True)), (nX, nY))
-            bad = ~np.isfinite(total)  # orders of opposite signs that overflow: inf - inf
-            if bad.any():
-                r, c = np.nonzero(bad)
-                total[r, c] = elementary_pairs(X, Y, r, c, degree, summed=True)
-            return total
-        return _broadcast_full(contract_elementary(X, Y, degree), (nX, nY))
+        return _contract_gram(X, Y, degree, summed)
     if not summed:
         levels = row_levels(X), row_levels(Y)
         if levels[0] is not None and levels[1] is not None and _levels_in_range(*levels, d, degree):
             return _level_gram(X, Y, *levels, degree, symmetric)
-    nonneg = _is_nonnegative(X) and _is_nonnegative(Y)
-    gamma = float(rounding_gamma(min(_max_nnz_per_row(X), _max_nnz_per_row(Y)) + 2 * degree))
-    count_shared = not summed and (_zero_fraction(X) > 0.25 or _zero_fraction(Y) > 0.25)
-    y_max = _abs_max(Y)
-    consts = None if summed else tuple(None if c is None else float(c) for c in closed_form_check_constants(degree, gamma))
-    # the proven shortcuts of the first closed-form test (None where they do not apply)
-    witness = None
-    if not summed and not nonneg and not count_shared and not sp.issparse(X):
-        witness = _cauchy_schwarz_witness(X, Y, consts[0])
-    vouch_count = _count_threshold(X, Y, degree, consts[0]) if count_shared and nonneg else None
+    return _FusedGram(X, Y, degree, summed).run(symmetric)
 
-    def transposed(A):  # (d, nY) C-contiguous
-        return np.ascontiguousarray((A.toarray() if sp.issparse(A) else A).T)
 
-    with np.errstate(over="ignore"):  # overflowing powers give inf: caught by the check
-        YT = [None] + [transposed(_small_power(Y, t)) for t in range(1, degree + 1)]
-        Yabs = None if nonneg else abs(Y)
-        YaT = {t: transposed(_small_power(Yabs, t)) for t in ((1, 3) if degree == 3 and not summed else (1,))} if not nonneg else {}
-    maskT = np.ascontiguousarray(transposed(Y != 0), dtype=np.float32) if count_shared else None
-    out = np.empty((nX, nY))
-    # the witness (float32) shares the slot of the float64 |z| sums: A is computed only once the
-    # witness is dropped for good (_witness_failures) or for a risky block, which skips the witness
-    n_arrays = degree + (0 if nonneg else 1 + (degree == 3 and not summed)) + count_shared
-    rows_per_block = max(min(GRAM_MIN_ROWS, nX), GRAM_SCRATCH_BYTES // (8 * nY * n_arrays))
-    scratch = np.empty(min(rows_per_block, nX) * nY * n_arrays)
-    sub_rows = max(1, FUSED_BYTES // (8 * nY))
-    temps = np.empty((3, sub_rows * nY))
-    few_buf = np.empty(sub_rows * nY, dtype=bool)
-    bad_rows, bad_cols = [], []
-    unsure = []  # (rows, cols, gathered power sums) of entries the witness left open
-    # the witness stays in use while few of its entries fail (_witness_failures turns it off)
-    witness_state = [witness is not None, 0, 0]
-    # BLAS keeps its own thread count: a library call must not change process-wide state (the app
-    # serves many sessions from threads of one process), and on a quiet 2-core machine two threads
-    # were faster (new/old 0.57-1.21 with two threads, 0.79-1.57 with one; benchmarks/results/numerics.md).
-    with np.errstate(over="ignore", invalid="ignore", divide="ignore"):
-        for rows in row_blocks(nX, 1, rows_per_block):
-            c0 = rows.start if symmetric else 0
-            r, w = rows.stop - rows.start, nY - c0
-            slots = [scratch[i * r * w:(i + 1) * r * w].reshape(r, w) for i in range(n_arrays)]
-            # a dense block with few non-zeros (one-hot-like rows) as CSR: its power sums and
-            # shared-non-zero count become SpMMs over the stored entries (1/8 of the flops or less)
-            Xb = as_sparse_if_sparse(X[rows])
-            cols = slice(c0, nY)
-            P = [None] + [gemm_into(1.0, _small_power(Xb, t), YT[t][:, cols], 0.0, slots[t - 1])
-                          for t in range(1, degree + 1)]
-            risky = may_overflow(_abs_max(Xb), y_max, d, degree)
-            lazy = {}
+def _contract_gram(X, Y, degree: int, summed: bool) -> np.ndarray:
+    """The Gram of :func:`anova_gram` by :func:`contract_elementary` (orders the fused path does
+    not cover, or a CSR Y too large to densify); the summed Gram's entries that overflow (orders
+    of opposite signs: inf - inf) are recomputed by the stable recursion."""
+    nX, nY = X.shape[0], Y.shape[0]
+    if summed:
+        with np.errstate(invalid="ignore"):
+            total = _broadcast_full(sum(contract_elementary(X, Y, degree, all_orders=True)), (nX, nY))
+        bad = ~np.isfinite(total)  # orders of opposite signs that overflow: inf - inf
+        if bad.any():
+            r, c = np.nonzero(bad)
+            total[r, c] = elementary_pairs(X, Y, r, c, degree, summed=True)
+        return total
+    return _broadcast_full(contract_elementary(X, Y, degree), (nX, nY))
 
-            def block(key, _Xb=Xb, _cols=cols, _slots=slots, _P=P):
-                """The row block's |z| power sums ("A", "pa3"), shared-non-zero count ("count")
-                or Cauchy-Schwarz witness ("witness"), computed the first time they are asked for."""
-                if key not in lazy:
-                    if key == "A":
-                        lazy.pop("witness", None)  # same slot
-                        lazy[key] = _P[1] if nonneg else gemm_into(1.0, abs(_Xb), YaT[1][:, _cols], 0.0, _slots[degree])
-                    elif key == "pa3":
-                        lazy[key] = _P[3] if nonneg else gemm_into(1.0, _small_power(abs(_Xb), 3), YaT[3][:, _cols], 0.0,
-                                                                   _slots[degree + 1])
-                    else:
-                        slot = _slots[-1] if key == "count" else _slots[degree]
-                        buf = slot.reshape(-1).view(np.float32)[:r * w].reshape(r, w)
-                        if key == "count":  # exact below 2^24
-                            lazy[key] = gemm_into(1.0, (_Xb != 0).astype(np.float32), maskT[:, _cols], 0.0, buf)
-                        else:
-                            XA, YAT = witness
-                            lazy[key] = gemm_into(1.0, XA[rows], YAT[:, _cols], 0.0, buf)
-                return lazy[key]
 
-            for sub in row_blocks(r, 1, sub_rows):
-                q = sub.stop - sub.start
-                t = [tmp[:q * w].reshape(q, w) for tmp in temps]
-                o = out[rows.start + sub.start:rows.start + sub.stop, c0:]
-                Ps = [None] + [p[sub] for p in P[1:]]
-                if summed:
-                    ok = _summed_block(Ps, block("A")[sub], degree, gamma, risky, o, t)
-                elif witness is not None and not risky and witness_state[0] and \
-                        (fails := _witness_failures(block("witness")[sub], witness_state)) is not None:
-                    _top_value(Ps, degree, o, t)
-                    if fails[0].size:  # checked at the end with their own |z| sums
-                        i, k = fails
-                        unsure.append((i + rows.start + sub.start, k + c0, [p[i, k] for p in Ps[1:]]))
-                    continue
-                elif vouch_count is not None and not risky:
-                    ok = _top_counted(Ps, degree, consts, vouch_count, block("count")[sub], o, t,
-                                      few_buf[:q * w].reshape(q, w))
+def _transposed(A) -> np.ndarray:
+    """(d, n) C-contiguous copy of the (n, d) A, dense."""
+    return np.ascontiguousarray((A.toarray() if sp.issparse(A) else A).T)
+
+
+class _FusedGram:
+    """The fused path of :func:`anova_gram` (orders 2, 3; 1 to 3 summed): what the whole Gram
+    shares (the check's constants and shortcuts, Y's transposed powers), then :meth:`run`."""
+
+    def __init__(self, X, Y, degree: int, summed: bool):
+        self.X, self.Y, self.degree, self.summed = X, Y, degree, summed
+        self.nonneg = nonneg = _is_nonnegative(X) and _is_nonnegative(Y)
+        self.gamma = float(rounding_gamma(min(_max_nnz_per_row(X), _max_nnz_per_row(Y)) + 2 * degree))
+        self.count_shared = count_shared = not summed and (_zero_fraction(X) > 0.25 or _zero_fraction(Y) > 0.25)
+        self.y_max = _abs_max(Y)
+        self.consts = consts = None if summed else \
+            tuple(None if c is None else float(c) for c in closed_form_check_constants(degree, self.gamma))
+        # the proven shortcuts of the first closed-form test (None where they do not apply)
+        self.witness = None
+        if not summed and not nonneg and not count_shared and not sp.issparse(X):
+            self.witness = _cauchy_schwarz_witness(X, Y, consts[0])
+        self.vouch_count = _count_threshold(X, Y, degree, consts[0]) if count_shared and nonneg else None
+        with np.errstate(over="ignore"):  # overflowing powers give inf: caught by the check
+            self.YT = [None] + [_transposed(_small_power(Y, t)) for t in range(1, degree + 1)]
+            Yabs = None if nonneg else abs(Y)
+            self.YaT = {t: _transposed(_small_power(Yabs, t)) for t in ((1, 3) if degree == 3 and not summed else (1,))} \
+                if not nonneg else {}
+        self.maskT = np.ascontiguousarray(_transposed(Y != 0), dtype=np.float32) if count_shared else None
+        # the witness (float32) shares the slot of the float64 |z| sums: A is computed only once the
+        # witness is dropped for good (_witness_failures) or for a risky block, which skips the witness
+        self.n_arrays = degree + (0 if nonneg else 1 + (degree == 3 and not summed)) + count_shared
+
+    def run(self, symmetric: bool) -> np.ndarray:
+        """The Gram (``symmetric``: the upper triangle, mirrored), by row blocks of at most
+        GRAM_SCRATCH_BYTES of power sums, then the entries left open checked or recomputed."""
+        nX, nY = self.X.shape[0], self.Y.shape[0]
+        self.out = np.empty((nX, nY))
+        rows_per_block = max(min(GRAM_MIN_ROWS, nX), GRAM_SCRATCH_BYTES // (8 * nY * self.n_arrays))
+        self.scratch = np.empty(min(rows_per_block, nX) * nY * self.n_arrays)
+        self.sub_rows = max(1, FUSED_BYTES // (8 * nY))
+        self.temps = np.empty((3, self.sub_rows * nY))
+        self.few_buf = np.empty(self.sub_rows * nY, dtype=bool)
+        self.bad_rows, self.bad_cols = [], []
+        self.unsure = []  # (rows, cols, gathered power sums) of entries the witness left open
+        # the witness stays in use while few of its entries fail (_witness_failures turns it off)
+        self.witness_state = [self.witness is not None, 0, 0]
+        # BLAS keeps its own thread count: a library call must not change process-wide state (the app
+        # serves many sessions from threads of one process), and on a quiet 2-core machine two threads
+        # were faster (new/old 0.57-1.21 with two threads, 0.79-1.57 with one; benchmarks/results/numerics.md).
+        with np.errstate(over="ignore", invalid="ignore", divide="ignore"):
+            for rows in row_blocks(nX, 1, rows_per_block):
+                self._row_block(rows, rows.start if symmetric else 0)
+        self._settle_open_entries()
+        if symmetric:
+            mirror_upper_triangle(self.out, rows_per_block)
+        return self.out
+
+    def _row_block(self, rows: slice, c0: int) -> None:
+        """One row block, columns c0 onwards: its power sums (GEMMs into the scratch slots), then
+        the fused passes over its cache-sized sub-blocks."""
+        degree, nY = self.degree, self.Y.shape[0]
+        r, w = rows.stop - rows.start, nY - c0
+        slots = [self.scratch[i * r * w:(i + 1) * r * w].reshape(r, w) for i in range(self.n_arrays)]
+        # a dense block with few non-zeros (one-hot-like rows) as CSR: its power sums and
+        # shared-non-zero count become SpMMs over the stored entries (1/8 of the flops or less)
+        Xb = as_sparse_if_sparse(self.X[rows])
+        cols = slice(c0, nY)
+        P = [None] + [gemm_into(1.0, _small_power(Xb, t), self.YT[t][:, cols], 0.0, slots[t - 1])
+                      for t in range(1, degree + 1)]
+        risky = may_overflow(_abs_max(Xb), self.y_max, self.X.shape[1], degree)
+        block = _BlockSums(self, Xb, rows, cols, slots, P)
+        for sub in row_blocks(r, 1, self.sub_rows):
+            self._sub_block(rows.start + sub.start, sub, c0, w, P, block, risky)
+
+    def _sub_block(self, row0: int, sub: slice, c0: int, w: int, P: list, block, risky: bool) -> None:
+        """One cache-sized sub-block (rows row0.. of the Gram, ``sub`` of its row block): the closed
+        forms into the output with the check that applies (summed; the Cauchy-Schwarz witness; the
+        shared-non-zero count; or the per-entry closed-form tests); the entries left open recorded."""
+        degree, consts = self.degree, self.consts
+        q = sub.stop - sub.start
+        t = [tmp[:q * w].reshape(q, w) for tmp in self.temps]
+        o = self.out[row0:row0 + q, c0:]
+        Ps = [None] + [p[sub] for p in P[1:]]
+        if self.summed:
+            ok = _summed_block(Ps, block("A")[sub], degree, self.gamma, risky, o, t)
+        elif self.witness is not None and not risky and self.witness_state[0] and \
+                (fails := _witness_failures(block("witness")[sub], self.witness_state)) is not None:
+            _top_value(Ps, degree, o, t)
+            if fails[0].size:  # checked at the end with their own |z| sums
+                i, k = fails
+                self.unsure.append((i + row0, k + c0, [p[i, k] for p in Ps[1:]]))
+            return
+        elif self.vouch_count is not None and not risky:
+            ok = _top_counted(Ps, degree, consts, self.vouch_count, block("count")[sub], o, t,
+                              self.few_buf[:q * w].reshape(q, w))
+        else:
+            few = (lambda s=sub, q=q: np.less(block("count")[s], degree,
+                                              out=self.few_buf[:q * w].reshape(q, w))) if self.count_shared else None
+            ok = _top_block(Ps, block("A")[sub], self.nonneg, degree, consts, risky, o, t,
+                            lambda s=sub: block("pa3")[s], few)
+        if ok is not None and not ok.all():
+            i, k = np.divmod(np.flatnonzero(~ok), w)
+            self.bad_rows.append(i + row0)
+            self.bad_cols.append(k + c0)
+
+    def _settle_open_entries(self) -> None:
+        """The entries the witness could not vouch for: the closed-form tests, pair by pair; then
+        every entry no check vouched for, recomputed by the stable recursion."""
+        X, Y, degree = self.X, self.Y, self.degree
+        unsure, bad_rows, bad_cols = self.unsure, self.bad_rows, self.bad_cols
+        if unsure:
+            rows_, cols_ = np.concatenate([u[0] for u in unsure]), np.concatenate([u[1] for u in unsure])
+            P_ = [None] + [np.concatenate([u[2][t] for u in unsure]) for t in range(degree)]
+            ok = _gathered_check(X, Y, rows_, cols_, P_, degree, self.consts)
+            bad_rows.append(rows_[~ok])
+            bad_cols.append(cols_[~ok])
+        if bad_rows:
+            rows_, cols_ = np.concatenate(bad_rows), np.concatenate(bad_cols)
+            self.out[rows_, cols_] = elementary_pairs(X, Y, rows_, cols_, degree, summed=self.summed)
+
+
+class _BlockSums:
+    """One row block's |z| power sums ("A", "pa3"), shared-non-zero count ("count") or
+    Cauchy-Schwarz witness ("witness"), computed the first time they are asked for (``block(key)``)."""
+
+    def __init__(self, gram: _FusedGram, Xb, rows: slice, cols: slice, slots: list, P: list):
+        self.gram, self.Xb, self.rows, self.cols, self.slots, self.P = gram, Xb, rows, cols, slots, P
+        self.lazy: dict = {}
+
+    def __call__(self, key: str) -> np.ndarray:
+        lazy, g, Xb, cols, slots = self.lazy, self.gram, self.Xb, self.cols, self.slots
+        if key not in lazy:
+            degree = g.degree
+            if key == "A":
+                lazy.pop("witness", None)  # same slot
+                lazy[key] = self.P[1] if g.nonneg else gemm_into(1.0, abs(Xb), g.YaT[1][:, cols], 0.0, slots[degree])
+            elif key == "pa3":
+                lazy[key] = self.P[3] if g.nonneg else gemm_into(1.0, _small_power(abs(Xb), 3), g.YaT[3][:, cols], 0.0,
+                                                                 slots[degree + 1])
+            else:
+                r, w = slots[0].shape
+                slot = slots[-1] if key == "count" else slots[degree]
+                buf = slot.reshape(-1).view(np.float32)[:r * w].reshape(r, w)
+                if key == "count":  # exact below 2^24
+                    lazy[key] = gemm_into(1.0, (Xb != 0).astype(np.float32), g.maskT[:, cols], 0.0, buf)
                 else:
-                    few = (lambda s=sub, q=q: np.less(block("count")[s], degree,
-                                                      out=few_buf[:q * w].reshape(q, w))) if count_shared else None
-                    ok = _top_block(Ps, block("A")[sub], nonneg, degree, consts, risky, o, t,
-                                    lambda s=sub: block("pa3")[s], few)
-                if ok is not None and not ok.all():
-                    i, k = np.divmod(np.flatnonzero(~ok), w)
-                    bad_rows.append(i + rows.start + sub.start)
-                    bad_cols.append(k + c0)
-    if unsure:  # the entries the witness could not vouch for: the closed-form tests, pair by pair
-        rows_, cols_ = np.concatenate([u[0] for u in unsure]), np.concatenate([u[1] for u in unsure])
-        P_ = [None] + [np.concatenate([u[2][t] for u in unsure]) for t in range(degree)]
-        ok = _gathered_check(X, Y, rows_, cols_, P_, degree, consts)
-        bad_rows.append(rows_[~ok])
-        bad_cols.append(cols_[~ok])
-    if bad_rows:
-        rows_, cols_ = np.concatenate(bad_rows), np.concatenate(bad_cols)
-        out[rows_, cols_] = elementary_pairs(X, Y, rows_, cols_, degree, summed=summed)
-    if symmetric:
-        mirror_upper_triangle(out, rows_per_block)
-    return out
+                    XA, YAT = g.witness
+                    lazy[key] = gemm_into(1.0, XA[self.rows], YAT[:, cols], 0.0, buf)
+        return lazy[key]
 
 
 def _small_power(A, t: int):
