@@ -23,6 +23,27 @@ class AnovaBlock:
     Cost per block: m GEMMs (Gaussian etc.) or ceil(m/2) GEMMs (Rademacher), accumulated into
     ``out`` by BLAS, plus one (m = 2) or two (m = 3) element-wise passes; m = 3 needs one
     (rows x D) scratch array. Input block: dense or CSR, any float dtype.
+
+    Called as ``block(Xb, out, sums=None)`` it writes the features into the C-contiguous
+    (rows, D) float32 or float64 ``out`` and returns it. These values are Newton's closed forms,
+    NOT yet within the accuracy contract: the caller checks them (from ``sums``, or through
+    :meth:`checked`) and repairs what the check rejects (:mod:`rkcore.maps.rk_blocks`).
+
+    Parameters
+    ----------
+    W : ndarray of shape (D_total, d)
+        The random weights (several maps' weights may be stacked: D_total rows).
+    degree : {2, 3}
+        The ANOVA order m.
+    signs : bool
+        W holds Rademacher weights (entries exactly +1 or -1): even powers become row sums.
+    n_components : int, optional
+        The D of 1/sqrt(D); None: the rows of W.
+
+    Raises
+    ------
+    ValueError
+        When ``degree`` is not 2 or 3.
     """
 
     def __init__(self, W: np.ndarray, degree: int, signs: bool, n_components: int | None = None):
