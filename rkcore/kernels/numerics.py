@@ -29,8 +29,12 @@ power and product they form stays within 2^(+-900); elsewhere rows are scaled by
 its error is at most gamma32(n) * S, gamma32(n) = 1.01 * 2^-24 * min(n + 2, 10 sqrt(n + 2)),
 n the non-zeros of the row (the weights' rounding to float32 included). Every other map and
 kernel computes in float64 (within the contract above) and rounds once to float32: error at
-most CONTRACT_RTOL * S + 2^-24 |value| + 2^-149 (float32's own range: values beyond 3.4e38 are
-+-inf). Newton's identities cancel: in float32 the second-order ANOVA map reached 2e-5 * S.
+most CONTRACT_RTOL * S + 2^-24 |value| + 2^-149. Beyond float32's range (3.4e38) the stored value
+is +-inf only where the float64 value v is beyond it for sure (|v| - CONTRACT_RTOL * S > 3.4e38:
+the exact value is too); a v past 3.4e38 by less than the contract's tolerance - an exact 0 with
+huge terms that cancel, say - is stored as +-3.4e38, the float32 value nearest the exact one
+(:func:`saturate_float32`). Newton's identities cancel: in float32 the second-order ANOVA map
+reached 2e-5 * S.
 
 How the fast path keeps the contract
 ------------------------------------
@@ -58,23 +62,20 @@ import scipy.sparse as sp
 #: Bytes of temporary memory one block of a blocked computation may use.
 BLOCK_BYTES = 64 * 2**20
 
-
 #: Relative accuracy promised against sum_V |prod_{j in V} z_j| (see the module docstring).
 CONTRACT_RTOL = 1e-12
 #: Unit roundoff of float32 (the float32 contract, module docstring).
 FLOAT32_UNIT_ROUNDOFF = 2.0**-24
 
-
 #: Unit roundoff of float64.
 UNIT_ROUNDOFF = 2.0**-53
-
 
 #: lambda of the probabilistic rounding-error bound (see the module docstring).
 ROUNDING_LAMBDA = 10.0
 
 
 def is_integer(value) -> bool:
-    """Whether ``value`` is an integer in the strict sense the parameter checks use.
+    """True for Python and numpy integers; False for bool, floats (even 2.0) and everything else.
 
     Parameters
     ----------
@@ -84,7 +85,7 @@ def is_integer(value) -> bool:
     Returns
     -------
     bool
-        True for Python and numpy integers; False for bool, floats (even 2.0) and everything else.
+        Whether ``value`` is an integer in the strict sense the parameter checks use.
     """
     return isinstance(value, (int, np.integer)) and not isinstance(value, (bool, np.bool_))
 
@@ -145,12 +146,9 @@ def check_array(X, name: str = "X") -> np.ndarray | sp.csr_matrix:
 
 
 def canonical_csr(X) -> sp.csr_matrix:
-    """A float64 CSR copy of the sparse matrix X in canonical form.
-
-    Duplicate entries summed (as scipy's own arithmetic reads them), explicit zeros dropped,
-    indices sorted. Always a copy: scipy canonicalizes in place (``sum_duplicates``,
-    ``sort_indices``, and operations such as ``max`` that call them), and the caller's matrix
-    must never change.
+    """A float64 CSR copy of the sparse matrix X in canonical form: duplicates summed (as scipy's
+    arithmetic reads them), explicit zeros dropped, indices sorted. Always a copy: scipy
+    canonicalizes in place (``sum_duplicates``, ``sort_indices``, ``max``, ...).
 
     Parameters
     ----------
@@ -201,15 +199,14 @@ def row_blocks(n_rows: int, bytes_per_row: int, budget: int | None = None) -> It
     n_rows : int
         Rows to cover.
     bytes_per_row : int
-        Bytes one row of the block's temporaries needs (values below 1 count as 1).
+        Bytes one row of the block's temporaries needs (at least 1 is assumed).
     budget : int, optional
         Bytes per block; None: BLOCK_BYTES.
 
     Yields
     ------
     slice
-        Consecutive row ranges covering 0..n_rows, each of ``budget // bytes_per_row`` rows (at
-        least 1) except possibly the last.
+        Consecutive row ranges covering 0..n_rows, ``budget // bytes_per_row`` rows (>= 1) each.
     """
     budget = BLOCK_BYTES if budget is None else budget
     step = max(1, int(budget // max(1, bytes_per_row)))
@@ -224,7 +221,7 @@ def power_sums(X, Y, degree: int, y_is_sign: bool = False) -> list:
     With ``y_is_sign`` (Y has entries +-1 only, e.g. Rademacher weights) the odd
     powers of Y equal Y and the even ones are all ones, so even P_t reduce to
     row sums of X^t: a column vector that broadcasts, and half the GEMMs vanish.
-    Each P_t is one GEMM: relative error at most gamma_n against sum_j |x_j y_j|^t.
+    Each P_t is one GEMM: error at most gamma_n sum_j |x_j y_j|^t.
 
     Parameters
     ----------
@@ -240,8 +237,7 @@ def power_sums(X, Y, degree: int, y_is_sign: bool = False) -> list:
     Returns
     -------
     list
-        ``[None, P_1, ..., P_degree]``: dense float64 arrays of shape (n_X, n_Y), or (n_X, 1)
-        for the even t with ``y_is_sign``.
+        ``[None, P_1, ..., P_degree]``: float64 arrays (n_X, n_Y); (n_X, 1) for even t with ``y_is_sign``.
     """
     P: list = [None]
     for t in range(1, degree + 1):
@@ -257,9 +253,8 @@ def power_sums(X, Y, degree: int, y_is_sign: bool = False) -> list:
 def elementary_from_power_sums(P: list, degree: int) -> list:
     """Newton's identities (paper eq. 12): e_k = (1/k) sum_{t=1}^k (-1)^(t+1) e_{k-t} P_t.
 
-    The sums run in place with one scratch buffer: these passes, not the GEMMs, dominate for
-    small d. Plain floating point: the result may cancel catastrophically; its error is bounded
-    by :func:`newton_error_bounds` and checked by :func:`newton_is_safe`.
+    In place with one scratch buffer (these passes, not the GEMMs, dominate for small d). Plain
+    floating point: it may cancel; :func:`newton_is_safe` checks it.
 
     Parameters
     ----------
@@ -301,8 +296,7 @@ def elementary_top(P: list, degree: int):
     Orders 2 and 3 use the closed forms e_2 = (P_1^2 - P_2)/2 and
     e_3 = (P_1 (P_1^2 - 3 P_2) + 2 P_3)/6: four or five in-place passes over a
     (rows x D) array instead of the recursion's ten for m = 3. These passes, not the
-    GEMMs, dominate the RK map for small d. Plain floating point, as
-    :func:`elementary_from_power_sums` (check with :func:`newton_is_safe`).
+    GEMMs, dominate the RK map for small d. Unchecked, as :func:`elementary_from_power_sums`.
 
     Parameters
     ----------
@@ -337,6 +331,32 @@ def elementary_top(P: list, degree: int):
 
 
 # ---------------------------------------------------------------------- accuracy contract
+def saturate_float32(values: np.ndarray, magnitude: np.ndarray) -> np.ndarray:
+    """Round float64 values within the contract to float32, saturating where infinity is not certain.
+
+    A value v beyond float32's largest finite F = 3.4e38 becomes +-inf only where the exact value
+    is beyond F for sure, ``|v| - CONTRACT_RTOL * S > F``; otherwise it is stored as +-F, which is
+    then at least as close to the exact value as v itself (so within the contract).
+
+    Parameters
+    ----------
+    values : ndarray of float64
+        Values computed within the float64 contract (inf where the exact value exceeds float64).
+    magnitude : ndarray of float64, broadcastable to ``values``
+        S of each value: the sum over the itemsets of the absolute products (inf allowed).
+
+    Returns
+    -------
+    ndarray of float32
+        The rounded values, of the shape of ``values``.
+    """
+    largest = float(np.finfo(np.float32).max)
+    with np.errstate(over="ignore", invalid="ignore"):
+        # written as "not within" so that v = inf with S = inf (inf - inf) counts as certain
+        certain = ~(np.abs(values) - CONTRACT_RTOL * magnitude <= largest)
+        return np.where(certain, values, np.clip(values, -largest, largest)).astype(np.float32)
+
+
 def float32_gamma(n_terms):
     """gamma32(n) of the float32 contract (module docstring): the dot map's relative error against S.
 
@@ -348,17 +368,15 @@ def float32_gamma(n_terms):
     Returns
     -------
     ndarray
-        1.01 * 2^-24 * min(n + 2, 10 sqrt(n + 2)), float64, of the shape of ``n_terms`` (0-d for
-        a scalar).
+        1.01 * 2^-24 * min(n + 2, 10 sqrt(n + 2)), float64, shaped as ``n_terms`` (0-d: a scalar).
     """
     n = np.asarray(n_terms, dtype=np.float64) + 2.0
     return 1.01 * FLOAT32_UNIT_ROUNDOFF * np.minimum(n, ROUNDING_LAMBDA * np.sqrt(n))
 
 
 def rounding_gamma(n_terms):
-    """gamma_n: relative rounding error of a sum of n products (see the module docstring).
-
-    Deterministic worst case up to n = 100, the probabilistic bound of Higham & Mary above.
+    """gamma_n: relative rounding error of a sum of n products (deterministic worst case up to
+    n = 100, the probabilistic bound of Higham & Mary above; see the module docstring).
 
     Parameters
     ----------
@@ -439,8 +457,7 @@ def closed_form_check_constants(degree: int, gamma, tol: float = CONTRACT_RTOL):
     Returns
     -------
     c : ndarray
-        The constant of the first test (0-d for a scalar gamma); <= 0 where gamma is so large
-        that the test accepts only Pa_2 = 0.
+        The first test's constant (0-d for a scalar gamma); <= 0: it accepts only Pa_2 = 0.
     c_b : ndarray or None
         The constant of the second order-3 test; None for order 2.
     """
@@ -528,10 +545,8 @@ def newton_is_safe(Pa: list, degree: int, gamma, *, all_orders: bool = False,
 
 
 def may_overflow(x_absmax: float, y_absmax: float, n_terms: int, degree: int) -> bool:
-    """Whether a power x^t, y^t or a power sum (t <= degree) of n_terms products could overflow.
-
-    False means the fast path's values are all finite and its finiteness pass is skipped (a
-    conservative test: 10^290 against float64's 1.8e308).
+    """Whether a power x^t, y^t or a power sum (t <= degree) of n_terms products could overflow
+    (conservative: 10^290); False: the fast path's values are finite, its finiteness pass skipped.
 
     Parameters
     ----------
