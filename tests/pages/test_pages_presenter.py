@@ -258,3 +258,63 @@ def test_view_html_is_self_contained_and_literal():
     assert "&lt;script&gt;alert(1)&lt;/script&gt;" in text and "<b>Bold</b>" in text
     assert "A &lt;b&gt;view&lt;/b&gt;" in text and "rkcore 9.9" in text and "<td>a, b</td>" in text
     assert 'id="rk-chart-0"' in text
+
+
+# ============================================================================ presenter mode: no sidebar
+#: pages and links that draw every kind of sidebar section: the map and one distribution (Gram), several
+#: distributions (Distributions), the itemset family (Itemsets), an upload with its target column (Classifiers);
+#: old URL keys (dist, norm, fam) that both modes must rewrite to the field names alike
+NO_SIDEBAR_CASES = [
+    (GRAM, dict(n=40, D=64, seed=3, dist="gaussian", map="rk")),
+    ("pages/4_Distributions_and_variance.py", dict(n=30, distributions="rademacher,gaussian", norm="l2",
+                                                   dv_mult="2", dv_trials=5, dv_vtrials=50)),
+    ("pages/2_Itemsets.py", dict(n=30, kernel="itemset", fam="custom", itemsets="0,1; 2,3")),
+    (CLASSIFIERS, dict(dataset="upload", target="target", n=60, cl_methods="rk", cl_mult="1", cl_trials=1)),
+]
+
+
+def _sidebar_elements(at) -> int:
+    return len(at.sidebar.children)
+
+
+def _urls(at) -> dict:
+    return {k: (v if isinstance(v, str) else ",".join(v)) for k, v in dict(at.query_params).items()}
+
+
+@pytest.mark.parametrize("path, query", NO_SIDEBAR_CASES, ids=lambda v: v if isinstance(v, str) else "")
+def test_presenter_mode_draws_no_sidebar_and_keeps_the_url(run_page, path, query):
+    from rkapp import uploads
+    from rkapp.widgets import UPLOAD_STATE_KEY
+
+    uploads.clear()
+    session = {UPLOAD_STATE_KEY: ("good.csv", GOOD)} if query.get("dataset") == "upload" else None
+    normal = run_page(path, session=session, timeout=180, **query)
+    assert not normal.exception and not normal.error, [e.value for e in normal.error]
+    assert _sidebar_elements(normal) > 0
+    shown = run_page(path, session=session, timeout=180, presenter="true", **query)
+    assert not shown.exception and not shown.error, [e.value for e in shown.error]
+    assert _sidebar_elements(shown) == 0  # not collapsed: nothing drawn there at all
+    assert [t.value for t in shown.toggle if t.key == "presenter"] == [True]  # the way out, in the main area
+    expected = _urls(normal) | {"presenter": "true"}
+    if "upload" in expected:  # each run kept the file under a token of its own
+        assert _urls(shown)["upload"]
+        expected["upload"] = _urls(shown)["upload"]
+    assert _urls(shown) == expected
+    shown.run()  # a rerun in presenter mode changes nothing
+    assert not shown.exception and _sidebar_elements(shown) == 0 and _urls(shown) == expected
+    uploads.clear()
+
+
+def test_leaving_presenter_mode_shows_the_same_settings_in_the_sidebar(run_page):
+    at = run_page(GRAM, presenter="true", n=40, D=64, seed=3, distributions="gaussian", timeout=180)
+    assert not at.exception and _sidebar_elements(at) == 0
+    before = _urls(at)
+    next(t for t in at.toggle if t.key == "presenter").set_value(False)
+    at.run()
+    assert not at.exception and not at.error, [e.value for e in at.error]
+    assert _sidebar_elements(at) > 0
+    numbers = {n.label: n.value for n in at.sidebar.number_input}
+    assert numbers["D (random features)"] == 64 and numbers["Seed"] == 3 and numbers["n (points)"] == 40
+    assert next(s for s in at.sidebar.selectbox if s.key == "distributions").value == "gaussian"
+    assert [t.value for t in at.sidebar.toggle if t.key == "presenter"] == [False]
+    assert _urls(at) == {k: v for k, v in before.items() if k != "presenter"}
