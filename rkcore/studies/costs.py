@@ -28,7 +28,7 @@ from .accuracy import estimate_seconds as accuracy_estimate_seconds
 from .accuracy import total_seconds as accuracy_total_seconds
 from ..kernels.all_subsets_gram import GRAM_GROUP, GROUP_ROUNDINGS, _products_within_contract
 from ..kernels.itemsets import MAX_ENUMERATION
-from ..base.limits import format_bytes, nbytes
+from ..base.limits import format_bytes, format_estimate, nbytes
 from ..registry import get_map, get_method
 from .timing import estimate_seconds as timing_estimate_seconds
 
@@ -90,9 +90,9 @@ class RunCost:
         Returns
         -------
         str
-            "name: about N s, M MiB" per section, joined by "; ".
+            "name: about N s, M MiB" (or "under 1 s") per section, joined by "; ".
         """
-        return "; ".join(f"{name}: about {_seconds(s)}, {format_bytes(b)}" for name, s, b in self.sections)
+        return "; ".join(f"{name}: {format_estimate(s)}, {format_bytes(b)}" for name, s, b in self.sections)
 
 
 # ---------------------------------------------------------------------------- the machine's speed now
@@ -205,10 +205,6 @@ def section(name: str, seconds: float, bytes_: float) -> RunCost:
     seconds = float(seconds) * estimate_factor()
     peak = int(bytes_ * OVERHEAD) + BASE_BYTES
     return RunCost(seconds, peak, ((name, seconds, peak),))
-
-
-def _seconds(s: float) -> str:
-    return f"{s:.1f} s" if s < 100 else f"{s / 60:.0f} min"
 
 
 def _gemm(m: float, k: float, n: float) -> float:

@@ -5,6 +5,7 @@ and the offline HTML export. The browser parts (first screen, cut text, keyboard
 from __future__ import annotations
 
 import json
+import re
 
 import numpy as np
 import pandas as pd
@@ -318,3 +319,22 @@ def test_leaving_presenter_mode_shows_the_same_settings_in_the_sidebar(run_page)
     assert next(s for s in at.sidebar.selectbox if s.key == "distributions").value == "gaussian"
     assert [t.value for t in at.sidebar.toggle if t.key == "presenter"] == [False]
     assert _urls(at) == {k: v for k, v in before.items() if k != "presenter"}
+
+
+# ============================================================================ estimates: never "about 0 s"
+def _page_text(at) -> str:
+    texts = [e.value for kind in ("warning", "caption", "info", "markdown") for e in at.get(kind)]
+    return " | ".join(map(str, texts + [b.label for b in at.button]))
+
+
+@pytest.mark.parametrize("path, query", [
+    (CLASSIFIERS, dict(n=60, cl_methods="rk", cl_mult="1", cl_trials=1)),  # its estimate waits for the button
+    ("pages/3_Error_bounds.py", dict(n=12, eb_trials=5)),
+    ("pages/4_Distributions_and_variance.py", dict(n=12, dv_trials=5, dv_vtrials=50, dv_mult="1")),
+])
+def test_sub_second_estimates_say_under_1_s(run_page, path, query):
+    at = run_page(path, timeout=180, **query)
+    assert not at.exception and not at.error, [e.value for e in at.error]
+    text = _page_text(at)
+    assert "under 1 s" in text, text
+    assert not re.search(r"(about|cost) 0(\.0+)? s|\(0 s\)|\b0\.0 s\b", text), text
