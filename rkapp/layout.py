@@ -61,6 +61,8 @@ _PRESENTER_CSS = """
   h1 { font-size: 2.4rem !important; }
   .katex { font-size: 1.25em; }
   section[data-testid="stSidebar"], [data-testid="stExpandSidebarButton"] { display: none !important; }
+  /* the pages menu and the toggle beside the title: clear of the app's header bar */
+  .st-key-rk-presenter-controls { margin-top: 1.0rem; }
 </style>
 """
 #: key of the container that holds each page's main chart or run button (class ``st-key-rk-lead``; the
@@ -111,7 +113,7 @@ def page(title: str, intro: str | None = None, *, icon: str = ":material/scatter
     for message in errors:
         show_error(message)
     if on:
-        title_column, controls_column = st.columns([3, 1], vertical_alignment="center")
+        title_column, controls_column = st.columns([2, 1], vertical_alignment="bottom")
         with controls_column, st.container(horizontal=True, horizontal_alignment="right",
                                            vertical_alignment="center", key=PRESENTER_CONTROLS_KEY):
             page_menu(in_sidebar=False)

@@ -128,6 +128,54 @@ def test_story_duel_sentence_is_true_about_when():
     assert "just now" not in cached and "10 min ago, kept from an earlier run" in cached
 
 
+def _story_trials(errors: dict) -> pd.DataFrame:
+    """error_vs_D's rows from {distribution: {D: [error of each trial]}}."""
+    return pd.DataFrame([{"distribution": dist, "D": D, "trial": t, "seed": t, "rel_fro": e}
+                         for dist, by_D in errors.items() for D, values in by_D.items() for t, e in enumerate(values)])
+
+
+def test_story_distribution_sentence_says_tie_within_the_spread():
+    from rkcore.teaching import story
+
+    # Gaussian's medians are all higher (the old sentence: "Rademacher is lower at 2 of 2 values of D, as
+    # Lemma 4 predicts"), but by far less than the spread of 3 trials: a tie
+    tied = _story_trials({"rademacher": {16: [0.50, 0.70, 0.60], 64: [0.25, 0.35, 0.30]},
+                          "gaussian": {16: [0.52, 0.72, 0.62], 64: [0.26, 0.36, 0.31]}})
+    sentence = story.distribution_sentence(tied)
+    assert sentence.startswith("Rademacher and Gaussian weights tie: at every D their errors differ by less than "
+                               "2 standard errors of the difference over 3 trials"), sentence
+    assert "as Lemma 4 predicts" not in sentence and "lower at" not in sentence
+
+
+def test_story_distribution_sentence_claims_only_beyond_the_spread():
+    from rkcore.teaching import story
+
+    # D = 16: 0.1 apart, 2 SE of the difference = 2 * sqrt(2 * 0.1^2 / 2) = 0.2: a tie; D = 64, 256: clear
+    trials = _story_trials({"rademacher": {16: [0.5, 0.7], 64: [0.30, 0.31], 256: [0.15, 0.16]},
+                            "gaussian": {16: [0.6, 0.8], 64: [0.40, 0.41], 256: [0.20, 0.21]}})
+    sentence = story.distribution_sentence(trials)
+    assert ("beyond the trials' spread (2 standard errors of the difference over 2 trials) Rademacher is lower at "
+            "2 of 3 values of D; they tie at D = 16, as Lemma 4 predicts.") in sentence, sentence
+    # Gaussian clearly lower at one D: no "as Lemma 4 predicts"
+    mixed = _story_trials({"rademacher": {16: [0.9, 0.91], 64: [0.30, 0.31], 256: [0.15, 0.16]},
+                           "gaussian": {16: [0.6, 0.61], 64: [0.40, 0.41], 256: [0.20, 0.21]}})
+    sentence = story.distribution_sentence(mixed)
+    assert "Rademacher is lower at 2 of 3 values of D, Gaussian at 1" in sentence and "does not show" in sentence
+
+
+def test_story_module_imports_time_at_the_top():
+    import ast
+    import inspect
+
+    from rkcore.teaching import story
+
+    tree = ast.parse(inspect.getsource(story))
+    nested = [node.lineno for fn in ast.walk(tree) if isinstance(fn, ast.FunctionDef) for node in ast.walk(fn)
+              if isinstance(node, ast.Import) and any(a.name == "time" for a in node.names)]
+    assert not nested, f"import time inside functions at lines {nested}"
+    assert any(isinstance(n, ast.Import) and any(a.name == "time" for a in n.names) for n in tree.body)
+
+
 def test_story_error_axis_ticks_cover_every_D():
     from rkcore.teaching import story
     from rkcore.figures.story import error_curve_figure
