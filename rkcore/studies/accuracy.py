@@ -69,7 +69,7 @@ from ..learners import (
     for_many_classes,
     random_feature_pipeline,
 )
-from ..registry import METHODS, KernelSpec, get_method
+from ..registry import FM_MAX_ITER, METHODS, KernelSpec, get_method
 from ..registry import MethodEntry as Method  # the old name, still importable
 
 __all__ = ["DEFAULT_C_GRID", "METHODS", "SELECTION_METRICS", "Method", "PAPER_SPLIT", "accuracy_study",
@@ -99,7 +99,8 @@ def _svm(spec, D, C, n_train, seed, params):
 def _fm(spec, D, C, n_train, seed, params):
     reg = 1.0 / (C * n_train)
     return FactorizationMachineClassifier(**{"degree": spec.degree, "n_components": FM_RANK, "alpha": reg,
-                                             "beta": reg, "init_scale": "auto", "random_state": seed, **params})
+                                             "beta": reg, "init_scale": "auto", "max_iter": FM_MAX_ITER,
+                                             "random_state": seed, **params})
 
 
 def _all_subsets_model(spec, D, C, n_train, seed, params):

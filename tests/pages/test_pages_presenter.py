@@ -272,6 +272,21 @@ def test_classifiers_open_large_enough_without_an_about_0_s_estimate(run_page):
     assert "(0 s)" not in button.label
 
 
+def test_classifiers_default_runs_with_the_fm_and_no_convergence_warning(run_page):
+    from rkcore.registry import METHODS
+
+    at = run_page(CLASSIFIERS, timeout=400)
+    methods = next(m for m in at.multiselect if m.key == "cl_methods").value
+    assert "fm" in methods, methods  # the factorization machine is back among the opening methods
+    next(b for b in at.button if b.key == "cl_run").click()
+    at.run()
+    assert not at.exception and not at.error, [e.value for e in at.error]
+    captions = " ".join(c.value for c in at.caption)
+    assert "Times are wall-clock" in captions and "iteration limit" not in captions, captions
+    traces = {t.get("name") for f in plotly_figures(at) for t in f["data"]}
+    assert METHODS["fm"].label in " ".join(map(str, traces)), traces
+
+
 def test_classifiers_hide_stale_results_after_a_bad_upload(run_page):
     from rkapp import uploads
     from rkapp.widgets import UPLOAD_STATE_KEY
