@@ -98,9 +98,8 @@ def _svm(spec, D, C, n_train, seed, params):
 
 def _fm(spec, D, C, n_train, seed, params):
     reg = 1.0 / (C * n_train)
-    return FactorizationMachineClassifier(**{"degree": spec.degree, "n_components": FM_RANK, "alpha": reg,
-                                             "beta": reg, "init_scale": "auto", "max_iter": FM_MAX_ITER,
-                                             "random_state": seed, **params})
+    return FactorizationMachineClassifier(**{"degree": spec.degree, "n_components": FM_RANK, "alpha": reg, "beta": reg,
+                                             "init_scale": "auto", "max_iter": FM_MAX_ITER, "random_state": seed, **params})
 
 
 def _all_subsets_model(spec, D, C, n_train, seed, params):
