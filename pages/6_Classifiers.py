@@ -35,7 +35,7 @@ page("Classifiers",
      "the exact kernel SVM, as in the paper.")
 #: what a first visit opens on: n = 1,000 points (at the shared default n = 200 the kernel SVM trained in 3 ms,
 #: liblinear stopped at its iteration limit 12 times, and the estimate read "about 0 s"), with every default method:
-#: the factorization machine converges here within the studies' FM_MAX_ITER (451-491 L-BFGS-B iterations; at its
+#: the factorization machine converges here within the study's FM_MAX_ITER (451-491 L-BFGS-B iterations; at its
 #: own default of 200 it warned once per trial). A link or preset naming n or the methods keeps its own.
 OPENING = {"n": 1000}
 OPENED_KEY = "_rk_classifiers_opened"

@@ -817,7 +817,7 @@ def _all_subsets_of(spec: KernelSpec) -> KernelSpec:
     return KernelSpec("all_subsets")
 
 
-#: L-BFGS-B iterations the studies give the factorization machine (its own default is 200). Its objective is
+#: L-BFGS-B iterations the classifier study gives the factorization machine (its own default is 200). Its objective is
 #: weakly regularized (alpha = beta = 1 / (C n_train), 2e-5 at the Classifiers page's default n = 1,000, C = 100),
 #: so reaching tol = 1e-6 takes 451-491 iterations there (measured, 3 seeds): at 200 every trial stopped at the
 #: limit with a ConvergenceWarning. Its cost model below counts this many iterations (an upper bound: about 3.5 ms
