@@ -8,6 +8,7 @@ from rkapp import (
     chart, formula, guarded, largest_fitting, lead, notice, page, persistent_widget, reproduce, run_or_wait,
     sidebar, table,
 )
+from rkapp.guard import heavy_work
 from rkcore.studies.costs import kernel_trick_cost
 from rkcore.figures.foundations import feature_count_figure, kernel_trick_figure, kernel_trick_note
 from rkcore.teaching.foundations import EXPANSIONS, MAX_SUBSETS_D, feature_count_table, kernel_trick_timing
@@ -58,7 +59,8 @@ with guarded("the timings"):
                 what="the timings", fits=f"n up to {largest_fitting(cost_at, int(n)):,} fits; or lower the largest d.")
     # timings are never cached: a cached time would be a time of some other run
     # one BLAS thread: on a shared server, thread hand-offs would dominate these small products
-    with threadpool_limits(limits=1, user_api="blas"):
+    # a server slot first (rkapp.guard): the timing starts once admitted, so the line is no part of it
+    with heavy_work(), threadpool_limits(limits=1, user_api="blas"):
         df = kernel_trick_timing(kind, d_list, n=int(n), degree=m, repeats=repeats, seed=int(view.seed))
     with lead():  # the main chart first, above the settings
         chart(kernel_trick_figure(df), df, "Kernel trick timings",

@@ -112,6 +112,7 @@ TIMING_D = (16, 32, 64, 128, 256, 512)
 
 
 @st.cache_data(show_spinner=False, max_entries=8)
+@admitted_run  # a cache miss waits its turn for a server slot (rkapp.guard)
 def structured_study(view: ViewSpec, gamma: float, maps: tuple[str, ...], D_list: tuple[int, ...], trials: int):
     X = dense(load_data(view).X)[:STRUCTURED_ROWS]
     with progress_bar("Comparing the maps…") as report, threadpool_limits(limits=1, user_api="blas"):
@@ -119,6 +120,7 @@ def structured_study(view: ViewSpec, gamma: float, maps: tuple[str, ...], D_list
 
 
 @st.cache_data(show_spinner="Timing the maps…", max_entries=8)
+@admitted_run  # a cache miss waits its turn for a server slot (rkapp.guard)
 def structured_timing(maps: tuple[str, ...], d_list: tuple[int, ...], D: int, n: int, seed: int):
     with threadpool_limits(limits=1, user_api="blas"):
         return time_maps(list(maps), list(d_list), [D], [n], repeats=3, warmup=1, random_state=seed)

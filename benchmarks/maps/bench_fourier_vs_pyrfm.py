@@ -13,13 +13,12 @@ gamma = 1/d. Per cell and map:
     axis of an (n, blocks, p) array: the O(D log d) transform of the same shape, done once (the maps do two
     or three Walsh-Hadamard transforms, the cos/sin and the sign/permutation passes on top).
 Each contender once per repeat, interleaved (order reversed on odd repeats), one BLAS thread for all (pyrfm is
-single-threaded); ratios are per-repeat ratios, reported as median (min-max). Writes
-benchmarks/results/fourier_vs_pyrfm.md.
+single-threaded); ratios are per-repeat ratios, reported as median (min-max). Writes the section "ORF, SORF and
+FastFood against pyrfm" (a README table) of benchmarks/results/fourier_vs_pyrfm.md (--out, --quick: see --help).
 """
 from __future__ import annotations
 
 import argparse
-import datetime
 import os
 import sys
 from pathlib import Path
@@ -34,10 +33,13 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 from bench_vs_pyrfm import import_pyrfm, interleave, ms, ratio  # noqa: E402
 
+from benchmarks.results_io import Run, add_output_arguments  # noqa: E402
+
 from rkcore.maps.orthogonal import next_power_of_two  # noqa: E402
 from rkcore.maps.structured import FastFood, OrthogonalRandomFeatures, StructuredOrthogonalRandomFeatures  # noqa: E402
 
-RESULT = ROOT / "benchmarks" / "results" / "fourier_vs_pyrfm.md"
+TITLE = "ORF, SORF and FastFood against pyrfm"
+PREAMBLE = "# ORF, SORF and FastFood: rkcore against pyrfm and the floor"
 
 
 def fisher_yates_permutation(fy_vector: np.ndarray) -> np.ndarray:
@@ -128,7 +130,7 @@ def run(args) -> list[str]:
     return rows
 
 
-def main():
+def main(argv=None):
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("--n", type=int, default=10_000)
     ap.add_argument("--d", type=int, nargs="+", default=[64, 78, 512, 1024])
@@ -136,24 +138,23 @@ def main():
                     help="D = 2 d x this (ORF) or 2 p x this (SORF, FastFood; p: d padded to a power of two)")
     ap.add_argument("--maps", nargs="+", default=["ORF", "SORF", "FastFood"])
     ap.add_argument("--repeats", type=int, default=5)
-    args = ap.parse_args()
-    started = datetime.datetime.now(datetime.timezone.utc)
+    add_output_arguments(ap, "fourier_vs_pyrfm.md")
+    args = ap.parse_args(argv)
+    if args.quick:
+        args.n, args.d, args.D_per_d, args.repeats = 100, [12], [1], 1
+    run_info = Run.start(args, None if argv is None else [__file__, *argv])
     with threadpool_limits(limits=1):
         rows = run(args)
     header = ["| data | D | map | rkcore ms | pyrfm ms | rkcore / pyrfm | rkcore / floor | pyrfm / floor | load |",
               "|---|---:|---|---|---|---|---|---|---|"]
-    text = "\n".join([
-        "# ORF, SORF and FastFood: rkcore against pyrfm and the floor", "",
-        f"Produced by `python benchmarks/maps/bench_fourier_vs_pyrfm.py {' '.join(sys.argv[1:])}` on "
-        f"{started:%Y-%m-%d %H:%M} UTC, 2 cores shared with other jobs (1-minute load average per cell in the last "
-        f"column: absolute times are noisy, the per-repeat ratios are the signal), one BLAS thread, float64, "
-        f"numpy {np.__version__}. Each entry: median (min-max) over {args.repeats} interleaved repeats after a "
-        "warm-up. Same weights in rkcore and pyrfm (see the script's docstring); below 1 means rkcore is faster.",
-        "", "*floor*: ORF one (n x d) @ (d x D/2) GEMM; SORF and FastFood one real FFT over the last axis of the "
-        "(n, blocks, p) array the map transforms (p = d padded to a power of two).", "",
-        "### ORF, SORF and FastFood against pyrfm <!-- readme -->", "", *header, *rows, ""])
-    RESULT.write_text(text)
-    print(f"wrote {RESULT}")
+    body = "\n".join([
+        "One BLAS thread, float64, numpy " + np.__version__ + "; 1-minute load average per cell in the last column "
+        f"(absolute times are noisy, the per-repeat ratios are the signal). Each entry: median (min-max) over "
+        f"{args.repeats} interleaved repeats after a warm-up. Same weights in rkcore and pyrfm (see the script's "
+        "docstring); below 1 means rkcore is faster. *floor*: ORF one (n x d) @ (d x D/2) GEMM; SORF and FastFood "
+        "one real FFT over the last axis of the (n, blocks, p) array the map transforms (p = d padded to a power "
+        "of two).", "", *header, *rows])
+    run_info.write(TITLE, body, level=3, preamble=PREAMBLE)
 
 
 if __name__ == "__main__":
