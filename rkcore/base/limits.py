@@ -125,6 +125,35 @@ def nbytes(*shapes: tuple[int, ...], itemsize: int = 8) -> int:
     return int(sum(math.prod(int(s) for s in shape) for shape in shapes) * int(itemsize))
 
 
+def format_estimate(seconds: float) -> str:
+    """An estimated time as honestly as an estimate allows: "under 1 s" below a second, else one
+    significant digit ("about 3 s", "about 40 s", "about 2 minutes", "about 3 hours"). Estimates are good
+    to a factor of a few, and "about 0 s" for a 0.3 s run was not true.
+
+    Parameters
+    ----------
+    seconds : float
+        The estimate in seconds.
+
+    Returns
+    -------
+    str
+        The phrase, e.g. "under 1 s" or "about 40 s" ("an unknown time" for a negative or non-finite value).
+    """
+    seconds = float(seconds)
+    if not math.isfinite(seconds) or seconds < 0:
+        return "an unknown time"
+    if seconds < 1:
+        return "under 1 s"
+    for unit, size, up_to in (("s", 1, 90), ("minute", 60, 90 * 60), ("hour", 3600, math.inf)):
+        if seconds < up_to:
+            value = float(f"{seconds / size:.1g}")  # one significant digit (0.95 min rounds up to 1)
+            shown = f"{value:,.0f}"
+            plural = "" if unit == "s" or value == 1 else "s"
+            return f"about {shown} {unit}{plural}"
+    raise AssertionError("unreachable: the last unit has no upper bound")
+
+
 def format_bytes(n: float) -> str:
     """1536 -> "1.5 KB" (binary units, up to PB; larger values stay in PB).
 
