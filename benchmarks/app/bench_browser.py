@@ -21,20 +21,19 @@ every page of the dashboard.
 from __future__ import annotations
 
 import argparse
+import contextlib
 import os
-import socket
 import statistics
-import subprocess
 import sys
 import tempfile
 import time
-import urllib.request
 from pathlib import Path
 
 from playwright.sync_api import sync_playwright
 
 REPO = Path(__file__).resolve().parents[2]  # benchmarks/<subject>/this file
 sys.path.insert(0, str(REPO))
+from benchmarks.app.streamlit_server import StreamlitServer  # noqa: E402
 from benchmarks.results_io import Run, add_output_arguments  # noqa: E402
 
 TITLE = "Browser timings per page (`python benchmarks/app/bench_browser.py`)"
@@ -62,12 +61,6 @@ st.title("Reference: one heatmap")
 z = np.random.default_rng(int(seed)).random((100, 100))
 st.plotly_chart(go.Figure(go.Heatmap(z=z), layout=dict(title_text="Random 100 x 100")), theme=None)
 """
-
-
-def _free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
 
 
 #: The drawn state must hold this long to count (not a moment between two reruns); the time reported is when
@@ -141,25 +134,13 @@ def click_option(page, option: str) -> float:
     return _wait_drawn(page) - start
 
 
-def start_server(repo: Path, port: int, script: str = "app.py") -> subprocess.Popen:
-    # RKCORE_SPEED_FACTOR pinned as in the tests: the run estimates (rkcore.studies.costs) otherwise follow a load
-    # probe, and a page whose study auto-runs in one repeat may wait for its button in the next
-    env = dict(os.environ, PYTHONPATH=str(repo), STREAMLIT_BROWSER_GATHER_USAGE_STATS="false",
-               RKCORE_SPEED_FACTOR=os.environ.get("RKCORE_SPEED_FACTOR", "1"))
-    return subprocess.Popen([sys.executable, "-m", "streamlit", "run", script, "--server.headless", "true",
-                             "--server.port", str(port), "--server.address", "127.0.0.1",
-                             "--server.fileWatcherType", "none"], cwd=repo, env=env,
-                            stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
-
-
-def wait_healthy(base: str) -> None:
-    for _ in range(240):
-        try:
-            if urllib.request.urlopen(f"{base}/_stcore/health", timeout=2).status == 200:
-                return
-        except OSError:
-            time.sleep(0.5)
-    raise RuntimeError(f"no server answered at {base}")
+@contextlib.contextmanager
+def reference_server():
+    """A server of REFERENCE_APP, run from a temporary folder of its own (no rkcore on its path), removed after."""
+    with tempfile.TemporaryDirectory(prefix="bench_reference_") as folder:
+        (Path(folder) / "reference.py").write_text(REFERENCE_APP)
+        with StreamlitServer("reference.py", repo=Path(folder)) as server:
+            yield server
 
 
 def time_page(browser, base: str, path: str, seed: int, option: str | None = None) -> dict[str, float | None]:
@@ -178,6 +159,33 @@ def time_page(browser, base: str, path: str, seed: int, option: str | None = Non
     finally:
         context.close()
     return result
+
+
+def time_all(args, pages: list[str], versions: dict, bases: dict[str, str]) -> dict:
+    """Every page on every server (and the reference page), interleaved: (version, path) -> kind -> seconds."""
+    times = {(v, p): {"cold": [], "via_home": [], "warm": [], "change": []} for v in versions for p in pages}
+    times[("reference", REFERENCE_ROW)] = {"cold": [], "via_home": [], "warm": [], "change": []}
+
+    def record(key, result):
+        for kind, value in result.items():
+            if value is not None:
+                times[key][kind].append(value)
+        print(key[0], key[1] or "Home", {k: None if v is None else round(v, 2) for k, v in result.items()}, file=sys.stderr, flush=True)
+    with sync_playwright() as pw:
+        browser = pw.chromium.launch(executable_path="/usr/bin/chromium", args=CHROMIUM_ARGS, headless=True)
+        for version, base in bases.items():
+            # not timed: the server's first script run imports rkcore, scikit-learn and plotly; "cold"
+            # below is a new browser session on a running server
+            time_page(browser, base, "", 0)
+        for r in range(args.repeats):  # interleaved: every page once per repeat, on every server
+            for i, path in enumerate(pages):
+                order = list(versions) if (r + i) % 2 == 0 else list(versions)[::-1]
+                for version in order:
+                    record((version, path), time_page(browser, bases[version], path, 1 + r, args.option))
+            if args.reference:
+                record(("reference", REFERENCE_ROW), time_page(browser, bases["reference"], "", 1 + r))
+        browser.close()
+    return times
 
 
 def main(argv=None) -> int:
@@ -201,47 +209,16 @@ def main(argv=None) -> int:
         args.pages, args.repeats = args.pages or [""], 1
     run = Run.start(args, None if argv is None else [__file__, *argv])
     pages = args.pages or ["", *[p.url_path for p in PAGES]]
-    versions = {"after": (args.after.resolve(), args.port or _free_port())}
+    versions = {"after": (args.after.resolve(), args.port)}
     if args.before:
-        versions["before"] = (args.before.resolve(), args.before_port or _free_port())
-    servers = {name: start_server(repo, port) for name, (repo, port) in versions.items()}
-    bases = {name: f"http://127.0.0.1:{port}" for name, (_, port) in versions.items()}
-    if args.reference:
-        reference_dir = Path(tempfile.mkdtemp(prefix="bench_reference_"))
-        (reference_dir / "reference.py").write_text(REFERENCE_APP)
-        port = _free_port()
-        servers["reference"] = start_server(reference_dir, port, "reference.py")
-        bases["reference"] = f"http://127.0.0.1:{port}"
-    load_start = os.getloadavg()
-    try:
-        for base in bases.values():
-            wait_healthy(base)
-        times = {(v, p): {"cold": [], "via_home": [], "warm": [], "change": []} for v in versions for p in pages}
-        times[("reference", REFERENCE_ROW)] = {"cold": [], "via_home": [], "warm": [], "change": []}
-
-        def record(key, result):
-            for kind, value in result.items():
-                if value is not None:
-                    times[key][kind].append(value)
-            print(key[0], key[1] or "Home", {k: None if v is None else round(v, 2) for k, v in result.items()}, file=sys.stderr, flush=True)
-        with sync_playwright() as pw:
-            browser = pw.chromium.launch(executable_path="/usr/bin/chromium", args=CHROMIUM_ARGS, headless=True)
-            for version, base in bases.items():
-                # not timed: the server's first script run imports rkcore, scikit-learn and plotly; "cold"
-                # below is a new browser session on a running server
-                time_page(browser, base, "", 0)
-            for r in range(args.repeats):  # interleaved: every page once per repeat, on every server
-                for i, path in enumerate(pages):
-                    order = list(versions) if (r + i) % 2 == 0 else list(versions)[::-1]
-                    for version in order:
-                        record((version, path), time_page(browser, bases[version], path, 1 + r, args.option))
-                if args.reference:
-                    record(("reference", REFERENCE_ROW), time_page(browser, bases["reference"], "", 1 + r))
-            browser.close()
-    finally:
-        for server in servers.values():
-            server.terminate()
-            server.wait(timeout=20)
+        versions["before"] = (args.before.resolve(), args.before_port)
+    with contextlib.ExitStack() as servers:
+        bases = {name: servers.enter_context(StreamlitServer(repo=repo, port=port)).url
+                 for name, (repo, port) in versions.items()}
+        if args.reference:
+            bases["reference"] = servers.enter_context(reference_server()).url
+        load_start = os.getloadavg()
+        times = time_all(args, pages, versions, bases)
     load_end = os.getloadavg()
 
     def cell(values):

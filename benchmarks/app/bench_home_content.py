@@ -11,6 +11,7 @@ Writes the section "Home's content on a cold visit" of benchmarks/results/browse
 from __future__ import annotations
 
 import argparse
+import contextlib
 import statistics
 import sys
 import time
@@ -19,9 +20,10 @@ from pathlib import Path
 from playwright.sync_api import sync_playwright
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from bench_browser import CHROMIUM_ARGS, REPO, _free_port, start_server, wait_healthy  # noqa: E402
+from bench_browser import CHROMIUM_ARGS, REPO  # noqa: E402
 
 sys.path.insert(0, str(REPO))
+from benchmarks.app.streamlit_server import StreamlitServer  # noqa: E402
 from benchmarks.results_io import Run, add_output_arguments  # noqa: E402
 
 TITLE = "Home's content on a cold visit (`python benchmarks/app/bench_home_content.py`)"
@@ -38,29 +40,24 @@ def main(argv=None) -> int:
     if args.quick:
         args.repeats = 1
     run = Run.start(args, None if argv is None else [__file__, *argv])
-    ports = {"after": (REPO, _free_port()), **({"before": (args.before.resolve(), _free_port())} if args.before else {})}
-    servers = [start_server(repo, port) for repo, port in ports.values()]
-    times: dict[str, list[float]] = {v: [] for v in ports}
-    try:
-        for _, port in ports.values():
-            wait_healthy(f"http://127.0.0.1:{port}")
+    checkouts = {"after": REPO, **({"before": args.before.resolve()} if args.before else {})}
+    times: dict[str, list[float]] = {v: [] for v in checkouts}
+    with contextlib.ExitStack() as servers:
+        urls = {v: servers.enter_context(StreamlitServer(repo=repo)).url for v, repo in checkouts.items()}
         with sync_playwright() as pw:
             browser = pw.chromium.launch(executable_path="/usr/bin/chromium", args=CHROMIUM_ARGS, headless=True)
             for r in range(args.repeats + 1):  # the first round warms the servers, untimed
-                for version in (list(ports) if r % 2 == 0 else list(ports)[::-1]):
+                for version in (list(urls) if r % 2 == 0 else list(urls)[::-1]):
                     context = browser.new_context(viewport={"width": 1280, "height": 720})
                     page = context.new_page()
                     start = time.perf_counter()
-                    page.goto(f"http://127.0.0.1:{ports[version][1]}", wait_until="domcontentloaded")
+                    page.goto(urls[version], wait_until="domcontentloaded")
                     for text in (FIRST, LAST):
                         page.get_by_text(text).first.wait_for(state="visible", timeout=60_000)
                     if r:
                         times[version].append(time.perf_counter() - start)
                     context.close()
             browser.close()
-    finally:
-        for server in servers:
-            server.terminate()
     lines = [f"Time from navigation until Home's first step ({FIRST!r}) and its last caption are visible, new "
              f"browser context each visit, {args.repeats} interleaved repeats after an untimed round; *before*: "
              f"{args.before or 'not measured'}.", "", "| version | median s (min-max) | cold visits |", "|---|---|---:|"]

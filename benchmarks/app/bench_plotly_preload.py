@@ -12,12 +12,12 @@ Writes the section "Cold visits with plotly's chunk preloaded" of benchmarks/res
 from __future__ import annotations
 
 import argparse
+import contextlib
 import glob
 import os
 import re
 import statistics
 import sys
-import tempfile
 import time
 from pathlib import Path
 
@@ -25,15 +25,14 @@ import streamlit
 from playwright.sync_api import sync_playwright
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from bench_browser import (  # noqa: E402
-    CHROMIUM_ARGS, REFERENCE_APP, REPO, _free_port, _wait_drawn, start_server, wait_healthy,
-)
+from bench_browser import CHROMIUM_ARGS, REPO, _wait_drawn, reference_server  # noqa: E402
 
-#: a document fulfilled by a route loses its local address space: its WebSocket to 127.0.0.1 is then blocked
 sys.path.insert(0, str(REPO))
+from benchmarks.app.streamlit_server import StreamlitServer  # noqa: E402
 from benchmarks.results_io import Run, add_output_arguments  # noqa: E402
 
 TITLE = "Cold visits with plotly's chunk preloaded (`python benchmarks/app/bench_plotly_preload.py`)"
+#: a document fulfilled by a route loses its local address space: its WebSocket to 127.0.0.1 is then blocked
 ROUTE_ARGS = ["--disable-features=LocalNetworkAccessChecks,BlockInsecurePrivateNetworkRequests"]
 
 
@@ -54,16 +53,11 @@ def main(argv=None) -> int:
         response = route.fetch()
         route.fulfill(response=response, body=response.text().replace("</head>", preload))
 
-    reference_dir = Path(tempfile.mkdtemp(prefix="bench_reference_"))
-    (reference_dir / "reference.py").write_text(REFERENCE_APP)
-    ports = {"app": _free_port(), "reference": _free_port()}
-    servers = [start_server(REPO, ports["app"]), start_server(reference_dir, ports["reference"], "reference.py")]
-    urls = {"bare page": f"http://127.0.0.1:{ports['reference']}/",
-            **{p: f"http://127.0.0.1:{ports['app']}/{p}" for p in args.pages}}
     times: dict = {}
-    try:
-        for port in ports.values():
-            wait_healthy(f"http://127.0.0.1:{port}")
+    with contextlib.ExitStack() as servers:
+        app_url = servers.enter_context(StreamlitServer()).url
+        urls = {"bare page": servers.enter_context(reference_server()).url + "/",
+                **{p: f"{app_url}/{p}" for p in args.pages}}
         with sync_playwright() as pw:
             browser = pw.chromium.launch(executable_path="/usr/bin/chromium", args=CHROMIUM_ARGS + ROUTE_ARGS,
                                          headless=True)
@@ -84,9 +78,6 @@ def main(argv=None) -> int:
                         times.setdefault((name, mode), []).append(_wait_drawn(page, 60) - start)
                         context.close()
             browser.close()
-    finally:
-        for server in servers:
-            server.terminate()
     lines = [f"Time to drawn (bench_browser's definition) of a cold visit, new browser context each visit, "
              f"{args.repeats} repeats, the two modes interleaved.", "",
              "| page | with preload, s (min-max) | plain, s (min-max) |", "|---|---|---|"]

@@ -25,9 +25,10 @@ from pathlib import Path
 from playwright.sync_api import sync_playwright
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from bench_browser import CHROMIUM_ARGS, DRAWN_JS, REPO, _free_port, start_server, wait_healthy  # noqa: E402
+from bench_browser import CHROMIUM_ARGS, DRAWN_JS, REPO  # noqa: E402
 
 sys.path.insert(0, str(REPO))
+from benchmarks.app.streamlit_server import StreamlitServer  # noqa: E402
 from benchmarks.results_io import Run, add_output_arguments  # noqa: E402
 
 TITLE = "Where a page's browser time goes (`python benchmarks/app/profile_browser.py`)"
@@ -123,13 +124,10 @@ def main(argv=None) -> int:
     if args.quick:
         args.pages = [""]
     run = Run.start(args, None if argv is None else [__file__, *argv])
-    args.port = args.port or _free_port()
     details: list[str] = []
     rows: list[str] = []
-    server = start_server(args.repo.resolve(), args.port)
-    base = f"http://127.0.0.1:{args.port}"
-    try:
-        wait_healthy(base)
+    with StreamlitServer(repo=args.repo.resolve(), port=args.port) as server:
+        base = server.url
         with sync_playwright() as pw:
             browser = pw.chromium.launch(executable_path="/usr/bin/chromium", args=CHROMIUM_ARGS, headless=True)
             warmup = browser.new_page()  # not measured: the server's first run imports everything
@@ -150,9 +148,6 @@ def main(argv=None) -> int:
                     details += measure(browser, page, lambda: seed.first.press("Enter"), f"{path}, seed change", rows)
                 context.close()
             browser.close()
-    finally:
-        server.terminate()
-        server.wait(timeout=20)
     lines = [f"One sample per page, headless Chromium at 1280x720, checkout {args.repo}.", "",
              "| action | drawn after s | main thread busy s | evaluating JS modules s | JavaScript MB | websocket kB |",
              "|---|---:|---:|---:|---:|---:|", *rows, "", *details]
