@@ -17,7 +17,8 @@ from typing import Any, Callable, Iterator
 
 import streamlit as st
 
-from rkcore.base.limits import Admission, estimate_cost, format_bytes, format_estimate, physical_memory, server_memory, server_runs
+from rkcore.base.admission import Admission, server_memory, server_runs
+from rkcore.base.limits import estimate_cost, format_bytes, format_estimate, physical_memory
 from rkcore.base.limits import max_size_within as _max_size_within
 from rkcore.base.limits import require_memory as _require_memory
 from rkcore.studies.costs import RunCost

@@ -1,4 +1,4 @@
-"""The server's admission of heavy runs (rkapp.guard.ADMISSION, rkcore.base.limits.Admission) with real page
+"""The server's admission of heavy runs (rkapp.guard.ADMISSION, rkcore.base.admission.Admission) with real page
 runs: two sessions (two AppTests in two threads, one process, as two students on one server), a run
 that raises, a run larger than the whole server, and estimates that do not follow a load spike."""
 from __future__ import annotations
@@ -11,7 +11,7 @@ import pytest
 from rkapp import guard
 from rkcore.studies import costs
 from rkcore.studies import errors as experiments
-from rkcore.base.limits import Admission
+from rkcore.base.admission import Admission
 from tests.conftest import REPO, APP_TIMEOUT, error_texts, plotly_figures, warning_texts
 
 DIST = "pages/4_Distributions_and_variance.py"

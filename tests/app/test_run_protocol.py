@@ -35,7 +35,7 @@ def test_a_busy_server_shows_in_the_estimate(run_page, monkeypatch):
     cost models: the same settings, the same estimate and decision); RKCORE_SPEED_FACTOR = 3 (a slower
     host) triples the estimate."""
     from rkapp import guard
-    from rkcore.base.limits import Admission
+    from rkcore.base.admission import Admission
 
     quiet = _estimates(run_page(DIST, n=300, dv_trials=20, dv_vtrials=1000))[0]
     assert "server is busy" not in quiet

@@ -10,6 +10,7 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
+from rkcore.base import admission as server_admission
 from rkcore.base import limits
 from rkcore.base.limits import (
     check_allocation, estimate_cost, format_bytes, max_size_within, memory_budget, memory_budget_set, nbytes,
@@ -195,7 +196,7 @@ def test_admission_bounds_concurrent_runs_and_their_memory():
     import threading
     import time
 
-    admission = limits.Admission(slots=2, budget=100)
+    admission = server_admission.Admission(slots=2, budget=100)
     lock = threading.Lock()
     running, peak_runs, peak_bytes, finished = [], [0], [0], []
 
@@ -223,7 +224,7 @@ def test_admission_bounds_concurrent_runs_and_their_memory():
 
 def test_admission_is_first_come_first_served_and_a_big_run_is_not_overtaken():
     clock = FakeClock()
-    admission = limits.Admission(slots=3, budget=100, clock=clock)
+    admission = server_admission.Admission(slots=3, budget=100, clock=clock)
     a = admission.request(60, seconds=4.0)
     clock.now = 1.0
     big = admission.request(70, seconds=2.0)   # does not fit next to a: waits
@@ -244,7 +245,7 @@ def test_admission_is_first_come_first_served_and_a_big_run_is_not_overtaken():
 
 
 def test_admission_releases_a_raising_run_and_refuses_what_never_fits():
-    admission = limits.Admission(slots=1, budget=100)
+    admission = server_admission.Admission(slots=1, budget=100)
     with pytest.raises(RuntimeError, match="boom"):
         with admission.admitted(50):
             assert admission.state()["running"] == 1
@@ -260,7 +261,7 @@ def test_admission_releases_a_raising_run_and_refuses_what_never_fits():
 def test_admission_leaves_the_line_when_the_wait_is_abandoned():
     """A session that stops while waiting (on_wait raises, as Streamlit's stop does at a checkpoint)
     leaves the line: the run behind it moves up."""
-    admission = limits.Admission(slots=1, budget=100)
+    admission = server_admission.Admission(slots=1, budget=100)
     holder = admission.request(10)
     behind = []
 
@@ -277,17 +278,17 @@ def test_admission_leaves_the_line_when_the_wait_is_abandoned():
 
 
 def test_server_limits_come_from_the_environment(monkeypatch):
-    monkeypatch.delenv(limits.SERVER_RUNS_ENV, raising=False)
-    monkeypatch.delenv(limits.SERVER_MEMORY_ENV, raising=False)
-    assert limits.server_runs() == limits.usable_cores() >= 1
-    assert limits.server_memory() == limits.physical_memory() // 4
-    monkeypatch.setenv(limits.SERVER_RUNS_ENV, "3")
-    monkeypatch.setenv(limits.SERVER_MEMORY_ENV, "4e9")
-    assert limits.server_runs() == 3 and limits.server_memory() == 4_000_000_000
+    monkeypatch.delenv(server_admission.SERVER_RUNS_ENV, raising=False)
+    monkeypatch.delenv(server_admission.SERVER_MEMORY_ENV, raising=False)
+    assert server_admission.server_runs() == server_admission.usable_cores() >= 1
+    assert server_admission.server_memory() == limits.physical_memory() // 4
+    monkeypatch.setenv(server_admission.SERVER_RUNS_ENV, "3")
+    monkeypatch.setenv(server_admission.SERVER_MEMORY_ENV, "4e9")
+    assert server_admission.server_runs() == 3 and server_admission.server_memory() == 4_000_000_000
     for junk in ("0", "-2", "many", "nan", "inf"):
-        monkeypatch.setenv(limits.SERVER_RUNS_ENV, junk)
+        monkeypatch.setenv(server_admission.SERVER_RUNS_ENV, junk)
         with pytest.raises(ValueError, match="RKCORE_SERVER_RUNS must be a positive number"):
-            limits.server_runs()
+            server_admission.server_runs()
 
 
 # ============================================================================ estimates shown to the reader

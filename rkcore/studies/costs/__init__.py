@@ -6,7 +6,7 @@ The constants are single-thread rates of the 2-core server on a quiet machine (t
 to one thread), fitted per model to the CPU time of the runs of ``benchmarks/studies/bench_run_estimates.py``.
 :func:`section` multiplies every estimate by :func:`estimate_factor`: 1 (the calibration machine), or
 ``RKCORE_SPEED_FACTOR`` on a slower or faster host. Never by the load now: a momentary spike of a
-probe took students' charts away (issue 26); the server's queue (rkcore.base.limits.Admission) is what
+probe took students' charts away (issue 26); the server's queue (rkcore.base.admission.Admission) is what
 says how busy it is, and an estimate, hence the run-or-wait decision, is the same on every rerun of
 the same settings. :func:`speed_factor` (a probe of the slowdown now) is kept for the benchmark,
 which compares every model with measured runs (time and peak memory) and writes
