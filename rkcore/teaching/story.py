@@ -239,8 +239,8 @@ def distribution_sentence(trials: pd.DataFrame, a: str = "rademacher", b: str = 
                "so here Lemma 4's prediction (a statement about the worst pair x, y) does not show")
     return (f"{lb} weights give {ratio:.2f}× the error of {la} weights (median over D); beyond the trials' spread "
             f"({spread}) {la} is lower at {a_lower} of {len(by_D)} values of D"
-            + (f", {lb} at {b_lower}" if b_lower else "")
-            + (f"; they tie at D = {', '.join(ties)}" if ties else "") + f", {verdict}.")
+            + (f", {lb} at {b_lower}" if b_lower else "") + f", {verdict}"
+            + (f"; they tie at D = {', '.join(ties)}" if ties else "") + ".")
 
 
 #: a result older than this many seconds is not "measured just now" (it was kept from an earlier run)

@@ -155,7 +155,7 @@ def test_story_distribution_sentence_claims_only_beyond_the_spread():
                             "gaussian": {16: [0.6, 0.8], 64: [0.40, 0.41], 256: [0.20, 0.21]}})
     sentence = story.distribution_sentence(trials)
     assert ("beyond the trials' spread (2 standard errors of the difference over 2 trials) Rademacher is lower at "
-            "2 of 3 values of D; they tie at D = 16, as Lemma 4 predicts.") in sentence, sentence
+            "2 of 3 values of D, as Lemma 4 predicts; they tie at D = 16.") in sentence, sentence
     # Gaussian clearly lower at one D: no "as Lemma 4 predicts"
     mixed = _story_trials({"rademacher": {16: [0.9, 0.91], 64: [0.30, 0.31], 256: [0.15, 0.16]},
                            "gaussian": {16: [0.6, 0.61], 64: [0.40, 0.41], 256: [0.20, 0.21]}})
