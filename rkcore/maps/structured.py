@@ -37,6 +37,7 @@ from .distributions import draw_with
 from ..kernels.exact import row_blocks
 from ..base.limits import check_allocation
 from .orthogonal import fwht, next_power_of_two, orthogonal_gaussian_rows
+from .trig import cos_sin_into
 
 #: Temporary memory per row block in transform: (rows x blocks x p) intermediates.
 TRANSFORM_BLOCK_BYTES = 16 * 2**20
@@ -49,7 +50,8 @@ def _rademacher(rng, shape) -> np.ndarray:
 # ---------------------------------------------------------------------------- the maps
 class _FourierFeatures(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseEstimator):
     """Shared fit/transform of the three maps: subclasses draw the frequencies (``_draw``) and project
-    a dense or CSR row block on them (``_project(Xb, scale)``: (rows, F) of scale <w_i, x>, scale = sqrt(2 gamma) folded into a small factor)."""
+    a dense or CSR row block on them (``_project(Xb, scale)`` -> (U, factor): the (rows, F) angles
+    scale <w_i, x> = factor * U, scale = sqrt(2 gamma) folded into a small factor or left to the angle pass)."""
 
     _parameter_constraints: dict = {
         "n_components": [Interval(Integral, 1, None, closed="left")],
@@ -110,20 +112,20 @@ class _FourierFeatures(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseEs
         check_allocation("The random features Z", (X.shape[0], D), X.dtype,
                          hint="Transform fewer rows at a time or lower n_components (D).")
         out = np.empty((X.shape[0], D), dtype=X.dtype)
-        n_frequencies = D - P
         scale = np.sqrt(2.0 * self.gamma)
-        weight = np.sqrt(1.0 / n_frequencies)  # pairs: 1/sqrt(F) each; offset features sqrt(2/F)
+        weight = np.sqrt(1.0 / (D - P))  # pairs: 1/sqrt(F) each; offset features sqrt(2/F)
         offsets = self.random_offset_.astype(X.dtype)
         for rows in row_blocks(X.shape[0], self._bytes_per_row(X.dtype.itemsize), TRANSFORM_BLOCK_BYTES):
-            U = self._project(X[rows], scale)  # the scale folded into the small factors: no pass over U
+            U, factor = self._project(X[rows], scale)  # the angles are factor * U
             block = out[rows]
-            np.cos(U[:, :P], out=block[:, :P])
-            np.sin(U[:, :P], out=block[:, P:2 * P])
-            block[:, :2 * P] *= weight
+            cos_sin_into(U[:, :P], factor, weight, block[:, :P], block[:, P:2 * P])
             tail = U[:, P:]
-            tail += offsets
-            np.cos(tail, out=block[:, 2 * P:])
-            block[:, 2 * P:] *= np.sqrt(2.0) * weight
+            if tail.shape[1]:
+                if factor != 1.0:
+                    tail *= factor
+                tail += offsets
+                np.cos(tail, out=tail)
+                np.multiply(tail, np.sqrt(2.0) * weight, out=block[:, 2 * P:])
         return out
 
     def _bytes_per_row(self, itemsize: int) -> int:
@@ -181,8 +183,8 @@ class OrthogonalRandomFeatures(_FourierFeatures):
         self.random_weights_ = orthogonal_gaussian_rows(rng, n_frequencies, d)
 
     def _project(self, Xb, scale):
-        W = (self.random_weights_ * scale).astype(Xb.dtype, copy=False)
-        return np.asarray(Xb @ W.T)
+        W = self.random_weights_.astype(Xb.dtype, copy=False)  # the scale goes to the angle pass: no copy of W
+        return np.asarray(Xb @ W.T), scale
 
 
 class RandomFourierPairs(_FourierFeatures):
@@ -265,7 +267,7 @@ class StructuredOrthogonalRandomFeatures(_HadamardFeatures):
             V *= signs[:, k]
             V = fwht(V)
         V *= scale / p  # three normalized transforms (p^-3/2) times sqrt(p), times the frequency scale
-        return V.reshape(V.shape[0], -1)[:, :self.n_components - self.n_pairs_]
+        return V.reshape(V.shape[0], -1)[:, :self.n_components - self.n_pairs_], 1.0
 
 
 class FastFood(_HadamardFeatures):
@@ -311,4 +313,4 @@ class FastFood(_HadamardFeatures):
         V *= self.random_gaussian_.astype(dtype, copy=False)
         V = fwht(V)
         V *= (self.random_scaling_ * scale).astype(dtype, copy=False)
-        return V.reshape(V.shape[0], -1)[:, :self.n_components - self.n_pairs_]
+        return V.reshape(V.shape[0], -1)[:, :self.n_components - self.n_pairs_], 1.0
