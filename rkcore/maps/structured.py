@@ -51,7 +51,8 @@ def _rademacher(rng, shape) -> np.ndarray:
 class _FourierFeatures(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseEstimator):
     """Shared fit/transform of the three maps: subclasses draw the frequencies (``_draw``) and project
     a dense or CSR row block on them (``_project(Xb, scale)`` -> (U, factor): the (rows, F) angles
-    scale <w_i, x> = factor * U, scale = sqrt(2 gamma) folded into a small factor or left to the angle pass)."""
+    scale <w_i, x> = factor * U, factor a scalar or one per column, applied in the first pass of the angles,
+    scale = sqrt(2 gamma))."""
 
     _parameter_constraints: dict = {
         "n_components": [Interval(Integral, 1, None, closed="left")],
@@ -116,13 +117,13 @@ class _FourierFeatures(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseEs
         weight = np.sqrt(1.0 / (D - P))  # pairs: 1/sqrt(F) each; offset features sqrt(2/F)
         offsets = self.random_offset_.astype(X.dtype)
         for rows in row_blocks(X.shape[0], self._bytes_per_row(X.dtype.itemsize), TRANSFORM_BLOCK_BYTES):
-            U, factor = self._project(X[rows], scale)  # the angles are factor * U
+            U, factor = self._project(X[rows], scale)  # the angles: factor * U (factor a scalar or one per column)
+            factor = np.broadcast_to(np.asarray(factor, dtype=X.dtype), (U.shape[1],))
             block = out[rows]
-            cos_sin_into(U[:, :P], factor, weight, block[:, :P], block[:, P:2 * P])
+            cos_sin_into(U[:, :P], factor[:P], weight, block[:, :P], block[:, P:2 * P])
             tail = U[:, P:]
             if tail.shape[1]:
-                if factor != 1.0:
-                    tail *= factor
+                tail *= factor[P:]
                 tail += offsets
                 np.cos(tail, out=tail)
                 np.multiply(tail, np.sqrt(2.0) * weight, out=block[:, 2 * P:])
@@ -213,11 +214,13 @@ class RandomFourierPairs(_FourierFeatures):
     _project = OrthogonalRandomFeatures._project
 
 
-def _padded_dense(Xb, p: int, n_blocks: int) -> np.ndarray:
-    """The row block zero-padded to p columns, repeated over the blocks: (rows, n_blocks, p), contiguous."""
+def _padded_dense(Xb, p: int, signs: np.ndarray) -> np.ndarray:
+    """The row block zero-padded to p columns, repeated over the blocks and times each block's first sign
+    diagonal (``signs``: (n_blocks, p)) in the same pass: (rows, n_blocks, p), contiguous."""
+    n_blocks, d = signs.shape[0], Xb.shape[1]
     out = np.zeros((Xb.shape[0], n_blocks, p), dtype=Xb.dtype)
     dense = Xb.toarray() if sp.issparse(Xb) else Xb
-    out[:, :, :Xb.shape[1]] = dense[:, None, :]
+    np.multiply(dense[:, None, :], signs[:, :d].astype(Xb.dtype, copy=False), out=out[:, :, :d])
     return out
 
 
@@ -261,13 +264,13 @@ class StructuredOrthogonalRandomFeatures(_HadamardFeatures):
 
     def _project(self, Xb, scale):
         signs = self.random_signs_.astype(Xb.dtype, copy=False)
-        n_blocks, _, p = signs.shape
-        V = _padded_dense(Xb, p, n_blocks)
-        for k in range(3):
+        p = signs.shape[2]
+        V = fwht(_padded_dense(Xb, p, signs[:, 0]))
+        for k in (1, 2):
             V *= signs[:, k]
             V = fwht(V)
-        V *= scale / p  # three normalized transforms (p^-3/2) times sqrt(p), times the frequency scale
-        return V.reshape(V.shape[0], -1)[:, :self.n_components - self.n_pairs_], 1.0
+        # three normalized transforms (p^-3/2) times sqrt(p), times the frequency scale: left to the angle pass
+        return V.reshape(V.shape[0], -1)[:, :self.n_components - self.n_pairs_], scale / p
 
 
 class FastFood(_HadamardFeatures):
@@ -305,12 +308,10 @@ class FastFood(_HadamardFeatures):
         self.random_scaling_ = chi.rvs(p, size=(n_blocks, p), random_state=rng) / (norms * np.sqrt(p))
 
     def _project(self, Xb, scale):
-        dtype = Xb.dtype
-        n_blocks, p = self.random_signs_.shape
-        V = _padded_dense(Xb, p, n_blocks)
-        V *= self.random_signs_.astype(dtype, copy=False)
-        V = np.take_along_axis(fwht(V), self.random_perm_[None], axis=2)
-        V *= self.random_gaussian_.astype(dtype, copy=False)
+        p = self.random_signs_.shape[1]
+        V = fwht(_padded_dense(Xb, p, self.random_signs_))
+        V = np.take_along_axis(V, self.random_perm_[None], axis=2)
+        V *= self.random_gaussian_.astype(Xb.dtype, copy=False)
         V = fwht(V)
-        V *= (self.random_scaling_ * scale).astype(dtype, copy=False)
-        return V.reshape(V.shape[0], -1)[:, :self.n_components - self.n_pairs_], 1.0
+        n_frequencies = self.n_components - self.n_pairs_  # S and the frequency scale: left to the angle pass
+        return V.reshape(V.shape[0], -1)[:, :n_frequencies], (self.random_scaling_ * scale).ravel()[:n_frequencies]

@@ -30,7 +30,7 @@ import numpy as np
 HALF_ANGLE_ERROR_BOUND = 1.2e-15
 
 
-def cos_sin_into(U: np.ndarray, angle_scale: float, weight: float, cos_out: np.ndarray, sin_out: np.ndarray) -> None:
+def cos_sin_into(U: np.ndarray, angle_scale, weight: float, cos_out: np.ndarray, sin_out: np.ndarray) -> None:
     """``cos_out[...] = weight * cos(angle_scale * U)`` and ``sin_out[...] = weight * sin(angle_scale * U)``.
 
     U is overwritten (it is scratch space). float64: one ``tan`` per angle (half-angle formulas; absolute
@@ -40,7 +40,7 @@ def cos_sin_into(U: np.ndarray, angle_scale: float, weight: float, cos_out: np.n
     ----------
     U : ndarray of float32 or float64
         The angles divided by ``angle_scale``; overwritten.
-    angle_scale : float
+    angle_scale : float or ndarray broadcasting against U (one per column)
     weight : float
     cos_out, sin_out : ndarray of U's shape and dtype
         Written in place; may be strided views into one output.
@@ -57,8 +57,7 @@ def cos_sin_into(U: np.ndarray, angle_scale: float, weight: float, cos_out: np.n
         np.multiply(U, buffer, out=sin_out)
         np.subtract(buffer, weight, out=cos_out)
         return
-    if angle_scale != 1.0:
-        U *= angle_scale
+    U *= angle_scale
     np.cos(U, out=buffer)  # contiguous buffer: numpy's vectorized float32 loop
     np.multiply(buffer, weight, out=cos_out)
     np.sin(U, out=buffer)
