@@ -84,7 +84,8 @@ def main():
                 sorf_bias.append(f"| {name} | {D} | {sorf.bias2:.2e} | {sorf.mse:.2e} | {max(sorf.bias2, 0.0) / sorf.mse:.0%} | "
                                  f"{cells.loc[('orf', D)].bias2:.1e} | {cells.loc[('fastfood', D)].bias2:.1e} |")
             print(name, fourier_note(study), flush=True)
-    RESULT.write_text("\n".join(lines + readme + [""] + sorf_bias + [""] + details))
+    # SORF's bias last: the README takes the flagged section down to the next "###" header
+    RESULT.write_text("\n".join(lines + readme + [""] + details + sorf_bias + [""]))
     print(f"wrote {RESULT}")
 
 
