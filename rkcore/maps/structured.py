@@ -130,7 +130,8 @@ class _FourierFeatures(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseEs
         return out
 
     def _bytes_per_row(self, itemsize: int) -> int:
-        return itemsize * (self.n_components + 3 * self._padded_width())
+        # the output row (D), the angles and cos_sin_into's buffer (F + P = D), the projection's intermediates
+        return itemsize * (2 * self.n_components + 3 * self._padded_width())
 
     def _padded_width(self) -> int:
         return self.n_features_in_
