@@ -40,10 +40,14 @@ def cos_sin_into(U: np.ndarray, angle_scale, weight: float, cos_out: np.ndarray,
     ----------
     U : ndarray of float32 or float64
         The angles divided by ``angle_scale``; overwritten.
-    angle_scale : float or ndarray broadcasting against U (one per column)
+    angle_scale : float or ndarray
+        The angles are ``angle_scale * U``; an array broadcasts against U (one factor per column).
     weight : float
-    cos_out, sin_out : ndarray of U's shape and dtype
-        Written in place; may be strided views into one output.
+        Multiplies both outputs (the features' 1 / sqrt(F)).
+    cos_out : ndarray of U's shape and dtype
+        Written in place; may be a strided view into a larger output.
+    sin_out : ndarray of U's shape and dtype
+        Written in place; may be a strided view into a larger output.
     """
     if U.size == 0:
         return
