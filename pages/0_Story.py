@@ -4,6 +4,7 @@ Arrow keys, Space and a clicker's Page Up / Page Down move between the steps (St
 import streamlit as st
 
 from rkapp import chart, export_button, guarded, notice, page, persistent_widget
+from rkapp.guard import admitted_run
 from rkapp.state import store
 from rkcore.figures.export import Item, Lesson
 from rkcore.teaching import story
@@ -48,6 +49,7 @@ def error_steps():
 
 
 @st.cache_data(show_spinner="Training both classifiers (about 10–30 s)…", max_entries=2)
+@admitted_run(cost=story.duel_cost)  # a cache miss waits its turn for a server slot (rkapp.guard)
 def duel(n: int):
     return story.duel(n)
 

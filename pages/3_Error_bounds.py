@@ -13,7 +13,8 @@ from rkapp import (
 )
 from rkapp.guard import admitted_run
 from rkcore.studies.costs import error_study_cost
-from rkcore.theory.bounds import bounds_table, l1_radius, measured_tails, required_components
+from rkcore.theory.bounds import bounds_table, l1_radius
+from rkcore.theory.measured_tails import measured_tails, required_components
 from rkcore.studies.errors import error_study
 from rkcore.figures.bounds import LEMMA_LABELS, bounds_note, bounds_vs_D_figure, bounds_vs_eps_figure, sci
 from rkcore.registry import ITEMSET_KERNELS
@@ -151,7 +152,8 @@ if needed is not None:
                        distribution=view.distribution))
 
 reproduce(view.code(
-    "from rkcore.theory.bounds import bounds_table, l1_radius, measured_tails, required_components",
+    "from rkcore.theory.bounds import bounds_table, l1_radius",
+    "from rkcore.theory.measured_tails import measured_tails, required_components",
     "from rkcore.studies.errors import error_study",
     "from rkcore.figures.bounds import bounds_vs_eps_figure",
     "",

@@ -13,7 +13,8 @@ from rkapp import (
     show_measurement, sidebar, table,
 )
 from rkapp.state import apply_preset, is_stored
-from rkcore.studies.accuracy import DEFAULT_C_GRID, METHODS, accuracy_study, split_sizes
+from rkcore.studies.accuracy import DEFAULT_C_GRID, METHODS, accuracy_study
+from rkcore.studies.splits import split_sizes
 from rkcore.studies.costs import classifier_cost, classifier_fit_seconds
 from rkcore.figures.regression import regression_figure
 from rkcore.data.ratings import is_regression_target

@@ -8,9 +8,10 @@ from rkapp import (
     chart, formula, guarded, largest_fitting, lead, notice, page, persistent_widget, reproduce, run_or_wait,
     sidebar, table,
 )
+from rkapp.guard import heavy_work
 from rkcore.studies.costs import kernel_trick_cost
 from rkcore.figures.foundations import feature_count_figure, kernel_trick_figure, kernel_trick_note
-from rkcore.teaching.foundations import EXPANSIONS, MAX_SUBSETS_D, feature_count_table, kernel_trick_timing
+from rkcore.teaching.kernel_trick import EXPANSIONS, MAX_SUBSETS_D, feature_count_table, kernel_trick_timing
 from rkcore.registry import latex_with_degree
 
 D_OPTIONS = {  # largest d to time, per expansion (explicit features must fit in memory and time)
@@ -58,7 +59,8 @@ with guarded("the timings"):
                 what="the timings", fits=f"n up to {largest_fitting(cost_at, int(n)):,} fits; or lower the largest d.")
     # timings are never cached: a cached time would be a time of some other run
     # one BLAS thread: on a shared server, thread hand-offs would dominate these small products
-    with threadpool_limits(limits=1, user_api="blas"):
+    # a server slot first (rkapp.guard): the timing starts once admitted, so the line is no part of it
+    with heavy_work(), threadpool_limits(limits=1, user_api="blas"):
         df = kernel_trick_timing(kind, d_list, n=int(n), degree=m, repeats=repeats, seed=int(view.seed))
     with lead():  # the main chart first, above the settings
         chart(kernel_trick_figure(df), df, "Kernel trick timings",
@@ -90,7 +92,7 @@ with guarded("the feature counts"):
                   "2^64 ≈ 1.8·10^19 numbers per point.")
 
 reproduce("\n".join([
-    "from rkcore.teaching.foundations import kernel_trick_timing, polynomial_features, feature_count_table",
+    "from rkcore.teaching.kernel_trick import feature_count_table, kernel_trick_timing, polynomial_features",
     "from rkcore.figures.foundations import kernel_trick_figure",
     "",
     f"df = kernel_trick_timing({kind!r}, {d_list}, n={int(n)}, degree={m}, repeats={repeats}, seed={int(view.seed)})",

@@ -16,7 +16,7 @@ from rkcore.studies.fourier_study import fourier_map_study, fourier_maps, fourie
 from rkcore.registry import MAPS
 from rkcore.studies.timing import growth_exponent, time_maps
 from rkcore.figures.foundations import METRIC_LABELS, rff_error_figure, rff_note, rff_summary
-from rkcore.teaching.foundations import median_heuristic_gamma, rff_error_curve
+from rkcore.teaching.fourier_features import median_heuristic_gamma, rff_error_curve
 from rkcore.base.arrays import dense
 
 D_MAX_OPTIONS = list(choices("rff_Dmax"))
@@ -90,7 +90,7 @@ def study(view: ViewSpec) -> None:
 
     reproduce("\n".join([
         *[line for line in view.code().splitlines() if "KernelSpec" not in line],
-        "from rkcore.teaching.foundations import median_heuristic_gamma, rff_error_curve",
+        "from rkcore.teaching.fourier_features import median_heuristic_gamma, rff_error_curve",
         "from rkcore.figures.foundations import rff_error_figure, rff_summary",
         "from rkcore.base.arrays import dense",
         "",
@@ -112,6 +112,7 @@ TIMING_D = (16, 32, 64, 128, 256, 512)
 
 
 @st.cache_data(show_spinner=False, max_entries=8)
+@admitted_run  # a cache miss waits its turn for a server slot (rkapp.guard)
 def structured_study(view: ViewSpec, gamma: float, maps: tuple[str, ...], D_list: tuple[int, ...], trials: int):
     X = dense(load_data(view).X)[:STRUCTURED_ROWS]
     with progress_bar("Comparing the maps…") as report, threadpool_limits(limits=1, user_api="blas"):
@@ -119,6 +120,7 @@ def structured_study(view: ViewSpec, gamma: float, maps: tuple[str, ...], D_list
 
 
 @st.cache_data(show_spinner="Timing the maps…", max_entries=8)
+@admitted_run  # a cache miss waits its turn for a server slot (rkapp.guard)
 def structured_timing(maps: tuple[str, ...], d_list: tuple[int, ...], D: int, n: int, seed: int):
     with threadpool_limits(limits=1, user_api="blas"):
         return time_maps(list(maps), list(d_list), [D], [n], repeats=3, warmup=1, random_state=seed)

@@ -11,9 +11,8 @@ from rkapp import (
 from rkapp.guard import admitted_run
 from rkcore.studies.costs import projection_cost
 from rkcore.figures.foundations import band_violation_figure, projection_distortion_figure, projection_note
-from rkcore.teaching.foundations import (
-    PROJECTIONS, distortion_bands, distortion_summary, polynomial_features, projection_distortion,
-)
+from rkcore.teaching.kernel_trick import polynomial_features
+from rkcore.teaching.random_projections import PROJECTIONS, distortion_bands, distortion_summary, projection_distortion
 from rkcore.base.arrays import dense
 
 M_MAX_OPTIONS = list(choices("rp_mmax"))
@@ -114,7 +113,8 @@ with guarded("the random projections"):
 
 reproduce("\n".join([
     *[line for line in view.code().splitlines() if "KernelSpec" not in line],
-    "from rkcore.teaching.foundations import polynomial_features, projection_distortion, distortion_summary, distortion_bands",
+    "from rkcore.teaching.kernel_trick import polynomial_features",
+    "from rkcore.teaching.random_projections import distortion_bands, distortion_summary, projection_distortion",
     "from rkcore.figures.foundations import projection_distortion_figure",
     "import pandas as pd",
     "from rkcore.base.arrays import dense",

@@ -239,14 +239,17 @@ def heavy_work(cost: RunCost | None = None) -> Iterator[None]:
         ADMISSION.release(ticket)
 
 
-def admitted_run(func: Callable) -> Callable:
+def admitted_run(func: Callable | None = None, *, cost: Callable[..., RunCost] | None = None) -> Callable:
     """A page's heavy function, run in one of the server's slots (:func:`heavy_work`). Put it under
-    ``@st.cache_data``: only a cache miss computes, so only a miss waits in line."""
-    @functools.wraps(func)
-    def run_admitted(*args, **kwargs):
-        with heavy_work():
-            return func(*args, **kwargs)
-    return run_admitted
+    ``@st.cache_data``: only a cache miss computes, so only a miss waits in line. ``cost`` (called with the
+    function's arguments) prices it where no run_or_wait announced the page's run (the story)."""
+    def admit(function: Callable) -> Callable:
+        @functools.wraps(function)
+        def run_admitted(*args, **kwargs):
+            with heavy_work(cost(*args, **kwargs) if cost is not None else None):
+                return function(*args, **kwargs)
+        return run_admitted
+    return admit(func) if func is not None else admit
 
 
 # ---------------------------------------------------------------------------- measurement pages

@@ -21,7 +21,8 @@ from rkcore.maps.distributions import DISTRIBUTIONS
 from rkcore.teaching.compositional import DEDUP_MODES, PRESETS
 from rkcore.metrics import CURVE_METRICS
 from rkcore.studies.fourier_study import fourier_maps
-from rkcore.teaching.foundations import EXPANSIONS, PROJECTIONS
+from rkcore.teaching.kernel_trick import EXPANSIONS
+from rkcore.teaching.random_projections import PROJECTIONS
 from rkcore.registry import KERNELS, MAPS, KernelSpec
 from rkcore.spec import DATASET_KEYS, FAMILY_SOURCES, dataset_label, kernel_spec_from_text, reproduce_code
 

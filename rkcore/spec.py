@@ -230,37 +230,35 @@ def reproduce_code(*, dataset: str, n: int, normalization: str, kernel: str, deg
     if kernel == "itemset":
         lines.append("from rkcore.kernels.itemsets import ItemsetFamily")
     lines.append("")
+    lines += _data_code(dataset, n, normalization, target=target, movielens_path=movielens_path,
+                        upload_name=upload_name)
+    lines += _kernel_code(kernel, degree, family=family, itemsets=itemsets, fields=fields, c=c, gamma=gamma)
+    return "\n".join(lines + list(extra_lines))
+
+
+def _data_code(dataset: str, n: int, normalization: str, *, target: str | None, movielens_path: str,
+               upload_name: str | None) -> list[str]:
+    """The lines of :func:`reproduce_code` that load the data and define X, y and d."""
     if dataset in rkdata.BUILTIN:
-        lines.append(f"data = datasets.load_builtin({dataset!r}, n_samples={n}, random_state=0)")
+        lines = [f"data = datasets.load_builtin({dataset!r}, n_samples={n}, random_state=0)"]
     elif dataset == UPLOAD:
         name = upload_name or "your_file.csv"
         if is_csv(name):
-            lines.append(f"data = datasets.load_csv({name!r}, target={target!r})")
+            lines = [f"data = datasets.load_csv({name!r}, target={target!r})"]
         else:
-            lines.append(f"data = datasets.load_libsvm({name!r})")
+            lines = [f"data = datasets.load_libsvm({name!r})"]
     else:
-        lines.append(f"data = datasets.load_movielens({movielens_path or 'path/to/ml-100k'!r}, "
-                     f"n_samples={n}, random_state=0)")
-    lines += [f"X, y = subsample_rows(data.X, data.y, n={n}, random_state=0)",
-              f"X = datasets.normalize(X, {normalization!r})",
-              "d = X.shape[1]"]
-    if kernel == "itemset":
-        if family == "cross":
-            fields_code = "data.fields or (tuple(range(d // 2)), tuple(range(d // 2, d)))"
-            if fields.strip():
-                try:
-                    fields_code = repr(parse_fields(fields))
-                except ValueError:  # the page shows the error; the code keeps a valid example
-                    fields_code = "((0, 1, 2, 3, 4), (5, 6, 7, 8, 9))  # your fields"
-            lines.append(f"family = ItemsetFamily.cross_fields({fields_code}, {degree}, d)")
-        else:
-            try:
-                sets = repr(list(parse_itemsets(itemsets)))
-            except ValueError:
-                sets = "[(0, 1), (2, 3)]  # your itemsets"
-            lines.append(f"family = ItemsetFamily.custom(d, {sets})")
-        lines.append("spec = KernelSpec('itemset', itemsets=family)")
-    else:
+        lines = [f"data = datasets.load_movielens({movielens_path or 'path/to/ml-100k'!r}, "
+                 f"n_samples={n}, random_state=0)"]
+    return lines + [f"X, y = subsample_rows(data.X, data.y, n={n}, random_state=0)",
+                    f"X = datasets.normalize(X, {normalization!r})",
+                    "d = X.shape[1]"]
+
+
+def _kernel_code(kernel: str, degree: int, *, family: str, itemsets: str, fields: str, c: float,
+                 gamma: float) -> list[str]:
+    """The lines of :func:`reproduce_code` that define the kernel ``spec`` (and its itemset ``family``)."""
+    if kernel != "itemset":
         args = [repr(kernel)]
         if KERNELS[kernel].uses_degree:
             args.append(f"degree={degree}")
@@ -268,5 +266,19 @@ def reproduce_code(*, dataset: str, n: int, normalization: str, kernel: str, deg
             args.append(f"c={c}")
         if kernel == "rbf":
             args.append(f"gamma={gamma}")
-        lines.append(f"spec = KernelSpec({', '.join(args)})")
-    return "\n".join(lines + list(extra_lines))
+        return [f"spec = KernelSpec({', '.join(args)})"]
+    if family == "cross":
+        fields_code = "data.fields or (tuple(range(d // 2)), tuple(range(d // 2, d)))"
+        if fields.strip():
+            try:
+                fields_code = repr(parse_fields(fields))
+            except ValueError:  # the page shows the error; the code keeps a valid example
+                fields_code = "((0, 1, 2, 3, 4), (5, 6, 7, 8, 9))  # your fields"
+        family_line = f"family = ItemsetFamily.cross_fields({fields_code}, {degree}, d)"
+    else:
+        try:
+            sets = repr(list(parse_itemsets(itemsets)))
+        except ValueError:
+            sets = "[(0, 1), (2, 3)]  # your itemsets"
+        family_line = f"family = ItemsetFamily.custom(d, {sets})"
+    return [family_line, "spec = KernelSpec('itemset', itemsets=family)"]

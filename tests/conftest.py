@@ -1,7 +1,7 @@
 """Shared fixtures.
 
-Browser tests (marker ``browser``) run with the rest when Debian's chromium is installed
-(skip them with ``-m 'not browser'``, run them alone with ``-m browser``).
+The long tests (markers ``browser``, ``fuzz``, ``slow``) are left out of the default run (pyproject's
+addopts); run them with ``-m "browser or fuzz or slow"`` (CI does); browser tests need Debian's chromium.
 
 App tests: ``run_page(path, **query)`` runs a page headless with streamlit's AppTest after
 clearing st.cache_data (cached results from an earlier test must not hide an error), with

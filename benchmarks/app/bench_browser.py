@@ -8,8 +8,9 @@ its plotly charts are drawn.
     python benchmarks/bench_browser.py --repeats 3 --before /tmp/before   # before/after, interleaved
     python benchmarks/bench_browser.py --repeats 3 --reference            # + a bare Streamlit page, the floor
 
-Starts its own `streamlit run app.py` on a free port (or --port), prints a markdown table of medians
-(and min-max spread) with the load average. With ``--before DIR`` a second server runs the checkout in
+Starts its own `streamlit run app.py` on a free port (or --port), writes a markdown table of medians
+(and min-max spread) with the load average into the section "Browser timings per page" of
+benchmarks/results/browser.md (--out FILE elsewhere; --quick: Home once). With ``--before DIR`` a second server runs the checkout in
 DIR (e.g. ``git worktree add /tmp/before <commit>``) and every page is timed on both servers in each
 repeat, alternating which goes first, so both see the same machine load. Wall-clock on a shared
 machine: compare the two columns of one run, not numbers of different runs. With ``--reference`` a third
@@ -34,6 +35,9 @@ from playwright.sync_api import sync_playwright
 
 REPO = Path(__file__).resolve().parents[2]  # benchmarks/<subject>/this file
 sys.path.insert(0, str(REPO))
+from benchmarks.results_io import Run, add_output_arguments  # noqa: E402
+
+TITLE = "Browser timings per page (`python benchmarks/app/bench_browser.py`)"
 CHROMIUM_ARGS = ["--no-sandbox", "--disable-gpu", "--disable-background-networking", "--disable-component-update",
                  "--disable-sync"]
 #: Drawn: the script has finished (stApp's script state), no skeleton placeholder is left, and every plotly
@@ -191,7 +195,11 @@ def main(argv=None) -> int:
     ap.add_argument("--after", type=Path, default=REPO, help="the checkout to time (default: this one)")
     ap.add_argument("--reference", action="store_true",
                     help="also time a bare Streamlit page with one plotly heatmap (REFERENCE_APP) in every repeat")
+    add_output_arguments(ap, "browser.md")
     args = ap.parse_args(argv)
+    if args.quick:
+        args.pages, args.repeats = args.pages or [""], 1
+    run = Run.start(args, None if argv is None else [__file__, *argv])
     pages = args.pages or ["", *[p.url_path for p in PAGES]]
     versions = {"after": (args.after.resolve(), args.port or _free_port())}
     if args.before:
@@ -241,16 +249,16 @@ def main(argv=None) -> int:
             return "–"
         return f"{statistics.median(values):.2f} ({min(values):.2f}–{max(values):.2f})"
 
-    print(f"load average (1, 5, 15 min) at start: {' '.join(f'{x:.2f}' for x in load_start)}; at end: "
-          f"{' '.join(f'{x:.2f}' for x in load_end)}; repeats: {args.repeats}; 1280x720; median (min–max) s\n")
-    print(f"| page | version | cold visit (deep link), s | first visit from Home, s | warm visit, s | "
-          f"{'click ' + repr(args.option) if args.option else 'seed change'}, s |")
-    print("|---|---|---|---|---|---|")
+    lines = [f"Load average (1, 5, 15 min) at start: {' '.join(f'{x:.2f}' for x in load_start)}; at end: "
+             f"{' '.join(f'{x:.2f}' for x in load_end)}; repeats: {args.repeats}; 1280x720; median (min–max) s.", "",
+             f"| page | version | cold visit (deep link), s | first visit from Home, s | warm visit, s | "
+             f"{'click ' + repr(args.option) if args.option else 'seed change'}, s |", "|---|---|---|---|---|---|"]
     rows = [(version, path) for path in pages for version in versions]
     for version, path in rows + ([("reference", REFERENCE_ROW)] if args.reference else []):
         t = times[(version, path)]
-        print(f"| {path or 'Home'} | {version} | {cell(t['cold'])} | {cell(t['via_home'])} | {cell(t['warm'])} | "
-              f"{cell(t['change'])} |")
+        lines.append(f"| {path or 'Home'} | {version} | {cell(t['cold'])} | {cell(t['via_home'])} | {cell(t['warm'])} | "
+                     f"{cell(t['change'])} |")
+    run.write(TITLE, "\n".join(lines), preamble="# Browser timings")
     return 0
 
 

@@ -2,6 +2,7 @@
 
     python benchmarks/app/bench_classroom.py [--students 30 60] [--minutes 5] [--seed 0]
     python benchmarks/app/bench_classroom.py --smoke            # 5 students, 1 minute: does it work at all
+    python benchmarks/app/bench_classroom.py --quick --out F    # 2 students, 15 s: the test suite's smoke run
     python benchmarks/app/bench_classroom.py --browser 5        # a browser sanity check (shares the cores)
 
 Every student is a real Streamlit session over the server's websocket (/_stcore/stream, the
@@ -14,7 +15,8 @@ random stream, so no two students ask for the same result), sometimes a switch t
 one student in ten uploads a CSV of its own (the file_urls_request, a multipart PUT to the upload
 URL with the XSRF cookie, the file_uploader's widget state: what a browser does) and goes on with it.
 
-Reported per N (benchmarks/results/classroom.md, written by this script): p50 / p95 / max of the time
+Reported per N (a section "<N> students, <minutes> minutes each[, server limits]" of
+benchmarks/results/classroom.md, written by this script; the same run replaces its section): p50 / p95 / max of the time
 from a change (the BackMsg sent) to its new charts (the last plotly chart of the run received);
 errors (exception elements, error boxes, tracebacks in the server's log, lost connections); actions
 and students that got a gate ("press the button") instead of charts; runs that waited in the
@@ -28,6 +30,7 @@ import argparse
 import asyncio
 import os
 import random
+import re
 import sys
 import threading
 import time
@@ -38,7 +41,8 @@ import psutil
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[2]))  # run from a checkout: benchmarks/<subject>/this file
 
-from benchmarks.app.streamlit_server import REPO, StreamlitServer  # noqa: E402
+from benchmarks.app.streamlit_server import StreamlitServer  # noqa: E402
+from benchmarks.results_io import Run, add_output_arguments  # noqa: E402
 
 STUDY_PAGES = ("Gram_matrices", "Error_bounds", "Distributions_and_variance")
 #: Settings a student changes, by widget label, with the values it picks from (all of them auto-run at the
@@ -73,6 +77,7 @@ class Action:
     finished: float = float("nan")  # change -> script_finished
     charted: bool = False
     gated: bool = False
+    gate: str = ""  # the gate's sentence (its estimate says whether the settings or the load set it)
     errors: list[str] = field(default_factory=list)
     queue_wait: float | None = None  # seconds in the admission line (None: no notice)
     session: str = ""  # the server's session id (from new_session)
@@ -204,7 +209,7 @@ async def _rerun(ws, action: Action, page: str, widget=None) -> dict:
             elif el.alert.format == 1 and not (action.kind == "choose upload" and "No file uploaded yet" in body):
                 action.errors.append("error box: " + body[:160])
             elif GATE_TEXT in body:
-                action.gated = True
+                action.gated, action.gate = True, body[:400]
         elif kind in ("number_input", "slider", "checkbox", "selectbox", "file_uploader"):
             widgets[getattr(el, kind).label] = (kind, getattr(el, kind).id,
                                                 list(el.selectbox.options) if kind == "selectbox" else [])
@@ -329,6 +334,9 @@ def measure(n: int, seconds: float, seed: int, env: dict[str, str], dump: str | 
                + [f"server log: {line[:160]}" for line in log_errors],
                error_students=len({a.student for a in actions if a.errors}),
                gated=sum(a.gated for a in changes), gated_students=len({a.student for a in changes if a.gated}),
+               by_load=sum(a.gated and not gated_by_settings(a.gate) for a in changes),
+               by_load_students=len({a.student for a in changes if a.gated and not gated_by_settings(a.gate)}),
+               gates=sorted({f"{a.page}: {gate_estimate(a.gate)}" for a in changes if a.gated}),
                queued=len(waits), wait_p50=pct(waits, 0.5), wait_p95=pct(waits, 0.95), wait_max=max(waits, default=0.0),
                per_page={p: sum(a.page == p for a in changes) for p in STUDY_PAGES},
                uploads=sum(a.kind == "upload" for a in changes),
@@ -336,9 +344,25 @@ def measure(n: int, seconds: float, seed: int, env: dict[str, str], dump: str | 
     return row
 
 
+def gate_estimate(text: str) -> str:
+    """The estimate a gate states ("about 2 s and 49.4 MB ... (error study: about 1.5 s, ...)")."""
+    found = re.search(r"takes (about .*?) on this server \((.*?)\)\.", text)
+    return f"{found.group(1)} ({found.group(2)})" if found else text[:160]
+
+
+def gated_by_settings(text: str) -> bool:
+    """Whether a gate comes from the settings alone: its estimate (the cost models', which never follow the
+    load, rkapp.guard) is above the auto-run threshold, so a quiet server with one student gives the same
+    gate. Any other gate (a shorter estimate) would be one the load caused."""
+    from rkapp.guard import AUTO_RUN_SECONDS
+
+    found = re.search(r"takes about ([0-9.]+) (s|minutes)", text)
+    return bool(found) and float(found.group(1)) * (60 if found.group(2) == "minutes" else 1) >= AUTO_RUN_SECONDS
+
+
 # ----------------------------------------------------------------------------- report
 HEADER = ("| students | changes (charted) | change → charts p50 / p95 / max s | p95 widget / page switch s | errors "
-          "(students) | gated (students) | waited in line: runs, p50 / p95 / max s | peak server RSS MB (start) "
+          "(students) | gated: by load, by settings (students) | waited in line: runs, p50 / p95 / max s | peak server RSS MB (start) "
           "| server CPU s | client CPU s | load avg 1 min (before → after) |\n"
           "|---|---|---|---|---|---|---|---|---|---|---|")
 
@@ -347,14 +371,14 @@ def format_row(r: dict) -> str:
     mb = lambda b: f"{b / 2**20:,.0f}"  # noqa: E731
     return (f"| {r['N']} | {r['actions']} ({r['charted']}) | {r['p50']:.2f} / {r['p95']:.2f} / {r['max']:.2f} "
             f"| {r['widget_p95']:.2f} / {r['page_p95']:.2f} | {len(r['errors'])} ({r['error_students']}) "
-            f"| {r['gated']} ({r['gated_students']}) | {r['queued']}, {r['wait_p50']:.1f} / {r['wait_p95']:.1f} / "
+            f"| {r['by_load']}, {r['gated'] - r['by_load']} ({r['by_load_students']}, {r['gated_students']}) | {r['queued']}, {r['wait_p50']:.1f} / {r['wait_p95']:.1f} / "
             f"{r['wait_max']:.1f} | {mb(r['peak'])} ({mb(r['rss_start'])}) | {r['server_cpu']:.0f} "
             f"| {r['client_cpu']:.0f} | {r['load_before'][0]:.1f} → {r['load_after'][0]:.1f} |")
 
 
 def verdict(r: dict) -> str:
     checks = [(r["p95"] <= 3.0, f"p95 {r['p95']:.2f} s ≤ 3 s"), (not r["errors"], f"{len(r['errors'])} errors = 0"),
-              (r["gated"] == 0, f"{r['gated']} gated = 0"), (r["peak"] < 4 * 2**30, f"peak {r['peak'] / 2**30:.2f} GB < 4 GB")]
+              (r["by_load"] == 0, f"{r['by_load']} gated by load = 0"), (r["peak"] < 4 * 2**30, f"peak {r['peak'] / 2**30:.2f} GB < 4 GB")]
     return f"N = {r['N']}: " + "; ".join(("met: " if ok else "NOT met: ") + text for ok, text in checks) + "."
 
 
@@ -370,14 +394,15 @@ def cpu_reading(r: dict) -> str:
             f"{r['server_cpu'] / r['wall']:.2f} cores on average.")
 
 
-def write_report(path: Path, rows: list[dict], args, env: dict[str, str]) -> None:
+def report_title(args, env: dict[str, str]) -> str:
+    """The section's title: the configuration, so a re-run of the same one replaces it."""
+    limits = "".join(f", {k}={v}" for k, v in env.items())
+    return f"{', '.join(map(str, args.students))} students, {args.minutes:g} minutes each{limits}"
+
+
+def report_body(rows: list[dict], args, env: dict[str, str]) -> str:
     lines = [
-        f"## {time.strftime('%Y-%m-%d %H:%M %Z')}: {', '.join(str(r['N']) for r in rows)} students, "
-        f"{args.minutes:g} minutes each",
-        "",
-        f"`python benchmarks/app/bench_classroom.py --students {' '.join(map(str, args.students))} --minutes "
-        f"{args.minutes:g} --seed {args.seed}`; {os.cpu_count()} cores, "
-        f"{psutil.virtual_memory().total / 2**30:.0f} GiB; server limits: "
+        f"Seed {args.seed}; {os.cpu_count()} cores, {psutil.virtual_memory().total / 2**30:.0f} GiB; server limits: "
         f"{', '.join(f'{k}={v}' for k, v in env.items()) or 'defaults'}. The server and every client run on this "
         "machine, which other jobs share: see the load average (2 cores: a load above 2 means waiting for a core).",
         "",
@@ -391,15 +416,14 @@ def write_report(path: Path, rows: list[dict], args, env: dict[str, str]) -> Non
         "Changes by page: " + "; ".join(f"N = {r['N']}: " + ", ".join(f"{p} {c}" for p, c in r["per_page"].items())
                                         + f"; uploads {r['uploads']} ({r['uploads_charted']} charted)"
                                         for r in rows) + ".",
-        "",
     ]
     for r in rows:
+        if r["gates"]:
+            lines += ["", f"Gates at N = {r['N']} (a button instead of charts; the estimates they stated, distinct):",
+                      *[f"- {g}" for g in r["gates"][:12]]]
         if r["errors"]:
-            lines += [f"Errors at N = {r['N']} (first 15):", *[f"- {e}" for e in r["errors"][:15]], ""]
-    previous = path.read_text() if path.exists() else ""
-    title = "# Classroom capacity (issue 26): independent students over the websocket protocol\n\n"
-    body = previous[len(title):] if previous.startswith(title) else previous  # earlier runs stay below
-    path.write_text(title + "\n".join(lines) + "\n" + ("---\n\n" + body if body else ""))
+            lines += ["", f"Errors at N = {r['N']} (first 15):", *[f"- {e}" for e in r["errors"][:15]]]
+    return "\n".join(lines)
 
 
 def main(argv=None) -> int:
@@ -407,19 +431,22 @@ def main(argv=None) -> int:
     ap.add_argument("--students", type=int, nargs="+", default=[30, 60])
     ap.add_argument("--minutes", type=float, default=5.0)
     ap.add_argument("--seed", type=int, default=0)
-    ap.add_argument("--smoke", action="store_true", help="5 students for 1 minute, nothing written")
+    ap.add_argument("--smoke", action="store_true", help="5 students for 1 minute, written only with --out")
     ap.add_argument("--smoke-students", type=int, default=5, help=argparse.SUPPRESS)
     ap.add_argument("--browser", type=int, default=0, metavar="N",
                     help="instead: N ≤ 5 headless Chromium sessions as a sanity check (they share the server's cores)")
     ap.add_argument("--dump", help="write every action of the last N as JSON lines to this file")
-    ap.add_argument("--out", default=str(REPO / "benchmarks" / "results" / "classroom.md"))
+    add_output_arguments(ap, "classroom.md")
     args = ap.parse_args(argv)
     if args.browser:
         from benchmarks.app.classroom_browser import main as browser_main
 
         return browser_main(min(args.browser, 5))
     if args.smoke:
-        args.students, args.minutes = [args.smoke_students], 1.0
+        args.students, args.minutes, args.quick = [args.smoke_students], 1.0, True  # quick: not written by default
+    elif args.quick:
+        args.students, args.minutes = [2], 0.25
+    run = Run.start(args, None if argv is None else [__file__, *argv])
     if max(args.students) > 60:
         raise SystemExit("at most 60 students: this is a classroom, not a load test of the machine")
     env = {k: os.environ[k] for k in ("RKCORE_SERVER_RUNS", "RKCORE_SERVER_MEMORY") if k in os.environ}
@@ -431,9 +458,8 @@ def main(argv=None) -> int:
         print(verdict(rows[-1]), cpu_reading(rows[-1]), sep="\n", flush=True)
         for e in rows[-1]["errors"][:10]:
             print("   error:", e, flush=True)
-    if not args.smoke:
-        write_report(Path(args.out), rows, args, env)
-        print(f"wrote {args.out}")
+    run.write(report_title(args, env), report_body(rows, args, env),
+              preamble="# Classroom capacity (issue 26): independent students over the websocket protocol")
     return 0
 
 

@@ -4,7 +4,9 @@ bench_browser.py's cold visit waits until every plotly chart is drawn, which on 
 chart-library preload (rkapp.layout.preload_chart_library). This asks the reader's question instead: when are
 Home's first step and its last caption visible?
 
-    python benchmarks/app/bench_home_content.py --before /tmp/before --repeats 4
+    python benchmarks/app/bench_home_content.py --before /tmp/before --repeats 4 [--quick] [--out FILE]
+
+Writes the section "Home's content on a cold visit" of benchmarks/results/browser.md.
 """
 from __future__ import annotations
 
@@ -19,15 +21,24 @@ from playwright.sync_api import sync_playwright
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from bench_browser import CHROMIUM_ARGS, REPO, _free_port, start_server, wait_healthy  # noqa: E402
 
+sys.path.insert(0, str(REPO))
+from benchmarks.results_io import Run, add_output_arguments  # noqa: E402
+
+TITLE = "Home's content on a cold visit (`python benchmarks/app/bench_home_content.py`)"
+
 FIRST, LAST = "1 · The itemset kernel", "Settings (data, kernel"
 
 
 def main(argv=None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("--before", type=Path, required=True, help="a checkout of the previous version")
+    ap.add_argument("--before", type=Path, help="a checkout of the previous version (default: none)")
     ap.add_argument("--repeats", type=int, default=4)
+    add_output_arguments(ap, "browser.md")
     args = ap.parse_args(argv)
-    ports = {"after": (REPO, _free_port()), "before": (args.before.resolve(), _free_port())}
+    if args.quick:
+        args.repeats = 1
+    run = Run.start(args, None if argv is None else [__file__, *argv])
+    ports = {"after": (REPO, _free_port()), **({"before": (args.before.resolve(), _free_port())} if args.before else {})}
     servers = [start_server(repo, port) for repo, port in ports.values()]
     times: dict[str, list[float]] = {v: [] for v in ports}
     try:
@@ -50,9 +61,12 @@ def main(argv=None) -> int:
     finally:
         for server in servers:
             server.terminate()
-    for version, values in times.items():
-        print(f"{version}: Home content visible after {statistics.median(values):.2f} s "
-              f"(min {min(values):.2f}, max {max(values):.2f}, {len(values)} cold visits)")
+    lines = [f"Time from navigation until Home's first step ({FIRST!r}) and its last caption are visible, new "
+             f"browser context each visit, {args.repeats} interleaved repeats after an untimed round; *before*: "
+             f"{args.before or 'not measured'}.", "", "| version | median s (min-max) | cold visits |", "|---|---|---:|"]
+    lines += [f"| {version} | {statistics.median(values):.2f} ({min(values):.2f}-{max(values):.2f}) | {len(values)} |"
+              for version, values in times.items()]
+    run.write(TITLE, "\n".join(lines), preamble="# Browser timings")
     return 0
 
 

@@ -5,7 +5,9 @@ is fetched, compiled and run. This serves each page twice per repeat, interleave
 ``<link rel="modulepreload">`` of that chunk injected into index.html (through a Playwright route), and prints
 the median time to drawn (bench_browser's definition) of each.
 
-    python benchmarks/app/bench_plotly_preload.py --repeats 6 Gram_matrices Timing
+    python benchmarks/app/bench_plotly_preload.py --repeats 6 Gram_matrices Timing [--quick] [--out FILE]
+
+Writes the section "Cold visits with plotly's chunk preloaded" of benchmarks/results/browser.md.
 """
 from __future__ import annotations
 
@@ -28,6 +30,10 @@ from bench_browser import (  # noqa: E402
 )
 
 #: a document fulfilled by a route loses its local address space: its WebSocket to 127.0.0.1 is then blocked
+sys.path.insert(0, str(REPO))
+from benchmarks.results_io import Run, add_output_arguments  # noqa: E402
+
+TITLE = "Cold visits with plotly's chunk preloaded (`python benchmarks/app/bench_plotly_preload.py`)"
 ROUTE_ARGS = ["--disable-features=LocalNetworkAccessChecks,BlockInsecurePrivateNetworkRequests"]
 
 
@@ -35,7 +41,11 @@ def main(argv=None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("pages", nargs="*", help="URL paths of the app (the bare reference page is always timed)")
     ap.add_argument("--repeats", type=int, default=6)
+    add_output_arguments(ap, "browser.md")
     args = ap.parse_args(argv)
+    if args.quick:
+        args.repeats = 1
+    run = Run.start(args, None if argv is None else [__file__, *argv])
     static = os.path.join(os.path.dirname(streamlit.__file__), "static", "static", "js")
     chunk = os.path.basename(glob.glob(os.path.join(static, "PlotlyChart.*.js"))[0])
     preload = f'<link rel="modulepreload" crossorigin href="./static/js/{chunk}"></head>'
@@ -77,11 +87,14 @@ def main(argv=None) -> int:
     finally:
         for server in servers:
             server.terminate()
-    print("| page | with preload, s (min-max) | plain, s (min-max) |\n|---|---|---|")
+    lines = [f"Time to drawn (bench_browser's definition) of a cold visit, new browser context each visit, "
+             f"{args.repeats} repeats, the two modes interleaved.", "",
+             "| page | with preload, s (min-max) | plain, s (min-max) |", "|---|---|---|"]
     for name in urls:
         cells = [f"{statistics.median(v):.2f} ({min(v):.2f}-{max(v):.2f})" for v in
                  (times[(name, "preload")], times[(name, "plain")])]
-        print(f"| {name} | {cells[0]} | {cells[1]} |")
+        lines.append(f"| {name} | {cells[0]} | {cells[1]} |")
+    run.write(TITLE, "\n".join(lines), preamble="# Browser timings")
     return 0
 
 

@@ -7,7 +7,9 @@ Checkouts alternate within every repeat, so machine load hits both alike; the ta
 repeats, their spread and the ratio after / before.
 
     python benchmarks/app/bench_rerun_server.py --before /tmp/before [--pages Distributions_and_variance ...]
-        [--repeats 3] [--changes 6]
+        [--repeats 3] [--changes 6] [--quick] [--out FILE]
+
+Writes the section "Server time of a seed change" of benchmarks/results/browser.md.
 """
 from __future__ import annotations
 
@@ -20,6 +22,11 @@ import sys
 from pathlib import Path
 
 REPO = Path(__file__).resolve().parents[2]  # benchmarks/<subject>/this file
+sys.path.insert(0, str(REPO))
+
+from benchmarks.results_io import Run, add_output_arguments  # noqa: E402
+
+TITLE = "Server time of a seed change (`python benchmarks/app/bench_rerun_server.py`)"
 
 #: the child: runs one page in AppTest and prints the median seconds of its seed changes
 CHILD = r"""
@@ -64,7 +71,11 @@ def main(argv=None) -> int:
     ap.add_argument("--pages", nargs="*", help="page names without the number (default: every page)")
     ap.add_argument("--repeats", type=int, default=3)
     ap.add_argument("--changes", type=int, default=6)
+    add_output_arguments(ap, "browser.md")
     args = ap.parse_args(argv)
+    if args.quick:
+        args.pages, args.repeats, args.changes = args.pages or ["Kernel_trick"], 1, 1
+    run = Run.start(args, None if argv is None else [__file__, *argv])
     checkouts = {"after": REPO, **({"before": args.before.resolve()} if args.before else {})}
     pages = page_paths(REPO, args.pages)
     load = os.getloadavg()
@@ -75,10 +86,10 @@ def main(argv=None) -> int:
                 seconds = run_child(repo, path, args.changes)
                 if seconds is not None:
                     samples.setdefault((name, version), []).append(seconds)
-    print(f"load average at start {load[0]:.2f} {load[1]:.2f} {load[2]:.2f}, at end "
-          + " ".join(f"{v:.2f}" for v in os.getloadavg()) + f"; {args.repeats} repeats x {args.changes} seed changes\n")
-    print("| page | after, s (min–max) | before, s (min–max) | after / before |")
-    print("|---|---|---|---|")
+    lines = [f"Load average at start {load[0]:.2f} {load[1]:.2f} {load[2]:.2f}, at end "
+             + " ".join(f"{v:.2f}" for v in os.getloadavg()) + f"; {args.repeats} repeats x {args.changes} seed "
+             f"changes; *before*: {args.before or 'not measured'}.", "",
+             "| page | after, s (min–max) | before, s (min–max) | after / before |", "|---|---|---|---|"]
     for name in pages:
         cells, medians = [], {}
         for version in ("after", "before"):
@@ -89,7 +100,8 @@ def main(argv=None) -> int:
             else:
                 cells.append("–")
         ratio = f"{medians['after'] / medians['before']:.2f}" if len(medians) == 2 else "–"
-        print(f"| {name} | {cells[0]} | {cells[1]} | {ratio} |")
+        lines.append(f"| {name} | {cells[0]} | {cells[1]} | {ratio} |")
+    run.write(TITLE, "\n".join(lines), preamble="# Browser timings")
     return 0
 
 

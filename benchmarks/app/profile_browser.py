@@ -7,9 +7,11 @@ visit (new browser session) and a seed change, in headless Chromium at 1280x720,
 - a Chromium trace of the renderer's main thread: busy time, and the time spent evaluating JavaScript
   modules (Streamlit loads an element's code, e.g. plotly's 4.7 MB chunk, the first time it is shown).
 
-    python benchmarks/app/profile_browser.py --pages "" Gram_matrices Random_projections [--port 8701] [--repo DIR]
+    python benchmarks/app/profile_browser.py --pages "" Gram_matrices Random_projections [--port N] [--repo DIR]
+        [--quick] [--out FILE]
 
-Starts its own server on --port for the checkout --repo (default: this one). One sample per page: run it
+Starts its own server on --port (default: a free one) for the checkout --repo (default: this one) and writes
+the section "Where a page's browser time goes" of benchmarks/results/browser.md. One sample per page: run it
 on a quiet machine, or compare two checkouts in the same load.
 """
 from __future__ import annotations
@@ -23,7 +25,12 @@ from pathlib import Path
 from playwright.sync_api import sync_playwright
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from bench_browser import CHROMIUM_ARGS, DRAWN_JS, REPO, start_server, wait_healthy  # noqa: E402
+from bench_browser import CHROMIUM_ARGS, DRAWN_JS, REPO, _free_port, start_server, wait_healthy  # noqa: E402
+
+sys.path.insert(0, str(REPO))
+from benchmarks.results_io import Run, add_output_arguments  # noqa: E402
+
+TITLE = "Where a page's browser time goes (`python benchmarks/app/profile_browser.py`)"
 
 #: records when the script state changes and when all charts are drawn (polled every animation frame)
 PROBE_JS = """() => {
@@ -58,7 +65,9 @@ def main_thread_summary(trace: bytes) -> dict[str, float]:
             "largest module": max(modules, default=0.0)}
 
 
-def measure(browser, page, action, label: str) -> None:
+def measure(browser, page, action, label: str, summary_rows: list[str]) -> list[str]:
+    """The breakdown of one action as markdown lines (a ### heading and bullets); its row of the summary
+    table is appended to ``summary_rows``."""
     received: list[int] = []
     scripts: dict[str, int] = {}
 
@@ -87,25 +96,36 @@ def measure(browser, page, action, label: str) -> None:
     page.remove_listener("websocket", on_ws)
     page.remove_listener("response", on_response)
     marks = page.evaluate("() => window.__rk.marks")
-    print(f"\n## {label}: drawn {total:.2f} s after the action")
-    print("  moments (ms):", ", ".join(f"{what} {t}" for what, t in marks))
-    print(f"  main thread: busy {summary['busy']:.2f} s, evaluating JS modules {summary['modules']:.2f} s "
-          f"(largest {summary['largest module']:.2f} s)")
+    summary_rows.append(f"| {label} | {total:.2f} | {summary['busy']:.2f} | {summary['modules']:.2f} | "
+                        f"{sum(scripts.values()) / 1e6:.2f} | {sum(received) / 1e3:.0f} |")
+    lines = [f"### {label}: drawn {total:.2f} s after the action", "",
+             "- moments (ms): " + ", ".join(f"{what} {t}" for what, t in marks),
+             f"- main thread: busy {summary['busy']:.2f} s, evaluating JS modules {summary['modules']:.2f} s "
+             f"(largest {summary['largest module']:.2f} s)"]
     if scripts:
         largest = sorted(scripts.items(), key=lambda kv: -kv[1])[:4]
-        print(f"  JavaScript: {len(scripts)} files, {sum(scripts.values()) / 1e6:.2f} MB; largest: "
-              + ", ".join(f"{name} {size / 1e6:.2f} MB" for name, size in largest))
+        lines.append(f"- JavaScript: {len(scripts)} files, {sum(scripts.values()) / 1e6:.2f} MB; largest: "
+                     + ", ".join(f"{name} {size / 1e6:.2f} MB" for name, size in largest))
     if received:
-        print(f"  websocket from the server: {len(received)} messages, {sum(received) / 1e3:.0f} kB "
-              f"(largest {max(received) / 1e3:.0f} kB)")
+        lines.append(f"- websocket from the server: {len(received)} messages, {sum(received) / 1e3:.0f} kB "
+                     f"(largest {max(received) / 1e3:.0f} kB)")
+    print("\n".join(lines), flush=True)
+    return lines + [""]
 
 
 def main(argv=None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--pages", nargs="*", default=["", "Gram_matrices", "Random_projections"])
-    ap.add_argument("--port", type=int, default=8701)
+    ap.add_argument("--port", type=int, default=None, help="default: a free port")
     ap.add_argument("--repo", type=Path, default=REPO, help="the checkout to profile")
+    add_output_arguments(ap, "browser.md")
     args = ap.parse_args(argv)
+    if args.quick:
+        args.pages = [""]
+    run = Run.start(args, None if argv is None else [__file__, *argv])
+    args.port = args.port or _free_port()
+    details: list[str] = []
+    rows: list[str] = []
     server = start_server(args.repo.resolve(), args.port)
     base = f"http://127.0.0.1:{args.port}"
     try:
@@ -121,17 +141,22 @@ def main(argv=None) -> int:
                 context.add_init_script(f"({PROBE_JS})()")
                 page = context.new_page()
                 url = f"{base}/{path}"
-                measure(browser, page, lambda: page.goto(url, wait_until="commit"), f"{path or 'Home'}, cold visit")
+                details += measure(browser, page, lambda: page.goto(url, wait_until="commit"),
+                                   f"{path or 'Home'}, cold visit", rows)
                 seed = page.locator('[data-testid="stSidebar"] [data-testid="stNumberInput"]').filter(
                     has_text="Seed").locator("input")
                 if path and seed.count():
                     seed.first.fill("7")
-                    measure(browser, page, lambda: seed.first.press("Enter"), f"{path}, seed change")
+                    details += measure(browser, page, lambda: seed.first.press("Enter"), f"{path}, seed change", rows)
                 context.close()
             browser.close()
     finally:
         server.terminate()
         server.wait(timeout=20)
+    lines = [f"One sample per page, headless Chromium at 1280x720, checkout {args.repo}.", "",
+             "| action | drawn after s | main thread busy s | evaluating JS modules s | JavaScript MB | websocket kB |",
+             "|---|---:|---:|---:|---:|---:|", *rows, "", *details]
+    run.write(TITLE, "\n".join(lines), preamble="# Browser timings")
     return 0
 
 

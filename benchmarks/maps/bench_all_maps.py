@@ -5,18 +5,29 @@ pairs it with (degree m). Times are ratios to one float64 matrix product
 (n x d) @ (d x D) timed in the same repeat, so machine load cancels; the table shows the
 median over --repeats of each ratio (fresh map every repeat: fit draws new weights).
 
-Usage: python benchmarks/maps/bench_all_maps.py [--repeats 5] [--degree 2] [--maps rk scrk ...]
+Writes the README's table (transform / GEMM at m = 2 and 3, fit / GEMM at the first degree) into the
+section "Every map at the MovieLens shape" of benchmarks/results/summary.md.
+
+Usage: python benchmarks/maps/bench_all_maps.py [--repeats 5] [--degree 2 3] [--maps rk scrk ...] [--quick]
 """
 from __future__ import annotations
 
 import argparse
+import sys
 import time
 import warnings
+from pathlib import Path
 
 import numpy as np
 
-from rkcore.registry import MAPS, make_map
-from rkcore.studies.timing import timing_kernel
+sys.path.insert(0, str(Path(__file__).resolve().parents[2]))
+
+from benchmarks.results_io import Run, add_output_arguments  # noqa: E402
+from rkcore.registry import MAPS, make_map  # noqa: E402
+from rkcore.studies.timing import timing_kernel  # noqa: E402
+
+TITLE = ("Every map at the MovieLens shape (`python benchmarks/maps/bench_all_maps.py --degree 2`, "
+         "`--degree 3`)")
 
 
 def _seconds(fn) -> float:
@@ -54,18 +65,25 @@ def main(argv=None) -> None:
     p.add_argument("--n", type=int, default=10_000)
     p.add_argument("--d", type=int, default=78)
     p.add_argument("--D", type=int, default=1248)
-    p.add_argument("--degree", type=int, default=2)
+    p.add_argument("--degree", type=int, nargs="+", default=[2, 3])
     p.add_argument("--repeats", type=int, default=5)
+    add_output_arguments(p, "summary.md")
     a = p.parse_args(argv)
-    gemm, ratios = bench(a.maps, a.n, a.d, a.D, a.degree, a.repeats)
-    print(f"n={a.n}, d={a.d}, D={a.D}, m={a.degree}, dense float64; reference GEMM (n x d)@(d x D) "
-          f"median {gemm*1e3:.1f} ms; ratios are medians over {a.repeats} repeats\n")
-    print("| map | kernel | fit / GEMM | transform / GEMM | (fit + transform) / GEMM |")
-    print("|---|---|---:|---:|---:|")
+    if a.quick:
+        a.n, a.d, a.D, a.repeats = 200, 16, 64, 1
+    run = Run.start(a, None if argv is None else [__file__, *argv])
+    measured = {m: bench(a.maps, a.n, a.d, a.D, m, a.repeats) for m in a.degree}
+    gemm = np.median([measured[m][0] for m in a.degree])
+    first = a.degree[0]
+    lines = [f"Times as ratios to one (n x d)(d x D) GEMM of the same run ({gemm * 1e3:.0f} ms); n = {a.n:,}, "
+             f"d = {a.d}, D = {a.D:,}; medians over {a.repeats} repeats (fresh map every repeat).", "",
+             "| map | kernel | " + " | ".join(f"transform / GEMM, m = {m}" for m in a.degree)
+             + f" | fit / GEMM, m = {first} |", "|---|---|" + "---:|" * (len(a.degree) + 1)]
     for k in a.maps:
-        r = ratios[k]
-        print(f"| {k} | {timing_kernel(k, a.degree).label()} | {r['fit']:.2f} "
-              f"| {r['transform']:.2f} | {r['fit'] + r['transform']:.2f} |")
+        cells = " | ".join(f"{measured[m][1][k]['transform']:.2f}" for m in a.degree)
+        lines.append(f"| {k} | {timing_kernel(k, first).label()} | {cells} | {measured[first][1][k]['fit']:.2f} |")
+    default = a.degree == [2, 3] and a.maps == list(MAPS)
+    run.write(TITLE if default else f"Maps at the MovieLens shape (`{run.command}`)", "\n".join(lines))
 
 
 if __name__ == "__main__":

@@ -16,12 +16,12 @@ Each contender once per repeat, interleaved (order reversed on odd repeats), one
 single-threaded); a contender faster than --min-sample-ms is called several times per repeat (the count fixed
 from its warm-up) and its mean per call taken, so that millisecond cells are not timer and scheduler noise;
 ratios are per-repeat ratios, reported as median (min-max). Cells with D > --max-D are skipped (the default
-grid runs in about 2-4 minutes on a loaded 2-core machine). Writes benchmarks/results/fourier_vs_pyrfm.md.
+grid takes about 1 minute of CPU, 4-5 minutes wall at load 10 on 2 cores). Writes the section "ORF, SORF and
+FastFood against pyrfm" (a README table) of benchmarks/results/fourier_vs_pyrfm.md (--out, --quick: see --help).
 """
 from __future__ import annotations
 
 import argparse
-import datetime
 import os
 import sys
 import time
@@ -37,10 +37,13 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 from bench_vs_pyrfm import import_pyrfm, ms, ratio, seconds  # noqa: E402
 
+from benchmarks.results_io import Run, add_output_arguments  # noqa: E402
+
 from rkcore.maps.orthogonal import next_power_of_two  # noqa: E402
 from rkcore.maps.structured import FastFood, OrthogonalRandomFeatures, StructuredOrthogonalRandomFeatures  # noqa: E402
 
-RESULT = ROOT / "benchmarks" / "results" / "fourier_vs_pyrfm.md"
+TITLE = "ORF, SORF and FastFood against pyrfm"
+PREAMBLE = "# ORF, SORF and FastFood: rkcore against pyrfm and the floor"
 
 
 def fisher_yates_permutation(fy_vector: np.ndarray) -> np.ndarray:
@@ -152,7 +155,7 @@ def run(args) -> list[str]:
     return rows
 
 
-def main():
+def main(argv=None):
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("--n", type=int, default=2_000)
     ap.add_argument("--d", type=int, nargs="+", default=[64, 78, 512, 1024])
@@ -163,25 +166,24 @@ def main():
     ap.add_argument("--max-D", type=int, default=4096, help="skip cells with more features (time)")
     ap.add_argument("--min-sample-ms", type=float, default=30.0,
                     help="contenders faster than this are called several times per sample")
-    args = ap.parse_args()
-    started = datetime.datetime.now(datetime.timezone.utc)
+    add_output_arguments(ap, "fourier_vs_pyrfm.md")
+    args = ap.parse_args(argv)
+    if args.quick:
+        args.n, args.d, args.D_per_d, args.repeats = 100, [12], [1], 1
+    run_info = Run.start(args, None if argv is None else [__file__, *argv])
     with threadpool_limits(limits=1):
         rows = run(args)
     header = ["| data | D | map | rkcore ms | pyrfm ms | rkcore / pyrfm | rkcore / floor | pyrfm / floor | load |",
               "|---|---:|---|---|---|---|---|---|---|"]
-    text = "\n".join([
-        "# ORF, SORF and FastFood: rkcore against pyrfm and the floor", "",
-        f"Produced by `python benchmarks/maps/bench_fourier_vs_pyrfm.py {' '.join(sys.argv[1:])}` on "
-        f"{started:%Y-%m-%d %H:%M} UTC, 2 cores shared with other jobs (1-minute load average per cell in the last "
-        f"column: absolute times are noisy, the per-repeat ratios are the signal), one BLAS thread, float64, "
-        f"numpy {np.__version__}. Each entry: median (min-max) over {args.repeats} interleaved repeats after a "
-        f"warm-up (per call; calls under {args.min_sample_ms:g} ms repeated within a sample). Same weights in "
-        "rkcore and pyrfm (see the script's docstring); below 1 means rkcore is faster.",
-        "", "*floor*: ORF one (n x d) @ (d x D/2) GEMM; SORF and FastFood one real FFT over the last axis of the "
-        "(n, blocks, p) array the map transforms (p = d padded to a power of two).", "",
-        "### ORF, SORF and FastFood against pyrfm <!-- readme -->", "", *header, *rows, ""])
-    RESULT.write_text(text)
-    print(f"wrote {RESULT}")
+    body = "\n".join([
+        "One BLAS thread, float64, numpy " + np.__version__ + "; 1-minute load average per cell in the last column "
+        f"(absolute times are noisy, the per-repeat ratios are the signal). Each entry: median (min-max) over "
+        f"{args.repeats} interleaved repeats after a warm-up (per call; calls under {args.min_sample_ms:g} ms repeated "
+        "within a sample). Same weights in rkcore and pyrfm (see the script's "
+        "docstring); below 1 means rkcore is faster. *floor*: ORF one (n x d) @ (d x D/2) GEMM; SORF and FastFood "
+        "one real FFT over the last axis of the (n, blocks, p) array the map transforms (p = d padded to a power "
+        "of two).", "", *header, *rows])
+    run_info.write(TITLE, body, level=3, preamble=PREAMBLE)
 
 
 if __name__ == "__main__":

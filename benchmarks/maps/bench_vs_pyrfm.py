@@ -21,7 +21,6 @@ rkcore's output is checked against pyrfm's on the same weights before timing.
 from __future__ import annotations
 
 import argparse
-import datetime
 import importlib
 import os
 import shutil
@@ -37,6 +36,7 @@ import scipy.sparse as sp
 
 ROOT = Path(__file__).resolve().parents[2]  # benchmarks/<subject>/this file
 sys.path.insert(0, str(ROOT))
+from benchmarks.results_io import Run, add_output_arguments  # noqa: E402
 PYRFM_DIR = Path(os.environ.get("PYRFM_DIR", Path.home() / ".cache" / "rkcore-bench" / "pyrfm"))
 BEFORE_DEFAULT = "391fe3b"  # main before the map-speed branch (ed00280: before issue 16)
 
@@ -244,17 +244,17 @@ HEADER = ("| data | n x d | D (Gram: m) | map | weights | rkcore ms | before ms 
           "| rkcore / pyrfm | before / pyrfm | rkcore / floor | before / floor | load (1 min) |")
 
 
-def summary_section(map_rows, args, loads) -> list[str]:
-    """The compact table the README shows (flagged for benchmarks/make_readme_tables.py)."""
+def summary_lines(map_rows, args, loads) -> list[str]:
+    """The compact table (the one the README shows from the flagged section of vs_pyrfm.md)."""
     if not map_rows:
         return []
     lines = [
-        "## RK and SCRK maps against pyrfm (`python benchmarks/bench_vs_pyrfm.py`) <!-- readme -->",
+        "### RK and SCRK maps against pyrfm: ratios",
         "",
         f"Medians (min-max) of per-repeat ratios over {args.repeats} interleaved repeats on the shared 2-core "
         f"machine at 1-minute load average {min(loads):.1f}-{max(loads):.1f}; below 1 means faster. "
         "*floor*: one (n x d) @ (d x D) GEMM (dense) or SpMM (CSR) of the same shape. *before*: "
-        f"rkcore at `{args.before}`. Full table with times: `benchmarks/results/vs_pyrfm.md`.",
+        f"rkcore at `{args.before}`.",
         "",
         "| data | D | map | weights | rkcore / pyrfm | before / pyrfm | rkcore / floor | load |",
         "|---|---:|---|---|---|---|---|---|",
@@ -267,20 +267,20 @@ def summary_section(map_rows, args, loads) -> list[str]:
     return lines + [""]
 
 
-def write_report(path: Path, args, map_rows, gram_rows, started, loads):
+TITLE = "rkcore against pyrfm and the floor (`python benchmarks/maps/bench_vs_pyrfm.py`)"
+
+
+def report_body(args, map_rows, gram_rows, loads) -> str:
+    """The section's body: what ran against what, the ratio table, the full tables (### subsections)."""
     lines = [
-        "# rkcore against pyrfm and the GEMM/SpMM floor",
+        f"float64, numpy {np.__version__}, 1-minute load average {min(loads):.1f}-{max(loads):.1f} over the cells "
+        "(per cell in the last column): absolute times are noisy; the ratios are per-repeat ratios of runs made "
+        f"seconds apart and are the signal. Each entry: median (min-max) over {args.repeats} interleaved repeats "
+        "after a warm-up.",
         "",
-        f"Produced by `python benchmarks/bench_vs_pyrfm.py {' '.join(sys.argv[1:])}` on {started:%Y-%m-%d %H:%M} UTC, "
-        f"{os.cpu_count()} cores, float64, numpy {np.__version__}. **The machine was shared with other "
-        f"developers while this ran**: 1-minute load average {min(loads):.1f}-{max(loads):.1f} "
-        "(per cell in the last column), so absolute times are noisy; the ratios are per-repeat "
-        "ratios of runs made seconds apart and are the signal. Each entry: median (min-max) over "
-        f"{args.repeats} interleaved repeats after a warm-up.",
-        "",
-        "- *rkcore*: this branch; *before*: rkcore at `" + args.before + "` (imported from git into the same "
+        "- *rkcore*: this checkout; *before*: rkcore at `" + args.before + "` (imported from git into the same "
         "process); *pyrfm*: "
-        "github.com/neonnnnn/pyrfm at e88fe8c, built by benchmarks/setup_pyrfm.sh (no source change; "
+        "github.com/neonnnnn/pyrfm at e88fe8c, built by benchmarks/maps/setup_pyrfm.sh (no source change; "
         "Cython 3 directives `cpow=True`, `legacy_implicit_noexcept=True`; setuptools instead of the "
         "removed numpy.distutils). Its RK map is NumPy for ANOVA and Cython for all-subsets; the "
         "exact ANOVA Gram is `pyrfm.kernels.anova` (NumPy), the all-subsets Gram its Cython loop.",
@@ -288,19 +288,15 @@ def write_report(path: Path, args, map_rows, gram_rows, started, loads):
         "(for Gram cells: X @ X^T).",
         "- Ratios below 1 in *rkcore / pyrfm* mean rkcore is faster.",
         "",
-        *summary_section(map_rows, args, loads),
-        "## Random feature maps (transform only; same weights in rkcore and pyrfm, outputs checked equal)",
-        "",
-        HEADER,
-        "|" + "---|" * 14,
-        *[format_row(r) for r in map_rows],
+        *summary_lines(map_rows, args, loads),
     ]
+    if map_rows:
+        lines += ["### Random feature maps (transform only; same weights in rkcore and pyrfm, outputs checked equal)",
+                  "", HEADER, "|" + "---|" * 14, *[format_row(r) for r in map_rows]]
     if gram_rows:
-        lines += ["", "## Exact Gram matrices K(X, X) (peak: tracemalloc MB of NumPy allocations)", "",
+        lines += ["", "### Exact Gram matrices K(X, X) (peak: tracemalloc MB of NumPy allocations)", "",
                   HEADER + " peak MB |", "|" + "---|" * 15, *[format_row(r) for r in gram_rows]]
-    path.parent.mkdir(parents=True, exist_ok=True)
-    path.write_text("\n".join(lines) + "\n")
-    print(f"wrote {path}")
+    return "\n".join(lines)
 
 
 def main(argv=None):
@@ -322,8 +318,12 @@ def main(argv=None):
     p.add_argument("--select", nargs="*", default=[], metavar="PATTERN",
                    help="map cells to run: each PATTERN is comma-separated substrings that must all occur in "
                         "'<data> | <map> | <weights>', e.g. 'MovieLens CSR,all-subsets' 'd=1,000,RK ANOVA-2'")
-    p.add_argument("--out", type=Path, default=ROOT / "benchmarks" / "results" / "vs_pyrfm.md")
+    add_output_arguments(p, "vs_pyrfm.md")
     args = p.parse_args(argv)
+    if args.quick:
+        args.repeats, args.movielens_n, args.n, args.d, args.D, args.cell = 1, 200, [100], [32], [64], []
+        args.gram_n, args.n01_degrees, args.before = [100], [2], "none"
+    run = Run.start(args, None if argv is None else [__file__, *argv])
     for n in args.n + args.gram_n + [args.movielens_n] + [c[0] for c in args.cell]:
         if not 1 <= n <= 100_000:
             p.error(f"n={n} is outside 1..100,000")
@@ -331,7 +331,6 @@ def main(argv=None):
         if not 1 <= D <= 16_384:
             p.error(f"D={D} is outside 1..16,384")
 
-    started = datetime.datetime.utcnow()
     loads = [os.getloadavg()[0]]
     pyrfm = import_pyrfm()
     import pyrfm.kernels  # noqa: F401
@@ -340,7 +339,8 @@ def main(argv=None):
         map_rows = map_cells(args, pyrfm, before) if args.only in (None, "maps") else []
         gram_rows = gram_cells(args, pyrfm, before) if args.only in (None, "gram") else []
     loads += [r["load"][i] for r in map_rows + gram_rows for i in (0, 1)]
-    write_report(args.out, args, map_rows, gram_rows, started, loads)
+    run.write(TITLE, report_body(args, map_rows, gram_rows, loads),
+              preamble="# rkcore against pyrfm and the GEMM/SpMM floor")
 
 
 if __name__ == "__main__":

@@ -7,10 +7,13 @@ compare pass over the features and its P2 (the least any per-entry test reads), 
 (tier 1 of AnovaBlock.checked, without its follow-up tests) over the whole block or fused per L2-sized chunk,
 and rkcore's checked path.
 
-    python benchmarks/numerics/bench_check_floor.py
+    python benchmarks/numerics/bench_check_floor.py [--n 2000] [--repeats 15] [--quick] [--out FILE]
+
+Writes the section "The least a per-entry check costs" of benchmarks/results/numerics.md.
 """
 from __future__ import annotations
 
+import argparse
 import statistics
 import sys
 import time
@@ -25,12 +28,13 @@ sys.path.insert(0, str(REPO))
 sys.path.insert(0, str(REPO / "benchmarks" / "numerics"))  # bench_numerics, its neighbour
 
 from bench_numerics import movielens_shaped  # noqa: E402
+from benchmarks.results_io import Run, add_output_arguments  # noqa: E402
 from rkcore import RandomKernel  # noqa: E402
 import rkcore.kernels.exact as K  # noqa: E402
 from rkcore.maps.random_kernel import MIN_GEMM_BLOCK_ROWS, TRANSFORM_BLOCK_BYTES  # noqa: E402
 
 RHO = 0.06  # about tier 1's rho at d = 78 (anova_tier1_constants); the value does not change the cost
-REPEATS = 15
+TITLE = "The least a per-entry check costs (`python benchmarks/numerics/bench_check_floor.py`)"
 
 
 def old_m2(rk, X, extra):
@@ -76,9 +80,20 @@ def old_m2(rk, X, extra):
     return out
 
 
-def main() -> int:
+def main(argv=None) -> int:
+    p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    p.add_argument("--n", type=int, default=2000)
+    p.add_argument("--repeats", type=int, default=15)
+    add_output_arguments(p, "numerics.md")
+    args = p.parse_args(argv)
+    if args.quick:
+        args.n, args.repeats = 50, 1
+    run = Run.start(args, None if argv is None else [__file__, *argv])
     rng = np.random.default_rng(0)
-    for label, X in (("N(0,1) d=78", rng.standard_normal((2000, 78))), ("MovieLens-shaped", movielens_shaped(2000))):
+    lines = [f"n = {args.n:,}, D = 1,248, Gaussian weights, ANOVA-2; one BLAS thread, CPU time, {args.repeats} "
+             "interleaved repeats (order reversed every other repeat). Each variant adds a test to a copy of the "
+             "previous path."]
+    for label, X in (("N(0,1) d=78", rng.standard_normal((args.n, 78))), ("MovieLens-shaped", movielens_shaped(args.n))):
         rk = RandomKernel(1248, degree=2, distribution="gaussian", random_state=0).fit(X)
         fns = {"old": lambda: old_m2(rk, X, 0), "old + 1 compare pass": lambda: old_m2(rk, X, 1),
                "old + |e| < rho P2 (3 passes)": lambda: old_m2(rk, X, 3),
@@ -87,17 +102,17 @@ def main() -> int:
         with threadpool_limits(limits=1, user_api="blas"):
             for f in fns.values():  # warm-up
                 f()
-            for r in range(REPEATS):
+            for r in range(args.repeats):
                 for k, f in (list(fns.items()) if r % 2 else list(fns.items())[::-1]):
                     t0 = time.process_time()
                     f()
                     times[k].append(time.process_time() - t0)
         base = statistics.median(times["old"])
-        print(f"\n{label}, n=2000, D=1248, one BLAS thread, CPU time, {REPEATS} interleaved repeats")
-        print("| variant | median ms [min, max] | ratio to old (median) |\n|---|---|---|")
+        lines += ["", f"{label}:", "", "| variant | median ms [min, max] | ratio to old (median) |", "|---|---|---:|"]
         for k, v in times.items():
             median = statistics.median(v)
-            print(f"| {k} | {1e3 * median:.1f} [{1e3 * min(v):.1f}, {1e3 * max(v):.1f}] | {median / base:.2f} |")
+            lines.append(f"| {k} | {1e3 * median:.1f} [{1e3 * min(v):.1f}, {1e3 * max(v):.1f}] | {median / base:.2f} |")
+    run.write(TITLE, "\n".join(lines), preamble="# Numerics (issue 11): accuracy contract vs the previous fast path")
     return 0
 
 

@@ -10,15 +10,14 @@ MovieLens-shaped CSR rows (one-hot blocks + genre flags, L1-normalized): both in
 guard costs its one pass over the data (and, for Rademacher all-subsets, the per-row log-sum
 bound; rows it cannot vouch for take the direct product, which is counted in the time).
 
-Usage: python benchmarks/numerics/bench_float_range.py [--repeats 7] [--n 2000] [--ref 10b2c9d]
-       [--out benchmarks/results/float_range.md]
+Usage: python benchmarks/numerics/bench_float_range.py [--repeats 7] [--n 2000] [--ref 10b2c9d] [--quick]
+       [--out FILE]   (default: the section "The float-range guard ..." of benchmarks/results/float_range.md)
 """
 from __future__ import annotations
 
 import argparse
 import importlib
 import os
-import shlex
 import subprocess
 import sys
 import tempfile
@@ -29,6 +28,10 @@ import scipy.sparse as sp
 
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 sys.path.insert(0, ROOT)
+
+from benchmarks.results_io import Run, add_output_arguments  # noqa: E402
+
+TITLE = "The float-range guard on well-conditioned data (`python benchmarks/numerics/bench_float_range.py`)"
 
 
 def load_reference(ref: str, folder: str):
@@ -105,10 +108,12 @@ def main(argv=None) -> None:
     ap.add_argument("--repeats", type=int, default=7)
     ap.add_argument("--n", type=int, default=2000)
     ap.add_argument("--ref", default="10b2c9d")
-    ap.add_argument("--out", default=None)
+    add_output_arguments(ap, "float_range.md")
     args = ap.parse_args(argv)
-    lines = [f"Command: `python benchmarks/numerics/bench_float_range.py {shlex.join(argv or sys.argv[1:])}`",
-             f"(reference {args.ref}; load average before {os.getloadavg()[0]:.1f}, 2-core shared machine)", "",
+    if args.quick:
+        args.n, args.repeats = 30, 1
+    run = Run.start(args, None if argv is None else [__file__, *argv])
+    lines = [f"Reference {args.ref} (before issue 27), n = {args.n}, {args.repeats} interleaved repeats.", "",
              "| data | case | before s | after s | after/before median [min, max] | guard s (share of after) |",
              "|---|---|---|---|---|---|"]
     with tempfile.TemporaryDirectory() as folder:
@@ -129,11 +134,8 @@ def main(argv=None) -> None:
                         f"{g:.5f} ({g / np.median(t_new):.1%}) |")
                 print(line, flush=True)
                 lines.append(line)
-    lines += ["", f"Load average after: {os.getloadavg()[0]:.1f}."]
-    if args.out:
-        with open(args.out, "w") as fh:
-            fh.write("# The float-range guard on well-conditioned data (benchmarks/numerics/bench_float_range.py)\n\n")
-            fh.write("\n".join(lines) + "\n")
+    run.write(TITLE, "\n".join(lines),
+              preamble="# The float-range guard on well-conditioned data (benchmarks/numerics/bench_float_range.py)")
 
 
 if __name__ == "__main__":

@@ -17,14 +17,14 @@ Cases:
     entries recomputed and the worst error / contract scale of old and new on a sample,
     against exact rationals.
 
-Usage: python benchmarks/bench_numerics.py [--repeats 7] [--n 2000] [--out benchmarks/results/numerics.md]
-       [--only 'RK ' SCRK] [--no-adversarial]
+Usage: python benchmarks/numerics/bench_numerics.py [--repeats 7] [--n 2000] [--only 'RK ' SCRK] [--no-adversarial]
+       [--cpu-time] [--quick] [--out FILE]
+Writes the section "Accuracy contract vs the previous fast path" of benchmarks/results/numerics.md.
 """
 from __future__ import annotations
 
 import argparse
 import os
-import shlex
 import sys
 import time
 from fractions import Fraction
@@ -34,7 +34,9 @@ import scipy.sparse as sp
 
 sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__)))))  # this checkout's rkcore
 
+from benchmarks.results_io import Run, add_output_arguments  # noqa: E402
 from rkcore.kernels import exact as K
+from rkcore.kernels import numerics as KN  # the old fast path below uses its private helpers
 from rkcore.maps.circulant import SignedCirculantRandomKernel
 from rkcore.data.datasets import normalize
 from rkcore.maps.random_kernel import RandomKernel
@@ -47,11 +49,11 @@ def old_power_sums(X, Y, degree, y_is_sign=False):
     P = [None]
     for t in range(1, degree + 1):
         if y_is_sign and t % 2 == 0:
-            P.append(np.asarray(K._power(X, t).sum(axis=1), dtype=np.float64).reshape(-1, 1))
+            P.append(np.asarray(KN._power(X, t).sum(axis=1), dtype=np.float64).reshape(-1, 1))
         elif y_is_sign:
-            P.append(K._gram(K._power(X, t), Y))
+            P.append(KN._gram(KN._power(X, t), Y))
         else:
-            P.append(K._gram(K._power(X, t), K._power(Y, t)))
+            P.append(KN._gram(KN._power(X, t), KN._power(Y, t)))
     return P
 
 
@@ -137,7 +139,7 @@ def old_rk_transform(rk: RandomKernel, X):
             if signs:
                 P = old_power_sums(Xb, W, m, y_is_sign=True)
             else:
-                P = [None] + [K._gram(Xb**t, powers[t]) for t in range(1, m + 1)]
+                P = [None] + [KN._gram(Xb**t, powers[t]) for t in range(1, m + 1)]
             return old_elementary_top(P, m)
         temporaries = m + 3
     from rkcore.maps.random_kernel import MIN_GEMM_BLOCK_ROWS, TRANSFORM_BLOCK_BYTES
@@ -322,13 +324,13 @@ def run(n: int, repeats: int, only: list | None = None, adversarial_cases: bool 
     return rows, load_before, load_after
 
 
-def to_markdown(rows, load_before, load_after, n, repeats, command: str | None = None) -> str:
-    command = command or f"python benchmarks/bench_numerics.py --repeats {repeats} --n {n}"
+TITLE = "Accuracy contract vs the previous fast path (`python benchmarks/numerics/bench_numerics.py`)"
+
+
+def to_markdown(rows, load_before, load_after) -> str:
+    """The section's body (its provenance line is written by benchmarks.results_io)."""
     lines = [
-        "# Numerics (issue 11): accuracy contract vs the previous fast path",
-        "",
-        f"`{command}`; {time.strftime('%Y-%m-%d %H:%M')}, "
-        f"{os.cpu_count()} cores, load average before {load_before[0]:.2f} / {load_before[1]:.2f} / {load_before[2]:.2f}, "
+        f"Load average (1, 5, 15 min) before {load_before[0]:.2f} / {load_before[1]:.2f} / {load_before[2]:.2f}, "
         f"after {load_after[0]:.2f} / {load_after[1]:.2f} / {load_after[2]:.2f} (shared machine).",
         "",
         "Old = verbatim copy of the previous fast path inside the script; new = rkcore now (check + fallback).",
@@ -336,7 +338,7 @@ def to_markdown(rows, load_before, load_after, n, repeats, command: str | None =
         "ratio = median(new) / median(old), per-repeat = median of new/old of each repeat,",
         "ratio of minima = min(new) / min(old) (the least disturbed repeat of each; robust under heavy load).",
         "",
-        "## Well-conditioned data (target: new within 1.15x of old)",
+        "### Well-conditioned data (target: new within 1.15x of old)",
         "",
         "| case | old s [min, max] | new s [min, max] | ratio | per-repeat | ratio of minima |",
         "|---|---|---|---|---|---|",
@@ -349,7 +351,7 @@ def to_markdown(rows, load_before, load_after, n, repeats, command: str | None =
                      f"{r['ratio_per_repeat']:.2f} | {r['new_spread'][0] / r['old_spread'][0]:.2f} |")
     lines += [
         "",
-        "## Adversarial data (the fallback runs; old values are wrong)",
+        "### Adversarial data (the fallback runs; old values are wrong)",
         "",
         "Worst error / contract scale (sum_V |prod z_j|) over 40 sampled entries, against exact rationals",
         "(contract: <= 1e-12).",
@@ -370,13 +372,16 @@ def main(argv=None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--repeats", type=int, default=7)
     parser.add_argument("--n", type=int, default=2000)
-    parser.add_argument("--out", default=None, help="write the markdown table here")
     parser.add_argument("--only", nargs="+", default=None, metavar="TEXT",
                         help="run only the cases whose label contains one of these strings (e.g. 'RK ' 'SCRK' 'exact')")
     parser.add_argument("--no-adversarial", action="store_true", help="skip the adversarial cases")
     parser.add_argument("--cpu-time", action="store_true",
                         help="time CPU seconds with one BLAS thread (old and new alike) instead of wall-clock")
+    add_output_arguments(parser, "numerics.md")
     args = parser.parse_args(argv)
+    if args.quick:  # the well-conditioned MovieLens-shaped and the timestamp cells (exact rationals are slow)
+        args.n, args.repeats, args.only = 40, 1, args.only or ["MovieLens-shaped", "timestamp"]
+    run_info = Run.start(args, None if argv is None else [__file__, *argv])
     global CLOCK
     if args.cpu_time:
         from threadpoolctl import threadpool_limits
@@ -386,12 +391,8 @@ def main(argv=None) -> int:
             rows, lb, la = run(args.n, args.repeats, args.only, not args.no_adversarial)
     else:
         rows, lb, la = run(args.n, args.repeats, args.only, not args.no_adversarial)
-    text = to_markdown(rows, lb, la, args.n, args.repeats,
-                       "python benchmarks/bench_numerics.py " + " ".join(shlex.quote(a) for a in (argv or sys.argv[1:])))
-    print(text)
-    if args.out:
-        with open(args.out, "w") as fh:
-            fh.write(text)
+    run_info.write(TITLE, to_markdown(rows, lb, la),
+                   preamble="# Numerics (issue 11): accuracy contract vs the previous fast path")
     return 0
 
 

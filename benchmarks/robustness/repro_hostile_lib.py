@@ -4,7 +4,10 @@ Each case runs in a fresh subprocess with a time limit and an address-space cap 
 runaway case cannot take the shared machine down). Reports wall time (after
 importing rkcore, ~180 MB RSS) and peak RSS (resource.getrusage ru_maxrss of the child) and the first line of the outcome.
 
-    python benchmarks/robustness/repro_hostile_lib.py [--timeout 60] [--cap-gb 3] [case ...]
+    python benchmarks/robustness/repro_hostile_lib.py [--timeout 60] [--cap-gb 3] [--quick] [--out FILE] [case ...]
+
+Writes the section "Hostile input to the library" of benchmarks/results/hostile_lib_after.md (every case; a
+run of chosen cases writes a section named after them).
 """
 from __future__ import annotations
 
@@ -13,6 +16,14 @@ import json
 import subprocess
 import sys
 import textwrap
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[2]))
+
+from benchmarks.results_io import Run, add_output_arguments  # noqa: E402
+
+TITLE = "Hostile input to the library (`python benchmarks/robustness/repro_hostile_lib.py`)"
+QUICK_CASES = ["libsvm_1e8", "libsvm_nan", "csv_utf16"]
 
 CASES = {
     "libsvm_1e8": """
@@ -103,11 +114,11 @@ CASES = {
     """,
     "polynomial_features_5000": """
         import numpy as np
-        from rkcore.teaching.foundations import polynomial_features
+        from rkcore.teaching.kernel_trick import polynomial_features
         F = polynomial_features(np.ones((10, 5000)), 2); print("shape", F.shape)
     """,
     "kernel_trick_timing_1e6": """
-        from rkcore.teaching.foundations import kernel_trick_timing
+        from rkcore.teaching.kernel_trick import kernel_trick_timing
         kernel_trick_timing(n=10**6, d_list=(2,), repeats=1)
     """,
     "all_subsets_20000_describe": """
@@ -132,7 +143,7 @@ CASES = {
 CHILD = """
 import resource, sys, time, traceback
 resource.setrlimit(resource.RLIMIT_AS, ({cap}, {cap}))
-import rkcore.data.datasets, rkcore.teaching.foundations, rkcore.kernels.itemsets, rkcore.maps.random_kernel  # not timed
+import rkcore.data.datasets, rkcore.teaching.kernel_trick, rkcore.kernels.itemsets, rkcore.maps.random_kernel  # not timed
 t0 = time.perf_counter()
 try:
 {body}
@@ -159,17 +170,24 @@ def run(name: str, timeout: float, cap: int) -> dict:
                 outcome=("crashed: " + (p.stderr.strip().splitlines() or ["?"])[-1])[:400])
 
 
-def main() -> None:
-    ap = argparse.ArgumentParser()
+def main(argv=None) -> None:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("cases", nargs="*")
     ap.add_argument("--timeout", type=float, default=60)
     ap.add_argument("--cap-gb", type=float, default=3)
-    a = ap.parse_args()
-    names = a.cases or list(CASES)
-    print("| case | seconds | peak RSS MB | outcome |\n|---|---:|---:|---|")
+    add_output_arguments(ap, "hostile_lib_after.md")
+    a = ap.parse_args(argv)
+    names = a.cases or (QUICK_CASES if a.quick else list(CASES))
+    run_info = Run.start(a, None if argv is None else [__file__, *argv])
+    lines = [f"Each case in a fresh subprocess (time limit {a.timeout:g} s, address space capped at {a.cap_gb:g} GB); "
+             "seconds after importing rkcore, peak RSS of the child, the first 400 characters of the outcome.", "",
+             "| case | seconds | peak RSS MB | outcome |", "|---|---:|---:|---|"]
     for name in names:
         r = run(name, a.timeout, int(a.cap_gb * 2**30))
-        print(f"| {r['case']} | {r['seconds']:.2f} | {r['rss_mb']:.0f} | {r['outcome'].replace('|', '/')} |", flush=True)
+        lines.append(f"| {r['case']} | {r['seconds']:.2f} | {r['rss_mb']:.0f} | {r['outcome'].replace('|', '/')} |")
+        print(lines[-1], flush=True)
+    title = TITLE if not a.cases else f"Hostile input to the library, cases {', '.join(a.cases)}"
+    run_info.write(title, "\n".join(lines), preamble="# Hostile files and arguments to the library (issues 11, 12)")
 
 
 if __name__ == "__main__":

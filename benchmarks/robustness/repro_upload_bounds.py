@@ -6,7 +6,10 @@ load call, the child's peak RSS (ru_maxrss, which includes the ~200 MB of the fi
 imported libraries) and the peak increase over the RSS just before the call (what the loader
 itself allocated), and the first line of the outcome.
 
-    python benchmarks/robustness/repro_upload_bounds.py [--timeout 120] [--cap-gb 4] [--repeats 3] [case ...]
+    python benchmarks/robustness/repro_upload_bounds.py [--timeout 120] [--cap-gb 4] [--repeats 3] [--quick] [--out F]
+        [case ...]
+
+Writes the section "Large uploads and server files" of benchmarks/results/upload_bounds.md.
 """
 from __future__ import annotations
 
@@ -16,6 +19,13 @@ import statistics
 import subprocess
 import sys
 import textwrap
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[2]))
+
+from benchmarks.results_io import Run, add_output_arguments  # noqa: E402
+
+TITLE = "Large uploads and server files (`python benchmarks/robustness/repro_upload_bounds.py`)"
 
 MB = 2**20
 PRELUDE = """
@@ -78,22 +88,33 @@ def run_case(case: str, mb: int, timeout: float, cap_gb: float) -> dict:
     return json.loads(lines[-1])
 
 
-def main() -> None:
+def main(argv=None) -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("cases", nargs="*", default=list(CASES))
+    parser.add_argument("cases", nargs="*", default=None)
     parser.add_argument("--timeout", type=float, default=120)
     parser.add_argument("--cap-gb", type=float, default=4)
     parser.add_argument("--repeats", type=int, default=1)
     parser.add_argument("--mb", type=int, default=198)
-    args = parser.parse_args()
-    for case in args.cases:
+    add_output_arguments(parser, "upload_bounds.md")
+    args = parser.parse_args(argv)
+    cases = args.cases or (["libsvm_30MB", "header_20MB"] if args.quick else list(CASES))
+    run = Run.start(args, None if argv is None else [__file__, *argv])
+    lines = [f"Each case in a fresh subprocess holding the file's bytes in memory (as the app holds an upload), "
+             f"{args.repeats} round(s); time of the loader call, median (min-max); peak RSS of the child (the file's "
+             "bytes and the imported libraries included); the loader's growth over the RSS just before the call.", "",
+             "| case | time s | peak RSS MB | loader's growth MB | outcome |", "|---|---|---:|---:|---|"]
+    for case in cases:
         runs = [run_case(case, args.mb, args.timeout, args.cap_gb) for _ in range(args.repeats)]
         secs = [r.get("seconds", float("nan")) for r in runs]
         peaks = [r.get("peak_rss_mb", float("nan")) for r in runs]
         incs = [r.get("increase_mb", float("nan")) for r in runs]
-        print(f"{case:15s} time median {statistics.median(secs):7.2f} s (min {min(secs):.2f}, max {max(secs):.2f}); "
-              f"peak RSS {statistics.median(peaks):7.0f} MB; loader's increase {statistics.median(incs):6.0f} MB | "
-              f"{runs[-1].get('outcome', '')[:160]}", flush=True)
+        outcome = runs[-1].get("outcome", "")[:160].replace("|", "/")
+        lines.append(f"| {case} | {statistics.median(secs):.2f} ({min(secs):.2f}-{max(secs):.2f}) | "
+                     f"{statistics.median(peaks):.0f} | {statistics.median(incs):.0f} | {outcome} |")
+        print(lines[-1], flush=True)
+    title = TITLE if not args.cases else f"Large uploads, cases {', '.join(args.cases)}"
+    run.write(title, "\n".join(lines),
+              preamble="# Large uploads and server files: time and memory of a refusal (issue 26, items 2-3)")
 
 
 if __name__ == "__main__":

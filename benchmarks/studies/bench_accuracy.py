@@ -1,7 +1,8 @@
 """MovieLens 100K accuracy / time study (Atarashi et al., AAAI-19, Figures 2 and 3).
 
-Runs :func:`rkcore.studies.accuracy.accuracy_study` for the paper's configurations and prints
-Markdown tables (accuracy mean +- std over trials, balanced accuracy, mean train and test
+Runs :func:`rkcore.studies.accuracy.accuracy_study` for the paper's configurations and writes one
+section per configuration (``### <config> (C by validation ...): <kernel>``) into
+benchmarks/results/accuracy.md (``--out`` elsewhere; ``--quick``: a few hundred rows, seconds), with Markdown tables (accuracy mean +- std over trials, balanced accuracy, mean train and test
 seconds, and the speed-up against the exact kernel SVM measured in the same run).
 
     python benchmarks/studies/bench_accuracy.py --data /path/to/ml-100k --configs fig2a,fig3 \
@@ -23,9 +24,12 @@ from pathlib import Path
 import pandas as pd
 from threadpoolctl import threadpool_limits
 
-from rkcore.studies.accuracy import accuracy_study, speedups
-from rkcore.data.datasets import load_movielens, normalize
-from rkcore.registry import KernelSpec
+sys.path.insert(0, str(Path(__file__).resolve().parents[2]))
+
+from benchmarks.results_io import Run, add_output_arguments  # noqa: E402
+from rkcore.studies.accuracy import accuracy_study, speedups  # noqa: E402
+from rkcore.data.datasets import load_movielens, normalize  # noqa: E402
+from rkcore.registry import KernelSpec  # noqa: E402
 
 CONFIGS = {
     # paper Figure 2 (a): second-order ANOVA kernel
@@ -69,7 +73,11 @@ def main(argv=None) -> int:
     parser.add_argument("--seed", type=int, default=0)
     parser.add_argument("--blas-threads", type=int, default=1)
     parser.add_argument("--out-dir", default="/tmp/rk_accuracy", help="per-configuration CSV files (not in the repo)")
+    add_output_arguments(parser, "accuracy.md")
     args = parser.parse_args(argv)
+    if args.quick:
+        args.n_train, args.n_val, args.n_test, args.trials, args.D, args.C_grid = 300, 100, 300, 1, "2", "1"
+    run = Run.start(args, None if argv is None else [__file__, *argv])
 
     data = load_movielens(args.data)
     X = normalize(data.X, "l1")  # the paper L1-normalizes every feature vector
@@ -92,16 +100,16 @@ def main(argv=None) -> int:
         df.to_csv(out_dir / f"accuracy_{name}.csv", index=False)
         split = df.attrs["split"]
         val = pd.DataFrame(df.attrs["validation"])
-        print(f"\n### {name} (C by validation {args.select_by}): {cfg['kernel'].label()}, "
-              f"train/val/test = {split['n_train']}/{split['n_val']}/{split['n_test']}, "
-              f"majority-class test accuracy {split['majority_accuracy']:.4f}, "
-              f"{args.trials} trials, wall time {elapsed / 60:.1f} min\n")
+        lines = [f"Train/val/test = {split['n_train']}/{split['n_val']}/{split['n_test']}, majority-class test accuracy "
+                 f"{split['majority_accuracy']:.4f}, {args.trials} trials, wall time {elapsed / 60:.1f} min.", ""]
         if not val.empty:
-            print("Validation accuracy / balanced accuracy of the exact kernel SVM by C: " + "; ".join(
+            lines += ["Validation accuracy / balanced accuracy of the exact kernel SVM by C: " + "; ".join(
                 f"{k}: " + ", ".join(f"C={c:g} {a:.3f}/{b:.3f}" for c, a, b in
                                      zip(t["C"], t["val_accuracy"], t["val_balanced_accuracy"]))
-                for k, t in val.groupby("kernel")) + "\n")
-        print(markdown(df, cfg["reference"]), flush=True)
+                for k, t in val.groupby("kernel")), ""]
+        lines.append(markdown(df, cfg["reference"]))
+        run.write(f"{name} (C by validation {args.select_by}): {cfg['kernel'].label()}", "\n".join(lines), level=3,
+                  preamble="# Accuracy and time on MovieLens 100K (paper Figures 2 and 3)")
     return 0
 
 

@@ -12,19 +12,27 @@ out-of-core transform of a row-chunked dask.array.
    output never exists). LocalCluster bound to 127.0.0.1, process workers; reported: rows,
    chunks, wall time, peak resident memory of each worker (getrusage).
 
-Usage: python benchmarks/studies/bench_dask.py [--n-error 10000] [--n-rows 10000000] [--chunk 100000]
+Usage: python benchmarks/studies/bench_dask.py [--n-error 10000] [--n-rows 10000000] [--chunk 100000] [--quick]
+Writes the section "Dask scale-out" of benchmarks/results/dask.md (--out FILE elsewhere).
 """
 from __future__ import annotations
 
 import argparse
 import logging
-import os
 import re
 import resource
+import sys
 import time
+from pathlib import Path
 
 import numpy as np
 import scipy.sparse as sp
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[2]))
+
+from benchmarks.results_io import Run, add_output_arguments  # noqa: E402
+
+TITLE = "Dask scale-out (`python benchmarks/studies/bench_dask.py`)"
 
 
 def movielens_like(n: int, d: int = 78, seed: int = 0) -> sp.csr_matrix:
@@ -125,26 +133,34 @@ def main(argv=None):
     p.add_argument("--chunk", type=int, default=100_000)
     p.add_argument("--workers", type=int, default=2)
     p.add_argument("--skip-graph", action="store_true")
+    add_output_arguments(p, "dask.md")
     a = p.parse_args(argv)
-    print(f"load average before: {os.getloadavg()}")
+    if a.quick:
+        a.n_error, a.trials, a.n_rows, a.chunk, a.workers = 300, 1, 20_000, 5_000, 1
+    run = Run.start(a, None if argv is None else [__file__, *argv])
+    lines = []
     if not a.skip_graph:
         g = graph_sizes(a.n_error, a.trials)
-        print(f"\n## Graph size, error study, n = {g['n']}, {g['trials']} trials (RK Rademacher, ANOVA m=2, D=156)")
-        print(f"exact strips cached: {g['cache_MB']:.0f} MB (computed in {g['cache_seconds']:.1f} s)")
-        print(f"task arguments, inline (old path): {g['inline_MB']:.1f} MB; scattered once (client=): "
-              f"{g['scattered_KB']:.1f} KB")
-        print(f"distributed's 'Sending large graph' warnings: old path {g['old_warnings']}, "
-              f"client= path {g['new_warnings'] or 'none'}")
-        print(f"wall time old path {g['old_seconds']:.1f} s, client= path {g['new_seconds']:.1f} s; "
-              f"identical results: {g['same_results']}")
+        lines += [f"### Task-graph size of the error study at n = {g['n']:,}", "",
+                  f"RK Rademacher, ANOVA m = 2, D = 156, {g['trials']} trials; the exact strips ({g['cache_MB']:.0f} MB) "
+                  f"computed once in {g['cache_seconds']:.1f} s; identical results both ways: {g['same_results']}.", "",
+                  "| path | task arguments the scheduler receives | \"Sending large graph\" warnings | wall time s |",
+                  "|---|---|---|---:|",
+                  f"| joblib's Dask backend (X and strips in every task) | {g['inline_MB']:.1f} MB | "
+                  f"{g['old_warnings'] or 'none'} | {g['old_seconds']:.1f} |",
+                  f"| `error_study(client=...)` (scattered once) | {g['scattered_KB']:.1f} KB | "
+                  f"{g['new_warnings'] or 'none'} | {g['new_seconds']:.1f} |", ""]
     r = out_of_core(a.n_rows, a.d, a.D, a.chunk, a.workers)
-    print(f"\n## Out-of-core transform: {r['rows']:,} rows x d={r['d']} -> D={r['D']} (RK ANOVA m=2), "
-          f"{r['chunks']} chunks of {r['chunk_rows']:,} rows, {len(r['workers'])} process workers on 127.0.0.1")
-    print(f"input would be {r['input_GB']:.1f} GiB and output {r['output_GB']:.1f} GiB in memory; "
-          f"wall time {r['seconds']:.1f} s; Gram finite: {r['finite']}")
-    for w in r["workers"]:
-        print(f"  {w}: peak RSS {r['peak_MB'][w]:.0f} MB (idle {r['idle_MB'][w]:.0f} MB)")
-    print(f"load average after: {os.getloadavg()}")
+    peaks = " and ".join(f"{r['peak_MB'][w]:.0f} MB" for w in r["workers"])
+    idle = " / ".join(f"{r['idle_MB'][w]:.0f}" for w in r["workers"])
+    lines += ["### Out-of-core transform of a row-chunked dask.array", "",
+              f"`transform_dask(RandomKernel({r['D']}, ANOVA m=2), X)` reduced to the feature means and Z^T Z; "
+              f"{len(r['workers'])} process worker(s), one thread each, on 127.0.0.1; Gram finite: {r['finite']}.", "",
+              "| rows | d -> D | chunks | input / output if held in memory | wall time s | peak RSS per worker MB (idle) |",
+              "|---|---|---|---|---:|---|",
+              f"| {r['rows']:,} | {r['d']} -> {r['D']} | {r['chunks']} x {r['chunk_rows']:,} rows | "
+              f"{r['input_GB']:.2f} GiB / {r['output_GB']:.2f} GiB | {r['seconds']:.1f} | {peaks} ({idle}) |"]
+    run.write(TITLE, "\n".join(lines), preamble="# Dask scale-out (benchmarks/studies/bench_dask.py)")
 
 
 if __name__ == "__main__":

@@ -9,8 +9,9 @@ Each case runs in a fresh subprocess (one BLAS thread, as on the pages): it prob
 (rkcore.studies.costs.speed_factor, as a page does before its estimate), loads its data, then times the engine
 calls and reads the peak resident memory above the post-setup baseline from /proc/self/status (VmHWM -
 VmRSS). Target: estimate / measured within 0.5 ... 2 for time and memory. It prints every run and the
-table (with whether each estimate is within 2x), and adds the table as a new top section of
-benchmarks/results/run_estimates.md (``--out ''`` to only print; ``--quick``, ``--pages`` for subsets).
+table (with whether each estimate is within 2x), and writes the table as the section "Run estimates vs measured
+runs" of benchmarks/results/run_estimates.md (``--out ''`` to only print; ``--short`` (9 cases) and ``--pages`` for
+subsets, named in the section's title; ``--quick``: the two smallest cases, a smoke run).
 """
 from __future__ import annotations
 
@@ -25,7 +26,8 @@ from pathlib import Path
 
 REPO = Path(__file__).resolve().parents[2]  # benchmarks/<subject>/this file
 sys.path.insert(0, str(REPO))  # this checkout's rkcore, not an installed one
-OUT = REPO / "benchmarks" / "results" / "run_estimates.md"
+
+from benchmarks.results_io import Run, add_output_arguments  # noqa: E402
 
 #: (page, label, parameters): the sizes span the auto-run threshold and the button range.
 CASES = [
@@ -59,7 +61,8 @@ CASES = [
     ("Itemsets", "up to degree 20 of 10,000 columns", dict(kind="itemsets", n=50, d=10000, kernel="up_to", degree=20)),
     ("Itemsets", "ANOVA m=3 of 60 columns", dict(kind="itemsets", n=200, d=60, kernel="anova", degree=3)),
 ]
-QUICK = {0, 3, 5, 7, 9, 11, 13, 15, 18}
+SHORT = {0, 3, 5, 7, 9, 11, 13, 15, 18}
+SMOKE = {0, 3}  # --quick: the smallest Gram and Error bounds cases
 
 
 def _memory_kb(field: str) -> int:
@@ -124,7 +127,7 @@ def setup(case: dict):
             exact_pair_variance(X, pairs, spec, dists, np.logspace(np.log10(D_list[0]), np.log10(D_list[-1]), 40))
             variance_by_distribution(X, spec, dists, random_state=0)
     elif kind == "rff":
-        from rkcore.teaching.foundations import median_heuristic_gamma, rff_error_curve
+        from rkcore.teaching.fourier_features import median_heuristic_gamma, rff_error_curve
 
         D_list = [int(D) for D in 2 ** np.arange(4, int(np.log2(case["D_max"])) + 1)]
         cost = costs.rff_curve_cost(n, d, D_list, case["trials"])
@@ -132,7 +135,8 @@ def setup(case: dict):
         def work():
             rff_error_curve(X, median_heuristic_gamma(X), D_list, trials=case["trials"], seed=0)
     elif kind == "rp":
-        from rkcore.teaching.foundations import distortion_summary, polynomial_features, projection_distortion
+        from rkcore.teaching.kernel_trick import polynomial_features
+        from rkcore.teaching.random_projections import distortion_summary, projection_distortion
 
         m_list = [int(m) for m in 2 ** np.arange(2, int(np.log2(case["m_max"])) + 1)]
         dim = 1 + 2 * d + d * (d - 1) // 2
@@ -167,7 +171,8 @@ def setup(case: dict):
             time_maps(case["maps"], [case["d_at"]], case["D_list"], [n], kernel_degree=2, repeats=case["repeats"],
                       warmup=1, random_state=0)
     elif kind == "classifiers":
-        from rkcore.studies.accuracy import accuracy_study, split_sizes
+        from rkcore.studies.accuracy import accuracy_study
+        from rkcore.studies.splits import split_sizes
 
         split, C_grid = (0.5, 0.1, 0.4), (0.1, 1.0, 10.0, 100.0, 1000.0)  # pages/6_Classifiers.py
         D_list = [m * d for m in case["multiples"]]
@@ -256,20 +261,22 @@ def _print_run(case, r: dict) -> None:
           f"{_mb(r['est_bytes'])} MB estimated, {_mb(r['bytes'])} MB measured", flush=True)
 
 
-def main() -> None:
+def main(argv=None) -> None:
     parser = argparse.ArgumentParser(description=__doc__)
     parser.add_argument("--child")
-    parser.add_argument("--quick", action="store_true")
+    parser.add_argument("--short", action="store_true", help="9 of the cases, a few minutes")
     parser.add_argument("--repeats", type=int, default=1)
     parser.add_argument("--pages", nargs="+", help="only the cases of these pages (e.g. Timing Itemsets)")
     parser.add_argument("--busy", type=int, default=0,
                         help="load the machine on purpose with this many single-thread numpy loops during the runs")
-    parser.add_argument("--out", default=str(OUT), help="where to write the table (default: %(default)s)")
-    args = parser.parse_args()
+    add_output_arguments(parser, "run_estimates.md")
+    args = parser.parse_args(argv)
     if args.child:
         print(json.dumps(child(json.loads(args.child))))
         return
-    cases = [c for i, c in enumerate(CASES) if (not args.quick or i in QUICK) and (not args.pages or c[0] in args.pages)]
+    run = Run.start(args, None if argv is None else [__file__, *argv])
+    subset = SMOKE if args.quick else SHORT if args.short else range(len(CASES))
+    cases = [c for i, c in enumerate(CASES) if i in subset and (not args.pages or c[0] in args.pages)]
     results = {i: [] for i in range(len(cases))}
     load = os.getloadavg()[0]
     busy = [subprocess.Popen([sys.executable, "-c", BUSY_LOOP], env={**os.environ, "OPENBLAS_NUM_THREADS": "1"})
@@ -283,9 +290,7 @@ def main() -> None:
         for process in busy:
             process.kill()
             process.wait()
-    command = (f"python benchmarks/studies/bench_run_estimates.py{' --quick' if args.quick else ''} --repeats {args.repeats}"
-               f"{' --pages ' + ' '.join(args.pages) if args.pages else ''}{f' --busy {args.busy}' if args.busy else ''}")
-    lines = [f"`{command}`; load average (1 min) at start {load:.1f} (2 cores, shared{f'; {args.busy} busy loops of ours' if args.busy else ''}); one BLAS thread as on the "
+    lines = [f"Load average (1 min) at start {load:.1f} (2 cores, shared{f'; {args.busy} busy loops of ours' if args.busy else ''}); one BLAS thread as on the "
              "pages; each run in a fresh process, repeats interleaved. **Estimated s** is what the page shows: the "
              "quiet-machine model times the speed factor its own probe measured just before the run (median over "
              "the repeats); **ratio** = median over the repeats of estimate / measured wall time (target 0.5 … 2). "
@@ -324,17 +329,9 @@ def main() -> None:
               f"{runs} with the load average. Quiet model / CPU s over all runs: {quiet_cpu[0]:.2f} to "
               f"{quiet_cpu[-1]:.2f} (median {med(quiet_cpu):.2f}). Peak memory below ~30 MB is dominated by the "
               "allocator's granularity (RSS pages), so small-case memory ratios are loose by nature."]
-    print("\n".join(lines))
-    if args.out:
-        args.out = Path(args.out)
-        text = args.out.read_text() if args.out.exists() else "# Run estimates vs measured runs\n\n"
-        cut = text.find("\n## ")  # the preamble (title, the one command) stays on top
-        preamble, earlier = (text, "") if cut < 0 else (text[:cut + 1], text[cut + 1:])
-        stamp = time.strftime("%Y-%m-%d %H:%M UTC", time.gmtime())
-        section = "\n".join([f"## {stamp}: {command}", "", *lines, "", "---", "", ""])
-        args.out.parent.mkdir(parents=True, exist_ok=True)
-        args.out.write_text(preamble.rstrip("\n") + "\n\n" + section + earlier)
-        print(f"\nwrote a new top section of {args.out}")
+    title = "Run estimates vs measured runs" + (", the short subset" if args.short else "") + (
+        f", pages {', '.join(args.pages)}" if args.pages else "") + (f", {args.busy} busy loops" if args.busy else "")
+    run.write(title, "\n".join(lines), preamble="# Run estimates vs measured runs")
 
 
 if __name__ == "__main__":

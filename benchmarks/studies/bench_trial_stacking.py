@@ -1,6 +1,8 @@
 """The error engine's trials, stacked vs one task per trial, in one process.
 
-    python benchmarks/studies/bench_trial_stacking.py [--repeats 9] [--n 200 1000 5000]
+    python benchmarks/studies/bench_trial_stacking.py [--repeats 9] [--n 200 1000 5000] [--quick] [--out FILE]
+
+Writes the section "The error engine's trials, stacked vs one task per trial" of benchmarks/results/study_pages.md.
 
 The study is the Distributions page's default (rkcore.studies.errors.error_study): the built-in
 "interactions" data (d = 20, L1-normalized), ANOVA-2, RK with the four weight distributions and
@@ -14,7 +16,6 @@ medians and the load average. Both give the same numbers (tests/studies/test_exp
 from __future__ import annotations
 
 import argparse
-import os
 import statistics
 import sys
 import time
@@ -24,19 +25,21 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[2]))  # run from a check
 
 from threadpoolctl import threadpool_limits  # noqa: E402
 
+from benchmarks.results_io import Run, add_output_arguments  # noqa: E402
 from rkcore.studies import errors as experiments  # noqa: E402
 from rkcore.data.datasets import make_interactions, normalize  # noqa: E402
 from rkcore.maps.distributions import DISTRIBUTIONS  # noqa: E402
 from rkcore.registry import KernelSpec  # noqa: E402
 
 METHODS = [("rk", dist) for dist in DISTRIBUTIONS] + [("scrk", None)]
+TITLE = "The error engine's trials, stacked vs one task per trial (`python benchmarks/studies/bench_trial_stacking.py`)"
 
 
-def study(X, stacking_bytes: int) -> float:
+def study(X, stacking_bytes: int, trials: int = 10) -> float:
     experiments.STACKED_FEATURES_BYTES = stacking_bytes
     d = X.shape[1]
     start = time.process_time()
-    experiments.error_study(X, KernelSpec("anova", 2), METHODS, [2 * d, 4 * d, 8 * d, 16 * d], 10,
+    experiments.error_study(X, KernelSpec("anova", 2), METHODS, [2 * d, 4 * d, 8 * d, 16 * d], trials,
                             pairs="nonzero", random_state=0)
     return time.process_time() - start
 
@@ -45,30 +48,32 @@ def main(argv=None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--repeats", type=int, default=9)
     ap.add_argument("--n", type=int, nargs="*", default=[200, 1000, 5000])
+    add_output_arguments(ap, "study_pages.md")
     args = ap.parse_args(argv)
+    trials = 2 if args.quick else 10
+    if args.quick:
+        args.repeats, args.n = 1, [40]
+    run = Run.start(args, None if argv is None else [__file__, *argv])
     default = experiments.STACKED_FEATURES_BYTES
-    load_start = os.getloadavg()
     rows = []
     with threadpool_limits(limits=1, user_api="blas"):
         for n in args.n:
             X = normalize(make_interactions(n, random_state=0).X, "l1")
             times = {"stacked": [], "per trial": []}
-            study(X, default)  # warm-up: imports, caches
+            study(X, default, trials)  # warm-up: imports, caches
             for r in range(args.repeats):
                 order = [("stacked", default), ("per trial", 0)]
                 for label, size in (order if r % 2 == 0 else order[::-1]):
-                    times[label].append(study(X, size))
+                    times[label].append(study(X, size, trials))
             med = {k: statistics.median(v) for k, v in times.items()}
             rows.append((n, *(f"{med[k]:.3f} ({min(times[k]):.3f}–{max(times[k]):.3f})" for k in times),
                          f"{med['stacked'] / med['per trial']:.2f}"))
     experiments.STACKED_FEATURES_BYTES = default
-    load_end = os.getloadavg()
-    print(f"load average (1, 5, 15 min) at start: {' '.join(f'{v:.2f}' for v in load_start)}; at end: "
-          f"{' '.join(f'{v:.2f}' for v in load_end)}; repeats: {args.repeats}; CPU seconds, median (min–max)\n")
-    print("| n | stacked, s | per trial, s | stacked / per trial |")
-    print("|---|---|---|---|")
-    for row in rows:
-        print("| " + " | ".join(map(str, row)) + " |")
+    lines = [f"Distributions page's default study ({trials} trials), one BLAS thread; {args.repeats} repeats "
+             "alternating the two layouts; CPU seconds, median (min–max).", "",
+             "| n | stacked, s | per trial, s | stacked / per trial |", "|---|---|---|---|"]
+    lines += ["| " + " | ".join(map(str, row)) + " |" for row in rows]
+    run.write(TITLE, "\n".join(lines))
     return 0
 
 

@@ -1,12 +1,13 @@
 """MSE, variance and squared bias of the Gaussian-kernel Gram estimate at D = d, 4d, 16d: i.i.d. RFF (scikit-learn's
 offset form and the cos/sin form) against ORF, SORF and FastFood (rkcore.studies.fourier_study), on three data sets.
 
-python benchmarks/studies/fourier_variance_table.py [--trials 50] -> benchmarks/results/fourier_variance.md
+python benchmarks/studies/fourier_variance_table.py [--trials 50] [--quick] [--out FILE]
+-> the sections "MSE of the Gaussian-kernel estimate at D = d, 4d, 16d" (a README table) and "SORF's bias: squared
+bias against MSE" of benchmarks/results/fourier_variance.md
 """
 from __future__ import annotations
 
 import argparse
-import datetime
 import sys
 from pathlib import Path
 
@@ -19,11 +20,22 @@ sys.path.insert(0, str(ROOT / "benchmarks" / "maps"))
 
 from bench_vs_pyrfm import movielens_shaped  # noqa: E402
 
+from benchmarks.results_io import Run, add_output_arguments  # noqa: E402
+
 from rkcore.data.datasets import load_builtin, normalize  # noqa: E402
-from rkcore.teaching.foundations import median_heuristic_gamma  # noqa: E402
+from rkcore.teaching.fourier_features import median_heuristic_gamma  # noqa: E402
 from rkcore.studies.fourier_study import IID_REFERENCE, fourier_map_study, fourier_maps, fourier_note  # noqa: E402
 
-RESULT = ROOT / "benchmarks" / "results" / "fourier_variance.md"
+TITLE = "MSE of the Gaussian-kernel estimate at D = d, 4d, 16d"
+SORF_BIAS_TITLE = "SORF's bias: squared bias against MSE"
+PREAMBLE = """# Random Fourier features: i.i.d., orthogonal and structured maps at D = d, 4d, 16d
+
+Written by `benchmarks/studies/fourier_variance_table.py` (Monte Carlo; the machine's load does not enter these
+numbers). Gaussian kernel exp(-γ‖x−y‖²), γ by the median heuristic; independent maps per cell (seeds 0, 1, ...);
+over the n(n−1)/2 pairs of n rows: MSE = mean (K̂ − K)², variance = mean over pairs of the variance over maps,
+bias² = mean (mean K̂ − K)² − variance / maps. *ratio*: MSE / MSE of i.i.d. RFF with the same cos/sin features
+(RFF (cos/sin)); RFF is scikit-learn's RBFSampler (one cosine with a random phase per frequency). SORF is biased
+(its rows have a fixed length)."""
 
 
 def datasets(n: int):
@@ -33,27 +45,21 @@ def datasets(n: int):
         np.asarray(normalize(movielens_shaped(n, seed=0), "l2").toarray())
 
 
-def main():
-    ap = argparse.ArgumentParser()
+def main(argv=None):
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--n", type=int, default=200)
     ap.add_argument("--trials", type=int, default=50)
-    args = ap.parse_args()
-    started = datetime.datetime.now(datetime.timezone.utc)
-    lines = ["# Random Fourier features: i.i.d., orthogonal and structured maps at D = d, 4d, 16d", "",
-             f"Produced by `python benchmarks/studies/fourier_variance_table.py --n {args.n} --trials {args.trials}` on "
-             f"{started:%Y-%m-%d %H:%M} UTC. Gaussian kernel exp(-γ‖x−y‖²), γ by the median heuristic; "
-             f"{args.trials} independent maps per cell (seeds 0..{args.trials - 1}); over the n(n−1)/2 pairs of "
-             f"{args.n} rows: MSE = mean (K̂ − K)², variance = mean over pairs of the variance over maps, bias² = "
-             "mean (mean K̂ − K)² − variance / maps. *ratio*: MSE / MSE of i.i.d. RFF with the same cos/sin "
-             "features (RFF (cos/sin)); RFF is scikit-learn's RBFSampler (one cosine with a random phase per "
-             "frequency). SORF is biased (its rows have a fixed length).", ""]
-    readme = ["### MSE of the Gaussian-kernel estimate at D = d, 4d, 16d <!-- readme -->", "",
+    add_output_arguments(ap, "fourier_variance.md")
+    args = ap.parse_args(argv)
+    if args.quick:
+        args.n, args.trials = 20, 3
+    run = Run.start(args, None if argv is None else [__file__, *argv])
+    readme = [f"n = {args.n} rows, {args.trials} independent maps per cell.", "",
               "| data | D | " + " | ".join(["RFF", "RFF (cos/sin)", "ORF", "SORF", "FastFood"]) +
               " | ORF / RFF (cos/sin) | SORF / RFF (cos/sin) | FastFood / RFF (cos/sin) |",
               "|---|---:|" + "---:|" * 8]
     details = []
-    sorf_bias = ["### SORF's bias: squared bias against MSE", "",
-                 "SORF (H D1 H D2 H D3) has rows of fixed length sqrt(p) and directions that are not exactly uniform, "
+    sorf_bias = ["SORF (H D1 H D2 H D3) has rows of fixed length sqrt(p) and directions that are not exactly uniform, "
                  "so E K̂ is not the Gaussian kernel (Yu et al. 2016 bound the bias by O(1/√d); with Haar directions and "
                  "fixed lengths the expectation would be a Bessel kernel, Demni & Kadri 2023). No structured orthogonal "
                  "variant of the same O(D log d) cost with an exactly unbiased estimate is known to us: exact "
@@ -81,12 +87,12 @@ def main():
             cells = study.set_index(["map", "D"])
             for D in sorted(study["D"].unique()):
                 sorf = cells.loc[("sorf", D)]
-                sorf_bias.append(f"| {name} | {D} | {sorf.bias2:.2e} | {sorf.mse:.2e} | {max(sorf.bias2, 0.0) / sorf.mse:.0%} | "
+                share = max(sorf.bias2, 0.0) / sorf.mse
+                sorf_bias.append(f"| {name} | {D} | {sorf.bias2:.2e} | {sorf.mse:.2e} | {share:.0%} | "
                                  f"{cells.loc[('orf', D)].bias2:.1e} | {cells.loc[('fastfood', D)].bias2:.1e} |")
             print(name, fourier_note(study), flush=True)
-    # SORF's bias last: the README takes the flagged section down to the next "###" header
-    RESULT.write_text("\n".join(lines + readme + [""] + details + sorf_bias + [""]))
-    print(f"wrote {RESULT}")
+    run.write(TITLE, "\n".join(readme + [""] + details), level=3, preamble=PREAMBLE)
+    run.write(SORF_BIAS_TITLE, "\n".join(sorf_bias), level=3, preamble=PREAMBLE)  # its own section, after the table
 
 
 if __name__ == "__main__":

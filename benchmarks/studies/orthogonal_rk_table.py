@@ -1,12 +1,13 @@
 """RK with weights drawn orthogonal in blocks against i.i.d. weights of the same row law: measured variance of the
 estimate over independent maps / the exact i.i.d. variance, and the bias z-score (rkcore.studies.orthogonal_study).
 
-python benchmarks/studies/orthogonal_rk_table.py [--trials 1000] -> benchmarks/results/orthogonal_rk.md
+python benchmarks/studies/orthogonal_rk_table.py [--trials 1000] [--quick] [--out FILE]
+-> the section "RK with orthogonal weights: variance against i.i.d. weights" (a README table) of
+benchmarks/results/orthogonal_rk.md
 """
 from __future__ import annotations
 
 import argparse
-import datetime
 import sys
 from pathlib import Path
 
@@ -15,25 +16,30 @@ from threadpoolctl import threadpool_limits
 ROOT = Path(__file__).resolve().parents[2]
 sys.path.insert(0, str(ROOT))
 
+from benchmarks.results_io import Run, add_output_arguments  # noqa: E402
 from rkcore.base.arrays import dense  # noqa: E402
 from rkcore.data.datasets import load_builtin, normalize  # noqa: E402
 from rkcore.studies.orthogonal_study import orthogonal_note, orthogonal_variance_study, variance_ratio_summary  # noqa: E402
 from rkcore.registry import KernelSpec  # noqa: E402
 from rkcore.studies.variance_study import select_pairs  # noqa: E402
 
-RESULT = ROOT / "benchmarks" / "results" / "orthogonal_rk.md"
+TITLE = "RK with orthogonal weights: variance against i.i.d. weights"
+PREAMBLE = ("# RK with weights drawn orthogonal in blocks\n\nWritten by `benchmarks/studies/orthogonal_rk_table.py` "
+            "(Monte Carlo; the machine's load does not enter these numbers).")
 
 
-def main():
-    ap = argparse.ArgumentParser()
+def main(argv=None):
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--n", type=int, default=400)
     ap.add_argument("--trials", type=int, default=1000)
-    args = ap.parse_args()
-    started = datetime.datetime.now(datetime.timezone.utc)
+    add_output_arguments(ap, "orthogonal_rk.md")
+    args = ap.parse_args(argv)
+    if args.quick:
+        args.n, args.trials = 30, 20
+    run = Run.start(args, None if argv is None else [__file__, *argv])
     X = dense(normalize(load_builtin("interactions", args.n).X, "l1"))
     d = X.shape[1]
-    table = ["### RK with orthogonal weights: variance against i.i.d. weights <!-- readme -->", "",
-             f"Built-in interactions data (n = {args.n}, d = {d}, L1 rows), the three pairs of the Distributions page "
+    table = [f"Built-in interactions data (n = {args.n}, d = {d}, L1 rows), the three pairs of the Distributions page "
              f"(largest |K|, median |K|, the diagonal); {args.trials} independent maps per cell. *ratio*: measured "
              "variance of the D-feature estimate / the exact i.i.d. variance (E f² − K²)/D of the same row law "
              "(Gaussian, Rademacher); median over the pairs (lowest-highest). |z|: largest |mean − K| / standard "
@@ -51,12 +57,8 @@ def main():
                       f"| {r.max_abs_bias_z:.1f} |" for r in summary.itertuples()]
             notes.append(f"- {label}: {orthogonal_note(summary)}")
             print(notes[-1], flush=True)
-    text = ["# RK with weights drawn orthogonal in blocks", "",
-            f"Produced by `python benchmarks/studies/orthogonal_rk_table.py --n {args.n} --trials {args.trials}` on "
-            f"{started:%Y-%m-%d %H:%M} UTC (Monte Carlo; the machine's load does not enter these numbers).", "",
-            *table, "", "Notes computed from the numbers:", "", *notes, ""]
-    RESULT.write_text("\n".join(text))
-    print(f"wrote {RESULT}")
+    run.write(TITLE, "\n".join([*table, "", "Notes computed from the numbers:", "", *notes]), level=3,
+              preamble=PREAMBLE)
 
 
 if __name__ == "__main__":

@@ -14,8 +14,11 @@ from __future__ import annotations
 import math
 import re
 from numbers import Integral
+from typing import Mapping, TypeVar
 
 import numpy as np
+
+_Entry = TypeVar("_Entry")
 
 
 def is_int(value) -> bool:
@@ -88,6 +91,32 @@ def check_int_list(values, name: str, minimum: int = 1) -> list[int]:
         raise ValueError(f"{name} is empty; give at least one integer >= {minimum}.")
     return [check_int(v, name, minimum, expected=f"integers >= {minimum} only") for v in values]
 
+
+
+def entry_of(table: Mapping[str, _Entry], key, what: str) -> _Entry:
+    """``table[key]``, or a ValueError naming ``what`` was asked for and listing the allowed keys.
+
+    The one lookup of the engines' tables (expansions, projections, base kernels, presets, ...): an
+    unknown or unhashable key is refused with the same wording everywhere.
+
+    Parameters
+    ----------
+    table : mapping of str to object
+        The table, keyed by name.
+    key : object
+        The key asked for (anything: an unhashable value is refused like an unknown one).
+    what : str
+        What an entry is, for the message ("expansion", "projection kind", ...).
+
+    Returns
+    -------
+    object
+        The entry.
+    """
+    try:
+        return table[key]
+    except (KeyError, TypeError):
+        raise ValueError(f"Unknown {what} {key!r}; allowed: {', '.join(map(repr, table))}.") from None
 
 #: Unit prefixes of :func:`parse_byte_size`: powers of 1024, as :func:`rkcore.base.limits.format_bytes` prints them.
 _BYTE_UNITS = {"": 0, "k": 1, "m": 2, "g": 3, "t": 4, "p": 5}

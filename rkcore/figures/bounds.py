@@ -1,6 +1,6 @@
 r"""Figures of the Error bounds page: Lemmas 1-3 (paper eqs. 8-10) against measured tail probabilities.
 
-Pure drawing. The measured side is :func:`rkcore.theory.bounds.measured_tails` of an
+Pure drawing. The measured side is :func:`rkcore.theory.measured_tails.measured_tails` of an
 :func:`rkcore.studies.errors.error_study` (two estimates per (D, eps)):
 
 * ``pair``: :math:`\hat p = \frac{1}{T}\sum_t \frac{1}{|P|}\sum_{(i,j)\in P} [|\mathcal{E}_{ij}| \ge \varepsilon]`,
@@ -23,7 +23,7 @@ import numpy as np
 import pandas as pd
 import plotly.graph_objects as go
 
-from ..theory.bounds import MEASURED_QUANTITIES
+from ..theory.measured_tails import MEASURED_QUANTITIES
 from .style import LEGEND_BELOW, PALETTE, figure, log_ticks
 
 LEMMA_LABELS = {
@@ -105,7 +105,7 @@ def _tail_layout(title: str, x_title: str, low: float, traces: list[dict]) -> di
 def bounds_vs_eps_figure(measured: pd.DataFrame, bounds: pd.DataFrame, *, D: int, R: float) -> go.Figure:
     """Tail probability against eps at one D: measured curves and the lemma bounds, log-log.
 
-    ``measured``: :func:`rkcore.theory.bounds.measured_tails` rows (filtered here to ``D``); ``bounds``:
+    ``measured``: :func:`rkcore.theory.measured_tails.measured_tails` rows (filtered here to ``D``); ``bounds``:
     :func:`rkcore.theory.bounds.bounds_table` rows at this D over an eps grid.
 
     Parameters
@@ -210,7 +210,7 @@ def bounds_note(bounds_eps: pd.DataFrame, needed: pd.DataFrame, *, D: int, max_e
                 distribution: str) -> str:
     """The Error bounds page's "what to notice" from what it shows: the largest |E| seen at ``D`` (a
     metric), where each dashed bound of the ε chart leaves 1 (``bounds_eps``), and the lemmas' D beside
-    the measured one (``needed``, :func:`rkcore.theory.bounds.required_components`).
+    the measured one (``needed``, :func:`rkcore.theory.measured_tails.required_components`).
 
     Parameters
     ----------

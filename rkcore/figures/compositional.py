@@ -12,7 +12,7 @@ import pandas as pd
 import plotly.graph_objects as go
 
 from ..teaching.compositional import ACTIVATIONS, Skeleton
-from .foundations import band_traces, metric_axis_title, reference_slope
+from .foundations import band_traces, loglog_slope, metric_axis_title, reference_slope, signed
 from .style import LEGEND_BELOW, PALETTE, figure, log_ticks, plotly_text, spans_decades
 
 DEDUP_LABELS = {
@@ -222,8 +222,6 @@ def compositional_note(summary: pd.DataFrame, df: pd.DataFrame) -> str:
     str
         The note, a few sentences.
     """
-    from .foundations import loglog_slope, signed
-
     first, last = summary.iloc[0], summary.iloc[-1]
     modes = [m for m in summary.columns if m in DEDUP_LABELS]
     short = {"none": "i.i.d. draws", "unbiased": "Des Raj weights", "counts": "multiplicity weights"}

@@ -1,6 +1,7 @@
 """Figures of the foundations pages: kernel-trick timing, random Fourier features, random projections.
 
-Pure functions of the tidy DataFrames of :mod:`rkcore.teaching.foundations`. Quantities that span
+Pure functions of the tidy DataFrames of :mod:`rkcore.teaching.kernel_trick`,
+:mod:`rkcore.teaching.fourier_features` and :mod:`rkcore.teaching.random_projections`. Quantities that span
 decades (times, feature counts, errors vs D) are drawn on log axes; bands are quantiles
 over the trials (the figure says which). The pages rebuild these figures on every rerun, so
 they are built from trace dicts with :func:`rkcore.figures.style.figure` (no per-property
@@ -13,7 +14,7 @@ import pandas as pd
 import plotly.graph_objects as go
 
 from ..metrics import CURVE_METRICS, metric_labels
-from ..teaching.foundations import PROJECTIONS
+from ..teaching.random_projections import PROJECTIONS
 from .style import LEGEND_BELOW, PALETTE, figure, log_ticks, plotly_text, rgba
 
 METRIC_LABELS = metric_labels(CURVE_METRICS)  # the curves' error measures, labelled by rkcore.metrics
@@ -132,7 +133,7 @@ def reference_slope(x, y0: float, x0: float, slope: float = -0.5) -> np.ndarray:
 def kernel_trick_figure(df: pd.DataFrame) -> go.Figure:
     """Median time of the Gram matrix (explicit features vs kernel trick) vs d, and the feature count.
 
-    ``df`` is :func:`rkcore.teaching.foundations.kernel_trick_timing` output. Left axis: seconds
+    ``df`` is :func:`rkcore.teaching.kernel_trick.kernel_trick_timing` output. Left axis: seconds
     (median over repeats, band min-max); right axis: numbers per point each method works
     with (explicit: the feature count; kernel: d), both log-log.
 
@@ -180,7 +181,7 @@ def kernel_trick_figure(df: pd.DataFrame) -> go.Figure:
 def feature_count_figure(df: pd.DataFrame) -> go.Figure:
     """Numbers per point vs d for each explicit expansion and for the kernel trick (log-log).
 
-    ``df`` is :func:`rkcore.teaching.foundations.feature_count_table` output.
+    ``df`` is :func:`rkcore.teaching.kernel_trick.feature_count_table` output.
 
     Parameters
     ----------
@@ -256,7 +257,7 @@ PROJECTION_COLORS = {"gaussian": PALETTE[0], "sparse": PALETTE[1]}
 def projection_distortion_figure(df: pd.DataFrame, delta: float = 0.05, *, bands: pd.DataFrame) -> go.Figure:
     """‖Av‖²/‖v‖² vs m per projection kind: median and central 1 − δ range, with Theorem 1's band.
 
-    ``bands`` is :func:`rkcore.teaching.foundations.distortion_bands` at the same δ.
+    ``bands`` is :func:`rkcore.teaching.random_projections.distortion_bands` at the same δ.
 
     The theorem band is drawn as dashed lines (the lower bound is vacuous, < 0, for small m
     and is then clipped to 0); the exact χ²_m/m interval of the Gaussian case is dotted.

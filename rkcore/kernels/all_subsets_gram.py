@@ -170,6 +170,26 @@ def _products_within_contract(roundings: int, dtype) -> bool:
     return k < 1 and k / (1 - k) <= CONTRACT_RTOL
 
 
+def grouped_gram_within_contract(n_columns, dtype="float64") -> bool:
+    """Whether the grouped GEMMs of :func:`all_subsets_gram` keep the accuracy contract over ``n_columns``
+    live same-sign columns (dense data; none multiplied directly); beyond that it falls back to extended
+    precision products, one column at a time. For float64 that is up to 1,564 columns.
+
+    Parameters
+    ----------
+    n_columns : int
+        Columns grouped by GRAM_GROUP.
+    dtype : str or numpy.dtype, default="float64"
+        The output's dtype (float32 outputs always pass).
+
+    Returns
+    -------
+    bool
+        True when the grouped path is taken.
+    """
+    return _products_within_contract(GROUP_ROUNDINGS * -(-n_columns // GRAM_GROUP), dtype)
+
+
 def _max_row_nnz(A: sp.csr_matrix) -> int:
     return int(np.diff(A.indptr).max(initial=0))
 

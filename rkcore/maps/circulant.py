@@ -22,7 +22,8 @@ from sklearn.utils.validation import check_array, check_is_fitted, validate_data
 from ..base.limits import check_allocation
 from .distributions import draw_with, get_distribution
 from ..kernels.itemsets import check_degree_fits
-from ..kernels.numerics import canonical_csr
+from ..kernels.numerics import canonical_csr, saturate_float32
+from ..kernels.stable import elementary_stable
 from ..kernels.ranges import SAFE_BINADES, in_range, restore_scale, row_exponents, scale_rows
 from ..kernels.exact import BLOCK_BYTES, elementary_pairs, elementary_top, newton_is_safe, rounding_gamma, row_blocks
 
@@ -91,15 +92,26 @@ class SignedCirculantRandomKernel(ClassNamePrefixFeaturesOutMixin, TransformerMi
 
     Attributes
     ----------
-    random_weights_ : ndarray of shape (n_blocks_, n_features)
-        First columns w_t of the circulant blocks (entries +-1).
-    random_signs_ : ndarray of shape (n_blocks_, n_features)
-        Signs sigma_t (entries +-1).
-    weights_spectrum_ : ndarray of complex, shape (n_blocks_, n_features // 2 + 1)
-        ``rfft(w_t)``, precomputed for transform.
+    random_weights_ : ndarray of shape (n_blocks_, n_features_in_)
+        First columns w_t of the circulant blocks, float64 entries +-1.
+    random_signs_ : ndarray of shape (n_blocks_, n_features_in_)
+        Signs sigma_t, float64 entries +-1.
+    weights_spectrum_ : ndarray of shape (n_blocks_, n_features_in_ // 2 + 1)
+        ``rfft(w_t)``, complex128, precomputed for transform.
     n_blocks_ : int
-        T = ceil(D / d).
+        T = ceil(D / d), the number of circulant blocks.
     n_features_in_ : int
+        Number of features seen during :term:`fit`.
+    feature_names_in_ : ndarray of shape (`n_features_in_`,)
+        Names of features seen during :term:`fit`. Defined only when `X`
+        has feature names that are all strings.
+
+    See Also
+    --------
+    rkcore.maps.random_kernel.RandomKernel : The RK map with a dense Omega, for any itemset kernel
+        and weight distribution.
+    stacked_scrk_features : The features of several SCRK maps (one per seed) in one pass.
+    rkcore.kernels.exact.anova_kernel : The exact kernel the features estimate.
 
     References
     ----------
@@ -114,6 +126,13 @@ class SignedCirculantRandomKernel(ClassNamePrefixFeaturesOutMixin, TransformerMi
     >>> Z = SignedCirculantRandomKernel(n_components=20, degree=3, random_state=0).fit_transform(X)
     >>> Z.shape
     (5, 20)
+
+    Each row of the projection matrix is a signed cyclic shift of its block's w_t:
+
+    >>> est = SignedCirculantRandomKernel(n_components=16, degree=2, random_state=0).fit(X)
+    >>> Omega = est.projection_matrix()
+    >>> Omega.shape, sorted(set(Omega.ravel().tolist()))
+    ((16, 8), [-1.0, 1.0])
     """
 
     _parameter_constraints: dict = {
@@ -134,7 +153,7 @@ class SignedCirculantRandomKernel(ClassNamePrefixFeaturesOutMixin, TransformerMi
         Parameters
         ----------
         X : {array-like, sparse matrix} of shape (n_samples, n_features)
-            Training data; only its number of features is used.
+            Training data; only its number of features (and its feature names, if any) is used.
         y : None
             Ignored; present for API consistency with scikit-learn pipelines.
 
@@ -142,6 +161,12 @@ class SignedCirculantRandomKernel(ClassNamePrefixFeaturesOutMixin, TransformerMi
         -------
         self : object
             The fitted transformer.
+
+        Raises
+        ------
+        ValueError
+            If ``degree`` exceeds n_features, or the blocks (2 T x n_features float64) exceed the
+            memory budget (:func:`rkcore.base.limits.memory_budget`).
         """
         X = validate_data(self, X, accept_sparse="csr", dtype=np.float64)
         d = X.shape[1]
@@ -166,8 +191,9 @@ class SignedCirculantRandomKernel(ClassNamePrefixFeaturesOutMixin, TransformerMi
 
         Returns
         -------
-        Omega : ndarray of shape (n_components, n_features)
-            The first n_components rows of the stacked signed circulant blocks."""
+        Omega : ndarray of shape (n_components, n_features_in_)
+            The first n_components rows of the stacked signed circulant blocks, float64 entries +-1.
+        """
         check_is_fitted(self)
         return self._omega_rows(0, self.n_components)
 
@@ -209,7 +235,10 @@ class SignedCirculantRandomKernel(ClassNamePrefixFeaturesOutMixin, TransformerMi
         Returns
         -------
         Z : ndarray of shape (n_samples, n_components)
-            The random features; <Z(x), Z(y)> estimates the ANOVA kernel without bias.
+            The random features, dense, float32 for float32 input and float64 otherwise;
+            <Z(x), Z(y)> estimates the ANOVA kernel without bias.
+            In float32, a feature past float32's range by less than the accuracy contract's tolerance
+            is stored as +-3.4e38 (float32's largest), +-inf only where the exact value is beyond it.
         """
         check_is_fitted(self)
         X = validate_data(self, X, accept_sparse="csr", dtype=[np.float64, np.float32], reset=False)
@@ -253,7 +282,22 @@ class SignedCirculantRandomKernel(ClassNamePrefixFeaturesOutMixin, TransformerMi
         # The accuracy check, for all rows at once (per-block calls cost more than the small
         # blocks' work at large D), with each block's gamma and overflow test as before.
         self._check_and_repair(X, x_scale, step, out, exponents, wide, scale_components ** -0.5)
+        if out.dtype == np.float32:
+            self._saturate_overflows(X, out, scale_components ** -0.5)
         return out
+
+    def _saturate_overflows(self, X, out: np.ndarray, scale: float) -> None:
+        """Rows of a float32 ``out`` with an inf (float64 features past 3.4e38, rare): recomputed by the
+        stable recursion and stored by saturate_float32 with S = e_m(|x|) * scale (Omega's entries are
+        +-1), so an inf only where the exact feature is beyond float32's range for sure."""
+        rows = np.flatnonzero(np.isinf(out).any(axis=1))
+        if rows.size == 0:
+            return
+        Xr = _dense_rows(X, rows)
+        values = np.empty((rows.size, self.n_components))
+        self._repair_rows(Xr, np.arange(rows.size), values, scale)
+        magnitude = elementary_stable(np.abs(Xr), None, self.degree) * scale
+        out[rows] = saturate_float32(values, magnitude[:, None])
 
     def _check_and_repair(self, X, x_scale: float, step: int, out: np.ndarray, exponents: np.ndarray,
                           wide: np.ndarray, scale: float) -> None:
@@ -338,14 +382,48 @@ def _draw_blocks(random_state, n_blocks: int, d: int) -> tuple[np.ndarray, np.nd
 
 
 def stacked_scrk_features(X, degree: int, n_components: int, seeds) -> np.ndarray:
-    """Features of the SCRK maps of each seed, side by side: (n, len(seeds) * n_components), the
-    same numbers as ``SignedCirculantRandomKernel(n_components, degree=degree, random_state=s)
-    .fit(X).transform(X)`` for each s, computed as one map whose blocks are the seeds' blocks.
+    """Compute the features of the SCRK maps of several seeds, side by side, as one map.
 
-    Every block's FFT products, the power sums and the per-row accuracy check are the same
-    operations on the same values as in the separate maps (x is scaled by each map's own D),
-    so the results are identical; one transform instead of one per seed (error_study's trials:
-    at the dashboard's sizes each transform was mostly per-call overhead)."""
+    Columns [t D, (t + 1) D) are ``SignedCirculantRandomKernel(n_components, degree=degree,
+    random_state=seeds[t]).fit(X).transform(X)``, computed as one map whose blocks are the seeds'
+    blocks. Every block's FFT products, the power sums and the per-row accuracy check are the same
+    operations on the same values as in the separate maps (x is scaled by each map's own D), so
+    the results are identical; one transform instead of one per seed (the trials of
+    :func:`rkcore.studies.errors.error_study`: at the dashboard's sizes each transform was mostly
+    per-call overhead).
+
+    Parameters
+    ----------
+    X : {array-like, sparse matrix} of shape (n_samples, n_features)
+        The samples, float64 or float32 (other dtypes are converted to float64).
+    degree : int
+        Order m of the ANOVA kernel, 1 <= m <= n_features.
+    n_components : int
+        D of each map.
+    seeds : sequence of int
+        One seed per map, as ``random_state``.
+
+    Returns
+    -------
+    Z : ndarray of shape (n_samples, len(seeds) * n_components)
+        The features, map t in columns [t D, (t + 1) D); float32 for float32 input, else float64.
+
+    Raises
+    ------
+    ValueError
+        If ``degree`` exceeds n_features, or the stacked features exceed the memory budget
+        (:func:`rkcore.base.limits.memory_budget`).
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from rkcore.maps.circulant import SignedCirculantRandomKernel, stacked_scrk_features
+    >>> X = np.random.RandomState(0).rand(4, 5)
+    >>> Z = stacked_scrk_features(X, 2, 8, [1, 2])
+    >>> Z2 = SignedCirculantRandomKernel(8, degree=2, random_state=2).fit(X).transform(X)
+    >>> Z.shape, bool(np.array_equal(Z[:, 8:], Z2))
+    ((4, 16), True)
+    """
     X = check_array(X, accept_sparse="csr", dtype=[np.float64, np.float32])
     X = canonical_csr(X).astype(X.dtype, copy=False) if sp.issparse(X) else X
     d = X.shape[1]

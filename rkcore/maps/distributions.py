@@ -64,18 +64,21 @@ class Distribution:
         ``sampler(rng, shape)`` -> samples.
     color : str
         ``"#rrggbb"``, the same on every chart (Okabe-Ito: safe for colour-blind readers).
+    blocks : str, default=""
+        Empty for i.i.d. entries; otherwise how rows are drawn in orthogonal blocks, in words. Each row
+        keeps the i.i.d. law of ``fourth_moment``, so one feature's variance is unchanged and the estimate
+        unbiased, but the rows of a block are dependent: the variance of a D-feature mean is then not
+        (E f^2 - K^2) / D (see :attr:`iid`).
+    marginal : str, default=""
+        For block distributions, the key of the i.i.d. distribution each row keeps (same fourth moment).
     """
     key: str
     label: str
     latex: str
     fourth_moment: float
     sampler: Callable[[np.random.RandomState, tuple], np.ndarray]
-    color: str  # "#rrggbb", the same on every chart (Okabe-Ito: safe for colour-blind readers)
-    #: "" for i.i.d. entries; else how rows are drawn in orthogonal blocks (each row's entries keep the
-    #: i.i.d. law of the fourth moment above, so one feature's variance is unchanged and the estimate
-    #: unbiased, but rows of a block are dependent: the variance of a D-feature mean is not (E f^2 - K^2)/D)
+    color: str
     blocks: str = ""
-    #: for block distributions: the key of the i.i.d. distribution each row keeps (same fourth moment)
     marginal: str = ""
 
     @property
@@ -84,7 +87,7 @@ class Distribution:
         return not self.blocks
 
     def sample(self, rng: np.random.RandomState, shape: tuple) -> np.ndarray:
-        """Draw float64 samples of the given shape.
+        """Draw float64 samples of the given shape (i.i.d. entries, or rows in orthogonal blocks, see ``blocks``).
 
         Parameters
         ----------
@@ -150,6 +153,17 @@ def get_distribution(key: str) -> Distribution:
     -------
     Distribution
         Its entry.
+
+    Raises
+    ------
+    ValueError
+        If ``key`` is not a key of :data:`DISTRIBUTIONS` (the message lists the allowed keys).
+
+    Examples
+    --------
+    >>> from rkcore.maps.distributions import get_distribution
+    >>> get_distribution("gaussian").fourth_moment
+    3.0
     """
     try:
         return DISTRIBUTIONS[key]

@@ -17,7 +17,7 @@ from sklearn.utils.validation import check_is_fitted, validate_data
 
 from .distributions import DISTRIBUTIONS, draw_with, get_distribution
 from ..kernels.itemsets import ItemsetFamily, check_degree_fits, family_from_spec
-from ..kernels.numerics import canonical_csr, row_blocks
+from ..kernels.numerics import canonical_csr, row_blocks, saturate_float32
 from ..base.limits import check_allocation
 from .rk_blocks import _block_mapper, _Mapper
 
@@ -34,6 +34,10 @@ MIN_GEMM_BLOCK_ROWS = 256
 class RandomKernel(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseEstimator):
     r"""Random kernel (RK) feature map for the itemset kernel (Algorithm 1).
 
+    Draws D random vectors w_s with i.i.d. zero-mean, unit-variance entries and maps a sample to its
+    kernel values against them, scaled by 1/sqrt(D), so that the inner product of two feature vectors
+    is an unbiased estimate of the itemset kernel K_S (Propositions 1 and 2):
+
     .. math::
         Z(\mathbf{x}) = \tfrac{1}{\sqrt{D}}\big(K_{\mathcal{S}}(\mathbf{x}, \boldsymbol\omega_1),
         \dots, K_{\mathcal{S}}(\mathbf{x}, \boldsymbol\omega_D)\big),\qquad
@@ -42,22 +46,54 @@ class RandomKernel(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseEstima
     Parameters
     ----------
     n_components : int, default=100
-        D, the number of random features.
+        D, the number of random features (columns of the output).
     kernel : {"anova", "all_subsets", "dot", "up_to", "itemset"}, default="anova"
-        The itemset family S. With "itemset" the family comes from ``itemsets``.
+        The itemset family S: "anova" every itemset of size ``degree``, "all_subsets" every subset of
+        the features, "dot" the single features (the linear kernel), "up_to" the sizes 0 to ``degree``,
+        "itemset" the family given by ``itemsets``.
     degree : int, default=2
-        Order m for "anova" (itemsets of size m) and "up_to" (sizes 0..m); ignored otherwise.
-    itemsets : list of tuples of int or ItemsetFamily, default=None
-        The family for ``kernel="itemset"``.
-    distribution : {"rademacher", "gaussian", "uniform", "laplace"}, default="rademacher"
-        Distribution of the entries of w_s; all have mean 0 and variance 1.
-        Rademacher has the minimax-optimal variance (Lemma 4).
+        Order m for "anova" (itemsets of size m) and "up_to" (sizes 0..m), 1 <= m <= n_features;
+        ignored otherwise.
+    itemsets : list of tuple of int or ItemsetFamily, default=None
+        The family for ``kernel="itemset"`` (0-based feature indices); ignored otherwise.
+    distribution : str, default="rademacher"
+        Distribution of the entries of w_s, a key of :data:`rkcore.maps.distributions.DISTRIBUTIONS`:
+        "rademacher", "gaussian", "uniform", "laplace", "gaussian-orthogonal" or "rademacher-hadamard";
+        all have mean 0 and variance 1. Rademacher has the minimax-optimal variance (Lemma 4). The last two draw
+        the rows in orthogonal blocks: each row keeps the law of i.i.d. Gaussian (resp. Rademacher)
+        entries, so the estimate stays unbiased, but the rows of a block are dependent, which changes
+        its variance.
     random_state : int, RandomState instance or None, default=None
         Seeds the random draw: an int gives the same weights on every call (and on every
         machine), None uses numpy's global random state. See :term:`Glossary <random_state>`.
 
+    Attributes
+    ----------
+    random_weights_ : ndarray of shape (n_components, n_features_in_)
+        The random vectors w_s as rows, float64. Read-only: transform reuses what it precomputes
+        from them (assign a new array to change them).
+    family_ : ItemsetFamily
+        The itemset family S over the ``n_features_in_`` features, from ``kernel``, ``degree`` and
+        ``itemsets``.
+    n_features_in_ : int
+        Number of features seen during :term:`fit`.
+    feature_names_in_ : ndarray of shape (`n_features_in_`,)
+        Names of features seen during :term:`fit`. Defined only when `X`
+        has feature names that are all strings.
+
+    See Also
+    --------
+    rkcore.maps.circulant.SignedCirculantRandomKernel : The RK map of the ANOVA kernel with Rademacher
+        weights in circulant blocks, O(m D log d) per sample instead of O(m D d).
+    rkcore.maps.maclaurin.RandomMaclaurin : Random Maclaurin features of dot-product kernels.
+    rkcore.kernels.exact.itemset_kernel : The exact kernel K_S the features estimate.
+
     Notes
     -----
+    Cost: ``fit`` draws D x n_features weights; ``transform`` takes O(m D d) per sample for ANOVA-m
+    (Newton's identities on the power sums), computed in row blocks of about 8 MB of temporaries, so
+    memory beyond the (n_samples, D) output stays bounded.
+
     Accuracy contract (see :mod:`rkcore.kernels.exact`): every feature is within
     1e-12 * sum_{V in S} |prod_{j in V} x_j w_sj| / sqrt(D) of K_S(x, w_s) / sqrt(D), and
     finite wherever that value is. Newton's identities are used where an a-posteriori bound
@@ -66,22 +102,26 @@ class RandomKernel(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseEstima
     sums of |x w| for the entries it leaves, and one GEMM of absolute values for m = 3),
     the stable recursion elsewhere.
 
-    Attributes
+    References
     ----------
-    random_weights_ : ndarray of shape (n_components, n_features)
-        Read-only: transform reuses what it precomputes from them (assign a new array to
-        change them).
-    family_ : ItemsetFamily
-    n_features_in_ : int
+    Atarashi, Maji & Oyama. Random feature maps for the itemset kernel. AAAI 2019, Algorithm 1.
 
     Examples
     --------
     >>> import numpy as np
+    >>> from rkcore.kernels.exact import anova_kernel
     >>> from rkcore.maps.random_kernel import RandomKernel
     >>> X = np.random.RandomState(0).rand(5, 6)
     >>> Z = RandomKernel(n_components=64, degree=2, random_state=0).fit_transform(X)
     >>> Z.shape
     (5, 64)
+
+    With many features, Z Z^T is close to the exact Gram matrix:
+
+    >>> Z = RandomKernel(n_components=20000, degree=2, random_state=0).fit_transform(X)
+    >>> K = anova_kernel(X, degree=2)
+    >>> bool(np.abs(Z @ Z.T - K).max() < 0.05 * K.max())
+    True
     """
 
     _parameter_constraints: dict = {
@@ -109,7 +149,7 @@ class RandomKernel(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseEstima
         Parameters
         ----------
         X : {array-like, sparse matrix} of shape (n_samples, n_features)
-            Training data; only its number of features is used.
+            Training data; only its number of features (and its feature names, if any) is used.
         y : None
             Ignored; present for API consistency with scikit-learn pipelines.
 
@@ -117,6 +157,13 @@ class RandomKernel(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseEstima
         -------
         self : object
             The fitted transformer.
+
+        Raises
+        ------
+        ValueError
+            If ``degree`` exceeds n_features for "anova" or "up_to", or the weights
+            (n_components x n_features float64) exceed the memory budget
+            (:func:`rkcore.base.limits.memory_budget`).
         """
         X = validate_data(self, X, accept_sparse="csr", dtype=np.float64)
         d = X.shape[1]
@@ -134,12 +181,19 @@ class RandomKernel(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseEstima
         Parameters
         ----------
         X : {array-like, sparse matrix} of shape (n_samples, n_features)
-            The samples. float32 input gives float32 output (see :func:`_float32_safe`).
+            The samples, with the ``n_features_in_`` features seen in fit (CSR for sparse input).
+            float32 input gives float32 output: computed in float32 for ``kernel="dot"`` (one GEMM,
+            whose float32 error stays within the float32 accuracy contract of
+            :mod:`rkcore.kernels.numerics`), computed in float64 and stored in float32 for every
+            other family (Newton's identities cancel more than float32's 24-bit mantissa absorbs).
 
         Returns
         -------
         Z : ndarray of shape (n_samples, n_components)
-            The random features; <Z(x), Z(y)> estimates K_S(x, y) without bias.
+            The random features, dense, float32 for float32 input and float64 otherwise;
+            <Z(x), Z(y)> estimates K_S(x, y) without bias.
+            In float32, a feature past float32's range by less than the accuracy contract's tolerance
+            is stored as +-3.4e38 (float32's largest), +-inf only where the exact value is beyond it.
         """
         check_is_fitted(self)
         X = validate_data(self, X, accept_sparse="csr", dtype=[np.float64, np.float32], reset=False)
@@ -154,7 +208,23 @@ class RandomKernel(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseEstima
             X = X.astype(np.float64)
         check_allocation("The random features Z", (X.shape[0], self.random_weights_.shape[0]),
                          hint="Transform fewer rows at a time or lower n_components (D).")
-        return _map_row_blocks(self._mapper(compute32), X, self.random_weights_.shape[0], out_dtype)
+        Z = _map_row_blocks(self._mapper(compute32), X, self.random_weights_.shape[0], out_dtype)
+        if out_dtype == np.float32 and not compute32:
+            self._saturate_overflows(X, Z)
+        return Z
+
+    def _saturate_overflows(self, X, Z: np.ndarray) -> None:
+        """Rows of the float32 Z with an inf (float64 values past 3.4e38, rare): computed again in
+        float64 with their S (the same map on |x| and |W|) and stored by saturate_float32, so an
+        inf only where the exact feature is beyond float32's range for sure."""
+        rows = np.flatnonzero(np.isinf(Z).any(axis=1))
+        if rows.size == 0:
+            return
+        Xr = X[rows]
+        values, magnitude = np.empty((rows.size, Z.shape[1])), np.empty((rows.size, Z.shape[1]))
+        self._mapper(False)(Xr, values)
+        _block_mapper(self.family_, np.abs(self.random_weights_), False)(abs(Xr), magnitude)
+        Z[rows] = saturate_float32(values, magnitude)
 
     def _mapper(self, compute32: bool):
         """The block function of the fitted weights (_block_mapper), built once per weights
@@ -207,9 +277,39 @@ def _float32_safe(family: ItemsetFamily) -> bool:
 
 
 def draw_weights(distribution: str, n_components: int, n_features: int, random_state) -> np.ndarray:
-    """The weights ``RandomKernel.fit`` draws: (n_components, n_features) from the distribution,
-    read-only (transform precomputes from them once: powers of W, |W|, casts, and reuses that
-    while they are the same array, which in-place edits would falsify)."""
+    """Draw the weights ``RandomKernel.fit`` draws, as a read-only array.
+
+    Read-only because transform precomputes from them once (powers of W, |W|, casts) and reuses
+    that while they are the same array, which in-place edits would falsify.
+
+    Parameters
+    ----------
+    distribution : str
+        A key of :data:`rkcore.maps.distributions.DISTRIBUTIONS`.
+    n_components : int
+        D, the number of rows (random vectors).
+    n_features : int
+        d, the number of columns.
+    random_state : int, RandomState instance or None
+        The seed or generator; an int gives the same weights as ``RandomKernel(random_state=...)``.
+
+    Returns
+    -------
+    W : ndarray of shape (n_components, n_features)
+        float64 weights, not writeable.
+
+    Raises
+    ------
+    ValueError
+        If ``distribution`` is not a known key (the message lists the allowed ones).
+
+    Examples
+    --------
+    >>> from rkcore.maps.random_kernel import draw_weights
+    >>> W = draw_weights("rademacher", 3, 4, random_state=0)
+    >>> W.shape, sorted(set(W.ravel().tolist())), W.flags.writeable
+    ((3, 4), [-1.0, 1.0], False)
+    """
     dist = get_distribution(distribution)
     W = draw_with(random_state, lambda rng: dist.sample(rng, (n_components, n_features)))
     W.flags.writeable = False
@@ -231,13 +331,51 @@ def _map_row_blocks(block: "_Mapper", X, D: int, out_dtype) -> np.ndarray:
 
 def stacked_features(X, kernel: str, degree: int, itemsets, distribution: str, n_components: int,
                      seeds) -> np.ndarray:
-    """The features of several RandomKernel maps that differ only in their seed, side by side,
-    computed as one map: columns [t D, (t + 1) D) are
-    ``RandomKernel(n_components, kernel=..., distribution=..., random_state=seeds[t]).fit(X).transform(X)``
-    (the same weights; the same values up to the summation order of one wider GEMM). One
+    """Compute the features of several RandomKernel maps that differ only in their seed, side by side.
+
+    Columns [t D, (t + 1) D) are ``RandomKernel(n_components, kernel=kernel, degree=degree,
+    itemsets=itemsets, distribution=distribution, random_state=seeds[t]).fit(X).transform(X)``:
+    the same weights, the same values up to the summation order of one wider GEMM. One
     precomputation and one pass over X instead of one per map: the error engine's trials
-    (rkcore.studies.errors) at small n, where per-call overhead dominates. X: validated float64
-    (dense or CSR); the caller bounds n x len(seeds) x D."""
+    (:mod:`rkcore.studies.errors`) at small n, where per-call overhead dominates.
+
+    Parameters
+    ----------
+    X : ndarray or CSR matrix of shape (n_samples, n_features)
+        Validated float64 samples (not checked here: the caller validates).
+    kernel : {"anova", "all_subsets", "dot", "up_to", "itemset"}
+        The itemset family, as ``RandomKernel(kernel=...)``.
+    degree : int
+        Order m for "anova" and "up_to".
+    itemsets : list of tuple of int, ItemsetFamily or None
+        The family for ``kernel="itemset"``.
+    distribution : str
+        A key of :data:`rkcore.maps.distributions.DISTRIBUTIONS`.
+    n_components : int
+        D of each map.
+    seeds : sequence of int
+        One seed per map.
+
+    Returns
+    -------
+    Z : ndarray of shape (n_samples, len(seeds) * n_components)
+        float64 features, map t in columns [t D, (t + 1) D). The caller bounds its size.
+
+    Raises
+    ------
+    ValueError
+        If ``degree`` exceeds n_features for "anova" or "up_to", or ``distribution`` is unknown.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from rkcore.maps.random_kernel import RandomKernel, stacked_features
+    >>> X = np.random.RandomState(0).rand(4, 5)
+    >>> Z = stacked_features(X, "anova", 2, None, "rademacher", 8, [1, 2])
+    >>> Z2 = RandomKernel(8, degree=2, random_state=2).fit(X).transform(X)
+    >>> Z.shape, bool(np.allclose(Z[:, 8:], Z2, rtol=1e-12, atol=0))
+    ((4, 16), True)
+    """
     d = X.shape[1]
     check_degree_fits(kernel, degree, d)
     family = family_from_spec(kernel, d, degree, itemsets)

@@ -53,7 +53,7 @@ def _fast_block_mapper(family: ItemsetFamily, W: np.ndarray, signs: bool, n_comp
     scale = 1.0 / np.sqrt(n_components or D)
     kind, m = family.kind, family.degree
     if kind == "dot":
-        Wt = W.T * scale
+        Wt = W.T * W.dtype.type(scale)  # in W's dtype: a float64 scalar would make NumPy 2 promote float32 W
         return _Mapper(lambda Xb: np.asarray(Xb @ Wt), 1)
     if kind == "up_to" and m == 0:  # only the empty itemset: every feature is 1 / sqrt(D)
         return _Mapper(lambda Xb: np.full((Xb.shape[0], D), scale), 1, gemm=False)

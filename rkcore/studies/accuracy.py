@@ -46,35 +46,26 @@ import math
 import time
 from collections.abc import Mapping
 from dataclasses import dataclass
-from fractions import Fraction
 from typing import Callable, Sequence
 
 import numpy as np
 import pandas as pd
 import scipy.sparse as sp
 from sklearn.metrics import balanced_accuracy_score
-from sklearn.model_selection import train_test_split
 from sklearn.pipeline import Pipeline
 from sklearn.svm import SVC
-from sklearn.utils import check_random_state
 
 from ..base.validation import check_int
 from ..kernels.exact import is_integer
-from ..learners import (
-    AllSubsetsModelClassifier,
-    ExactKernelSVC,
-    FactorizationMachineClassifier,
-    SparseRandomFeatureClassifier,
-    exact_gram,
-    for_many_classes,
-    random_feature_pipeline,
-)
+from ..learners import exact_gram, for_many_classes
 from ..registry import METHODS, KernelSpec, get_method
 from ..registry import MethodEntry as Method  # the old name, still importable
+from .method_estimators import build_estimator, model_size
+from .splits import split_indices, split_sizes
 
 __all__ = ["DEFAULT_C_GRID", "METHODS", "SELECTION_METRICS", "Method", "PAPER_SPLIT", "accuracy_study",
-           "check_study", "estimate_seconds", "format_table", "get_method", "speedups", "split_indices",
-           "split_sizes", "summarize", "total_seconds", "validate_C_kernel_svm"]
+           "check_study", "estimate_seconds", "format_table", "get_method", "speedups", "summarize",
+           "total_seconds", "validate_C_kernel_svm"]
 
 DEFAULT_C_GRID = (0.1, 1.0, 10.0, 100.0, 1000.0)
 SELECTION_METRICS = ("accuracy", "balanced_accuracy")
@@ -82,8 +73,6 @@ SELECTION_METRICS = ("accuracy", "balanced_accuracy")
 PAPER_SPLIT = (21_200, 1_000, 20_202)
 #: the split of any smaller dataset
 DEFAULT_SPLIT = (0.5, 0.1, 0.4)
-FM_RANK = 30
-SPARSE_RF_ITERATIONS = 4
 #: seeds reach scikit-learn and numpy, which take 32-bit seeds
 MAX_SEED = 2**32 - 1
 
@@ -91,81 +80,45 @@ COLUMNS = ["method", "label", "kernel", "D", "trial", "seed", "accuracy", "balan
            "test_seconds", "C", "model_size", "n_train", "n_test"]
 
 
-# ----------------------------------------------------------------------------- methods
-def _svm(spec, D, C, n_train, seed, params):
-    return ExactKernelSVC(spec, C=C, **params)
-
-
-def _fm(spec, D, C, n_train, seed, params):
-    reg = 1.0 / (C * n_train)
-    return FactorizationMachineClassifier(**{"degree": spec.degree, "n_components": FM_RANK, "alpha": reg,
-                                             "beta": reg, "init_scale": "auto", "random_state": seed, **params})
-
-
-def _all_subsets_model(spec, D, C, n_train, seed, params):
-    reg = 1.0 / (C * n_train)
-    return AllSubsetsModelClassifier(**{"n_components": FM_RANK, "alpha": reg, "beta": reg, "init_scale": "auto",
-                                        "random_state": seed, **params})
-
-
-def _linear_on(map_key):
-    def build(spec, D, C, n_train, seed, params):
-        pipe = random_feature_pipeline(map_key, spec, D, random_state=seed, C=C)
-        return pipe.set_params(**params) if params else pipe
-    return build
-
-
-def _sparse_rf(spec, D, C, n_train, seed, params):
-    params = dict(params)
-    n_iter = int(params.pop("n_iter", SPARSE_RF_ITERATIONS))
-    batch = int(params.pop("batch", math.ceil(D / n_iter)))
-    return SparseRandomFeatureClassifier("rk", spec=spec, C=C, n_iter=n_iter, batch=batch,
-                                         random_state=seed, **params)
-
-
-def _support_vectors(est, D) -> int:
-    return int(est.support_.size)
-
-
-def _rank(est, D) -> int:
-    return int(est.n_components)
-
-
-def _n_features(est, D) -> int:
-    return int(D)
-
-
-def _nonzero_features(est, D) -> int:
-    return int(est.n_nonzero_)
-
-
-#: The kinds of learner (MethodEntry.learner) as estimators: (build, model size).
-_LEARNERS: dict[str, tuple[Callable, Callable]] = {
-    "kernel_svm": (_svm, _support_vectors),
-    "factorization_machine": (_fm, _rank),
-    "all_subsets_model": (_all_subsets_model, _rank),
-    "sparse_random_features": (_sparse_rf, _nonzero_features),
-}
-
-
-def _build(method: Method, spec, D, C, n_train, seed, params):
-    """The unfitted estimator of a method (a linear SVM on a map's features is built from the map's key)."""
-    if method.learner == "linear_svm_on_map":
-        return _linear_on(method.key)(spec, D, C, n_train, seed, params)
-    return _LEARNERS[method.learner][0](spec, D, C, n_train, seed, params)
-
-
-def _model_size(method: Method, est, D) -> int:
-    est = getattr(est, "estimators_", [est])[0]  # one-vs-rest (for_many_classes): one fitted binary model
-    if method.learner == "linear_svm_on_map":
-        return _n_features(est, D)
-    return _LEARNERS[method.learner][1](est, D)
-
-
+# ----------------------------------------------------------------------------- cost estimates
 def estimate_seconds(method_keys: Sequence[str], n_train: int, n_test: int, d: int, D_list,
                      degree: int) -> pd.DataFrame:
-    """Rough seconds of one fit + prediction per (method, D) from the methods' cost models
-    (predicting is taken as a tenth of fitting on as many points). Columns: method, label, D, seconds."""
+    """Rough seconds of one fit + prediction per (method, D), from the methods' cost models.
+
+    The cost models are the registry's ``fit_seconds`` (:data:`METHODS`); predicting is taken as a
+    tenth of fitting on as many points. A guide for sizing a study before it runs, not a measurement.
+
+    Parameters
+    ----------
+    method_keys : sequence of str
+        Keys of :data:`METHODS`.
+    n_train, n_test : int
+        Numbers of training and test rows.
+    d : int
+        Number of features.
+    D_list : sequence of int
+        The numbers of random features (for the methods with random features only).
+    degree : int
+        Order m of the study kernel.
+
+    Returns
+    -------
+    pandas.DataFrame
+        One row per method and D: columns method, label, D (float64; NaN for methods without random
+        features) and seconds (float64).
+
+    Raises
+    ------
+    ValueError
+        If a key is not in :data:`METHODS`.
+
+    Examples
+    --------
+    >>> from rkcore.studies.accuracy import estimate_seconds
+    >>> est = estimate_seconds(["kernel_svm", "rk"], 500, 200, 20, [64, 128], 2)
+    >>> est[["method", "D"]].to_numpy().tolist()
+    [['kernel_svm', nan], ['rk', 64.0], ['rk', 128.0]]
+    """
     rows = []
     for key in method_keys:
         method = get_method(key)
@@ -178,9 +131,40 @@ def estimate_seconds(method_keys: Sequence[str], n_train: int, n_test: int, d: i
 
 def total_seconds(estimates: pd.DataFrame, n_trials: int, n_train: int, d: int, spec: KernelSpec,
                   n_C: int = len(DEFAULT_C_GRID)) -> float:
-    """Rough seconds of a whole study: :func:`estimate_seconds` rows times the trials of randomized
-    methods, plus C validation: one exact SVM per distinct kernel the methods target (as
-    :func:`accuracy_study` does with ``shared_C``), for each of ``n_C`` values of C."""
+    """Rough seconds of a whole study, from :func:`estimate_seconds`.
+
+    The rows of ``estimates`` times the trials of randomized methods, plus C validation: one exact
+    SVM per distinct kernel the methods target (as :func:`accuracy_study` does with ``shared_C``),
+    for each of ``n_C`` values of C.
+
+    Parameters
+    ----------
+    estimates : pandas.DataFrame
+        The output of :func:`estimate_seconds` (columns method and seconds are read).
+    n_trials : int
+        Trials per (method, D) of the randomized methods.
+    n_train : int
+        Number of training rows (the validation SVMs' cost).
+    d : int
+        Number of features.
+    spec : KernelSpec
+        The study kernel (each method's target kernel is derived from it).
+    n_C : int, default=len(DEFAULT_C_GRID)
+        Number of C values validated.
+
+    Returns
+    -------
+    float
+        Estimated seconds of the study.
+
+    Examples
+    --------
+    >>> from rkcore.registry import KernelSpec
+    >>> from rkcore.studies.accuracy import estimate_seconds, total_seconds
+    >>> est = estimate_seconds(["kernel_svm", "rk"], 500, 200, 20, [64], 2)
+    >>> bool(total_seconds(est, 3, 500, 20, KernelSpec("anova", 2)) > est["seconds"].sum())
+    True
+    """
     fits = sum(row.seconds * (n_trials if get_method(row.method).randomized else 1)
                for row in estimates.itertuples())
     targets = {get_method(k).kernel_of(spec) for k in estimates["method"].unique()}
@@ -206,69 +190,6 @@ def _as_xy(data):
     if np.unique(y).size < 2:
         raise ValueError("y has a single class; the accuracy study needs at least two.")
     return X, y
-
-
-def split_sizes(n: int, split) -> tuple[int, int, int]:
-    """Train / validation / test sizes from counts or fractions of n (their sum must be <= n).
-
-    Fractions are shared out by largest remainder, so fractions that sum to 1 give parts that
-    sum to exactly n (rounding each part alone asked for n + 1 at every n = 7, 15, 19 mod 20)
-    and each part is within one sample of its exact share.
-    """
-    if not isinstance(split, (tuple, list)) or len(split) != 3:
-        raise ValueError(f"split must be (train, validation, test); got {split!r}.")
-    for part in split:
-        is_number = isinstance(part, (int, float, np.integer, np.floating)) and not isinstance(part, (bool, np.bool_))
-        if not is_number or (isinstance(part, (float, np.floating)) and not math.isfinite(part)) or part <= 0 \
-                or (part >= 1 and not is_integer(part)):
-            raise ValueError("split entries must be positive counts or fractions in (0, 1), counts whole numbers; "
-                             f"got {split!r}.")
-    exact = {i: Fraction(float(p)) * n for i, p in enumerate(split) if p < 1}
-    sizes = [int(p) if p >= 1 else math.floor(exact[i]) for i, p in enumerate(split)]
-    short = round(sum(exact.values(), Fraction(0))) - sum(sizes[i] for i in exact)
-    for i in sorted(exact, key=lambda i: (sizes[i] - exact[i], i))[:short]:
-        sizes[i] += 1
-    if sum(sizes) > n:
-        raise ValueError(f"split {tuple(split)!r} asks for {sum(sizes)} samples but the dataset has only {n}.")
-    if min(sizes) < 2:
-        raise ValueError(f"split {tuple(split)!r} gives a part with fewer than 2 samples (sizes {sizes}).")
-    return tuple(sizes)
-
-
-def split_indices(y, sizes: tuple[int, int, int], random_state=0, stratify: bool = True):
-    """Train, validation and test row indices of the given sizes, stratified by y if asked.
-
-    Parameters
-    ----------
-    y : ndarray of shape (n_samples,)
-        Labels.
-    sizes : (int, int, int)
-        Train, validation and test counts (sum <= n_samples).
-    random_state : int or None, default=0
-        Seed of the split.
-    stratify : bool, default=True
-        Keep the class proportions of y in each part (each class needs at least two
-        members in every part it is split between).
-
-    Returns
-    -------
-    train, validation, test : ndarray of int
-        Disjoint row indices.
-    """
-    n_train, n_val, n_test = sizes
-    index = np.arange(len(y))
-    if not stratify:
-        order = check_random_state(random_state).permutation(len(y))
-        return order[:n_train], order[n_train:n_train + n_val], order[n_train + n_val:n_train + n_val + n_test]
-    try:
-        rest, test = train_test_split(index, train_size=n_train + n_val, test_size=n_test, stratify=y,
-                                      random_state=random_state)
-        train, val = train_test_split(rest, train_size=n_train, test_size=n_val, stratify=y[rest],
-                                      random_state=random_state)
-    except ValueError as exc:
-        raise ValueError(f"cannot stratify the split {sizes} by class: {exc} "
-                         "(use fewer classes, larger parts, or stratify=False).") from None
-    return train, val, test
 
 
 def _check_methods(methods: Sequence[str], kernel: KernelSpec) -> list[Method]:
@@ -320,7 +241,7 @@ def check_study(methods: Sequence[str], kernel: KernelSpec, n_features: int, n_c
         if spec.name in ("anova", "up_to", "polynomial") and spec.degree > n_features and spec.name != "polynomial":
             raise ValueError(f"{method.key}: degree {spec.degree} exceeds the number of features d = {n_features}.")
         try:
-            est = _build(method, spec, max(Ds) if method.uses_D else None, 1.0, 100, 0,
+            est = build_estimator(method, spec, max(Ds) if method.uses_D else None, 1.0, 100, 0,
                                   params.get(method.key, {}))
             for step in ([s for _, s in est.steps] if isinstance(est, Pipeline) else [est]):
                 step._validate_params()
@@ -330,7 +251,29 @@ def check_study(methods: Sequence[str], kernel: KernelSpec, n_features: int, n_c
 
 # ----------------------------------------------------------------------------- validation of C
 def validate_C_kernel_svm(spec: KernelSpec, X_train, y_train, X_val, y_val, C_grid) -> pd.DataFrame:
-    """Validation accuracy of the exact kernel SVM for every C (Grams computed once)."""
+    """Validation scores of the exact kernel SVM for every C (the Gram matrices computed once).
+
+    Parameters
+    ----------
+    spec : KernelSpec
+        The kernel of the SVM.
+    X_train : {ndarray, sparse matrix} of shape (n_train, n_features)
+        Training rows.
+    y_train : ndarray of shape (n_train,)
+        Their labels.
+    X_val : {ndarray, sparse matrix} of shape (n_val, n_features)
+        Validation rows.
+    y_val : ndarray of shape (n_val,)
+        Their labels.
+    C_grid : sequence of float
+        The values of C (> 0).
+
+    Returns
+    -------
+    pandas.DataFrame
+        One row per C, in the grid's order: columns kernel (label), C, val_accuracy and
+        val_balanced_accuracy (mean per-class recall).
+    """
     G_train = exact_gram(spec, X_train)
     G_val = exact_gram(spec, X_val, X_train)
     rows = []
@@ -516,7 +459,7 @@ class _CSelector:
         spec = method.kernel_of(self.args.kernel)
         records, params = [], self.args.params.get(method.key, {})
         for C in self.args.C_grid:
-            est = for_many_classes(_build(method, spec, D, C, self.n_train, self.seed, params), self.train[1])
+            est = for_many_classes(build_estimator(method, spec, D, C, self.n_train, self.seed, params), self.train[1])
             pred = est.fit(*self.train).predict(self.val[0])
             records.append({"selection": method.key, "kernel": spec.label(), "D": np.nan if D is None else D,
                             "C": C, **_scores(self.val[1], pred)})
@@ -538,7 +481,7 @@ def _fit_and_score(method_key: str, kernel: KernelSpec, D, C: float, n_train: in
     method = get_method(method_key)
     spec = method.kernel_of(kernel)
     # binary-by-nature models (FM, all-subsets) on more than two classes: one-vs-rest (rkcore.learners.regression)
-    est = for_many_classes(_build(method, spec, D, C, n_train, seed, params), y_train)
+    est = for_many_classes(build_estimator(method, spec, D, C, n_train, seed, params), y_train)
     start = time.perf_counter()
     est.fit(X_train, y_train)
     train_seconds = time.perf_counter() - start
@@ -551,12 +494,25 @@ def _fit_and_score(method_key: str, kernel: KernelSpec, D, C: float, n_train: in
         "accuracy": float(np.mean(pred == y_test)),
         "balanced_accuracy": float(balanced_accuracy_score(y_test, pred)),
         "train_seconds": train_seconds, "test_seconds": test_seconds,
-        "C": C, "model_size": _model_size(method, est, D), "n_train": n_train, "n_test": len(y_test),
+        "C": C, "model_size": model_size(method, est, D), "n_train": n_train, "n_test": len(y_test),
     }
 
 
 def summarize(df: pd.DataFrame) -> pd.DataFrame:
-    """Mean and std of accuracy and times per (method, D): one row per group."""
+    """Mean and standard deviation of accuracy, and mean times, per (method, D).
+
+    Parameters
+    ----------
+    df : pandas.DataFrame
+        The output of :func:`accuracy_study`.
+
+    Returns
+    -------
+    pandas.DataFrame
+        One row per (method, D) in the order of ``df``: columns method, label, D, accuracy_mean,
+        accuracy_std (sample standard deviation over trials, 0.0 for a single trial), balanced_accuracy,
+        train_seconds and test_seconds (means), C, model_size (mean) and trials (their number).
+    """
     keys = ["method", "label", "D"]
     g = df.groupby(keys, dropna=False, sort=False)
     out = g.agg(accuracy_mean=("accuracy", "mean"), accuracy_std=("accuracy", "std"),
@@ -571,7 +527,20 @@ def speedups(df: pd.DataFrame, reference: str = "kernel_svm") -> pd.DataFrame:
     """:func:`summarize` plus how many times faster than ``reference`` each method trains and tests.
 
     Ratios of mean times measured in the same run (the machine's load cancels out as
-    far as it can); NaN when the reference method is not in ``df``.
+    far as it can).
+
+    Parameters
+    ----------
+    df : pandas.DataFrame
+        The output of :func:`accuracy_study`.
+    reference : str, default="kernel_svm"
+        Key of the method the others are compared with.
+
+    Returns
+    -------
+    pandas.DataFrame
+        :func:`summarize`'s table with train_speedup and test_speedup (reference mean seconds / the
+        method's; > 1 is faster), NaN when the reference method is not in ``df``.
     """
     s = summarize(df)
     ref = s[s["method"] == reference]
@@ -584,7 +553,19 @@ def speedups(df: pd.DataFrame, reference: str = "kernel_svm") -> pd.DataFrame:
 
 
 def format_table(df: pd.DataFrame) -> str:
-    """Text table: accuracy mean +- std, mean train and test seconds per method and D."""
+    """Text table of a study: accuracy mean +- std, mean train and test seconds per method and D.
+
+    Parameters
+    ----------
+    df : pandas.DataFrame
+        The output of :func:`accuracy_study`.
+
+    Returns
+    -------
+    str
+        One line per (method, D) under a header: method, D ("-" without random features), accuracy,
+        balanced accuracy, train and test seconds, C, model size and number of trials.
+    """
     s = summarize(df)
     lines = pd.DataFrame({
         "method": s["method"],

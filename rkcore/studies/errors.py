@@ -62,7 +62,32 @@ COLUMNS = ("method", "map", "distribution", "kernel", "D", "trial", "metric", "e
 
 
 def method_label(map_key: str, distribution: str | None = None) -> str:
-    """Short display label: "RK (Rademacher)" for maps with a choice of distribution, else "SCRK"."""
+    """Short display label of a method: "RK (Rademacher)" for maps with a choice of distribution, else "SCRK".
+
+    Parameters
+    ----------
+    map_key : str
+        Registry key of the map (:data:`rkcore.registry.MAPS`).
+    distribution : str or None, default=None
+        Key of its weight distribution (:data:`rkcore.maps.distributions.DISTRIBUTIONS`); None takes the
+        map's default. Ignored for maps without a choice of distribution.
+
+    Returns
+    -------
+    str
+        The label used in the ``method`` column of :func:`error_study` and in the charts.
+
+    Raises
+    ------
+    ValueError
+        If ``map_key`` or ``distribution`` is unknown (the message lists the allowed keys).
+
+    Examples
+    --------
+    >>> from rkcore.studies.errors import method_label
+    >>> method_label("rk", "gaussian"), method_label("scrk")
+    ('RK (Gaussian)', 'SCRK')
+    """
     entry = get_map(map_key)
     if entry.takes_distribution:
         return f"{entry.short_label} ({get_distribution(distribution or entry.distributions[0]).label})"
@@ -70,9 +95,38 @@ def method_label(map_key: str, distribution: str | None = None) -> str:
 
 
 def trial_seed(random_state: int, map_key: str, distribution: str | None, n_components: int, trial: int) -> int:
-    """Seed of one (method, D, trial): a SeedSequence of the study seed, a stable hash of the
-    method, D and t, so every cell is reproducible on its own and independent of the others
-    (and does not depend on which other methods or D are in the study)."""
+    """Seed of one (method, D, trial) cell of :func:`error_study`.
+
+    A :class:`numpy.random.SeedSequence` of the study seed, a stable hash (CRC-32) of the method,
+    D and t, so every cell is reproducible on its own and independent of the others, and does not
+    depend on which other methods or D are in the study, nor on the worker it ran on.
+
+    Parameters
+    ----------
+    random_state : int
+        The study seed (>= 0).
+    map_key : str
+        Registry key of the map.
+    distribution : str or None
+        Key of its weight distribution, as the study resolved it (None for maps without a choice).
+    n_components : int
+        The number D of random features.
+    trial : int
+        The trial index t (>= 0).
+
+    Returns
+    -------
+    int
+        A seed in [0, 2**32 - 1], valid as ``random_state`` of every map.
+
+    Examples
+    --------
+    >>> from rkcore.studies.errors import trial_seed
+    >>> trial_seed(0, "rk", "rademacher", 64, 0) == trial_seed(0, "rk", "rademacher", 64, 0)
+    True
+    >>> trial_seed(0, "rk", "rademacher", 64, 0) == trial_seed(0, "rk", "rademacher", 64, 1)
+    False
+    """
     method_hash = zlib.crc32(f"{map_key}:{distribution}".encode())
     seq = np.random.SeedSequence([int(random_state), method_hash, int(n_components), int(trial)])
     return int(seq.generate_state(1, dtype=np.uint32)[0])
@@ -278,10 +332,9 @@ def _rows_of(task: tuple, sums: dict, eps: tuple[float, ...], kernel: str) -> li
             "features for ANOVA-m), or the only pairs were the diagonal and include_diagonal=False. "
             "Use pairs='all', more rows, or a lower order."
         )
-    if True:
-        values = {"mean_abs_error": sums["sum_abs"] / count, "rms_error": np.sqrt(sums["sum_sq"] / count),
-                  "max_abs_error": sums["max_abs"], "mean_error": sums["sum_signed"] / count}
-        tails = (sums["tails"] / count).tolist()
+    values = {"mean_abs_error": sums["sum_abs"] / count, "rms_error": np.sqrt(sums["sum_sq"] / count),
+              "max_abs_error": sums["max_abs"], "mean_error": sums["sum_signed"] / count}
+    tails = (sums["tails"] / count).tolist()
     head = (label, key, dist, kernel, D, trial)
     out = [head + (metric, np.nan, value, count) for metric, value in values.items()]
     out += [head + ("tail_prob", e, p, count) for e, p in zip(eps, tails)]
@@ -355,10 +408,26 @@ def error_study(X, spec: KernelSpec, methods: Sequence, n_components_list: Seque
     >>> sorted(df["D"].unique().tolist()), df["trial"].nunique()
     ([16, 64], 2)
     """
+    X, methods, D_list, n_trials, eps = _checked_study(X, spec, methods, n_components_list, n_trials, eps, pairs,
+                                                       random_state)
+    n = X.shape[0]
+    block = _block_rows(n, block_size, spec.degree if spec.name in ORDERED_KERNELS else 2)
+    report = progress or (lambda fraction, message: None)
+    report(0.0, f"exact {spec.label()} kernel on {n} rows")
+    exact_cache = _exact_cache(X, spec, _row_blocks(n, block), max(0, int(exact_cache_bytes)))
+    chunks = _trial_chunks(methods, D_list, n_trials, n)
+    arguments = [(spec, key, dist, D, tuple(trial_seed(random_state, key, dist, D, t) for t in trials), pairs,
+                  include_diagonal, eps, block) for key, dist, D, trials in chunks]
+    results = _run_trials(arguments, {"X": X, "exact_cache": exact_cache}, n_jobs, client)
+    return _tidy_errors(chunks, results, eps, spec.label(), n_trials, report)
+
+
+def _checked_study(X, spec, methods, n_components_list, n_trials, eps, pairs: str, random_state) -> tuple:
+    """The arguments of :func:`error_study` checked in the signature's order (the first bad one is the one
+    reported): (X as an array or CSR matrix, [(map_key, distribution)], [D], n_trials, eps thresholds)."""
     if not isinstance(spec, KernelSpec):
         raise ValueError(f"spec must be a rkcore.registry.KernelSpec, got {type(spec).__name__}.")
     X = check_array(X)
-    n = X.shape[0]
     methods = _check_methods(methods, spec)
     D_list = _check_int_list(n_components_list, "n_components_list (D)")
     (n_trials,) = _check_int_list([n_trials], "n_trials")
@@ -366,35 +435,38 @@ def error_study(X, spec: KernelSpec, methods: Sequence, n_components_list: Seque
     if pairs not in PAIRS:
         raise ValueError(f"pairs={pairs!r} is not allowed; use one of {', '.join(map(repr, PAIRS))}.")
     check_int(random_state, "random_state", minimum=0, expected="a non-negative integer")
-    block = _block_rows(n, block_size, spec.degree if spec.name in ORDERED_KERNELS else 2)
-    report = progress or (lambda fraction, message: None)
+    return X, methods, D_list, n_trials, eps
 
-    n_tasks = len(methods) * len(D_list) * n_trials  # (method, D, trial) cells, for the progress fraction
-    blocks = _row_blocks(n, block)
-    report(0.0, f"exact {spec.label()} kernel on {n} rows")
-    exact_cache = _exact_cache(X, spec, blocks, max(0, int(exact_cache_bytes)))
 
-    # one task per (method, D) and chunk of trials (_trials_per_task)
-    chunks = [(key, dist, D, tuple(range(t, min(t + size, n_trials))))
-              for key, dist in methods for D in D_list for size in [_trials_per_task(n, D, n_trials)]
-              for t in range(0, n_trials, size)]
-    arguments = [(spec, key, dist, D, tuple(trial_seed(random_state, key, dist, D, t) for t in trials), pairs,
-                  include_diagonal, eps, block) for key, dist, D, trials in chunks]
-    shared = {"X": X, "exact_cache": exact_cache}
-    rows: list[tuple] = []
-    kernel = spec.label()
+def _trial_chunks(methods: list[tuple[str, str]], D_list: list[int], n_trials: int,
+                  n: int) -> list[tuple[str, str, int, tuple[int, ...]]]:
+    """One task per (method, D) and chunk of trials (:func:`_trials_per_task`): (key, distribution, D, trials)."""
+    return [(key, dist, D, tuple(range(t, min(t + size, n_trials))))
+            for key, dist in methods for D in D_list for size in [_trials_per_task(n, D, n_trials)]
+            for t in range(0, n_trials, size)]
+
+
+def _run_trials(arguments: list[tuple], shared: dict, n_jobs: int | None, client):
+    """The error sums of every task, in task order: on a Dask cluster (``shared`` scattered once) or
+    lazily from joblib workers (so progress is reported as tasks finish)."""
     if client is not None:
         from .distributed import run_tasks
 
-        results = run_tasks(client, _trials_task, arguments, shared)
-    else:
-        results = Parallel(n_jobs=n_jobs, return_as="generator")(delayed(_trials_task)(*a, **shared) for a in arguments)
+        return run_tasks(client, _trials_task, arguments, shared)
+    return Parallel(n_jobs=n_jobs, return_as="generator")(delayed(_trials_task)(*a, **shared) for a in arguments)
+
+
+def _tidy_errors(chunks: list[tuple], results, eps: tuple[float, ...], kernel: str, n_trials: int,
+                 report: Callable[[float, str], None]) -> pd.DataFrame:
+    """The tidy frame of :func:`error_study` from the tasks' sums, reporting progress per finished task."""
+    n_cells = sum(len(trials) for *_, trials in chunks)  # (method, D, trial) cells, for the progress fraction
+    rows: list[tuple] = []
     done = 0
     for (key, dist, D, trials), sums_list in zip(chunks, results):
         for t, sums in zip(trials, sums_list):
             rows += _rows_of((method_label(key, dist), key, dist, D, t), sums, eps, kernel)
         done += len(trials)
-        report(done / n_tasks, f"{method_label(key, dist)}, D={D}, trial {trials[-1] + 1}/{n_trials}")
+        report(done / n_cells, f"{method_label(key, dist)}, D={D}, trial {trials[-1] + 1}/{n_trials}")
     frame = pd.DataFrame(rows, columns=list(COLUMNS))
     return frame.astype({"D": np.int64, "trial": np.int64, "n_pairs": np.int64, "value": np.float64, "eps": np.float64})
 
@@ -402,8 +474,36 @@ def error_study(X, spec: KernelSpec, methods: Sequence, n_components_list: Seque
 def summarize_errors(df: pd.DataFrame, ddof: int = 0) -> pd.DataFrame:
     """Mean and standard deviation over trials per (method, D, metric, eps).
 
-    ``ddof=0`` is numpy's default ``np.std``, as in the "mean +- std" of the paper's Table 1.
-    Columns: method, map, distribution, kernel, D, metric, eps, mean, std, n_trials.
+    Parameters
+    ----------
+    df : pandas.DataFrame
+        The tidy output of :func:`error_study` (at least the columns method, D, trial, metric and value;
+        map, distribution, kernel and eps are kept as keys when present).
+    ddof : int, default=0
+        Delta degrees of freedom of the standard deviation: 0 is numpy's default ``np.std``, as in the
+        "mean +- std" of the paper's Table 1; 1 gives the unbiased sample variance's root.
+
+    Returns
+    -------
+    pandas.DataFrame
+        One row per (method, D, metric, eps), columns method, map, distribution, kernel, D, metric, eps,
+        mean, std (float64) and n_trials (the number of trials averaged), in the order of ``df``.
+
+    Raises
+    ------
+    ValueError
+        If ``df`` lacks a column of :func:`error_study`'s output that the summary needs.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from rkcore.registry import KernelSpec
+    >>> from rkcore.studies.errors import error_study, summarize_errors
+    >>> X = np.random.RandomState(0).rand(20, 5)
+    >>> df = error_study(X, KernelSpec("anova", 2), [("rk", "rademacher")], [32], n_trials=3, eps=[0.1])
+    >>> summary = summarize_errors(df)
+    >>> summary["metric"].tolist(), summary["n_trials"].unique().tolist()
+    (['mean_abs_error', 'rms_error', 'max_abs_error', 'mean_error', 'tail_prob'], [3])
     """
     missing = {"method", "D", "trial", "metric", "value"} - set(df.columns)
     if missing:

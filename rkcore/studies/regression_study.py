@@ -15,7 +15,8 @@ import numpy as np
 import pandas as pd
 import scipy.sparse as sp
 
-from .accuracy import FM_RANK, split_sizes
+from .method_estimators import FM_RANK
+from .splits import split_sizes
 from ..registry import MAPS, KernelSpec, anova_of, get_map
 from ..learners.regression import ExactKernelRidge, FactorizationMachineRegressor, random_feature_ridge
 from ..base.validation import check_int

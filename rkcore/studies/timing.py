@@ -16,7 +16,7 @@ import gc
 import time
 import warnings
 from itertools import product
-from typing import Callable, Iterable, Sequence
+from typing import Callable, Iterable, Iterator, Sequence
 
 import numpy as np
 import pandas as pd
@@ -96,6 +96,30 @@ def time_maps(map_keys: Iterable[str], d_values, D_values, n_values, *, kernel_d
     >>> df.groupby(["map", "phase"]).size().tolist()
     [2, 2, 2, 2]
     """
+    map_keys, specs, d_values, D_values, n_values, repeats, warmup = _checked_sweep(
+        map_keys, d_values, D_values, n_values, kernel_degree, repeats, warmup)
+    if client is not None:
+        cells = [(key, specs[key], d, D, n, repeats, warmup, random_state)
+                 for d, n in product(d_values, n_values) for D, key in product(D_values, map_keys)]
+        return pd.DataFrame(_time_on_dask(client, cells, progress), columns=COLUMNS)
+    total = len(d_values) * len(n_values) * len(D_values) * len(map_keys) * (warmup + repeats)
+    done = 0
+    rows = []
+    for d, n in product(d_values, n_values):
+        X = _timing_data(random_state, d, n)
+        for D, key in product(D_values, map_keys):
+            for repeat, run_rows in _cell_runs(key, specs[key], d, D, n, X, repeats, warmup, random_state):
+                rows += run_rows
+                done += 1
+                if progress is not None:
+                    what = "warm-up" if repeat < 0 else f"repeat {repeat + 1}/{repeats}"
+                    progress(done / total, f"{key} d={d} D={D} n={n} {what}")
+    return pd.DataFrame(rows, columns=COLUMNS)
+
+
+def _checked_sweep(map_keys, d_values, D_values, n_values, kernel_degree: int, repeats, warmup) -> tuple:
+    """The sweep of :func:`time_maps` checked: (map keys, {key: timing kernel}, d, D and n values, repeats,
+    warm-up runs). Every map's kernel must fit the smallest d."""
     map_keys = [map_keys] if isinstance(map_keys, str) else list(map_keys)
     if not map_keys:
         raise ValueError(f"map_keys is empty; allowed keys: {', '.join(MAPS)}.")
@@ -110,48 +134,42 @@ def time_maps(map_keys: Iterable[str], d_values, D_values, n_values, *, kernel_d
         except ValueError:
             raise ValueError(f"kernel_degree={kernel_degree} exceeds d={min(d_values)} for map {key!r} "
                              f"(the {spec.name} kernel needs 1 <= degree <= d).") from None
+    return map_keys, specs, d_values, D_values, n_values, repeats, warmup
 
-    total = len(d_values) * len(n_values) * len(D_values) * len(map_keys) * (warmup + repeats)
-    if client is not None:
-        from .distributed import run_tasks
 
-        cells = [(key, specs[key], d, D, n, repeats, warmup, random_state)
-                 for d, n in product(d_values, n_values) for D, key in product(D_values, map_keys)]
-        rows = []
-        for i, (cell, cell_rows) in enumerate(zip(cells, run_tasks(client, _time_cell, cells)), start=1):
-            rows += cell_rows
-            if progress is not None:
-                progress(i / len(cells), f"{cell[0]} d={cell[2]} D={cell[3]} n={cell[4]}")
-        return pd.DataFrame(rows, columns=COLUMNS)
-    done = 0
+def _timing_data(random_state: int, d: int, n: int) -> np.ndarray:
+    """The N(0, 1) data of every (d, n): the same wherever a cell runs (locally or on a Dask worker)."""
+    return np.random.default_rng([random_state, d, n]).standard_normal((n, d))
+
+
+def _cell_runs(key: str, spec: KernelSpec, d: int, D: int, n: int, X: np.ndarray, repeats: int, warmup: int,
+               random_state: int) -> Iterator[tuple[int, list[tuple]]]:
+    """The warm-up runs, then the timed ones, of one (map, d, D, n) cell: (repeat, rows) per run, repeat < 0
+    and no rows for a warm-up run. Each run builds a new map seeded ``random_state + repeat``."""
+    for run in range(warmup + repeats):
+        repeat = run - warmup
+        fit_s, transform_s = _time_once(key, spec, D, random_state + max(repeat, 0), X)
+        rows = [(key, d, D, n, repeat, "fit", fit_s), (key, d, D, n, repeat, "transform", transform_s)]
+        yield repeat, rows if repeat >= 0 else []
+
+
+def _time_on_dask(client, cells: list[tuple], progress: Callable[[float, str], None] | None) -> list[tuple]:
+    """The rows of every cell, one Dask task per cell (:func:`_time_cell`), progress after each."""
+    from .distributed import run_tasks
+
     rows = []
-    for d, n in product(d_values, n_values):
-        X = np.random.default_rng([random_state, d, n]).standard_normal((n, d))
-        for D, key in product(D_values, map_keys):
-            for run in range(warmup + repeats):
-                repeat = run - warmup
-                fit_s, transform_s = _time_once(key, specs[key], D, random_state + max(repeat, 0), X)
-                if repeat >= 0:
-                    rows.append((key, d, D, n, repeat, "fit", fit_s))
-                    rows.append((key, d, D, n, repeat, "transform", transform_s))
-                done += 1
-                if progress is not None:
-                    what = "warm-up" if repeat < 0 else f"repeat {repeat + 1}/{repeats}"
-                    progress(done / total, f"{key} d={d} D={D} n={n} {what}")
-    return pd.DataFrame(rows, columns=COLUMNS)
+    for i, (cell, cell_rows) in enumerate(zip(cells, run_tasks(client, _time_cell, cells)), start=1):
+        rows += cell_rows
+        if progress is not None:
+            progress(i / len(cells), f"{cell[0]} d={cell[2]} D={cell[3]} n={cell[4]}")
+    return rows
 
 
 def _time_cell(key: str, spec: KernelSpec, d: int, D: int, n: int, repeats: int, warmup: int,
                random_state: int) -> list[tuple]:
     """Warm-up and timed runs of one (map, d, D, n) cell, on the same data as a local run."""
-    X = np.random.default_rng([random_state, d, n]).standard_normal((n, d))
-    rows = []
-    for run in range(warmup + repeats):
-        repeat = run - warmup
-        fit_s, transform_s = _time_once(key, spec, D, random_state + max(repeat, 0), X)
-        if repeat >= 0:
-            rows += [(key, d, D, n, repeat, "fit", fit_s), (key, d, D, n, repeat, "transform", transform_s)]
-    return rows
+    X = _timing_data(random_state, d, n)
+    return [row for _, rows in _cell_runs(key, spec, d, D, n, X, repeats, warmup, random_state) for row in rows]
 
 
 def _time_once(key: str, spec: KernelSpec, D: int, seed: int, X: np.ndarray) -> tuple[float, float]:

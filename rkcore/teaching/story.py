@@ -9,15 +9,19 @@ interaction data (binary labels that need degree-2 terms) at a size chosen on th
 """
 from __future__ import annotations
 
+import time
 from dataclasses import dataclass
 
 import numpy as np
 import pandas as pd
+from threadpoolctl import threadpool_limits
 
 from ..maps.distributions import DISTRIBUTIONS
 from ..studies.gram import gram_errors, gram_pair
 from ..registry import KernelSpec
 from ..spec import load_view_data
+from ..studies.accuracy import DEFAULT_SPLIT, accuracy_study, speedups
+from ..studies.costs import classifier_cost
 
 STORY_DATASET = "digits"
 STORY_NORMALIZATION = "l2"
@@ -222,8 +226,6 @@ def measured_when(measured_at: float | None, now: float | None = None) -> str:
     str
         The phrase, e.g. "measured just now".
     """
-    import time
-
     if measured_at is None:
         return "measured on this server"
     now = time.time() if now is None else now
@@ -403,18 +405,32 @@ def duel(n: int):
     tuple
         (summary DataFrame, n_train int, measured_at float seconds since the epoch).
     """
-    import time
-
-    from threadpoolctl import threadpool_limits
-
-    from ..studies.accuracy import accuracy_study, speedups
-
     data = load_view_data("interactions", "l1", int(n))
     D = 16 * data.X.shape[1]
     with threadpool_limits(limits=1, user_api="blas"):
         df = accuracy_study((data.X, data.y), ["kernel_svm", "rk"], [D], 1, kernel=STORY_KERNEL,
                             C_grid=(1.0, 10.0, 100.0), random_state=0)
     return speedups(df), int(df["n_train"].iloc[0]), time.time()
+
+
+def duel_cost(n: int):
+    """What :func:`duel` asks of the server (its classifier study's cost model), so the duel waits for a
+    server slot like every other heavy run.
+
+    Parameters
+    ----------
+    n : int
+        Number of points of the duel, as for :func:`duel`.
+
+    Returns
+    -------
+    RunCost
+        Estimated seconds and peak bytes.
+    """
+    data = load_view_data("interactions", "l1", int(n))
+    n_rows, d = data.X.shape
+    n_train, n_test = (int(round(share * n_rows)) for share in (DEFAULT_SPLIT[0], DEFAULT_SPLIT[2]))
+    return classifier_cost(["kernel_svm", "rk"], n_train, n_test, d, [16 * d], STORY_KERNEL, 1, 3)
 
 
 def duel_step(summary: pd.DataFrame, n_train: int, measured_at: float | None, now: float | None = None) -> StoryStep:
@@ -436,8 +452,6 @@ def duel_step(summary: pd.DataFrame, n_train: int, measured_at: float | None, no
     StoryStep
         Step 5.
     """
-    import time
-
     clock = time.strftime("%H:%M:%S", time.localtime(measured_at)) if measured_at else "an earlier run"
     return StoryStep(5, f"5 · {STEP_TITLES[5]}", classifier_sentence(summary, n_train, measured_at, now), "duel",
                      (summary,), caption=f"Measured at {clock} on this server (one BLAS thread, one trial; "

@@ -26,6 +26,8 @@ That property needs the log bounds of D and D - 1 to differ in float64, which fa
 about D = 1e10 (they differ by ~|log delta| / D, below their rounding): there D is
 instead ceil(D*) with D* evaluated in 60-digit decimal arithmetic, the smallest integer
 with bound(D) <= delta in exact arithmetic.
+
+The bounds against a measured error study are :mod:`rkcore.theory.measured_tails`.
 """
 from __future__ import annotations
 
@@ -123,13 +125,25 @@ def _clip(log_value: np.ndarray, clip: bool):
     return _scalar_or_array(value)
 
 
-# ------------------------------------------------------------------------- lemma 1
-def _log_lemma1(D, eps, R):
-    # D eps^2 / (2 e^{4R}) as exp of its log: e^{4R} alone overflows for R > 177.
+# ------------------------------------------------------------------------- lemmas 1 and 3
+def _log_pointwise(D, eps, log_scale):
+    """log of 2 exp(-D eps^2 / (2 s)), the form of Lemmas 1 (s = e^{4R}) and 3 (s = R^{4m}), with log s given."""
+    # D eps^2 / (2 s) as exp of its log: e^{4R} alone overflows for R > 177, R^{4m} for large m (R > 1)
     with np.errstate(over="ignore"):
-        return _LOG2 - np.exp(np.log(D) + 2.0 * np.log(eps) - _LOG2 - 4.0 * R)
+        return _LOG2 - np.exp(np.log(D) + 2.0 * np.log(eps) - _LOG2 - log_scale)
 
 
+def _log_lemma1(D, eps, R):
+    with np.errstate(over="ignore"):  # 4R itself overflows past R = 4.5e307 (then the bound is 0, its log -inf)
+        return _log_pointwise(D, eps, 4.0 * R)
+
+
+def _log_lemma3(D, eps, R, m):
+    with np.errstate(over="ignore"):  # so may 4m log R, for huge m
+        return _log_pointwise(D, eps, 4.0 * m * np.log(R))
+
+
+# ------------------------------------------------------------------------- lemma 1
 def log_lemma1(n_components, eps, R):
     r"""Natural log of the Lemma 1 bound (eq. 8): :math:`\log 2 - D\varepsilon^2 / (2e^{4R})`.
 
@@ -249,12 +263,6 @@ def lemma2(n_components, eps, R, d, *, clip: bool = True):
 
 
 # ------------------------------------------------------------------------- lemma 3
-def _log_lemma3(D, eps, R, m):
-    # R^{4m} as exp(4m log R): overflows (R > 1) or underflows (R < 1) directly for large m.
-    with np.errstate(over="ignore"):
-        return _LOG2 - np.exp(np.log(D) + 2.0 * np.log(eps) - _LOG2 - 4.0 * m * np.log(R))
-
-
 def log_lemma3(n_components, eps, R, degree):
     r"""Natural log of the Lemma 3 bound (eq. 10): :math:`\log 2 - D\varepsilon^2/(2R^{4m})`.
 
@@ -348,6 +356,23 @@ def _smallest_D(log_D_star: np.ndarray, log_bound, log_delta: np.ndarray, exact_
     return D
 
 
+def _min_components_pointwise(eps, delta, log_scale, log_bound, decimal_scale, scale_params):
+    """Smallest integer D with Lemma 1's or 3's bound <= delta: D = ceil(2 s log(2/delta) / eps^2).
+
+    ``log_scale`` is log s (4R, or 4m log R), ``log_bound(D)`` the lemma's log bound at the broadcast
+    parameters, and ``decimal_scale(*scale_params)`` s in decimal arithmetic (for D beyond
+    _EXACT_INTEGER_LIMIT).
+    """
+    log_delta = np.log(delta)
+    log_D = _LOG2 + log_scale + np.log(np.log(2.0 / delta)) - 2.0 * np.log(eps)
+
+    def exact():
+        return _decimal_ceil(lambda e, dl, *p: 2 * decimal_scale(*p) * (2 / dl).ln() / (e * e), eps, delta,
+                             *scale_params)
+
+    return _smallest_D(log_D, log_bound, log_delta, exact)
+
+
 def min_components_lemma1(eps, delta, R):
     r"""Smallest integer D with Lemma 1's bound <= delta:
     :math:`D = \lceil 2 e^{4R} \log(2/\delta) / \varepsilon^2 \rceil`.
@@ -371,10 +396,8 @@ def min_components_lemma1(eps, delta, R):
     """
     eps, delta, R = _check_eps(eps), _check_delta(delta), _check_R(R)
     eps, delta, R = np.broadcast_arrays(eps, delta, R)
-    log_delta = np.log(delta)
-    log_D = _LOG2 + 4.0 * R + np.log(np.log(2.0 / delta)) - 2.0 * np.log(eps)
-    exact = lambda: _decimal_ceil(lambda e, dl, r: 2 * (4 * r).exp() * (2 / dl).ln() / (e * e), eps, delta, R)  # noqa: E731
-    return _smallest_D(log_D, lambda D: _log_lemma1(D, eps, R), log_delta, exact)
+    return _min_components_pointwise(eps, delta, 4.0 * R, lambda D: _log_lemma1(D, eps, R), lambda r: (4 * r).exp(),
+                                     (R,))
 
 
 def min_components_lemma2(eps, delta, R, d):
@@ -437,10 +460,8 @@ def min_components_lemma3(eps, delta, R, degree):
     """
     eps, delta, R, m = _check_eps(eps), _check_delta(delta), _check_R(R), _check_degree(degree)
     eps, delta, R, m = np.broadcast_arrays(eps, delta, R, m)
-    log_delta = np.log(delta)
-    log_D = _LOG2 + 4.0 * m * np.log(R) + np.log(np.log(2.0 / delta)) - 2.0 * np.log(eps)
-    exact = lambda: _decimal_ceil(lambda e, dl, r, mm: 2 * r ** (4 * mm) * (2 / dl).ln() / (e * e), eps, delta, R, m)  # noqa: E731
-    return _smallest_D(log_D, lambda D: _log_lemma3(D, eps, R, m), log_delta, exact)
+    return _min_components_pointwise(eps, delta, 4.0 * m * np.log(R), lambda D: _log_lemma3(D, eps, R, m),
+                                     lambda r, mm: r ** (4 * mm), (R, m))
 
 
 # ------------------------------------------------------------------------- data
@@ -508,114 +529,3 @@ def bounds_table(n_components, eps, R, d=None, degree=None) -> pd.DataFrame:
         for name, lv in logs.items()
     ]
     return pd.concat(frames, ignore_index=True)
-
-
-# ============================================================================ bounds against a measurement
-#: What each measured estimate of :func:`measured_tails` is: "pair" (the tail of one pair, averaged
-#: over the pairs) or "sup" (the fraction of trials whose worst pair reaches eps).
-MEASURED_QUANTITIES = {
-    "pair": "P(|E| ≥ ε), mean over pairs",
-    "sup": "P(max over pairs |E| ≥ ε)",
-}
-#: Which measured quantity each lemma bounds.
-LEMMA_MEASURE = {"lemma1": "pair", "lemma2": "sup", "lemma3": "pair"}
-
-
-def measured_tails(study: pd.DataFrame) -> pd.DataFrame:
-    """Tail probabilities per (D, eps) from an error study of one method.
-
-    ``study`` is :func:`rkcore.studies.errors.error_study` output (``tail_prob`` rows for the
-    eps grid, ``max_abs_error`` rows per trial). Returns one row per (D, eps, kind) with
-    columns D, eps, kind ("pair" or "sup"), prob, floor (the smallest non-zero value the
-    measurement can show: 1 / (pairs x trials) for "pair", 1 / trials for "sup"),
-    n_trials, n_pairs.
-
-    Parameters
-    ----------
-    study : pandas.DataFrame
-        The error study of one method.
-
-    Returns
-    -------
-    pandas.DataFrame
-        One row per (D, eps, kind), the columns described above.
-    """
-    need = {"D", "trial", "metric", "eps", "value", "n_pairs"}
-    missing = need - set(study.columns)
-    if missing:
-        raise ValueError(f"measured_tails needs error_study output; missing columns: {sorted(missing)}.")
-    if "method" in study.columns and study["method"].nunique() > 1:
-        raise ValueError(f"measured_tails takes the study of one method; got {sorted(study['method'].unique())}.")
-    tails = study[study["metric"] == "tail_prob"]
-    if tails.empty:
-        raise ValueError("The error study has no tail_prob rows: run it with a grid of eps values.")
-    pair = (tails.groupby(["D", "eps"])
-            .agg(prob=("value", "mean"), n_trials=("trial", "nunique"), n_pairs=("n_pairs", "first"))
-            .reset_index())
-    pair["kind"] = "pair"
-    pair["floor"] = 1.0 / (pair["n_pairs"] * pair["n_trials"])
-
-    maxima = study[study["metric"] == "max_abs_error"][["D", "trial", "value"]]
-    eps_grid = np.sort(tails["eps"].unique())
-    rows = []
-    for D, g in maxima.groupby("D"):
-        m = g["value"].to_numpy()
-        # fraction of trials whose worst pair reaches each eps (vectorized over the grid)
-        prob = (m[None, :] >= eps_grid[:, None]).mean(axis=1)
-        rows.append(pd.DataFrame({"D": D, "eps": eps_grid, "prob": prob, "n_trials": m.size,
-                                  "n_pairs": int(pair.loc[pair["D"] == D, "n_pairs"].iloc[0])}))
-    sup = pd.concat(rows, ignore_index=True)
-    sup["kind"] = "sup"
-    sup["floor"] = 1.0 / sup["n_trials"]
-    out = pd.concat([pair, sup], ignore_index=True)
-    return out[["D", "eps", "kind", "prob", "floor", "n_trials", "n_pairs"]].astype(
-        {"D": np.int64, "n_trials": np.int64, "n_pairs": np.int64})
-
-
-def required_components(eps: float, delta: float, R: float, d: int, degree: int | None,
-                        measured: pd.DataFrame) -> pd.DataFrame:
-    """The D each lemma asks for P(error >= eps) <= delta, beside the smallest measured D that achieved it.
-
-    ``measured`` is :func:`measured_tails` output restricted to this eps (or containing it).
-    Lemma 3 is included when ``degree`` is given (ANOVA). Columns: lemma, bounds (what it
-    bounds), D_bound (from ``min_components_lemma*``), D_measured (smallest D of the study
-    with measured probability <= delta; NaN if none), at_smallest (True when already the
-    smallest D tried was enough, so D_measured is an upper estimate of what is needed), ratio
-    D_bound / D_measured.
-
-    Parameters
-    ----------
-    eps : float
-        The error threshold.
-    delta : float
-        The failure probability to reach.
-    R : float
-        L1 radius of the data.
-    d : int
-        Number of features.
-    degree : int or None
-        The ANOVA order (None leaves Lemma 3 out).
-    measured : pandas.DataFrame
-        :func:`measured_tails` output.
-
-    Returns
-    -------
-    pandas.DataFrame
-        One row per lemma, the columns described above.
-    """
-    sub = measured[np.isclose(measured["eps"], eps, rtol=1e-9, atol=0.0)]
-    lemmas = [("lemma1", float(min_components_lemma1(eps, delta, R))),
-              ("lemma2", float(min_components_lemma2(eps, delta, R, d)))]
-    if degree is not None:
-        lemmas.append(("lemma3", float(min_components_lemma3(eps, delta, R, degree))))
-    rows = []
-    for lemma, D_bound in lemmas:
-        kind = LEMMA_MEASURE[lemma]
-        g = sub[sub["kind"] == kind].sort_values("D")
-        ok = g[g["prob"] <= delta]
-        D_measured = float(ok["D"].iloc[0]) if len(ok) else np.nan
-        at_smallest = bool(len(ok) and len(g) and ok["D"].iloc[0] == g["D"].iloc[0])
-        rows.append({"lemma": lemma, "bounds": MEASURED_QUANTITIES[kind],
-                     "D_bound": D_bound, "D_measured": D_measured, "at_smallest": at_smallest,
-                     "ratio": D_bound / D_measured if np.isfinite(D_measured) else np.nan})
-    return pd.DataFrame(rows)

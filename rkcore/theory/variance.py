@@ -321,12 +321,21 @@ def rk_variance(X, Y, n_components, *, kernel="anova", degree=2, distribution="r
     _check_iid(distribution, D)
     X, Y = _paired(X, Y)
     family = _family(kernel, degree, X.shape[1])
-    mu4 = _fourth_moment(distribution)
+    return _per_feature_variance(X, Y, family, _fourth_moment(distribution))[0] / D
+
+
+def _per_feature_variance(X, Y, family: ItemsetFamily, mu4: float, *, with_value: bool = False):
+    """(D x the variance of the estimate, K(x_i, y_i) or None) for the paired rows of validated X, Y.
+
+    The one place where the variance of one feature is formed: for the dot kernel without the cancellation of
+    E f^2 - K^2 (on balanced rows), otherwise E f^2 - K^2 clipped at 0 (rounding can leave a tiny negative
+    difference; a variance is >= 0). The kernel values are computed only when asked for.
+    """
     if family.kind == "dot":
-        return _dot_gram_variance(*_balanced(X, Y), mu4, paired=True) / D
+        value = _moments(X, Y, family, mu4)[1] if with_value else None
+        return _dot_gram_variance(*_balanced(X, Y), mu4, paired=True), value
     second, value = _moments(X, Y, family, mu4)
-    # E f^2 >= K^2 exactly; rounding can leave a tiny negative difference: a variance is >= 0
-    return np.maximum(second - value**2, 0.0) / D
+    return np.maximum(second - value**2, 0.0), value
 
 
 def _dot_gram_variance(X, Y, mu4: float, paired: bool) -> np.ndarray:
@@ -395,8 +404,7 @@ def rk_variance_gram(X, n_components, *, Y=None, kernel="anova", degree=2, distr
     # Chunks of pairs, so the gathered rows X[i], Y[j] never exceed the block budget.
     for chunk in row_blocks(i.size, 16 * X.shape[1], 8 * PAIR_BLOCK_BYTES):
         ic, jc = i[chunk], j[chunk]
-        second, value = _moments(X[ic], Y[jc], family, mu4)
-        out[ic, jc] = np.maximum(second - value**2, 0.0) / D  # >= 0 up to rounding
+        out[ic, jc] = _per_feature_variance(X[ic], Y[jc], family, mu4)[0] / D
     if symmetric:
         out[j, i] = out[i, j]
     return out
@@ -406,7 +414,7 @@ def variance_table(X, Y, n_components, kernel="anova", degree=2, distributions=N
     """Tidy table of the exact variance: one row per (pair, distribution, n_components).
 
     Columns: pair (row index i of the pair (X[i], Y[i])), distribution (key), n_components,
-    kernel_value K_S(x_i, y_i), variance, std (its square root). ``n_components`` may be an
+    kernel_value K_S(x_i, y_i), variance (as :func:`rk_variance`), std (its square root). ``n_components`` may be an
     int or a sequence of ints; ``distributions`` a list of keys (default: the i.i.d. ones of
     :data:`rkcore.maps.distributions.DISTRIBUTIONS`).
 
@@ -441,9 +449,7 @@ def variance_table(X, Y, n_components, kernel="anova", degree=2, distributions=N
     for key in keys:
         get_distribution(key)  # a clear error for unknown keys
         _check_iid(key, max(Ds))
-        second, value = _moments(X, Y, family, _fourth_moment(key))
-        per_feature = _dot_gram_variance(X, Y, _fourth_moment(key), paired=True) if family.kind == "dot" \
-            else second - value**2
+        per_feature, value = _per_feature_variance(X, Y, family, _fourth_moment(key), with_value=True)
         for D in Ds:
             var = per_feature / D
             frames.append(pd.DataFrame({"pair": np.arange(n), "distribution": key, "n_components": D,

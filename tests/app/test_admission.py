@@ -131,8 +131,8 @@ def test_a_load_spike_never_takes_the_charts_away(monkeypatch, clear_streamlit_c
     """The speed probe reads 16x (a spike): the estimate, and so the decision to run, stay those of the
     cost models; the same settings give the same estimate on every rerun."""
     monkeypatch.delenv(costs.SPEED_FACTOR_ENV)
-    monkeypatch.setattr(costs, "probe_seconds", lambda rounds=20: 100 * costs.PROBE_REFERENCE_SECONDS)
-    costs._speed_cache.clear()
+    monkeypatch.setattr(costs.speed, "probe_seconds", lambda rounds=20: 100 * costs.PROBE_REFERENCE_SECONDS)
+    costs.speed._speed_cache.clear()
     assert costs.speed_factor() == costs.MAX_SPEED_FACTOR
     at = _app(seed=5)
     at.query_params["dv_trials"] = "10"
@@ -161,3 +161,51 @@ def test_a_page_run_queues_once_for_all_its_heavy_functions(one_slot, monkeypatc
     at = _app(seed=6).run()
     assert not at.exception and plotly_figures(at) and not error_texts(at)
     assert len(arrivals) >= 3 and len(set(arrivals)) == 1, arrivals
+
+
+def _requests_while(monkeypatch, admission: Admission) -> list[float]:
+    """The seconds every admission request of a page run asks for (each one a heavy run in a slot)."""
+    asked, real_request = [], admission.request
+
+    def request(bytes_, seconds=0.0, arrival=None):
+        asked.append(seconds)
+        return real_request(bytes_, seconds, arrival)
+
+    monkeypatch.setattr(admission, "request", request)
+    return asked
+
+
+@pytest.mark.parametrize("page, params, heavy", [
+    ("pages/7_Kernel_trick.py", dict(kt_kind="polynomial", kt_dmax="16", kt_n="40"), 1),  # the timings
+    ("pages/8_Random_Fourier_features.py", dict(n="100", rff_strials="5", rff_struct="true", rff_mult="1,4"), 3),  # curve, structured maps, timings
+])
+def test_timings_and_studies_outside_the_run_protocol_pages_wait_for_a_slot(one_slot, monkeypatch, page, params,
+                                                                             heavy):
+    """The Kernel trick's timings and the RFF page's structured maps hold a server slot while they compute
+    (issue 26: every heavy run shares the server's slots, not only the study pages')."""
+    from streamlit.testing.v1 import AppTest
+
+    asked = _requests_while(monkeypatch, one_slot)
+    at = AppTest.from_file(str(REPO / page), default_timeout=APP_TIMEOUT)
+    for key, value in params.items():
+        at.query_params[key] = value
+    at.run()
+    assert not at.exception and not error_texts(at) and plotly_figures(at)
+    assert len(asked) >= heavy, f"{len(asked)} of the page's {heavy} heavy computations asked for a server slot"
+    assert one_slot.state()["running"] == 0 and not one_slot.state()["waiting"]  # every slot given back
+
+
+def test_the_story_duel_waits_for_a_slot_priced_by_its_cost_model(one_slot, monkeypatch):
+    from streamlit.testing.v1 import AppTest
+
+    from rkcore.teaching import story
+
+    real_duel = story.duel
+    monkeypatch.setattr(story, "duel", lambda n: real_duel(300))  # the page's 8,000 points take 10-30 s
+    asked = _requests_while(monkeypatch, one_slot)
+    at = AppTest.from_file(str(REPO / "pages/0_Story.py"), default_timeout=APP_TIMEOUT)
+    at.query_params["story_step"] = "5"
+    at.run()
+    assert not at.exception and not error_texts(at) and plotly_figures(at)
+    assert story.duel_cost(8000).seconds in asked, asked  # the duel's own estimate, not a default
+    assert one_slot.state()["running"] == 0

@@ -118,9 +118,9 @@ def test_speed_factor_is_pinned_clamped_and_cached(monkeypatch):
         assert costs.speed_factor() == factor == costs.estimate_factor()
 
     probes, now = [], [1000.0]
-    monkeypatch.setattr(costs, "probe_seconds", lambda: probes.append(now[0]) or probes_seconds[0])
-    monkeypatch.setattr(costs, "_clock", lambda: now[0])
-    monkeypatch.setattr(costs, "_speed_cache", {})
+    monkeypatch.setattr(costs.speed, "probe_seconds", lambda: probes.append(now[0]) or probes_seconds[0])
+    monkeypatch.setattr(costs.speed, "_clock", lambda: now[0])
+    monkeypatch.setattr(costs.speed, "_speed_cache", {})
     probes_seconds = [2.5 * costs.PROBE_REFERENCE_SECONDS]
     for junk in ("nan", "-2", "fast", "inf"):  # not a positive number: ignored, the probe decides
         monkeypatch.setenv(costs.SPEED_FACTOR_ENV, junk)

@@ -127,7 +127,7 @@ def test_load_builtin_huge_n_samples(key):
 
 
 def test_polynomial_features_on_5000_columns():
-    from rkcore.teaching.foundations import polynomial_feature_names, polynomial_features
+    from rkcore.teaching.kernel_trick import polynomial_feature_names, polynomial_features
 
     out, peak = peak_while(lambda: polynomial_features(np.ones((10, 5000)), 2))
     assert isinstance(out, ValueError), out
@@ -140,7 +140,7 @@ def test_polynomial_features_on_5000_columns():
 
 
 def test_kernel_trick_timing_huge_n():
-    from rkcore.teaching.foundations import kernel_trick_timing
+    from rkcore.teaching.kernel_trick import kernel_trick_timing
 
     out, peak = peak_while(lambda: kernel_trick_timing(n=10**6, d_list=(2,), repeats=1))
     assert isinstance(out, ValueError), out
@@ -149,7 +149,9 @@ def test_kernel_trick_timing_huge_n():
 
 
 def test_rff_and_projection_sizes_are_checked():
-    from rkcore.teaching.foundations import interaction_features, projection_distortion, rff_error_curve, rff_features
+    from rkcore.teaching.fourier_features import rff_error_curve, rff_features
+    from rkcore.teaching.kernel_trick import interaction_features
+    from rkcore.teaching.random_projections import projection_distortion
 
     X = np.ones((4, 3))
     with pytest.raises(ValueError, match="rff_features would need"):

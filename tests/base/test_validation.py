@@ -1,12 +1,14 @@
 """rkcore.base.validation: one rule for integer arguments, and byte sizes read the way they are printed."""
 from __future__ import annotations
 
+import re
+
 import numpy as np
 import pytest
 from hypothesis import given, strategies as st
 
 from rkcore.base.limits import format_bytes, memory_budget
-from rkcore.base.validation import check_int, check_int_list, parse_byte_size
+from rkcore.base.validation import check_int, check_int_list, entry_of, parse_byte_size
 
 
 @pytest.mark.parametrize("text,expected", [
@@ -50,3 +52,13 @@ def test_check_int_rejects_bools_and_floats_and_names_the_argument():
     assert check_int_list(3, "D") == [3] and check_int_list((1, np.int32(2)), "D") == [1, 2]
     with pytest.raises(ValueError, match="D is empty"):
         check_int_list([], "D")
+
+
+def test_entry_of_returns_the_entry_and_refuses_any_other_key_by_name():
+    table = {"gaussian": 1, "sparse": 2}
+    assert entry_of(table, "sparse", "projection kind") == 2
+    # an unknown key, and an unhashable one (a TypeError inside the lookup), read the same to the user
+    for key in ("nope", ["gaussian"], None):
+        with pytest.raises(ValueError, match=rf"^Unknown projection kind {re.escape(repr(key))}; "
+                                             r"allowed: 'gaussian', 'sparse'\.$"):
+            entry_of(table, key, "projection kind")

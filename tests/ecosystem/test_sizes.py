@@ -19,13 +19,6 @@ MAX_FUNCTION_LINES = 80
 OVERSIZED = {
     "rkcore/kernels/anova_blocks.py": "anova_tier1_constants 88, AnovaBlock.checked 136",
     "rkcore/kernels/anova_gram.py": "anova_gram 145",
-    "rkcore/registry.py": "module 889 (the new maps' entries, and numpydoc sections for 17-field entries)",
-    "rkcore/spec.py": "reproduce_code 92",
-    "rkcore/studies/costs.py": "module 614",
-    "rkcore/studies/errors.py": "error_study 109",
-    "rkcore/studies/timing.py": "time_maps 88",
-    "rkcore/teaching/foundations.py": "module 805",
-    "rkcore/theory/bounds.py": "module 621",
 }
 
 FILES = sorted(str(p.relative_to(REPO)) for root in ("rkcore", "rkapp") for p in (REPO / root).rglob("*.py"))

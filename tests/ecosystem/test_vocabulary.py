@@ -8,7 +8,7 @@ from rkcore.figures.foundations import METRIC_LABELS
 from rkcore.metrics import CURVE_METRICS, GRAM_METRICS, METRICS
 from rkcore.studies import errors
 from rkcore.studies.gram import gram_error_stats, gram_errors
-from rkcore.teaching.foundations import kernel_errors
+from rkcore.teaching.fourier_features import kernel_errors
 
 
 def test_every_reported_metric_is_in_the_table():

@@ -19,7 +19,7 @@ from rkcore.figures import accuracy as fa
 from rkcore.figures import bounds as fb
 from rkcore.figures import timing as ft
 from rkcore.figures import variance as fv
-from rkcore.theory import bounds as eb
+from rkcore.theory import measured_tails as mt
 from rkcore.studies import table1 as t1
 from rkcore.studies import timing as et
 from rkcore.studies import variance_study as vs
@@ -49,7 +49,7 @@ def fake_study(D_list=(16, 64), eps=(0.01, 0.1), n_pairs=100, seed=0) -> pd.Data
 
 def test_measured_tails_against_definitions():
     study = fake_study()
-    m = eb.measured_tails(study)
+    m = mt.measured_tails(study)
     for (D, e), g in study[study.metric == "tail_prob"].groupby(["D", "eps"]):
         row = m[(m.D == D) & (m.eps == e) & (m.kind == "pair")].iloc[0]
         assert row.prob == pytest.approx(g.value.mean())
@@ -59,9 +59,9 @@ def test_measured_tails_against_definitions():
         assert sup.prob == pytest.approx(np.mean(maxima >= e))
         assert sup.floor == pytest.approx(1 / 4)
     with pytest.raises(ValueError, match="tail_prob"):
-        eb.measured_tails(study[study.metric != "tail_prob"])
+        mt.measured_tails(study[study.metric != "tail_prob"])
     with pytest.raises(ValueError, match="missing columns"):
-        eb.measured_tails(study.drop(columns="n_pairs"))
+        mt.measured_tails(study.drop(columns="n_pairs"))
 
 
 def test_measured_tails_on_a_real_study_sup_dominates_pairs():
@@ -69,31 +69,31 @@ def test_measured_tails_on_a_real_study_sup_dominates_pairs():
     X = np.abs(np.random.RandomState(1).rand(15, 5))
     X /= X.sum(axis=1, keepdims=True)
     study = error_study(X, KernelSpec("anova", 2), [("rk", "rademacher")], [8, 32], 6, eps=(1e-4, 1e-3, 1e-2))
-    m = eb.measured_tails(study).pivot_table(index=["D", "eps"], columns="kind", values="prob")
+    m = mt.measured_tails(study).pivot_table(index=["D", "eps"], columns="kind", values="prob")
     assert (m["sup"] >= m["pair"] - 1e-15).all()
     assert set(m.index.get_level_values("D")) == {8, 32}
 
 
 def test_required_components_matches_the_inverses():
     study = fake_study(D_list=(16, 64, 256))
-    m = eb.measured_tails(study)
-    out = eb.required_components(0.1, 0.05, 1.0, 10, 2, m).set_index("lemma")
+    m = mt.measured_tails(study)
+    out = mt.required_components(0.1, 0.05, 1.0, 10, 2, m).set_index("lemma")
     assert out.loc["lemma1", "D_bound"] == min_components_lemma1(0.1, 0.05, 1.0)
     assert out.loc["lemma2", "D_bound"] == min_components_lemma2(0.1, 0.05, 1.0, 10)
     assert out.loc["lemma3", "D_bound"] == min_components_lemma3(0.1, 0.05, 1.0, 2)
-    for lemma, kind in eb.LEMMA_MEASURE.items():
+    for lemma, kind in mt.LEMMA_MEASURE.items():
         g = m[(m.kind == kind) & np.isclose(m.eps, 0.1)].sort_values("D")
         ok = g[g.prob <= 0.05]
         expected = ok.D.iloc[0] if len(ok) else np.nan
         np.testing.assert_equal(out.loc[lemma, "D_measured"], expected)
         if len(ok):
             assert out.loc[lemma, "ratio"] == pytest.approx(out.loc[lemma, "D_bound"] / expected)
-    assert "lemma3" not in set(eb.required_components(0.1, 0.05, 1.0, 10, None, m).lemma)
+    assert "lemma3" not in set(mt.required_components(0.1, 0.05, 1.0, 10, None, m).lemma)
 
 
 def test_bounds_figures_log_axes_traces_and_floors():
     study = fake_study(D_list=(16, 64), eps=(0.001, 0.01, 0.1, 0.5))
-    m = eb.measured_tails(study)
+    m = mt.measured_tails(study)
     b = bounds_table(16, np.logspace(-3, 0, 30), 1.0, d=10, degree=2)
     fig = fb.bounds_vs_eps_figure(m, b, D=16, R=1.0)
     assert fig.layout.xaxis.type == "log" and fig.layout.yaxis.type == "log"

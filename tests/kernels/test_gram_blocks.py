@@ -369,6 +369,22 @@ def test_all_subsets_gram_meets_the_contract_on_thousands_of_shared_non_zeros(mo
             assert abs(Fraction(G[i, k]) - exact) <= Fraction(1, 10**12) * exact, (path, i, k)
 
 
+@pytest.mark.parametrize("d", [1, 5, 1564, 1565, 3000])
+def test_grouped_gram_within_contract_names_the_path_the_gram_takes(monkeypatch, d):
+    """The public accessor the run estimates read (rkcore.studies.costs prices the extended path's
+    column-by-column products beyond it) says exactly when the dense grouped-GEMM path hands over to
+    extended precision: dense non-negative rows (no level rows, no sparsity) over d columns."""
+    from rkcore.kernels import all_subsets_gram as F
+
+    extended = []
+    real = F._extended_products
+    monkeypatch.setattr(F, "_extended_products", lambda X, Y, out: extended.append(X.shape) or real(X, Y, out))
+    X = np.random.default_rng(d).uniform(0.1, 1.0, (3, d)) / d
+    F.all_subsets_gram(X, X, np.empty((3, 3)))
+    assert bool(extended) == (not F.grouped_gram_within_contract(d)), (d, extended)
+    assert F.grouped_gram_within_contract(d, np.float32)
+
+
 @PROPERTY
 @given(all_subsets_cases())
 def test_extended_all_subsets_products_meet_the_contract(monkeypatch, case):

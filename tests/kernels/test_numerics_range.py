@@ -330,19 +330,24 @@ def test_fm_forward_over_the_float_range(case):
 
 
 # ---------------------------------------------------------------------------- item 9: float32
+F32_MAX = float(np.finfo(np.float32).max)
+
+
 def _float32_entry():
-    # mant * 2^128 can round up to inf in float32: not a finite input, so it is not drawn
-    return st.one_of(st.just(0.0), st.just(1.0), st.just(-1.0),
+    # mant * 2^128 can round up to inf in float32: not a finite input, so it is not drawn; the largest
+    # finite float32 itself is drawn on purpose (its features overflow while exact ones may be 0)
+    return st.one_of(st.just(0.0), st.just(1.0), st.just(-1.0), st.sampled_from([F32_MAX, -F32_MAX]),
                      st.builds(lambda s, mant, k: float(np.float32(s * np.ldexp(mant, k))), st.sampled_from([-1.0, 1.0]),
                                st.floats(0.5, 1.0, exclude_max=True), st.integers(-149, 128)).filter(math.isfinite))
 
 
 def check_float32(label, value, exact, scale, gamma):
-    """The float32 contract (rkcore.kernels.numerics): within gamma S + 2^-24 |exact| + 2^-149,
-    +-inf of the exact sign where the exact value exceeds float32."""
-    top = Fraction(float(np.finfo(np.float32).max))
-    if abs(exact) > top:
-        assert np.isinf(value) and (value > 0) == (exact > 0), (label, value)
+    """The float32 contract (rkcore.kernels.numerics): within gamma S + 2^-24 |exact| + 2^-149; +-inf only
+    where the exact value exceeds float32 (with its sign), and past float32 by more than the tolerance,
+    +-inf (within it, the saturated +-3.4e38 is the nearest float32 and passes the bound)."""
+    top = Fraction(F32_MAX)
+    if np.isinf(value):
+        assert abs(exact) > top and (value > 0) == (exact > 0), (label, value, float(exact))
         return
     assert np.isfinite(value), (label, value, float(exact))
     bound = Fraction(gamma) * scale + Fraction(2) ** -24 * abs(exact) + Fraction(2) ** -149
@@ -388,6 +393,31 @@ def test_float32_contract_of_scrk(case):
         for s in range(4):
             exact, scale = family_value(X[i], omega[s], ItemsetFamily.anova(X.shape[1], m))
             check_float32(f"float32 SCRK m={m}", Z[i, s], exact / 2, scale / 2, 1e-12)
+
+
+@pytest.mark.parametrize("make, X", [
+    (lambda X: RandomKernel(4, degree=3, distribution="rademacher", random_state=20).fit(X),
+     [[0.0, F32_MAX, -F32_MAX, F32_MAX, -F32_MAX]]),
+    (lambda X: SignedCirculantRandomKernel(4, degree=3, random_state=0).fit(X),
+     [[0.0, 0.0, 0.0, 0.0, 0.0, 0.0], [0.0, F32_MAX, -2.0, -2.0, 0.0, F32_MAX]]),
+])
+def test_float32_features_of_float32_max_are_inf_only_where_the_exact_value_is(make, X):
+    """Rows holding the largest float32: features whose exact value is 0 came back -inf (the float64
+    value, within the contract's tolerance of 1e-12 S ~ 1e100, rounded past 3.4e38); now +-inf only where
+    the exact feature is beyond float32, else within the float32 contract (issue 27)."""
+    X = np.array(X, dtype=np.float32)
+    rk = make(X)
+    with np.errstate(all="ignore"):
+        Z = rk.transform(X)
+    W = rk.random_weights_ if isinstance(rk, RandomKernel) else rk.projection_matrix()
+    family = rk.family_ if isinstance(rk, RandomKernel) else ItemsetFamily.anova(X.shape[1], rk.degree)
+    exact_zero = 0
+    for i in range(X.shape[0]):
+        for s in range(4):
+            exact, scale = family_value(X[i], W[s], family)
+            exact_zero += exact == 0 and scale > 0
+            check_float32("float32 max", Z[i, s], exact / 2, scale / 2, 1e-12)
+    assert exact_zero  # the case of the issue: huge terms, an exact 0
 
 
 def test_float32_anova2_cancellation_repro():

@@ -134,8 +134,8 @@ def test_complex_and_ragged_input_are_refused_with_clear_messages():
     (lambda: ItemsetFamily.cross_fields([(0.7,), (1.2,)]), "integer feature indices"),
     (lambda: __import__("rkcore.data.datasets", fromlist=["x"]).make_interactions(n_features=2.7), "integer"),
     (lambda: __import__("rkcore.data.datasets", fromlist=["x"]).make_interactions(n_features=True), "integer"),
-    (lambda: __import__("rkcore.studies.accuracy", fromlist=["x"]).split_sizes(100, (float("nan"), 0.1, 0.4)), "split entries"),
-    (lambda: __import__("rkcore.teaching.foundations", fromlist=["x"]).chi2_band(0), "must be >= 1"),
+    (lambda: __import__("rkcore.studies.splits", fromlist=["x"]).split_sizes(100, (float("nan"), 0.1, 0.4)), "split entries"),
+    (lambda: __import__("rkcore.teaching.random_projections", fromlist=["x"]).chi2_band(0), "must be >= 1"),
 ])
 def test_non_integers_and_nan_are_refused(make, match):
     with pytest.raises(ValueError, match=match):

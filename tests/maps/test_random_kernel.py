@@ -194,3 +194,15 @@ def test_weights_drawn_by_a_reseeded_generator_are_those_of_a_new_random_state(d
     thread.start()
     thread.join()
     np.testing.assert_array_equal(seen[0], dist.sample(np.random.RandomState(5), (3, 3)))
+
+
+def test_float32_dot_map_computes_in_float32():
+    """The dot map's one GEMM runs in float32 for float32 input (its contract, and its speed: a float64
+    scale once made NumPy 2 promote the weights, so every float32 block ran a float64 GEMM)."""
+    from rkcore.maps.rk_blocks import _fast_block_mapper
+
+    X = np.random.default_rng(0).standard_normal((5, 8)).astype(np.float32)
+    rk = RandomKernel(16, kernel="dot", random_state=0).fit(X)
+    W32 = rk.random_weights_.astype(np.float32)
+    assert _fast_block_mapper(rk.family_, W32, True).fn(X).dtype == np.float32
+    assert rk.transform(X).dtype == np.float32

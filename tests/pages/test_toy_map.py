@@ -20,6 +20,7 @@ from sklearn.utils import check_random_state
 from tests.conftest import error_texts, plotly_figures, table_values
 from rkcore.studies.accuracy import METHODS, accuracy_study, estimate_seconds, total_seconds
 from rkcore.base.arrays import dense
+from rkcore.base.limits import nbytes
 from rkcore.studies.errors import error_study
 from rkcore.figures.accuracy import accuracy_figure
 from rkcore.figures.timing import predicted_figure, timing_figure
@@ -145,7 +146,7 @@ def test_run_estimates_use_the_toy_maps_own_cost_model(toy_map, monkeypatch):
         3 * (toy - costs.map_transform_seconds(n, d, D, m, "rk")), rel=1e-9)
     # the timing page's peak holds the toy's 7 d D stored and 50 n D scratch floats
     timing = costs.timing_cost([TOY], [d], D, [D], d, n, m, 1)
-    assert timing.bytes >= (costs.nbytes((n, d), (n, D), (7 * d * D + 50 * n * D,)) * costs.OVERHEAD)
+    assert timing.bytes >= (nbytes((n, d), (n, D), (7 * d * D + 50 * n * D,)) * costs.OVERHEAD)
     assert timing.bytes > costs.timing_cost(["rk"], [d], D, [D], d, n, m, 1).bytes
     # the classifier's fit estimate is the toy's fit_seconds (0.5 s a fit, RK's about 0.008 s)
     fit = costs.classifier_fit_seconds([TOY, "rk"], 100, 50, d, [D], m).set_index("method")["seconds"]

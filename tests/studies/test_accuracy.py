@@ -12,10 +12,10 @@ from rkcore.studies.accuracy import (
     METHODS,
     accuracy_study,
     format_table,
-    split_sizes,
     summarize,
     validate_C_kernel_svm,
 )
+from rkcore.studies.splits import split_sizes
 from rkcore.cli import main as cli_main
 from rkcore.data.datasets import load_builtin
 from rkcore.registry import KernelSpec

@@ -236,6 +236,25 @@ def test_variance_table_is_tidy():
     assert len(only) == 5 and set(only.distribution) == {"rademacher"}
 
 
+
+@pytest.mark.parametrize("kernel, degree, X, Y", [
+    # dot: x^2 overflows (1e200^2) unless each pair is balanced by a power of two, as rk_variance does
+    ("dot", 1, np.array([[1e200, 3e199, 0.0], [1.0, 2.0, 3.0]]), np.array([[1e-200, 2e-200, 5e-201], [0.5, 0.1, 0.3]])),
+    # one non-zero feature per row, ANOVA m = 1 under Rademacher weights: f = x^2 y^2 w^4 is constant, the
+    # variance exactly 0, and E f^2 - K^2 rounds either way; a variance below 0 is not a variance
+    ("anova", 1, np.eye(5)[np.arange(300) % 5] * np.exp(np.random.RandomState(1).uniform(-5, 5, (300, 1))),
+     np.eye(5)[np.arange(300) % 5] * np.random.RandomState(2).uniform(0.1, 3, (300, 1))),
+])
+def test_variance_table_is_rk_variance_at_the_edges(kernel, degree, X, Y):
+    """The table's variance is rk_variance's, to the bit, where a second formula would differ (the one place that
+    forms a feature's variance): finite where the unbalanced dot form overflows, never below 0."""
+    table = V.variance_table(X, Y, 3, kernel, degree, ["rademacher", "gaussian"])
+    for key in ("rademacher", "gaussian"):
+        rows = table[table.distribution == key].sort_values("pair")
+        expected = V.rk_variance(X, Y, 3, kernel=kernel, degree=degree, distribution=key)
+        assert np.all(np.isfinite(expected)) and np.all(expected >= 0)
+        np.testing.assert_array_equal(rows.variance.to_numpy(), expected)
+
 @pytest.mark.parametrize("call, match", [
     (lambda X: V.rk_variance(X, X, 10, kernel="rbf"), "kernel must be one of"),
     (lambda X: V.rk_variance(X, X, 10, kernel=ItemsetFamily.custom(4, [(0, 1)])), "supports the families"),

@@ -9,6 +9,8 @@ import numpy as np
 import pandas as pd
 from scipy.special import gammaln
 
+from ...base.validation import entry_of
+
 
 # ============================================================================ activations
 @dataclass(frozen=True)
@@ -167,10 +169,7 @@ def get_activation(key: str) -> Activation:
     Activation
         Its entry.
     """
-    try:
-        return ACTIVATIONS[key]
-    except (KeyError, TypeError):
-        raise ValueError(f"Unknown activation {key!r}; allowed: {', '.join(map(repr, ACTIVATIONS))}.") from None
+    return entry_of(ACTIVATIONS, key, "activation")
 
 
 def activation_curves(keys=None, n_points: int = 201) -> pd.DataFrame:

@@ -10,7 +10,7 @@ import numpy as np
 from sklearn.preprocessing import KBinsDiscretizer, StandardScaler
 
 from ...kernels.exact import check_array
-from ...base.validation import check_int
+from ...base.validation import check_int, entry_of
 from .skeleton import InputNode, InternalNode, Skeleton
 
 
@@ -199,10 +199,7 @@ def get_preset(key: str) -> Preset:
     Preset
         Its entry.
     """
-    try:
-        return PRESETS[key]
-    except (KeyError, TypeError):
-        raise ValueError(f"Unknown skeleton preset {key!r}; allowed: {', '.join(map(repr, PRESETS))}.") from None
+    return entry_of(PRESETS, key, "skeleton preset")
 
 
 def prepare_data(X, categorical_last: int | None = None, standardize: bool = True) -> np.ndarray:

@@ -8,7 +8,7 @@ import pandas as pd
 from sklearn.metrics.pairwise import rbf_kernel
 
 from ...kernels.exact import check_array
-from ...base.validation import check_int
+from ...base.validation import check_int, entry_of
 from .activations import ACTIVATIONS, get_activation
 
 
@@ -81,10 +81,7 @@ def get_base_kernel(key: str) -> BaseKernel:
     BaseKernel
         Its entry.
     """
-    try:
-        return BASE_KERNELS[key]
-    except (KeyError, TypeError):
-        raise ValueError(f"Unknown base kernel {key!r}; allowed: {', '.join(map(repr, BASE_KERNELS))}.") from None
+    return entry_of(BASE_KERNELS, key, "base kernel")
 
 
 def _unit_rows(Xg: np.ndarray) -> np.ndarray:

@@ -4,7 +4,7 @@ from __future__ import annotations
 import pandas as pd
 from sklearn.utils.validation import check_is_fitted
 
-from ..foundations import kernel_errors
+from ..fourier_features import kernel_errors
 from .presets import _check_positive_int
 from .sampling import DEDUP_MODES
 from .skeleton import _format_cols, Skeleton
@@ -17,7 +17,7 @@ def compositional_error_curve(X, skeleton: Skeleton, D_list, trials: int = 5, se
     """Gram approximation error of the compositional random features vs D, per de-dup mode.
 
     Tidy: one row per (dedup, D, trial, metric) with metric in {rel_fro, max_abs_error, mean_abs_error}
-    (:func:`rkcore.teaching.foundations.kernel_errors`) and draws_per_feature (executions of Algorithm 1
+    (:func:`rkcore.teaching.fourier_features.kernel_errors`) and draws_per_feature (executions of Algorithm 1
     per stored feature). The same seeds are used for every mode and D.
 
     Parameters

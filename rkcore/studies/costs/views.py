@@ -1,52 +1,23 @@
-"""Cost models of the engines behind the dashboard's views: seconds and peak bytes of exactly what a
-view computes, before it computes it. Arithmetic (no streamlit, nothing proportional to the inputs
-allocated), so a page can estimate a run, refuse it, or search the largest settings that fit.
-
-The constants are single-thread rates of the 2-core server on a quiet machine (the pages limit BLAS
-to one thread), fitted per model to the CPU time of the runs of ``benchmarks/studies/bench_run_estimates.py``.
-:func:`section` multiplies every estimate by :func:`estimate_factor`: 1 (the calibration machine), or
-``RKCORE_SPEED_FACTOR`` on a slower or faster host. Never by the load now: a momentary spike of a
-probe took students' charts away (issue 26); the server's queue (rkcore.base.limits.Admission) is what
-says how busy it is, and an estimate, hence the run-or-wait decision, is the same on every rerun of
-the same settings. :func:`speed_factor` (a probe of the slowdown now) is kept for the benchmark,
-which compares every model with measured runs (time and peak memory) and writes
-benchmarks/results/run_estimates.md. Memory uses :func:`rkcore.base.limits.nbytes` (float64 arrays), the
-same accounting as the per-view budget.
+"""The cost of each view of the dashboard, before it runs: the Gram, error, variance, RFF, projection,
+compositional and kernel-trick views, and the measurement pages (timing, classifiers, itemsets). Each is a
+:class:`~rkcore.studies.costs.rates.RunCost` of seconds and peak bytes, built from the priced units of
+:mod:`rkcore.studies.costs.rates`.
 """
 from __future__ import annotations
 
-import math
-import os
-import threading
-import time
-from dataclasses import dataclass
+from ...base.limits import nbytes
+from ...kernels.itemsets import MAX_ENUMERATION
+from ...registry import get_map, get_method
+from ..accuracy import estimate_seconds as accuracy_estimate_seconds
+from ..accuracy import total_seconds as accuracy_total_seconds
+from ..timing import estimate_seconds as timing_estimate_seconds
+from .rates import (
+    CALL_SECONDS, ELEMENT_SECONDS, RNG_SECONDS, TIDY_ROW_BYTES, RunCost, elements_seconds, exact_kernel_seconds,
+    gemm_seconds, gram_product_seconds, map_floats, map_transform_seconds, section,
+)
+from .speed import estimate_factor
 
-import numpy as np
-from threadpoolctl import threadpool_limits  # a dependency of scikit-learn
-
-from .accuracy import estimate_seconds as accuracy_estimate_seconds
-from .accuracy import total_seconds as accuracy_total_seconds
-from ..kernels.all_subsets_gram import GRAM_GROUP, GROUP_ROUNDINGS, _products_within_contract
-from ..kernels.itemsets import MAX_ENUMERATION
-from ..base.limits import format_bytes, nbytes
-from ..registry import get_map, get_method
-from .timing import estimate_seconds as timing_estimate_seconds
-
-# Calibrated by benchmarks/studies/bench_run_estimates.py on the 2-core machine at speed factor 1 (quiet): each
-# model's constants against its runs' CPU seconds (which equal wall seconds on a quiet machine), 20:30 UTC
-# 2026-11-23; the earlier constants were fitted to wall times at load 3-13 and were 2-9x high when quiet.
-#: flop/s of a large float64 GEMM on one thread.
-GEMM_FLOPS = 37e9
-#: seconds per element of one numpy element-wise pass over a large array (read + write + temporaries).
-ELEMENT_SECONDS = 1.7e-9
-#: seconds per random number drawn by numpy's Generator (normal / uniform / Rademacher).
-RNG_SECONDS = 1.2e-8
-#: seconds of fixed overhead of one engine call (validation, estimator construction, a small DataFrame).
-CALL_SECONDS = 1e-3
-#: bytes of one row of a tidy result frame (a few float / int / object columns and the index).
-TIDY_ROW_BYTES = 80
-#: seconds per row of a tidy result frame built from Python dicts.
-TIDY_ROW_SECONDS = 2e-6
+# Calibrated with the rates (rkcore.studies.costs.rates) by benchmarks/studies/bench_run_estimates.py.
 #: The methods' fit models (rkcore.studies.accuracy, the registry's fit_seconds, rated under load) against whole
 #: studies on a quiet machine: 0.7x their sum, plus a fixed cost per fit (splitting, sklearn's set-up,
 #: predicting) and a cost per random feature of every fit (drawing, transforming and the linear SVM on
@@ -56,249 +27,6 @@ FIT_SECONDS = 0.005
 FIT_SECONDS_PER_FEATURE = 1.3e-4
 #: The Timing page's model (rkcore.studies.timing.estimate_seconds, rated under load) on a quiet machine.
 TIMING_SCALE = 0.22
-#: Peak memory of a run beyond its named arrays: numpy temporaries, pandas copies (a factor).
-OVERHEAD = 1.25
-#: Peak memory of any run beyond that: small frames, index arrays, the allocator's granularity.
-BASE_BYTES = 8 * 2**20
-
-
-@dataclass(frozen=True)
-class RunCost:
-    """Seconds and peak bytes of a run, with its sections ((name, seconds, bytes), in order).
-
-    Parameters
-    ----------
-    seconds : float
-        Estimated wall seconds.
-    bytes : int
-        Estimated peak memory.
-    sections : tuple of (str, float, int), default ()
-        Name, seconds and peak bytes of each section.
-    """
-
-    seconds: float
-    bytes: int
-    sections: tuple[tuple[str, float, int], ...] = ()
-
-    def __add__(self, other: "RunCost") -> "RunCost":
-        """Sections run one after the other: times add, the peak is the larger one."""
-        return RunCost(self.seconds + other.seconds, max(self.bytes, other.bytes), self.sections + other.sections)
-
-    def describe(self) -> str:
-        """The sections as text.
-
-        Returns
-        -------
-        str
-            "name: about N s, M MiB" per section, joined by "; ".
-        """
-        return "; ".join(f"{name}: about {_seconds(s)}, {format_bytes(b)}" for name, s, b in self.sections)
-
-
-# ---------------------------------------------------------------------------- the machine's speed now
-#: Wall seconds of :func:`probe_seconds` on the quiet machine the constants were fitted on (median of
-#: 15 probes in fresh processes, 12.4-15.7 ms, with no other job running).
-PROBE_REFERENCE_SECONDS = 0.014
-#: Bounds of :func:`speed_factor`: a faster server than the calibration machine halves the estimates at
-#: most; a loaded one multiplies them by up to 16 (wall / CPU time of the benchmark's runs reached 10-16x
-#: at load average 7-13 on the 2-core machine, benchmarks/results/run_estimates.md).
-MIN_SPEED_FACTOR, MAX_SPEED_FACTOR = 0.5, 16.0
-#: Seconds a measured speed factor is reused: every rerun of every page asks for it.
-SPEED_CACHE_SECONDS = 10.0
-#: Environment variable that fixes the speed factor (the tests pin it to 1, so which settings auto-run,
-#: wait or are refused does not move with the machine).
-SPEED_FACTOR_ENV = "RKCORE_SPEED_FACTOR"
-_speed_lock = threading.Lock()
-_speed_cache: dict[str, float] = {}  # "at": _clock() at the probe, "factor": its factor
-_clock = time.monotonic
-
-
-def probe_seconds(rounds: int = 20) -> float:
-    """Wall seconds of a fixed small workload of the two kinds the models price (a 192 × 192 GEMM on one
-    BLAS thread and element-wise passes over 65,536 numbers), ``rounds`` pieces of ~1 ms back to back,
-    after one warm-up piece: about 14 ms on the quiet machine (up to 16x that on a busy one, once per
-    SPEED_CACHE_SECONDS). The total, not a median of the pieces:
-    a 1 ms piece mostly escapes the scheduler's time slicing (medians did not move at a 3x slowdown),
-    while 25 ms in a row share the cores like a run does.
-
-    Parameters
-    ----------
-    rounds : int, default 20
-        Timed pieces of work.
-
-    Returns
-    -------
-    float
-        Wall seconds of the timed pieces.
-    """
-    rng = np.random.default_rng(0)
-    A, x = rng.standard_normal((192, 192)), rng.standard_normal(1 << 16)
-
-    def piece() -> None:
-        A @ A
-        np.sqrt(np.abs(x * 1.5 + 0.5)).sum()
-
-    with threadpool_limits(limits=1, user_api="blas"):
-        piece()
-        started = time.perf_counter()
-        for _ in range(int(rounds)):
-            piece()
-        return time.perf_counter() - started
-
-
-def _clamped(factor: float) -> float:
-    return min(max(float(factor), MIN_SPEED_FACTOR), MAX_SPEED_FACTOR)
-
-
-def speed_factor() -> float:
-    """How much slower than the calibration machine a run is now: :func:`probe_seconds` over
-    PROBE_REFERENCE_SECONDS, clamped to [MIN_SPEED_FACTOR, MAX_SPEED_FACTOR] and reused for
-    SPEED_CACHE_SECONDS. ``RKCORE_SPEED_FACTOR`` fixes it (clamped as well; a value that is not a
-    positive number is ignored). benchmarks/results/run_estimates.md compares it with the load average.
-
-    Returns
-    -------
-    float
-        The slowdown factor (1 on the quiet calibration machine).
-    """
-    fixed = os.environ.get(SPEED_FACTOR_ENV, "").strip()
-    if fixed:
-        try:
-            value = float(fixed)
-        except ValueError:
-            value = math.nan
-        if value > 0 and math.isfinite(value):
-            return _clamped(value)
-    with _speed_lock:  # one probe at a time: concurrent sessions reuse it instead of probing at once
-        if not _speed_cache or _clock() - _speed_cache["at"] > SPEED_CACHE_SECONDS:
-            _speed_cache.update(at=_clock(), factor=_clamped(probe_seconds() / PROBE_REFERENCE_SECONDS))
-        return _speed_cache["factor"]
-
-
-def estimate_factor() -> float:
-    """The factor of every estimate: ``RKCORE_SPEED_FACTOR`` (clamped like :func:`speed_factor`; a value
-    that is not a positive number is ignored), else 1. Constant while a server runs, so the same
-    settings always get the same estimate and the same decision (run, wait for the button, refuse)."""
-    fixed = os.environ.get(SPEED_FACTOR_ENV, "").strip()
-    try:
-        value = float(fixed) if fixed else math.nan
-    except ValueError:
-        value = math.nan
-    return _clamped(value) if value > 0 and math.isfinite(value) else 1.0
-
-
-def section(name: str, seconds: float, bytes_: float) -> RunCost:
-    """One section of a run: its quiet-machine seconds times :func:`estimate_factor`, and its peak.
-
-    Parameters
-    ----------
-    name : str
-        Name of the section.
-    seconds, bytes_ : float
-        Quiet-machine seconds, and bytes of the named arrays (overhead and a base are added).
-
-    Returns
-    -------
-    RunCost
-        Estimated seconds and peak bytes.
-    """
-    seconds = float(seconds) * estimate_factor()
-    peak = int(bytes_ * OVERHEAD) + BASE_BYTES
-    return RunCost(seconds, peak, ((name, seconds, peak),))
-
-
-def _seconds(s: float) -> str:
-    return f"{s:.1f} s" if s < 100 else f"{s / 60:.0f} min"
-
-
-def _gemm(m: float, k: float, n: float) -> float:
-    return 2.0 * m * k * n / GEMM_FLOPS
-
-
-def _gram_product(n: float, k: float) -> float:
-    """Z Zᵀ of an n × k matrix: numpy hands ``Z @ Z.T`` to a symmetric rank-k update (half the flops)."""
-    return _gemm(n, k, n) / 2
-
-
-def _elements(count: float) -> float:
-    return count * ELEMENT_SECONDS
-
-
-def exact_kernel_seconds(n_rows: float, n_cols: float, d: int, degree: int, kernel: str) -> float:
-    """The exact Gram block (n_rows × n_cols) of a kernel: power sums cost one GEMM per degree plus the
-    elementary-polynomial recursion; all-subsets a product over d; rbf / polynomial one GEMM.
-
-    Parameters
-    ----------
-    n_rows, n_cols : float
-        Shape of the block.
-    d, degree : int
-        Number of input features, order m of the kernel.
-    kernel : str
-        Kernel name (anova, itemset, up_to, all_subsets, or another for one GEMM).
-
-    Returns
-    -------
-    float
-        Seconds on the quiet machine.
-    """
-    m = max(int(degree), 1)
-    block = n_rows * n_cols
-    if kernel in ("anova", "itemset", "up_to"):
-        return m * _gemm(n_rows, d, n_cols) + _elements(block * (m * m + 2 * m))
-    if kernel == "all_subsets":
-        if not _products_within_contract(GROUP_ROUNDINGS * -(-d // GRAM_GROUP), "float64"):
-            # beyond ~1,500 shared columns float64 products leave the accuracy contract: long double
-            # products, one column at a time (measured ~14 ns per entry and column, 2026-11-24)
-            return _elements(block * 8 * d)
-        return _elements(block * (2 * d + 2))
-    return _gemm(n_rows, d, n_cols) + _elements(4 * block)
-
-
-def map_transform_seconds(n: float, d: int, D: int, degree: int, map_key: str = "rk") -> float:
-    """Drawing a map's weights and transforming n rows, priced from the map's registry cost model
-    (:class:`rkcore.registry.CostModel`): its random numbers, GEMM flops and element-wise passes.
-
-    Parameters
-    ----------
-    n : float
-        Number of rows transformed.
-    d, D, degree : int
-        Input features, random features, order m of the kernel.
-    map_key : str, default "rk"
-        Registry key of the map.
-
-    Returns
-    -------
-    float
-        Seconds on the quiet machine.
-    """
-    m = max(int(degree), 1)
-    cost = get_map(map_key).cost
-    return (RNG_SECONDS * cost.random_numbers(d, D, m) + cost.gemm_flops(n, d, D, m) / GEMM_FLOPS
-            + _elements(cost.elements(n, d, D, m)))
-
-
-def map_floats(n: float, d: int, D: int, degree: int, map_key: str) -> float:
-    """Floats a fitted map keeps plus its transform's transient ones beyond X and Z (registry cost model).
-
-    Parameters
-    ----------
-    n : float
-        Number of rows transformed.
-    d, D, degree : int
-        Input features, random features, order m of the kernel.
-    map_key : str
-        Registry key of the map.
-
-    Returns
-    -------
-    float
-        Number of floats.
-    """
-    m = max(int(degree), 1)
-    cost = get_map(map_key).cost
-    return cost.stored_floats(d, D, m) + cost.scratch_floats(n, d, D, m)
 
 
 # ---------------------------------------------------------------------------- the views
@@ -318,7 +46,7 @@ def gram_view_cost(n: int, d: int, D: int, kernel: str, degree: int, map_key: st
         Estimated seconds (at the machine's speed now) and peak bytes.
     """
     seconds = (exact_kernel_seconds(n, n, d, degree, kernel) + map_transform_seconds(n, d, D, degree, map_key)
-               + _gram_product(n, D) + _elements(50 * n * n) + 4 * CALL_SECONDS)  # memory-bound n² passes
+               + gram_product_seconds(n, D) + elements_seconds(50 * n * n) + 4 * CALL_SECONDS)  # memory-bound n² passes
     return section("exact and approximate Gram matrices", seconds, nbytes((n, d), (n, D), *[(n, n)] * 4))
 
 
@@ -347,7 +75,7 @@ def error_study_cost(n: int, d: int, kernel: str, degree: int, D_list, methods, 
     D_list = [int(D) for D in D_list]
     # measured: about 1 ms of fixed cost per (method, D, trial) cell, not three engine calls
     seconds = exact_kernel_seconds(n, n, d, degree, kernel) + trials * sum(
-        map_transform_seconds(n, d, D, degree, map_key) + _gemm(n, D, n) + _elements(n * n * (4 + n_eps / 8))
+        map_transform_seconds(n, d, D, degree, map_key) + gemm_seconds(n, D, n) + elements_seconds(n * n * (4 + n_eps / 8))
         + CALL_SECONDS for map_key, _ in methods for D in D_list)
     block = min(n, max(1, 64 * 2**20 // (8 * n * (2 * max(degree, 2) + 6))))
     peak = nbytes((n, max(D_list)), (min(n * n, 64 * 2**20 // 8),), (block * (2 * max(degree, 2) + 6), n))
@@ -383,13 +111,13 @@ def pair_variance_cost(d: int, kernel: str, degree: int, D_list, n_distributions
                + draws * (RNG_SECONDS * d + 3 * d * m * ELEMENT_SECONDS)  # weights; the 6 points' features
                + n_distributions * var_trials * CALL_SECONDS / 4)
     if exact_line:
-        seconds += n_distributions * _elements(2000 * d * m * m * 40)  # variance formulas over sampled pairs
+        seconds += n_distributions * elements_seconds(2000 * d * m * m * 40)  # variance formulas over sampled pairs
     chunk = min(var_trials, max(1, 32 * 2**20 // (8 * D_max * 6 * (d + 2))))  # variance_study.CHUNK_BYTES
     return section("pair variances", seconds, nbytes((400, 400), (chunk * D_max * 6, d + 2)))
 
 
 def rff_curve_cost(n: int, d: int, D_list, trials: int) -> RunCost:
-    """rkcore.teaching.foundations.rff_error_curve: K once, then per trial Z (n × D_max) and running sums of the
+    """rkcore.teaching.fourier_features.rff_error_curve: K once, then per trial Z (n × D_max) and running sums of the
     Gram estimate with the error metrics at every D.
 
     Parameters
@@ -406,9 +134,9 @@ def rff_curve_cost(n: int, d: int, D_list, trials: int) -> RunCost:
     """
     D_list = sorted(int(D) for D in D_list)
     D_max = D_list[-1]
-    per_trial = (RNG_SECONDS * d * D_max + _gemm(n, d, D_max) + _elements(4 * n * D_max)
-                 + _gram_product(n, D_max) + len(D_list) * _elements(12 * n * n))
-    seconds = _gemm(n, d, n) + _elements(6 * n * n) + trials * (per_trial + CALL_SECONDS)
+    per_trial = (RNG_SECONDS * d * D_max + gemm_seconds(n, d, D_max) + elements_seconds(4 * n * D_max)
+                 + gram_product_seconds(n, D_max) + len(D_list) * elements_seconds(12 * n * n))
+    seconds = gemm_seconds(n, d, n) + elements_seconds(6 * n * n) + trials * (per_trial + CALL_SECONDS)
     return section("RFF error curve", seconds, nbytes((n, d), (n, D_max), *[(n, n)] * 4))
 
 
@@ -431,10 +159,10 @@ def projection_cost(n: int, dim: int, m_list, trials: int, kinds) -> RunCost:
     m_list = sorted(int(m) for m in m_list)
     m_max = m_list[-1]
     rows = n * len(m_list) * trials * len(kinds)
-    per_draw = {"gaussian": RNG_SECONDS * m_max * dim + _gemm(n, dim, m_max),
-                "sparse": RNG_SECONDS * m_max * dim * 0.1 + _elements(n * dim * 2) + _gemm(n, dim, m_max) * 0.2}
-    seconds = (_elements(4 * n * dim)
-               + trials * sum(per_draw.get(k, per_draw["gaussian"]) + _elements(3 * n * m_max) + 12 * CALL_SECONDS
+    per_draw = {"gaussian": RNG_SECONDS * m_max * dim + gemm_seconds(n, dim, m_max),
+                "sparse": RNG_SECONDS * m_max * dim * 0.1 + elements_seconds(n * dim * 2) + gemm_seconds(n, dim, m_max) * 0.2}
+    seconds = (elements_seconds(4 * n * dim)
+               + trials * sum(per_draw.get(k, per_draw["gaussian"]) + elements_seconds(3 * n * m_max) + 12 * CALL_SECONDS
                               for k in kinds)
                + rows * 1e-6)  # the tidy frames: built column-wise, concatenated, summarized
     peak = nbytes((n, dim), (m_max, dim), (2, n, m_max)) + 2 * rows * TIDY_ROW_BYTES
@@ -460,17 +188,17 @@ def compositional_cost(n: int, d: int, D_list, trials: int, n_modes: int, D_gram
     D_list = [int(D) for D in D_list]
 
     def one_estimate(D: int) -> float:
-        return (_elements(n * D * n_nodes * 0.3) + D * n_nodes * 0.5e-6 + 1.5 * _gemm(n, D, n) + _elements(6 * n * n)
+        return (elements_seconds(n * D * n_nodes * 0.3) + D * n_nodes * 0.5e-6 + 1.5 * gemm_seconds(n, D, n) + elements_seconds(6 * n * n)
                 + CALL_SECONDS)
 
-    seconds = (_elements(n * n * n_nodes * 6) + one_estimate(int(D_gram))
+    seconds = (elements_seconds(n * n * n_nodes * 6) + one_estimate(int(D_gram))
                + n_modes * trials * sum(one_estimate(D) for D in D_list))
     D_top = max(max(D_list), int(D_gram))
     return section("compositional kernel", seconds, nbytes(*[(n, n)] * 4, (n, 8 * D_top)))
 
 
 def kernel_trick_cost(n_features, d_list, n: int, degree: int, repeats: int) -> RunCost:
-    """rkcore.teaching.foundations.kernel_trick_timing: per d, (repeats + 1 warm-up) × (explicit features
+    """rkcore.teaching.kernel_trick.kernel_trick_timing: per d, (repeats + 1 warm-up) × (explicit features
     Φ (n × F) and Φ Φᵀ, then the kernel formula on n² pairs).
 
     Parameters
@@ -486,8 +214,8 @@ def kernel_trick_cost(n_features, d_list, n: int, degree: int, repeats: int) -> 
         Estimated seconds (at the machine's speed now) and peak bytes.
     """
     m = max(int(degree), 1)
-    seconds = sum((repeats + 1) * (_elements(n * F * (m + 1)) + _gemm(n, F, n) + _gemm(n, d, n)
-                                   + _elements(n * n * (m + 3)) + 2 * CALL_SECONDS)
+    seconds = sum((repeats + 1) * (elements_seconds(n * F * (m + 1)) + gemm_seconds(n, F, n) + gemm_seconds(n, d, n)
+                                   + elements_seconds(n * n * (m + 3)) + 2 * CALL_SECONDS)
                   for F, d in zip(n_features, d_list))
     F_max = max(n_features, default=1)
     return section("kernel trick timings", seconds, nbytes((n, F_max), (2, n, n)))
