@@ -12,6 +12,7 @@ from rkapp import (
     persistent_widget, progress_bar, reproduce, run_or_wait, sidebar, table,
 )
 from rkapp.guard import admitted_run
+from rkcore.base.limits import format_estimate
 from rkcore.studies.costs import error_study_cost
 from rkcore.theory.bounds import bounds_table, l1_radius
 from rkcore.theory.measured_tails import measured_tails, required_components
@@ -80,7 +81,7 @@ with guarded("the error bounds"):
     st.caption(f"{escape_markdown(data.description)} n = {n} points (n² = {n * n:,} pairs, diagonal included), "
                f"d = {d}, {view.normalization}-normalized; {escape_markdown(spec.label())} kernel; RK map with "
                f"{view.distribution} weights, D ∈ {{{', '.join(map(str, D_GRID))}}}, {trials} trials each; "
-               f"estimated cost about {seconds:.1f} s.")
+               f"estimated cost {format_estimate(seconds)}.")
     if run_or_wait(cost_at(n), key="eb", params=(view, int(trials)), what="the error study",
                    fits=f"With {trials} trials, n up to {largest_fitting(cost_at, n):,} fits; or lower the trials."):
         started = time.perf_counter()

@@ -12,6 +12,7 @@ from rkapp import (
     persistent_widget, progress_bar, reproduce, run_or_wait, sidebar, table,
 )
 from rkapp.guard import admitted_run
+from rkcore.base.limits import format_estimate
 from rkcore.studies.costs import error_study_cost, pair_variance_cost
 from rkcore.maps.distributions import DISTRIBUTIONS
 from rkcore.studies.errors import error_study
@@ -172,7 +173,7 @@ if ready:  # else the error or the run button above says why
         st.caption(f"{escape_markdown(data.description)} n = {n} points, d = {d}, {view.normalization}-normalized; "
                    f"{escape_markdown(spec.label())} kernel; D ∈ {{{', '.join(map(str, D_list))}}}; {trials} trials per "
                    f"cell; error = mean of |⟨Z(xᵢ), Z(xⱼ)⟩ − K(xᵢ, xⱼ)| over the pairs with K ≠ 0 (diagonal included), "
-                   f"as in the paper. Estimated cost about {seconds:.1f} s.")
+                   f"as in the paper. Estimated cost {format_estimate(seconds)}.")
         started = time.perf_counter()
         study = distribution_study(view, chosen, D_list, int(trials), bool(with_scrk))
         elapsed = time.perf_counter() - started

@@ -17,7 +17,7 @@ from typing import Any, Callable, Iterator
 
 import streamlit as st
 
-from rkcore.base.limits import Admission, estimate_cost, format_bytes, physical_memory, server_memory, server_runs
+from rkcore.base.limits import Admission, estimate_cost, format_bytes, format_estimate, physical_memory, server_memory, server_runs
 from rkcore.base.limits import max_size_within as _max_size_within
 from rkcore.base.limits import require_memory as _require_memory
 from rkcore.studies.costs import RunCost
@@ -101,8 +101,9 @@ def largest_fitting(cost_of: Callable[[int], RunCost], upper: int) -> int:
     return _max_size_within(lambda s: 0 if s == 0 or within_limits(cost_of(s)) else 1, budget=0, upper=int(upper))
 
 
-def _duration(seconds: float) -> str:
-    return f"{seconds:.0f} s" if seconds < 120 else f"{seconds / 60:.0f} minutes"
+def _limit(seconds: float) -> str:
+    """A limit (exact, not an estimate): "300 s" reads as "5 minutes"."""
+    return f"{seconds:g} s" if seconds < 120 else f"{seconds / 60:g} minutes"
 
 
 def _busy_note() -> str:
@@ -120,8 +121,8 @@ def refuse_beyond_limits(cost: RunCost, what: str, fits: str = "") -> None:
     fit) when a run exceeds the time ceiling or the memory budget."""
     if not within_limits(cost):
         raise ValueError(
-            f"Computing {what} would take about {_duration(cost.seconds)} and {format_bytes(cost.bytes)} of memory "
-            f"({cost.describe()}), more than the {_duration(MAX_RUN_SECONDS)} and {format_bytes(_view_budget())} "
+            f"Computing {what} would take {format_estimate(cost.seconds)} and {format_bytes(cost.bytes)} of memory "
+            f"({cost.describe()}), more than the {_limit(MAX_RUN_SECONDS)} and {format_bytes(_view_budget())} "
             f"allowed per view.{_busy_note()} {fits}".strip())
 
 
@@ -141,10 +142,10 @@ def run_or_wait(cost: RunCost, *, key: str, params, what: str, fits: str = "", a
         return True
     slot = st.empty()
     with slot.container():
-        show_warning(f"Computing {what} takes about {_duration(cost.seconds)} and {format_bytes(cost.bytes)} of "
+        show_warning(f"Computing {what} takes {format_estimate(cost.seconds)} and {format_bytes(cost.bytes)} of "
                      f"memory on this server ({cost.describe()}). It runs when you press the button.{_busy_note()}",
                      icon=":material/timer:")
-        pressed = st.button(f"Run ({_duration(cost.seconds)})", key=f"{key}_run", type="primary",
+        pressed = st.button(f"Run ({format_estimate(cost.seconds)})", key=f"{key}_run", type="primary",
                             icon=":material/play_arrow:")
     if not pressed:
         raise Waiting(what)
@@ -193,7 +194,7 @@ def _place_text(ticket) -> str:
     position, wait = ADMISSION.position(ticket), ADMISSION.expected_wait(ticket)
     ahead = "you are next" if position <= 1 else f"{position - 1} run(s) ahead of you"
     return (f"Waiting for one of the server's {ADMISSION.slots} run slots, shared by everyone on it: {ahead} "
-            f"(about {max(1, round(wait))} s). Your results follow by themselves; there is nothing to press.")
+            f"({format_estimate(wait)}). Your results follow by themselves; there is nothing to press.")
 
 
 def _show_place(slot, ticket, shown: tuple[str, float] | None = None) -> tuple[str, float]:
@@ -288,7 +289,7 @@ def measure_on_press(cost: RunCost, run: Callable[[], Any], *, key: str, params,
     current = kept is not None and kept.params == params
     slot = st.empty()
     with slot.container():
-        estimate = (f"about {_duration(cost.seconds)} and {format_bytes(cost.bytes)} of memory on this server "
+        estimate = (f"{format_estimate(cost.seconds)} and {format_bytes(cost.bytes)} of memory on this server "
                     f"({cost.describe()})")
         if current:
             st.caption(literal(f"Measured at these settings; measuring again takes {estimate}."))
@@ -297,7 +298,7 @@ def measure_on_press(cost: RunCost, run: Callable[[], Any], *, key: str, params,
                 details()  # first: the page's chart starts in the first screen of a projector
             show_warning(f"Measuring {what} takes {estimate}. It runs when you press the button.{_busy_note()}",
                          icon=":material/timer:")
-        pressed = st.button(f"{label} ({_duration(cost.seconds)})", key=f"{key}_run", type="primary",
+        pressed = st.button(f"{label} ({format_estimate(cost.seconds)})", key=f"{key}_run", type="primary",
                             icon=":material/play_arrow:")
     if pressed or autorun:
         slot.empty()  # the results replace the estimate
@@ -316,7 +317,8 @@ def show_measurement(kept: Measurement, params, *, title: str, label: str, capti
         st.info(f"The settings changed since this run; the charts show the last run. Press **{label}** to measure "
                 "the new settings.", icon=":material/info:")
     st.subheader(title)
-    st.caption(f"Run at {kept.when}, {kept.elapsed:.1f} s in all. {caption}".strip())
+    took = f"{kept.elapsed:.2g} s" if kept.elapsed < 10 else f"{kept.elapsed:,.0f} s"  # measured: never "0.0 s"
+    st.caption(f"Run at {kept.when}, {took} in all. {caption}".strip())
 
 
 class guarded(ContextDecorator):

@@ -13,9 +13,9 @@ import streamlit as st
 
 from rkcore.figures.style import VALIDATE_FIGURES_ENV, check_canonical, enlarged
 
-from .guard import literal
+from .guard import literal, show_error
 from .navigation import page_menu
-from .state import FIELDS, file_name_parts, recorded_settings, start_run, stored
+from .state import FIELDS, file_name_parts, read_url, recorded_settings, start_run, stored
 from .widgets import persistent_widget
 
 # At 1280x720 the page's first chart must start above the fold: a compact header (Streamlit's own top
@@ -48,7 +48,8 @@ _CSS = """
 #: skip it (it shows nothing).
 PRELOAD_META = "rkapp-chart-preload"
 # Presenter mode: everything larger (never smaller: metric values keep their own, larger size), one chart
-# per row (see :func:`columns`), the sidebar closed, a tighter header so the chart starts high.
+# per row (see :func:`columns`), no sidebar (nothing is drawn there; hidden, with its expand button, should
+# anything of an earlier run linger), a tighter header so the chart starts high.
 _PRESENTER_CSS = """
 <style>
   .block-container, [data-testid="stMainBlockContainer"] { padding-top: 3.2rem; }
@@ -59,6 +60,9 @@ _PRESENTER_CSS = """
   div[data-testid="stMetricValue"] div { font-size: 2.2rem !important; }
   h1 { font-size: 2.4rem !important; }
   .katex { font-size: 1.25em; }
+  section[data-testid="stSidebar"], [data-testid="stExpandSidebarButton"] { display: none !important; }
+  /* the pages menu and the toggle beside the title: clear of the app's header bar */
+  .st-key-rk-presenter-controls { margin-top: 1.0rem; }
 </style>
 """
 #: key of the container that holds each page's main chart or run button (class ``st-key-rk-lead``; the
@@ -74,35 +78,52 @@ def presenter() -> bool:
     """Whether presenter mode is on (the ``presenter`` field: URL ``presenter=true``, or its toggle).
     An st.fragment rerun may run in a new thread without page()'s per-run state: read the field then."""
     if not hasattr(_run, "presenter"):
-        return _presenter_from_url_or_session()
+        return _presenter_setting([])
     return bool(_run.presenter)
 
 
-def _presenter_from_url_or_session() -> bool:
-    if "presenter" in st.query_params:
-        try:
-            return bool(FIELDS["presenter"].parse(st.query_params["presenter"]))
-        except (KeyError, ValueError):
-            return False
+def _presenter_setting(errors: list[str]) -> bool:
+    """The presenter field: from the URL on a session's first page, from the session after (a toggle just
+    switched wins over the URL it has not rewritten yet)."""
+    f = FIELDS["presenter"]
+    read_url(f, None, None, None, f.label, errors)
     return bool(stored("presenter"))
+
+
+#: the presenter-mode controls beside the title: the pages menu and the way out
+PRESENTER_CONTROLS_KEY = "rk-presenter-controls"
 
 
 def page(title: str, intro: str | None = None, *, icon: str = ":material/scatter_plot:") -> None:
     """Set up a page: wide layout, projector-friendly CSS, the presenter toggle, title and a compact intro
     (navigation is app.py's), then two places kept for later: the main chart (:func:`lead`) and the page's
     conclusion (:func:`notice`), so both show on the first screen whatever the page computes before them.
-    In presenter mode the sidebar starts collapsed, the type is larger and the intro follows the chart."""
-    on = _presenter_from_url_or_session()
+    In presenter mode nothing is drawn in the sidebar (its settings keep their values from the session and
+    the URL, rkapp.unseen) and it is hidden; the pages menu and the presenter toggle sit beside the title;
+    the type is larger and the intro follows the chart."""
+    errors: list[str] = []
+    on = _presenter_setting(errors)
     st.set_page_config(page_title=f"{title} · Random Kernel Explorer", page_icon=icon, layout="wide",
                        initial_sidebar_state="collapsed" if on else "auto")
     _run.formulas = None
     start_run()
     _run.figures = []  # what this run shows, in order: the offline export (export_button) writes it
     _run.title, _run.intro = title, intro
-    page_menu()
-    _run.presenter = bool(persistent_widget(st.sidebar.toggle, key="presenter"))
-    st.html(_CSS + (_PRESENTER_CSS if _run.presenter else ""))
-    st.title(title)
+    st.html(_CSS + (_PRESENTER_CSS if on else ""))
+    for message in errors:
+        show_error(message)
+    if on:
+        title_column, controls_column = st.columns([2, 1], vertical_alignment="bottom")
+        with controls_column, st.container(horizontal=True, horizontal_alignment="right",
+                                           vertical_alignment="center", key=PRESENTER_CONTROLS_KEY):
+            page_menu(in_sidebar=False)
+            _run.presenter = bool(persistent_widget(st.toggle, key="presenter"))
+        with title_column:
+            st.title(title)
+    else:
+        page_menu()
+        _run.presenter = bool(persistent_widget(st.sidebar.toggle, key="presenter"))
+        st.title(title)
     if intro and not _run.presenter:
         st.markdown(intro)
     _run.lead = st.container(key=LEAD_KEY)

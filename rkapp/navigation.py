@@ -67,15 +67,17 @@ def run() -> None:
     st.navigation([home, *pages], position="hidden").run()
 
 
-def page_menu() -> None:
+def page_menu(*, in_sidebar: bool = True) -> None:
     """The pages as links in a collapsed "Pages" menu at the top of the sidebar (one row tall, so the
-    settings a page needs, D and the seed included, sit near the top of the sidebar). Only in a run of the
-    app: through st.navigation (:func:`run`), or the pages/ folder's pages when a deep link runs a page directly
-    (Streamlit then runs the page without app.py). A page script run alone (AppTest on one file) has no other
-    pages to link to: st.page_link refuses them, and the menu is taken back."""
-    slot = st.sidebar.empty()
+    settings a page needs, D and the seed included, sit near the top of the sidebar), or, in presenter mode
+    (no sidebar), in a "Pages" popover where it is called. Only in a run of the app: through st.navigation
+    (:func:`run`), or the pages/ folder's pages when a deep link runs a page directly (Streamlit then runs
+    the page without app.py). A page script run alone (AppTest on one file) has no other pages to link to:
+    st.page_link refuses them, and the menu is taken back."""
+    slot = st.sidebar.empty() if in_sidebar else st.empty()
     try:
-        with slot.container(), st.expander("Pages", icon=":material/menu:"):
+        with slot.container(), (st.expander("Pages", icon=":material/menu:") if in_sidebar else
+                                st.popover("Pages", icon=":material/menu:")):
             st.page_link(str(PAGES_DIR / HOME), label="Home", icon=":material/home:")
             for entry in PAGES:
                 st.page_link(str(PAGES_DIR / entry.file), label=entry.title)

@@ -19,6 +19,7 @@ from rkcore.spec import is_csv
 from . import uploads
 from .guard import literal, show_error, show_warning
 from .state import FIELDS, NO_TARGET, is_stored, read_url, store, stored, write_url
+from .unseen import is_unseen
 
 UPLOAD_STATE_KEY = "_rk_upload"  # (file name, bytes) of the uploaded file; tests may set it directly
 TOKEN_KEY = "_rk_upload_token"  # the token the URL carries for it
@@ -96,6 +97,8 @@ def _keep_and_share(box, name: str, content: bytes, owner: str) -> None:
     if token is None:
         box.caption(f"Too large to keep for a reload (over {format_bytes(uploads.MAX_ENTRY_BYTES)}): after F5, "
                     "upload it again. It cannot be shared with a link.")
+        return
+    if is_unseen(box):  # presenter mode: no checkbox; the file stays as shared as it was
         return
     if SHARE_KEY not in ss:
         ss[SHARE_KEY] = uploads.is_shared(token)

@@ -19,6 +19,7 @@ from rkcore.spec import FAMILY_SOURCES, UPLOAD, dataset_label
 
 from .guard import literal, show_error
 from .upload_section import UPLOAD_STATE_KEY, upload_section  # noqa: F401  (UPLOAD_STATE_KEY: tests set it)
+from .unseen import UNSEEN, is_unseen
 from .state import (
     DEFAULT_DISTRIBUTION, FIELDS, NO_TARGET, VIEW_FIELDS, ViewSpec, check, read_url, record_settings,
     store, stored, write_url,
@@ -60,7 +61,9 @@ def persistent_widget(draw: Callable, label: str | None = None, *, key: str, opt
     """Draw ``draw(label, key=key, ...)`` for the table's field ``key``; returns its value (a tuple for
     multiselects). Default, label, choices and bounds come from the table unless given here; a value from
     the URL outside them is refused with an st.error. ``fallback`` replaces a stored value that is not among
-    this page's ``options`` (default: the field's default if allowed, else the first option)."""
+    this page's ``options`` (default: the field's default if allowed, else the first option). ``draw`` a method
+    of :data:`~rkapp.unseen.UNSEEN` (presenter mode's sidebar): no widget, the value from the session and the
+    URL, checked the same way, is returned and written back to the URL."""
     f = FIELDS[key]  # a KeyError here means the field is missing from rkapp/state.py
     label = label or f.label
     if options is None and f.options is not None:
@@ -84,6 +87,11 @@ def persistent_widget(draw: Callable, label: str | None = None, *, key: str, opt
             errors.append(f"{problem} Using {f.dump(f.default)}.")
             value = f.default
     store(key, value)
+    if is_unseen(draw):
+        for message in errors:
+            show_error(message)
+        write_url(f, value)
+        return value
     st.session_state[key] = list(value) if f.multi else value
     extra = {k: v for k, v in (("options", options), ("min_value", min_value), ("max_value", max_value))
              if v is not None}
@@ -107,16 +115,27 @@ def _upload_section(box=None) -> tuple[str, str] | None:
     return upload_section(box, persistent_widget)
 
 
+def presenting() -> bool:
+    """Whether presenter mode is on (page() has read the field from the URL or its control): the sidebar
+    then draws nothing."""
+    return bool(stored("presenter"))
+
+
 def sidebar(*, data: bool = True, n: bool = True, n_max: int = 5000, kernel: bool = True,
             kernels: Sequence[str] | None = None, maps: bool | Sequence[str] = False,
             distributions: Literal["single", "multi"] | None = "single", D: bool = True, D_max: int = 65536,
             seed: bool = True) -> ViewSpec:
     """Draw the shared sidebar (the sections asked for) and return the view; hidden fields keep their
     stored values. ``maps=True`` offers the maps of the chosen kernel, a list restricts them. The fields it
-    draws, as drawn, are the settings every CSV of the page carries (header lines and file name)."""
+    draws, as drawn, are the settings every CSV of the page carries (header lines and file name). In presenter
+    mode nothing is drawn: the same fields take their values from the session and the URL (rkapp.unseen)."""
     # the random-feature settings (D, the seed) go on top: they are what a lecturer changes live, and at
     # 1280x720 they are then on the first screen; they are drawn last (the maps depend on the kernel)
-    features_box, data_box, kernel_box = st.sidebar.container(), st.sidebar.container(), st.sidebar.container()
+    if presenting():
+        features_box = data_box = kernel_box = note_box = UNSEEN
+    else:
+        features_box, data_box, kernel_box = st.sidebar.container(), st.sidebar.container(), st.sidebar.container()
+        note_box = st.sidebar
     values: dict[str, Any] = {name: stored(name) for name in VIEW_FIELDS}
     values["upload"] = None
     drawn: dict[str, Any] = {}  # the fields this sidebar draws, as it draws them: the page's CSV settings
@@ -136,7 +155,7 @@ def sidebar(*, data: bool = True, n: bool = True, n_max: int = 5000, kernel: boo
         draw(features_box.number_input, key="D", max_value=int(D_max), step=64)
     if seed:
         draw(features_box.number_input, key="seed", step=1)
-    st.sidebar.caption(":material/link: The page URL holds these settings: copy it to share this exact view."
+    note_box.caption(":material/link: The page URL holds these settings: copy it to share this exact view."
                        + (" Your uploaded file goes with it only if you tick *Share this file with the link*."
                           if values["dataset"] == UPLOAD else ""))
     if values["dataset"] != UPLOAD:
@@ -223,6 +242,11 @@ def _single_distribution_widget(box=None) -> tuple[str, ...]:
     for message in errors:
         show_error(message)
     kept = tuple(k for k in stored(f.name) if k in DISTRIBUTIONS)
+    if is_unseen(box):  # presenter mode: the stored tuple, kept as it is
+        chosen = kept or (DEFAULT_DISTRIBUTION,)
+        store(f.name, chosen)
+        write_url(f, chosen)
+        return chosen
     st.session_state[f.name] = kept[0] if kept else DEFAULT_DISTRIBUTION
     choice = (box or st.sidebar).selectbox(f.label, options=list(DISTRIBUTIONS), key=f.name,
                                   format_func=lambda k: DISTRIBUTIONS[k].label, on_change=_on_change_single,

@@ -125,6 +125,35 @@ def nbytes(*shapes: tuple[int, ...], itemsize: int = 8) -> int:
     return int(sum(math.prod(int(s) for s in shape) for shape in shapes) * int(itemsize))
 
 
+def format_estimate(seconds: float) -> str:
+    """An estimated time as honestly as an estimate allows: "under 1 s" below a second, else one
+    significant digit ("about 3 s", "about 40 s", "about 2 minutes", "about 3 hours"). Estimates are good
+    to a factor of a few, and "about 0 s" for a 0.3 s run was not true.
+
+    Parameters
+    ----------
+    seconds : float
+        The estimate in seconds.
+
+    Returns
+    -------
+    str
+        The phrase, e.g. "under 1 s" or "about 40 s" ("an unknown time" for a negative or non-finite value).
+    """
+    seconds = float(seconds)
+    if not math.isfinite(seconds) or seconds < 0:
+        return "an unknown time"
+    if seconds < 1:
+        return "under 1 s"
+    for unit, size, up_to in (("s", 1, 90), ("minute", 60, 90 * 60), ("hour", 3600, math.inf)):
+        if seconds < up_to:
+            value = float(f"{seconds / size:.1g}")  # one significant digit (0.95 min rounds up to 1)
+            shown = f"{value:,.0f}"
+            plural = "" if unit == "s" or value == 1 else "s"
+            return f"about {shown} {unit}{plural}"
+    raise AssertionError("unreachable: the last unit has no upper bound")
+
+
 def format_bytes(n: float) -> str:
     """1536 -> "1.5 KB" (binary units, up to PB; larger values stay in PB).
 
@@ -297,7 +326,13 @@ SERVER_MEMORY_ENV = "RKCORE_SERVER_MEMORY"
 
 
 def usable_cores() -> int:
-    """Cores this process may run on (the affinity mask where the OS has one)."""
+    """Cores this process may run on (the affinity mask where the OS has one).
+
+    Returns
+    -------
+    int
+        At least 1: the CPUs of the process's affinity mask, else ``os.cpu_count()``.
+    """
     try:
         return max(1, len(os.sched_getaffinity(0)))
     except (AttributeError, OSError):  # pragma: no cover - non-Linux
@@ -319,19 +354,61 @@ def _positive_env(name: str, default: int) -> int:
 
 def server_runs() -> int:
     """Heavy runs at once on a server: ``RKCORE_SERVER_RUNS``, else one per usable core (the pages limit
-    BLAS to one thread, so each run keeps one core busy)."""
+    BLAS to one thread, so each run keeps one core busy).
+
+    Returns
+    -------
+    int
+        The number of run slots, at least 1.
+
+    Raises
+    ------
+    ValueError
+        When ``RKCORE_SERVER_RUNS`` is set but is not a finite number >= 1.
+    """
     return _positive_env(SERVER_RUNS_ENV, usable_cores())
 
 
 def server_memory() -> int:
     """Bytes all admitted runs of a server may need together: ``RKCORE_SERVER_MEMORY``, else a quarter of
-    the machine's physical memory."""
+    the machine's physical memory.
+
+    Returns
+    -------
+    int
+        The server's memory budget in bytes, at least 1.
+
+    Raises
+    ------
+    ValueError
+        When ``RKCORE_SERVER_MEMORY`` is set but is not a finite number >= 1.
+    """
     return _positive_env(SERVER_MEMORY_ENV, physical_memory() // 4)
 
 
 @dataclass
 class Ticket:
-    """One run's place at the server: its predicted peak bytes and seconds, and when it arrived."""
+    """One run's place at the server: its predicted peak bytes and seconds, and when it arrived.
+
+    Made by :meth:`Admission.request`, not by hand.
+
+    Parameters
+    ----------
+    bytes : int
+        The run's predicted peak memory in bytes (from its cost model).
+    seconds : float
+        The run's predicted duration in seconds (0.0 when unknown).
+    arrival : float
+        When it joined the line, on the admission's clock; the line is ordered by it.
+    serial : int
+        Tie-breaker between equal arrivals (increasing per admission).
+    admitted : bool, default=False
+        Whether it holds a slot.
+    done : bool, default=False
+        Whether it was released (finished, or left the line).
+    started : float, default=0.0
+        When it was admitted, on the admission's clock.
+    """
 
     bytes: int
     seconds: float
@@ -347,7 +424,22 @@ class Admission:
     at once, the sum of their predicted peak bytes at most ``budget``; the others wait in arrival order
     (strictly: a large run at the head is not overtaken by smaller ones, so it cannot starve). Nothing is
     dropped: a ticket waits until admitted or released. Pure threading, no streamlit (rkapp.guard shows
-    the queue)."""
+    the queue).
+
+    Parameters
+    ----------
+    slots : int
+        Runs admitted at once, at least 1 (a server uses :func:`server_runs`).
+    budget : int
+        Bytes the admitted runs may need together, at least 1 (a server uses :func:`server_memory`).
+    clock : callable, default=time.monotonic
+        Seconds now, for arrivals and the expected wait (tests pass a fake clock).
+
+    Raises
+    ------
+    ValueError
+        When ``slots`` or ``budget`` is below 1.
+    """
 
     def __init__(self, slots: int, budget: int, clock: Callable[[], float] = time.monotonic):
         if slots < 1 or budget < 1:
@@ -359,9 +451,28 @@ class Admission:
         self._serial = itertools.count()
 
     def request(self, bytes_: int, seconds: float = 0.0, arrival: float | None = None) -> Ticket:
-        """A ticket for a run (admitted at once when it is first in line and fits). ``arrival`` keeps an
-        earlier place in line (a rerun of a session that was already waiting). ValueError when the run
-        alone needs more than the whole budget: it could never be admitted."""
+        """A ticket for a run, admitted at once when it is first in line and fits.
+
+        Parameters
+        ----------
+        bytes_ : int
+            The run's predicted peak memory in bytes.
+        seconds : float, default=0.0
+            The run's predicted duration in seconds, for :meth:`expected_wait`.
+        arrival : float, optional
+            Its place in line, on the admission's clock; an earlier value keeps an earlier place (a rerun
+            of a session that was already waiting). None: now.
+
+        Returns
+        -------
+        Ticket
+            The run's ticket, admitted or waiting; pass it to :meth:`release` when done.
+
+        Raises
+        ------
+        ValueError
+            When the run alone needs more than the whole budget: it could never be admitted.
+        """
         if bytes_ > self.budget:
             raise ValueError(f"This run would need about {format_bytes(bytes_)} of memory, more than the "
                              f"{format_bytes(self.budget)} this server gives all runs at once.")
@@ -384,13 +495,34 @@ class Admission:
         self._cond.notify_all()
 
     def wait(self, ticket: Ticket, timeout: float | None = None) -> bool:
-        """Block until the ticket is admitted or ``timeout`` seconds passed; whether it is admitted."""
+        """Block until the ticket is admitted or ``timeout`` seconds passed.
+
+        Parameters
+        ----------
+        ticket : Ticket
+            A ticket of this admission.
+        timeout : float, optional
+            Seconds to wait at most; None waits until it is admitted or released.
+
+        Returns
+        -------
+        bool
+            Whether the ticket is admitted (False when the time ran out or it was released).
+        """
         with self._cond:
             self._cond.wait_for(lambda: ticket.admitted or ticket.done, timeout)
             return ticket.admitted and not ticket.done
 
     def release(self, ticket: Ticket) -> None:
-        """The run ended (or its session went away): free its slot and bytes, or leave the line. Idempotent."""
+        """The run ended (or its session went away): free its slot and bytes, or leave the line.
+
+        Idempotent; the runs waiting next are admitted where they now fit.
+
+        Parameters
+        ----------
+        ticket : Ticket
+            A ticket of this admission.
+        """
         with self._cond:
             if ticket.done:
                 return
@@ -402,15 +534,37 @@ class Admission:
             self._admit()
 
     def position(self, ticket: Ticket) -> int:
-        """0 once admitted, else 1 + the runs waiting ahead of it."""
+        """The ticket's place in line.
+
+        Parameters
+        ----------
+        ticket : Ticket
+            A ticket of this admission.
+
+        Returns
+        -------
+        int
+            0 once admitted (or released), else 1 + the number of runs waiting ahead of it.
+        """
         with self._cond:
             if ticket in self._waiting:
                 return 1 + self._waiting.index(ticket)
             return 0
 
     def expected_wait(self, ticket: Ticket) -> float:
-        """Seconds until the ticket's turn, from the cost models: the predicted seconds left of the running
-        runs and those of the runs waiting ahead of it, shared over the slots."""
+        """Seconds until the ticket's turn, from the cost models.
+
+        Parameters
+        ----------
+        ticket : Ticket
+            A ticket of this admission.
+
+        Returns
+        -------
+        float
+            The predicted seconds left of the running runs plus those of the runs waiting ahead of it,
+            divided by the number of slots (0.0 when nothing runs or waits ahead).
+        """
         with self._cond:
             now = self._clock()
             ahead = self._waiting[:self._waiting.index(ticket)] if ticket in self._waiting else []
@@ -418,7 +572,14 @@ class Admission:
             return (left + sum(t.seconds for t in ahead)) / self.slots
 
     def state(self) -> dict:
-        """Running and waiting runs and the bytes admitted, for a status line and the tests."""
+        """Running and waiting runs and the bytes admitted, for a status line and the tests.
+
+        Returns
+        -------
+        dict
+            ``running`` and ``waiting`` (numbers of tickets), ``bytes`` (the sum of the running runs'
+            bytes), ``slots`` and ``budget`` (the admission's limits).
+        """
         with self._cond:
             return {"running": len(self._running), "waiting": len(self._waiting),
                     "bytes": sum(t.bytes for t in self._running), "slots": self.slots, "budget": self.budget}
@@ -426,9 +587,32 @@ class Admission:
     @contextmanager
     def admitted(self, bytes_: int, seconds: float = 0.0, *, arrival: float | None = None,
                  on_wait: Callable[[Ticket], None] | None = None, poll: float = 0.5) -> Iterator[Ticket]:
-        """Hold a slot for the ``with`` block. While waiting, ``on_wait(ticket)`` is called every ``poll``
-        seconds (it may raise to abandon the wait, e.g. a session's stop); the slot or the place in line
-        is released whatever ends the block."""
+        """Hold a slot for the ``with`` block; the slot or the place in line is released whatever ends it.
+
+        Parameters
+        ----------
+        bytes_ : int
+            The run's predicted peak memory in bytes.
+        seconds : float, default=0.0
+            The run's predicted duration in seconds.
+        arrival : float, optional
+            Its place in line (see :meth:`request`); None: now.
+        on_wait : callable, optional
+            Called as ``on_wait(ticket)`` every ``poll`` seconds while the ticket waits; it may raise to
+            abandon the wait (e.g. a session's stop).
+        poll : float, default=0.5
+            Seconds between calls of ``on_wait``.
+
+        Yields
+        ------
+        Ticket
+            The admitted ticket.
+
+        Raises
+        ------
+        ValueError
+            When the run alone needs more than the whole budget (see :meth:`request`).
+        """
         ticket = self.request(bytes_, seconds, arrival)
         try:
             while not self.wait(ticket, poll):

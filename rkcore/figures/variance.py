@@ -12,6 +12,7 @@ import pandas as pd
 import plotly.graph_objects as go
 
 from ..maps.distributions import get_distribution
+from ..metrics import SEPARATION_SE, separated  # noqa: F401 (the notes here and in accuracy use them)
 from ..registry import get_map
 from .style import FONT_SIZE, LEGEND_BELOW, figure, log_ticks, plotly_text, rgba
 
@@ -205,46 +206,6 @@ def variance_by_distribution_figure(summary: pd.DataFrame, kernel_label: str = "
                    "labels: ratio to Rademacher</sup>",
         yaxis=dict(title=dict(text="D · Var⟨Z(x), Z(y)⟩"), range=[0, top * 1.18], exponentformat="power"),
         xaxis=dict(title=dict(text="weight distribution"), tickangle=0)))
-
-
-#: A difference of two means counts as real only beyond this many standard errors of the difference
-#: (about 95% two-sided for normal errors); below it the note calls the methods tied.
-SEPARATION_SE = 2.0
-
-
-def separated(mean_a: float, std_a: float, n_a: int, mean_b: float, std_b: float, n_b: int,
-              k: float = SEPARATION_SE) -> bool:
-    """Whether two means of trials differ by more than ``k`` standard errors of their difference
-    (``std``: the trials' spread, ddof = 0 as in the Table 1 view, turned into ddof = 1; one trial: no
-    spread is known, nothing counts as separated).
-
-    Parameters
-    ----------
-    mean_a : float
-        Mean of the first trials.
-    std_a : float
-        Their standard deviation (ddof = 0).
-    n_a : int
-        Their number.
-    mean_b : float
-        Mean of the second trials.
-    std_b : float
-        Their standard deviation (ddof = 0).
-    n_b : int
-        Their number.
-    k : float, default SEPARATION_SE
-        Standard errors required.
-
-    Returns
-    -------
-    bool
-        Whether the means are separated.
-    """
-    if n_a < 2 or n_b < 2:
-        return False
-    var_a = std_a ** 2 * n_a / (n_a - 1) / n_a
-    var_b = std_b ** 2 * n_b / (n_b - 1) / n_b
-    return abs(mean_a - mean_b) > k * float(np.sqrt(var_a + var_b))
 
 
 def lowest_by_D(tidy: pd.DataFrame) -> pd.DataFrame:

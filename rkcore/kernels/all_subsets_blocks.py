@@ -20,7 +20,19 @@ class AllSubsetsSignsBlock:
     product (against a row of ones). Negative factors (|x_j| > 1) flip signs and vanishing
     factors (x_j = -+1) zero the feature; both are counted by products with W, only when
     such entries exist. Relative error: that of one exp of a sum of d logs (~ (d+2) eps |log Z|),
-    as the reference :func:`rkcore.maps._all_subsets_signs` it replaces.
+    as the reference :func:`rkcore.maps._all_subsets_signs` it replaces; rows where that error
+    may exceed the accuracy contract (:meth:`_log_sum_fails`) are recomputed by the direct
+    product (:class:`AllSubsetsProductBlock`).
+
+    Called as ``block(Xb, out)``: Xb a (rows, d) row block, dense or CSR; out a C-contiguous
+    (rows, D) float32 or float64 array, written in place and returned.
+
+    Parameters
+    ----------
+    W : ndarray of shape (D, d)
+        The Rademacher weights, entries exactly +1 or -1.
+    n_components : int, optional
+        The D of 1/sqrt(D); None: the rows of W (several maps' weights may be stacked in W).
     """
 
     temporaries = GEMM_BLOCK_TEMPORARIES
@@ -116,8 +128,23 @@ class AllSubsetsSignsBlock:
 def padded_support(Xb, pad_col: int = 0) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """Each row's stored (CSR) or non-zero (dense) entries, left-aligned and padded.
 
-    Returns (cols, vals, counts): cols and vals of shape (rows, k), k the largest count in the
-    block; padding has column ``pad_col`` and value 0. counts: entries per row.
+    Parameters
+    ----------
+    Xb : ndarray or scipy.sparse matrix of shape (rows, d)
+        A row block; a sparse one is read as CSR (its stored entries, zeros included, in stored
+        order), a dense one by its non-zeros in column order.
+    pad_col : int, default=0
+        The column index written into the padding (callers pass d, the index of an all-zero
+        padding row of their weights).
+
+    Returns
+    -------
+    cols : ndarray of shape (rows, k), intp
+        Column indices of each row's entries, then ``pad_col``; k is the largest count in the block.
+    vals : ndarray of shape (rows, k)
+        Their values (Xb's dtype), then 0.
+    counts : ndarray of shape (rows,)
+        The number of entries of each row.
     """
     if sp.issparse(Xb):
         Xb = Xb.tocsr()
@@ -152,6 +179,18 @@ class AllSubsetsProductBlock:
     result is the reference product to rounding. Used only when prod v and prod 1/v cannot
     overflow (sum_j |log2 |v_j|| <= 1/4 of the exponent range, per row); otherwise each
     factor is formed as 1 + v w. Work runs on row chunks of CACHE_BLOCK_BYTES.
+
+    Called as ``block(Xb, out)``: Xb a (rows, d) row block, dense or CSR; out a C-contiguous
+    (rows, D) float32 or float64 array, written in place and returned. Non-finite values
+    (overflow on the way, inf * 0) are the caller's to recompute in log space
+    (:func:`rkcore.kernels.stable.product_one_plus`).
+
+    Parameters
+    ----------
+    W : ndarray of shape (D, d)
+        The random weights (any distribution).
+    n_components : int, optional
+        The D of 1/sqrt(D); None: the rows of W (several maps' weights may be stacked in W).
     """
 
     temporaries = GEMM_BLOCK_TEMPORARIES  # it chunks rows to the cache itself

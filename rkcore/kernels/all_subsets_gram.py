@@ -93,9 +93,8 @@ def _level_products(X, Y, out: np.ndarray) -> bool:
 def all_subsets_gram(X, Y, out: np.ndarray, symmetric: bool = False) -> np.ndarray:
     """``out[i, k] = prod_j (1 + X[i, j] Y[k, j])``, the exact all-subsets Gram, in place.
 
-    X: (n, d), Y: (m, d), dense or CSR (densified: the inputs are O(n d), the output O(n m));
-    out: (n, m) C-contiguous float32/64. Peak extra memory: one GRAM_BLOCK_BYTES block plus
-    O((n + m) d) for the per-group subset products.
+    Peak extra memory: one GRAM_BLOCK_BYTES block plus O((n + m) d) for the per-group subset
+    products (dense inputs are O(n d), the output O(n m)).
 
     Columns where every product x_j y_j is >= 0 (e.g. non-negative data) are grouped by
     GRAM_GROUP and each group's factor prod_{j in G}(1 + x_j y_j) = <phi_G(x), phi_G(y)> is
@@ -108,7 +107,28 @@ def all_subsets_gram(X, Y, out: np.ndarray, symmetric: bool = False) -> np.ndarr
 
     Sparse data (CSR, or dense with many zeros; :func:`_sparse_if_cheaper` decides from the
     count of shared non-zeros) takes :func:`_sparse_products` instead: only the factors with
-    x_j y_j != 0, multiplied one by one (the direct product, in increasing j).
+    x_j y_j != 0, multiplied one by one (the direct product, in increasing j). Where the
+    roundings of float64 could exceed the accuracy contract (:func:`_products_within_contract`:
+    very many factors), the products run in extended precision (:func:`_extended_products`).
+
+    Parameters
+    ----------
+    X : ndarray or scipy.sparse.csr_matrix of shape (n, d)
+        Validated rows, dense or CSR.
+    Y : ndarray or scipy.sparse.csr_matrix of shape (m, d)
+        Validated rows, dense or CSR (Y is X for K(X, X)).
+    out : ndarray of shape (n, m), float32 or float64, C-contiguous
+        Written in place; its dtype is the precision of the computation.
+    symmetric : bool, default=False
+        Y is X: the sparse path computes the upper triangle and mirrors it.
+
+    Returns
+    -------
+    ndarray of shape (n, m)
+        ``out`` itself. Finite values meet the accuracy contract of :mod:`rkcore.kernels.numerics`
+        (relative error at most CONTRACT_RTOL of prod_j (1 + |x_j y_j|)); values that overflow
+        (or inf * 0 on the way) are not finite: the caller recomputes them in log space
+        (:func:`rkcore.kernels.stable.product_one_plus`).
     """
     dt = out.dtype
     if _level_products(X, Y, out):

@@ -10,12 +10,10 @@ import scipy.sparse as sp
 
 from .blas_blocks import as_sparse_if_sparse, gemm_into, mirror_upper_triangle, row_levels
 from .witnesses import _cauchy_schwarz_witness, _count_threshold, _witness_failures
+from .anova_closed_forms import _gathered_check, _summed_block, _top_block, _top_counted, _top_value
 from .numerics import (
-    BLOCK_BYTES,
-    CONTRACT_RTOL,
     _abs_max,
     _broadcast_full,
-    _dense,
     _gram,
     _is_nonnegative,
     _max_nnz_per_row,
@@ -46,8 +44,27 @@ def contract_elementary(X, Y, degree: int, all_orders: bool = False):
     Fast path: the power sums (GEMMs) and Newton's identities; entries where
     :func:`newton_is_safe` cannot vouch for them are recomputed by the stable recursion.
     The power sums of |z| it needs are the even P_t and, unless X, Y >= 0, one GEMM of
-    absolute values per odd order. Works in row blocks so the element-wise passes stay in
-    cache. Returns an (n_X, n_Y) array, or with ``all_orders`` the list e_0 (= 1.0), e_1, ...
+    absolute values per odd order. Works in row blocks (CONTRACT_BLOCK_BYTES) so the
+    element-wise passes stay in cache. Pairs sharing fewer than ``degree`` non-zeros (data with
+    many zeros) are set to exactly 0.
+
+    Parameters
+    ----------
+    X : ndarray or scipy.sparse.csr_matrix of shape (n_X, d)
+        Validated float64 rows, in range (:func:`rkcore.kernels.ranges.ranged_gram`).
+    Y : ndarray or scipy.sparse.csr_matrix of shape (n_Y, d)
+        Validated float64 rows, in range.
+    degree : int
+        The order m, >= 1.
+    all_orders : bool, default=False
+        Return every order e_0..e_degree.
+
+    Returns
+    -------
+    ndarray of shape (n_X, n_Y) or list
+        e_degree of every pair, float64, within the accuracy contract; with ``all_orders`` the
+        list e_0 (= 1.0), e_1, ..., e_degree. Values that overflow come back as inf (the
+        caller's repair: see :func:`_contract_gram`).
     """
     nX, nY = X.shape[0], Y.shape[0]
     nonneg = _is_nonnegative(X) and _is_nonnegative(Y)
@@ -96,14 +113,19 @@ def contract_elementary(X, Y, degree: int, all_orders: bool = False):
                 bad_rows.append(r + rows.start)
                 bad_cols.append(c)
     if bad_rows:
-        rows, cols = np.concatenate(bad_rows), np.concatenate(bad_cols)
-        fixed = elementary_pairs(X, Y, rows, cols, degree, all_orders)
-        if all_orders:
-            for k in range(1, degree + 1):
-                out[k][rows, cols] = fixed[k]
-        else:
-            out[rows, cols] = fixed
+        _recompute_pairs(X, Y, out, np.concatenate(bad_rows), np.concatenate(bad_cols), degree, all_orders)
     return out
+
+
+def _recompute_pairs(X, Y, out, rows: np.ndarray, cols: np.ndarray, degree: int, all_orders: bool) -> None:
+    """The pairs (rows, cols) the check rejected, recomputed by the stable recursion into ``out``
+    (:func:`contract_elementary`'s array, or its list of orders with ``all_orders``)."""
+    fixed = elementary_pairs(X, Y, rows, cols, degree, all_orders)
+    if all_orders:
+        for k in range(1, degree + 1):
+            out[k][rows, cols] = fixed[k]
+    else:
+        out[rows, cols] = fixed
 
 
 #: Bytes of the power-sum blocks of one row block of :func:`anova_gram` (all its scratch arrays).
@@ -124,9 +146,7 @@ GRAM_DENSE_Y_BYTES = 256 * 2**20
 
 
 def anova_gram(X, Y, degree: int, summed: bool = False, symmetric: bool = False) -> np.ndarray:
-    """The exact ANOVA Gram e_degree(x_i * y_k) (``summed``: the up-to Gram sum_{k<=degree} e_k),
-    an (n_X, n_Y) float64 array meeting the accuracy contract. X, Y: validated float64, dense
-    or CSR. ``symmetric``: Y is X (K(X, X)); only the upper triangle is computed, then mirrored.
+    """The exact ANOVA Gram e_degree(x_i * y_k) (``summed``: the up-to Gram sum_{k<=degree} e_k).
 
     Orders 2 and 3 (and 1 to 3 summed) run fused: per row block the power sums are GEMMs (SpMMs
     for CSR X) into scratch blocks, then one pass over cache-sized sub-blocks forms Newton's
@@ -143,131 +163,206 @@ def anova_gram(X, Y, degree: int, summed: bool = False, symmetric: bool = False)
     without the float64 GEMM of |x| |y|^T (:func:`_cauchy_schwarz_witness`); non-negative data
     with many zeros, the shared-non-zero count itself (:func:`_count_threshold`).
     Peak memory: the output plus one block (GRAM_SCRATCH_BYTES) plus O((n_X + n_Y) d).
-    Other orders go through :func:`contract_elementary`.
+    Other orders go through :func:`contract_elementary`; rows whose non-zeros share one value per
+    row (one-hot, binary) through an exact count (:func:`_level_gram`).
+
+    Parameters
+    ----------
+    X : ndarray or scipy.sparse.csr_matrix of shape (n_X, d)
+        Validated float64 rows, dense or CSR, in range (:func:`rkcore.kernels.ranges.ranged_gram`
+        scales the others).
+    Y : ndarray or scipy.sparse.csr_matrix of shape (n_Y, d)
+        The same; Y is X for K(X, X).
+    degree : int
+        The order m, >= 1.
+    summed : bool, default=False
+        Return the up-to Gram sum_{k<=degree} e_k instead of e_degree.
+    symmetric : bool, default=False
+        Y is X: only the upper triangle is computed, then mirrored (bit for bit symmetric).
+
+    Returns
+    -------
+    ndarray of shape (n_X, n_Y)
+        float64, every entry within the accuracy contract of :mod:`rkcore.kernels.numerics`
+        (CONTRACT_RTOL * sum_V |prod z_j| + 2^-1022); exactly 0.0 where fewer than ``degree``
+        products are non-zero.
     """
-    nX, nY, d = X.shape[0], Y.shape[0], X.shape[1]
+    nY, d = Y.shape[0], X.shape[1]
     low = (1 <= degree <= 3) if summed else degree in (2, 3)
     if not low or (sp.issparse(Y) and 8 * 6 * d * nY > GRAM_DENSE_Y_BYTES):
-        if summed:
-            with np.errstate(invalid="ignore"):
-                total = _broadcast_full(sum(contract_elementary(X, Y, degree, all_orders=True)), (nX, nY))
-            bad = ~np.isfinite(total)  # orders of opposite signs that overflow: inf - inf
-            if bad.any():
-                r, c = np.nonzero(bad)
-                total[r, c] = elementary_pairs(X, Y, r, c, degree, summed=True)
-            return total
-        return _broadcast_full(contract_elementary(X, Y, degree), (nX, nY))
+        return _contract_gram(X, Y, degree, summed)
     if not summed:
         levels = row_levels(X), row_levels(Y)
         if levels[0] is not None and levels[1] is not None and _levels_in_range(*levels, d, degree):
             return _level_gram(X, Y, *levels, degree, symmetric)
-    nonneg = _is_nonnegative(X) and _is_nonnegative(Y)
-    gamma = float(rounding_gamma(min(_max_nnz_per_row(X), _max_nnz_per_row(Y)) + 2 * degree))
-    count_shared = not summed and (_zero_fraction(X) > 0.25 or _zero_fraction(Y) > 0.25)
-    y_max = _abs_max(Y)
-    consts = None if summed else tuple(None if c is None else float(c) for c in closed_form_check_constants(degree, gamma))
-    # the proven shortcuts of the first closed-form test (None where they do not apply)
-    witness = None
-    if not summed and not nonneg and not count_shared and not sp.issparse(X):
-        witness = _cauchy_schwarz_witness(X, Y, consts[0])
-    vouch_count = _count_threshold(X, Y, degree, consts[0]) if count_shared and nonneg else None
+    return _FusedGram(X, Y, degree, summed).run(symmetric)
 
-    def transposed(A):  # (d, nY) C-contiguous
-        return np.ascontiguousarray((A.toarray() if sp.issparse(A) else A).T)
 
-    with np.errstate(over="ignore"):  # overflowing powers give inf: caught by the check
-        YT = [None] + [transposed(_small_power(Y, t)) for t in range(1, degree + 1)]
-        Yabs = None if nonneg else abs(Y)
-        YaT = {t: transposed(_small_power(Yabs, t)) for t in ((1, 3) if degree == 3 and not summed else (1,))} if not nonneg else {}
-    maskT = np.ascontiguousarray(transposed(Y != 0), dtype=np.float32) if count_shared else None
-    out = np.empty((nX, nY))
-    # the witness (float32) shares the slot of the float64 |z| sums: A is computed only once the
-    # witness is dropped for good (_witness_failures) or for a risky block, which skips the witness
-    n_arrays = degree + (0 if nonneg else 1 + (degree == 3 and not summed)) + count_shared
-    rows_per_block = max(min(GRAM_MIN_ROWS, nX), GRAM_SCRATCH_BYTES // (8 * nY * n_arrays))
-    scratch = np.empty(min(rows_per_block, nX) * nY * n_arrays)
-    sub_rows = max(1, FUSED_BYTES // (8 * nY))
-    temps = np.empty((3, sub_rows * nY))
-    few_buf = np.empty(sub_rows * nY, dtype=bool)
-    bad_rows, bad_cols = [], []
-    unsure = []  # (rows, cols, gathered power sums) of entries the witness left open
-    # the witness stays in use while few of its entries fail (_witness_failures turns it off)
-    witness_state = [witness is not None, 0, 0]
-    # BLAS keeps its own thread count: a library call must not change process-wide state (the app
-    # serves many sessions from threads of one process), and on a quiet 2-core machine two threads
-    # were faster (new/old 0.57-1.21 with two threads, 0.79-1.57 with one; benchmarks/results/numerics.md).
-    with np.errstate(over="ignore", invalid="ignore", divide="ignore"):
-        for rows in row_blocks(nX, 1, rows_per_block):
-            c0 = rows.start if symmetric else 0
-            r, w = rows.stop - rows.start, nY - c0
-            slots = [scratch[i * r * w:(i + 1) * r * w].reshape(r, w) for i in range(n_arrays)]
-            # a dense block with few non-zeros (one-hot-like rows) as CSR: its power sums and
-            # shared-non-zero count become SpMMs over the stored entries (1/8 of the flops or less)
-            Xb = as_sparse_if_sparse(X[rows])
-            cols = slice(c0, nY)
-            P = [None] + [gemm_into(1.0, _small_power(Xb, t), YT[t][:, cols], 0.0, slots[t - 1])
-                          for t in range(1, degree + 1)]
-            risky = may_overflow(_abs_max(Xb), y_max, d, degree)
-            lazy = {}
+def _contract_gram(X, Y, degree: int, summed: bool) -> np.ndarray:
+    """The Gram of :func:`anova_gram` by :func:`contract_elementary` (orders the fused path does
+    not cover, or a CSR Y too large to densify); the summed Gram's entries that overflow (orders
+    of opposite signs: inf - inf) are recomputed by the stable recursion."""
+    nX, nY = X.shape[0], Y.shape[0]
+    if summed:
+        with np.errstate(invalid="ignore"):
+            total = _broadcast_full(sum(contract_elementary(X, Y, degree, all_orders=True)), (nX, nY))
+        bad = ~np.isfinite(total)  # orders of opposite signs that overflow: inf - inf
+        if bad.any():
+            r, c = np.nonzero(bad)
+            total[r, c] = elementary_pairs(X, Y, r, c, degree, summed=True)
+        return total
+    return _broadcast_full(contract_elementary(X, Y, degree), (nX, nY))
 
-            def block(key, _Xb=Xb, _cols=cols, _slots=slots, _P=P):
-                """The row block's |z| power sums ("A", "pa3"), shared-non-zero count ("count")
-                or Cauchy-Schwarz witness ("witness"), computed the first time they are asked for."""
-                if key not in lazy:
-                    if key == "A":
-                        lazy.pop("witness", None)  # same slot
-                        lazy[key] = _P[1] if nonneg else gemm_into(1.0, abs(_Xb), YaT[1][:, _cols], 0.0, _slots[degree])
-                    elif key == "pa3":
-                        lazy[key] = _P[3] if nonneg else gemm_into(1.0, _small_power(abs(_Xb), 3), YaT[3][:, _cols], 0.0,
-                                                                   _slots[degree + 1])
-                    else:
-                        slot = _slots[-1] if key == "count" else _slots[degree]
-                        buf = slot.reshape(-1).view(np.float32)[:r * w].reshape(r, w)
-                        if key == "count":  # exact below 2^24
-                            lazy[key] = gemm_into(1.0, (_Xb != 0).astype(np.float32), maskT[:, _cols], 0.0, buf)
-                        else:
-                            XA, YAT = witness
-                            lazy[key] = gemm_into(1.0, XA[rows], YAT[:, _cols], 0.0, buf)
-                return lazy[key]
 
-            for sub in row_blocks(r, 1, sub_rows):
-                q = sub.stop - sub.start
-                t = [tmp[:q * w].reshape(q, w) for tmp in temps]
-                o = out[rows.start + sub.start:rows.start + sub.stop, c0:]
-                Ps = [None] + [p[sub] for p in P[1:]]
-                if summed:
-                    ok = _summed_block(Ps, block("A")[sub], degree, gamma, risky, o, t)
-                elif witness is not None and not risky and witness_state[0] and \
-                        (fails := _witness_failures(block("witness")[sub], witness_state)) is not None:
-                    _top_value(Ps, degree, o, t)
-                    if fails[0].size:  # checked at the end with their own |z| sums
-                        i, k = fails
-                        unsure.append((i + rows.start + sub.start, k + c0, [p[i, k] for p in Ps[1:]]))
-                    continue
-                elif vouch_count is not None and not risky:
-                    ok = _top_counted(Ps, degree, consts, vouch_count, block("count")[sub], o, t,
-                                      few_buf[:q * w].reshape(q, w))
+def _transposed(A) -> np.ndarray:
+    """(d, n) C-contiguous copy of the (n, d) A, dense."""
+    return np.ascontiguousarray((A.toarray() if sp.issparse(A) else A).T)
+
+
+class _FusedGram:
+    """The fused path of :func:`anova_gram` (orders 2, 3; 1 to 3 summed): what the whole Gram
+    shares (the check's constants and shortcuts, Y's transposed powers), then :meth:`run`."""
+
+    def __init__(self, X, Y, degree: int, summed: bool):
+        self.X, self.Y, self.degree, self.summed = X, Y, degree, summed
+        self.nonneg = nonneg = _is_nonnegative(X) and _is_nonnegative(Y)
+        self.gamma = float(rounding_gamma(min(_max_nnz_per_row(X), _max_nnz_per_row(Y)) + 2 * degree))
+        self.count_shared = count_shared = not summed and (_zero_fraction(X) > 0.25 or _zero_fraction(Y) > 0.25)
+        self.y_max = _abs_max(Y)
+        self.consts = consts = None if summed else \
+            tuple(None if c is None else float(c) for c in closed_form_check_constants(degree, self.gamma))
+        # the proven shortcuts of the first closed-form test (None where they do not apply)
+        self.witness = None
+        if not summed and not nonneg and not count_shared and not sp.issparse(X):
+            self.witness = _cauchy_schwarz_witness(X, Y, consts[0])
+        self.vouch_count = _count_threshold(X, Y, degree, consts[0]) if count_shared and nonneg else None
+        with np.errstate(over="ignore"):  # overflowing powers give inf: caught by the check
+            self.YT = [None] + [_transposed(_small_power(Y, t)) for t in range(1, degree + 1)]
+            Yabs = None if nonneg else abs(Y)
+            self.YaT = {t: _transposed(_small_power(Yabs, t)) for t in ((1, 3) if degree == 3 and not summed else (1,))} \
+                if not nonneg else {}
+        self.maskT = np.ascontiguousarray(_transposed(Y != 0), dtype=np.float32) if count_shared else None
+        # the witness (float32) shares the slot of the float64 |z| sums: A is computed only once the
+        # witness is dropped for good (_witness_failures) or for a risky block, which skips the witness
+        self.n_arrays = degree + (0 if nonneg else 1 + (degree == 3 and not summed)) + count_shared
+
+    def run(self, symmetric: bool) -> np.ndarray:
+        """The Gram (``symmetric``: the upper triangle, mirrored), by row blocks of at most
+        GRAM_SCRATCH_BYTES of power sums, then the entries left open checked or recomputed."""
+        nX, nY = self.X.shape[0], self.Y.shape[0]
+        self.out = np.empty((nX, nY))
+        rows_per_block = max(min(GRAM_MIN_ROWS, nX), GRAM_SCRATCH_BYTES // (8 * nY * self.n_arrays))
+        self.scratch = np.empty(min(rows_per_block, nX) * nY * self.n_arrays)
+        self.sub_rows = max(1, FUSED_BYTES // (8 * nY))
+        self.temps = np.empty((3, self.sub_rows * nY))
+        self.few_buf = np.empty(self.sub_rows * nY, dtype=bool)
+        self.bad_rows, self.bad_cols = [], []
+        self.unsure = []  # (rows, cols, gathered power sums) of entries the witness left open
+        # the witness stays in use while few of its entries fail (_witness_failures turns it off)
+        self.witness_state = [self.witness is not None, 0, 0]
+        # BLAS keeps its own thread count: a library call must not change process-wide state (the app
+        # serves many sessions from threads of one process), and on a quiet 2-core machine two threads
+        # were faster (new/old 0.57-1.21 with two threads, 0.79-1.57 with one; benchmarks/results/numerics.md).
+        with np.errstate(over="ignore", invalid="ignore", divide="ignore"):
+            for rows in row_blocks(nX, 1, rows_per_block):
+                self._row_block(rows, rows.start if symmetric else 0)
+        self._settle_open_entries()
+        if symmetric:
+            mirror_upper_triangle(self.out, rows_per_block)
+        return self.out
+
+    def _row_block(self, rows: slice, c0: int) -> None:
+        """One row block, columns c0 onwards: its power sums (GEMMs into the scratch slots), then
+        the fused passes over its cache-sized sub-blocks."""
+        degree, nY = self.degree, self.Y.shape[0]
+        r, w = rows.stop - rows.start, nY - c0
+        slots = [self.scratch[i * r * w:(i + 1) * r * w].reshape(r, w) for i in range(self.n_arrays)]
+        # a dense block with few non-zeros (one-hot-like rows) as CSR: its power sums and
+        # shared-non-zero count become SpMMs over the stored entries (1/8 of the flops or less)
+        Xb = as_sparse_if_sparse(self.X[rows])
+        cols = slice(c0, nY)
+        P = [None] + [gemm_into(1.0, _small_power(Xb, t), self.YT[t][:, cols], 0.0, slots[t - 1])
+                      for t in range(1, degree + 1)]
+        risky = may_overflow(_abs_max(Xb), self.y_max, self.X.shape[1], degree)
+        block = _BlockSums(self, Xb, rows, cols, slots, P)
+        for sub in row_blocks(r, 1, self.sub_rows):
+            self._sub_block(rows.start + sub.start, sub, c0, w, P, block, risky)
+
+    def _sub_block(self, row0: int, sub: slice, c0: int, w: int, P: list, block, risky: bool) -> None:
+        """One cache-sized sub-block (rows row0.. of the Gram, ``sub`` of its row block): the closed
+        forms into the output with the check that applies (summed; the Cauchy-Schwarz witness; the
+        shared-non-zero count; or the per-entry closed-form tests); the entries left open recorded."""
+        degree, consts = self.degree, self.consts
+        q = sub.stop - sub.start
+        t = [tmp[:q * w].reshape(q, w) for tmp in self.temps]
+        o = self.out[row0:row0 + q, c0:]
+        Ps = [None] + [p[sub] for p in P[1:]]
+        if self.summed:
+            ok = _summed_block(Ps, block("A")[sub], degree, self.gamma, risky, o, t)
+        elif self.witness is not None and not risky and self.witness_state[0] and \
+                (fails := _witness_failures(block("witness")[sub], self.witness_state)) is not None:
+            _top_value(Ps, degree, o, t)
+            if fails[0].size:  # checked at the end with their own |z| sums
+                i, k = fails
+                self.unsure.append((i + row0, k + c0, [p[i, k] for p in Ps[1:]]))
+            return
+        elif self.vouch_count is not None and not risky:
+            ok = _top_counted(Ps, degree, consts, self.vouch_count, block("count")[sub], o, t,
+                              self.few_buf[:q * w].reshape(q, w))
+        else:
+            few = (lambda s=sub, q=q: np.less(block("count")[s], degree,
+                                              out=self.few_buf[:q * w].reshape(q, w))) if self.count_shared else None
+            ok = _top_block(Ps, block("A")[sub], self.nonneg, degree, consts, risky, o, t,
+                            lambda s=sub: block("pa3")[s], few)
+        if ok is not None and not ok.all():
+            i, k = np.divmod(np.flatnonzero(~ok), w)
+            self.bad_rows.append(i + row0)
+            self.bad_cols.append(k + c0)
+
+    def _settle_open_entries(self) -> None:
+        """The entries the witness could not vouch for: the closed-form tests, pair by pair; then
+        every entry no check vouched for, recomputed by the stable recursion."""
+        X, Y, degree = self.X, self.Y, self.degree
+        unsure, bad_rows, bad_cols = self.unsure, self.bad_rows, self.bad_cols
+        if unsure:
+            rows_, cols_ = np.concatenate([u[0] for u in unsure]), np.concatenate([u[1] for u in unsure])
+            P_ = [None] + [np.concatenate([u[2][t] for u in unsure]) for t in range(degree)]
+            ok = _gathered_check(X, Y, rows_, cols_, P_, degree, self.consts)
+            bad_rows.append(rows_[~ok])
+            bad_cols.append(cols_[~ok])
+        if bad_rows:
+            rows_, cols_ = np.concatenate(bad_rows), np.concatenate(bad_cols)
+            self.out[rows_, cols_] = elementary_pairs(X, Y, rows_, cols_, degree, summed=self.summed)
+
+
+class _BlockSums:
+    """One row block's |z| power sums ("A", "pa3"), shared-non-zero count ("count") or
+    Cauchy-Schwarz witness ("witness"), computed the first time they are asked for (``block(key)``)."""
+
+    def __init__(self, gram: _FusedGram, Xb, rows: slice, cols: slice, slots: list, P: list):
+        self.gram, self.Xb, self.rows, self.cols, self.slots, self.P = gram, Xb, rows, cols, slots, P
+        self.lazy: dict = {}
+
+    def __call__(self, key: str) -> np.ndarray:
+        lazy, g, Xb, cols, slots = self.lazy, self.gram, self.Xb, self.cols, self.slots
+        if key not in lazy:
+            degree = g.degree
+            if key == "A":
+                lazy.pop("witness", None)  # same slot
+                lazy[key] = self.P[1] if g.nonneg else gemm_into(1.0, abs(Xb), g.YaT[1][:, cols], 0.0, slots[degree])
+            elif key == "pa3":
+                lazy[key] = self.P[3] if g.nonneg else gemm_into(1.0, _small_power(abs(Xb), 3), g.YaT[3][:, cols], 0.0,
+                                                                 slots[degree + 1])
+            else:
+                r, w = slots[0].shape
+                slot = slots[-1] if key == "count" else slots[degree]
+                buf = slot.reshape(-1).view(np.float32)[:r * w].reshape(r, w)
+                if key == "count":  # exact below 2^24
+                    lazy[key] = gemm_into(1.0, (Xb != 0).astype(np.float32), g.maskT[:, cols], 0.0, buf)
                 else:
-                    few = (lambda s=sub, q=q: np.less(block("count")[s], degree,
-                                                      out=few_buf[:q * w].reshape(q, w))) if count_shared else None
-                    ok = _top_block(Ps, block("A")[sub], nonneg, degree, consts, risky, o, t,
-                                    lambda s=sub: block("pa3")[s], few)
-                if ok is not None and not ok.all():
-                    i, k = np.divmod(np.flatnonzero(~ok), w)
-                    bad_rows.append(i + rows.start + sub.start)
-                    bad_cols.append(k + c0)
-    if unsure:  # the entries the witness could not vouch for: the closed-form tests, pair by pair
-        rows_, cols_ = np.concatenate([u[0] for u in unsure]), np.concatenate([u[1] for u in unsure])
-        P_ = [None] + [np.concatenate([u[2][t] for u in unsure]) for t in range(degree)]
-        ok = _gathered_check(X, Y, rows_, cols_, P_, degree, consts)
-        bad_rows.append(rows_[~ok])
-        bad_cols.append(cols_[~ok])
-    if bad_rows:
-        rows_, cols_ = np.concatenate(bad_rows), np.concatenate(bad_cols)
-        out[rows_, cols_] = elementary_pairs(X, Y, rows_, cols_, degree, summed=summed)
-    if symmetric:
-        mirror_upper_triangle(out, rows_per_block)
-    return out
+                    XA, YAT = g.witness
+                    lazy[key] = gemm_into(1.0, XA[self.rows], YAT[:, cols], 0.0, buf)
+        return lazy[key]
 
 
 def _small_power(A, t: int):
@@ -329,191 +424,4 @@ def _level_gram(X, Y, a: np.ndarray, b: np.ndarray, degree: int, symmetric: bool
             o += 0.0  # -0.0 (from 0 * (0 - 1)) to +0.0
     if symmetric:
         mirror_upper_triangle(out, rows_per_block)
-    return out
-
-
-def _top_value(P, degree, o, t) -> None:
-    """e_degree (2 or 3) of one sub-block into ``o`` by Newton's closed forms (no check)."""
-    if degree == 2:
-        np.multiply(P[1], P[1], out=o)
-        o -= P[2]
-        o *= 0.5
-    else:
-        np.multiply(P[1], P[1], out=t[0])
-        _e3_into(P, t[0], t[1], o)
-
-
-def _top_counted(P, degree, consts, vouch_count: int, count, o, t, few) -> np.ndarray | None:
-    """e_degree of one sub-block of non-negative data into ``o`` when the shared-non-zero count
-    decides the check (:func:`_count_threshold`): pairs with fewer than ``degree`` shared
-    non-zeros are exactly 0, those with at least ``vouch_count`` pass the first closed-form test;
-    only the pairs in between are tested (A = P_1). Returns where vouched for, or None (all)."""
-    _top_value(P, degree, o, t)
-    # zero the pairs with too few shared non-zeros: a multiply by the boolean (4x faster than a
-    # masked copy), then + 0.0 turns the -0.0 of negative residues into +0.0
-    np.greater_equal(count, degree, out=few)
-    o *= few
-    o += 0.0
-    if vouch_count <= degree:
-        return None
-    np.less(count, vouch_count, out=few)
-    few &= count >= degree
-    idx = np.flatnonzero(few)  # (sub-blocks are C-contiguous: flat indices, 10x faster than 2-D)
-    if not idx.size:
-        return None
-    ok = np.ones(o.shape, dtype=bool)
-    A = P[1].reshape(-1)[idx]
-    c, c_b = consts
-    bound = A * A
-    bound *= c
-    P2 = P[2].reshape(-1)[idx]
-    sel = P2 <= bound
-    if degree == 3 and not sel.all():
-        sel |= P2 - c_b * P[3].reshape(-1)[idx] / np.where(A > 0, A, 1.0) <= bound
-    ok.reshape(-1)[idx] = sel
-    return ok
-
-
-def _e3_into(P, sq, tmp, out) -> None:
-    """e_3 = (P1 (P1^2 - 3 P2) + 2 P3) / 6 into ``out``, in place; ``sq`` holds P1^2 on entry
-    (overwritten), ``tmp`` is scratch and may be ``out``."""
-    np.multiply(P[2], 3.0, out=tmp)
-    sq -= tmp
-    sq *= P[1]
-    np.multiply(P[3], 2.0, out=out)
-    out += sq
-    out *= 1.0 / 6.0
-
-
-def _top_block(P, A, nonneg, degree, consts, risky, o, t, pa3, too_few=None) -> np.ndarray:
-    """e_degree (2 or 3) of one sub-block into ``o``, and where :func:`newton_is_safe`'s closed
-    forms vouch for it (the same bounds, decided entry by entry). P: power sums, A: the power sum
-    of |z| (P[1] itself for non-negative data; even powers are their own), t: three scratch
-    arrays, pa3(): the third power sum of |z|, too_few(): where fewer than ``degree`` products
-    z_j are non-zero (exactly 0; set so and vouched for), both asked for only where the first
-    test fails. consts: :func:`closed_form_check_constants` (degree, gamma)."""
-    sq, bound, lhs = t
-    np.multiply(P[1], P[1], out=sq)
-    c, c_b = consts
-    if nonneg:
-        np.multiply(sq, c, out=bound)  # the same rounding as copying sq, then bound *= c
-    else:
-        np.multiply(A, A, out=bound)
-        bound *= c
-    if degree == 2:
-        ok = np.less_equal(P[2], bound)
-        np.subtract(sq, P[2], out=o)
-        o *= 0.5
-    else:
-        ok = np.less_equal(P[2], bound)
-        _e3_into(P, sq, lhs, o)
-    if not ok.all():
-        if too_few is not None:
-            few = too_few()
-            np.putmask(o, few, 0.0)  # 2.5x faster than np.copyto(..., where=)
-            ok |= few
-        if degree == 3 and not ok.all():
-            # S_3 = (A^3 - 3 A Pa_2 + 2 Pa_3) / 6: the Pa_3 term where the first test fails
-            idx = np.flatnonzero(~ok)  # sub-blocks are C-contiguous (full rows)
-            Ab = A.reshape(-1)[idx]
-            ok.reshape(-1)[idx] = (P[2].reshape(-1)[idx] - c_b * pa3().reshape(-1)[idx] / np.where(Ab > 0, Ab, 1.0)
-                                   <= bound.reshape(-1)[idx])
-    if risky:
-        if degree == 3:
-            bound *= A
-        ok &= np.isfinite(bound)
-        ok &= np.isfinite(o)
-    return ok
-
-
-def _summed_block(P, A, degree, gamma, risky, o, t) -> np.ndarray:
-    """sum_{k<=degree} e_k (degree 1 to 3) of one sub-block into ``o``, and where
-    :func:`_summed_is_safe` vouches for it."""
-    sq, s, e = t
-    ok = _summed_is_safe(A, P[2] if degree >= 2 else None, degree, gamma, sq, s)
-    # 1 + e_1 + e_2 + e_3 with e_2 = (P1^2 - P2) / 2, e_3 = (P1 (P1^2 - 3 P2) + 2 P3) / 6
-    np.add(P[1], 1.0, out=o)
-    if degree >= 2:
-        np.multiply(P[1], P[1], out=sq)
-        np.subtract(sq, P[2], out=e)
-        e *= 0.5
-        o += e
-    if degree == 3:
-        _e3_into(P, sq, e, e)
-        o += e
-    if risky:
-        ok &= np.isfinite(o)
-    return ok
-
-
-def _summed_is_safe(A, Pa2, degree: int, gamma: float, sq: np.ndarray, s: np.ndarray) -> np.ndarray:
-    """Where Newton's identities meet the contract for sum_{k<=degree} e_k (degree <= 3), from
-    A = sum_j |z_j| and Pa2 = sum_j z_j^2 (writes the scratch arrays sq, s).
-
-    :func:`newton_error_bounds` with Pa_1 = A (see :func:`closed_form_check_constants`) gives
-    eps_1 = 3 gamma A, eps_2 <= gamma (3.01 A^2 + 1.5 Pa_2) and, with Pa_3 <= A Pa_2,
-    eps_3 <= gamma (1.51 A^3 + 3.51 A Pa_2). The scale is bounded below by
-    S = 1 + A + max(0, (A^2 - Pa_2) / 2) + max(0, (A^3 - 3 A Pa_2) / 6) <= sum_k e_k(|z|) (the
-    dropped 2 Pa_3 / 6 >= 0); its rounding (a few u per term, gamma >= 3 u) is covered by
-    err = gamma (0.3 + 3.3 A + 3.4 A^2 + 1.8 A^3 + Pa_2 (1.8 + 3.9 A)) (terms of orders above
-    ``degree`` dropped). The test is the one of :func:`newton_is_safe` with ``all_orders``,
-    2 err (1 + tol) <= tol (S - err); False where a value is not finite.
-    """
-    tol = CONTRACT_RTOL
-    # err (Horner in A), into sq
-    if degree == 3:
-        np.multiply(A, 1.8, out=sq)
-        sq += 3.4
-        sq *= A
-        sq += 3.3
-    elif degree == 2:
-        np.multiply(A, 3.4, out=sq)
-        sq += 3.3
-    else:
-        sq.fill(3.3)
-    sq *= A
-    sq += 0.3
-    if degree >= 2:
-        pa2_term = np.multiply(A, 3.9) if degree == 3 else np.full_like(A, 0.0)
-        pa2_term += 1.8
-        pa2_term *= Pa2
-        sq += pa2_term
-    sq *= gamma * (2.0 + 3.0 * tol) / tol
-    # lower bound of the scale, into s
-    np.add(A, 1.0, out=s)
-    if degree >= 2:
-        h = np.multiply(A, A)
-        h2 = h - Pa2
-        h2 *= 0.5
-        np.maximum(h2, 0.0, out=h2)
-        s += h2
-        if degree == 3:
-            np.multiply(Pa2, 3.0, out=h2)
-            np.subtract(h, h2, out=h)
-            h *= A
-            h *= 1.0 / 6.0
-            np.maximum(h, 0.0, out=h)
-            s += h
-    ok = np.less_equal(sq, s)
-    return ok & np.isfinite(s)
-
-
-def _gathered_check(X, Y, rows: np.ndarray, cols: np.ndarray, P: list, degree: int, consts) -> np.ndarray:
-    """The closed-form tests of :func:`newton_is_safe` (orders 2, 3) for the pairs (rows, cols),
-    with their |z| power sums computed pair by pair (P: their power sums, gathered)."""
-    c, c_b = consts
-    out = np.empty(len(rows), dtype=bool)
-    step = max(1, BLOCK_BYTES // (8 * 4 * X.shape[1]))
-    for sl in row_blocks(len(rows), 1, step):
-        U, V = np.abs(_dense(X[rows[sl]])), np.abs(_dense(Y[cols[sl]]))
-        A = np.einsum("ij,ij->i", U, V)
-        bound = A * A
-        bound *= c
-        ok = P[2][sl] <= bound
-        if degree == 3 and not ok.all():
-            U **= 3
-            V **= 3
-            pa3 = np.einsum("ij,ij->i", U, V)
-            ok |= P[2][sl] - c_b * pa3 / np.where(A > 0, A, 1.0) <= bound
-        out[sl] = ok
     return out

@@ -33,7 +33,14 @@ def one_blas_thread():
     """A context limiting BLAS to one thread, for level-1 calls on cache-sized chunks: a
     threaded daxpy on a (52 x 1248) chunk wakes the BLAS threads for microseconds of work;
     measured 300 ms against 3 ms for 2000 x 1248 entries at load 2 on 2 cores. Built on one
-    ThreadpoolController (8 us per use; threadpool_limits re-scans the libraries: 0.6 ms)."""
+    ThreadpoolController (8 us per use; threadpool_limits re-scans the libraries: 0.6 ms).
+
+    Returns
+    -------
+    context manager
+        threadpoolctl's limiter: inside its ``with`` block BLAS runs on one thread (process-wide,
+        so only around short level-1 calls), and its previous limits are restored on exit.
+    """
     if not _BLAS_CONTROLLER:
         _BLAS_CONTROLLER.append(ThreadpoolController())
     return _BLAS_CONTROLLER[0].limit(limits=1, user_api="blas")
@@ -48,11 +55,30 @@ def _memo(cache: dict, key, build):
 
 
 def gemm_into(alpha: float, A, B_T: np.ndarray, beta: float, out: np.ndarray) -> np.ndarray:
-    """``out = alpha * A @ B_T + beta * out`` in place.
+    """``out = alpha * A @ B_T + beta * out`` in place, by BLAS (dense A) or scipy's SpMM (CSR A).
 
-    A: (r, k) dense or CSR; B_T: (k, D) dense C-contiguous; out: (r, D) C-contiguous, float32
-    or float64; beta in {0, 1} (beta = 0: out's content is ignored). A and B_T are cast to
-    out.dtype. Returns out.
+    No (r, D) temporary: dense A is one ``?gemm`` writing into ``out`` through transposed views,
+    CSR A scipy's ``csr_matvecs`` kernel accumulating into it. The arithmetic is that of the
+    library's kernel in ``out.dtype`` (the error of one GEMM: at most gamma_k sum |a| |b| per
+    entry); the callers' accuracy checks account for it.
+
+    Parameters
+    ----------
+    alpha : float
+        Factor of the product (CSR A: applied to A's stored values before the product).
+    A : ndarray or scipy.sparse matrix of shape (r, k)
+        Dense or sparse (read as CSR); cast to ``out.dtype``.
+    B_T : ndarray of shape (k, D)
+        The right factor; copied to a C-contiguous ``out.dtype`` array only where it is not one.
+    beta : {0.0, 1.0}
+        0: ``out``'s content is ignored (overwritten); 1: the product is added to it.
+    out : ndarray of shape (r, D), float32 or float64, C-contiguous
+        The result, written in place.
+
+    Returns
+    -------
+    ndarray of shape (r, D)
+        ``out`` itself.
     """
     dtype = out.dtype
     if B_T.dtype != dtype or not B_T.flags.c_contiguous:
@@ -96,8 +122,21 @@ SPARSE_BLOCK_DENSITY = 0.125
 
 
 def as_sparse_if_sparse(Xb, density: float = SPARSE_BLOCK_DENSITY):
-    """A dense block with at most ``density`` non-zeros as CSR (the SpMM kernels visit only
-    the stored entries); CSR blocks and denser blocks unchanged."""
+    """A dense block with few non-zeros as CSR, so that the SpMM kernels visit only its stored entries.
+
+    Parameters
+    ----------
+    Xb : ndarray or scipy.sparse matrix of shape (rows, d)
+        One row block of data.
+    density : float, default=SPARSE_BLOCK_DENSITY
+        The largest fraction of non-zeros at which a dense block is converted.
+
+    Returns
+    -------
+    ndarray or scipy.sparse matrix of shape (rows, d)
+        ``Xb`` itself when it is sparse or denser than ``density``; else a new CSR matrix with the
+        same values (the conversion is exact).
+    """
     if sp.issparse(Xb) or np.count_nonzero(Xb) > density * np.size(Xb):
         return Xb
     return sp.csr_matrix(Xb)
@@ -109,7 +148,24 @@ def product_chunks(A, B_T: np.ndarray, out: np.ndarray):
     cache. CSR A: each chunk is zeroed and multiplied by scipy's SpMM kernel just before it is
     yielded (the product, its first touch of the output and the passes share one trip to
     memory); dense A: one GEMM for the whole block (BLAS is efficient on large calls), then
-    the chunks. out: C-contiguous, float32/64 (A and B_T are cast to its dtype)."""
+    the chunks. Values are those of :func:`gemm_into` with alpha = 1, beta = 0.
+
+    Parameters
+    ----------
+    A : ndarray or scipy.sparse matrix of shape (n, k)
+        The left factor, dense or sparse (read as CSR); cast to ``out.dtype``.
+    B_T : ndarray of shape (k, D)
+        The right factor; cast to ``out.dtype``.
+    out : ndarray of shape (n, D), float32 or float64, C-contiguous
+        Written in place with the product (a CSR chunk only once it is yielded).
+
+    Yields
+    ------
+    rows : slice
+        The chunk's rows.
+    chunk : ndarray of shape (rows, D)
+        The view ``out[rows]``, holding the product's rows; the caller may overwrite it.
+    """
     dt = out.dtype
     n, D = out.shape
     if sp.issparse(A) and _csr_matvecs is not None and n:
@@ -183,16 +239,41 @@ def _tiles(n: int, size: int):
 
 
 def mirror_upper_triangle(out: np.ndarray, rows_per_block: int) -> None:
-    """Copy the upper triangle of the square ``out`` into its lower one, a row block at a time (no
-    n x n temporary): the last step of every Gram K(X, X) that computes only the upper triangle."""
+    """Copy the upper triangle of the square ``out`` into its lower one, a row block at a time.
+
+    The last step of every Gram K(X, X) that computes only the upper triangle; no n x n temporary
+    (an exact copy: the Gram is symmetric bit for bit).
+
+    Parameters
+    ----------
+    out : ndarray of shape (n, n)
+        The Gram, its upper triangle (diagonal included) filled; the strict lower triangle is
+        overwritten in place.
+    rows_per_block : int
+        Rows copied per step (the row blocks the Gram was computed in).
+    """
     for rows in _tiles(out.shape[0], rows_per_block):
         out[rows, :rows.start] = out[:rows.start, rows].T
 
 
 def row_levels(A) -> np.ndarray | None:
-    """a_i with every non-zero of row i equal to a_i (0.0 for empty rows), or None when some row
-    holds two different non-zero values (one-hot and binary rows scaled per row, e.g.
-    L1-normalized: the paper's MovieLens features)."""
+    """The one non-zero value of each row, where every row has one (binary rows scaled per row).
+
+    One-hot and binary rows scaled per row (e.g. L1-normalized: the paper's MovieLens features)
+    have it; the exact ANOVA Gram of such rows is then a binomial count times powers of these
+    values (:func:`rkcore.kernels.anova_gram._level_gram`).
+
+    Parameters
+    ----------
+    A : ndarray or scipy.sparse matrix of shape (n, d)
+        The rows (stored zeros of a sparse matrix are ignored).
+
+    Returns
+    -------
+    ndarray of shape (n,) or None
+        a_i with every non-zero of row i equal to a_i (0.0 for rows without non-zeros), or None
+        when some row holds two different non-zero values.
+    """
     if sp.issparse(A):
         A = sp.csr_matrix(A)
         data, indptr = A.data, A.indptr

@@ -51,6 +51,37 @@ def anova_kernel(X, Y=None, degree: int = 2) -> np.ndarray:
 
     Cost: ``degree`` matrix products plus element-wise work, O(n_X n_Y d m); K(X, X) (Y=None)
     computes the upper triangle and mirrors it.
+
+    Parameters
+    ----------
+    X : {array-like, sparse matrix} of shape (n_samples_X, n_features)
+        The rows x: finite real numbers, dense or sparse (sparse input is read through a canonical
+        copy: duplicates summed); never modified.
+    Y : {array-like, sparse matrix} of shape (n_samples_Y, n_features), optional
+        The rows y; None: K(X, X) (symmetric, computed once per pair).
+    degree : int, default=2
+        The order m, between 0 and n_features (0 gives all ones).
+
+    Returns
+    -------
+    ndarray of shape (n_samples_X, n_samples_Y)
+        float64, every value within the accuracy contract of :mod:`rkcore.kernels.numerics`:
+        CONTRACT_RTOL * sum_V |prod_{j in V} x_j y_j| + 2^-1022 of the exact value, +-inf only
+        where the exact value exceeds float64.
+        Exactly 0.0 where fewer than m products x_j y_j are non-zero.
+
+    Raises
+    ------
+    ValueError
+        For invalid data (not finite, ragged, complex, feature counts that differ) or an order out
+        of range.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from rkcore.kernels import anova_kernel
+    >>> anova_kernel(np.array([[1.0, 2.0, 3.0]]), np.array([[1.0, 1.0, 1.0]]), degree=2)
+    array([[11.]])
     """
     symmetric = Y is None or Y is X
     X, Y = _pair(X, Y)
@@ -61,7 +92,30 @@ def anova_kernel(X, Y=None, degree: int = 2) -> np.ndarray:
 
 
 def up_to_kernel(X, Y=None, degree: int = 2) -> np.ndarray:
-    """Sum of the ANOVA kernels of orders 0..m (itemsets of size at most m)."""
+    """Sum of the ANOVA kernels of orders 0..m (itemsets of size at most m).
+
+    Parameters
+    ----------
+    X : {array-like, sparse matrix} of shape (n_samples_X, n_features)
+        The rows x: finite real numbers, dense or sparse (sparse input is read through a canonical
+        copy: duplicates summed); never modified.
+    Y : {array-like, sparse matrix} of shape (n_samples_Y, n_features), optional
+        The rows y; None: K(X, X) (symmetric, computed once per pair).
+    degree : int, default=2
+        The largest order m, between 0 and n_features.
+
+    Returns
+    -------
+    ndarray of shape (n_samples_X, n_samples_Y)
+        float64, every value within the accuracy contract of :mod:`rkcore.kernels.numerics`:
+        CONTRACT_RTOL * sum_V |prod_{j in V} x_j y_j| + 2^-1022 of the exact value, +-inf only
+        where the exact value exceeds float64.
+
+    Raises
+    ------
+    ValueError
+        For invalid data or an order out of range.
+    """
     symmetric = Y is None or Y is X
     X, Y = _pair(X, Y)
     _check_degree(degree, X.shape[1], allow_zero=True)
@@ -72,9 +126,26 @@ def up_to_kernel(X, Y=None, degree: int = 2) -> np.ndarray:
 
 
 def dot_kernel(X, Y=None) -> np.ndarray:
-    """The standard dot product <x, y> (itemsets = singletons): one GEMM, its error at most
-    gamma_d sum_j |x_j y_j| (no cancellation to fear); rows scaled by powers of two where a
-    product could overflow or underflow (rkcore.kernels.ranges)."""
+    """The standard dot product <x, y> (itemsets = singletons).
+
+    One GEMM, its error at most gamma_d sum_j |x_j y_j| (no cancellation to fear); rows scaled by
+    powers of two where a product could overflow or underflow (rkcore.kernels.ranges).
+
+    Parameters
+    ----------
+    X : {array-like, sparse matrix} of shape (n_samples_X, n_features)
+        The rows x: finite real numbers, dense or sparse (sparse input is read through a canonical
+        copy: duplicates summed); never modified.
+    Y : {array-like, sparse matrix} of shape (n_samples_Y, n_features), optional
+        The rows y; None: K(X, X) (symmetric, computed once per pair).
+
+    Returns
+    -------
+    ndarray of shape (n_samples_X, n_samples_Y)
+        float64, every value within the accuracy contract of :mod:`rkcore.kernels.numerics`:
+        CONTRACT_RTOL * sum_V |prod_{j in V} x_j y_j| + 2^-1022 of the exact value, +-inf only
+        where the exact value exceeds float64.
+    """
     X, Y = _pair(X, Y)
     return ranged_gram(X, Y, 1, lambda A, B, sym: _gram(A, B))
 
@@ -84,6 +155,20 @@ def all_subsets_kernel(X, Y=None) -> np.ndarray:
 
     Products that overflow on the way (a huge factor before a small one, or x_j y_j itself
     beyond float64) are recomputed in log space: inf only where the exact value is.
+
+    Parameters
+    ----------
+    X : {array-like, sparse matrix} of shape (n_samples_X, n_features)
+        The rows x: finite real numbers, dense or sparse (sparse input is read through a canonical
+        copy: duplicates summed); never modified.
+    Y : {array-like, sparse matrix} of shape (n_samples_Y, n_features), optional
+        The rows y; None: K(X, X) (symmetric, computed once per pair).
+
+    Returns
+    -------
+    ndarray of shape (n_samples_X, n_samples_Y)
+        float64, within the accuracy contract of :mod:`rkcore.kernels.numerics` (scale
+        prod_j (1 + |x_j y_j|)); inf only where the exact value exceeds float64.
     """
     symmetric = Y is None or Y is X
     X, Y = _pair(X, Y)
@@ -106,14 +191,52 @@ def polynomial_kernel(X, Y=None, degree: int = 2, c: float = 1.0) -> np.ndarray:
     """Polynomial kernel (c + <x, y>)^m; c = 0 gives the homogeneous kernel <x, y>^m.
 
     m must be an integer >= 0 and c a finite number >= 0: otherwise (c + <x, y>)^m is not
-    a positive semi-definite kernel (and can be NaN).
+    a positive semi-definite kernel (and can be NaN). Not an itemset kernel: :func:`dot_kernel`
+    plus c, raised to the m-th power in float64 (where c + <x, y> cancels, its relative error
+    can be large).
+
+    Parameters
+    ----------
+    X : {array-like, sparse matrix} of shape (n_samples_X, n_features)
+        The rows x: finite real numbers, dense or sparse (sparse input is read through a canonical
+        copy: duplicates summed); never modified.
+    Y : {array-like, sparse matrix} of shape (n_samples_Y, n_features), optional
+        The rows y; None: K(X, X) (symmetric, computed once per pair).
+    degree : int, default=2
+        The order m, >= 0.
+    c : float, default=1.0
+        The offset, finite and >= 0.
+
+    Returns
+    -------
+    ndarray of shape (n_samples_X, n_samples_Y)
+        (c + <x, y>)^m, float64.
+
+    Raises
+    ------
+    ValueError
+        For invalid data, a non-integer or negative order, or an offset that is negative or not
+        finite.
     """
     check_polynomial_parameters(degree, c)
     return (c + dot_kernel(X, Y)) ** degree
 
 
 def check_polynomial_parameters(degree, c) -> None:
-    """Refuse orders and offsets for which (c + <x, y>)^m is not a kernel."""
+    """Refuse orders and offsets for which (c + <x, y>)^m is not a kernel.
+
+    Parameters
+    ----------
+    degree : object
+        The order m: must be an integer >= 0 (bool and 2.0 are refused).
+    c : object
+        The offset: must be a finite real number >= 0.
+
+    Raises
+    ------
+    ValueError
+        Naming the parameter and what is allowed.
+    """
     if not is_integer(degree) or degree < 0:
         raise ValueError(f"degree={degree!r} is not allowed: the polynomial kernel needs an integer order >= 0.")
     if isinstance(c, (bool, np.bool_)) or not isinstance(c, (int, float, np.integer, np.floating)) \
@@ -131,7 +254,28 @@ def _check_degree(degree, d: int, allow_zero: bool = False) -> None:
 def explicit_features(X, family: ItemsetFamily, max_features: int = MAX_ENUMERATION) -> np.ndarray:
     """phi_S(x): one column prod_{j in V} x_j per itemset V, in ``family.enumerate()`` order.
 
-    Refuses families with more than ``max_features`` itemsets (the matrix would be too big).
+    Each product is formed in float64 (|V| - 1 roundings; no range scaling: a product may
+    overflow or underflow).
+
+    Parameters
+    ----------
+    X : {array-like, sparse matrix} of shape (n_samples, n_features)
+        The rows x (validated; sparse rows are densified).
+    family : ItemsetFamily
+        The family S, over n_features features.
+    max_features : int, default=MAX_ENUMERATION
+        The most columns allowed.
+
+    Returns
+    -------
+    ndarray of shape (n_samples, |S|)
+        phi_S(x), float64; the empty itemset gives a column of ones.
+
+    Raises
+    ------
+    ValueError
+        For invalid data, a family over another d, or more than ``max_features`` itemsets (the
+        matrix would be too big).
     """
     X = check_array(X)
     _check_family_d(family, X.shape[1])
@@ -176,6 +320,28 @@ def cross_fields_kernel(X, Y, family: ItemsetFamily) -> np.ndarray:
     small multiple of gamma_d * sum_V |prod_{j in V} x_j y_j|; out of float range, rows are
     scaled by powers of two and the pairs still out of range are recomputed in (mantissa,
     exponent) form (:func:`rkcore.kernels.ranges.ranged_gram`, :func:`cross_field_pairs`).
+
+    Parameters
+    ----------
+    X : {array-like, sparse matrix} of shape (n_samples_X, n_features)
+        The rows x: finite real numbers, dense or sparse (sparse input is read through a canonical
+        copy: duplicates summed); never modified.
+    Y : {array-like, sparse matrix} of shape (n_samples_Y, n_features), optional
+        The rows y; None: K(X, X) (symmetric, computed once per pair).
+    family : ItemsetFamily
+        A cross-field family (:meth:`ItemsetFamily.cross_fields`) over n_features features.
+
+    Returns
+    -------
+    ndarray of shape (n_samples_X, n_samples_Y)
+        float64, every value within the accuracy contract of :mod:`rkcore.kernels.numerics`:
+        CONTRACT_RTOL * sum_V |prod_{j in V} x_j y_j| + 2^-1022 of the exact value, +-inf only
+        where the exact value exceeds float64.
+
+    Raises
+    ------
+    ValueError
+        For invalid data or a family over another d.
     """
     X, Y = _pair(X, Y)
     _check_family_d(family, X.shape[1])
@@ -206,6 +372,26 @@ def itemset_support(X, Y, family: ItemsetFamily) -> np.ndarray:
     does not depend on rounding or blocking: outside it K_S is exactly 0 (and is returned
     as 0.0 by the kernels here); inside it K_S is usually, not always, non-zero (signed
     terms can cancel).
+
+    Parameters
+    ----------
+    X : {array-like, sparse matrix} of shape (n_samples_X, n_features)
+        The rows x: finite real numbers, dense or sparse (sparse input is read through a canonical
+        copy: duplicates summed); never modified.
+    Y : {array-like, sparse matrix} of shape (n_samples_Y, n_features), optional
+        The rows y; None: K(X, X) (symmetric, computed once per pair).
+    family : ItemsetFamily
+        The family S, over n_features features.
+
+    Returns
+    -------
+    ndarray of shape (n_samples_X, n_samples_Y), bool
+        True where some itemset's products are all non-zero.
+
+    Raises
+    ------
+    ValueError
+        For invalid data or a family over another d.
     """
     X, Y = _pair(X, Y)
     _check_family_d(family, X.shape[1])
@@ -228,7 +414,23 @@ def itemset_support(X, Y, family: ItemsetFamily) -> np.ndarray:
 def anova_newton_float(X, Y, degree: int) -> np.ndarray:
     """The paper's eq. 12 as plain floating point (power sums, Newton's identities), without
     the accuracy contract: only for reproducing protocols that depend on its rounding
-    (``error_study(pairs="nonzero_float")``). Implementation-dependent; do not use for values."""
+    (``error_study(pairs="nonzero_float")``). Implementation-dependent; do not use for values.
+
+    Parameters
+    ----------
+    X : {array-like, sparse matrix} of shape (n_samples_X, n_features)
+        The rows x.
+    Y : {array-like, sparse matrix} of shape (n_samples_Y, n_features)
+        The rows y.
+    degree : int
+        The order m, >= 1.
+
+    Returns
+    -------
+    ndarray of shape (n_samples_X, n_samples_Y)
+        e_m by Newton's identities in float64, unchecked: it may cancel catastrophically, overflow
+        or be NaN (no accuracy contract).
+    """
     X, Y = _pair(X, Y)
     return _broadcast_full(elementary_top(power_sums(X, Y, degree), degree), (X.shape[0], Y.shape[0]))
 
@@ -238,6 +440,28 @@ def itemset_kernel(X, Y=None, family: ItemsetFamily | None = None) -> np.ndarray
 
     Named families take their fast path; cross-field families use per-field
     products; custom families go through the explicit features phi_S.
+
+    Parameters
+    ----------
+    X : {array-like, sparse matrix} of shape (n_samples_X, n_features)
+        The rows x: finite real numbers, dense or sparse (sparse input is read through a canonical
+        copy: duplicates summed); never modified.
+    Y : {array-like, sparse matrix} of shape (n_samples_Y, n_features), optional
+        The rows y; None: K(X, X) (symmetric, computed once per pair).
+    family : ItemsetFamily
+        The family S, over n_features features (required).
+
+    Returns
+    -------
+    ndarray of shape (n_samples_X, n_samples_Y)
+        float64, every value within the accuracy contract of :mod:`rkcore.kernels.numerics`:
+        CONTRACT_RTOL * sum_V |prod_{j in V} x_j y_j| + 2^-1022 of the exact value, +-inf only
+        where the exact value exceeds float64.
+
+    Raises
+    ------
+    ValueError
+        Without a family, for a family over another d, or for invalid data.
     """
     if family is None:
         raise ValueError("itemset_kernel needs family=: an ItemsetFamily (see rkcore.kernels.itemsets).")

@@ -36,12 +36,31 @@ from .anova_blocks import AnovaBlock
 
 def rk_block(kind: str, degree: int, W: np.ndarray, signs: bool, n_components: int | None = None):
     """The fast block function for an RK map, or None when the reference code should run.
-    Features are scaled by 1/sqrt(n_components) (default: the rows of W; several maps' weights
-    stacked in W keep their own D).
 
-    Returned objects are called as ``fn(X_block, out_block)`` (X dense or CSR, out C-contiguous
-    (rows, D), written in place and returned) and carry ``temporaries`` (rows x D arrays, for
-    block sizing) and ``gemm`` (GEMM-bound: keep blocks large; otherwise cache-sized).
+    Features are scaled by 1/sqrt(n_components) (default: the rows of W; several maps' weights
+    stacked in W keep their own D). The values are the fast formula's, not yet checked: the
+    caller (:mod:`rkcore.maps.rk_blocks`) enforces the accuracy contract (module docstring).
+
+    Parameters
+    ----------
+    kind : str
+        The itemset kernel: "anova" (orders 2 and 3) and "all_subsets" have fast blocks.
+    degree : int
+        The ANOVA order m (ignored for "all_subsets").
+    W : ndarray of shape (D, d)
+        The random weights.
+    signs : bool
+        W holds Rademacher weights (entries exactly +1 or -1).
+    n_components : int, optional
+        The D of 1/sqrt(D); None: the rows of W.
+
+    Returns
+    -------
+    AnovaBlock, AllSubsetsSignsBlock, AllSubsetsProductBlock or None
+        A callable ``fn(X_block, out_block)`` (X dense or CSR, out C-contiguous (rows, D) float32
+        or float64, written in place and returned) carrying ``temporaries`` (rows x D arrays, for
+        block sizing) and ``gemm`` (GEMM-bound: keep blocks large; otherwise cache-sized); None
+        for other kernels and orders.
     """
     if kind == "anova" and degree in (2, 3):
         fn = AnovaBlock(W, degree, signs, n_components)

@@ -64,8 +64,22 @@ def _log2_elementary(sizes, m: int) -> float:
 def format_count(count, log2: float | None = None, exact_digits: int = 15) -> str:
     """A count for people: exact with thousands separators below 10^exact_digits, else "≈ 1.23 × 10^456".
 
-    ``count`` may be an int, a float or ``math.inf`` (then ``log2``, its base-2 logarithm, gives the size).
     Never converts a huge integer to decimal (quadratic, and refused by Python beyond 4300 digits).
+
+    Parameters
+    ----------
+    count : int, float or math.inf
+        The count (``math.inf``: too large to hold exactly; then ``log2`` gives its size).
+    log2 : float, optional
+        log2 of the count; None: computed from ``count``.
+    exact_digits : int, default=15
+        Counts below 10^exact_digits are written out in full.
+
+    Returns
+    -------
+    str
+        E.g. "1,234,567", "≈ 1.23 × 10^456", or "more than 2^1024" when neither the count nor its
+        logarithm is finite.
     """
     if isinstance(count, (int, np.integer)) and int(count).bit_length() <= 3.33 * exact_digits and count < 10**exact_digits:
         return f"{int(count):,}"
@@ -108,7 +122,25 @@ def _elementary_symmetric(values: Iterable[int], m: int) -> list[int]:
 
 @dataclass(frozen=True)
 class ItemsetFamily:
-    """A family S of itemsets over features 0..d-1. Build it with the class methods."""
+    """A family S of itemsets over features 0..d-1. Build it with the class methods.
+
+    Immutable (a frozen dataclass): :meth:`anova`, :meth:`all_subsets`, :meth:`dot`, :meth:`up_to`,
+    :meth:`custom` and :meth:`cross_fields` validate their arguments; the fields below are what
+    they store.
+
+    Parameters
+    ----------
+    kind : {"anova", "all_subsets", "dot", "up_to", "custom", "cross_fields"}
+        Which family.
+    d : int
+        The number of features (indices 0..d-1).
+    degree : int, optional
+        The order m of "anova", "up_to" and "cross_fields"; None for the others.
+    itemsets : tuple of tuple of int, optional
+        The itemsets of a "custom" family, each sorted, ordered by size then lexicographically.
+    fields : tuple of tuple of int, optional
+        The disjoint feature groups of a "cross_fields" family.
+    """
 
     kind: str
     d: int
@@ -202,7 +234,13 @@ class ItemsetFamily:
 
     # ---------------------------------------------------------------- counting
     def log2_counts_by_size(self) -> dict[int, float]:
-        """log2 of the number of itemsets of each size (sizes with count 0 omitted); never big integers."""
+        """log2 of the number of itemsets of each size; never big integers.
+
+        Returns
+        -------
+        dict of int to float
+            Size -> log2 of its count (sizes with count 0 omitted).
+        """
         d, m = self.d, self.degree
         if self.kind in ("anova", "all_subsets", "up_to"):
             sizes = (np.array([m]) if self.kind == "anova"
@@ -227,8 +265,11 @@ class ItemsetFamily:
     def counts_by_size(self) -> dict[int, int | float]:
         """Number of itemsets of each size, computed combinatorially (sizes with count 0 omitted).
 
-        Exact integers up to 2^EXACT_COUNT_BITS; larger counts are ``math.inf`` (see
-        :data:`EXACT_COUNT_BITS` and :meth:`log2_counts_by_size`).
+        Returns
+        -------
+        dict of int to int or float
+            Size -> count: exact integers up to 2^EXACT_COUNT_BITS, larger counts ``math.inf``
+            (see :data:`EXACT_COUNT_BITS` and :meth:`log2_counts_by_size`).
         """
         d, m = self.d, self.degree
         if self.kind == "custom":
@@ -274,6 +315,7 @@ class ItemsetFamily:
 
     @property
     def max_size(self) -> int:
+        """The size of the largest itemset (0 for a custom family holding only the empty set)."""
         if self.kind in ("anova", "up_to", "cross_fields"):
             return int(self.degree)
         if self.kind == "all_subsets":
@@ -289,7 +331,20 @@ class ItemsetFamily:
     def enumerate(self, limit: int = MAX_ENUMERATION) -> list[tuple[int, ...]]:
         """All itemsets as sorted index tuples, ordered by size then lexicographically.
 
-        Raises ValueError when the family holds more than ``limit`` itemsets.
+        Parameters
+        ----------
+        limit : int, default=MAX_ENUMERATION
+            The most itemsets listed.
+
+        Returns
+        -------
+        list of tuple of int
+            The itemsets (the order of the columns of :func:`rkcore.kernels.explicit_features`).
+
+        Raises
+        ------
+        ValueError
+            When the family holds more than ``limit`` itemsets.
         """
         n = self.n_itemsets
         if n > limit:
@@ -308,7 +363,13 @@ class ItemsetFamily:
 
     # ---------------------------------------------------------------- description
     def describe(self) -> str:
-        """A short description in words, for the UI."""
+        """A short description in words, for the UI.
+
+        Returns
+        -------
+        str
+            E.g. "all 10 itemsets of size 2 over d=5 features (ANOVA kernel of order 2)".
+        """
         d, m = self.d, self.degree
         n = self.n_itemsets_text
         text = {  # lambdas: only the chosen kind is described (the others may not apply)
@@ -322,7 +383,13 @@ class ItemsetFamily:
         return text
 
     def latex(self) -> str:
-        """The family and its kernel in LaTeX, for ``st.latex``."""
+        """The family and its kernel in LaTeX, for ``st.latex``.
+
+        Returns
+        -------
+        str
+            A LaTeX formula (no surrounding ``$``).
+        """
         m = self.degree
         if self.kind == "anova":
             return (r"\mathcal{S} = \binom{[d]}{%d},\quad K_A^{%d}(\mathbf{x},\mathbf{y}) = "
@@ -341,7 +408,24 @@ class ItemsetFamily:
                 r"\quad |\mathcal{S}| = %d") % len(self.itemsets)
 
     def with_d(self, d: int) -> "ItemsetFamily":
-        """The same named family over a different number of features (custom families keep theirs)."""
+        """The same named family over a different number of features.
+
+        Parameters
+        ----------
+        d : int
+            The number of features of the data.
+
+        Returns
+        -------
+        ItemsetFamily
+            A named family rebuilt over d features (validated as by its constructor); a custom or
+            cross-field family itself.
+
+        Raises
+        ------
+        ValueError
+            When a custom or cross-field family is defined over another d, or m > d.
+        """
         if self.kind in ("custom", "cross_fields"):
             if d != self.d:
                 raise ValueError(f"This {self.kind} family is defined over d={self.d} features, but the data has {d}.")
@@ -352,8 +436,26 @@ class ItemsetFamily:
 
 
 def check_degree_fits(kernel: str, degree: int, d: int, who: str | None = None) -> None:
-    """Refuse an ordered itemset kernel (:data:`ORDERED_KERNELS`) of order m on fewer than m features:
-    no itemset of size m exists then. ``who`` prefixes the message (an estimator's name)."""
+    """Refuse an ordered itemset kernel (:data:`ORDERED_KERNELS`) of order m on fewer than m features.
+
+    No itemset of size m exists then. Other kernels pass whatever the order.
+
+    Parameters
+    ----------
+    kernel : str
+        The kernel key (e.g. "anova", "up_to", "all_subsets").
+    degree : int
+        The order m.
+    d : int
+        The number of features of the data.
+    who : str, optional
+        Prefix of the message (an estimator's name).
+
+    Raises
+    ------
+    ValueError
+        When ``kernel`` is ordered and ``degree`` > d.
+    """
     if kernel in ORDERED_KERNELS and degree > d:
         raise ValueError(
             f"{who + ': ' if who else ''}degree={degree} exceeds the number of features: X has {d} feature(s), and "
@@ -364,8 +466,27 @@ def check_degree_fits(kernel: str, degree: int, d: int, who: str | None = None) 
 def family_from_spec(kernel: str, d: int, degree: int | None = None, itemsets=None) -> ItemsetFamily:
     """Build a family from the kernel names used across rkcore and the dashboard.
 
-    ``kernel`` is one of "anova", "all_subsets", "dot", "up_to", "itemset"; for
-    "itemset" the family comes from ``itemsets`` (an ItemsetFamily or a list of index tuples).
+    Parameters
+    ----------
+    kernel : {"anova", "all_subsets", "dot", "up_to", "itemset"}
+        The kernel key; "itemset" is a custom family given by ``itemsets``.
+    d : int
+        The number of features.
+    degree : int, optional
+        The order m of "anova" and "up_to" (ignored by the others).
+    itemsets : ItemsetFamily or list of tuple of int, optional
+        The family of "itemset": an ItemsetFamily (rebuilt over d by :meth:`ItemsetFamily.with_d`)
+        or a list of index tuples (:meth:`ItemsetFamily.custom`).
+
+    Returns
+    -------
+    ItemsetFamily
+        The validated family.
+
+    Raises
+    ------
+    ValueError
+        For an unknown kernel, a missing or invalid ``itemsets``, or an order out of range.
     """
     if kernel == "anova":
         return ItemsetFamily.anova(d, degree)

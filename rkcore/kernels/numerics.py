@@ -62,29 +62,55 @@ import scipy.sparse as sp
 #: Bytes of temporary memory one block of a blocked computation may use.
 BLOCK_BYTES = 64 * 2**20
 
-
 #: Relative accuracy promised against sum_V |prod_{j in V} z_j| (see the module docstring).
 CONTRACT_RTOL = 1e-12
 #: Unit roundoff of float32 (the float32 contract, module docstring).
 FLOAT32_UNIT_ROUNDOFF = 2.0**-24
 
-
 #: Unit roundoff of float64.
 UNIT_ROUNDOFF = 2.0**-53
-
 
 #: lambda of the probabilistic rounding-error bound (see the module docstring).
 ROUNDING_LAMBDA = 10.0
 
 
 def is_integer(value) -> bool:
-    """True for Python / numpy integers, False for bool, floats (even 2.0) and everything else."""
+    """True for Python and numpy integers; False for bool, floats (even 2.0) and everything else.
+
+    Parameters
+    ----------
+    value : object
+        Any value.
+
+    Returns
+    -------
+    bool
+        Whether ``value`` is an integer in the strict sense the parameter checks use.
+    """
     return isinstance(value, (int, np.integer)) and not isinstance(value, (bool, np.bool_))
 
 
 def check_array(X, name: str = "X") -> np.ndarray | sp.csr_matrix:
-    """Validate a data matrix: 2-D, numeric, finite; returns float64 (dense, or CSR as a canonical
-    copy: :func:`canonical_csr`). Dense input may be returned as is: never write into it."""
+    """Validate a data matrix for the exact kernels: 2-D, real, numeric, finite, not empty.
+
+    Parameters
+    ----------
+    X : array-like or scipy.sparse matrix of shape (n_samples, n_features)
+        The data.
+    name : str, default="X"
+        Its name in the error messages.
+
+    Returns
+    -------
+    ndarray or scipy.sparse.csr_matrix of shape (n_samples, n_features)
+        float64: dense (possibly ``X`` itself: never write into it), or a canonical CSR copy
+        (:func:`canonical_csr`).
+
+    Raises
+    ------
+    ValueError
+        When X is complex, ragged or not numeric, not 2-D, empty, or holds NaN or infinity.
+    """
     complex_error = f"{name} holds complex numbers; only real values are allowed (the imaginary part would be lost)."
     if sp.issparse(X):
         if np.iscomplexobj(X.data):
@@ -120,10 +146,20 @@ def check_array(X, name: str = "X") -> np.ndarray | sp.csr_matrix:
 
 
 def canonical_csr(X) -> sp.csr_matrix:
-    """A float64 CSR copy of the sparse matrix X in canonical form: duplicate entries summed (as
-    scipy's own arithmetic reads them), explicit zeros dropped, indices sorted. Always a copy:
-    scipy canonicalizes in place (``sum_duplicates``, ``sort_indices``, and operations such as
-    ``max`` that call them), and the caller's matrix must never change."""
+    """A float64 CSR copy of the sparse matrix X in canonical form: duplicates summed (as scipy's
+    arithmetic reads them), explicit zeros dropped, indices sorted. Always a copy: scipy
+    canonicalizes in place (``sum_duplicates``, ``sort_indices``, ``max``, ...).
+
+    Parameters
+    ----------
+    X : scipy.sparse matrix of shape (n, d)
+        Any sparse format and real dtype; not modified.
+
+    Returns
+    -------
+    scipy.sparse.csr_matrix of shape (n, d)
+        A new float64 CSR matrix in canonical form.
+    """
     X = sp.csr_matrix(X, dtype=np.float64, copy=True)
     X.sum_duplicates()
     X.eliminate_zeros()
@@ -156,7 +192,22 @@ def _gram(A, B) -> np.ndarray:
 
 
 def row_blocks(n_rows: int, bytes_per_row: int, budget: int | None = None) -> Iterator[slice]:
-    """Slices over rows so that one block needs at most ``budget`` bytes (default BLOCK_BYTES)."""
+    """Slices over rows so that one block needs at most ``budget`` bytes (at least one row each).
+
+    Parameters
+    ----------
+    n_rows : int
+        Rows to cover.
+    bytes_per_row : int
+        Bytes one row of the block's temporaries needs (at least 1 is assumed).
+    budget : int, optional
+        Bytes per block; None: BLOCK_BYTES.
+
+    Yields
+    ------
+    slice
+        Consecutive row ranges covering 0..n_rows, ``budget // bytes_per_row`` rows (>= 1) each.
+    """
     budget = BLOCK_BYTES if budget is None else budget
     step = max(1, int(budget // max(1, bytes_per_row)))
     for start in range(0, n_rows, step):
@@ -170,6 +221,23 @@ def power_sums(X, Y, degree: int, y_is_sign: bool = False) -> list:
     With ``y_is_sign`` (Y has entries +-1 only, e.g. Rademacher weights) the odd
     powers of Y equal Y and the even ones are all ones, so even P_t reduce to
     row sums of X^t: a column vector that broadcasts, and half the GEMMs vanish.
+    Each P_t is one GEMM: error at most gamma_n sum_j |x_j y_j|^t.
+
+    Parameters
+    ----------
+    X : ndarray or scipy.sparse matrix of shape (n_X, d)
+        Rows x, float64.
+    Y : ndarray or scipy.sparse matrix of shape (n_Y, d)
+        Rows y (or weights w), float64.
+    degree : int
+        The highest power, >= 1.
+    y_is_sign : bool, default=False
+        Y's entries are exactly +1 or -1.
+
+    Returns
+    -------
+    list
+        ``[None, P_1, ..., P_degree]``: float64 arrays (n_X, n_Y); (n_X, 1) for even t with ``y_is_sign``.
     """
     P: list = [None]
     for t in range(1, degree + 1):
@@ -185,9 +253,21 @@ def power_sums(X, Y, degree: int, y_is_sign: bool = False) -> list:
 def elementary_from_power_sums(P: list, degree: int) -> list:
     """Newton's identities (paper eq. 12): e_k = (1/k) sum_{t=1}^k (-1)^(t+1) e_{k-t} P_t.
 
-    ``P[t]`` are arrays that broadcast together (P is not modified); returns e_0..e_degree
-    with e_0 = 1.0 and each e_k a new array of the broadcast shape. The sums run in
-    place with one scratch buffer: these passes, not the GEMMs, dominate for small d.
+    In place with one scratch buffer (these passes, not the GEMMs, dominate for small d). Plain
+    floating point: it may cancel; :func:`newton_is_safe` checks it.
+
+    Parameters
+    ----------
+    P : list
+        ``P[t]`` (t = 1..degree) the power sums, float64 arrays that broadcast together; index 0
+        unused. Not modified.
+    degree : int
+        The highest order, >= 1.
+
+    Returns
+    -------
+    list
+        e_0..e_degree: e_0 = 1.0 and each e_k a new float64 array of the broadcast shape.
     """
     shape = np.broadcast_shapes(*(np.shape(p) for p in P[1:degree + 1]))
     e: list = [1.0]
@@ -216,7 +296,20 @@ def elementary_top(P: list, degree: int):
     Orders 2 and 3 use the closed forms e_2 = (P_1^2 - P_2)/2 and
     e_3 = (P_1 (P_1^2 - 3 P_2) + 2 P_3)/6: four or five in-place passes over a
     (rows x D) array instead of the recursion's ten for m = 3. These passes, not the
-    GEMMs, dominate the RK map for small d. Overwrites P[2] and P[3] (scratch).
+    GEMMs, dominate the RK map for small d. Unchecked, as :func:`elementary_from_power_sums`.
+
+    Parameters
+    ----------
+    P : list
+        ``P[t]`` (t = 1..degree) the power sums, float64 arrays that broadcast together; index 0
+        unused. For degree 3, P[2] and P[3] are overwritten (used as scratch).
+    degree : int
+        The order, >= 1.
+
+    Returns
+    -------
+    ndarray
+        e_degree, of the broadcast shape (degree 1: ``P[1]`` itself).
     """
     if degree == 1:
         return P[1]
@@ -265,15 +358,36 @@ def saturate_float32(values: np.ndarray, magnitude: np.ndarray) -> np.ndarray:
 
 
 def float32_gamma(n_terms):
-    """gamma32(n) of the float32 contract (module docstring): the dot map's relative error
-    against S for rows of n non-zeros (scalar or array)."""
+    """gamma32(n) of the float32 contract (module docstring): the dot map's relative error against S.
+
+    Parameters
+    ----------
+    n_terms : int or array-like of int
+        Non-zeros of each row.
+
+    Returns
+    -------
+    ndarray
+        1.01 * 2^-24 * min(n + 2, 10 sqrt(n + 2)), float64, shaped as ``n_terms`` (0-d: a scalar).
+    """
     n = np.asarray(n_terms, dtype=np.float64) + 2.0
     return 1.01 * FLOAT32_UNIT_ROUNDOFF * np.minimum(n, ROUNDING_LAMBDA * np.sqrt(n))
 
 
 def rounding_gamma(n_terms):
-    """gamma_n: relative rounding error of a sum of n products (deterministic up to n = 100,
-    probabilistic above; see the module docstring). Scalar or array."""
+    """gamma_n: relative rounding error of a sum of n products (deterministic worst case up to
+    n = 100, the probabilistic bound of Higham & Mary above; see the module docstring).
+
+    Parameters
+    ----------
+    n_terms : int or array-like of int
+        Terms of the sum (values below 1 count as 1).
+
+    Returns
+    -------
+    ndarray
+        1.01 * 2^-53 * min(n, 10 sqrt(n)), float64, of the shape of ``n_terms`` (0-d for a scalar).
+    """
     n = np.maximum(np.asarray(n_terms, dtype=np.float64), 1.0)
     return 1.01 * UNIT_ROUNDOFF * np.minimum(n, ROUNDING_LAMBDA * np.sqrt(n))
 
@@ -285,6 +399,20 @@ def newton_error_bounds(Pa: list, degree: int, gamma) -> list:
     relative error of each computed power sum. With A = Pa[1] and |e_j| <= A^j / j!,
     eps_k = (1/k) sum_t Pa_t ((1 + 3 gamma) eps_{k-t} + 3 gamma A^{k-t} / (k-t)!): the
     3 gamma covers the power sum, the product and the k-term sum of each step.
+
+    Parameters
+    ----------
+    Pa : list
+        ``Pa[t]`` = sum_j |z_j|^t (t = 1..degree), arrays that broadcast; index 0 unused.
+    degree : int
+        The highest order, >= 1.
+    gamma : float or ndarray
+        The relative error of each computed power sum (:func:`rounding_gamma`).
+
+    Returns
+    -------
+    list
+        eps_0..eps_degree: eps_0 = 0.0, then arrays of the broadcast shape.
     """
     A = Pa[1]
     e_bar = [1.0]
@@ -316,6 +444,22 @@ def closed_form_check_constants(degree: int, gamma, tol: float = CONTRACT_RTOL):
     is K eps'/gamma <= S with K = gamma (2 + 3 tol) / tol, solved for Pa_2. Unlike the cruder
     eps_2 <= 5 gamma A^2, eps_3 <= 6 gamma A^3, this keeps the order-3 test passable up to
     gamma ~ 3e-14 (N(0,1) rows up to d ~ 600 under the probabilistic gamma) when Pa_2 << A^2.
+
+    Parameters
+    ----------
+    degree : {2, 3}
+        The order (any other value is read as 3).
+    gamma : float or ndarray
+        The relative error of each computed power sum (:func:`rounding_gamma`).
+    tol : float, default=CONTRACT_RTOL
+        The relative accuracy to meet.
+
+    Returns
+    -------
+    c : ndarray
+        The first test's constant (0-d for a scalar gamma); <= 0: it accepts only Pa_2 = 0.
+    c_b : ndarray or None
+        The constant of the second order-3 test; None for order 2.
     """
     K = np.asarray(gamma, dtype=np.float64) * ((2.0 + 3.0 * tol) / tol)
     if degree == 2:
@@ -331,7 +475,28 @@ def newton_is_safe(Pa: list, degree: int, gamma, *, all_orders: bool = False,
     ``all_orders``) computed from Pa, eps its error bound (:func:`newton_error_bounds`);
     False wherever a value is not finite. Orders 1 to 3 use closed forms with fewer passes
     over the data (:func:`closed_form_check_constants`; the Pa_3 term is used only where it
-    is needed and given). ``Pa[t]`` for even t equals the signed power sum P_t.
+    is needed and given). Every entry it accepts meets the accuracy contract (module docstring);
+    the caller recomputes the others (:func:`rkcore.kernels.stable.elementary_pairs`).
+
+    Parameters
+    ----------
+    Pa : list
+        ``Pa[t]`` = sum_j |z_j|^t (t = 1..degree), float64 arrays that broadcast (for even t the
+        signed power sum P_t itself); index 0 unused. Order 3 may pass ``Pa[3] = None`` or omit it
+        (then only its first test runs).
+    degree : int
+        The order m, >= 1.
+    gamma : float or ndarray
+        The relative error of each computed power sum (:func:`rounding_gamma`).
+    all_orders : bool, default=False
+        Check the sum e_0 + ... + e_degree (the up-to kernel) instead of e_degree.
+    tol : float, default=CONTRACT_RTOL
+        The relative accuracy to meet.
+
+    Returns
+    -------
+    ndarray of bool
+        True where the computed value is vouched for, of the broadcast shape of Pa.
     """
     A = np.asarray(Pa[1], dtype=np.float64)
     gamma = np.asarray(gamma, dtype=np.float64)
@@ -380,8 +545,25 @@ def newton_is_safe(Pa: list, degree: int, gamma, *, all_orders: bool = False,
 
 
 def may_overflow(x_absmax: float, y_absmax: float, n_terms: int, degree: int) -> bool:
-    """False when no power x^t, y^t or power sum (t <= degree) of n_terms products can
-    overflow: then the fast path's values are finite and the finiteness pass is skipped."""
+    """Whether a power x^t, y^t or a power sum (t <= degree) of n_terms products could overflow
+    (conservative: 10^290); False: the fast path's values are finite, its finiteness pass skipped.
+
+    Parameters
+    ----------
+    x_absmax : float
+        The largest |x_j| of the rows.
+    y_absmax : float
+        The largest |y_j| (or |w_j|).
+    n_terms : int
+        Terms per power sum (the number of features).
+    degree : int
+        The highest power.
+
+    Returns
+    -------
+    bool
+        True where overflow is possible (or the inputs are not finite).
+    """
     big = max(float(x_absmax), float(y_absmax), max(n_terms, 1) * float(x_absmax) * float(y_absmax), 1.0)
     return degree * np.log10(big) > 290 if np.isfinite(big) else True
 

@@ -32,13 +32,36 @@ SAFE_BINADES_32 = 90
 
 
 def safe_binades(dtype) -> int:
-    """SAFE_BINADES for float64 computations, SAFE_BINADES_32 for float32 ones."""
+    """The binades of headroom the fast paths keep for a computation in ``dtype``.
+
+    Parameters
+    ----------
+    dtype : numpy dtype or type
+        The dtype the computation runs in.
+
+    Returns
+    -------
+    int
+        SAFE_BINADES_32 for float32, SAFE_BINADES otherwise (float64).
+    """
     return SAFE_BINADES_32 if np.dtype(dtype) == np.float32 else SAFE_BINADES
 
 
 def row_exponents(A) -> tuple[np.ndarray, np.ndarray]:
-    """(lo, hi): per row, the frexp exponents of the smallest and the largest non-zero |a|
-    (|a| in [2^(e-1), 2^e)); rows without non-zeros get lo = hi = 0. Dense or canonical CSR."""
+    """Per row, the binary exponents of the smallest and the largest non-zero |a|.
+
+    Parameters
+    ----------
+    A : ndarray or scipy.sparse matrix of shape (n, d)
+        Dense or canonical CSR (stored zeros are skipped).
+
+    Returns
+    -------
+    lo : ndarray of shape (n,), int64
+        The frexp exponent e of each row's smallest non-zero |a| (|a| in [2^(e-1), 2^e)).
+    hi : ndarray of shape (n,), int64
+        The same of each row's largest |a|. Rows without non-zeros get lo = hi = 0.
+    """
     if sp.issparse(A):
         A = sp.csr_matrix(A)
         n = A.shape[0]
@@ -63,7 +86,26 @@ def row_exponents(A) -> tuple[np.ndarray, np.ndarray]:
 def in_range(lo_x, hi_x, lo_y, hi_y, degree: int, d: int, safe: int = SAFE_BINADES) -> bool:
     """Whether, for every pair of rows, every power |x_j|^t, |y_j|^t (t <= degree), every product
     of them and every power sum (at most d terms) is within 2^(+-safe): then Newton's power sums
-    and their check carry only rounding errors. lo, hi: :func:`row_exponents` (arrays or ints)."""
+    and their check carry only rounding errors.
+
+    Parameters
+    ----------
+    lo_x, hi_x : ndarray or int
+        :func:`row_exponents` of the rows x (arrays, or the extremes as ints).
+    lo_y, hi_y : ndarray or int
+        The same of the rows y (or of the weights).
+    degree : int
+        The largest power m.
+    d : int
+        Terms per power sum (the number of features).
+    safe : int, default=SAFE_BINADES
+        The headroom in binades (:func:`safe_binades`).
+
+    Returns
+    -------
+    bool
+        True when every pair is in range (decided on the extremes: one test for the whole Gram).
+    """
     lx, hx = int(np.min(lo_x, initial=0)), int(np.max(hi_x, initial=0))
     ly, hy = int(np.min(lo_y, initial=0)), int(np.max(hi_y, initial=0))
     m, log_d = degree, float(np.log2(max(d, 2)))
@@ -75,7 +117,26 @@ def failing_pairs(lo_x, lo_y, degree: int, safe: int = SAFE_BINADES) -> tuple[np
     """(rows, cols) of the pairs of *scaled* rows (largest |entry| in [1/2, 1); lo the exponents
     of the smallest non-zeros after scaling) whose smallest product of m-th powers would fall
     below 2^-safe: m (lo_i + lo_k - 2) < -safe. Only rows that fail against the other side's
-    widest row are crossed, so the cost is O(n_X + n_Y) unless many rows fail."""
+    widest row are crossed, so the cost is O(n_X + n_Y) unless many rows fail.
+
+    Parameters
+    ----------
+    lo_x : array-like of int, shape (n_X,)
+        Exponents of each scaled row x's smallest non-zero (:func:`row_exponents` minus hi).
+    lo_y : array-like of int, shape (n_Y,)
+        The same for the rows y.
+    degree : int
+        The order m.
+    safe : int, default=SAFE_BINADES
+        The headroom in binades.
+
+    Returns
+    -------
+    rows : ndarray of intp
+        Row indices into x of the failing pairs.
+    cols : ndarray of intp
+        Row indices into y, aligned with ``rows``.
+    """
     lo_x, lo_y = np.asarray(lo_x), np.asarray(lo_y)
     limit = -safe / degree + 2
     cand_x = np.flatnonzero(lo_x + lo_y.min(initial=0) < limit)
@@ -88,8 +149,26 @@ def failing_pairs(lo_x, lo_y, degree: int, safe: int = SAFE_BINADES) -> tuple[np
 
 
 def unscaled_failing_rows(lo, hi, lo_w, hi_w, degree: int, d: int, safe: int = SAFE_BINADES) -> np.ndarray:
-    """Rows of X (exponents lo, hi) for which :func:`in_range` fails against weights whose
-    exponents span [lo_w, hi_w] (scalars): the rows a map without scaling must recompute."""
+    """Rows of X for which :func:`in_range` fails against the weights: those a map must recompute.
+
+    Parameters
+    ----------
+    lo, hi : array-like of int, shape (n,)
+        :func:`row_exponents` of the rows of X (unscaled).
+    lo_w, hi_w : int
+        The smallest and largest exponents of the weights.
+    degree : int
+        The largest power m.
+    d : int
+        Terms per power sum (the number of features).
+    safe : int, default=SAFE_BINADES
+        The headroom in binades (:func:`safe_binades`).
+
+    Returns
+    -------
+    ndarray of intp
+        Indices of the rows out of range.
+    """
     m, log_d = degree, float(np.log2(max(d, 2)))
     lo, hi = np.asarray(lo), np.asarray(hi)
     ok = (m * np.minimum(0, lo + lo_w - 2) >= -safe) & (m * np.minimum(0, lo - 1) >= -safe)
@@ -98,8 +177,21 @@ def unscaled_failing_rows(lo, hi, lo_w, hi_w, degree: int, d: int, safe: int = S
 
 
 def scale_rows(A, exponents: np.ndarray):
-    """A copy of A with row i multiplied by 2^-exponents[i] (exact: ldexp, no factor that could
-    overflow); dense or CSR (the caller's matrix is not touched)."""
+    """A copy of A with row i multiplied by 2^-exponents[i]: exact (ldexp, no factor that could overflow).
+
+    Parameters
+    ----------
+    A : ndarray or scipy.sparse matrix of shape (n, d)
+        Dense or sparse; not modified.
+    exponents : array-like of int, shape (n,)
+        The power of two to divide each row by (e.g. ``row_exponents(A)[1]``, which brings the
+        largest |entry| to [1/2, 1)).
+
+    Returns
+    -------
+    ndarray or scipy.sparse.csr_matrix of shape (n, d)
+        The scaled copy (CSR for sparse input). Exact unless a scaled entry falls below 2^-1022.
+    """
     e = np.asarray(exponents, dtype=np.int64)
     if sp.issparse(A):
         A = sp.csr_matrix(A, copy=True)
@@ -109,8 +201,21 @@ def scale_rows(A, exponents: np.ndarray):
 
 
 def restore_scale(K: np.ndarray, exponents) -> np.ndarray:
-    """K * 2^exponents in place (exponents broadcast against K): inf only where the exact value
-    overflows; values below 2^-1022 are rounded once (absolute error at most 2^-1075)."""
+    """K * 2^exponents in place: the scale :func:`scale_rows` took off, put back.
+
+    Parameters
+    ----------
+    K : ndarray of float64
+        Values computed on scaled rows; overwritten.
+    exponents : array-like of int
+        Broadcast against K (a homogeneous order-m Gram: m (hx_i + hy_k)).
+
+    Returns
+    -------
+    ndarray
+        ``K`` itself: inf only where the exact value overflows; values below 2^-1022 are rounded
+        once (absolute error at most 2^-1075), others are exact.
+    """
     with np.errstate(over="ignore", under="ignore"):
         np.ldexp(K, exponents, out=K)
     return K
@@ -165,9 +270,32 @@ def ranged_gram(X, Y, degree: int, compute, *, mode: str = "scale", fallback=Non
       costs at most 2^-1000 absolutely): the pairs whose powers could overflow recomputed;
     * "plain" (custom families): every pair outside :func:`in_range` recomputed.
 
-    Entries left non-finite are recomputed too. ``fallback(X, Y, rows, cols)`` recomputes pairs
-    exactly (default: the stable recursion of e_degree, or of the sum of orders for "sum"):
-    inf only where the exact value overflows."""
+    Entries left non-finite are recomputed too.
+
+    Parameters
+    ----------
+    X : ndarray or scipy.sparse.csr_matrix of shape (n_X, d)
+        Validated float64 rows.
+    Y : ndarray or scipy.sparse.csr_matrix of shape (n_Y, d)
+        Validated float64 rows (``Y is X`` for K(X, X)).
+    degree : int
+        The largest itemset size m.
+    compute : callable
+        ``compute(A, B, symmetric)``: the fast Gram of rows A, B (in range), an (n_A, n_B) array.
+    mode : {"scale", "sum", "plain"}, default="scale"
+        How pairs out of range are handled (above).
+    fallback : callable, optional
+        ``fallback(X, Y, rows, cols)``: the exact values of the pairs (rows[p], cols[p]) (inf only
+        where the exact value overflows). None: the stable recursion of e_degree, or of the sum of
+        orders for "sum" (:func:`rkcore.kernels.stable.elementary_pairs`).
+    symmetric : bool, default=False
+        Passed to ``compute`` (Y is X: it may compute one triangle).
+
+    Returns
+    -------
+    ndarray of shape (n_X, n_Y), float64
+        The Gram, within the accuracy contract wherever ``compute`` and ``fallback`` are.
+    """
     lx, hx = row_exponents(X)
     ly, hy = (lx, hx) if Y is X else row_exponents(Y)
     d, m = X.shape[1], degree

@@ -30,9 +30,28 @@ def elementary_stable(U: np.ndarray, V: np.ndarray | None = None, degree: int = 
     underflows in between: the result is inf only where the exact value exceeds float64.
     Zero columns are skipped exactly, so fewer than k non-zeros give exactly 0.
 
-    U, V: float arrays of shape (N, d). Returns e_degree of shape (N,), or with
-    ``all_orders`` a list e_0..e_degree, or with ``summed`` sum_{k<=degree} e_k (N,), added
-    in (mantissa, exponent) form: inf only where the sum is, never inf - inf.
+    Where e_k overflowed although it is negligible against its scale e_k(|z|) (huge terms that
+    cancel), 0.0 is returned (within the contract); elsewhere inf stays.
+
+    Parameters
+    ----------
+    U : ndarray of shape (N, d)
+        Float values (cast to float64).
+    V : ndarray of shape (N, d), optional
+        The second factors; None: z = U.
+    degree : int, default=2
+        The highest order m, >= 0.
+    all_orders : bool, default=False
+        Return every order e_0..e_degree.
+    summed : bool, default=False
+        Return sum_{k<=degree} e_k, added in (mantissa, exponent) form: inf only where the sum
+        is, never inf - inf.
+
+    Returns
+    -------
+    ndarray of shape (N,) or list of ndarray
+        e_degree per row (float64); with ``all_orders`` the list e_0..e_degree; with ``summed``
+        the sum of the orders.
     """
     U = np.asarray(U, dtype=np.float64)
     zf, zE = _frexp64(U)
@@ -69,8 +88,27 @@ def _settle_overflow(out, zf: np.ndarray, zE: np.ndarray, degree: int, all_order
 
 
 def elementary_fe(zf: np.ndarray, zE: np.ndarray, degree: int, all_orders: bool = False, summed: bool = False):
-    """:func:`elementary_stable` of z = zf * 2^zE ((N, d) mantissas and int64 exponents, zeros
-    with zf = 0), without the overflow settlement."""
+    """:func:`elementary_stable` of z given in (mantissa, exponent) form, without the overflow settlement.
+
+    Parameters
+    ----------
+    zf : ndarray of shape (N, d)
+        Mantissas (zeros: zf = 0), z = zf * 2^zE.
+    zE : ndarray of shape (N, d), int64
+        Exponents.
+    degree : int
+        The highest order m.
+    all_orders : bool, default=False
+        Return every order e_0..e_degree.
+    summed : bool, default=False
+        Return sum_{k<=degree} e_k.
+
+    Returns
+    -------
+    ndarray of shape (N,) or list of ndarray
+        As :func:`elementary_stable`; inf where a value exceeds float64, including values that
+        are negligible against their scale (the caller settles those: ``_settle_overflow``).
+    """
     N, d = zf.shape
     fast = _elementary_scaled(zf, zE, degree, all_orders, summed)
     if fast is not None:
@@ -161,8 +199,33 @@ def _elementary_scaled(zf: np.ndarray, zE: np.ndarray, degree: int, all_orders: 
 def elementary_pairs(X, Y, rows: np.ndarray, cols: np.ndarray, degree: int,
                      all_orders: bool = False, summed: bool = False):
     """:func:`elementary_stable` of z = x_i * y_j for the pairs (rows[p], cols[p]), in chunks
-    of bounded memory, over each pair's shared non-zeros. X, Y: dense or sparse (n, d).
-    ``summed``: sum_{k<=degree} e_k per pair (the up-to kernel), overflow-safe."""
+    of bounded memory (BLOCK_BYTES), over each pair's shared non-zeros: the fallback of every
+    fast path, within the accuracy contract (error at most gamma_{k+d} e_k(|z|)); inf only where
+    the exact value exceeds float64.
+
+    Parameters
+    ----------
+    X : ndarray or scipy.sparse matrix of shape (n_X, d)
+        Rows x, float64.
+    Y : ndarray or scipy.sparse matrix of shape (n_Y, d)
+        Rows y (or weights w), float64.
+    rows : ndarray of int, shape (n_pairs,)
+        Indices into X.
+    cols : ndarray of int, shape (n_pairs,)
+        Indices into Y, aligned with ``rows``.
+    degree : int
+        The order m.
+    all_orders : bool, default=False
+        Return every order e_0..e_degree.
+    summed : bool, default=False
+        Return sum_{k<=degree} e_k per pair (the up-to kernel), overflow-safe.
+
+    Returns
+    -------
+    ndarray of shape (n_pairs,) or list of ndarray
+        e_degree per pair; with ``all_orders`` the list e_0..e_degree, each of shape (n_pairs,);
+        with ``summed`` the sum of the orders.
+    """
     if summed:
         n_pairs, d = len(rows), X.shape[1]
         out = np.empty(n_pairs)
@@ -207,7 +270,22 @@ def product_one_plus(U: np.ndarray, V: np.ndarray, log_scale: float = 0.0) -> np
     The sum of log|factor| (log|u_j| + log|v_j| where u_j v_j overflows, the 1 being
     negligible there), the parity of negative factors and any exact zero factor give the
     product without overflow on the way; exp saturates to inf only where the exact value
-    exceeds float64. Relative error about |log value| * u.
+    exceeds float64. Relative error about |log value| * u: the repair of the all-subsets
+    kernel and map where their direct products overflow on the way.
+
+    Parameters
+    ----------
+    U : ndarray of shape (N, d)
+        First factors, float64.
+    V : ndarray of shape (N, d)
+        Second factors, float64.
+    log_scale : float, default=0.0
+        Added to the log-sum (e.g. -log(D) / 2 for the 1/sqrt(D) of a feature).
+
+    Returns
+    -------
+    ndarray of shape (N,)
+        The products, float64 (exactly 0.0 where a factor is exactly 0).
     """
     with np.errstate(over="ignore", divide="ignore", invalid="ignore"):
         z = U * V
@@ -251,7 +329,28 @@ def cross_field_pairs(X, Y, rows: np.ndarray, cols: np.ndarray, fields: list, de
     """The cross-field kernel e_degree(g_F), g_F = <x_F, y_F>, of the pairs (rows[p], cols[p]) in
     (mantissa, exponent) form: each g_F a sum within gamma_|F| of sum_{j in F} |x_j y_j|, the
     recursion within gamma of e_m over the fields of those sums, which is the contract scale.
-    Nothing overflows or underflows on the way; inf only where the exact value exceeds float64."""
+    Nothing overflows or underflows on the way; inf only where the exact value exceeds float64.
+
+    Parameters
+    ----------
+    X : ndarray or scipy.sparse matrix of shape (n_X, d)
+        Rows x, float64.
+    Y : ndarray or scipy.sparse matrix of shape (n_Y, d)
+        Rows y, float64.
+    rows : ndarray of int, shape (n_pairs,)
+        Indices into X.
+    cols : ndarray of int, shape (n_pairs,)
+        Indices into Y, aligned with ``rows``.
+    fields : list of ndarray of int
+        The column indices of each field F.
+    degree : int
+        The order m (number of fields per itemset).
+
+    Returns
+    -------
+    ndarray of shape (n_pairs,)
+        The kernel value of each pair, float64.
+    """
     out = np.empty(len(rows))
     for sl in _pair_chunks(len(rows), X.shape[1]):
         zf, zE = _products_fe(_dense(X[rows[sl]]), _dense(Y[cols[sl]]))
@@ -266,7 +365,26 @@ def cross_field_pairs(X, Y, rows: np.ndarray, cols: np.ndarray, fields: list, de
 def custom_pairs(X, Y, rows: np.ndarray, cols: np.ndarray, itemsets) -> np.ndarray:
     """K_S(x, y) = sum_{V in S} prod_{j in V} x_j y_j of the pairs (rows[p], cols[p]) for an
     explicit list of itemsets, every product and the sum in (mantissa, exponent) form: error at
-    most gamma_{|S| + max |V|} times sum_V |prod z_j|; inf only where the exact value is."""
+    most gamma_{|S| + max |V|} times sum_V |prod z_j|; inf only where the exact value is.
+
+    Parameters
+    ----------
+    X : ndarray or scipy.sparse matrix of shape (n_X, d)
+        Rows x, float64.
+    Y : ndarray or scipy.sparse matrix of shape (n_Y, d)
+        Rows y, float64.
+    rows : ndarray of int, shape (n_pairs,)
+        Indices into X.
+    cols : ndarray of int, shape (n_pairs,)
+        Indices into Y, aligned with ``rows``.
+    itemsets : iterable of tuple of int
+        The itemsets V of the family S (the empty tuple counts 1 per pair).
+
+    Returns
+    -------
+    ndarray of shape (n_pairs,)
+        K_S(x, y) of each pair, float64.
+    """
     by_size: dict[int, list] = {}
     for v in itemsets:
         by_size.setdefault(len(v), []).append(tuple(v))

@@ -30,7 +30,7 @@ from .kernels import (
     same_kernel,
 )
 from .maps import MAPS, CostModel, MapEntry, get_map, make_map, maps_for, register_map, unregister_map
-from .methods import LEARNERS, METHODS, MethodEntry, MethodTable, get_method
+from .methods import FM_MAX_ITER, LEARNERS, METHODS, MethodEntry, MethodTable, get_method
 
 __all__ = [
     "DISTRIBUTIONS", "ITEMSET_KERNELS", "ORDERED_KERNELS", "KERNELS", "MAPS", "KernelEntry", "KernelSpec",

@@ -18,7 +18,7 @@ from ..learners import (
     SparseRandomFeatureClassifier,
     random_feature_pipeline,
 )
-from ..registry import KernelSpec, MethodEntry
+from ..registry import FM_MAX_ITER, KernelSpec, MethodEntry
 
 __all__ = ["FM_RANK", "SPARSE_RF_ITERATIONS", "build_estimator", "model_size"]
 
@@ -33,7 +33,8 @@ def _svm(spec, D, C, n_train, seed, params):
 def _fm(spec, D, C, n_train, seed, params):
     reg = 1.0 / (C * n_train)
     return FactorizationMachineClassifier(**{"degree": spec.degree, "n_components": FM_RANK, "alpha": reg,
-                                             "beta": reg, "init_scale": "auto", "random_state": seed, **params})
+                                             "beta": reg, "init_scale": "auto", "max_iter": FM_MAX_ITER,
+                                             "random_state": seed, **params})
 
 
 def _all_subsets_model(spec, D, C, n_train, seed, params):

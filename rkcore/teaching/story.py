@@ -18,6 +18,7 @@ from threadpoolctl import threadpool_limits
 
 from ..maps.distributions import DISTRIBUTIONS
 from ..studies.gram import gram_errors, gram_pair
+from ..metrics import SEPARATION_SE, separated
 from ..registry import KernelSpec
 from ..spec import load_view_data
 from ..studies.accuracy import DEFAULT_SPLIT, accuracy_study, speedups
@@ -179,13 +180,41 @@ def convergence_sentence(medians: pd.DataFrame, distribution: str = "rademacher"
             f"(1/√D would be −0.5).")
 
 
-def distribution_sentence(medians: pd.DataFrame, a: str = "rademacher", b: str = "gaussian") -> str:
-    """Step 4: how much larger the error is with b than with a, per D (the median of the ratios).
+def separation_by_D(trials: pd.DataFrame, a: str, b: str) -> pd.DataFrame:
+    """Per D, which of two distributions has the lower mean error beyond the trials' spread
+    (:func:`rkcore.metrics.separated`: more than SEPARATION_SE standard errors of the difference).
 
     Parameters
     ----------
-    medians : pandas.DataFrame
-        :func:`median_error` output.
+    trials : pandas.DataFrame
+        :func:`error_vs_D` output (one row per distribution, D and trial).
+    a, b : str
+        The two distribution keys.
+
+    Returns
+    -------
+    pandas.DataFrame
+        Index D; columns ``lower`` (a, b, or "" for a tie) and ``trials`` (the fewer trials of the two).
+    """
+    stats = trials.groupby(["distribution", "D"])["rel_fro"].agg(
+        mean="mean", std=lambda v: float(np.std(v)), n="count")  # std ddof 0, as separated() takes it
+    rows = {}
+    for D in sorted(trials["D"].unique()):
+        sa, sb = stats.loc[(a, D)], stats.loc[(b, D)]
+        real = separated(sa["mean"], sa["std"], int(sa["n"]), sb["mean"], sb["std"], int(sb["n"]))
+        rows[int(D)] = {"lower": (a if sa["mean"] < sb["mean"] else b) if real else "",
+                        "trials": int(min(sa["n"], sb["n"]))}
+    return pd.DataFrame.from_dict(rows, orient="index")
+
+
+def distribution_sentence(trials: pd.DataFrame, a: str = "rademacher", b: str = "gaussian") -> str:
+    """Step 4: how much larger the error is with b than with a (the median of the ratios of the medians the
+    chart draws), and where one is lower beyond the trials' spread; within it, they tie.
+
+    Parameters
+    ----------
+    trials : pandas.DataFrame
+        :func:`error_vs_D` output.
     a : str, default="rademacher"
         The reference distribution.
     b : str, default="gaussian"
@@ -196,14 +225,22 @@ def distribution_sentence(medians: pd.DataFrame, a: str = "rademacher", b: str =
     str
         The sentence shown under the step's chart.
     """
-    wide = medians.pivot(index="D", columns="distribution", values="median_rel_fro")
-    ratio = wide[b] / wide[a]
-    lower = int((ratio > 1).sum())
+    wide = median_error(trials).pivot(index="D", columns="distribution", values="median_rel_fro")
+    ratio = float((wide[b] / wide[a]).median())
+    by_D = separation_by_D(trials, a, b)
     la, lb = DISTRIBUTIONS[a].label, DISTRIBUTIONS[b].label
-    verdict = ("as Lemma 4 predicts" if lower > len(ratio) / 2 else
+    spread = f"{SEPARATION_SE:g} standard errors of the difference over {int(by_D['trials'].min())} trials"
+    a_lower, b_lower = int((by_D["lower"] == a).sum()), int((by_D["lower"] == b).sum())
+    if not a_lower and not b_lower:
+        return (f"{la} and {lb} weights tie: at every D their errors differ by less than {spread} (median ratio "
+                f"{ratio:.2f}×), so Lemma 4's prediction (a statement about the worst pair x, y) does not show here.")
+    ties = [f"{D:,}" for D in by_D.index[by_D["lower"] == ""]]
+    verdict = ("as Lemma 4 predicts" if a_lower > len(by_D) / 2 and not b_lower else
                "so here Lemma 4's prediction (a statement about the worst pair x, y) does not show")
-    return (f"{lb} weights give {ratio.median():.2f}× the error of {la} weights (median over D); {la} is lower "
-            f"at {lower} of {len(ratio)} values of D, {verdict}.")
+    return (f"{lb} weights give {ratio:.2f}× the error of {la} weights (median over D); beyond the trials' spread "
+            f"({spread}) {la} is lower at {a_lower} of {len(by_D)} values of D"
+            + (f", {lb} at {b_lower}" if b_lower else "")
+            + (f"; they tie at D = {', '.join(ties)}" if ties else "") + f", {verdict}.")
 
 
 #: a result older than this many seconds is not "measured just now" (it was kept from an earlier run)
@@ -387,7 +424,7 @@ def error_steps() -> list[StoryStep]:
     medians4 = median_error(trials4)
     return [StoryStep(3, f"3 · {STEP_TITLES[3]}", convergence_sentence(medians), "curve",
                       (trials, medians, "Error of the estimate as D grows (digits)"), data=trials),
-            StoryStep(4, f"4 · {STEP_TITLES[4]}", distribution_sentence(medians4), "curve",
+            StoryStep(4, f"4 · {STEP_TITLES[4]}", distribution_sentence(trials4), "curve",
                       (trials4, medians4, "Rademacher vs Gaussian weights (synthetic interaction data)"), data=trials4)]
 
 

@@ -2,10 +2,13 @@
 and the bytes, before anything of that size is allocated (tracemalloc shows the peak stays small)."""
 from __future__ import annotations
 
+import math
 import tracemalloc
 
 import numpy as np
 import pytest
+from hypothesis import given
+from hypothesis import strategies as st
 
 from rkcore.base import limits
 from rkcore.base.limits import (
@@ -285,3 +288,35 @@ def test_server_limits_come_from_the_environment(monkeypatch):
         monkeypatch.setenv(limits.SERVER_RUNS_ENV, junk)
         with pytest.raises(ValueError, match="RKCORE_SERVER_RUNS must be a positive number"):
             limits.server_runs()
+
+
+# ============================================================================ estimates shown to the reader
+def _shown_seconds(text: str) -> float:
+    """The number of seconds a format_estimate phrase names ("about 2 minutes" -> 120)."""
+    number, unit = text.removeprefix("about ").split(" ")
+    return float(number.replace(",", "")) * {"s": 1, "minute": 60, "minutes": 60, "hour": 3600, "hours": 3600}[unit]
+
+
+@given(st.floats(min_value=0.0, max_value=1e9, allow_nan=False))
+def test_format_estimate_is_under_1_s_or_one_significant_digit(seconds):
+    from rkcore.base.limits import format_estimate
+
+    text = format_estimate(seconds)
+    if seconds < 1:
+        assert text == "under 1 s"  # never "about 0 s"
+        return
+    assert text.startswith("about ") and not text.startswith("about 0")
+    shown = _shown_seconds(text)
+    unit = 1 if text.endswith(" s") else 60 if "minute" in text else 3600
+    digit = 10 ** math.floor(math.log10(seconds / unit))  # the one significant digit's place
+    assert abs(shown - seconds) <= 0.5 * digit * unit * (1 + 1e-12), (seconds, text)
+    assert len(text.removeprefix("about ").split(" ")[0].replace(",", "").rstrip("0")) == 1, text
+
+
+def test_format_estimate_examples():
+    from rkcore.base.limits import format_estimate
+
+    assert [format_estimate(s) for s in (0.0, 0.3, 1.4, 2.6, 46, 95, 300, 5400)] == [
+        "under 1 s", "under 1 s", "about 1 s", "about 3 s", "about 50 s", "about 2 minutes", "about 5 minutes",
+        "about 2 hours"]
+    assert format_estimate(60) == "about 60 s" and format_estimate(float("nan")) == "an unknown time"

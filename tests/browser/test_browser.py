@@ -344,8 +344,9 @@ def test_story_walks_end_to_end(server, browser_page):
 
 
 def test_presenter_mode_from_link(server, browser_page):
-    """presenter=true: sidebar collapsed, larger type, the Error bounds page's two charts one per row (the
-    Gram page shows one chart at a time in both modes)."""
+    """presenter=true: no sidebar (nor its expand button), the pages menu and the presenter toggle beside the
+    title, larger type, the Error bounds page's two charts one per row (the Gram page shows one chart at a
+    time in both modes)."""
     page = browser_page
     page.set_viewport_size(PROJECTOR)
     page.goto(f"{server}/Error_bounds?presenter=true", wait_until="domcontentloaded")
@@ -353,8 +354,10 @@ def test_presenter_mode_from_link(server, browser_page):
     page.wait_for_function("() => document.querySelectorAll('.js-plotly-plot:not(.st-key-chart-preload *) .main-svg').length >= 2",
                            timeout=90_000)
     wait_until_idle(page)
-    sidebar = page.locator('[data-testid="stSidebar"]')
-    assert sidebar.get_attribute("data-collapsed") == "true"
+    assert not page.locator('[data-testid="stSidebar"]').is_visible()
+    assert not page.locator('[data-testid="stExpandSidebarButton"]').is_visible()
+    controls = page.locator(".st-key-rk-presenter-controls")
+    assert controls.get_by_text("Pages").is_visible() and controls.get_by_text("Presenter mode").is_visible()
     lefts = page.evaluate("() => [...document.querySelectorAll('.js-plotly-plot:not(.st-key-chart-preload *)')].map(p => "
                           "Math.round(p.getBoundingClientRect().left))")
     assert len(set(lefts)) == 1, f"charts side by side in presenter mode: {lefts}"

@@ -5,6 +5,7 @@ and the offline HTML export. The browser parts (first screen, cut text, keyboard
 from __future__ import annotations
 
 import json
+import re
 
 import numpy as np
 import pandas as pd
@@ -127,6 +128,54 @@ def test_story_duel_sentence_is_true_about_when():
     assert "just now" not in cached and "10 min ago, kept from an earlier run" in cached
 
 
+def _story_trials(errors: dict) -> pd.DataFrame:
+    """error_vs_D's rows from {distribution: {D: [error of each trial]}}."""
+    return pd.DataFrame([{"distribution": dist, "D": D, "trial": t, "seed": t, "rel_fro": e}
+                         for dist, by_D in errors.items() for D, values in by_D.items() for t, e in enumerate(values)])
+
+
+def test_story_distribution_sentence_says_tie_within_the_spread():
+    from rkcore.teaching import story
+
+    # Gaussian's medians are all higher (the old sentence: "Rademacher is lower at 2 of 2 values of D, as
+    # Lemma 4 predicts"), but by far less than the spread of 3 trials: a tie
+    tied = _story_trials({"rademacher": {16: [0.50, 0.70, 0.60], 64: [0.25, 0.35, 0.30]},
+                          "gaussian": {16: [0.52, 0.72, 0.62], 64: [0.26, 0.36, 0.31]}})
+    sentence = story.distribution_sentence(tied)
+    assert sentence.startswith("Rademacher and Gaussian weights tie: at every D their errors differ by less than "
+                               "2 standard errors of the difference over 3 trials"), sentence
+    assert "as Lemma 4 predicts" not in sentence and "lower at" not in sentence
+
+
+def test_story_distribution_sentence_claims_only_beyond_the_spread():
+    from rkcore.teaching import story
+
+    # D = 16: 0.1 apart, 2 SE of the difference = 2 * sqrt(2 * 0.1^2 / 2) = 0.2: a tie; D = 64, 256: clear
+    trials = _story_trials({"rademacher": {16: [0.5, 0.7], 64: [0.30, 0.31], 256: [0.15, 0.16]},
+                            "gaussian": {16: [0.6, 0.8], 64: [0.40, 0.41], 256: [0.20, 0.21]}})
+    sentence = story.distribution_sentence(trials)
+    assert ("beyond the trials' spread (2 standard errors of the difference over 2 trials) Rademacher is lower at "
+            "2 of 3 values of D; they tie at D = 16, as Lemma 4 predicts.") in sentence, sentence
+    # Gaussian clearly lower at one D: no "as Lemma 4 predicts"
+    mixed = _story_trials({"rademacher": {16: [0.9, 0.91], 64: [0.30, 0.31], 256: [0.15, 0.16]},
+                           "gaussian": {16: [0.6, 0.61], 64: [0.40, 0.41], 256: [0.20, 0.21]}})
+    sentence = story.distribution_sentence(mixed)
+    assert "Rademacher is lower at 2 of 3 values of D, Gaussian at 1" in sentence and "does not show" in sentence
+
+
+def test_story_module_imports_time_at_the_top():
+    import ast
+    import inspect
+
+    from rkcore.teaching import story
+
+    tree = ast.parse(inspect.getsource(story))
+    nested = [node.lineno for fn in ast.walk(tree) if isinstance(fn, ast.FunctionDef) for node in ast.walk(fn)
+              if isinstance(node, ast.Import) and any(a.name == "time" for a in node.names)]
+    assert not nested, f"import time inside functions at lines {nested}"
+    assert any(isinstance(n, ast.Import) and any(a.name == "time" for a in n.names) for n in tree.body)
+
+
 def test_story_error_axis_ticks_cover_every_D():
     from rkcore.teaching import story
     from rkcore.figures.story import error_curve_figure
@@ -223,6 +272,21 @@ def test_classifiers_open_large_enough_without_an_about_0_s_estimate(run_page):
     assert "(0 s)" not in button.label
 
 
+def test_classifiers_default_runs_with_the_fm_and_no_convergence_warning(run_page):
+    from rkcore.registry import METHODS
+
+    at = run_page(CLASSIFIERS, timeout=400)
+    methods = next(m for m in at.multiselect if m.key == "cl_methods").value
+    assert "fm" in methods, methods  # the factorization machine is back among the opening methods
+    next(b for b in at.button if b.key == "cl_run").click()
+    at.run()
+    assert not at.exception and not at.error, [e.value for e in at.error]
+    captions = " ".join(c.value for c in at.caption)
+    assert "Times are wall-clock" in captions and "iteration limit" not in captions, captions
+    traces = {t.get("name") for f in plotly_figures(at) for t in f["data"]}
+    assert METHODS["fm"].label in " ".join(map(str, traces)), traces
+
+
 def test_classifiers_hide_stale_results_after_a_bad_upload(run_page):
     from rkapp import uploads
     from rkapp.widgets import UPLOAD_STATE_KEY
@@ -258,3 +322,82 @@ def test_view_html_is_self_contained_and_literal():
     assert "&lt;script&gt;alert(1)&lt;/script&gt;" in text and "<b>Bold</b>" in text
     assert "A &lt;b&gt;view&lt;/b&gt;" in text and "rkcore 9.9" in text and "<td>a, b</td>" in text
     assert 'id="rk-chart-0"' in text
+
+
+# ============================================================================ presenter mode: no sidebar
+#: pages and links that draw every kind of sidebar section: the map and one distribution (Gram), several
+#: distributions (Distributions), the itemset family (Itemsets), an upload with its target column (Classifiers);
+#: old URL keys (dist, norm, fam) that both modes must rewrite to the field names alike
+NO_SIDEBAR_CASES = [
+    (GRAM, dict(n=40, D=64, seed=3, dist="gaussian", map="rk")),
+    ("pages/4_Distributions_and_variance.py", dict(n=30, distributions="rademacher,gaussian", norm="l2",
+                                                   dv_mult="2", dv_trials=5, dv_vtrials=50)),
+    ("pages/2_Itemsets.py", dict(n=30, kernel="itemset", fam="custom", itemsets="0,1; 2,3")),
+    (CLASSIFIERS, dict(dataset="upload", target="target", n=60, cl_methods="rk", cl_mult="1", cl_trials=1)),
+]
+
+
+def _sidebar_elements(at) -> int:
+    return len(at.sidebar.children)
+
+
+def _urls(at) -> dict:
+    return {k: (v if isinstance(v, str) else ",".join(v)) for k, v in dict(at.query_params).items()}
+
+
+@pytest.mark.parametrize("path, query", NO_SIDEBAR_CASES, ids=lambda v: v if isinstance(v, str) else "")
+def test_presenter_mode_draws_no_sidebar_and_keeps_the_url(run_page, path, query):
+    from rkapp import uploads
+    from rkapp.widgets import UPLOAD_STATE_KEY
+
+    uploads.clear()
+    session = {UPLOAD_STATE_KEY: ("good.csv", GOOD)} if query.get("dataset") == "upload" else None
+    normal = run_page(path, session=session, timeout=180, **query)
+    assert not normal.exception and not normal.error, [e.value for e in normal.error]
+    assert _sidebar_elements(normal) > 0
+    shown = run_page(path, session=session, timeout=180, presenter="true", **query)
+    assert not shown.exception and not shown.error, [e.value for e in shown.error]
+    assert _sidebar_elements(shown) == 0  # not collapsed: nothing drawn there at all
+    assert [t.value for t in shown.toggle if t.key == "presenter"] == [True]  # the way out, in the main area
+    expected = _urls(normal) | {"presenter": "true"}
+    if "upload" in expected:  # each run kept the file under a token of its own
+        assert _urls(shown)["upload"]
+        expected["upload"] = _urls(shown)["upload"]
+    assert _urls(shown) == expected
+    shown.run()  # a rerun in presenter mode changes nothing
+    assert not shown.exception and _sidebar_elements(shown) == 0 and _urls(shown) == expected
+    uploads.clear()
+
+
+def test_leaving_presenter_mode_shows_the_same_settings_in_the_sidebar(run_page):
+    at = run_page(GRAM, presenter="true", n=40, D=64, seed=3, distributions="gaussian", timeout=180)
+    assert not at.exception and _sidebar_elements(at) == 0
+    before = _urls(at)
+    next(t for t in at.toggle if t.key == "presenter").set_value(False)
+    at.run()
+    assert not at.exception and not at.error, [e.value for e in at.error]
+    assert _sidebar_elements(at) > 0
+    numbers = {n.label: n.value for n in at.sidebar.number_input}
+    assert numbers["D (random features)"] == 64 and numbers["Seed"] == 3 and numbers["n (points)"] == 40
+    assert next(s for s in at.sidebar.selectbox if s.key == "distributions").value == "gaussian"
+    assert [t.value for t in at.sidebar.toggle if t.key == "presenter"] == [False]
+    assert _urls(at) == {k: v for k, v in before.items() if k != "presenter"}
+
+
+# ============================================================================ estimates: never "about 0 s"
+def _page_text(at) -> str:
+    texts = [e.value for kind in ("warning", "caption", "info", "markdown") for e in at.get(kind)]
+    return " | ".join(map(str, texts + [b.label for b in at.button]))
+
+
+@pytest.mark.parametrize("path, query", [
+    (CLASSIFIERS, dict(n=60, cl_methods="rk", cl_mult="1", cl_trials=1)),  # its estimate waits for the button
+    ("pages/3_Error_bounds.py", dict(n=12, eb_trials=5)),
+    ("pages/4_Distributions_and_variance.py", dict(n=12, dv_trials=5, dv_vtrials=50, dv_mult="1")),
+])
+def test_sub_second_estimates_say_under_1_s(run_page, path, query):
+    at = run_page(path, timeout=180, **query)
+    assert not at.exception and not at.error, [e.value for e in at.error]
+    text = _page_text(at)
+    assert "under 1 s" in text, text
+    assert not re.search(r"(about|cost) 0(\.0+)? s|\(0 s\)|\b0\.0 s\b", text), text

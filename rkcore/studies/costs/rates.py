@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from ...base.limits import format_bytes
+from ...base.limits import format_bytes, format_estimate
 from ...kernels.all_subsets_gram import grouped_gram_within_contract
 from ...registry import get_map
 from .speed import estimate_factor
@@ -62,9 +62,9 @@ class RunCost:
         Returns
         -------
         str
-            "name: about N s, M MiB" per section, joined by "; ".
+            "name: about N s, M MiB" (or "under 1 s") per section, joined by "; ".
         """
-        return "; ".join(f"{name}: about {_seconds(s)}, {format_bytes(b)}" for name, s, b in self.sections)
+        return "; ".join(f"{name}: {format_estimate(s)}, {format_bytes(b)}" for name, s, b in self.sections)
 
 
 def section(name: str, seconds: float, bytes_: float) -> RunCost:
@@ -86,10 +86,6 @@ def section(name: str, seconds: float, bytes_: float) -> RunCost:
     peak = int(bytes_ * OVERHEAD) + BASE_BYTES
     return RunCost(seconds, peak, ((name, seconds, peak),))
 
-
-
-def _seconds(s: float) -> str:
-    return f"{s:.1f} s" if s < 100 else f"{s / 60:.0f} min"
 
 
 def gemm_seconds(m: float, k: float, n: float) -> float:
