@@ -13,7 +13,10 @@ gamma = 1/d. Per cell and map:
     axis of an (n, blocks, p) array: the O(D log d) transform of the same shape, done once (the maps do two
     or three Walsh-Hadamard transforms, the cos/sin and the sign/permutation passes on top).
 Each contender once per repeat, interleaved (order reversed on odd repeats), one BLAS thread for all (pyrfm is
-single-threaded); ratios are per-repeat ratios, reported as median (min-max). Writes the section "ORF, SORF and
+single-threaded); a contender faster than --min-sample-ms is called several times per repeat (the count fixed
+from its warm-up) and its mean per call taken, so that millisecond cells are not timer and scheduler noise;
+ratios are per-repeat ratios, reported as median (min-max). Cells with D > --max-D are skipped (the default
+grid takes about 1 minute of CPU, 4-5 minutes wall at load 10 on 2 cores). Writes the section "ORF, SORF and
 FastFood against pyrfm" (a README table) of benchmarks/results/fourier_vs_pyrfm.md (--out, --quick: see --help).
 """
 from __future__ import annotations
@@ -21,6 +24,7 @@ from __future__ import annotations
 import argparse
 import os
 import sys
+import time
 from pathlib import Path
 
 import numpy as np
@@ -31,7 +35,7 @@ ROOT = Path(__file__).resolve().parents[2]
 sys.path.insert(0, str(ROOT))
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-from bench_vs_pyrfm import import_pyrfm, interleave, ms, ratio  # noqa: E402
+from bench_vs_pyrfm import import_pyrfm, ms, ratio, seconds  # noqa: E402
 
 from benchmarks.results_io import Run, add_output_arguments  # noqa: E402
 
@@ -105,6 +109,25 @@ def floor(kind, X, D):
     return lambda: scipy.fft.rfft(V, axis=-1)
 
 
+def interleave(contenders: dict, repeats: int, min_sample: float) -> dict:
+    """Per contender, ``repeats`` per-call times: each sample the mean of k calls, k = ceil(min_sample / warm-up
+    time) (at most 100), the contenders in turn, the order reversed on odd repeats (as bench_vs_pyrfm.interleave)."""
+    calls = {k: min(100, max(1, int(np.ceil(min_sample / max(seconds(fn), 1e-9))))) for k, fn in contenders.items()}
+    times = {k: [] for k in contenders}
+    for r in range(repeats):
+        order = list(contenders.items())
+        for k, fn in (order if r % 2 == 0 else order[::-1]):
+            times[k].append(mean_call_seconds(fn, calls[k]))
+    return times
+
+
+def mean_call_seconds(fn, calls: int) -> float:
+    t0 = time.perf_counter()
+    for _ in range(calls):
+        fn()
+    return (time.perf_counter() - t0) / calls
+
+
 def run(args) -> list[str]:
     pyrfm = import_pyrfm()
     rows = []
@@ -115,13 +138,15 @@ def run(args) -> list[str]:
             for kind in args.maps:
                 # pyrfm's D: whole blocks of cos/sin pairs, d frequencies (ORF) or p (SORF, FastFood) per block
                 D = 2 * (d if kind == "ORF" else next_power_of_two(d)) * mult
+                if D > args.max_D:
+                    continue
                 ours, theirs = build(kind, pyrfm, X, D, gamma, constant_scaling=True)
                 np.testing.assert_allclose(ours.transform(X), theirs.transform(X), rtol=1e-9, atol=1e-11)
                 ours, theirs = build(kind, pyrfm, X, D, gamma)
                 contenders = {"rkcore": lambda: ours.transform(X), "pyrfm": lambda: theirs.transform(X),
                               "floor": floor(kind, X, D)}
                 load = os.getloadavg()[0]
-                times = interleave(contenders, args.repeats)
+                times = interleave(contenders, args.repeats, args.min_sample_ms / 1e3)
                 row = (f"| {args.n:,} x {d} | {D:,} | {kind} | {ms(times['rkcore'])} | {ms(times['pyrfm'])} | "
                        f"{ratio(times, 'rkcore', 'pyrfm')} | {ratio(times, 'rkcore', 'floor')} | "
                        f"{ratio(times, 'pyrfm', 'floor')} | {load:.1f}-{os.getloadavg()[0]:.1f} |")
@@ -132,12 +157,15 @@ def run(args) -> list[str]:
 
 def main(argv=None):
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
-    ap.add_argument("--n", type=int, default=10_000)
+    ap.add_argument("--n", type=int, default=2_000)
     ap.add_argument("--d", type=int, nargs="+", default=[64, 78, 512, 1024])
     ap.add_argument("--D-per-d", type=int, nargs="+", default=[1, 4],
                     help="D = 2 d x this (ORF) or 2 p x this (SORF, FastFood; p: d padded to a power of two)")
     ap.add_argument("--maps", nargs="+", default=["ORF", "SORF", "FastFood"])
     ap.add_argument("--repeats", type=int, default=5)
+    ap.add_argument("--max-D", type=int, default=4096, help="skip cells with more features (time)")
+    ap.add_argument("--min-sample-ms", type=float, default=30.0,
+                    help="contenders faster than this are called several times per sample")
     add_output_arguments(ap, "fourier_vs_pyrfm.md")
     args = ap.parse_args(argv)
     if args.quick:
@@ -150,7 +178,8 @@ def main(argv=None):
     body = "\n".join([
         "One BLAS thread, float64, numpy " + np.__version__ + "; 1-minute load average per cell in the last column "
         f"(absolute times are noisy, the per-repeat ratios are the signal). Each entry: median (min-max) over "
-        f"{args.repeats} interleaved repeats after a warm-up. Same weights in rkcore and pyrfm (see the script's "
+        f"{args.repeats} interleaved repeats after a warm-up (per call; calls under {args.min_sample_ms:g} ms repeated "
+        "within a sample). Same weights in rkcore and pyrfm (see the script's "
         "docstring); below 1 means rkcore is faster. *floor*: ORF one (n x d) @ (d x D/2) GEMM; SORF and FastFood "
         "one real FFT over the last axis of the (n, blocks, p) array the map transforms (p = d padded to a power "
         "of two).", "", *header, *rows])

@@ -40,26 +40,40 @@ def test_builds_fits_and_transforms_to_n_by_D(key, kernel):
     assert Z.shape == (7, 24) and np.isfinite(Z).all()
 
 
-@pytest.mark.parametrize("key, kernel", UNBIASED)
-def test_mean_gram_over_seeds_approaches_exact_kernel(key, kernel):
-    """|mean over seeds of Z Z^T - K| <= 5 SE per entry (SE = sd / sqrt(seeds), CLT).
+def _bias_and_standard_error(key, kernel, n=4, d=5, D=32, seeds=400):
+    """|mean over seeds of Z Z^T - K| and its standard error (sd / sqrt(seeds)) per upper-triangle entry.
 
-    Seeds are independent draws of the map, so the mean is ~ normal around its
-    expectation; an unbiased map exceeds 5 SE by chance with probability < 1e-5 per
-    (map, kernel). Seeds are fixed, so the test is deterministic.
-    """
-    n, d, D, seeds = 4, 5, 32, 400
+    Seeds are independent draws of the map, so the mean is ~ normal around its expectation (CLT); an
+    unbiased map exceeds 5 SE by chance with probability < 1e-5 per (map, kernel). Seeds are fixed, so the
+    tests below are deterministic. d = 5 is small on purpose: a bias that shrinks with d (SORF's) is largest."""
     X = _unit_rows(n, d, seed=1)
     spec = spec_for(kernel)
-    K = spec.exact(X)
     iu = np.triu_indices(n)
     est = np.empty((seeds, iu[0].size))
     for s in range(seeds):
         Z = make_map(key, spec, D, random_state=s).fit(X).transform(X)
         est[s] = (Z @ Z.T)[iu]
-    se = est.std(axis=0, ddof=1) / np.sqrt(seeds)
-    bias = np.abs(est.mean(axis=0) - K[iu])
+    return np.abs(est.mean(axis=0) - spec.exact(X)[iu]), est.std(axis=0, ddof=1) / np.sqrt(seeds), spec.exact(X)
+
+
+@pytest.mark.parametrize("key, kernel", UNBIASED)
+def test_mean_gram_over_seeds_approaches_exact_kernel(key, kernel):
+    """Every entry within 5 SE of the kernel (see _bias_and_standard_error)."""
+    bias, se, K = _bias_and_standard_error(key, kernel)
     assert (bias <= 5 * se + 1e-12 * np.abs(K).max()).all(), (bias, se)
+
+
+BIASED = [(key, kernel) for key, kernel in PAIRS if not MAPS[key].unbiased and not MAPS[key].data_dependent]
+
+
+@pytest.mark.parametrize("key, kernel", BIASED)
+def test_the_same_test_detects_the_maps_declared_biased(key, kernel):
+    """The power check of the test above: on the maps the registry declares biased (SORF: rows of fixed length
+    sqrt(p), tests/maps/test_structured.py has its exact bias), the same statistic flags an entry beyond 5 SE.
+    Fails if SORF silently became unbiased (then its entry must say so) or if the statistic lost its power."""
+    assert BIASED == [("sorf", "rbf")]
+    bias, se, K = _bias_and_standard_error(key, kernel)
+    assert (bias > 5 * se + 1e-12 * np.abs(K).max()).any(), (bias, se)
 
 
 @pytest.mark.parametrize("kernel", [k for k in MAPS["nystroem"].kernels])
