@@ -69,17 +69,25 @@ class _FourierFeatures(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseEs
 
     @_fit_context(prefer_skip_nested_validation=True)
     def fit(self, X, y=None):
-        """Draw the frequencies; only the number of features of X is used.
+        """Draw the random frequencies and offsets; of X only its number of features (and names) is used.
 
         Parameters
         ----------
         X : {array-like, sparse matrix} of shape (n_samples, n_features)
+            Training data; its values are not read. :term:`transform` then requires n_features columns.
         y : None
-            Ignored.
+            Ignored; present for the scikit-learn API.
 
         Returns
         -------
         self : object
+            The fitted transformer.
+
+        Raises
+        ------
+        ValueError
+            If the frequencies (F x max(n_features, p) float64) would not fit in the memory budget
+            (:func:`rkcore.base.limits.check_allocation`).
         """
         X = validate_data(self, X, accept_sparse="csr", dtype=np.float64)
         D, d = self.n_components, X.shape[1]
@@ -98,14 +106,27 @@ class _FourierFeatures(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseEs
     def transform(self, X):
         """Map X to its random Fourier features (float32 in, float32 out).
 
+        Computed a row block at a time (about ``TRANSFORM_BLOCK_BYTES`` of intermediates per block).
+
         Parameters
         ----------
         X : {array-like, sparse matrix} of shape (n_samples, n_features)
+            Rows to map. float32 is kept (and computed in float32), any other dtype becomes float64; sparse
+            input is read as CSR (the Hadamard maps densify one row block at a time).
 
         Returns
         -------
         Z : ndarray of shape (n_samples, n_components)
-            <Z(x), Z(y)> estimates exp(-gamma ||x - y||^2).
+            The features, in X's float dtype: columns ``[0, n_pairs_)`` are cos<w_i, x> / sqrt(F), the next
+            n_pairs_ columns the sin of the same angles, the rest sqrt(2 / F) cos(<w_i, x> + b_i), with
+            F = ``n_components - n_pairs_`` frequencies w_i (scaled by sqrt(2 gamma)). <Z(x), Z(y)> estimates
+            exp(-gamma ||x - y||^2): unbiased for ORF, RandomFourierPairs and FastFood, with an O(1/sqrt(d))
+            bias for SORF (see its docstring).
+
+        Raises
+        ------
+        ValueError
+            If Z would not fit in the memory budget (:func:`rkcore.base.limits.check_allocation`).
         """
         check_is_fitted(self)
         X = validate_data(self, X, accept_sparse="csr", dtype=[np.float64, np.float32], reset=False)
@@ -152,25 +173,49 @@ class OrthogonalRandomFeatures(_FourierFeatures):
 
     Frequencies in blocks of d orthogonal rows, each row exactly N(0, 2 gamma I): unbiased, with a
     variance below i.i.d. random Fourier features when the rows of a block are orthogonal.
-    O(D d) per sample (one GEMM).
+    O(D d) per sample (one GEMM); the draw costs O(D d^2) (one QR per block) and F x d float64 memory.
 
     Parameters
     ----------
     n_components : int, default=100
-        D, the number of features.
+        D, the number of features (columns of the output), >= 1.
     gamma : float, default=1.0
-        Width of the Gaussian kernel exp(-gamma ||x - y||^2).
+        Width of the Gaussian kernel exp(-gamma ||x - y||^2), > 0; the frequencies are scaled by sqrt(2 gamma).
     use_offset : bool, default=False
         False: D // 2 frequencies give cos and sin features (and an odd D one offset feature);
-        True: D offset features sqrt(2) cos(<w, x> + b) (scikit-learn's RBFSampler form).
+        True: D offset features sqrt(2 / D) cos(<w, x> + b) (scikit-learn's RBFSampler form, higher variance).
     random_state : int, RandomState instance or None, default=None
+        Seeds the draw in :term:`fit`: an int gives the same frequencies on every call (and machine), None uses
+        numpy's global random state. See :term:`Glossary <random_state>`.
 
     Attributes
     ----------
-    random_weights_ : ndarray of shape (F, n_features), F = D - n_pairs_
-    random_offset_ : ndarray of shape (F - n_pairs_,)
+    random_weights_ : ndarray of shape (n_components - n_pairs_, n_features_in_)
+        The F frequencies before the sqrt(2 gamma) scale, float64, drawn by
+        :func:`rkcore.maps.orthogonal.orthogonal_gaussian_rows`: each row exactly N(0, I), the rows of each
+        block of n_features_in_ (the last block truncated) orthogonal.
+    random_offset_ : ndarray of shape (n_components - 2 * n_pairs_,)
+        Phases b ~ U[0, 2 pi) of the offset features, float64: empty for an even ``n_components`` without
+        ``use_offset``, one entry for an odd one, ``n_components`` entries with ``use_offset``.
     n_pairs_ : int
+        Number of cos/sin pairs: ``n_components // 2``, or 0 with ``use_offset``. The map uses
+        F = ``n_components - n_pairs_`` frequencies: the first n_pairs_ for the pairs, the rest offset.
     n_features_in_ : int
+        Number of features seen during :term:`fit`.
+    feature_names_in_ : ndarray of shape (`n_features_in_`,)
+        Names of features seen during :term:`fit`. Defined only when `X`
+        has feature names that are all strings.
+
+    See Also
+    --------
+    RandomFourierPairs : The i.i.d. baseline in the same feature layout.
+    StructuredOrthogonalRandomFeatures : Its O(D log d) structured approximation (biased).
+    FastFood : An unbiased O(D log d) map, not orthogonal.
+    sklearn.kernel_approximation.RBFSampler : Independent frequencies, offset features only.
+
+    References
+    ----------
+    Yu, Suresh, Choromanski, Holtmann-Rice & Kumar. Orthogonal random features. NIPS 2016.
 
     Examples
     --------
@@ -190,23 +235,59 @@ class OrthogonalRandomFeatures(_FourierFeatures):
 
 
 class RandomFourierPairs(_FourierFeatures):
-    r"""Random Fourier features with i.i.d. N(0, 2 gamma I) frequencies in the same layout as the maps here
-    (cos/sin pairs; see the module docstring): the i.i.d. baseline the orthogonal maps are compared with at
-    equal D (scikit-learn's RBFSampler uses only offset features, whose variance is higher).
+    r"""Random Fourier features (Rahimi & Recht) with i.i.d. frequencies, in the layout of the maps here.
+
+    Frequencies i.i.d. N(0, 2 gamma I), features in cos/sin pairs (see the module docstring): unbiased, the
+    i.i.d. baseline the orthogonal maps are compared with at equal D (scikit-learn's RBFSampler uses only
+    offset features, whose variance is higher). O(D d) per sample (one GEMM).
 
     Parameters
     ----------
     n_components : int, default=100
+        D, the number of features (columns of the output), >= 1.
     gamma : float, default=1.0
+        Width of the Gaussian kernel exp(-gamma ||x - y||^2), > 0; the frequencies are scaled by sqrt(2 gamma).
     use_offset : bool, default=False
+        False: D // 2 frequencies give cos and sin features (and an odd D one offset feature);
+        True: D offset features sqrt(2 / D) cos(<w, x> + b) (scikit-learn's RBFSampler form, higher variance).
     random_state : int, RandomState instance or None, default=None
+        Seeds the draw in :term:`fit`: an int gives the same frequencies on every call (and machine), None uses
+        numpy's global random state. See :term:`Glossary <random_state>`.
 
     Attributes
     ----------
-    random_weights_ : ndarray of shape (F, n_features)
-    random_offset_ : ndarray
+    random_weights_ : ndarray of shape (n_components - n_pairs_, n_features_in_)
+        The F frequencies before the sqrt(2 gamma) scale, float64, i.i.d. N(0, 1) entries.
+    random_offset_ : ndarray of shape (n_components - 2 * n_pairs_,)
+        Phases b ~ U[0, 2 pi) of the offset features, float64: empty for an even ``n_components`` without
+        ``use_offset``, one entry for an odd one, ``n_components`` entries with ``use_offset``.
     n_pairs_ : int
+        Number of cos/sin pairs: ``n_components // 2``, or 0 with ``use_offset``. The map uses
+        F = ``n_components - n_pairs_`` frequencies: the first n_pairs_ for the pairs, the rest offset.
     n_features_in_ : int
+        Number of features seen during :term:`fit`.
+    feature_names_in_ : ndarray of shape (`n_features_in_`,)
+        Names of features seen during :term:`fit`. Defined only when `X`
+        has feature names that are all strings.
+
+    See Also
+    --------
+    OrthogonalRandomFeatures : The same map with orthogonal blocks of frequencies (lower variance).
+    sklearn.kernel_approximation.RBFSampler : Independent frequencies, offset features only.
+
+    References
+    ----------
+    Rahimi & Recht. Random features for large-scale kernel machines. NIPS 2007.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from sklearn.metrics.pairwise import rbf_kernel
+    >>> from rkcore.maps.structured import RandomFourierPairs
+    >>> X = np.random.RandomState(0).rand(5, 6)
+    >>> Z = RandomFourierPairs(n_components=2000, gamma=0.5, random_state=0).fit_transform(X)
+    >>> bool(np.abs(Z @ Z.T - rbf_kernel(X, gamma=0.5)).max() < 0.05)
+    True
     """
 
     def _draw(self, rng, n_frequencies, d):
@@ -255,17 +336,52 @@ class StructuredOrthogonalRandomFeatures(_HadamardFeatures):
     Parameters
     ----------
     n_components : int, default=100
+        D, the number of features (columns of the output), >= 1.
     gamma : float, default=1.0
+        Width of the Gaussian kernel exp(-gamma ||x - y||^2), > 0; the frequencies are scaled by sqrt(2 gamma).
     use_offset : bool, default=False
+        False: D // 2 frequencies give cos and sin features (and an odd D one offset feature);
+        True: D offset features sqrt(2 / D) cos(<w, x> + b) (scikit-learn's RBFSampler form, higher variance).
     random_state : int, RandomState instance or None, default=None
+        Seeds the draw in :term:`fit`: an int gives the same frequencies on every call (and machine), None uses
+        numpy's global random state. See :term:`Glossary <random_state>`.
 
     Attributes
     ----------
     random_signs_ : ndarray of shape (n_blocks, 3, p)
-        D1 (applied first, to x), D2, D3.
-    random_offset_ : ndarray
+        The sign diagonals D1 (applied first, to x), D2, D3 of each block, float64 entries +-1;
+        p = ``next_power_of_two(n_features_in_)``, n_blocks = ceil(F / p), and the first F of the
+        n_blocks p rows are the frequencies.
+    random_offset_ : ndarray of shape (n_components - 2 * n_pairs_,)
+        Phases b ~ U[0, 2 pi) of the offset features, float64: empty for an even ``n_components`` without
+        ``use_offset``, one entry for an odd one, ``n_components`` entries with ``use_offset``.
     n_pairs_ : int
+        Number of cos/sin pairs: ``n_components // 2``, or 0 with ``use_offset``. The map uses
+        F = ``n_components - n_pairs_`` frequencies: the first n_pairs_ for the pairs, the rest offset.
     n_features_in_ : int
+        Number of features seen during :term:`fit`.
+    feature_names_in_ : ndarray of shape (`n_features_in_`,)
+        Names of features seen during :term:`fit`. Defined only when `X`
+        has feature names that are all strings.
+
+    See Also
+    --------
+    OrthogonalRandomFeatures : Exactly Gaussian orthogonal rows (unbiased), O(D d).
+    FastFood : Unbiased at the same O(D log d) cost, not orthogonal.
+
+    References
+    ----------
+    Yu, Suresh, Choromanski, Holtmann-Rice & Kumar. Orthogonal random features. NIPS 2016.
+    Demni & Kadri. Orthogonal random features: explicit forms and sharp inequalities. 2023.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from rkcore.maps.structured import StructuredOrthogonalRandomFeatures
+    >>> X = np.random.RandomState(0).rand(5, 6).astype(np.float32)
+    >>> Z = StructuredOrthogonalRandomFeatures(n_components=20, random_state=0).fit_transform(X)
+    >>> Z.shape, Z.dtype
+    ((5, 20), dtype('float32'))
     """
 
     def _draw(self, rng, n_frequencies, d):
@@ -293,20 +409,58 @@ class FastFood(_HadamardFeatures):
     Parameters
     ----------
     n_components : int, default=100
+        D, the number of features (columns of the output), >= 1.
     gamma : float, default=1.0
+        Width of the Gaussian kernel exp(-gamma ||x - y||^2), > 0; the frequencies are scaled by sqrt(2 gamma).
     use_offset : bool, default=False
+        False: D // 2 frequencies give cos and sin features (and an odd D one offset feature);
+        True: D offset features sqrt(2 / D) cos(<w, x> + b) (scikit-learn's RBFSampler form, higher variance).
     random_state : int, RandomState instance or None, default=None
+        Seeds the draw in :term:`fit`: an int gives the same frequencies on every call (and machine), None uses
+        numpy's global random state. See :term:`Glossary <random_state>`.
 
     Attributes
     ----------
     random_signs_ : ndarray of shape (n_blocks, p)
+        B, the sign diagonal applied first (to x zero-padded to p), float64 entries +-1;
+        p = ``next_power_of_two(n_features_in_)``, n_blocks = ceil(F / p), and the first F of the
+        n_blocks p rows are the frequencies.
     random_perm_ : ndarray of shape (n_blocks, p)
+        Pi, integer (numpy.intp): each row a uniformly random permutation of ``range(p)``.
     random_gaussian_ : ndarray of shape (n_blocks, p)
+        G, the Gaussian diagonal, float64 i.i.d. N(0, 1).
     random_scaling_ : ndarray of shape (n_blocks, p)
-        S / sqrt(p): chi_p / (||G||_F sqrt(p)).
-    random_offset_ : ndarray
+        S / sqrt(p) = chi_p / (||G||_F sqrt(p)), float64, the chi_p draws independent of everything else.
+    random_offset_ : ndarray of shape (n_components - 2 * n_pairs_,)
+        Phases b ~ U[0, 2 pi) of the offset features, float64: empty for an even ``n_components`` without
+        ``use_offset``, one entry for an odd one, ``n_components`` entries with ``use_offset``.
     n_pairs_ : int
+        Number of cos/sin pairs: ``n_components // 2``, or 0 with ``use_offset``. The map uses
+        F = ``n_components - n_pairs_`` frequencies: the first n_pairs_ for the pairs, the rest offset.
     n_features_in_ : int
+        Number of features seen during :term:`fit`.
+    feature_names_in_ : ndarray of shape (`n_features_in_`,)
+        Names of features seen during :term:`fit`. Defined only when `X`
+        has feature names that are all strings.
+
+    See Also
+    --------
+    OrthogonalRandomFeatures : Orthogonal Gaussian rows (unbiased, lower variance), O(D d).
+    StructuredOrthogonalRandomFeatures : Orthogonal structured rows at the same cost, but biased.
+
+    References
+    ----------
+    Le, Sarlos & Smola. Fastfood: approximating kernel expansions in loglinear time. ICML 2013.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from sklearn.metrics.pairwise import rbf_kernel
+    >>> from rkcore.maps.structured import FastFood
+    >>> X = np.random.RandomState(0).rand(5, 6)
+    >>> Z = FastFood(n_components=2000, gamma=0.5, random_state=0).fit_transform(X)
+    >>> bool(np.abs(Z @ Z.T - rbf_kernel(X, gamma=0.5)).max() < 0.05)
+    True
     """
 
     def _draw(self, rng, n_frequencies, d):

@@ -95,13 +95,10 @@ def test_every_public_object_is_enumerated():
         assert expected in paths, expected
 
 
-#: modules whose public objects still break REQUIRED (issue 30 item 4, being written): a strict expected
-#: failure each, so the test fails as soon as one passes (remove it here: it is then enforced for good)
-#: and any module not listed must pass now.
-DOCS_PENDING: set[str] = {
-    "rkcore.maps.orthogonal",
-    "rkcore.maps.structured",
-}
+#: modules whose public objects still break REQUIRED: a strict expected failure each, so the test fails as
+#: soon as one passes (remove it here: it is then enforced for good). Empty since issue 30 item 4: every
+#: public module passes.
+DOCS_PENDING: set[str] = set()
 
 
 @pytest.mark.parametrize("module", [
