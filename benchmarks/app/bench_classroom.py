@@ -344,8 +344,14 @@ def measure(n: int, seconds: float, seed: int, env: dict[str, str], dump: str | 
     return row
 
 
+def _unescaped(text: str) -> str:
+    """The alert's text as shown: the page escapes Markdown (``\\.``, ``\\(``) in what it writes."""
+    return re.sub(r"\\(.)", r"\1", text)
+
+
 def gate_estimate(text: str) -> str:
     """The estimate a gate states ("about 2 s and 49.4 MB ... (error study: about 1.5 s, ...)")."""
+    text = _unescaped(text)
     found = re.search(r"takes (about .*?) on this server \((.*?)\)\.", text)
     return f"{found.group(1)} ({found.group(2)})" if found else text[:160]
 
@@ -356,7 +362,7 @@ def gated_by_settings(text: str) -> bool:
     gate. Any other gate (a shorter estimate) would be one the load caused."""
     from rkapp.guard import AUTO_RUN_SECONDS
 
-    found = re.search(r"takes about ([0-9.]+) (s|minutes)", text)
+    found = re.search(r"takes about ([0-9.]+) (s|minutes)", _unescaped(text))
     return bool(found) and float(found.group(1)) * (60 if found.group(2) == "minutes" else 1) >= AUTO_RUN_SECONDS
 
 
