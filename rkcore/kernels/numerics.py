@@ -33,7 +33,7 @@ most CONTRACT_RTOL * S + 2^-24 |value| + 2^-149. Beyond float32's range (3.4e38)
 is +-inf only where the float64 value v is beyond it for sure (|v| - CONTRACT_RTOL * S > 3.4e38:
 the exact value is too); a v past 3.4e38 by less than the contract's tolerance - an exact 0 with
 huge terms that cancel, say - is stored as +-3.4e38, the float32 value nearest the exact one
-(:func:`saturate_float32`). Newton's identities cancel: in float32 the second-order ANOVA map
+(:func:`rkcore.kernels.ranges.saturate_float32`). Newton's identities cancel: in float32 the second-order ANOVA map
 reached 2e-5 * S.
 
 How the fast path keeps the contract
@@ -331,32 +331,6 @@ def elementary_top(P: list, degree: int):
 
 
 # ---------------------------------------------------------------------- accuracy contract
-def saturate_float32(values: np.ndarray, magnitude: np.ndarray) -> np.ndarray:
-    """Round float64 values within the contract to float32, saturating where infinity is not certain.
-
-    A value v beyond float32's largest finite F = 3.4e38 becomes +-inf only where the exact value
-    is beyond F for sure, ``|v| - CONTRACT_RTOL * S > F``; otherwise it is stored as +-F, which is
-    then at least as close to the exact value as v itself (so within the contract).
-
-    Parameters
-    ----------
-    values : ndarray of float64
-        Values computed within the float64 contract (inf where the exact value exceeds float64).
-    magnitude : ndarray of float64, broadcastable to ``values``
-        S of each value: the sum over the itemsets of the absolute products (inf allowed).
-
-    Returns
-    -------
-    ndarray of float32
-        The rounded values, of the shape of ``values``.
-    """
-    largest = float(np.finfo(np.float32).max)
-    with np.errstate(over="ignore", invalid="ignore"):
-        # written as "not within" so that v = inf with S = inf (inf - inf) counts as certain
-        certain = ~(np.abs(values) - CONTRACT_RTOL * magnitude <= largest)
-        return np.where(certain, values, np.clip(values, -largest, largest)).astype(np.float32)
-
-
 def float32_gamma(n_terms):
     """gamma32(n) of the float32 contract (module docstring): the dot map's relative error against S.
 

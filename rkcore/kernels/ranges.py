@@ -21,6 +21,7 @@ from __future__ import annotations
 import numpy as np
 import scipy.sparse as sp
 
+from .numerics import CONTRACT_RTOL
 from .stable import elementary_pairs
 
 #: Every power and product the fast paths form stays within 2^(+-SAFE_BINADES) (float64): a
@@ -321,3 +322,52 @@ def ranged_gram(X, Y, degree: int, compute, *, mode: str = "scale", fallback=Non
         else:
             K[rows, cols] = fallback(X, Y, rows, cols)
     return K
+
+
+def saturate_float32(values: np.ndarray, magnitude: np.ndarray) -> np.ndarray:
+    """Round float64 values within the contract to float32, saturating where infinity is not certain.
+
+    A value v beyond float32's largest finite F = 3.4e38 becomes +-inf only where the exact value
+    is beyond F for sure, ``|v| - CONTRACT_RTOL * S > F``; otherwise it is stored as +-F, which is
+    then at least as close to the exact value as v itself (so within the contract).
+
+    Parameters
+    ----------
+    values : ndarray of float64
+        Values computed within the float64 contract (inf where the exact value exceeds float64).
+    magnitude : ndarray of float64, broadcastable to ``values``
+        S of each value: the sum over the itemsets of the absolute products (inf allowed).
+
+    Returns
+    -------
+    ndarray of float32
+        The rounded values, of the shape of ``values``.
+    """
+    largest = float(np.finfo(np.float32).max)
+    with np.errstate(over="ignore", invalid="ignore"):
+        # written as "not within" so that v = inf with S = inf (inf - inf) counts as certain
+        certain = ~(np.abs(values) - CONTRACT_RTOL * magnitude <= largest)
+        return np.where(certain, values, np.clip(values, -largest, largest)).astype(np.float32)
+
+
+def saturate_overflowed_rows(out: np.ndarray, float64_rows) -> None:
+    """Store again, by :func:`saturate_float32`, the rows of a float32 ``out`` that hold an inf.
+
+    The maps compute float32 features in float64 and round once; a float64 value past float32's range
+    became +-inf in ``out``. Only those rows (rare) are computed again with their S and stored
+    saturated. The common case costs two reductions over ``out`` (its max and min), no temporary.
+
+    Parameters
+    ----------
+    out : ndarray of float32, shape (n, D)
+        The rounded output, written in place.
+    float64_rows : callable
+        ``float64_rows(rows)`` for an int array of row indices: (values, magnitude), the float64 values of
+        those rows within the contract and S of each (broadcastable to the values).
+    """
+    if out.size == 0 or (np.isfinite(out.max()) and np.isfinite(out.min())):
+        return
+    rows = np.flatnonzero(np.isinf(out).any(axis=1))
+    if rows.size:
+        values, magnitude = float64_rows(rows)
+        out[rows] = saturate_float32(values, magnitude)

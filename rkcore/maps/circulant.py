@@ -22,9 +22,11 @@ from sklearn.utils.validation import check_array, check_is_fitted, validate_data
 from ..base.limits import check_allocation
 from .distributions import draw_with, get_distribution
 from ..kernels.itemsets import check_degree_fits
-from ..kernels.numerics import canonical_csr, saturate_float32
+from ..kernels.numerics import canonical_csr
 from ..kernels.stable import elementary_stable
-from ..kernels.ranges import SAFE_BINADES, in_range, restore_scale, row_exponents, scale_rows
+from ..kernels.ranges import (
+    SAFE_BINADES, in_range, restore_scale, row_exponents, saturate_overflowed_rows, scale_rows,
+)
 from ..kernels.exact import BLOCK_BYTES, elementary_pairs, elementary_top, newton_is_safe, rounding_gamma, row_blocks
 
 #: Temporary memory per row block in transform (spectra, products, inverse FFTs).
@@ -288,16 +290,16 @@ class SignedCirculantRandomKernel(ClassNamePrefixFeaturesOutMixin, TransformerMi
 
     def _saturate_overflows(self, X, out: np.ndarray, scale: float) -> None:
         """Rows of a float32 ``out`` with an inf (float64 features past 3.4e38, rare): recomputed by the
-        stable recursion and stored by saturate_float32 with S = e_m(|x|) * scale (Omega's entries are
-        +-1), so an inf only where the exact feature is beyond float32's range for sure."""
-        rows = np.flatnonzero(np.isinf(out).any(axis=1))
-        if rows.size == 0:
-            return
-        Xr = _dense_rows(X, rows)
-        values = np.empty((rows.size, self.n_components))
-        self._repair_rows(Xr, np.arange(rows.size), values, scale)
-        magnitude = elementary_stable(np.abs(Xr), None, self.degree) * scale
-        out[rows] = saturate_float32(values, magnitude[:, None])
+        stable recursion with S = e_m(|x|) * scale (Omega's entries are +-1) and stored saturated
+        (:func:`rkcore.kernels.ranges.saturate_overflowed_rows`): an inf only where the exact feature is
+        beyond float32's range for sure."""
+        def float64_rows(rows):
+            Xr = _dense_rows(X, rows)
+            values = np.empty((rows.size, self.n_components))
+            self._repair_rows(Xr, np.arange(rows.size), values, scale)
+            return values, (elementary_stable(np.abs(Xr), None, self.degree) * scale)[:, None]
+
+        saturate_overflowed_rows(out, float64_rows)
 
     def _check_and_repair(self, X, x_scale: float, step: int, out: np.ndarray, exponents: np.ndarray,
                           wide: np.ndarray, scale: float) -> None:

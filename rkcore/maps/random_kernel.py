@@ -17,7 +17,8 @@ from sklearn.utils.validation import check_is_fitted, validate_data
 
 from .distributions import DISTRIBUTIONS, draw_with, get_distribution
 from ..kernels.itemsets import ItemsetFamily, check_degree_fits, family_from_spec
-from ..kernels.numerics import canonical_csr, row_blocks, saturate_float32
+from ..kernels.numerics import canonical_csr, row_blocks
+from ..kernels.ranges import saturate_overflowed_rows
 from ..base.limits import check_allocation
 from .rk_blocks import _block_mapper, _Mapper
 
@@ -215,16 +216,17 @@ class RandomKernel(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseEstima
 
     def _saturate_overflows(self, X, Z: np.ndarray) -> None:
         """Rows of the float32 Z with an inf (float64 values past 3.4e38, rare): computed again in
-        float64 with their S (the same map on |x| and |W|) and stored by saturate_float32, so an
-        inf only where the exact feature is beyond float32's range for sure."""
-        rows = np.flatnonzero(np.isinf(Z).any(axis=1))
-        if rows.size == 0:
-            return
-        Xr = X[rows]
-        values, magnitude = np.empty((rows.size, Z.shape[1])), np.empty((rows.size, Z.shape[1]))
-        self._mapper(False)(Xr, values)
-        _block_mapper(self.family_, np.abs(self.random_weights_), False)(abs(Xr), magnitude)
-        Z[rows] = saturate_float32(values, magnitude)
+        float64 with their S (the same map on |x| and |W|) and stored saturated
+        (:func:`rkcore.kernels.ranges.saturate_overflowed_rows`): an inf only where the exact feature is
+        beyond float32's range for sure."""
+        def float64_rows(rows):
+            Xr = X[rows]
+            values, magnitude = np.empty((rows.size, Z.shape[1])), np.empty((rows.size, Z.shape[1]))
+            self._mapper(False)(Xr, values)
+            _block_mapper(self.family_, np.abs(self.random_weights_), False)(abs(Xr), magnitude)
+            return values, magnitude
+
+        saturate_overflowed_rows(Z, float64_rows)
 
     def _mapper(self, compute32: bool):
         """The block function of the fitted weights (_block_mapper), built once per weights
