@@ -37,6 +37,19 @@ def one_slot(monkeypatch, clear_streamlit_cache):
     return admission
 
 
+def _requests_while(monkeypatch, admission: Admission) -> list[tuple[float, object]]:
+    """(seconds asked for, ticket) of every admission request of a page run (each one a heavy run)."""
+    asked, real_request = [], admission.request
+
+    def request(bytes_, seconds=0.0, arrival=None):
+        ticket = real_request(bytes_, seconds, arrival)
+        asked.append((seconds, ticket))
+        return ticket
+
+    monkeypatch.setattr(admission, "request", request)
+    return asked
+
+
 def test_a_second_session_waits_for_the_slot_shows_its_place_and_proceeds(one_slot, monkeypatch):
     studies, first_inside, places = [], threading.Event(), []
     real_study, real_place = experiments.error_study, guard._show_place
@@ -150,29 +163,11 @@ def test_a_load_spike_never_takes_the_charts_away(monkeypatch, clear_streamlit_c
 def test_a_page_run_queues_once_for_all_its_heavy_functions(one_slot, monkeypatch):
     """The Distributions page runs four heavy functions; after the first was admitted, the next ones keep
     the run's place in line (ahead of runs that arrived later), instead of queueing again at the back."""
-    arrivals, real_request = [], one_slot.request
-
-    def request(bytes_, seconds=0.0, arrival=None):
-        ticket = real_request(bytes_, seconds, arrival)
-        arrivals.append(ticket.arrival)
-        return ticket
-
-    monkeypatch.setattr(one_slot, "request", request)
+    tickets = _requests_while(monkeypatch, one_slot)
     at = _app(seed=6).run()
     assert not at.exception and plotly_figures(at) and not error_texts(at)
+    arrivals = [ticket.arrival for _, ticket in tickets]
     assert len(arrivals) >= 3 and len(set(arrivals)) == 1, arrivals
-
-
-def _requests_while(monkeypatch, admission: Admission) -> list[float]:
-    """The seconds every admission request of a page run asks for (each one a heavy run in a slot)."""
-    asked, real_request = [], admission.request
-
-    def request(bytes_, seconds=0.0, arrival=None):
-        asked.append(seconds)
-        return real_request(bytes_, seconds, arrival)
-
-    monkeypatch.setattr(admission, "request", request)
-    return asked
 
 
 @pytest.mark.parametrize("page, params, heavy", [
@@ -207,5 +202,5 @@ def test_the_story_duel_waits_for_a_slot_priced_by_its_cost_model(one_slot, monk
     at.query_params["story_step"] = "5"
     at.run()
     assert not at.exception and not error_texts(at) and plotly_figures(at)
-    assert story.duel_cost(8000).seconds in asked, asked  # the duel's own estimate, not a default
+    assert story.duel_cost(8000).seconds in [seconds for seconds, _ in asked], asked  # its own estimate
     assert one_slot.state()["running"] == 0
