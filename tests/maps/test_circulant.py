@@ -6,7 +6,7 @@ from sklearn.utils.estimator_checks import parametrize_with_checks
 
 from rkcore.maps import circulant
 from rkcore.maps.circulant import SignedCirculantRandomKernel
-from rkcore.kernels.exact import anova_kernel, elementary_from_power_sums
+from rkcore.kernels.exact import CONTRACT_RTOL, anova_kernel, elementary_from_power_sums
 
 
 def _unit_rows(n, d, seed):
@@ -133,11 +133,14 @@ def test_fit_keeps_n_components_and_params():
 @pytest.mark.parametrize("degree", [2, 3, 4])
 @pytest.mark.parametrize("d, D", [(20, 40), (20, 50), (7, 30), (6, 6)])
 @pytest.mark.parametrize("sparse", [False, True])
-def test_stacked_features_are_the_separate_maps_bit_for_bit(degree, d, D, sparse, monkeypatch):
-    """stacked_scrk_features (error_study's trials) gives exactly the features of fitting and
-    transforming one map per seed: D a multiple of d or not, zero rows, rows where Newton's
-    identities cancel or a power sum overflows (repaired rows), and small row blocks, where
-    the check's gamma is per block."""
+def test_stacked_features_are_the_separate_maps(degree, d, D, sparse, monkeypatch):
+    """stacked_scrk_features (error_study's trials) gives the features of fitting and transforming
+    one map per seed: D a multiple of d or not, zero rows, rows where Newton's identities cancel or
+    a power sum overflows (repaired rows), and small row blocks, where the check's gamma is per block.
+
+    Within the accuracy contract, not bit for bit: the stacked FFTs run as one batch, and numpy's
+    FFT may vectorize a batch differently from one row on another CPU. The scale bounds the
+    contract's e_m(|x_j w_j|) from above: (||x||_1 max|w|)^m / sqrt(D) >= m! e_m / sqrt(D)."""
     from rkcore.maps.circulant import stacked_scrk_features
 
     monkeypatch.setattr(circulant, "TRANSFORM_BLOCK_BYTES", 40_000)  # several row blocks
@@ -147,9 +150,16 @@ def test_stacked_features_are_the_separate_maps_bit_for_bit(degree, d, D, sparse
     X[4, 0] = 1e150
     X[5, :2] = [1e5, 1e-5]
     seeds = [11, 12, 13]
-    separate = np.hstack([SignedCirculantRandomKernel(D, degree=degree, random_state=s).fit(X).transform(X)
-                          for s in seeds])
+    maps = [SignedCirculantRandomKernel(D, degree=degree, random_state=s).fit(X) for s in seeds]
+    separate = np.hstack([m.transform(X) for m in maps])
     stacked = stacked_scrk_features(sp.csr_matrix(X) if sparse else X, degree, D, seeds)
     assert stacked.shape == (60, 3 * D)
-    assert np.array_equal(stacked, separate)
+    w_max = max(np.abs(m.projection_matrix()).max() for m in maps)
+    with np.errstate(over="ignore"):
+        scale = (np.abs(X).sum(axis=1) * w_max) ** degree / np.sqrt(D)
+    infinite = ~np.isfinite(separate)
+    assert np.array_equal(infinite, ~np.isfinite(stacked))
+    assert np.array_equal(np.sign(separate[infinite]), np.sign(stacked[infinite]))
+    error = np.where(infinite, 0.0, np.abs(stacked - separate))
+    assert (error <= CONTRACT_RTOL * scale[:, None]).all(), float((error / scale[:, None]).max())
     assert np.isfinite(stacked).all()
