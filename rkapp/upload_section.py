@@ -95,8 +95,11 @@ def _keep_and_share(box, name: str, content: bytes, owner: str) -> None:
         ss[TOKEN_KEY] = token
     write_url(FIELDS["upload"], token or "")
     if token is None:
-        box.caption(f"Too large to keep for a reload (over {format_bytes(uploads.MAX_ENTRY_BYTES)}): after F5, "
-                    "upload it again. It cannot be shared with a link.")
+        if len(content) > uploads.MAX_ENTRY_BYTES:
+            why = f"Too large to keep for a reload (over {format_bytes(uploads.MAX_ENTRY_BYTES)})"
+        else:
+            why = "Not kept for a reload: the server's store of uploads is full"
+        box.caption(f"{why}: after F5, upload it again. It cannot be shared with a link.")
         return
     if is_unseen(box):  # presenter mode: no checkbox; the file stays as shared as it was
         return

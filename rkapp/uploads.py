@@ -11,52 +11,110 @@ secret the server sets and the browser sends with every session; read with the p
 ``st.context.cookies``). Only a hash of the cookie's token is kept. Without the cookie (XSRF
 protection turned off), the owner is the session itself: a reload then asks to upload again.
 
-Bounded: a :class:`cachetools.TTLCache` sized in bytes (MAX_TOTAL_BYTES in all, MAX_ENTRY_BYTES per
-file: larger files work for their session but are not kept), each file forgotten TTL_SECONDS after its
-last use, the least recently used first when full; one lock guards it (sessions run in threads).
-One store per server process: a link opened after a restart, or after the TTL, finds nothing.
+Where: one SQLite file (Python's own ``sqlite3``: nothing to install, transactions and locking that
+hold across processes, a single file to put on a local disk) in the folder ``RKCORE_STORE_DIR``, which
+``rkcore-app --processes N`` creates for all its app processes, so that a link works whichever process
+the browser lands on. Without it, the store is a private folder of this process (as one process needs).
+The files live on disk, not in the server's memory.
+
+Bounded: MAX_ENTRY_BYTES per file (larger files work for their session but are not kept),
+OWNER_BYTES per owner (a new file of that owner pushes out only that owner's least recently used
+ones: nobody can evict another student's file), MAX_TOTAL_BYTES in all (when full, a new file is not
+kept: it works for its session, and the page says why), each file forgotten TTL_SECONDS after its last use.
 """
 from __future__ import annotations
 
 import binascii
 import hashlib
 import hmac
+import os
 import re
 import secrets
+import sqlite3
+import tempfile
 import threading
 import time
-from dataclasses import dataclass
-
-from cachetools import TTLCache
+from pathlib import Path
 
 MAX_ENTRY_BYTES = 32 * 2**20
-MAX_TOTAL_BYTES = 128 * 2**20
+MAX_TOTAL_BYTES = 1024 * 2**20  # on disk
 TTL_SECONDS = 2 * 3600
 TOKEN_BYTES = 16  # 128 bits
 MAX_NAME_CHARS = 255  # a file name longer than a file system allows is cut
 _ENTRY_OVERHEAD = 1024  # bytes counted per entry besides the content, so tiny files cannot be unbounded in number
+OWNER_BYTES = 2 * (MAX_ENTRY_BYTES + _ENTRY_OVERHEAD)  # two files of the largest kept size per owner
 _TOKEN = re.compile(r"^[A-Za-z0-9_-]{22}$")  # token_urlsafe(16): 22 URL-safe base64 characters
 XSRF_COOKIE = "_streamlit_xsrf"
-
-
-@dataclass
-class Upload:
-    name: str
-    content: bytes
-    owner: str
-    shared: bool = False
+STORE_DIR_ENV = "RKCORE_STORE_DIR"
 
 
 def _clock() -> float:
-    return time.monotonic()
+    return time.time()  # wall time: the same in every process that shares the store
 
 
-def _size(entry: Upload) -> int:
-    return len(entry.content) + _ENTRY_OVERHEAD
+def _size(content: bytes) -> int:
+    return len(content) + _ENTRY_OVERHEAD
 
 
-_lock = threading.Lock()
-_store: TTLCache = TTLCache(maxsize=MAX_TOTAL_BYTES, ttl=TTL_SECONDS, timer=lambda: _clock(), getsizeof=_size)
+_SCHEMA = """CREATE TABLE IF NOT EXISTS uploads (
+    token TEXT PRIMARY KEY, owner TEXT NOT NULL, name TEXT NOT NULL, content BLOB NOT NULL,
+    shared INTEGER NOT NULL, size INTEGER NOT NULL, last_used REAL NOT NULL)"""
+_local = threading.local()  # one connection per thread (sqlite3 connections stay in their thread)
+_private_dir: str | None = None
+_dir_lock = threading.Lock()
+
+
+def store_path() -> Path:
+    """The SQLite file: under RKCORE_STORE_DIR when set (shared by the app processes), else in a
+    folder private to this process (created on first use, mode 0700)."""
+    global _private_dir
+    folder = os.environ.get(STORE_DIR_ENV)
+    if not folder:
+        with _dir_lock:
+            if _private_dir is None:
+                _private_dir = tempfile.mkdtemp(prefix="rkcore-uploads-")
+            folder = _private_dir
+    return Path(folder) / "uploads.sqlite3"
+
+
+def _db() -> sqlite3.Connection:
+    path = store_path()
+    conn = getattr(_local, "conn", None)
+    if conn is None or getattr(_local, "path", None) != path:
+        path.parent.mkdir(mode=0o700, parents=True, exist_ok=True)
+        conn = sqlite3.connect(path, timeout=30, isolation_level=None)  # transactions spelled out below
+        conn.execute("PRAGMA journal_mode=WAL")  # readers do not wait for a writer
+        conn.execute(_SCHEMA)
+        conn.execute("CREATE INDEX IF NOT EXISTS by_owner ON uploads (owner, last_used)")
+        _local.conn, _local.path = conn, path
+    return conn
+
+
+class _Transaction:
+    """BEGIN IMMEDIATE ... COMMIT: the write lock is taken at the start, so the checks and the change
+    inside see one state of the store, whichever process writes at the same time."""
+
+    def __enter__(self) -> sqlite3.Connection:
+        self.conn = _db()
+        self.conn.execute("BEGIN IMMEDIATE")
+        return self.conn
+
+    def __exit__(self, kind, value, trace) -> None:
+        self.conn.execute("ROLLBACK" if kind else "COMMIT")
+
+
+def _expire(conn: sqlite3.Connection) -> None:
+    conn.execute("DELETE FROM uploads WHERE last_used < ?", (_clock() - TTL_SECONDS,))
+
+
+def _row(conn: sqlite3.Connection, token: str | None):
+    if not is_token(token):
+        return None
+    return conn.execute("SELECT owner, name, shared, last_used FROM uploads WHERE token = ?", (token,)).fetchone()
+
+
+def _alive(row) -> bool:
+    return row is not None and row[3] >= _clock() - TTL_SECONDS
 
 
 def new_token() -> str:
@@ -85,72 +143,110 @@ def owner_from_cookie(cookie: str | None) -> str | None:
 
 
 def keep(name: str, content: bytes, owner: str, *, token: str | None = None, shared: bool = False) -> str | None:
-    """Keep the file for ``owner`` under ``token`` (a new random one by default); returns the token,
-    or None when the file is too large to keep (it still works in the session)."""
+    """Keep the file for ``owner`` under ``token`` (a new random one by default); returns the token, or None
+    when it is not kept (larger than MAX_ENTRY_BYTES, or the store is full: see :func:`is_full`); the file
+    still works in its session. The owner's least recently used files make room within OWNER_BYTES."""
+    size = _size(content)
     if len(content) > MAX_ENTRY_BYTES:
         return None
-    with _lock:
-        current = _entry(token) if token else None
-        if not is_token(token) or (current is not None and not hmac.compare_digest(current.owner, owner)):
+    with _Transaction() as conn:
+        _expire(conn)
+        current = _row(conn, token)
+        if not is_token(token) or (current is not None and not hmac.compare_digest(current[0], owner)):
             token = new_token()  # never take over another owner's token
-        _store[token] = Upload(str(name)[:MAX_NAME_CHARS], content, owner, shared)
+        conn.execute("DELETE FROM uploads WHERE token = ?", (token,))
+        _make_room(conn, owner, size)
+        total = conn.execute("SELECT COALESCE(SUM(size), 0) FROM uploads").fetchone()[0]
+        if total + size > MAX_TOTAL_BYTES:
+            return None
+        conn.execute("INSERT INTO uploads VALUES (?, ?, ?, ?, ?, ?, ?)",
+                     (token, owner, str(name)[:MAX_NAME_CHARS], sqlite3.Binary(content), int(bool(shared)), size,
+                      _clock()))
     return token
 
 
-def _entry(token: str) -> Upload | None:
-    return _store.get(token) if is_token(token) else None
+def _make_room(conn: sqlite3.Connection, owner: str, size: int) -> None:
+    """Drop the owner's least recently used files until ``size`` more bytes fit in OWNER_BYTES."""
+    rows = conn.execute("SELECT token, size FROM uploads WHERE owner = ? ORDER BY last_used DESC", (owner,)).fetchall()
+    used = 0
+    for token, entry_size in rows:
+        used += entry_size
+        if used + size > OWNER_BYTES:
+            conn.execute("DELETE FROM uploads WHERE token = ?", (token,))
+            used -= entry_size
+
+
+def is_full(size: int) -> bool:
+    """Whether a new file of ``size`` bytes would find no room in the store (other owners' files are
+    never pushed out for it)."""
+    conn = _db()
+    total = conn.execute("SELECT COALESCE(SUM(size), 0) FROM uploads WHERE last_used >= ?",
+                         (_clock() - TTL_SECONDS,)).fetchone()[0]
+    return total + _size(b"") + size > MAX_TOTAL_BYTES
 
 
 def find(token: str, requester: str | None) -> tuple[str, bytes] | None:
     """(file name, bytes) kept under ``token`` if ``requester`` owns it or the owner shared it; None
     otherwise (unknown, expired, not a token, or not theirs: one answer for all, so a link tells nothing)."""
-    with _lock:
-        entry = _entry(token)
-        if entry is None:
+    if not is_token(token):
+        return None
+    with _Transaction() as conn:
+        row = _row(conn, token)
+        if not _alive(row):
             return None
-        if not entry.shared and not (requester and hmac.compare_digest(entry.owner, requester)):
+        owner, name, shared, _ = row
+        if not shared and not (requester and hmac.compare_digest(owner, requester)):
             return None
-        _store[token] = entry  # a use renews it: the TTL counts from the last set
-        return entry.name, entry.content
+        conn.execute("UPDATE uploads SET last_used = ? WHERE token = ?", (_clock(), token))  # a use renews it
+        content = conn.execute("SELECT content FROM uploads WHERE token = ?", (token,)).fetchone()[0]
+        return name, bytes(content)
 
 
 def owns(token: str, requester: str | None) -> bool:
-    with _lock:
-        entry = _entry(token)
-        return bool(entry is not None and requester and hmac.compare_digest(entry.owner, requester))
+    row = _row(_db(), token)
+    return bool(_alive(row) and requester and hmac.compare_digest(row[0], requester))
 
 
 def is_shared(token: str) -> bool:
-    with _lock:
-        entry = _entry(token)
-        return bool(entry is not None and entry.shared)
+    row = _row(_db(), token)
+    return bool(_alive(row) and row[2])
 
 
 def set_shared(token: str, owner: str, shared: bool) -> bool:
     """Share (or stop sharing) the file with anyone holding its link; only its owner can. Returns
     whether the file is now shared."""
-    with _lock:
-        entry = _entry(token)
-        if entry is None or not hmac.compare_digest(entry.owner, owner):
+    if not is_token(token):
+        return False
+    with _Transaction() as conn:
+        row = _row(conn, token)
+        if not _alive(row) or not hmac.compare_digest(row[0], owner):
             return False
-        entry.shared = bool(shared)
-        return entry.shared
+        conn.execute("UPDATE uploads SET shared = ? WHERE token = ?", (int(bool(shared)), token))
+        return bool(shared)
 
 
 def forget(token: str, owner: str) -> None:
     """Drop the owner's file (a new upload replaces it: one kept file per upload box)."""
-    with _lock:
-        entry = _entry(token)
-        if entry is not None and hmac.compare_digest(entry.owner, owner):
-            del _store[token]
+    if not is_token(token):
+        return
+    with _Transaction() as conn:
+        row = _row(conn, token)
+        if row is not None and hmac.compare_digest(row[0], owner):
+            conn.execute("DELETE FROM uploads WHERE token = ?", (token,))
 
 
 def total_bytes() -> int:
-    with _lock:
-        _store.expire()
-        return int(_store.currsize)
+    with _Transaction() as conn:
+        _expire(conn)
+        return int(conn.execute("SELECT COALESCE(SUM(size), 0) FROM uploads").fetchone()[0])
+
+
+def owner_bytes(owner: str) -> int:
+    conn = _db()
+    return int(conn.execute("SELECT COALESCE(SUM(size), 0) FROM uploads WHERE owner = ? AND last_used >= ?",
+                            (owner, _clock() - TTL_SECONDS)).fetchone()[0])
 
 
 def clear() -> None:
-    with _lock:
-        _store.clear()
+    with _Transaction() as conn:
+        conn.execute("DELETE FROM uploads")

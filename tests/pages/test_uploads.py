@@ -9,11 +9,14 @@ the browser's XSRF cookie (what ``st.context.cookies`` gives a real session) thr
 from __future__ import annotations
 
 import os
+from pathlib import Path
 
 import pytest
 
 from rkapp import upload_section, uploads
 from tests.conftest import shown, warning_texts
+
+REPO = Path(__file__).resolve().parents[2]
 
 GRAM = "pages/1_Gram_matrices.py"
 SECRET_NAME = "secret_grades.csv"
@@ -187,16 +190,21 @@ def test_the_store_is_bounded_in_bytes_and_time(monkeypatch):
     now = [0.0]
     monkeypatch.setattr(uploads, "_clock", lambda: now[0])
     assert uploads.keep("big.csv", b"x" * (uploads.MAX_ENTRY_BYTES + 1), "o") is None  # works in its session only
-    # total bytes: the least recently used go first
+    # per owner: the owner's own least recently used files go first
     size = uploads.MAX_ENTRY_BYTES // 2
-    fit = uploads.MAX_TOTAL_BYTES // (size + uploads._ENTRY_OVERHEAD)
-    tokens = [uploads.keep(f"f{i}", bytes([i]) * size, "o") for i in range(fit)]
-    assert all(t in uploads._store for t in tokens)  # all fit (looked up without a use)
+    fit = uploads.OWNER_BYTES // (size + uploads._ENTRY_OVERHEAD)
+    tokens = []
+    for i in range(fit):
+        now[0] += 1
+        tokens.append(uploads.keep(f"f{i}", bytes([i]) * size, "o"))
+    assert all(uploads.owns(t, "o") for t in tokens)  # all fit (looked up without a use)
+    now[0] += 1
     assert uploads.find(tokens[0], "o") is not None  # a use makes it the most recent
+    now[0] += 1
     extra = uploads.keep("extra", b"e" * size, "o")
     assert uploads.find(tokens[1], "o") is None and uploads.find(tokens[0], "o") is not None
     assert uploads.find(extra, "o") is not None
-    assert uploads.total_bytes() <= uploads.MAX_TOTAL_BYTES
+    assert uploads.owner_bytes("o") <= uploads.OWNER_BYTES
     # expiry TTL_SECONDS after the last use; a use renews
     uploads.clear()
     token = uploads.keep("old.csv", b"old", "o")
@@ -207,3 +215,39 @@ def test_the_store_is_bounded_in_bytes_and_time(monkeypatch):
     now[0] = 3 * uploads.TTL_SECONDS
     assert uploads.find(token, "o") is None
     assert uploads.find("../etc", "o") is None and not uploads.is_token("ABCDEF0123456789")
+
+
+def test_one_owner_cannot_evict_another_owners_file(monkeypatch):
+    """Issue 37, item 6: one browser with many tabs uploading large files pushed other students' files out
+    of the shared store. Now an owner's uploads push out only that owner's files; a full store keeps no
+    new file (it still works in its session) and drops nobody's."""
+    monkeypatch.setattr(uploads, "MAX_TOTAL_BYTES", 3 * (uploads.MAX_ENTRY_BYTES + uploads._ENTRY_OVERHEAD) + 4096)
+    alice = uploads.keep("alice.csv", b"a" * 1000, "browser:alice")
+    big = uploads.MAX_ENTRY_BYTES
+    mallory = [uploads.keep(f"m{i}.csv", bytes([i]) * big, "browser:mallory") for i in range(5)]
+    assert uploads.find(alice, "browser:alice") == ("alice.csv", b"a" * 1000)
+    assert sum(t is not None and uploads.owns(t, "browser:mallory") for t in mallory) == 2  # OWNER_BYTES
+    bob = [uploads.keep(f"b{i}.csv", b"b" * big, "browser:bob") for i in range(2)]
+    assert bob[0] is not None and bob[1] is None and uploads.is_full(big)  # full: not kept, nobody evicted
+    assert uploads.find(alice, "browser:alice") is not None
+    assert uploads.total_bytes() <= uploads.MAX_TOTAL_BYTES
+
+
+def test_the_store_is_shared_by_processes(tmp_path, monkeypatch):
+    """Several app processes (rkcore-app --processes N) share one store: a file kept by one process is found
+    by another (a link opened on another process), with the same privacy rules."""
+    import subprocess
+    import sys
+
+    monkeypatch.setenv(uploads.STORE_DIR_ENV, str(tmp_path))
+    token = uploads.keep("mine.csv", CSV, "browser:alice")
+    script = ("import sys; from rkapp import uploads; "
+              "print(uploads.find(sys.argv[1], 'browser:alice') is not None, (uploads.find(sys.argv[1], 'browser:bob') or ['-'])[0])")
+    def other_process():
+        done = subprocess.run([sys.executable, "-c", script, token], capture_output=True, text=True, timeout=60,
+                              env={**os.environ, uploads.STORE_DIR_ENV: str(tmp_path)}, cwd=REPO)
+        assert done.returncode == 0, done.stderr
+        return done.stdout.split()
+    assert other_process() == ["True", "-"]
+    uploads.set_shared(token, "browser:alice", True)
+    assert other_process() == ["True", "mine.csv"]
