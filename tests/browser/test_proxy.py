@@ -1,0 +1,133 @@
+"""``rkcore-app --processes 2`` behind a real nginx, driven by two real browsers (issue 37).
+
+The command is started as a user starts it (a subprocess, the repository's app). Two Playwright browser
+contexts are two browsers with their own cookies: each keeps its session (and its process) across
+reruns and reloads, an upload works through the proxy, the second browser cannot open the first's
+private upload, and a shared link works although the second browser's process is another one (the
+processes share the upload store). nginx's route log (``routes.log`` in the run's folder) says which
+process answered each request.
+"""
+from __future__ import annotations
+
+import os
+import re
+import shutil
+import signal
+import subprocess
+import sys
+import time
+import urllib.request
+from collections import defaultdict
+from pathlib import Path
+
+import pytest
+
+from rkapp.serving.proxy import free_port
+from tests.browser.test_browser import CHROMIUM, CHROMIUM_ARGS, body_text, sync_playwright, wait_until_idle
+from tests.browser.test_upload_privacy import CSV, SECRET, _wait_for
+
+pytestmark = pytest.mark.browser
+REPO = Path(__file__).resolve().parents[2]
+
+
+def _nginx() -> str | None:
+    return shutil.which("nginx") or ("/usr/sbin/nginx" if os.access("/usr/sbin/nginx", os.X_OK) else None)
+
+
+@pytest.fixture(scope="module")
+def farm(tmp_path_factory):
+    if _nginx() is None:
+        if os.environ.get("CI"):
+            pytest.fail("nginx is missing: .ci/run installs Debian's nginx-light")
+        pytest.skip("nginx is not installed (apt-get install nginx-light)")
+    if not CHROMIUM.exists():
+        pytest.skip("Debian's chromium is not installed")
+    port = free_port()
+    log = tmp_path_factory.mktemp("farm") / "farm.log"
+    env = dict(os.environ, PYTHONPATH=str(REPO), STREAMLIT_BROWSER_GATHER_USAGE_STATS="false")
+    with open(log, "wb") as out:
+        proc = subprocess.Popen([sys.executable, "-m", "rkapp.cli", "--processes", "2", "--server.port", str(port),
+                                 "--server.address", "127.0.0.1"], cwd=REPO, env=env, stdout=out,
+                                stderr=subprocess.STDOUT, start_new_session=True)
+    url = f"http://127.0.0.1:{port}"
+    deadline = time.monotonic() + 180
+    while True:
+        if "app processes behind nginx" in log.read_text(errors="replace"):
+            break
+        if proc.poll() is not None or time.monotonic() > deadline:
+            os.killpg(proc.pid, signal.SIGKILL) if proc.poll() is None else None
+            pytest.fail(f"rkcore-app --processes 2 did not start:\n{log.read_text(errors='replace')[-3000:]}")
+        time.sleep(0.5)
+    folder = Path(re.search(r"logs and the upload store in (\S+),", log.read_text(errors="replace")).group(1))
+    yield url, folder
+    os.killpg(proc.pid, signal.SIGTERM)
+    proc.wait(timeout=30)
+    assert not folder.exists(), "the run's private folder is removed at the end"
+
+
+def _routes(folder: Path) -> dict[str, set[str]]:
+    """route cookie -> the app processes (loopback addresses) that answered it."""
+    served: dict[str, set[str]] = defaultdict(set)
+    for line in (folder / "routes.log").read_text().splitlines():
+        parts = line.split()
+        if len(parts) == 4 and parts[1] != "-":
+            served[parts[1]].add(parts[2])
+    return served
+
+
+def _probe_routes(url: str, folder: Path) -> dict[str, set[str]]:
+    """24 made-up route cookies, each sent twice: route -> the processes that answered it."""
+    for k in [*range(24), *range(24)]:
+        request = urllib.request.Request(f"{url}/_stcore/health", headers={"Cookie": f"rkcore_route=probe{k}"})
+        assert urllib.request.urlopen(request, timeout=10).status == 200
+    return {route: addrs for route, addrs in _routes(folder).items() if route.startswith("probe")}
+
+
+def test_new_browsers_spread_over_both_processes(farm):
+    url, folder = farm
+    probes = _probe_routes(url, folder)
+    assert all(len(addrs) == 1 for addrs in probes.values())
+    assert len(set().union(*probes.values())) == 2, probes
+
+
+def test_two_browsers_keep_their_process_and_their_uploads_private(farm, tmp_path):
+    url, folder = farm
+    path = tmp_path / SECRET
+    path.write_bytes(CSV)
+    with sync_playwright() as p:
+        browser = p.chromium.launch(executable_path=str(CHROMIUM), args=CHROMIUM_ARGS, headless=True)
+        alice_context, bob_context = browser.new_context(), browser.new_context()
+        alice, bob = alice_context.new_page(), bob_context.new_page()
+        alice.goto(f"{url}/Gram_matrices?dataset=upload&n=30&D=32")
+        wait_until_idle(alice)
+        alice.set_input_files('[data-testid="stFileUploaderDropzoneInput"]', str(path))
+        _wait_for(alice, "Private: the page's link does not give")
+        wait_until_idle(alice)
+        link = alice.url
+        alice.reload()  # a new session of the same browser: same process, the file found again
+        wait_until_idle(alice)
+        _wait_for(alice, "found again on the server")
+
+        # Bob's browser on the other process (a route that nginx sends there), so that the shared link below
+        # must cross processes: one process's memory would not have Alice's file.
+        alice_route = next(c["value"] for c in alice_context.cookies() if c["name"] == "rkcore_route")
+        (alice_process,) = _routes(folder)[alice_route]
+        other = next(route for route, addrs in _probe_routes(url, folder).items() if alice_process not in addrs)
+        bob_context.add_cookies([{"name": "rkcore_route", "value": other, "url": url}])
+        bob.goto(link)
+        wait_until_idle(bob)
+        _wait_for(bob, "cannot open")
+        assert SECRET not in body_text(bob) and "grade_of_alice" not in bob.content()
+
+        alice.get_by_role("checkbox", name="Share this file with the link").check(force=True)
+        _wait_for(alice, "anyone with this page's link can use")
+        bob.goto(link)
+        wait_until_idle(bob)
+        _wait_for(bob, "was shared with this link")
+
+        routes = {c["name"]: c for c in alice_context.cookies() if c["name"] == "rkcore_route"}
+        assert routes and routes["rkcore_route"]["httpOnly"], "nginx's route cookie is HttpOnly"
+        served = _routes(folder)
+        assert served[alice_route] == {alice_process}, f"Alice's requests reached {served[alice_route]}: no affinity"
+        assert served[other] and alice_process not in served[other]
+        browser.close()
