@@ -103,12 +103,13 @@ def class_csv(rng: random.Random, rows: int = 200, columns: int = 12) -> bytes:
     return ("\n".join(lines) + "\n").encode()
 
 
-def _put_file(base: str, upload_url: str, name: str, content: bytes) -> None:
+def _put_file(base: str, upload_url: str, name: str, content: bytes, route: str) -> None:
     """PUT the file as a browser does: multipart form, with the XSRF cookie of a page visit and its header."""
     import urllib.request
     from http.cookies import SimpleCookie
 
-    with urllib.request.urlopen(base + "/_stcore/health", timeout=30) as page:  # sets the XSRF cookie
+    visit = urllib.request.Request(base + "/_stcore/health", headers={"Cookie": f"rkcore_route={route}"})
+    with urllib.request.urlopen(visit, timeout=30) as page:  # sets the XSRF cookie
         cookie = SimpleCookie()
         for header in page.headers.get_all("Set-Cookie") or []:
             cookie.load(header)
@@ -119,12 +120,12 @@ def _put_file(base: str, upload_url: str, name: str, content: bytes) -> None:
     url = upload_url if upload_url.startswith("http") else base + upload_url
     request = urllib.request.Request(url, data=body, method="PUT", headers={
         "Content-Type": f"multipart/form-data; boundary={boundary}", "X-Xsrftoken": token,
-        "Cookie": f"_streamlit_xsrf={token}"})
+        "Cookie": f"_streamlit_xsrf={token}; rkcore_route={route}"})
     with urllib.request.urlopen(request, timeout=60) as response:
         response.read()
 
 
-async def _upload(ws, base: str, session: str, rng: random.Random) -> Uploaded:
+async def _upload(ws, base: str, session: str, rng: random.Random, route: str) -> Uploaded:
     """Ask the server for an upload URL (file_urls_request), PUT a CSV to it; the widget state to send."""
     from streamlit.proto.BackMsg_pb2 import BackMsg
     from streamlit.proto.ForwardMsg_pb2 import ForwardMsg
@@ -141,7 +142,7 @@ async def _upload(ws, base: str, session: str, rng: random.Random) -> Uploaded:
         if fm.WhichOneof("type") == "file_urls_response" and fm.file_urls_response.response_id == name:
             urls = fm.file_urls_response.file_urls[0]
             break
-    await asyncio.to_thread(_put_file, base, urls.upload_url, name, content)
+    await asyncio.to_thread(_put_file, base, urls.upload_url, name, content, route)
     return Uploaded(urls.file_id, name, len(content), urls.upload_url, urls.delete_url)
 
 
@@ -225,9 +226,11 @@ async def student(url: str, k: int, rng: random.Random, end: float, actions: lis
 
     await asyncio.sleep(rng.uniform(0, ARRIVAL_SECONDS))
     page, widgets = "", {}
+    route = f"student-{k}-{rng.randrange(10**9)}"  # the browser's nginx route cookie (rkcore-app --processes N)
     try:
         async with websockets.connect(url.replace("http", "ws") + "/_stcore/stream", subprotocols=["streamlit"],
-                                      max_size=2**28, open_timeout=RUN_TIMEOUT) as ws:
+                                      max_size=2**28, open_timeout=RUN_TIMEOUT,
+                                      additional_headers={"Cookie": f"rkcore_route={route}"}) as ws:
             landing = Action(k, "landing", "Home", "")
             await _rerun(ws, landing, "")
             actions.append(landing)
@@ -240,7 +243,7 @@ async def student(url: str, k: int, rng: random.Random, end: float, actions: lis
                     choice = next(o for o in widgets["Dataset"][2] if "pload" in o)
                     widgets = await _rerun(ws, action, page, (widgets["Dataset"][1], choice, "selectbox")) or widgets
                     actions.append(action)
-                    file = await _upload(ws, url, landing.session, rng)
+                    file = await _upload(ws, url, landing.session, rng, route)
                     action = Action(k, "upload", page, file.name)
                     uploader = next(v[1] for v in widgets.values() if v[0] == "file_uploader")
                     widgets = await _rerun(ws, action, page, (uploader, file, "file_uploader")) or widgets
@@ -302,8 +305,9 @@ def pct(values: list[float], q: float) -> float:
     return v[min(len(v) - 1, max(0, int(round(q * (len(v) - 1)))))]
 
 
-def measure(n: int, seconds: float, seed: int, env: dict[str, str], dump: str | None = None) -> dict:
-    with StreamlitServer(env=env) as server:
+def measure(n: int, seconds: float, seed: int, env: dict[str, str], dump: str | None = None,
+            processes: int = 1) -> dict:
+    with StreamlitServer(env=env, processes=processes) as server:
         asyncio.run(classroom(server.url, 1, 15, seed + 999))  # warm-up: imports, first compile; not reported
         log_before = len(server.log_text())
         sampler = PeakSampler(server)
@@ -403,7 +407,8 @@ def cpu_reading(r: dict) -> str:
 def report_title(args, env: dict[str, str]) -> str:
     """The section's title: the configuration, so a re-run of the same one replaces it."""
     limits = "".join(f", {k}={v}" for k, v in env.items())
-    return f"{', '.join(map(str, args.students))} students, {args.minutes:g} minutes each{limits}"
+    processes = f", {args.processes} app processes behind nginx" if args.processes > 1 else ""
+    return f"{', '.join(map(str, args.students))} students, {args.minutes:g} minutes each{processes}{limits}"
 
 
 def report_body(rows: list[dict], args, env: dict[str, str]) -> str:
@@ -437,6 +442,8 @@ def main(argv=None) -> int:
     ap.add_argument("--students", type=int, nargs="+", default=[30, 60])
     ap.add_argument("--minutes", type=float, default=5.0)
     ap.add_argument("--seed", type=int, default=0)
+    ap.add_argument("--processes", type=int, default=1,
+                    help="app processes behind nginx (rkcore-app --processes N); 1: one Streamlit process")
     ap.add_argument("--smoke", action="store_true", help="5 students for 1 minute, written only with --out")
     ap.add_argument("--smoke-students", type=int, default=5, help=argparse.SUPPRESS)
     ap.add_argument("--browser", type=int, default=0, metavar="N",
@@ -459,7 +466,8 @@ def main(argv=None) -> int:
     print(HEADER, flush=True)
     rows = []
     for n in args.students:
-        rows.append(measure(n, 60 * args.minutes, args.seed, env, args.dump))
+        rows.append(measure(n, 60 * args.minutes, args.seed, env, args.dump, args.processes))
+        rows[-1]["processes"] = args.processes
         print(format_row(rows[-1]), flush=True)
         print(verdict(rows[-1]), cpu_reading(rows[-1]), sep="\n", flush=True)
         for e in rows[-1]["errors"][:10]:

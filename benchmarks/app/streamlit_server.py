@@ -36,16 +36,22 @@ class StreamlitServer:
     """``streamlit run <script>`` from the repository, on 127.0.0.1 and a free port (or ``port``)."""
 
     def __init__(self, script: str = "app.py", *, port: int | None = None, env: dict[str, str] | None = None,
-                 health_timeout: float = 90.0, repo: Path = REPO):
+                 health_timeout: float = 90.0, repo: Path = REPO, processes: int = 1):
         self.port = port or free_port()
         self.url = f"http://127.0.0.1:{self.port}"
+        self.processes = processes
         self.log = tempfile.NamedTemporaryFile(prefix="streamlit-", suffix=".log", delete=False)
         environment = dict(os.environ, PYTHONPATH=str(repo), STREAMLIT_BROWSER_GATHER_USAGE_STATS="false",
                            RKCORE_SPEED_FACTOR=os.environ.get("RKCORE_SPEED_FACTOR", "1"))
         environment.update(env or {})
+        if processes > 1:  # rkcore-app --processes N: N app processes behind nginx on self.port
+            command = [sys.executable, "-m", "rkapp.cli", "--processes", str(processes), "--server.port",
+                       str(self.port), "--server.address", "127.0.0.1", "--server.fileWatcherType", "none"]
+        else:
+            command = [sys.executable, "-m", "streamlit", "run", script, "--server.headless", "true", "--server.port",
+                       str(self.port), "--server.address", "127.0.0.1", "--server.fileWatcherType", "none"]
         self.proc = subprocess.Popen(
-            [sys.executable, "-m", "streamlit", "run", script, "--server.headless", "true", "--server.port",
-             str(self.port), "--server.address", "127.0.0.1", "--server.fileWatcherType", "none"],
+            command,
             cwd=repo, env=environment, stdout=self.log, stderr=subprocess.STDOUT, start_new_session=True)
         try:
             self._wait_healthy(health_timeout)
@@ -89,8 +95,17 @@ class StreamlitServer:
 
     def cpu_seconds(self) -> float:
         """CPU seconds (user + system) of the server process so far, its exited threads included."""
-        t = self._processes()[0].cpu_times()
-        return t.user + t.system
+        if self.processes == 1:
+            t = self._processes()[0].cpu_times()
+            return t.user + t.system
+        total = 0.0  # the launcher, nginx and every app process
+        for p in self._processes():
+            try:
+                t = p.cpu_times()
+                total += t.user + t.system
+            except Exception:  # noqa: BLE001 - a process that ended meanwhile
+                pass
+        return total
 
     def stop(self) -> None:
         """End the server's process group (SIGTERM, then SIGKILL after 15 s) and remove its log."""
