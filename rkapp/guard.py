@@ -27,7 +27,7 @@ __all__ = ["ADMISSION", "AUTO_RUN_SECONDS", "MAX_RUN_SECONDS", "MEMORY_BUDGET", 
            "admitted_run", "estimate_cost", "guarded", "heavy_work", "kept_measurement", "largest_fitting", "literal", "max_size_within", "measure_on_press",
            "refuse_beyond_limits", "require_memory", "run_or_wait", "show_error", "show_measurement", "show_warning"]
 
-logger = logging.getLogger("rkcore.app")
+logger = logging.getLogger("rkapp")
 
 
 #: Bytes one view may allocate: a quarter of the machine's memory, at most 2 GB

@@ -26,7 +26,7 @@ from rkcore.teaching.random_projections import PROJECTIONS
 from rkcore.registry import KERNELS, MAPS, KernelSpec
 from rkcore.spec import DATASET_KEYS, FAMILY_SOURCES, dataset_label, kernel_spec_from_text, reproduce_code
 
-logger = logging.getLogger("rkcore.app")
+logger = logging.getLogger("rkapp")
 
 _SHADOW = "_rk_v_"          # session key prefix of the persisted values (a widget's own key is cleared
                             # by Streamlit when a page does not draw it; the shadow survives)

@@ -4,9 +4,9 @@ visit (same session, server caches filled) and a widget change (the seed, a chea
 a sidebar has), measured in headless Chromium from navigation / key press until the page is idle and
 its plotly charts are drawn.
 
-    python benchmarks/bench_browser.py --repeats 3 [--pages Gram_matrices Story] [--port 8650]
-    python benchmarks/bench_browser.py --repeats 3 --before /tmp/before   # before/after, interleaved
-    python benchmarks/bench_browser.py --repeats 3 --reference            # + a bare Streamlit page, the floor
+    python benchmarks/app/bench_browser.py --repeats 3 [--pages Gram_matrices Story] [--port 8650]
+    python benchmarks/app/bench_browser.py --repeats 3 --before /tmp/before   # before/after, interleaved
+    python benchmarks/app/bench_browser.py --repeats 3 --reference            # + a bare Streamlit page, the floor
 
 Starts its own `streamlit run app.py` on a free port (or --port), writes a markdown table of medians
 (and min-max spread) with the load average into the section "Browser timings per page" of

@@ -1,7 +1,7 @@
 """rkcore against pyrfm (the paper author's Cython library) and a GEMM/SpMM floor, in one process.
 
-One command from a clean clone:  python benchmarks/bench_vs_pyrfm.py
-(it runs benchmarks/setup_pyrfm.sh first when pyrfm is not importable; pass PYRFM_SRC=... to
+One command from a clean clone:  python benchmarks/maps/bench_vs_pyrfm.py
+(it runs benchmarks/maps/setup_pyrfm.sh first when pyrfm is not importable; pass PYRFM_SRC=... to
 build from a local checkout instead of GitHub; see that script for what is patched).
 
 Cells (default quick grid; flags widen it):
@@ -47,7 +47,7 @@ def import_pyrfm():
     try:
         return importlib.import_module("pyrfm")
     except ImportError:
-        print(f"pyrfm not importable from {PYRFM_DIR}: running benchmarks/setup_pyrfm.sh", flush=True)
+        print(f"pyrfm not importable from {PYRFM_DIR}: running benchmarks/maps/setup_pyrfm.sh", flush=True)
         subprocess.run(["bash", str(ROOT / "benchmarks" / "maps" / "setup_pyrfm.sh")], check=True,
                        env={**os.environ, "PYRFM_DIR": str(PYRFM_DIR), "PYTHON": sys.executable})
         importlib.invalidate_caches()

@@ -2,7 +2,7 @@
 nothing outside the repository is read at test time) and the real ratings when a MovieLens folder is given.
 
 The stand-in: n rating rows of d = 78 one-hot / multi-hot features laid out exactly as
-:func:`rkcore.datasets.load_movielens` lays them out (age 7, gender 2, occupation 21, zip prefix 19, release decade
+:func:`rkcore.data.load_movielens` lays them out (age 7, gender 2, occupation 21, zip prefix 19, release decade
 10, genres 19), from 300 simulated users and 400 simulated items, and a rating in {1, ..., 5}: a user bias, an item
 bias and user-feature x item-feature interactions (so degree-2 models beat linear ones), rounded and clipped like
 real star ratings.
@@ -69,7 +69,7 @@ def make_movielens_ratings(n_samples: int | None = 2000, random_state=0) -> Data
 
 
 def load_movielens_ratings(path, n_samples: int | None = None, random_state=None, *, sparse: bool = False) -> Dataset:
-    """The real MovieLens 100K rows of :func:`rkcore.datasets.load_movielens` with y = the rating (1-5, float)
+    """The real MovieLens 100K rows of :func:`rkcore.data.load_movielens` with y = the rating (1-5, float)
     instead of rating == 5. Reads only the local folder ``path`` (u.data, u.user, u.item).
 
     Parameters

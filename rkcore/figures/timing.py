@@ -149,7 +149,7 @@ SLOPE_SPREAD_LIMIT = 0.25
 def slope_spread(df: pd.DataFrame, along: str, phase: str = "transform") -> pd.DataFrame:
     """Per map: the slope of log(time) against log(``along``) fitted to each repeat alone, summarized as
     ``low`` and ``high`` (min and max over the repeats) and ``repeats`` (how many had two or more points).
-    ``df``: rkcore.timing.time_maps rows of one sweep (columns map, repeat, phase, seconds, ``along``).
+    ``df``: rkcore.studies.timing.time_maps rows of one sweep (columns map, repeat, phase, seconds, ``along``).
 
     Parameters
     ----------

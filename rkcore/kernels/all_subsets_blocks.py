@@ -20,7 +20,7 @@ class AllSubsetsSignsBlock:
     product (against a row of ones). Negative factors (|x_j| > 1) flip signs and vanishing
     factors (x_j = -+1) zero the feature; both are counted by products with W, only when
     such entries exist. Relative error: that of one exp of a sum of d logs (~ (d+2) eps |log Z|),
-    as the reference :func:`rkcore.maps._all_subsets_signs` it replaces; rows where that error
+    as the per-sign reference it replaced (removed since); rows where that error
     may exceed the accuracy contract (:meth:`_log_sum_fails`) are recomputed by the direct
     product (:class:`AllSubsetsProductBlock`).
 

@@ -451,7 +451,7 @@ def _anova2_tier1_constants(g: float) -> dict | None:
     """m = 2 (notation of :func:`anova_tier1_constants`): kappa_max of the max test, rho of the
     |e| >= rho P2 test (:func:`_cancellation_test_rho`, used where kappa > 0.75, about d <= 130:
     beyond, rho exceeds 0.33), None where newton_is_safe's kappa is <= 0. newton_is_safe accepts
-    iff p2 <= kappa A_c^2, kappa = :func:`rkcore.kernels.closed_form_check_constants` (2, gamma),
+    iff p2 <= kappa A_c^2, kappa = :func:`rkcore.kernels.numerics.closed_form_check_constants` (2, gamma),
     about 1 - 31 gamma - 20.8 gamma / tol.
 
     The max test (``kappa_max`` = kappa (1 - 20 gamma), any kappa > 0). Let

@@ -1,4 +1,4 @@
-"""In-place products shared by the fast blocks (rkcore.fastpaths): BLAS GEMMs and scipy's SpMM
+"""In-place products shared by the fast blocks (rkcore.kernels.fastpaths): BLAS GEMMs and scipy's SpMM
 accumulating into a caller's output, cache-sized row chunks, one-thread BLAS contexts."""
 from __future__ import annotations
 

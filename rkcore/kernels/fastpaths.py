@@ -13,7 +13,7 @@ Each function has a narrow contract (shapes, dtypes, what it assumes) so that th
 * **Dtype-preserving.** The computation runs in ``out.dtype`` (float64 or float32); inputs are
   cast to it (weights once per map, data once per block).
 * **Same numbers.** Every function computes the same formula as the reference code it
-  replaces, in another order: results agree to rounding (tests/test_fastpaths.py).
+  replaces, in another order: results agree to rounding (tests/kernels/test_fastpaths.py).
   The all-subsets Gram's grouped-GEMM path is used only where it is forward stable
   (all products x_j y_j >= 0: a sum of non-negative terms); elsewhere the direct product runs.
 * **The accuracy contract is the callers'.** :mod:`rkcore.maps.random_kernel` repairs with the stable
@@ -23,7 +23,7 @@ Each function has a narrow contract (shapes, dtypes, what it assumes) so that th
   sufficient condition for newton_is_safe and which hands every other entry to newton_is_safe
   itself; non-finite all-subsets values (overflow on the way, inf * 0) are recomputed in log
   space (:func:`rkcore.kernels.exact.product_one_plus`). Do not call these blocks directly for values.
-  The exact ANOVA Gram stays on :func:`rkcore.kernels.exact.contract_elementary` (already blocked
+  The exact ANOVA Gram stays on :func:`rkcore.kernels.anova_gram.contract_elementary` (already blocked
   GEMMs plus the check).
 """
 from __future__ import annotations

@@ -11,7 +11,7 @@ Why RK stays unbiased with these rows: the RK estimate is the mean over rows s o
 f(w_s) = K_S(x, w_s) K_S(y, w_s), and E f(w_s) = K_S(x, y) needs only the law of one row
 (Proposition 2: entries i.i.d., mean 0, variance 1). Each row here has exactly that law; only the
 joint law of the rows of a block changes, which moves the variance (through Cov(f(w_s), f(w_t))),
-not the mean. numpy and scipy only: :mod:`rkcore.distributions` imports this module.
+not the mean. numpy and scipy only: :mod:`rkcore.maps.distributions` imports this module.
 """
 from __future__ import annotations
 

@@ -94,7 +94,7 @@ def fourier_map_study(X, gamma: float, map_keys, D_list, trials: int, seed: int 
 
 def fourier_study_cost(n: int, d: int, map_keys, D_list, trials: int) -> RunCost:
     """:func:`fourier_map_study`: the exact K once, then per (map, D, trial) a map over n rows and Z Z^T (costed
-    as the GEMM model of :func:`rkcore.costs.map_transform_seconds` and one n x D x n product).
+    as the GEMM model of :func:`rkcore.studies.costs.rates.map_transform_seconds` and one n x D x n product).
 
     Parameters
     ----------

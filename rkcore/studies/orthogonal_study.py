@@ -7,7 +7,7 @@ variance 1), so E f(w_s) = K_S(x, y) and the estimate stays unbiased; what chang
 .. math:: \mathbb{V}\Big[\frac{1}{D}\sum_s f(\mathbf{w}_s)\Big] = \frac{\mathbb{V}f}{D}
           + \frac{1}{D^2}\sum_{s \ne t\ \text{in a block}} \mathrm{Cov}\big(f(\mathbf{w}_s), f(\mathbf{w}_t)\big),
 
-the first term being the i.i.d. variance (:func:`rkcore.variance.rk_variance`). Two measurements:
+the first term being the i.i.d. variance (:func:`rkcore.theory.variance.rk_variance`). Two measurements:
 
 * :func:`hadamard_block_moments`: for Hadamard rows the only randomness of a full block is the sign vector s,
   so its mean and variance are exact sums over all 2^d sign vectors (small d);
@@ -108,7 +108,7 @@ def orthogonal_variance_study(X, pairs: pd.DataFrame, spec: KernelSpec, D_list, 
 
 
 def against_iid(measured: pd.DataFrame, X, spec: KernelSpec) -> pd.DataFrame:
-    """Add to :func:`rkcore.variance_study.empirical_pair_variance`'s rows of block distributions (others are
+    """Add to :func:`rkcore.studies.variance_study.empirical_pair_variance`'s rows of block distributions (others are
     dropped) the exact i.i.d. variance of their row law and the ratio, and the bias z-score (columns of
     :func:`orthogonal_variance_study`).
 

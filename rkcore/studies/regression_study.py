@@ -1,7 +1,7 @@
 """The accuracy study's regression task (e.g. MovieLens ratings): test RMSE and R^2 of exact kernel ridge, the
 factorization machine regressor and ridge regression on each registry map's random features, per D and trial.
 
-Protocol as :func:`rkcore.accuracy.accuracy_study`'s: one seeded train / validation / test split, the ridge penalty
+Protocol as :func:`rkcore.studies.accuracy.accuracy_study`'s: one seeded train / validation / test split, the ridge penalty
 alpha chosen on the validation part by exact kernel ridge on the study kernel and shared by every learner (the FM
 takes alpha = beta = that alpha / n_train, its mean-loss scale), trial t seeds the random learners with
 random_state + t.

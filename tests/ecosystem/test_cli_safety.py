@@ -221,7 +221,7 @@ def test_help_and_version_load_no_numeric_stack():
             "['table1', '--help']):\n"
             "    assert main(argv) == 0\n"
             "heavy = sorted(m for m in sys.modules if m.split('.')[0] in ('numpy', 'pandas', 'sklearn', 'scipy') "
-            "or m in ('rkcore.accuracy', 'rkcore.registry', 'rkcore.kernels'))\n"
+            "or m in ('rkcore.studies.accuracy', 'rkcore.registry', 'rkcore.kernels'))\n"
             "print('HEAVY', heavy)\n")
     done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, cwd=REPO, timeout=120)
     assert done.returncode == 0, done.stderr
