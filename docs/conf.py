@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import importlib.util
 import os
+import re
 import shutil
 import sys
 from pathlib import Path
@@ -67,6 +68,8 @@ sphinx_gallery_conf = {
     "abort_on_example_error": True,
     "show_memory": False,
     "min_reported_time": 1,
+    # the timing tables pages load jQuery DataTables from a CDN: the site must open offline
+    "write_computation_times": False,
 }
 
 # ---------------------------------------------------------------- HTML, offline
@@ -120,3 +123,49 @@ def _benchmark_pages() -> None:
 
 
 _benchmark_pages()
+
+
+# ---------------------------------------------------------------- docstrings as the site reads them
+# rkcore's docstrings are numpydoc written to be read as plain text too (help(), the IDE): |x| is an
+# absolute value and names ending in "_" are fitted attributes. reStructuredText reads |x| as a
+# substitution and name_ as a link, so outside literals, math and doctest lines both are escaped here.
+_LITERAL = re.compile(r"(``.+?``|:[a-z:]+:`[^`]*`|`[^`]*`_?_?|\$[^$]+\$)")
+_ATTRIBUTE = re.compile(r"\b([A-Za-z][A-Za-z0-9_]*[A-Za-z0-9])_(?=\W|$)")
+
+
+def _escape_plain_text(text: str) -> str:
+    parts = _LITERAL.split(text)
+    for i in range(0, len(parts), 2):  # even parts are outside literals and roles
+        parts[i] = _ATTRIBUTE.sub(r"\1\\_", parts[i].replace("|", r"\|"))
+    return "".join(parts)
+
+
+def _escape_docstring(app, what, name, obj, options, lines: list[str]) -> None:
+    literal_indent = None  # indentation of the line that opened a literal block or directive
+    for i, line in enumerate(lines):
+        stripped, indent = line.strip(), len(line) - len(line.lstrip())
+        if literal_indent is not None:
+            if not stripped or indent > literal_indent:
+                continue
+            literal_indent = None
+        if stripped.startswith((">>>", "... ")) or stripped == "...":
+            continue
+        if stripped.endswith("::") or stripped.startswith(".. "):
+            literal_indent = indent
+        if stripped.startswith(".. "):
+            continue
+        lines[i] = _escape_plain_text(line)
+
+
+def _skip_foreign_members(app, what, name, obj, skip, options):
+    """Members scikit-learn's mixins add (set_output, set_fit_request, ...) are documented by scikit-learn."""
+    module = getattr(obj, "__module__", "") or ""
+    qualname = getattr(obj, "__qualname__", "") or ""
+    if module.startswith("sklearn") or qualname.startswith("RequestMethod"):
+        return True
+    return None
+
+
+def setup(app):
+    app.connect("autodoc-process-docstring", _escape_docstring, priority=400)  # before numpydoc (500)
+    app.connect("autodoc-skip-member", _skip_foreign_members)
