@@ -112,7 +112,8 @@ def _benchmark_pages() -> None:
     pages.mkdir(parents=True, exist_ok=True)
     wanted = {}
     for result in sorted((REPO / "benchmarks" / "results").glob("*.md")):
-        wanted[result.name] = f"```{{include}} ../../../benchmarks/results/{result.name}\n```\n"
+        wanted[result.name] = (f"```{{include}} ../../../benchmarks/results/{result.name}\n```\n\n"
+                               f"*This page is `benchmarks/results/{result.name}` as the benchmark wrote it.*\n")
     for stale in pages.glob("*.md"):
         if stale.name not in wanted:
             stale.unlink()
