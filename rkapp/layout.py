@@ -485,3 +485,21 @@ def reproduce(code: str) -> None:
     if box.open:
         with box:
             st.code(code, language="python")
+            notebook_button(code)
+
+
+def notebook_button(code: str) -> None:
+    """The reproduce code as a Jupyter notebook to download (rkcore.notebooks): the page's title and
+    settings in a first cell, the code in cells. Built only when clicked."""
+    from rkcore.notebooks import notebook_json, view_notebook
+
+    title = getattr(_run, "title", "Random Kernel Explorer")
+    settings = dict(recorded_settings())
+
+    def build() -> bytes:
+        return notebook_json(view_notebook(code, title=title, settings=settings)).encode()
+
+    name = re.sub(r"[^A-Za-z0-9_+.-]+", "-", _slug(title).lower())[:120]
+    st.download_button("Download as a notebook (.ipynb)", data=build, file_name=f"{name}.ipynb",
+                       mime="application/x-ipynb+json", on_click="ignore", icon=":material/download:",
+                       key="reproduce_notebook")

@@ -393,10 +393,11 @@ def error_study(X, spec: KernelSpec, methods: Sequence, n_components_list: Seque
 
     Returns
     -------
-    DataFrame with columns ``method, map, distribution, kernel, D, trial, metric, eps,
-    value, n_pairs``: one row per trial and metric; ``metric`` is one of
-    ``mean_abs_error, rms_error, max_abs_error, mean_error`` (eps = NaN) or
-    ``tail_prob`` (one row per eps). ``n_pairs`` = |P|.
+    pandas.DataFrame
+        Columns ``method, map, distribution, kernel, D, trial, metric, eps, value, n_pairs``:
+        one row per trial and metric; ``metric`` is one of
+        ``mean_abs_error, rms_error, max_abs_error, mean_error`` (eps = NaN) or
+        ``tail_prob`` (one row per eps). ``n_pairs`` = |P|.
 
     Examples
     --------
