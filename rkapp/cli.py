@@ -1,4 +1,4 @@
-"""The ``rkcore-app`` command: ``streamlit run`` on the installed app (extra arguments go to streamlit,
+"""The ``rkcore-app`` command: ``streamlit run`` on the installed app's server entry (serve.py) (extra arguments go to streamlit,
 e.g. ``rkcore-app --server.port 8601``). Without the app extra it says in one line what to install."""
 from __future__ import annotations
 
@@ -23,9 +23,10 @@ def main(argv: list[str] | None = None) -> None:
 
     from .navigation import PAGES_DIR
 
-    # rkapp/app.py in a wheel (pages in rkapp/pages), the repository's app.py in a checkout; streamlit
-    # reads .streamlit/config.toml next to it
-    script = PAGES_DIR.parent / "app.py"
+    # rkapp/serve.py in a wheel (pages in rkapp/pages), the repository's serve.py in a checkout (the app.py
+    # next to it under st.App, with the app's own owner cookie: rkapp.identity); streamlit reads
+    # .streamlit/config.toml next to it
+    script = PAGES_DIR.parent / "serve.py"
     sys.argv = ["streamlit", "run", str(script), *(sys.argv[1:] if argv is None else argv)]
     sys.exit(stcli.main())
 

@@ -149,7 +149,7 @@ def owner_id() -> str:
     import streamlit as st
 
     try:
-        owner = owner_from_cookie(st.context.cookies.get(OWNER_COOKIE))
+        owner = owner_from_cookie(st.context.cookies.get(OWNER_COOKIE))  # the websocket handshake's cookies
     except Exception:  # noqa: BLE001 - no browser context (a bare script run): the session is the owner
         owner = None
     if owner is None:

@@ -6,7 +6,6 @@ from __future__ import annotations
 
 import hashlib
 import io
-import secrets
 from typing import Callable
 
 import streamlit as st
@@ -18,6 +17,7 @@ from rkcore.spec import is_csv
 
 from . import uploads
 from .guard import literal, show_error, show_warning
+from .identity import owner_id
 from .state import FIELDS, NO_TARGET, is_stored, read_url, store, stored, write_url
 from .unseen import is_unseen
 
@@ -25,27 +25,10 @@ UPLOAD_STATE_KEY = "_rk_upload"  # (file name, bytes) of the uploaded file; test
 TOKEN_KEY = "_rk_upload_token"  # the token the URL carries for it
 FOREIGN_KEY = "_rk_upload_foreign"  # True: the file came from another browser's shared link (not ours to share)
 FILE_ID_KEY = "_rk_upload_file_id"  # the uploader's id of the file in UPLOAD_STATE_KEY (a new one replaces it)
-SESSION_OWNER_KEY = "_rk_upload_session_owner"  # the owner id when the browser sends no XSRF cookie
 SHARE_KEY = "_rk_upload_share"  # the checkbox
 MEMO_KEY = "_rk_upload_memo"  # (token, digest, columns or error) so a rerun does not re-read the file
 SHOWN_COLUMNS = 30
 HOURS = uploads.TTL_SECONDS // 3600
-
-
-def browser_cookie() -> str | None:
-    """The browser's XSRF cookie as the session's first request sent it (public st.context.cookies)."""
-    try:
-        return st.context.cookies.get(uploads.XSRF_COOKIE)
-    except Exception:  # noqa: BLE001 - no browser context (a bare script run): the session is the owner
-        return None
-
-
-def owner_id() -> str:
-    """Who is asking: the browser (a hash of Streamlit's XSRF cookie), else this session alone."""
-    owner = uploads.owner_from_cookie(browser_cookie())
-    if owner is None:
-        owner = st.session_state.setdefault(SESSION_OWNER_KEY, "session:" + secrets.token_hex(16))
-    return owner
 
 
 def _take_new_file(file, owner: str) -> bool:

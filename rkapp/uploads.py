@@ -6,10 +6,9 @@ file). The URL carries it (``upload=<token>``) so that a reload (F5: a new Strea
 the file again. The token alone gives nothing: the file, its name and its columns are handed out
 only to their **owner**, unless the uploader ticks "share this file with the link" (:func:`set_shared`).
 
-The owner is the uploading browser, recognised by Streamlit's XSRF cookie (a random per-browser
-secret the server sets and the browser sends with every session; read with the public
-``st.context.cookies``). Only a hash of the cookie's token is kept. Without the cookie (XSRF
-protection turned off), the owner is the session itself: a reload then asks to upload again.
+The owner is the uploading browser, recognised by the app's own signed, HttpOnly cookie
+(:mod:`rkapp.identity`); only an HMAC of its id is kept. Without a valid cookie, the owner is the
+session itself: a reload then asks to upload again.
 
 Bounded: a :class:`cachetools.TTLCache` sized in bytes (MAX_TOTAL_BYTES in all, MAX_ENTRY_BYTES per
 file: larger files work for their session but are not kept), each file forgotten TTL_SECONDS after its
@@ -18,8 +17,6 @@ One store per server process: a link opened after a restart, or after the TTL, f
 """
 from __future__ import annotations
 
-import binascii
-import hashlib
 import hmac
 import re
 import secrets
@@ -36,7 +33,6 @@ TOKEN_BYTES = 16  # 128 bits
 MAX_NAME_CHARS = 255  # a file name longer than a file system allows is cut
 _ENTRY_OVERHEAD = 1024  # bytes counted per entry besides the content, so tiny files cannot be unbounded in number
 _TOKEN = re.compile(r"^[A-Za-z0-9_-]{22}$")  # token_urlsafe(16): 22 URL-safe base64 characters
-XSRF_COOKIE = "_streamlit_xsrf"
 
 
 @dataclass
@@ -65,23 +61,6 @@ def new_token() -> str:
 
 def is_token(text) -> bool:
     return isinstance(text, str) and bool(_TOKEN.match(text))
-
-
-def owner_from_cookie(cookie: str | None) -> str | None:
-    """A stable owner id from Streamlit's XSRF cookie, or None. The cookie's value is re-masked
-    (``2|mask|masked token|time``, the Tornado format) each time the server sets it, so the id is a
-    hash of the unmasked token, which stays the same for the browser."""
-    if not cookie:
-        return None
-    try:
-        version, mask_hex, masked_hex, _ = cookie.strip("\"'").split("|")
-        mask, masked = binascii.a2b_hex(mask_hex), binascii.a2b_hex(masked_hex)
-    except (ValueError, binascii.Error):
-        return None
-    if version != "2" or len(mask) != 4 or len(masked) < 16:
-        return None
-    token = bytes(b ^ mask[k % 4] for k, b in enumerate(masked))
-    return "browser:" + hashlib.sha256(b"rkapp upload owner|" + token).hexdigest()
 
 
 def keep(name: str, content: bytes, owner: str, *, token: str | None = None, shared: bool = False) -> str | None:

@@ -4,15 +4,17 @@ An upload is kept on the server under a random token (128 bits, not derived from
 URL carries, so a reload of the uploader's own browser finds the file again; another browser opening the
 same link gets nothing of it (no name, no columns, no data) unless the uploader ticks "Share this file
 with the link". Two AppTest sessions stand for two browsers: AppTest sends no cookies, so each test sets
-the browser's XSRF cookie (what ``st.context.cookies`` gives a real session) through
-``rkapp.upload_section.browser_cookie``. Files go through the real uploader widget."""
+the cookies a browser's websocket handshake would carry (what the public ``st.context.cookies`` gives a
+real session): Streamlit's XSRF cookie and the app's own owner cookie (:mod:`rkapp.identity`), whose
+middleware a real server runs (tests/browser/test_upload_privacy.py). Files go through the real uploader
+widget."""
 from __future__ import annotations
 
 import os
 
 import pytest
 
-from rkapp import upload_section, uploads
+from rkapp import identity, upload_section, uploads
 from tests.conftest import shown, warning_texts
 
 GRAM = "pages/1_Gram_matrices.py"
@@ -30,6 +32,8 @@ def xsrf_cookie(token: bytes) -> str:
 
 
 ALICE, BOB = os.urandom(16), os.urandom(16)
+#: Each browser's owner cookie, as rkapp.identity.OwnerCookie issues it (one per browser, for the test run).
+OWNER_COOKIES = {ALICE: identity.issue_cookie(), BOB: identity.issue_cookie()}
 
 
 @pytest.fixture(autouse=True)
@@ -41,14 +45,22 @@ def empty_store():
 
 @pytest.fixture
 def browser(monkeypatch):
-    """``browser.use(token)``: the next sessions run in the browser holding that XSRF token (None: no cookie)."""
-    current = {"cookie": None}
-    monkeypatch.setattr(upload_section, "browser_cookie", lambda: current["cookie"])
+    """``browser.use(token)``: the next sessions run in the browser holding that XSRF token and its owner
+    cookie (None: no cookie); ``browser.use_cookies(dict)``: exactly these cookies (a forger's)."""
+    import streamlit as st
+
+    current = {"cookies": {}}
+    monkeypatch.setattr(type(st.context), "cookies", property(lambda self: dict(current["cookies"])))
 
     class Browser:
         @staticmethod
         def use(token: bytes | None) -> None:
-            current["cookie"] = None if token is None else xsrf_cookie(token)
+            current["cookies"] = {} if token is None else {
+                "_streamlit_xsrf": xsrf_cookie(token), identity.OWNER_COOKIE: OWNER_COOKIES[token]}
+
+        @staticmethod
+        def use_cookies(cookies: dict) -> None:
+            current["cookies"] = dict(cookies)
 
     return Browser()
 
@@ -175,12 +187,76 @@ def test_only_the_owner_or_a_share_opens_a_kept_file():
     assert uploads.find(token, "browser:alice") is None
 
 
-def test_owner_id_is_stable_across_remasked_cookies():
-    a1, a2, b = xsrf_cookie(ALICE), xsrf_cookie(ALICE), xsrf_cookie(BOB)
-    assert a1 != a2  # the server masks the token afresh each time it sets the cookie
-    assert uploads.owner_from_cookie(a1) == uploads.owner_from_cookie(a2) != uploads.owner_from_cookie(b)
-    assert uploads.owner_from_cookie(None) is None and uploads.owner_from_cookie("garbage") is None
-    assert ALICE.hex() not in uploads.owner_from_cookie(a1)  # only a hash is kept
+def _forgeries(cookie: str) -> list[str]:
+    """Values a forger could try from a seen or guessed owner cookie: each one a character off, re-encoded,
+    padded, re-cased, truncated, or a fresh id under the same signature."""
+    version, ident, signature = cookie.split(".")
+    flip = {c: ("A" if c != "A" else "B") for c in set(cookie)}
+    return [cookie[:k] + flip[cookie[k]] + cookie[k + 1:] for k in range(len(cookie))] + [
+        cookie + "=", cookie + " ", cookie.upper(), cookie[:-1], f"{version}.{identity.issue_cookie().split('.')[1]}.{signature}",
+        f"v2.{ident}.{signature}", f'"{cookie}"', ""]
+
+
+def test_the_owner_cookie_is_verified_exactly():
+    """Issue 37, finding 4: the owner is the app's own signed cookie, checked exactly: no altered value, no
+    other mask of Streamlit's XSRF token, no cookie signed with another server's secret is an owner."""
+    alice = OWNER_COOKIES[ALICE]
+    assert identity.owner_from_cookie(alice) == identity.owner_from_cookie(alice) != identity.owner_from_cookie(
+        OWNER_COOKIES[BOB])
+    assert identity.owner_from_cookie(alice).startswith("browser:") and alice.split(".")[1] not in identity.owner_from_cookie(alice)
+    assert [f for f in _forgeries(alice) if identity.owner_from_cookie(f) is not None] == []
+    for xsrf in (xsrf_cookie(ALICE), xsrf_cookie(ALICE)):  # Streamlit's cookie, any mask: no owner at all
+        assert identity.owner_from_cookie(xsrf) is None
+
+
+def test_another_servers_cookie_is_no_owner(monkeypatch):
+    monkeypatch.setenv(identity.COOKIE_SECRET_ENV, "11" * 32)
+    other_server = identity.issue_cookie()
+    assert identity.owner_from_cookie(other_server) is not None
+    monkeypatch.setenv(identity.COOKIE_SECRET_ENV, "22" * 32)
+    assert identity.owner_from_cookie(other_server) is None
+    monkeypatch.setenv(identity.COOKIE_SECRET_ENV, "not hex")
+    with pytest.raises(ValueError, match="must be hexadecimal"):
+        identity.issue_cookie()
+
+
+def test_a_stolen_xsrf_token_under_another_mask_opens_nothing(run_page, browser):
+    """Issue 37, finding 4: another app on the host read Alice's XSRF cookie; a browser presenting her token
+    (any mask) and forged owner cookies gets nothing of her private upload."""
+    _, token = upload_as_alice(run_page, browser)
+    for forged in [xsrf_cookie(ALICE), *_forgeries(OWNER_COOKIES[ALICE])[::7]]:
+        browser.use_cookies({"_streamlit_xsrf": xsrf_cookie(ALICE), identity.OWNER_COOKIE: forged})
+        mallory = run_page(GRAM, dataset="upload", upload=token, n=30, D=32)
+        assert not mallory.exception
+        assert SECRET_NAME not in everything_sent(mallory) and len(mallory.metric) == 0, forged
+
+
+def test_the_middleware_sets_an_httponly_samesite_cookie_once():
+    import asyncio
+
+    async def streamlit_app(scope, receive, send):
+        await send({"type": "http.response.start", "status": 200, "headers": [(b"content-type", b"text/html")]})
+        await send({"type": "http.response.body", "body": b"ok"})
+
+    def respond(cookie_header: bytes | None, scheme: str = "http") -> list:
+        sent = []
+
+        async def send(message):
+            sent.append(message)
+
+        headers = [(b"cookie", cookie_header)] if cookie_header is not None else []
+        asyncio.run(identity.OwnerCookie(streamlit_app)({"type": "http", "scheme": scheme, "headers": headers},
+                                                         None, send))
+        return [v.decode() for k, v in sent[0]["headers"] if k == b"set-cookie"]
+
+    (first,) = respond(None)
+    value = first.split(";")[0].split("=", 1)[1]
+    assert identity.owner_from_cookie(value) is not None
+    assert {"HttpOnly", "SameSite=Strict", "Path=/"} <= {p.strip() for p in first.split(";")} and "Secure" not in first
+    assert "Secure" in respond(None, scheme="https")[0]
+    assert respond(f"a=1; {identity.OWNER_COOKIE}={value}".encode()) == []  # a valid cookie is kept
+    (renewed,) = respond(f"{identity.OWNER_COOKIE}={_forgeries(value)[5]}".encode())  # a forged one is replaced
+    assert renewed.split(";")[0].split("=", 1)[1] != value
 
 
 def test_the_store_is_bounded_in_bytes_and_time(monkeypatch):
