@@ -66,6 +66,16 @@ def _find_linked(box, linked: str, owner: str) -> None:
         box.caption(f"{literal(kept[0])} found again on the server (kept {HOURS} h after its last use).")
 
 
+def _revoke(box) -> None:
+    """Drop another browser's file from this session: its uploader stopped sharing it (or the server forgot it).
+    The page then draws nothing of it (no data, chart or download) and says why."""
+    for key in (UPLOAD_STATE_KEY, TOKEN_KEY, FOREIGN_KEY, FILE_ID_KEY, SHARE_KEY, MEMO_KEY):
+        st.session_state.pop(key, None)
+    box.warning("The file this link shared is no longer shared by whoever uploaded it (or the server no longer "
+                "keeps it): its data, charts and downloads were removed from this page. Upload your own file to "
+                "use this view.", icon=":material/lock:")
+
+
 def _keep_and_share(box, name: str, content: bytes, owner: str) -> None:
     """Keep the session's own file under its token (a new one for a new file), and draw the share checkbox."""
     ss = st.session_state
@@ -146,6 +156,8 @@ def upload_section(box, persistent_widget: Callable) -> tuple[str, str] | None:
     if file is not None:
         if not _take_new_file(file, owner):
             return None
+    elif ss.get(FOREIGN_KEY) and not uploads.readable(ss.get(TOKEN_KEY), owner):
+        _revoke(box)  # its uploader stopped sharing it (or it expired): gone at this rerun
     elif not ss.get(UPLOAD_STATE_KEY) and linked:
         _find_linked(box, linked, owner)
     upload = ss.get(UPLOAD_STATE_KEY)

@@ -93,6 +93,14 @@ def find(token: str, requester: str | None) -> tuple[str, bytes] | None:
         return entry.name, entry.content
 
 
+def readable(token: str, requester: str | None) -> bool:
+    """Whether ``requester`` may still use the file (its owner, or it is shared), without renewing it: a
+    session using another browser's shared file checks this on every rerun, so unsharing revokes it."""
+    with _lock:
+        entry = _entry(token)
+        return bool(entry is not None and (entry.shared or (requester and hmac.compare_digest(entry.owner, requester))))
+
+
 def owns(token: str, requester: str | None) -> bool:
     with _lock:
         entry = _entry(token)

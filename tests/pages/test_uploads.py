@@ -130,6 +130,30 @@ def test_unsharing_takes_the_file_back_from_new_sessions(run_page, browser):
     assert SECRET_NAME not in everything_sent(bob) and len(bob.metric) == 0
 
 
+def test_unsharing_revokes_a_tab_already_open_at_its_next_rerun(run_page, browser):
+    """Issue 37, finding 5: Bob opened the shared link; Alice stops sharing; Bob's next rerun has nothing of
+    the file left (no data, charts or download buttons) and says why."""
+    alice, token = upload_as_alice(run_page, browser, share=True)
+    browser.use(BOB)
+    bob = run_page(GRAM, dataset="upload", upload=token, n=30, D=32)
+    assert len(bob.metric) == 4 and SECRET_COLUMN in everything_sent(bob)
+    downloads_before = {b.key for b in bob.get("download_button")}
+    browser.use(ALICE)
+    alice.checkbox(key=upload_section.SHARE_KEY).uncheck().run()
+    browser.use(BOB)
+    bob.run()
+    assert not bob.exception
+    sent = everything_sent(bob)
+    assert SECRET_NAME not in sent and SECRET_COLUMN not in sent, "nothing of the file on Bob's page"
+    assert len(bob.metric) == 0 and not bob.get("plotly_chart")
+    # only the view's export is left, which holds what this run drew (no chart, no table of the file)
+    downloads_after = {b.key for b in bob.get("download_button")}
+    assert downloads_after <= {"export_view"} and downloads_before > downloads_after, (downloads_before, downloads_after)
+    assert any("no longer shared" in w for w in warning_texts(bob)), warning_texts(bob)
+    bob.run()  # and it stays gone
+    assert SECRET_NAME not in everything_sent(bob) and len(bob.metric) == 0
+
+
 def test_a_reload_in_the_uploaders_browser_finds_the_file(run_page, browser):
     _, token = upload_as_alice(run_page, browser)
     browser.use(ALICE)  # F5: a new session of the same browser
