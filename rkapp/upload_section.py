@@ -84,7 +84,13 @@ def _keep_and_share(box, name: str, content: bytes, owner: str) -> None:
         write_url(FIELDS["upload"], token or "")
         return
     if not uploads.owns(token, owner):  # a new file, or the store forgot it (TTL, restart): keep it again
-        token = uploads.keep(name, content, owner, token=token, shared=bool(ss.get(SHARE_KEY, False)))
+        try:
+            token = uploads.keep(name, content, owner, token=token, shared=bool(ss.get(SHARE_KEY, False)))
+        except uploads.StoreFull as full:  # the file works on this page; it is asked for again at each rerun
+            ss.pop(TOKEN_KEY, None)
+            write_url(FIELDS["upload"], "")
+            box.warning(literal(str(full)), icon=":material/inventory_2:")
+            return
         ss[TOKEN_KEY] = token
     write_url(FIELDS["upload"], token or "")
     if token is None:

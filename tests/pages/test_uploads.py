@@ -188,6 +188,35 @@ def test_an_unknown_link_gets_the_same_answer_as_a_private_one(run_page, browser
 
 
 # ============================================================================ the store
+def test_one_student_cannot_evict_another_students_upload(monkeypatch):
+    """Issue 37, finding 6: one browser uploading file after file (5 tabs of 31 MB files) evicts only its own
+    older files; once the store is full of other students' files, a new student's file is refused with a
+    message, not kept by evicting someone's (the global bound holds)."""
+    size = 31 * 2**20
+    alice = uploads.keep("alice.csv", b"a" * size, "browser:alice")
+    tabs = [uploads.keep(f"tab{k}.csv", bytes([k]) * size, "browser:mallory") for k in range(5)]
+    assert uploads.find(alice, "browser:alice") == ("alice.csv", b"a" * size), "Alice's file is still there"
+    assert [uploads.find(t, "browser:mallory") is not None for t in tabs] == [False] * 4 + [True]
+    others = [uploads.keep(f"{k}.csv", b"s" * size, f"browser:student{k}") for k in range(2)]
+    assert uploads.total_bytes() <= uploads.MAX_TOTAL_BYTES
+    with pytest.raises(uploads.StoreFull, match="other students' files fill it now"):
+        uploads.keep("late.csv", b"l" * size, "browser:late")
+    assert all(uploads.find(t, f"browser:student{k}") is not None for k, t in enumerate(others))
+    assert uploads.find(alice, "browser:alice") is not None and uploads.total_bytes() <= uploads.MAX_TOTAL_BYTES
+
+
+def test_a_full_store_says_so_and_the_file_still_works_on_its_page(run_page, browser, monkeypatch):
+    monkeypatch.setattr(uploads, "MAX_TOTAL_BYTES", len(CSV) + uploads._ENTRY_OVERHEAD + 10)
+    uploads.keep("someone.csv", CSV, "browser:someone")
+    browser.use(ALICE)
+    at = run_page(GRAM, dataset="upload", n=30, D=32)
+    at.file_uploader(key="upload_file").set_value((SECRET_NAME, CSV, "text/csv")).run()
+    assert not at.exception and len(at.metric) == 4  # her page uses it
+    assert any("other students' files fill it now" in w for w in warning_texts(at)), warning_texts(at)
+    assert not at.query_params.get("upload")  # no link to a file the server does not keep
+
+
+
 def test_tokens_are_random_not_derived_from_the_content():
     import hashlib
 
@@ -287,16 +316,19 @@ def test_the_store_is_bounded_in_bytes_and_time(monkeypatch):
     now = [0.0]
     monkeypatch.setattr(uploads, "_clock", lambda: now[0])
     assert uploads.keep("big.csv", b"x" * (uploads.MAX_ENTRY_BYTES + 1), "o") is None  # works in its session only
-    # total bytes: the least recently used go first
-    size = uploads.MAX_ENTRY_BYTES // 2
-    fit = uploads.MAX_TOTAL_BYTES // (size + uploads._ENTRY_OVERHEAD)
-    tokens = [uploads.keep(f"f{i}", bytes([i]) * size, "o") for i in range(fit)]
-    assert all(t in uploads._store for t in tokens)  # all fit (looked up without a use)
-    assert uploads.find(tokens[0], "o") is not None  # a use makes it the most recent
-    extra = uploads.keep("extra", b"e" * size, "o")
-    assert uploads.find(tokens[1], "o") is None and uploads.find(tokens[0], "o") is not None
-    assert uploads.find(extra, "o") is not None
-    assert uploads.total_bytes() <= uploads.MAX_TOTAL_BYTES
+    # one owner's bytes: its own least recently used go first
+    size = uploads.MAX_ENTRY_BYTES // 3
+    first, second = uploads.keep("f0", b"0" * size, "o"), uploads.keep("f1", b"1" * size, "o")
+    now[0] = 1.0
+    assert uploads.find(first, "o") is not None  # a use makes it the most recent
+    now[0] = 2.0
+    third = uploads.keep("f2", b"2" * size, "o")  # two such files fit the owner's bytes: the second goes
+    now[0] = 3.0
+    assert uploads.find(first, "o") is not None
+    fourth = uploads.keep("f3", b"3" * size, "o")
+    assert uploads.find(second, "o") is None and uploads.find(third, "o") is None  # the owner's oldest
+    assert all(uploads.find(t, "o") is not None for t in (first, fourth))
+    assert uploads.total_bytes() <= uploads.MAX_OWNER_BYTES
     # expiry TTL_SECONDS after the last use; a use renews
     uploads.clear()
     token = uploads.keep("old.csv", b"old", "o")
