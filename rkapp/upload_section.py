@@ -5,6 +5,7 @@ uploader ticks "Share this file with the link"."""
 from __future__ import annotations
 
 import hashlib
+import hmac
 import io
 from typing import Callable
 
@@ -112,19 +113,26 @@ def _keep_and_share(box, name: str, content: bytes, owner: str) -> None:
         box.caption(f":material/lock: Private: the page's link does not give **{literal(name)}** to anyone else.")
 
 
-def _memo(content: bytes, token: str | None, csv: bool) -> tuple:
-    """(key, sha1 of the bytes, the CSV's column names or the reason there are none): computed once per
-    file and session, so a rerun does not hash or re-read a large file."""
+def upload_digest(content: bytes, owner: str) -> str:
+    """The file's key in every cache (the view's ``upload``): an HMAC of its bytes keyed by the owner id, so
+    that two browsers uploading the same bytes share no cache entry, and a cache hit cannot answer "did
+    someone upload this file?" (issue 37, finding 7); the same browser's reruns and reloads do share."""
+    return hmac.new(owner.encode(), content, hashlib.sha256).hexdigest()
+
+
+def _memo(content: bytes, token: str | None, csv: bool, owner: str) -> tuple:
+    """(key, the owner's digest of the bytes, the CSV's column names or the reason there are none):
+    computed once per file and session, so a rerun does not hash or re-read a large file."""
     ss = st.session_state
     memo = ss.get(MEMO_KEY)
-    if memo is None or memo[0] != (token, len(content)):
+    if memo is None or memo[0] != (token, len(content), owner):
         columns: list[str] | str = []
         if csv:
             try:  # same encoding / delimiter detection and size limits as load_csv (UTF-16, ';', tabs, ...)
                 columns = rkdata.csv_columns(io.BytesIO(content))
             except ValueError as exc:  # load_data shows the same message in place of the page
                 columns = str(exc)
-        memo = ((token, len(content)), hashlib.sha1(content).hexdigest(), columns)
+        memo = ((token, len(content), owner), upload_digest(content, owner), columns)
         ss[MEMO_KEY] = memo
     return memo
 
@@ -146,7 +154,7 @@ def _target_widget(box, name: str, columns: list[str], persistent_widget: Callab
 
 
 def upload_section(box, persistent_widget: Callable) -> tuple[str, str] | None:
-    """File uploader + share checkbox + target column; returns the upload reference (name, sha1 of the bytes).
+    """File uploader + share checkbox + target column; returns the upload reference (name, the owner's digest of the bytes).
 
     ``persistent_widget`` is the sidebar's widget drawer (:func:`rkapp.widgets.persistent_widget`), passed in by
     the sidebar that draws this section, so that this module does not import the one importing it.
@@ -173,7 +181,7 @@ def upload_section(box, persistent_widget: Callable) -> tuple[str, str] | None:
     name, content = upload
     _keep_and_share(box, name, content, owner)
     box.caption(f"Using **{literal(name)}** ({format_bytes(len(content))}).")
-    _, digest, columns = _memo(content, ss.get(TOKEN_KEY), is_csv(name))
+    _, digest, columns = _memo(content, ss.get(TOKEN_KEY), is_csv(name), owner)
     if is_csv(name):
         if isinstance(columns, str):
             box.caption(literal(f"No target column to choose: {columns}"))

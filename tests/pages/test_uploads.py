@@ -187,6 +187,27 @@ def test_an_unknown_link_gets_the_same_answer_as_a_private_one(run_page, browser
     assert len(at.metric) == 0
 
 
+def test_the_caches_cannot_answer_whether_a_file_was_uploaded(run_page, browser, monkeypatch):
+    """Issue 37, finding 7: Mallory uploads a candidate copy of Alice's file with Alice's settings; her page
+    computes everything afresh (no cache entry of Alice's answers it), while Alice's own rerun is a hit."""
+    import rkcore.studies.gram
+
+    computed = []
+    real_pair = rkcore.studies.gram.gram_pair  # the page imports it at each run: its cache misses call this
+    monkeypatch.setattr(rkcore.studies.gram, "gram_pair", lambda *a, **k: computed.append(1) or real_pair(*a, **k))
+    alice, _ = upload_as_alice(run_page, browser)
+    before = len(computed)
+    assert before
+    alice.run()
+    assert len(computed) == before, "the uploader's own rerun is served from the caches"
+    browser.use(BOB)
+    mallory = run_page(GRAM, dataset="upload", n=30, D=32)
+    mallory.file_uploader(key="upload_file").set_value((SECRET_NAME, CSV, "text/csv")).run()
+    assert not mallory.exception and len(mallory.metric) == 4
+    assert len(computed) > before, "the same bytes from another browser were computed afresh, not a cache hit"
+    assert upload_section.upload_digest(CSV, "browser:a") != upload_section.upload_digest(CSV, "browser:b")
+
+
 # ============================================================================ the store
 def test_one_student_cannot_evict_another_students_upload(monkeypatch):
     """Issue 37, finding 6: one browser uploading file after file (5 tabs of 31 MB files) evicts only its own
