@@ -70,3 +70,41 @@ def test_a_reload_finds_the_upload_and_another_browser_does_not(server, tmp_path
         _wait_for(bob, "was shared with this link")
         assert SECRET in body_text(bob)
         browser.close()
+
+
+PUT_MADE_UP_IDS = """async ([base, count, size]) => {
+    const xsrf = document.cookie.split('; ').find(c => c.startsWith('_streamlit_xsrf='))?.split('=')[1] ?? '';
+    const statuses = [];
+    for (let k = 0; k < count; k++) {
+        const form = new FormData();
+        form.append('file', new Blob([new Uint8Array(size)]), 'made_up.csv');
+        const r = await fetch(`${base}/made-up-id-${k}`, {method: 'PUT', body: form, headers: {'X-Xsrftoken': xsrf},
+                                                            credentials: 'same-origin'});
+        statuses.push(r.status);
+    }
+    return statuses;
+}"""
+
+
+def test_uploads_to_made_up_file_ids_are_bounded(server, tmp_path):  # noqa: F811 (the fixture)
+    """Issue 37, finding 1: Streamlit answered 204 to every upload to a file id it never issued, holding each
+    in memory; through serve.py's middleware a page holds at most MAX_SESSION_FILES uploads (413 after)."""
+    from rkapp.upload_limits import MAX_SESSION_FILES
+
+    path = tmp_path / "small.csv"
+    path.write_bytes(CSV)
+    with sync_playwright() as p:
+        browser = p.chromium.launch(executable_path=str(CHROMIUM), args=CHROMIUM_ARGS, headless=True)
+        page = browser.new_context().new_page()
+        urls = []
+        page.on("request", lambda r: urls.append(r.url) if "/_stcore/upload_file/" in r.url and r.method == "PUT" else None)
+        page.goto(f"{server}/Gram_matrices?dataset=upload&n=30&D=32")
+        wait_until_idle(page)
+        page.set_input_files('[data-testid="stFileUploaderDropzoneInput"]', str(path))
+        _wait_for(page, "Private: the page's link does not give")
+        assert urls, "the page's own upload went through the middleware"
+        base = urls[0].rsplit("/", 1)[0]  # .../_stcore/upload_file/<this session>
+        statuses = page.evaluate(PUT_MADE_UP_IDS, [base, MAX_SESSION_FILES + 3, 2**20])
+        browser.close()
+    assert statuses[:MAX_SESSION_FILES - 1] == [204] * (MAX_SESSION_FILES - 1), statuses  # the page holds one already
+    assert statuses[-3:] == [413] * 3, statuses
