@@ -2,7 +2,8 @@
 ANOVA / up-to fast paths hands values to the stable recursion (large d and m, m close to d), run on small
 sizes that still trigger the cliff, single-threaded, timed in CPU seconds (the load of a shared machine
 does not count): no run may take more than 3x its estimate. On the old cost models the Timing page at
-m = 5 and d = 1,024 was estimated at 11 s and ran for more than 600 s."""
+m = 5 and d = 1,024 was estimated at 11 s and ran for more than 600 s. The timed cases are marked slow (CI's
+long-test step); the check of the switch itself runs in the default suite."""
 from __future__ import annotations
 
 import time
@@ -37,6 +38,7 @@ def assert_within_estimate(what: str, estimate: float, run) -> None:
     assert spent <= MAX_RATIO * estimate, f"{what}: ran {spent:.3f} CPU-s, estimated {estimate:.3f} s"
 
 
+@pytest.mark.slow  # a few seconds of timed runs each
 @pytest.mark.parametrize("m, d_list, d_at, D_at, D_list, n", [
     (5, [512, 1024], 1024, 64, [32, 64], 20),  # the page's case: m = 5, the d sweep reaching 1,024
     (3, [1024, 2048], 2048, 32, [16, 32], 20),  # the closed form of m = 3 switches between d = 1,024 and 2,048
@@ -53,6 +55,7 @@ def test_the_timing_page_is_priced_at_its_cliffs(m, d_list, d_at, D_at, D_list, 
     assert_within_estimate(f"Timing m={m} d={d_list}", estimate, both_sweeps)
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("kernel, m, d, distribution", [
     ("anova", 5, 1024, "rademacher"), ("anova", 5, 1024, "gaussian"), ("up_to", 5, 1024, "rademacher"),
     ("anova", 3, 2048, "gaussian"), ("anova", 7, 8, "gaussian"), ("anova", 5, 16, "gaussian"),
@@ -66,6 +69,7 @@ def test_rk_transform_is_priced_at_its_cliffs(kernel, m, d, distribution):
                            lambda: make_map("rk", spec, D, distribution, random_state=0).fit(X).transform(X))
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("m, d", [(5, 1024), (8, 8)])
 def test_the_gram_view_is_priced_at_its_cliffs(m, d):
     n, D = 40, 64
