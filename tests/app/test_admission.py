@@ -168,6 +168,8 @@ def test_a_page_run_queues_once_for_all_its_heavy_functions(one_slot, monkeypatc
     assert not at.exception and plotly_figures(at) and not error_texts(at)
     arrivals = [ticket.arrival for _, ticket in tickets]
     assert len(arrivals) >= 3 and len(set(arrivals)) == 1, arrivals
+    owners = {ticket.owner for _, ticket in tickets}  # fair shares are by student: every ticket names its owner
+    assert len(owners) == 1 and next(iter(owners)).startswith("session:"), owners  # AppTest sends no cookie
 
 
 @pytest.mark.parametrize("page, params, heavy", [
