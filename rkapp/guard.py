@@ -17,7 +17,7 @@ from typing import Any, Callable, Iterator
 
 import streamlit as st
 
-from rkcore.base.admission import Admission, server_memory, server_runs
+from rkcore.base.admission import Admission, owner_runs, server_memory, server_runs
 from rkcore.base.limits import estimate_cost, format_bytes, format_estimate, physical_memory
 from rkcore.base.limits import max_size_within as _max_size_within
 from rkcore.base.limits import require_memory as _require_memory
@@ -37,8 +37,8 @@ logger = logging.getLogger("rkcore.app")
 MEMORY_BUDGET = int(min(2 * 2**30, physical_memory() // 4))
 #: The server's admission of heavy runs, shared by every session of this process: RKCORE_SERVER_RUNS
 #: slots (default one per core) and RKCORE_SERVER_MEMORY bytes for all admitted runs together (default a
-#: quarter of the machine's memory), read when the server starts.
-ADMISSION = Admission(server_runs(), server_memory())
+#: quarter of the machine's memory), RKCORE_OWNER_RUNS runs per student (default one), read when the server starts.
+ADMISSION = Admission(server_runs(), server_memory(), per_owner=owner_runs())
 
 
 #: Every ASCII punctuation character: CommonMark lets each be backslash-escaped, and escaping them all

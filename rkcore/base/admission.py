@@ -21,14 +21,15 @@ from typing import Callable, Iterator
 
 from .limits import format_bytes, physical_memory
 
-__all__ = ["Admission", "RUNS_PER_OWNER", "SERVER_MEMORY_ENV", "SERVER_RUNS_ENV", "Ticket", "server_memory", "server_runs", "usable_cores"]
+__all__ = ["Admission", "OWNER_RUNS_ENV", "RUNS_PER_OWNER", "SERVER_MEMORY_ENV", "owner_runs", "SERVER_RUNS_ENV", "Ticket", "server_memory", "server_runs", "usable_cores"]
 
 #: Environment variables read once when a server builds its admission control (rkapp.guard).
 SERVER_RUNS_ENV = "RKCORE_SERVER_RUNS"
 SERVER_MEMORY_ENV = "RKCORE_SERVER_MEMORY"
 #: Runs of one owner admitted at once by default: a student's second tab waits for the first one's run,
-#: leaving the other slots to other students.
+#: leaving the other slots to other students (``RKCORE_OWNER_RUNS`` sets another number).
 RUNS_PER_OWNER = 1
+OWNER_RUNS_ENV = "RKCORE_OWNER_RUNS"
 
 
 def usable_cores() -> int:
@@ -90,6 +91,23 @@ def server_memory() -> int:
         When ``RKCORE_SERVER_MEMORY`` is set but is not a finite number >= 1.
     """
     return _positive_env(SERVER_MEMORY_ENV, physical_memory() // 4)
+
+
+def owner_runs() -> int:
+    """Heavy runs of one owner (a student's browser) at once on a server: ``RKCORE_OWNER_RUNS``, else
+    :data:`RUNS_PER_OWNER`.
+
+    Returns
+    -------
+    int
+        At least 1.
+
+    Raises
+    ------
+    ValueError
+        When ``RKCORE_OWNER_RUNS`` is set but is not a finite number >= 1.
+    """
+    return _positive_env(OWNER_RUNS_ENV, RUNS_PER_OWNER)
 
 
 @dataclass

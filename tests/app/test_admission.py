@@ -253,3 +253,12 @@ def test_the_place_in_line_names_the_students_own_runs(monkeypatch):
     assert "you are next" in guard._place_text(bob), guard._place_text(bob)
     for t in (first, second, bob):
         admission.release(t)
+
+
+def test_the_runs_per_student_are_a_setting():
+    admission = Admission(slots=3, budget=2**40, per_owner=2)
+    tabs = [admission.request(10, 1.0, owner="alice") for _ in range(4)]
+    assert [t.admitted for t in tabs] == [True, True, False, False]
+    assert admission.request(10, 1.0, owner="bob").admitted
+    with pytest.raises(ValueError, match="one run per owner"):
+        Admission(slots=1, budget=1, per_owner=0)
