@@ -1,5 +1,6 @@
-"""The ``rkcore-app`` command: ``streamlit run`` on the installed app (extra arguments go to streamlit,
-e.g. ``rkcore-app --server.port 8601``). Without the app extra it says in one line what to install.
+"""The ``rkcore-app`` command: ``streamlit run`` on the installed app's server entry (serve.py), extra
+arguments going to streamlit (e.g. ``rkcore-app --server.port 8601``). Without the app extra it says in
+one line what to install.
 
 ``rkcore-app --processes N`` (``auto``: one per core) starts N app processes behind nginx on the same
 port (:mod:`rkapp.serving.proxy`); ``--processes 1``, or no flag, is the single process as before."""
@@ -27,9 +28,10 @@ def main(argv: list[str] | None = None) -> None:
     from .navigation import PAGES_DIR
     from .serving.proxy import processes_from, serve, take_option
 
-    # rkapp/app.py in a wheel (pages in rkapp/pages), the repository's app.py in a checkout; streamlit
-    # reads .streamlit/config.toml next to it
-    script = PAGES_DIR.parent / "app.py"
+    # rkapp/serve.py in a wheel (pages in rkapp/pages), the repository's serve.py in a checkout (the app.py
+    # next to it under st.App, with the app's own owner cookie: rkapp.identity); streamlit reads
+    # .streamlit/config.toml next to it
+    script = PAGES_DIR.parent / "serve.py"
     processes, args = take_option(list(sys.argv[1:] if argv is None else argv), "--processes")
     count = processes_from(processes) if processes is not None else 1
     if count > 1:

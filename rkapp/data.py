@@ -10,9 +10,17 @@ import streamlit as st
 from rkcore.data.datasets import data_roots
 from rkcore.spec import MOVIELENS, UPLOAD, load_view_data
 
-from .upload_section import UPLOAD_STATE_KEY
+from .identity import owner_id
+from .upload_section import UPLOAD_STATE_KEY, upload_digest
 
-_load = st.cache_data(show_spinner="Loading data…", max_entries=32)(load_view_data)
+@st.cache_data(show_spinner="Loading data…", max_entries=32)
+def _load(dataset, normalization, n: int, *, target, movielens_path, upload, movielens_roots, _upload_bytes=None):
+    """load_view_data, cached by the view's settings; an upload by ``upload`` (its name and its owner's digest,
+    rkapp.upload_section.upload_digest), not by its bytes (not hashed: ``_upload_bytes``): per owner, so the
+    cache cannot tell anyone whether a file was uploaded by someone else."""
+    return load_view_data(dataset, normalization, n, target=target, movielens_path=movielens_path,
+                          upload_name=upload[0] if upload else None, upload_bytes=_upload_bytes,
+                          movielens_roots=movielens_roots)
 
 #: Built figures kept for the whole server, so a class opening the same views builds each figure once
 #: (building a plotly figure, with its validation, was about half of a Gram page's rerun). Bounded on
@@ -25,14 +33,15 @@ FIGURE_CACHE_TTL = "1h"
 def load_data(view):
     """The view's Dataset: loaded (cached), at most ``view.n`` rows, rows normalized. MovieLens is read
     only under the server's data roots (RKCORE_DATA_ROOTS); an upload only from this session's state."""
-    upload_name = upload_bytes = None
+    upload_ref = upload_bytes = None
     if view.dataset == UPLOAD:
         upload = st.session_state.get(UPLOAD_STATE_KEY)
-        if upload:
-            upload_name, upload_bytes = upload
+        if upload:  # the view carries its reference; a view built by hand gets the owner's digest here
+            upload_ref = view.upload or (upload[0], upload_digest(upload[1], owner_id()))
+            upload_bytes = upload[1]
     return _load(view.dataset, view.normalization, int(view.n), target=view.target or None,
-                 movielens_path=view.movielens_path, upload_name=upload_name, upload_bytes=upload_bytes,
-                 movielens_roots=data_roots() if view.dataset == MOVIELENS else None)
+                 movielens_path=view.movielens_path, upload=upload_ref, movielens_roots=data_roots()
+                 if view.dataset == MOVIELENS else None, _upload_bytes=upload_bytes)
 
 
 @st.cache_data(max_entries=FIGURE_CACHE_ENTRIES, ttl=FIGURE_CACHE_TTL, show_spinner=False)
@@ -50,5 +59,7 @@ def shared_figure(build: Callable[..., go.Figure], *args, cache_key: Hashable = 
     hashed on every rerun; without it the inputs themselves are the key. The spec was validated when it
     was built, so the copy skips plotly's validation (most of the cost of building a figure)."""
     key = ("inputs", args, kwargs) if cache_key is None else ("settings", cache_key)
+    if st.session_state.get(UPLOAD_STATE_KEY):  # figures of a session holding an upload are its owner's only:
+        key = (*key, owner_id())  # a hit must not tell anyone that the same data was charted by someone else
     spec = _figure_spec(f"{build.__module__}.{build.__qualname__}", key, args, kwargs, build)
     return go.Figure(spec, _validate=False)

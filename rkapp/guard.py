@@ -17,11 +17,13 @@ from typing import Any, Callable, Iterator
 
 import streamlit as st
 
-from rkcore.base.admission import Admission, server_memory, server_runs
+from rkcore.base.admission import Admission, owner_runs, server_memory, server_runs
 from rkcore.base.limits import estimate_cost, format_bytes, format_estimate, physical_memory
 from rkcore.base.limits import max_size_within as _max_size_within
 from rkcore.base.limits import require_memory as _require_memory
 from rkcore.studies.costs import RunCost
+
+from .identity import owner_id
 
 __all__ = ["ADMISSION", "AUTO_RUN_SECONDS", "MAX_RUN_SECONDS", "MEMORY_BUDGET", "Measurement", "Waiting",
            "admitted_run", "estimate_cost", "guarded", "heavy_work", "kept_measurement", "largest_fitting", "literal", "max_size_within", "measure_on_press",
@@ -35,8 +37,8 @@ logger = logging.getLogger("rkapp")
 MEMORY_BUDGET = int(min(2 * 2**30, physical_memory() // 4))
 #: The server's admission of heavy runs, shared by every session of this process: RKCORE_SERVER_RUNS
 #: slots (default one per core) and RKCORE_SERVER_MEMORY bytes for all admitted runs together (default a
-#: quarter of the machine's memory), read when the server starts.
-ADMISSION = Admission(server_runs(), server_memory())
+#: quarter of the machine's memory), RKCORE_OWNER_RUNS runs per student (default one), read when the server starts.
+ADMISSION = Admission(server_runs(), server_memory(), per_owner=owner_runs())
 
 
 #: Every ASCII punctuation character: CommonMark lets each be backslash-escaped, and escaping them all
@@ -192,10 +194,14 @@ def _earlier_place() -> float | None:
 
 
 def _place_text(ticket) -> str:
-    position, wait = ADMISSION.position(ticket), ADMISSION.expected_wait(ticket)
-    ahead = "you are next" if position <= 1 else f"{position - 1} run(s) ahead of you"
-    return (f"Waiting for one of the server's {ADMISSION.slots} run slots, shared by everyone on it: {ahead} "
-            f"({format_estimate(wait)}). Your results follow by themselves; there is nothing to press.")
+    (own, others), wait = ADMISSION.ahead(ticket), ADMISSION.expected_wait(ticket)
+    parts = ([f"{others} run(s) of other students"] if others else []) + (
+        ["your other tab's run" if own == 1 else f"{own} runs of your other tabs"] if own else [])
+    ahead = f"{' and '.join(parts)} ahead of you" if parts else "you are next"
+    mine = (" Each student runs one heavy computation at a time: this tab waits for your other tab's run, while "
+            "other students' runs take their turns.") if own else ""
+    return (f"Waiting for one of the server's {ADMISSION.slots} run slots, shared by everyone on it in turn: {ahead} "
+            f"({format_estimate(wait)}). Your results follow by themselves; there is nothing to press.{mine}")
 
 
 def _show_place(slot, ticket, shown: tuple[str, float] | None = None) -> tuple[str, float]:
@@ -218,7 +224,7 @@ def heavy_work(cost: RunCost | None = None) -> Iterator[None]:
     if _is_light(cost) or getattr(_holding, "slot", False):  # nested heavy work runs in its caller's slot
         yield
         return
-    ticket = ADMISSION.request(cost.bytes, cost.seconds, arrival=_earlier_place())
+    ticket = ADMISSION.request(cost.bytes, cost.seconds, arrival=_earlier_place(), owner=owner_id())
     slot = shown = None
     try:
         while not ADMISSION.wait(ticket, QUEUE_POLL_SECONDS):

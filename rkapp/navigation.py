@@ -8,6 +8,7 @@ from pathlib import Path
 import streamlit as st
 from streamlit.errors import StreamlitAPIException
 
+from .client_messages import confine_clear_cache
 from .state import apply_preset
 
 _HERE = Path(__file__).resolve().parent
@@ -60,6 +61,7 @@ def find_page(*fragments: str) -> str | None:
 
 def run() -> None:
     """The app: Home and every page in the sidebar navigation; runs the chosen page."""
+    confine_clear_cache()  # a client's clear-cache message clears its own session only (idempotent)
     home = st.Page(str(PAGES_DIR / HOME), title="Home", icon=":material/home:", default=True)
     pages = [st.Page(str(PAGES_DIR / e.file), title=e.title, url_path=e.url_path) for e in PAGES]
     # Streamlit's own page list is hidden (position "top" is overridden by the pages/ folder's sidebar list,

@@ -257,7 +257,8 @@ class _ViewMethods:
 
 
 #: Everything a view depends on (frozen, hashable: a st.cache_data argument). Built by the sidebar;
-#: ``upload`` is (file name, sha1 of its bytes) of an uploaded file, not a URL setting.
+#: ``upload`` is (file name, the owner's HMAC of its bytes: rkapp.upload_section.upload_digest) of an uploaded
+#: file, not a URL setting; every cache keyed by the view is so per owner for uploads.
 ViewSpec = dataclasses.make_dataclass(
     "ViewSpec",
     [(f.name, type(f.default), field(default=f.default)) for f in _TABLE if f.view]

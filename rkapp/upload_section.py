@@ -5,8 +5,8 @@ uploader ticks "Share this file with the link"."""
 from __future__ import annotations
 
 import hashlib
+import hmac
 import io
-import secrets
 from typing import Callable
 
 import streamlit as st
@@ -18,6 +18,7 @@ from rkcore.spec import is_csv
 
 from . import uploads
 from .guard import literal, show_error, show_warning
+from .identity import owner_id
 from .state import FIELDS, NO_TARGET, is_stored, read_url, store, stored, write_url
 from .unseen import is_unseen
 
@@ -25,27 +26,10 @@ UPLOAD_STATE_KEY = "_rk_upload"  # (file name, bytes) of the uploaded file; test
 TOKEN_KEY = "_rk_upload_token"  # the token the URL carries for it
 FOREIGN_KEY = "_rk_upload_foreign"  # True: the file came from another browser's shared link (not ours to share)
 FILE_ID_KEY = "_rk_upload_file_id"  # the uploader's id of the file in UPLOAD_STATE_KEY (a new one replaces it)
-SESSION_OWNER_KEY = "_rk_upload_session_owner"  # the owner id when the browser sends no XSRF cookie
 SHARE_KEY = "_rk_upload_share"  # the checkbox
 MEMO_KEY = "_rk_upload_memo"  # (token, digest, columns or error) so a rerun does not re-read the file
 SHOWN_COLUMNS = 30
 HOURS = uploads.TTL_SECONDS // 3600
-
-
-def browser_cookie() -> str | None:
-    """The browser's XSRF cookie as the session's first request sent it (public st.context.cookies)."""
-    try:
-        return st.context.cookies.get(uploads.XSRF_COOKIE)
-    except Exception:  # noqa: BLE001 - no browser context (a bare script run): the session is the owner
-        return None
-
-
-def owner_id() -> str:
-    """Who is asking: the browser (a hash of Streamlit's XSRF cookie), else this session alone."""
-    owner = uploads.owner_from_cookie(browser_cookie())
-    if owner is None:
-        owner = st.session_state.setdefault(SESSION_OWNER_KEY, "session:" + secrets.token_hex(16))
-    return owner
 
 
 def _take_new_file(file, owner: str) -> bool:
@@ -83,6 +67,16 @@ def _find_linked(box, linked: str, owner: str) -> None:
         box.caption(f"{literal(kept[0])} found again on the server (kept {HOURS} h after its last use).")
 
 
+def _revoke(box) -> None:
+    """Drop another browser's file from this session: its uploader stopped sharing it (or the server forgot it).
+    The page then draws nothing of it (no data, chart or download) and says why."""
+    for key in (UPLOAD_STATE_KEY, TOKEN_KEY, FOREIGN_KEY, FILE_ID_KEY, SHARE_KEY, MEMO_KEY):
+        st.session_state.pop(key, None)
+    box.warning("The file this link shared is no longer shared by whoever uploaded it (or the server no longer "
+                "keeps it): its data, charts and downloads were removed from this page. Upload your own file to "
+                "use this view.", icon=":material/lock:")
+
+
 def _keep_and_share(box, name: str, content: bytes, owner: str) -> None:
     """Keep the session's own file under its token (a new one for a new file), and draw the share checkbox."""
     ss = st.session_state
@@ -91,15 +85,18 @@ def _keep_and_share(box, name: str, content: bytes, owner: str) -> None:
         write_url(FIELDS["upload"], token or "")
         return
     if not uploads.owns(token, owner):  # a new file, or the store forgot it (TTL, restart): keep it again
-        token = uploads.keep(name, content, owner, token=token, shared=bool(ss.get(SHARE_KEY, False)))
+        try:
+            token = uploads.keep(name, content, owner, token=token, shared=bool(ss.get(SHARE_KEY, False)))
+        except uploads.StoreFull as full:  # the file works on this page; it is asked for again at each rerun
+            ss.pop(TOKEN_KEY, None)
+            write_url(FIELDS["upload"], "")
+            box.warning(literal(str(full)), icon=":material/inventory_2:")
+            return
         ss[TOKEN_KEY] = token
     write_url(FIELDS["upload"], token or "")
     if token is None:
-        if len(content) > uploads.MAX_ENTRY_BYTES:
-            why = f"Too large to keep for a reload (over {format_bytes(uploads.MAX_ENTRY_BYTES)})"
-        else:
-            why = "Not kept for a reload: the server's store of uploads is full"
-        box.caption(f"{why}: after F5, upload it again. It cannot be shared with a link.")
+        box.caption(f"Too large to keep for a reload (over {format_bytes(uploads.MAX_ENTRY_BYTES)}): after F5, "
+                    "upload it again. It cannot be shared with a link.")
         return
     if is_unseen(box):  # presenter mode: no checkbox; the file stays as shared as it was
         return
@@ -116,19 +113,26 @@ def _keep_and_share(box, name: str, content: bytes, owner: str) -> None:
         box.caption(f":material/lock: Private: the page's link does not give **{literal(name)}** to anyone else.")
 
 
-def _memo(content: bytes, token: str | None, csv: bool) -> tuple:
-    """(key, sha1 of the bytes, the CSV's column names or the reason there are none): computed once per
-    file and session, so a rerun does not hash or re-read a large file."""
+def upload_digest(content: bytes, owner: str) -> str:
+    """The file's key in every cache (the view's ``upload``): an HMAC of its bytes keyed by the owner id, so
+    that two browsers uploading the same bytes share no cache entry, and a cache hit cannot answer "did
+    someone upload this file?" (issue 37, finding 7); the same browser's reruns and reloads do share."""
+    return hmac.new(owner.encode(), content, hashlib.sha256).hexdigest()
+
+
+def _memo(content: bytes, token: str | None, csv: bool, owner: str) -> tuple:
+    """(key, the owner's digest of the bytes, the CSV's column names or the reason there are none):
+    computed once per file and session, so a rerun does not hash or re-read a large file."""
     ss = st.session_state
     memo = ss.get(MEMO_KEY)
-    if memo is None or memo[0] != (token, len(content)):
+    if memo is None or memo[0] != (token, len(content), owner):
         columns: list[str] | str = []
         if csv:
             try:  # same encoding / delimiter detection and size limits as load_csv (UTF-16, ';', tabs, ...)
                 columns = rkdata.csv_columns(io.BytesIO(content))
             except ValueError as exc:  # load_data shows the same message in place of the page
                 columns = str(exc)
-        memo = ((token, len(content)), hashlib.sha1(content).hexdigest(), columns)
+        memo = ((token, len(content), owner), upload_digest(content, owner), columns)
         ss[MEMO_KEY] = memo
     return memo
 
@@ -150,7 +154,7 @@ def _target_widget(box, name: str, columns: list[str], persistent_widget: Callab
 
 
 def upload_section(box, persistent_widget: Callable) -> tuple[str, str] | None:
-    """File uploader + share checkbox + target column; returns the upload reference (name, sha1 of the bytes).
+    """File uploader + share checkbox + target column; returns the upload reference (name, the owner's digest of the bytes).
 
     ``persistent_widget`` is the sidebar's widget drawer (:func:`rkapp.widgets.persistent_widget`), passed in by
     the sidebar that draws this section, so that this module does not import the one importing it.
@@ -166,6 +170,8 @@ def upload_section(box, persistent_widget: Callable) -> tuple[str, str] | None:
     if file is not None:
         if not _take_new_file(file, owner):
             return None
+    elif ss.get(FOREIGN_KEY) and not uploads.readable(ss.get(TOKEN_KEY), owner):
+        _revoke(box)  # its uploader stopped sharing it (or it expired): gone at this rerun
     elif not ss.get(UPLOAD_STATE_KEY) and linked:
         _find_linked(box, linked, owner)
     upload = ss.get(UPLOAD_STATE_KEY)
@@ -175,7 +181,7 @@ def upload_section(box, persistent_widget: Callable) -> tuple[str, str] | None:
     name, content = upload
     _keep_and_share(box, name, content, owner)
     box.caption(f"Using **{literal(name)}** ({format_bytes(len(content))}).")
-    _, digest, columns = _memo(content, ss.get(TOKEN_KEY), is_csv(name))
+    _, digest, columns = _memo(content, ss.get(TOKEN_KEY), is_csv(name), owner)
     if is_csv(name):
         if isinstance(columns, str):
             box.caption(literal(f"No target column to choose: {columns}"))

@@ -6,10 +6,9 @@ file). The URL carries it (``upload=<token>``) so that a reload (F5: a new Strea
 the file again. The token alone gives nothing: the file, its name and its columns are handed out
 only to their **owner**, unless the uploader ticks "share this file with the link" (:func:`set_shared`).
 
-The owner is the uploading browser, recognised by Streamlit's XSRF cookie (a random per-browser
-secret the server sets and the browser sends with every session; read with the public
-``st.context.cookies``). Only a hash of the cookie's token is kept. Without the cookie (XSRF
-protection turned off), the owner is the session itself: a reload then asks to upload again.
+The owner is the uploading browser, recognised by the app's own signed, HttpOnly cookie
+(:mod:`rkapp.identity`); only an HMAC of its id is kept. Without a valid cookie, the owner is the
+session itself: a reload then asks to upload again.
 
 Where: one SQLite file (Python's own ``sqlite3``: nothing to install, transactions and locking that
 hold across processes, a single file to put on a local disk) in the folder ``RKCORE_STORE_DIR``, which
@@ -18,14 +17,13 @@ the browser lands on. Without it, the store is a private folder of this process 
 The files live on disk, not in the server's memory.
 
 Bounded: MAX_ENTRY_BYTES per file (larger files work for their session but are not kept),
-OWNER_BYTES per owner (a new file of that owner pushes out only that owner's least recently used
-ones: nobody can evict another student's file), MAX_TOTAL_BYTES in all (when full, a new file is not
-kept: it works for its session, and the page says why), each file forgotten TTL_SECONDS after its last use.
+MAX_OWNER_BYTES per owner (a new file of that owner pushes out only that owner's least recently used
+ones: nobody can evict another student's file), MAX_TOTAL_BYTES in all (when the other owners' files
+leave no room, the new one is refused with :class:`StoreFull`, saying so: it still works in its
+session), each file forgotten TTL_SECONDS after its last use.
 """
 from __future__ import annotations
 
-import binascii
-import hashlib
 import hmac
 import os
 import re
@@ -36,15 +34,16 @@ import threading
 import time
 from pathlib import Path
 
+from rkcore.base.limits import format_bytes
+
 MAX_ENTRY_BYTES = 32 * 2**20
 MAX_TOTAL_BYTES = 1024 * 2**20  # on disk
 TTL_SECONDS = 2 * 3600
 TOKEN_BYTES = 16  # 128 bits
 MAX_NAME_CHARS = 255  # a file name longer than a file system allows is cut
 _ENTRY_OVERHEAD = 1024  # bytes counted per entry besides the content, so tiny files cannot be unbounded in number
-OWNER_BYTES = 2 * (MAX_ENTRY_BYTES + _ENTRY_OVERHEAD)  # two files of the largest kept size per owner
+MAX_OWNER_BYTES = 2 * (MAX_ENTRY_BYTES + _ENTRY_OVERHEAD)  # two files of the largest kept size per owner
 _TOKEN = re.compile(r"^[A-Za-z0-9_-]{22}$")  # token_urlsafe(16): 22 URL-safe base64 characters
-XSRF_COOKIE = "_streamlit_xsrf"
 STORE_DIR_ENV = "RKCORE_STORE_DIR"
 
 
@@ -125,27 +124,21 @@ def is_token(text) -> bool:
     return isinstance(text, str) and bool(_TOKEN.match(text))
 
 
-def owner_from_cookie(cookie: str | None) -> str | None:
-    """A stable owner id from Streamlit's XSRF cookie, or None. The cookie's value is re-masked
-    (``2|mask|masked token|time``, the Tornado format) each time the server sets it, so the id is a
-    hash of the unmasked token, which stays the same for the browser."""
-    if not cookie:
-        return None
-    try:
-        version, mask_hex, masked_hex, _ = cookie.strip("\"'").split("|")
-        mask, masked = binascii.a2b_hex(mask_hex), binascii.a2b_hex(masked_hex)
-    except (ValueError, binascii.Error):
-        return None
-    if version != "2" or len(mask) != 4 or len(masked) < 16:
-        return None
-    token = bytes(b ^ mask[k % 4] for k, b in enumerate(masked))
-    return "browser:" + hashlib.sha256(b"rkapp upload owner|" + token).hexdigest()
+class StoreFull(ValueError):
+    """The store holds other owners' files up to MAX_TOTAL_BYTES: a new file is refused, not kept by evicting
+    someone else's (it still works in its session)."""
 
 
 def keep(name: str, content: bytes, owner: str, *, token: str | None = None, shared: bool = False) -> str | None:
     """Keep the file for ``owner`` under ``token`` (a new random one by default); returns the token, or None
-    when it is not kept (larger than MAX_ENTRY_BYTES, or the store is full: see :func:`is_full`); the file
-    still works in its session. The owner's least recently used files make room within OWNER_BYTES."""
+    when the file is too large to keep (it still works in the session). The owner's own least recently used
+    files make room for it (MAX_OWNER_BYTES); another owner's never do.
+
+    Raises
+    ------
+    StoreFull
+        When the other owners' files leave no room for it (MAX_TOTAL_BYTES); the message says so.
+    """
     size = _size(content)
     if len(content) > MAX_ENTRY_BYTES:
         return None
@@ -158,7 +151,10 @@ def keep(name: str, content: bytes, owner: str, *, token: str | None = None, sha
         _make_room(conn, owner, size)
         total = conn.execute("SELECT COALESCE(SUM(size), 0) FROM uploads").fetchone()[0]
         if total + size > MAX_TOTAL_BYTES:
-            return None
+            raise StoreFull(f"The server keeps {format_bytes(MAX_TOTAL_BYTES)} of uploads for everyone, and other "
+                            "students' files fill it now: your file works on this page, but it is not kept for a "
+                            "reload or a link. Try again later (files are forgotten "
+                            f"{TTL_SECONDS // 3600} h after their last use).")
         conn.execute("INSERT INTO uploads VALUES (?, ?, ?, ?, ?, ?, ?)",
                      (token, owner, str(name)[:MAX_NAME_CHARS], sqlite3.Binary(content), int(bool(shared)), size,
                       _clock()))
@@ -166,23 +162,14 @@ def keep(name: str, content: bytes, owner: str, *, token: str | None = None, sha
 
 
 def _make_room(conn: sqlite3.Connection, owner: str, size: int) -> None:
-    """Drop the owner's least recently used files until ``size`` more bytes fit in OWNER_BYTES."""
+    """Drop the owner's least recently used files until ``size`` more bytes fit in MAX_OWNER_BYTES."""
     rows = conn.execute("SELECT token, size FROM uploads WHERE owner = ? ORDER BY last_used DESC", (owner,)).fetchall()
     used = 0
     for token, entry_size in rows:
         used += entry_size
-        if used + size > OWNER_BYTES:
+        if used + size > MAX_OWNER_BYTES:
             conn.execute("DELETE FROM uploads WHERE token = ?", (token,))
             used -= entry_size
-
-
-def is_full(size: int) -> bool:
-    """Whether a new file of ``size`` bytes would find no room in the store (other owners' files are
-    never pushed out for it)."""
-    conn = _db()
-    total = conn.execute("SELECT COALESCE(SUM(size), 0) FROM uploads WHERE last_used >= ?",
-                         (_clock() - TTL_SECONDS,)).fetchone()[0]
-    return total + _size(b"") + size > MAX_TOTAL_BYTES
 
 
 def find(token: str, requester: str | None) -> tuple[str, bytes] | None:
@@ -200,6 +187,13 @@ def find(token: str, requester: str | None) -> tuple[str, bytes] | None:
         conn.execute("UPDATE uploads SET last_used = ? WHERE token = ?", (_clock(), token))  # a use renews it
         content = conn.execute("SELECT content FROM uploads WHERE token = ?", (token,)).fetchone()[0]
         return name, bytes(content)
+
+
+def readable(token: str, requester: str | None) -> bool:
+    """Whether ``requester`` may still use the file (its owner, or it is shared), without renewing it: a
+    session using another browser's shared file checks this on every rerun, so unsharing revokes it."""
+    row = _row(_db(), token)
+    return bool(_alive(row) and (row[2] or (requester and hmac.compare_digest(row[0], requester))))
 
 
 def owns(token: str, requester: str | None) -> bool:

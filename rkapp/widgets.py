@@ -111,7 +111,7 @@ def persistent_widget(draw: Callable, label: str | None = None, *, key: str, opt
 
 # ============================================================================ the shared sidebar
 def _upload_section(box=None) -> tuple[str, str] | None:
-    """File uploader, share checkbox and target column (rkapp.upload_section); returns (name, sha1)."""
+    """File uploader, share checkbox and target column (rkapp.upload_section); returns (name, the owner's digest)."""
     return upload_section(box, persistent_widget)
 
 

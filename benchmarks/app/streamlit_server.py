@@ -35,7 +35,7 @@ def free_port() -> int:
 class StreamlitServer:
     """``streamlit run <script>`` from the repository, on 127.0.0.1 and a free port (or ``port``)."""
 
-    def __init__(self, script: str = "app.py", *, port: int | None = None, env: dict[str, str] | None = None,
+    def __init__(self, script: str = "serve.py", *, port: int | None = None, env: dict[str, str] | None = None,
                  health_timeout: float = 90.0, repo: Path = REPO, processes: int = 1):
         self.port = port or free_port()
         self.url = f"http://127.0.0.1:{self.port}"

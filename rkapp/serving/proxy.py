@@ -7,7 +7,8 @@ loopback ports and nginx (Debian's package; its configuration is generated from
 browser by a cookie it sets on the first request (``rkcore_route``, HttpOnly), so a whole class behind
 one NAT address still spreads over the processes and a browser's page, websocket and uploads reach
 its own process. The processes share the upload store (``RKCORE_STORE_DIR``, see
-:mod:`rkapp.uploads`) so that a shared link works whichever process opens it.
+:mod:`rkapp.uploads`) and the owner cookie's secret (``RKCORE_COOKIE_SECRET``, :mod:`rkapp.identity`), so
+that a browser is the same owner, and a shared link works, whichever process it reaches.
 
 Nothing to configure: the run's folder (configuration, logs, nginx's temporary files, the store) is a
 new private temporary folder, removed at the end. A Streamlit process that dies is started again.
@@ -133,6 +134,9 @@ class Farm:
         env = dict(os.environ)
         env.setdefault("RKCORE_STORE_DIR", str(self.folder / "store"))
         env.setdefault("STREAMLIT_SERVER_COOKIE_SECRET", self._secret)
+        # one owner-cookie secret for every process: a browser's rkcore_owner cookie (rkapp.identity) verifies
+        # on whichever process it reaches (a restarted one included)
+        env.setdefault("RKCORE_COOKIE_SECRET", self._owner_secret)
         return env
 
     def _start_app(self, port: int) -> subprocess.Popen:
@@ -147,7 +151,7 @@ class Farm:
                                               None)
         if nginx is None:
             raise SystemExit(NGINX_HINT)
-        self._secret = secrets.token_hex(32)
+        self._secret, self._owner_secret = secrets.token_hex(32), secrets.token_hex(32)
         os.chmod(self.folder, 0o700)
         for sub in ("client_body", "proxy", "fastcgi", "uwsgi", "scgi", "store"):
             (self.folder / sub).mkdir(mode=0o700, exist_ok=True)

@@ -3,8 +3,10 @@ per-computation budget of :mod:`rkcore.base.limits`.
 
 :class:`Admission` admits at most :func:`server_runs` heavy runs at once (``RKCORE_SERVER_RUNS``, default
 one per core), the sum of their predicted peak bytes within :func:`server_memory`
-(``RKCORE_SERVER_MEMORY``, default a quarter of physical memory), the others waiting in arrival order.
-Pure threading, no streamlit (rkapp.guard shows the queue).
+(``RKCORE_SERVER_MEMORY``, default a quarter of physical memory), the others waiting in line. The line
+serves owners (students), not requests (tabs): round robin across owners, each owner's runs in arrival
+order, at most :data:`RUNS_PER_OWNER` runs of one owner at once, so a student with six tabs cannot make
+another wait behind all six. Pure threading, no streamlit (rkapp.guard shows the queue).
 """
 from __future__ import annotations
 
@@ -19,11 +21,15 @@ from typing import Callable, Iterator
 
 from .limits import format_bytes, physical_memory
 
-__all__ = ["Admission", "SERVER_MEMORY_ENV", "SERVER_RUNS_ENV", "Ticket", "server_memory", "server_runs", "usable_cores"]
+__all__ = ["Admission", "OWNER_RUNS_ENV", "RUNS_PER_OWNER", "SERVER_MEMORY_ENV", "owner_runs", "SERVER_RUNS_ENV", "Ticket", "server_memory", "server_runs", "usable_cores"]
 
 #: Environment variables read once when a server builds its admission control (rkapp.guard).
 SERVER_RUNS_ENV = "RKCORE_SERVER_RUNS"
 SERVER_MEMORY_ENV = "RKCORE_SERVER_MEMORY"
+#: Runs of one owner admitted at once by default: a student's second tab waits for the first one's run,
+#: leaving the other slots to other students (``RKCORE_OWNER_RUNS`` sets another number).
+RUNS_PER_OWNER = 1
+OWNER_RUNS_ENV = "RKCORE_OWNER_RUNS"
 
 
 def usable_cores() -> int:
@@ -87,6 +93,23 @@ def server_memory() -> int:
     return _positive_env(SERVER_MEMORY_ENV, physical_memory() // 4)
 
 
+def owner_runs() -> int:
+    """Heavy runs of one owner (a student's browser) at once on a server: ``RKCORE_OWNER_RUNS``, else
+    :data:`RUNS_PER_OWNER`.
+
+    Returns
+    -------
+    int
+        At least 1.
+
+    Raises
+    ------
+    ValueError
+        When ``RKCORE_OWNER_RUNS`` is set but is not a finite number >= 1.
+    """
+    return _positive_env(OWNER_RUNS_ENV, RUNS_PER_OWNER)
+
+
 @dataclass
 class Ticket:
     """One run's place at the server: its predicted peak bytes and seconds, and when it arrived.
@@ -109,12 +132,15 @@ class Ticket:
         Whether it was released (finished, or left the line).
     started : float, default=0.0
         When it was admitted, on the admission's clock.
+    owner : str or None, default=None
+        Who asked (a student's owner id); None: an owner of its own (no fair share with any other ticket).
     """
 
     bytes: int
     seconds: float
     arrival: float
     serial: int
+    owner: str | None = None
     admitted: bool = False
     done: bool = False
     started: float = 0.0
@@ -122,10 +148,12 @@ class Ticket:
 
 class Admission:
     """Server-wide admission of heavy runs, shared by every session of a process: at most ``slots`` runs
-    at once, the sum of their predicted peak bytes at most ``budget``; the others wait in arrival order
-    (strictly: a large run at the head is not overtaken by smaller ones, so it cannot starve). Nothing is
-    dropped: a ticket waits until admitted or released. Pure threading, no streamlit (rkapp.guard shows
-    the queue).
+    at once, the sum of their predicted peak bytes at most ``budget``, at most ``per_owner`` runs of one
+    owner. The others wait in line, which serves owners, not tickets: round robin, an owner's k-th
+    waiting ticket (counting its running ones first) behind every other owner's earlier ones, ties in
+    arrival order. Strict: a large run at the head is not overtaken by smaller ones, so it cannot starve;
+    only tickets whose owner is at its ``per_owner`` runs are passed over. Nothing is dropped: a ticket
+    waits until admitted or released. Pure threading, no streamlit (rkapp.guard shows the queue).
 
     Parameters
     ----------
@@ -135,23 +163,30 @@ class Admission:
         Bytes the admitted runs may need together, at least 1 (a server uses :func:`server_memory`).
     clock : callable, default=time.monotonic
         Seconds now, for arrivals and the expected wait (tests pass a fake clock).
+    per_owner : int, default=RUNS_PER_OWNER
+        Runs of one owner admitted at once, at least 1.
 
     Raises
     ------
     ValueError
-        When ``slots`` or ``budget`` is below 1.
+        When ``slots``, ``budget`` or ``per_owner`` is below 1.
     """
 
-    def __init__(self, slots: int, budget: int, clock: Callable[[], float] = time.monotonic):
-        if slots < 1 or budget < 1:
-            raise ValueError(f"An admission needs at least one slot and one byte, got {slots} and {budget}.")
-        self.slots, self.budget, self._clock = int(slots), int(budget), clock
+    def __init__(self, slots: int, budget: int, clock: Callable[[], float] = time.monotonic,
+                 per_owner: int = RUNS_PER_OWNER):
+        if slots < 1 or budget < 1 or per_owner < 1:
+            raise ValueError(f"An admission needs at least one slot, one byte and one run per owner, got {slots}, "
+                             f"{budget} and {per_owner}.")
+        self.slots, self.budget, self.per_owner, self._clock = int(slots), int(budget), int(per_owner), clock
         self._cond = threading.Condition()
-        self._waiting: list[Ticket] = []  # by (arrival, serial)
+        self._waiting: list[Ticket] = []  # in line: by (round, arrival, serial), see _order
         self._running: list[Ticket] = []
         self._serial = itertools.count()
+        self._turns = itertools.count()  # admissions, in order: an owner's last turn decides its place in a round
+        self._served: dict = {}  # owner -> its last turn, while it has tickets
 
-    def request(self, bytes_: int, seconds: float = 0.0, arrival: float | None = None) -> Ticket:
+    def request(self, bytes_: int, seconds: float = 0.0, arrival: float | None = None,
+                owner: str | None = None) -> Ticket:
         """A ticket for a run, admitted at once when it is first in line and fits.
 
         Parameters
@@ -163,6 +198,8 @@ class Admission:
         arrival : float, optional
             Its place in line, on the admission's clock; an earlier value keeps an earlier place (a rerun
             of a session that was already waiting). None: now.
+        owner : str, optional
+            Who asks (fair shares and the per-owner limit are by owner); None: an owner of its own.
 
         Returns
         -------
@@ -179,20 +216,55 @@ class Admission:
                              f"{format_bytes(self.budget)} this server gives all runs at once.")
         with self._cond:
             ticket = Ticket(int(bytes_), float(seconds), self._clock() if arrival is None else float(arrival),
-                            next(self._serial))
+                            next(self._serial), owner)
             self._waiting.append(ticket)
-            self._waiting.sort(key=lambda t: (t.arrival, t.serial))
             self._admit()
             return ticket
 
+    @staticmethod
+    def _owner_of(ticket: Ticket):
+        return ("ticket", ticket.serial) if ticket.owner is None else ("owner", ticket.owner)
+
+    def _order(self) -> None:
+        """Sort the line round robin across owners (lock held): an owner's k-th waiting ticket, in arrival
+        order, after its running ones, is in round (running + k); within a round the owner served longest
+        ago (or never) first, then arrival. Forgets the turns of owners with no ticket left."""
+        counts: dict = {}
+        for t in self._running:
+            counts[self._owner_of(t)] = counts.get(self._owner_of(t), 0) + 1
+        keys = {}
+        for t in sorted(self._waiting, key=lambda t: (t.arrival, t.serial)):
+            owner = self._owner_of(t)
+            keys[t.serial] = (counts.get(owner, 0), self._served.get(owner, -1), t.arrival, t.serial)
+            counts[owner] = keys[t.serial][0] + 1
+        self._waiting.sort(key=lambda t: keys[t.serial])
+        for owner in set(self._served) - set(counts):
+            del self._served[owner]
+
     def _admit(self) -> None:
-        """Admit from the head of the line while a slot is free and the head fits the budget (lock held)."""
+        """Admit in line order while a slot is free and the next eligible ticket fits the budget (lock held):
+        tickets of an owner at its ``per_owner`` runs are passed over; the first other one that does not
+        fit stops the admissions (no overtaking by smaller runs)."""
+        self._order()
         used = sum(t.bytes for t in self._running)
-        while self._waiting and len(self._running) < self.slots and used + self._waiting[0].bytes <= self.budget:
-            ticket = self._waiting.pop(0)
+        busy: dict = {}
+        for t in self._running:
+            busy[self._owner_of(t)] = busy.get(self._owner_of(t), 0) + 1
+        for ticket in list(self._waiting):
+            if len(self._running) >= self.slots:
+                break
+            owner = self._owner_of(ticket)
+            if busy.get(owner, 0) >= self.per_owner:
+                continue
+            if used + ticket.bytes > self.budget:
+                break
+            self._waiting.remove(ticket)
             ticket.admitted, ticket.started = True, self._clock()
             self._running.append(ticket)
             used += ticket.bytes
+            busy[owner] = busy.get(owner, 0) + 1
+            self._served[owner] = next(self._turns)
+        self._order()
         self._cond.notify_all()
 
     def wait(self, ticket: Ticket, timeout: float | None = None) -> bool:
@@ -252,6 +324,28 @@ class Admission:
                 return 1 + self._waiting.index(ticket)
             return 0
 
+    def ahead(self, ticket: Ticket) -> tuple[int, int]:
+        """Who is ahead of the ticket in line: (runs of its own owner, runs of other owners), the own runs
+        counting those running (a student's other tab) as well as those waiting ahead.
+
+        Parameters
+        ----------
+        ticket : Ticket
+            A ticket of this admission.
+
+        Returns
+        -------
+        tuple of int
+            (own, others); (0, 0) once admitted or released.
+        """
+        with self._cond:
+            if ticket not in self._waiting:
+                return 0, 0
+            owner = self._owner_of(ticket)
+            before = self._waiting[:self._waiting.index(ticket)]
+            own = sum(self._owner_of(t) == owner for t in before + self._running)
+            return own, sum(self._owner_of(t) != owner for t in before)
+
     def expected_wait(self, ticket: Ticket) -> float:
         """Seconds until the ticket's turn, from the cost models.
 
@@ -286,7 +380,7 @@ class Admission:
                     "bytes": sum(t.bytes for t in self._running), "slots": self.slots, "budget": self.budget}
 
     @contextmanager
-    def admitted(self, bytes_: int, seconds: float = 0.0, *, arrival: float | None = None,
+    def admitted(self, bytes_: int, seconds: float = 0.0, *, arrival: float | None = None, owner: str | None = None,
                  on_wait: Callable[[Ticket], None] | None = None, poll: float = 0.5) -> Iterator[Ticket]:
         """Hold a slot for the ``with`` block; the slot or the place in line is released whatever ends it.
 
@@ -298,6 +392,8 @@ class Admission:
             The run's predicted duration in seconds.
         arrival : float, optional
             Its place in line (see :meth:`request`); None: now.
+        owner : str, optional
+            Who asks (see :meth:`request`).
         on_wait : callable, optional
             Called as ``on_wait(ticket)`` every ``poll`` seconds while the ticket waits; it may raise to
             abandon the wait (e.g. a session's stop).
@@ -314,7 +410,7 @@ class Admission:
         ValueError
             When the run alone needs more than the whole budget (see :meth:`request`).
         """
-        ticket = self.request(bytes_, seconds, arrival)
+        ticket = self.request(bytes_, seconds, arrival, owner)
         try:
             while not self.wait(ticket, poll):
                 if on_wait is not None:

@@ -6,7 +6,10 @@ under the **data roots** that whoever starts the server sets (:data:`DATA_ROOTS_
 resolved (symlinks followed) before it is compared with the roots, and every failure to find a
 readable MovieLens folder or file gives one fixed message, whether the path exists, is missing, is
 outside the roots or cannot be read. Errors never quote a file's contents (line numbers only).
-Each file is read with bounds on its bytes and lines, before it is parsed. The library's own calls
+Each file is read with bounds on its bytes and lines, before it is parsed. A file with more than one hard
+link is refused when sealed (issue 37, finding 8): a hard link inside a root to a file outside it cannot be
+told from the file itself, so someone with write access to a root could otherwise link any file they can
+read into it; a data folder on a deduplicating store (every copy a hard link) must be copied. The library's own calls
 (``roots=None``: a script or the command line, on the caller's own machine) are not sealed but are
 bounded the same way.
 """
@@ -157,6 +160,8 @@ def _read_bounded(folder: str, name: str, roots: tuple[str, ...] | None) -> byte
     with os.fdopen(fd, "rb") as f:
         info = os.fstat(f.fileno())
         if not stat.S_ISREG(info.st_mode):  # a FIFO would block, a device never end
+            raise ValueError(_file_refusal(name))
+        if roots is not None and info.st_nlink > 1:  # maybe a hard link to a file outside the roots
             raise ValueError(_file_refusal(name))
         if info.st_size > MAX_MOVIELENS_BYTES:
             raise _ml_too_large(name)

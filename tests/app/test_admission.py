@@ -41,8 +41,8 @@ def _requests_while(monkeypatch, admission: Admission) -> list[tuple[float, obje
     """(seconds asked for, ticket) of every admission request of a page run (each one a heavy run)."""
     asked, real_request = [], admission.request
 
-    def request(bytes_, seconds=0.0, arrival=None):
-        ticket = real_request(bytes_, seconds, arrival)
+    def request(bytes_, seconds=0.0, arrival=None, owner=None):
+        ticket = real_request(bytes_, seconds, arrival, owner)
         asked.append((seconds, ticket))
         return ticket
 
@@ -107,7 +107,7 @@ def test_the_place_in_line_is_shown_in_place():
         guard._show_place(Slot(), waiting[1], drawn)  # one run less ahead: redrawn at once
     finally:
         guard.ADMISSION = original
-    assert "1 run(s) ahead of you" in shown[0] and "2 run slots" in shown[0] and "(about 4 s)" in shown[0], shown
+    assert "1 run(s) of other students ahead of you" in shown[0] and "2 run slots" in shown[0] and "(about 4 s)" in shown[0], shown
     assert len(shown) == 2 and "you are next" in shown[1], shown
     for t in holders + waiting:
         admission.release(t)
@@ -168,6 +168,8 @@ def test_a_page_run_queues_once_for_all_its_heavy_functions(one_slot, monkeypatc
     assert not at.exception and plotly_figures(at) and not error_texts(at)
     arrivals = [ticket.arrival for _, ticket in tickets]
     assert len(arrivals) >= 3 and len(set(arrivals)) == 1, arrivals
+    owners = {ticket.owner for _, ticket in tickets}  # fair shares are by student: every ticket names its owner
+    assert len(owners) == 1 and next(iter(owners)).startswith("session:"), owners  # AppTest sends no cookie
 
 
 @pytest.mark.parametrize("page, params, heavy", [
@@ -204,3 +206,59 @@ def test_the_story_duel_waits_for_a_slot_priced_by_its_cost_model(one_slot, monk
     assert not at.exception and not error_texts(at) and plotly_figures(at)
     assert story.duel_cost(8000).seconds in [seconds for seconds, _ in asked], asked  # its own estimate
     assert one_slot.state()["running"] == 0
+
+
+# ---------------------------------------------------------------------------- fair shares per student (issue 37, 2)
+def test_one_student_with_six_tabs_cannot_make_another_wait_behind_all_of_them():
+    """Issue 37, finding 2: one browser, 6 tabs each pressing Run (10 s each); another student's run
+    waits for at most the run already going, not behind the 6 (round robin across owners, one heavy run
+    per owner at a time)."""
+    admission = Admission(slots=1, budget=2**40)
+    tabs = [admission.request(10, 10.0, owner="alice") for _ in range(6)]
+    assert tabs[0].admitted and not any(t.admitted for t in tabs[1:])
+    bob = admission.request(10, 0.2, owner="bob")
+    assert admission.position(bob) == 1, "bob is next, ahead of alice's five waiting tabs"
+    assert admission.ahead(bob) == (0, 0)
+    assert admission.expected_wait(bob) == pytest.approx(10.0, abs=0.5), "only alice's running run is ahead"
+    assert admission.ahead(tabs[1]) == (1, 1), "alice's second tab: her own first tab, then bob"
+    admission.release(tabs[0])
+    assert bob.admitted and not tabs[1].admitted
+    for t in [bob, *tabs]:
+        admission.release(t)
+    assert admission.state()["running"] == admission.state()["waiting"] == 0
+
+
+def test_a_student_holds_one_slot_at_a_time_leaving_the_others_to_the_class():
+    admission = Admission(slots=2, budget=2**40)
+    tabs = [admission.request(10, 10.0, owner="alice") for _ in range(6)]
+    assert sum(t.admitted for t in tabs) == 1, "one heavy run per student at a time"
+    bob = admission.request(10, 0.2, owner="bob")
+    assert bob.admitted, "the second slot is free for another student at once"
+    carol, dave = admission.request(10, 1.0, owner="carol"), admission.request(10, 1.0, owner="dave")
+    admission.release(bob)
+    assert carol.admitted and not dave.admitted and not any(t.admitted for t in tabs[1:])
+    admission.release(next(t for t in tabs if t.admitted))  # alice's run ends: dave (first round) before her second tab
+    assert dave.admitted and not any(t.admitted for t in tabs[1:])
+    for t in [carol, dave, *tabs]:
+        admission.release(t)
+
+
+def test_the_place_in_line_names_the_students_own_runs(monkeypatch):
+    admission = Admission(slots=1, budget=2**40)
+    monkeypatch.setattr(guard, "ADMISSION", admission)
+    first, second = admission.request(10, 3.0, owner="alice"), admission.request(10, 3.0, owner="alice")
+    bob = admission.request(10, 3.0, owner="bob")
+    text = guard._place_text(second)
+    assert "your other tab's run" in text and "1 run(s) of other students" in text, text
+    assert "you are next" in guard._place_text(bob), guard._place_text(bob)
+    for t in (first, second, bob):
+        admission.release(t)
+
+
+def test_the_runs_per_student_are_a_setting():
+    admission = Admission(slots=3, budget=2**40, per_owner=2)
+    tabs = [admission.request(10, 1.0, owner="alice") for _ in range(4)]
+    assert [t.admitted for t in tabs] == [True, True, False, False]
+    assert admission.request(10, 1.0, owner="bob").admitted
+    with pytest.raises(ValueError, match="one run per owner"):
+        Admission(slots=1, budget=1, per_owner=0)

@@ -289,6 +289,13 @@ def test_server_limits_come_from_the_environment(monkeypatch):
         monkeypatch.setenv(server_admission.SERVER_RUNS_ENV, junk)
         with pytest.raises(ValueError, match="RKCORE_SERVER_RUNS must be a positive number"):
             server_admission.server_runs()
+    monkeypatch.delenv(server_admission.OWNER_RUNS_ENV, raising=False)
+    assert server_admission.owner_runs() == server_admission.RUNS_PER_OWNER == 1
+    monkeypatch.setenv(server_admission.OWNER_RUNS_ENV, "2")
+    assert server_admission.owner_runs() == 2
+    monkeypatch.setenv(server_admission.OWNER_RUNS_ENV, "0")
+    with pytest.raises(ValueError, match="RKCORE_OWNER_RUNS must be a positive number"):
+        server_admission.owner_runs()
 
 
 # ============================================================================ estimates shown to the reader

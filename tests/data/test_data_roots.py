@@ -96,6 +96,21 @@ def test_a_file_linked_out_of_the_roots_is_refused_without_its_contents(root, tm
     assert refusal(folder, roots_of(root)) == ml._file_refusal("u.data")
 
 
+def test_a_file_hard_linked_from_outside_the_roots_is_refused(root, tmp_path):
+    """Issue 37, finding 8: a hard link inside a root to a file outside it looks like the file itself; files
+    with more than one link are refused when sealed, with the same fixed answer (nothing of the file shown).
+    The library's own unsealed calls still read them."""
+    folder = root / "ml-100k"
+    outside = tmp_path / "outside" / "ml-copy" / "u.data"  # a valid MovieLens file, but outside the roots
+    (folder / "u.data").unlink()
+    os.link(outside, folder / "u.data")
+    assert refusal(folder, roots_of(root)) == ml._file_refusal("u.data")
+    assert ds.load_movielens(str(folder), roots=None).X.shape[0] > 0  # a script on its own machine: not sealed
+    (folder / "u.data").unlink()
+    (folder / "u.data").write_bytes(outside.read_bytes())  # a copy (one link) is read
+    assert ds.load_movielens(str(folder), roots=roots_of(root)).X.shape[0] > 0
+
+
 def test_a_wrong_format_file_is_named_by_line_never_quoted(root):
     folder = root / "ml-100k"
     (folder / "u.data").write_text("PASSWORD=hunter2 x y z\n")

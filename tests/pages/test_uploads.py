@@ -4,8 +4,10 @@ An upload is kept on the server under a random token (128 bits, not derived from
 URL carries, so a reload of the uploader's own browser finds the file again; another browser opening the
 same link gets nothing of it (no name, no columns, no data) unless the uploader ticks "Share this file
 with the link". Two AppTest sessions stand for two browsers: AppTest sends no cookies, so each test sets
-the browser's XSRF cookie (what ``st.context.cookies`` gives a real session) through
-``rkapp.upload_section.browser_cookie``. Files go through the real uploader widget."""
+the cookies a browser's websocket handshake would carry (what the public ``st.context.cookies`` gives a
+real session): Streamlit's XSRF cookie and the app's own owner cookie (:mod:`rkapp.identity`), whose
+middleware a real server runs (tests/browser/test_upload_privacy.py). Files go through the real uploader
+widget."""
 from __future__ import annotations
 
 import os
@@ -13,7 +15,7 @@ from pathlib import Path
 
 import pytest
 
-from rkapp import upload_section, uploads
+from rkapp import identity, upload_section, uploads
 from tests.conftest import shown, warning_texts
 
 REPO = Path(__file__).resolve().parents[2]
@@ -33,6 +35,8 @@ def xsrf_cookie(token: bytes) -> str:
 
 
 ALICE, BOB = os.urandom(16), os.urandom(16)
+#: Each browser's owner cookie, as rkapp.identity.OwnerCookie issues it (one per browser, for the test run).
+OWNER_COOKIES = {ALICE: identity.issue_cookie(), BOB: identity.issue_cookie()}
 
 
 @pytest.fixture(autouse=True)
@@ -44,14 +48,22 @@ def empty_store():
 
 @pytest.fixture
 def browser(monkeypatch):
-    """``browser.use(token)``: the next sessions run in the browser holding that XSRF token (None: no cookie)."""
-    current = {"cookie": None}
-    monkeypatch.setattr(upload_section, "browser_cookie", lambda: current["cookie"])
+    """``browser.use(token)``: the next sessions run in the browser holding that XSRF token and its owner
+    cookie (None: no cookie); ``browser.use_cookies(dict)``: exactly these cookies (a forger's)."""
+    import streamlit as st
+
+    current = {"cookies": {}}
+    monkeypatch.setattr(type(st.context), "cookies", property(lambda self: dict(current["cookies"])))
 
     class Browser:
         @staticmethod
         def use(token: bytes | None) -> None:
-            current["cookie"] = None if token is None else xsrf_cookie(token)
+            current["cookies"] = {} if token is None else {
+                "_streamlit_xsrf": xsrf_cookie(token), identity.OWNER_COOKIE: OWNER_COOKIES[token]}
+
+        @staticmethod
+        def use_cookies(cookies: dict) -> None:
+            current["cookies"] = dict(cookies)
 
     return Browser()
 
@@ -121,6 +133,30 @@ def test_unsharing_takes_the_file_back_from_new_sessions(run_page, browser):
     assert SECRET_NAME not in everything_sent(bob) and len(bob.metric) == 0
 
 
+def test_unsharing_revokes_a_tab_already_open_at_its_next_rerun(run_page, browser):
+    """Issue 37, finding 5: Bob opened the shared link; Alice stops sharing; Bob's next rerun has nothing of
+    the file left (no data, charts or download buttons) and says why."""
+    alice, token = upload_as_alice(run_page, browser, share=True)
+    browser.use(BOB)
+    bob = run_page(GRAM, dataset="upload", upload=token, n=30, D=32)
+    assert len(bob.metric) == 4 and SECRET_COLUMN in everything_sent(bob)
+    downloads_before = {b.key for b in bob.get("download_button")}
+    browser.use(ALICE)
+    alice.checkbox(key=upload_section.SHARE_KEY).uncheck().run()
+    browser.use(BOB)
+    bob.run()
+    assert not bob.exception
+    sent = everything_sent(bob)
+    assert SECRET_NAME not in sent and SECRET_COLUMN not in sent, "nothing of the file on Bob's page"
+    assert len(bob.metric) == 0 and not bob.get("plotly_chart")
+    # only the view's export is left, which holds what this run drew (no chart, no table of the file)
+    downloads_after = {b.key for b in bob.get("download_button")}
+    assert downloads_after <= {"export_view"} and downloads_before > downloads_after, (downloads_before, downloads_after)
+    assert any("no longer shared" in w for w in warning_texts(bob)), warning_texts(bob)
+    bob.run()  # and it stays gone
+    assert SECRET_NAME not in everything_sent(bob) and len(bob.metric) == 0
+
+
 def test_a_reload_in_the_uploaders_browser_finds_the_file(run_page, browser):
     _, token = upload_as_alice(run_page, browser)
     browser.use(ALICE)  # F5: a new session of the same browser
@@ -154,7 +190,61 @@ def test_an_unknown_link_gets_the_same_answer_as_a_private_one(run_page, browser
     assert len(at.metric) == 0
 
 
+def test_the_caches_cannot_answer_whether_a_file_was_uploaded(run_page, browser, monkeypatch):
+    """Issue 37, finding 7: Mallory uploads a candidate copy of Alice's file with Alice's settings; her page
+    computes everything afresh (no cache entry of Alice's answers it), while Alice's own rerun is a hit."""
+    import rkcore.studies.gram
+
+    computed = []
+    real_pair = rkcore.studies.gram.gram_pair  # the page imports it at each run: its cache misses call this
+    monkeypatch.setattr(rkcore.studies.gram, "gram_pair", lambda *a, **k: computed.append(1) or real_pair(*a, **k))
+    alice, _ = upload_as_alice(run_page, browser)
+    before = len(computed)
+    assert before
+    alice.run()
+    assert len(computed) == before, "the uploader's own rerun is served from the caches"
+    browser.use(BOB)
+    mallory = run_page(GRAM, dataset="upload", n=30, D=32)
+    mallory.file_uploader(key="upload_file").set_value((SECRET_NAME, CSV, "text/csv")).run()
+    assert not mallory.exception and len(mallory.metric) == 4
+    assert len(computed) > before, "the same bytes from another browser were computed afresh, not a cache hit"
+    assert upload_section.upload_digest(CSV, "browser:a") != upload_section.upload_digest(CSV, "browser:b")
+
+
 # ============================================================================ the store
+def test_one_student_cannot_evict_another_students_upload(monkeypatch):
+    """Issue 37, finding 6: one browser uploading file after file (5 tabs of 31 MB files) evicts only its own
+    older files; once the store is full of other students' files, a new student's file is refused with a
+    message, not kept by evicting someone's (the global bound holds)."""
+    size = 31 * 2**20
+    each = size + uploads._ENTRY_OVERHEAD
+    monkeypatch.setattr(uploads, "MAX_TOTAL_BYTES", 5 * each)  # Alice, Mallory's share, two more students
+    per_owner = uploads.MAX_OWNER_BYTES // each
+    assert per_owner == 2
+    alice = uploads.keep("alice.csv", b"a" * size, "browser:alice")
+    tabs = [uploads.keep(f"tab{k}.csv", bytes([k]) * size, "browser:mallory") for k in range(5)]
+    assert uploads.find(alice, "browser:alice") == ("alice.csv", b"a" * size), "Alice's file is still there"
+    assert [uploads.find(t, "browser:mallory") is not None for t in tabs] == [False] * 3 + [True] * per_owner
+    others = [uploads.keep(f"{k}.csv", b"s" * size, f"browser:student{k}") for k in range(2)]
+    assert uploads.total_bytes() <= uploads.MAX_TOTAL_BYTES
+    with pytest.raises(uploads.StoreFull, match="other students' files fill it now"):
+        uploads.keep("late.csv", b"l" * size, "browser:late")
+    assert all(uploads.find(t, f"browser:student{k}") is not None for k, t in enumerate(others))
+    assert uploads.find(alice, "browser:alice") is not None and uploads.total_bytes() <= uploads.MAX_TOTAL_BYTES
+
+
+def test_a_full_store_says_so_and_the_file_still_works_on_its_page(run_page, browser, monkeypatch):
+    monkeypatch.setattr(uploads, "MAX_TOTAL_BYTES", len(CSV) + uploads._ENTRY_OVERHEAD + 10)
+    uploads.keep("someone.csv", CSV, "browser:someone")
+    browser.use(ALICE)
+    at = run_page(GRAM, dataset="upload", n=30, D=32)
+    at.file_uploader(key="upload_file").set_value((SECRET_NAME, CSV, "text/csv")).run()
+    assert not at.exception and len(at.metric) == 4  # her page uses it
+    assert any("other students' files fill it now" in w for w in warning_texts(at)), warning_texts(at)
+    assert not at.query_params.get("upload")  # no link to a file the server does not keep
+
+
+
 def test_tokens_are_random_not_derived_from_the_content():
     import hashlib
 
@@ -178,12 +268,76 @@ def test_only_the_owner_or_a_share_opens_a_kept_file():
     assert uploads.find(token, "browser:alice") is None
 
 
-def test_owner_id_is_stable_across_remasked_cookies():
-    a1, a2, b = xsrf_cookie(ALICE), xsrf_cookie(ALICE), xsrf_cookie(BOB)
-    assert a1 != a2  # the server masks the token afresh each time it sets the cookie
-    assert uploads.owner_from_cookie(a1) == uploads.owner_from_cookie(a2) != uploads.owner_from_cookie(b)
-    assert uploads.owner_from_cookie(None) is None and uploads.owner_from_cookie("garbage") is None
-    assert ALICE.hex() not in uploads.owner_from_cookie(a1)  # only a hash is kept
+def _forgeries(cookie: str) -> list[str]:
+    """Values a forger could try from a seen or guessed owner cookie: each one a character off, re-encoded,
+    padded, re-cased, truncated, or a fresh id under the same signature."""
+    version, ident, signature = cookie.split(".")
+    flip = {c: ("A" if c != "A" else "B") for c in set(cookie)}
+    return [cookie[:k] + flip[cookie[k]] + cookie[k + 1:] for k in range(len(cookie))] + [
+        cookie + "=", cookie + " ", cookie.upper(), cookie[:-1], f"{version}.{identity.issue_cookie().split('.')[1]}.{signature}",
+        f"v2.{ident}.{signature}", f'"{cookie}"', ""]
+
+
+def test_the_owner_cookie_is_verified_exactly():
+    """Issue 37, finding 4: the owner is the app's own signed cookie, checked exactly: no altered value, no
+    other mask of Streamlit's XSRF token, no cookie signed with another server's secret is an owner."""
+    alice = OWNER_COOKIES[ALICE]
+    assert identity.owner_from_cookie(alice) == identity.owner_from_cookie(alice) != identity.owner_from_cookie(
+        OWNER_COOKIES[BOB])
+    assert identity.owner_from_cookie(alice).startswith("browser:") and alice.split(".")[1] not in identity.owner_from_cookie(alice)
+    assert [f for f in _forgeries(alice) if identity.owner_from_cookie(f) is not None] == []
+    for xsrf in (xsrf_cookie(ALICE), xsrf_cookie(ALICE)):  # Streamlit's cookie, any mask: no owner at all
+        assert identity.owner_from_cookie(xsrf) is None
+
+
+def test_another_servers_cookie_is_no_owner(monkeypatch):
+    monkeypatch.setenv(identity.COOKIE_SECRET_ENV, "11" * 32)
+    other_server = identity.issue_cookie()
+    assert identity.owner_from_cookie(other_server) is not None
+    monkeypatch.setenv(identity.COOKIE_SECRET_ENV, "22" * 32)
+    assert identity.owner_from_cookie(other_server) is None
+    monkeypatch.setenv(identity.COOKIE_SECRET_ENV, "not hex")
+    with pytest.raises(ValueError, match="must be hexadecimal"):
+        identity.issue_cookie()
+
+
+def test_a_stolen_xsrf_token_under_another_mask_opens_nothing(run_page, browser):
+    """Issue 37, finding 4: another app on the host read Alice's XSRF cookie; a browser presenting her token
+    (any mask) and forged owner cookies gets nothing of her private upload."""
+    _, token = upload_as_alice(run_page, browser)
+    for forged in [xsrf_cookie(ALICE), *_forgeries(OWNER_COOKIES[ALICE])[::7]]:
+        browser.use_cookies({"_streamlit_xsrf": xsrf_cookie(ALICE), identity.OWNER_COOKIE: forged})
+        mallory = run_page(GRAM, dataset="upload", upload=token, n=30, D=32)
+        assert not mallory.exception
+        assert SECRET_NAME not in everything_sent(mallory) and len(mallory.metric) == 0, forged
+
+
+def test_the_middleware_sets_an_httponly_samesite_cookie_once():
+    import asyncio
+
+    async def streamlit_app(scope, receive, send):
+        await send({"type": "http.response.start", "status": 200, "headers": [(b"content-type", b"text/html")]})
+        await send({"type": "http.response.body", "body": b"ok"})
+
+    def respond(cookie_header: bytes | None, scheme: str = "http") -> list:
+        sent = []
+
+        async def send(message):
+            sent.append(message)
+
+        headers = [(b"cookie", cookie_header)] if cookie_header is not None else []
+        asyncio.run(identity.OwnerCookie(streamlit_app)({"type": "http", "scheme": scheme, "headers": headers},
+                                                         None, send))
+        return [v.decode() for k, v in sent[0]["headers"] if k == b"set-cookie"]
+
+    (first,) = respond(None)
+    value = first.split(";")[0].split("=", 1)[1]
+    assert identity.owner_from_cookie(value) is not None
+    assert {"HttpOnly", "SameSite=Strict", "Path=/"} <= {p.strip() for p in first.split(";")} and "Secure" not in first
+    assert "Secure" in respond(None, scheme="https")[0]
+    assert respond(f"a=1; {identity.OWNER_COOKIE}={value}".encode()) == []  # a valid cookie is kept
+    (renewed,) = respond(f"{identity.OWNER_COOKIE}={_forgeries(value)[5]}".encode())  # a forged one is replaced
+    assert renewed.split(";")[0].split("=", 1)[1] != value
 
 
 def test_the_store_is_bounded_in_bytes_and_time(monkeypatch):
@@ -192,7 +346,7 @@ def test_the_store_is_bounded_in_bytes_and_time(monkeypatch):
     assert uploads.keep("big.csv", b"x" * (uploads.MAX_ENTRY_BYTES + 1), "o") is None  # works in its session only
     # per owner: the owner's own least recently used files go first
     size = uploads.MAX_ENTRY_BYTES // 2
-    fit = uploads.OWNER_BYTES // (size + uploads._ENTRY_OVERHEAD)
+    fit = uploads.MAX_OWNER_BYTES // (size + uploads._ENTRY_OVERHEAD)
     tokens = []
     for i in range(fit):
         now[0] += 1
@@ -204,7 +358,7 @@ def test_the_store_is_bounded_in_bytes_and_time(monkeypatch):
     extra = uploads.keep("extra", b"e" * size, "o")
     assert uploads.find(tokens[1], "o") is None and uploads.find(tokens[0], "o") is not None
     assert uploads.find(extra, "o") is not None
-    assert uploads.owner_bytes("o") <= uploads.OWNER_BYTES
+    assert uploads.owner_bytes("o") <= uploads.MAX_OWNER_BYTES
     # expiry TTL_SECONDS after the last use; a use renews
     uploads.clear()
     token = uploads.keep("old.csv", b"old", "o")
@@ -215,22 +369,6 @@ def test_the_store_is_bounded_in_bytes_and_time(monkeypatch):
     now[0] = 3 * uploads.TTL_SECONDS
     assert uploads.find(token, "o") is None
     assert uploads.find("../etc", "o") is None and not uploads.is_token("ABCDEF0123456789")
-
-
-def test_one_owner_cannot_evict_another_owners_file(monkeypatch):
-    """Issue 37, item 6: one browser with many tabs uploading large files pushed other students' files out
-    of the shared store. Now an owner's uploads push out only that owner's files; a full store keeps no
-    new file (it still works in its session) and drops nobody's."""
-    monkeypatch.setattr(uploads, "MAX_TOTAL_BYTES", 3 * (uploads.MAX_ENTRY_BYTES + uploads._ENTRY_OVERHEAD) + 4096)
-    alice = uploads.keep("alice.csv", b"a" * 1000, "browser:alice")
-    big = uploads.MAX_ENTRY_BYTES
-    mallory = [uploads.keep(f"m{i}.csv", bytes([i]) * big, "browser:mallory") for i in range(5)]
-    assert uploads.find(alice, "browser:alice") == ("alice.csv", b"a" * 1000)
-    assert sum(t is not None and uploads.owns(t, "browser:mallory") for t in mallory) == 2  # OWNER_BYTES
-    bob = [uploads.keep(f"b{i}.csv", b"b" * big, "browser:bob") for i in range(2)]
-    assert bob[0] is not None and bob[1] is None and uploads.is_full(big)  # full: not kept, nobody evicted
-    assert uploads.find(alice, "browser:alice") is not None
-    assert uploads.total_bytes() <= uploads.MAX_TOTAL_BYTES
 
 
 def test_the_store_is_shared_by_processes(tmp_path, monkeypatch):

@@ -12,6 +12,7 @@ from ...base.limits import format_bytes, format_estimate
 from ...kernels.all_subsets_gram import grouped_gram_within_contract
 from ...registry import get_map
 from .speed import estimate_factor
+from .stable_path import stable_seconds
 
 # Calibrated by benchmarks/studies/bench_run_estimates.py on the 2-core machine at speed factor 1 (quiet): each
 # model's constants against its runs' CPU seconds (which equal wall seconds on a quiet machine), 20:30 UTC
@@ -157,7 +158,9 @@ def exact_kernel_seconds(n_rows: float, n_cols: float, d: int, degree: int, kern
     m = max(int(degree), 1)
     block = n_rows * n_cols
     if kernel in ("anova", "itemset", "up_to"):
-        return m * gemm_seconds(n_rows, d, n_cols) + elements_seconds(block * (m * m + 2 * m))
+        # the entries the Newton check rejects go to the stable recursion (stable_path: products x * y of rows)
+        return (m * gemm_seconds(n_rows, d, n_cols) + elements_seconds(block * (m * m + 2 * m))
+                + stable_seconds(block, d, m, kernel, "gaussian"))
     if kernel == "all_subsets":
         if not grouped_gram_within_contract(d):
             # beyond ~1,500 shared columns float64 products leave the accuracy contract: long double
@@ -167,9 +170,11 @@ def exact_kernel_seconds(n_rows: float, n_cols: float, d: int, degree: int, kern
     return gemm_seconds(n_rows, d, n_cols) + elements_seconds(4 * block)
 
 
-def map_transform_seconds(n: float, d: int, D: int, degree: int, map_key: str = "rk") -> float:
+def map_transform_seconds(n: float, d: int, D: int, degree: int, map_key: str = "rk", kernel: str = "anova",
+                          distribution: str | None = None) -> float:
     """Drawing a map's weights and transforming n rows, priced from the map's registry cost model
-    (:class:`rkcore.registry.CostModel`): its random numbers, GEMM flops and element-wise passes.
+    (:class:`rkcore.registry.CostModel`): its random numbers, GEMM flops and element-wise passes, and for RK
+    and SCRK the features their Newton check hands to the stable recursion (:mod:`.stable_path`).
 
     Parameters
     ----------
@@ -179,6 +184,10 @@ def map_transform_seconds(n: float, d: int, D: int, degree: int, map_key: str = 
         Input features, random features, order m of the kernel.
     map_key : str, default "rk"
         Registry key of the map.
+    kernel : str, default "anova"
+        The family RK maps ("anova" and "up_to" have the stable path; SCRK is always ANOVA).
+    distribution : str, optional
+        RK's weight distribution; None: the costlier of Rademacher and Gaussian weights.
 
     Returns
     -------
@@ -188,7 +197,39 @@ def map_transform_seconds(n: float, d: int, D: int, degree: int, map_key: str = 
     m = max(int(degree), 1)
     cost = get_map(map_key).cost
     return (RNG_SECONDS * cost.random_numbers(d, D, m) + cost.gemm_flops(n, d, D, m) / GEMM_FLOPS
-            + elements_seconds(cost.elements(n, d, D, m)))
+            + elements_seconds(cost.elements(n, d, D, m)) + map_stable_seconds(n, d, D, degree, map_key, kernel,
+                                                                               distribution))
+
+
+def map_stable_seconds(n: float, d: int, D: int, degree: int, map_key: str, kernel: str = "anova",
+                       distribution: str | None = None) -> float:
+    """Seconds of the stable recursion in a map's transform of n rows (:mod:`.stable_path`): RK's rejected
+    features, SCRK's rejected rows (every feature of a rejected row is recomputed); 0 for other maps.
+
+    Parameters
+    ----------
+    n : float
+        Number of rows transformed.
+    d, D, degree : int
+        Input features, random features, order m of the kernel.
+    map_key : str
+        Registry key of the map.
+    kernel : str, default "anova"
+        RK's family.
+    distribution : str, optional
+        RK's weight distribution; None: the costlier of Rademacher and Gaussian weights.
+
+    Returns
+    -------
+    float
+        Seconds on the quiet machine.
+    """
+    if map_key == "scrk":
+        return stable_seconds(n * D, d, degree, "anova", "rademacher")  # +-1 circulant entries
+    if map_key != "rk":
+        return 0.0
+    weights = ("rademacher", "gaussian") if distribution is None else (distribution,)
+    return max(stable_seconds(n * D, d, degree, kernel, w) for w in weights)
 
 
 def map_floats(n: float, d: int, D: int, degree: int, map_key: str) -> float:

@@ -13,7 +13,7 @@ from ..accuracy import total_seconds as accuracy_total_seconds
 from ..timing import estimate_seconds as timing_estimate_seconds
 from .rates import (
     CALL_SECONDS, ELEMENT_SECONDS, RNG_SECONDS, TIDY_ROW_BYTES, RunCost, elements_seconds, exact_kernel_seconds,
-    gemm_seconds, gram_product_seconds, map_floats, map_transform_seconds, section,
+    gemm_seconds, gram_product_seconds, map_floats, map_stable_seconds, map_transform_seconds, section,
 )
 from .speed import estimate_factor
 
@@ -45,7 +45,7 @@ def gram_view_cost(n: int, d: int, D: int, kernel: str, degree: int, map_key: st
     RunCost
         Estimated seconds (at the machine's speed now) and peak bytes.
     """
-    seconds = (exact_kernel_seconds(n, n, d, degree, kernel) + map_transform_seconds(n, d, D, degree, map_key)
+    seconds = (exact_kernel_seconds(n, n, d, degree, kernel) + map_transform_seconds(n, d, D, degree, map_key, kernel)
                + gram_product_seconds(n, D) + elements_seconds(50 * n * n) + 4 * CALL_SECONDS)  # memory-bound n² passes
     return section("exact and approximate Gram matrices", seconds, nbytes((n, d), (n, D), *[(n, n)] * 4))
 
@@ -75,8 +75,8 @@ def error_study_cost(n: int, d: int, kernel: str, degree: int, D_list, methods, 
     D_list = [int(D) for D in D_list]
     # measured: about 1 ms of fixed cost per (method, D, trial) cell, not three engine calls
     seconds = exact_kernel_seconds(n, n, d, degree, kernel) + trials * sum(
-        map_transform_seconds(n, d, D, degree, map_key) + gemm_seconds(n, D, n) + elements_seconds(n * n * (4 + n_eps / 8))
-        + CALL_SECONDS for map_key, _ in methods for D in D_list)
+        map_transform_seconds(n, d, D, degree, map_key, kernel, distribution) + gemm_seconds(n, D, n)
+        + elements_seconds(n * n * (4 + n_eps / 8)) + CALL_SECONDS for map_key, distribution in methods for D in D_list)
     block = min(n, max(1, 64 * 2**20 // (8 * n * (2 * max(degree, 2) + 6))))
     peak = nbytes((n, max(D_list)), (min(n * n, 64 * 2**20 // 8),), (block * (2 * max(degree, 2) + 6), n))
     return section("error study", seconds, peak)
@@ -247,7 +247,12 @@ def timing_cost(map_keys, d_list, D_at: int, D_list, d_at: int, n: int, degree: 
     runs = 1 + int(repeats)
     m = max(int(degree), 1)
     draws = sum(RNG_SECONDS * get_map(key).cost.random_numbers(d, D, m) for key in map_keys for d, D in cells)
-    seconds = TIMING_SCALE * timing_estimate_seconds(map_keys, d_list, D_at, D_list, d_at, n, degree, repeats) + runs * draws
+    # RK and SCRK on the ANOVA kernel (their timing kernel), default weights, N(0, 1) data: the stable path
+    # where the Newton check rejects (at m = 5 every feature from d ~ 850 on: ~50x the fast path's time)
+    stable = sum(map_stable_seconds(n, d, D, m, key, "anova", get_map(key).distributions[0])
+                 for key in map_keys for d, D in cells)
+    seconds = (TIMING_SCALE * timing_estimate_seconds(map_keys, d_list, D_at, D_list, d_at, n, degree, repeats)
+               + runs * (draws + stable))
     d_max, D_max = max(d for d, _ in cells), max(D for _, D in cells)
     # the maps run one after another: the peak is the largest map's own floats at its largest cell
     floats = max((map_floats(n, d, D, degree, key) for key in map_keys for d, D in cells), default=0)

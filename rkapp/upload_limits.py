@@ -1,0 +1,170 @@
+"""Bounds on the bytes browsers make the server hold before any page sees them (issue 37, finding 1).
+
+Streamlit keeps every file PUT to ``/_stcore/upload_file/<session>/<file id>`` in the server's memory until
+the file is deleted or its session ends, and accepts ids it never issued (it answers 204 to made-up ids):
+ten 15 MB uploads to made-up ids held 150 MB. Its only public bound is ``server.maxUploadSize``, per file
+(this app: 64 MB, .streamlit/config.toml). :class:`UploadLimits`, ASGI middleware of the server entry
+(serve.py, Streamlit's public ``st.App``), refuses an upload, before Streamlit reads its body, when it would
+take a session past MAX_SESSION_FILES files or MAX_SESSION_BYTES bytes held at once, a browser (its owner
+cookie, :mod:`rkapp.identity`) past MAX_OWNER_BYTES over all its sessions, or the server past
+:func:`server_upload_bytes` (``RKCORE_UPLOAD_MEMORY``, default a quarter of the server's memory budget);
+the answer is 413 with a sentence saying which bound. Ids the page never issued count like any other.
+
+What it cannot do: tell an issued id from a made-up one (Streamlit issues them over the websocket, with no
+public hook), or stop a client that fetches many owner cookies and opens many sessions from filling the
+server's bound: that bound then refuses uploads (the memory budget holds) until sessions end.
+"""
+from __future__ import annotations
+
+import re
+import threading
+from typing import Callable
+
+from rkcore.base.admission import SERVER_MEMORY_ENV, server_memory
+
+from .identity import OWNER_COOKIE, owner_from_cookie
+
+__all__ = ["MAX_OWNER_BYTES", "MAX_SESSION_BYTES", "MAX_SESSION_FILES", "UploadLimits", "server_upload_bytes"]
+
+MB = 2**20
+#: Files one session may hold at once (the page has one uploader: a new file replaces the last one).
+MAX_SESSION_FILES = 4
+#: Bytes one session may hold at once: two files of the largest size the uploader takes (64 MB).
+MAX_SESSION_BYTES = 2 * 64 * MB + MB
+#: Bytes one browser (owner cookie) may hold over all its sessions (tabs) at once.
+MAX_OWNER_BYTES = 3 * 64 * MB + MB
+UPLOAD_MEMORY_ENV = "RKCORE_UPLOAD_MEMORY"
+_UPLOAD_PATH = re.compile(r"^/_stcore/upload_file/([^/]+)/([^/]+)$")
+
+
+def server_upload_bytes() -> int:
+    """Bytes all sessions' uploads may take together: ``RKCORE_UPLOAD_MEMORY``, else a quarter of the server's
+    memory budget (``RKCORE_SERVER_MEMORY``).
+
+    Returns
+    -------
+    int
+        The bound in bytes, at least 1.
+    """
+    import os
+
+    text = os.environ.get(UPLOAD_MEMORY_ENV, "").strip()
+    if text:
+        try:
+            value = float(text)
+        except ValueError:
+            value = 0.0
+        if not value >= 1 or value == float("inf"):
+            raise ValueError(f"{UPLOAD_MEMORY_ENV} must be a positive number of bytes, got {text!r}.")
+        return int(value)
+    try:
+        return max(1, server_memory() // 4)
+    except ValueError as exc:
+        raise ValueError(f"{exc} ({SERVER_MEMORY_ENV} also bounds uploads)") from None
+
+
+def _streamlit_session_is_active(session_id: str) -> bool:
+    """Whether Streamlit still runs the session (its files are dropped when it ends)."""
+    try:
+        from streamlit import runtime
+
+        return runtime.get_instance().is_active_session(session_id)
+    except Exception:  # noqa: BLE001 - no runtime (tests): count the session as active
+        return True
+
+
+def _header(scope, name: bytes) -> bytes | None:
+    return next((v for k, v in scope.get("headers", []) if k == name), None)
+
+
+def _owner(scope) -> str | None:
+    cookies = _header(scope, b"cookie")
+    for part in (cookies or b"").decode("latin-1").split(";"):
+        key, _, value = part.strip().partition("=")
+        if key == OWNER_COOKIE:
+            return owner_from_cookie(value)
+    return None
+
+
+class UploadLimits:
+    """ASGI middleware bounding the uploads held per session, per browser and for the server (module docstring).
+
+    Parameters
+    ----------
+    app : ASGI application
+        The application it wraps (Streamlit's).
+    server_bytes : int, optional
+        The server's bound (default :func:`server_upload_bytes`, read when the server starts).
+    is_active : callable, optional
+        ``is_active(session_id)``: whether the session still holds its files (default: Streamlit's runtime).
+    """
+
+    def __init__(self, app, server_bytes: int | None = None, is_active: Callable[[str], bool] | None = None):
+        self.app = app
+        self.server_bytes = server_upload_bytes() if server_bytes is None else int(server_bytes)
+        self._is_active = is_active or _streamlit_session_is_active
+        self._lock = threading.Lock()
+        self._held: dict[str, dict[str, tuple[int, str | None]]] = {}  # session -> file id -> (bytes, owner)
+
+    async def __call__(self, scope, receive, send):
+        match = _UPLOAD_PATH.match(scope.get("path", "")) if scope.get("type") == "http" else None
+        if match is None or scope.get("method") not in ("PUT", "DELETE"):
+            return await self.app(scope, receive, send)
+        session, file_id = match.groups()
+        if scope["method"] == "DELETE":
+            with self._lock:
+                self._held.get(session, {}).pop(file_id, None)
+            return await self.app(scope, receive, send)
+        refusal = self._admit(session, file_id, scope)
+        if refusal is not None:
+            return await _refuse(send, refusal)
+
+        async def record(message):
+            if message.get("type") == "http.response.start" and message.get("status", 500) >= 300:
+                with self._lock:  # not kept by Streamlit: not held
+                    self._held.get(session, {}).pop(file_id, None)
+            await send(message)
+
+        return await self.app(scope, receive, record)
+
+    def _admit(self, session: str, file_id: str, scope) -> str | None:
+        """Hold the upload's bytes (its Content-Length) when every bound allows; else the refusal's sentence."""
+        length = _header(scope, b"content-length")
+        if length is None or not length.isdigit():
+            return "An upload must state its size (Content-Length)."
+        size, owner = int(length), _owner(scope)
+        with self._lock:
+            for gone in [s for s in self._held if not self._is_active(s)]:
+                del self._held[gone]
+            files = {f: v for f, v in self._held.get(session, {}).items() if f != file_id}
+            if len(files) >= MAX_SESSION_FILES:
+                return f"This page holds {len(files)} uploaded files, the most one page may hold; reload it first."
+            if sum(b for b, _ in files.values()) + size > MAX_SESSION_BYTES:
+                return "This page's uploads would take more memory than one page may hold; reload it first."
+            others = [(s, f, b, o) for s, held in self._held.items() for f, (b, o) in held.items()
+                      if (s, f) != (session, file_id)]
+            if owner is not None and sum(b for *_, b, o in others if o == owner) + size > MAX_OWNER_BYTES:
+                return "Your open tabs hold as many uploads as one browser may; close some tabs or reload them."
+            if sum(b for *_, b, _ in others) + size > self.server_bytes:
+                return ("The server holds as many uploads as its memory allows for now; try again in a few minutes "
+                        "(uploads are freed when their pages are closed).")
+            self._held.setdefault(session, {})[file_id] = (size, owner)
+        return None
+
+    def held_bytes(self) -> int:
+        """Bytes of uploads held now, over all sessions (for tests and the benchmark).
+
+        Returns
+        -------
+        int
+            The sum of the admitted uploads' sizes.
+        """
+        with self._lock:
+            return sum(b for held in self._held.values() for b, _ in held.values())
+
+
+async def _refuse(send, sentence: str) -> None:
+    body = sentence.encode()
+    await send({"type": "http.response.start", "status": 413,
+                "headers": [(b"content-type", b"text/plain; charset=utf-8"), (b"content-length", str(len(body)).encode())]})
+    await send({"type": "http.response.body", "body": body})
