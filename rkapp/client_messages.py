@@ -17,7 +17,7 @@ import logging
 
 __all__ = ["confine_clear_cache"]
 
-logger = logging.getLogger("rkcore.app")
+logger = logging.getLogger("rkapp")
 
 
 def _clear_own_session_only(self) -> None:
