@@ -329,8 +329,8 @@ def largest_fitting(largest: Mapping[str, Callable[[int], int]] | None, budget: 
     """Sentences naming, for each setting, the largest value whose computation fits ``budget`` bytes.
 
     "The largest n_components (D) that fits is 1,342,177 (the other settings as given). " - the refusal
-    says what the user can run, not only what was too much. A setting no value of which fits (the
-    other settings alone are too large) is said so.
+    says what the user can run, not only what was too much. Settings no value of which fits (the
+    other settings alone are too large) are left out, or, when none fits, said so.
 
     Parameters
     ----------
@@ -346,11 +346,13 @@ def largest_fitting(largest: Mapping[str, Callable[[int], int]] | None, budget: 
         One sentence per setting, each ending with a space ("" when ``largest`` is empty or None).
     """
     budget = memory_budget() if budget is None else int(budget)
-    sentences = []
+    sentences, hopeless = [], []
     for setting, bytes_for in (largest or {}).items():
         value = max_size_within(bytes_for, budget=budget, upper=LARGEST_SEARCHED)
         if value >= 1:
             sentences.append(f"The largest {setting} that fits is {value:,} (the other settings as given). ")
         else:
-            sentences.append(f"No {setting} fits with the other settings as given. ")
+            hopeless.append(setting)
+    if hopeless and not sentences:
+        return f"No value of {' or '.join(hopeless)} alone makes it fit. "
     return "".join(sentences)

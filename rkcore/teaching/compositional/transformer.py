@@ -9,6 +9,7 @@ from sklearn.base import BaseEstimator, ClassNamePrefixFeaturesOutMixin, Transfo
 from sklearn.utils._param_validation import Interval, StrOptions
 from sklearn.utils.validation import check_is_fitted, validate_data
 
+from ...base.limits import nbytes, require_memory
 from ...kernels.exact import row_blocks
 from .presets import get_preset, PRESETS
 from .sampling import _complex_features, DEDUP_MODES, sample_features, TRANSFORM_BLOCK_BYTES
@@ -151,6 +152,9 @@ class CompositionalFeatures(ClassNamePrefixFeaturesOutMixin, TransformerMixin, B
         skel = self.skeleton_
         skel.check_X(X)
         n, D = X.shape[0], self.weights_.size
+        require_memory({"the features Z and their scaled copy": (2, n, D)}, what="This transform",
+                       hint="Transform fewer rows at a time or lower n_components (D).",
+                       largest={"number of rows": lambda rows: nbytes((2, rows, D))})
         out = np.ones((n, D))
         if self._n_leaves:
             cols = self._with_leaves
