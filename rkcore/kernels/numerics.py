@@ -59,6 +59,7 @@ import numpy as np
 import scipy.sparse as sp
 
 from ..base.limits import nbytes, require_memory
+from ..base.validation import numeric_matrix_message
 
 
 #: Bytes of temporary memory one block of a blocked computation may use.
@@ -128,15 +129,9 @@ def check_array(X, name: str = "X") -> np.ndarray | sp.csr_matrix:
         except ValueError as err:
             if str(err) == complex_error:
                 raise
-            raise ValueError(
-                f"{name} must be a numeric matrix with rows of equal length; it is ragged or holds values "
-                "that are not numbers."
-            ) from None
+            raise ValueError(numeric_matrix_message(name)) from None
         except TypeError:
-            raise ValueError(
-                f"{name} must be a numeric matrix with rows of equal length; it is ragged or holds values "
-                "that are not numbers."
-            ) from None
+            raise ValueError(numeric_matrix_message(name)) from None
         data = X
     if X.ndim != 2:
         raise ValueError(f"{name} must be a 2-D matrix (n_samples, n_features), got {X.ndim} dimension(s).")

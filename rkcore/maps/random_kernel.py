@@ -7,13 +7,15 @@ unbiased estimate of the itemset kernel K_S(x, y) (Propositions 1 and 2).
 """
 from __future__ import annotations
 
-from numbers import Integral
 
 import numpy as np
 import scipy.sparse as sp
 from sklearn.base import BaseEstimator, ClassNamePrefixFeaturesOutMixin, TransformerMixin, _fit_context
-from sklearn.utils._param_validation import Interval, StrOptions
-from sklearn.utils.validation import check_is_fitted, validate_data
+from sklearn.utils._param_validation import StrOptions
+from sklearn.utils.validation import check_is_fitted
+
+from ..base.arrays import validate_data  # scikit-learn's, in the user's words for ragged or text rows
+from ..base.validation import Count  # sizes: integers, never True
 
 from .distributions import DISTRIBUTIONS, draw_with, get_distribution
 from ..kernels.itemsets import ItemsetFamily, check_degree_fits, family_from_spec
@@ -126,9 +128,9 @@ class RandomKernel(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseEstima
     """
 
     _parameter_constraints: dict = {
-        "n_components": [Interval(Integral, 1, None, closed="left")],
+        "n_components": [Count(1)],
         "kernel": [StrOptions(set(RK_KERNELS))],
-        "degree": [Interval(Integral, 1, None, closed="left")],
+        "degree": [Count(1)],
         "itemsets": [None, list, tuple, ItemsetFamily],
         "distribution": [StrOptions(set(DISTRIBUTIONS))],
         "random_state": ["random_state"],

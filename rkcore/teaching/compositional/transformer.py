@@ -2,12 +2,14 @@
 from __future__ import annotations
 
 from math import pi
-from numbers import Integral
 
 import numpy as np
 from sklearn.base import BaseEstimator, ClassNamePrefixFeaturesOutMixin, TransformerMixin, _fit_context
-from sklearn.utils._param_validation import Interval, StrOptions
-from sklearn.utils.validation import check_is_fitted, validate_data
+from sklearn.utils._param_validation import StrOptions
+from sklearn.utils.validation import check_is_fitted
+
+from ...base.arrays import validate_data  # scikit-learn's, in the user's words for ragged or text rows
+from ...base.validation import Count  # sizes: integers, never True
 
 from ...base.limits import nbytes, require_memory
 from ...kernels.exact import row_blocks
@@ -63,7 +65,7 @@ class CompositionalFeatures(ClassNamePrefixFeaturesOutMixin, TransformerMixin, B
 
     _parameter_constraints: dict = {
         "skeleton": [None, StrOptions(set(PRESETS)), Skeleton],
-        "n_components": [Interval(Integral, 1, None, closed="left")],
+        "n_components": [Count(1)],
         "dedup": [StrOptions(set(DEDUP_MODES))],
         "random_state": ["random_state"],
     }
