@@ -17,10 +17,12 @@ in place of numpy's "inhomogeneous shape" or "could not convert string to float"
 """
 from __future__ import annotations
 
+import contextvars
 import math
 import re
+from contextlib import contextmanager
 from numbers import Integral
-from typing import Mapping, TypeVar
+from typing import Iterator, Mapping, TypeVar
 
 import numpy as np
 from sklearn.utils._param_validation import Interval
@@ -126,6 +128,45 @@ def numeric_matrix_message(name: str) -> str:
     """
     return (f"{name} must be a numeric matrix with rows of equal length; it is ragged or holds values "
             "that are not numbers.")
+
+
+#: What a user does after fixing a file, in the words of the interface that read it: the dashboard's upload by
+#: default; the command line sets its own (:func:`file_fix_action_set`). A context variable, so that sessions
+#: of one server and threads never see another's.
+_FILE_FIX_ACTION: contextvars.ContextVar[str] = contextvars.ContextVar("file_fix_action", default="upload it again")
+
+
+def file_fix_action() -> str:
+    """The end of a file error's advice: what to do with the fixed file ("upload it again" in the dashboard,
+    "run the command again" on the command line).
+
+    Returns
+    -------
+    str
+        The phrase, without a final period.
+    """
+    return _FILE_FIX_ACTION.get()
+
+
+@contextmanager
+def file_fix_action_set(phrase: str) -> Iterator[str]:
+    """Inside the ``with`` block, file errors end with ``phrase`` (see :func:`file_fix_action`).
+
+    Parameters
+    ----------
+    phrase : str
+        E.g. ``"run the command again"``.
+
+    Yields
+    ------
+    str
+        The phrase.
+    """
+    token = _FILE_FIX_ACTION.set(phrase)
+    try:
+        yield phrase
+    finally:
+        _FILE_FIX_ACTION.reset(token)
 
 
 def check_int_list(values, name: str, minimum: int = 1) -> list[int]:
