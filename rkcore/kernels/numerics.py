@@ -116,7 +116,7 @@ def check_array(X, name: str = "X") -> np.ndarray | sp.csr_matrix:
     """
     complex_error = f"{name} holds complex numbers; only real values are allowed (the imaginary part would be lost)."
     if sp.issparse(X):
-        if np.iscomplexobj(X.data):
+        if np.issubdtype(X.dtype, np.complexfloating):  # any format: DOK has no .data
             raise ValueError(complex_error)
         X = canonical_csr(X)
         data = X.data
