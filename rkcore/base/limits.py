@@ -276,7 +276,7 @@ def check_allocation(name: str, shape: tuple[int, ...], dtype=np.float64, *, bud
         What the user can change, appended to the message.
     largest : mapping of str to callable, optional
         As in :func:`require_memory`: setting -> bytes at a value of it; the message names the largest
-        value that fits.
+        value that fits. None: the largest first dimension of the array that fits, the others as given.
 
     Returns
     -------
@@ -289,8 +289,15 @@ def check_allocation(name: str, shape: tuple[int, ...], dtype=np.float64, *, bud
     if size > budget:
         raise ValueError(f"{name} ({_shape_text(shape)} {dtype.name}) would need {format_bytes(size)} "
                          f"({size:,} bytes) of memory, more than the {format_bytes(budget)} allowed. "
-                         f"{largest_fitting(largest, budget)}{hint}".strip())
+                         f"{largest_fitting(largest or _first_dimension(shape, dtype.itemsize), budget)}{hint}".strip())
     return size
+
+
+def _first_dimension(shape: tuple[int, ...], itemsize: int) -> dict[str, Callable[[int], int]]:
+    """The ``largest`` of an array whose first dimension is the setting: "number of rows (of a ... x 10 array)"."""
+    rest = tuple(int(s) for s in shape[1:])
+    what = f"first dimension (of a ... x {_shape_text(rest)} array)" if rest else "number of entries"
+    return {what: lambda k: nbytes((k, *rest), itemsize=itemsize)}
 
 
 def max_size_within(bytes_for: Callable[[int], int], *, budget: int | None = None, upper: int = 10**7) -> int:

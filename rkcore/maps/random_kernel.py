@@ -21,7 +21,7 @@ from .distributions import DISTRIBUTIONS, draw_with, get_distribution
 from ..kernels.itemsets import ItemsetFamily, check_degree_fits, family_from_spec
 from ..kernels.numerics import canonical_csr, row_blocks
 from ..kernels.ranges import saturate_overflowed_rows
-from ..base.limits import check_allocation, nbytes, require_memory
+from ..base.limits import check_allocation, estimate_cost, nbytes, require_memory
 from .rk_blocks import _block_mapper, _Mapper
 
 RK_KERNELS = ("anova", "all_subsets", "dot", "up_to", "itemset")
@@ -210,10 +210,10 @@ class RandomKernel(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseEstima
         compute32 = out_dtype == np.float32 and _float32_safe(self.family_)
         if out_dtype == np.float32 and not compute32:
             X = X.astype(np.float64)
-        n, (D, d), copies = X.shape[0], self.random_weights_.shape, _weight_copies(self.family_)
-        require_memory({"the random features Z": (n, D), "the weights' powers": (copies, D, d)},
-                       what="This transform", hint="Transform fewer rows at a time or lower n_components (D).",
-                       largest={"number of rows": lambda rows: nbytes((rows, D), (copies, D, d))})
+        (D, d), family = self.random_weights_.shape, self.family_
+        require_memory(_transform_parts(family, X.shape[0], D, d), what="This transform",
+                       hint="Transform fewer rows at a time or lower n_components (D).",
+                       largest={"number of rows": lambda rows: estimate_cost(_transform_parts(family, rows, D, d)).bytes})
         Z = _map_row_blocks(self._mapper(compute32), X, self.random_weights_.shape[0], out_dtype)
         if out_dtype == np.float32 and not compute32:
             self._saturate_overflows(X, Z)
@@ -281,10 +281,22 @@ _DRAW_COPIES = 5
 
 def _weight_copies(family: ItemsetFamily) -> int:
     """W-sized arrays transform holds at its peak: W, the powers W^t and |W|^t cached for the map and their
-    temporaries. Measured with tracemalloc (D = 200,000, d = 16, n = 3): at most 2m + 2.1 for ANOVA and up-to
-    of order m (Gaussian weights; Rademacher needs fewer), 4 for dot and 3 for all-subsets; priced 2m + 3,
-    at least 5."""
+    temporaries. Fitted to tracemalloc's peaks (D = 2,000-200,000, d = 2-64, n = 3-5, Gaussian weights;
+    Rademacher needs fewer): about 3.3, 4.9 and 5.5 W for ANOVA m = 2, up-to m = 3 and ANOVA m = 4, 4 W for
+    dot and 3 W for all-subsets; priced 2m + 3, at least 5."""
     return max(2 * (family.degree or 1) + 3, 5)
+
+
+def _transform_parts(family: ItemsetFamily, n: int, D: int, d: int) -> dict[str, tuple[int, ...]]:
+    """The arrays transform holds at its peak, by name and shape: Z, the weights' cached powers
+    (:func:`_weight_copies`) and the (rows x D) scratch of one row block. The scratch was fitted as about 10,
+    16 and 20 rows x D for ANOVA m = 2, up-to m = 3, ANOVA m = 4 (the same peaks); priced 6m + 2 per row, on
+    at most the rows of one block (_map_row_blocks: at least MIN_GEMM_BLOCK_ROWS, else
+    TRANSFORM_BLOCK_BYTES over at least half a row of temporaries)."""
+    m = family.degree or 1
+    block_rows = min(n, max(MIN_GEMM_BLOCK_ROWS, TRANSFORM_BLOCK_BYTES // (4 * D) + 1))
+    return {"the random features Z": (n, D), "the weights' powers": (_weight_copies(family), D, d),
+            "a row block's scratch": (6 * m + 2, block_rows, D)}
 
 
 def _float32_safe(family: ItemsetFamily) -> bool:
