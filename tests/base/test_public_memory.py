@@ -9,9 +9,11 @@ from __future__ import annotations
 
 import json
 import os
+import resource
 import subprocess
 import sys
 import tracemalloc
+from contextlib import contextmanager
 from pathlib import Path
 
 import numpy as np
@@ -25,11 +27,26 @@ SMALL = 64 * 2**20
 BUDGET = 256 * 2**20
 
 
+@contextmanager
+def _address_space_cap(extra: int = 2 * 2**30):
+    """Lower this process's soft address-space limit to its current size + ``extra`` for the block: should a
+    guard be gone, the unguarded allocation fails fast with MemoryError instead of touching tens of GB of a
+    shared machine (np.empty of 27 GB succeeds lazily, and its first write summons the OOM killer)."""
+    soft, hard = resource.getrlimit(resource.RLIMIT_AS)
+    in_use = int(Path("/proc/self/statm").read_text().split()[0]) * resource.getpagesize()
+    cap = in_use + extra if hard == resource.RLIM_INFINITY else min(in_use + extra, hard)
+    resource.setrlimit(resource.RLIMIT_AS, (cap, hard))
+    try:
+        yield
+    finally:
+        resource.setrlimit(resource.RLIMIT_AS, (soft, hard))
+
+
 def _refusal(call):
     """(the ValueError call raised, peak bytes traced): the call must refuse."""
     tracemalloc.start()
     try:
-        with memory_budget_set(BUDGET), pytest.raises(ValueError) as info:
+        with _address_space_cap(), memory_budget_set(BUDGET), pytest.raises(ValueError) as info:
             call()
         return str(info.value), tracemalloc.get_traced_memory()[1]
     finally:
