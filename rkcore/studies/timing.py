@@ -142,12 +142,13 @@ def _checked_sweep(map_keys, d_values, D_values, n_values, kernel_degree: int, r
 
 def _require_sweep_memory(map_keys: list[str], d: int, D: int, n: int, degree: int) -> None:
     """Refuse a sweep whose largest cell needs more than the memory budget: its data X, its features Z and
-    what the map keeps and its transform's scratch (the registry cost model, :func:`costs.map_floats`)
+    what the map keeps and its transform's scratch (the registry cost model, as :func:`costs.map_floats` reads it)
     - before the data are drawn. The message names the largest d, D and n that fit (the others as given)."""
-    from .costs.rates import map_floats  # costs.views imports this module
+    models = [get_map(key).cost for key in map_keys]
+    m = max(int(degree), 1)
 
     def map_part(n_, d_, D_) -> int:
-        return math.ceil(max(map_floats(n_, d_, D_, degree, key) for key in map_keys))
+        return math.ceil(max(cost.stored_floats(d_, D_, m) + cost.scratch_floats(n_, d_, D_, m) for cost in models))
 
     def bytes_for(n_, d_, D_) -> int:
         return nbytes((n_, d_), (n_, D_), (map_part(n_, d_, D_),))
