@@ -36,7 +36,7 @@ HEATMAP_SIDE = 120
 
 __all__ = [
     "CostEstimate", "check_allocation", "estimate_cost", "format_bytes", "format_estimate", "max_size_within",
-    "memory_budget", "memory_budget_set", "nbytes", "physical_memory", "require_memory",
+    "largest_fitting", "memory_budget", "memory_budget_set", "nbytes", "physical_memory", "require_memory",
 ]
 
 _override: list[int] = []  # stack of budgets set by memory_budget_set
@@ -217,7 +217,8 @@ def estimate_cost(parts: Mapping[str, tuple[int, ...]], itemsize: int = 8) -> Co
 
 
 def require_memory(parts: Mapping[str, tuple[int, ...]], *, budget: int | None = None, hint: str = "",
-                   itemsize: int = 8, what: str = "This view") -> CostEstimate:
+                   itemsize: int = 8, what: str = "This view",
+                   largest: Mapping[str, Callable[[int], int]] | None = None) -> CostEstimate:
     """Refuse (ValueError) a computation whose arrays would need more than ``budget`` bytes.
 
     Returns the estimate when it fits. The message names each array and its size, the
@@ -235,6 +236,10 @@ def require_memory(parts: Mapping[str, tuple[int, ...]], *, budget: int | None =
         Bytes per element.
     what : str, default="This view"
         The subject of the message.
+    largest : mapping of str to callable, optional
+        For each setting the user controls (e.g. ``"n_components (D)"``), the bytes the computation needs
+        at a value of it, the others as given: the message names the largest value that fits
+        (:func:`largest_fitting`).
 
     Returns
     -------
@@ -245,12 +250,13 @@ def require_memory(parts: Mapping[str, tuple[int, ...]], *, budget: int | None =
     cost = estimate_cost(parts, itemsize)
     if cost.bytes > budget:
         raise ValueError(f"{what} would need about {format_bytes(cost.bytes)} of memory ({cost.describe()}), "
-                         f"more than the {format_bytes(budget)} allowed. {hint}".strip())
+                         f"more than the {format_bytes(budget)} allowed. {largest_fitting(largest, budget)}"
+                         f"{hint}".strip())
     return cost
 
 
 def check_allocation(name: str, shape: tuple[int, ...], dtype=np.float64, *, budget: int | None = None,
-                     hint: str = "") -> int:
+                     hint: str = "", largest: Mapping[str, Callable[[int], int]] | None = None) -> int:
     """Refuse (ValueError) one array ``name`` of ``shape`` and ``dtype`` above the budget; return its bytes.
 
     The message names the array, its shape and the bytes it needs, e.g. "random weights
@@ -268,6 +274,9 @@ def check_allocation(name: str, shape: tuple[int, ...], dtype=np.float64, *, bud
         Bytes allowed; None takes :func:`memory_budget`.
     hint : str, default=""
         What the user can change, appended to the message.
+    largest : mapping of str to callable, optional
+        As in :func:`require_memory`: setting -> bytes at a value of it; the message names the largest
+        value that fits. None: the largest first dimension of the array that fits, the others as given.
 
     Returns
     -------
@@ -279,8 +288,16 @@ def check_allocation(name: str, shape: tuple[int, ...], dtype=np.float64, *, bud
     size = nbytes(tuple(shape), itemsize=dtype.itemsize)
     if size > budget:
         raise ValueError(f"{name} ({_shape_text(shape)} {dtype.name}) would need {format_bytes(size)} "
-                         f"({size:,} bytes) of memory, more than the {format_bytes(budget)} allowed. {hint}".strip())
+                         f"({size:,} bytes) of memory, more than the {format_bytes(budget)} allowed. "
+                         f"{largest_fitting(largest or _first_dimension(shape, dtype.itemsize), budget)}{hint}".strip())
     return size
+
+
+def _first_dimension(shape: tuple[int, ...], itemsize: int) -> dict[str, Callable[[int], int]]:
+    """The ``largest`` of an array whose first dimension is the setting: "number of rows (of a ... x 10 array)"."""
+    rest = tuple(int(s) for s in shape[1:])
+    what = f"first dimension (of a ... x {_shape_text(rest)} array)" if rest else "number of entries"
+    return {what: lambda k: nbytes((k, *rest), itemsize=itemsize)}
 
 
 def max_size_within(bytes_for: Callable[[int], int], *, budget: int | None = None, upper: int = 10**7) -> int:
@@ -309,3 +326,40 @@ def max_size_within(bytes_for: Callable[[int], int], *, budget: int | None = Non
         else:
             hi = mid - 1
     return lo
+
+
+#: The largest setting :func:`largest_fitting` searches (bytes_for must be priced exactly up to it).
+LARGEST_SEARCHED = 10**15
+
+
+def largest_fitting(largest: Mapping[str, Callable[[int], int]] | None, budget: int | None = None) -> str:
+    """Sentences naming, for each setting, the largest value whose computation fits ``budget`` bytes.
+
+    "The largest n_components (D) that fits is 1,342,177 (the other settings as given). " - the refusal
+    says what the user can run, not only what was too much. Settings no value of which fits (the
+    other settings alone are too large) are left out, or, when none fits, said so.
+
+    Parameters
+    ----------
+    largest : mapping of str to callable, or None
+        Each setting's name (as the user writes it) and ``bytes_for(value)``, the bytes needed at that
+        value with the other settings as given (non-decreasing in value). None gives "".
+    budget : int, optional
+        Bytes allowed; None takes :func:`memory_budget`.
+
+    Returns
+    -------
+    str
+        One sentence per setting, each ending with a space ("" when ``largest`` is empty or None).
+    """
+    budget = memory_budget() if budget is None else int(budget)
+    sentences, hopeless = [], []
+    for setting, bytes_for in (largest or {}).items():
+        value = max_size_within(bytes_for, budget=budget, upper=LARGEST_SEARCHED)
+        if value >= 1:
+            sentences.append(f"The largest {setting} that fits is {value:,} (the other settings as given). ")
+        else:
+            hopeless.append(setting)
+    if hopeless and not sentences:
+        return f"No value of {' or '.join(hopeless)} alone makes it fit. "
+    return "".join(sentences)

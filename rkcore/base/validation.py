@@ -7,16 +7,25 @@ checked by scikit-learn when ``fit`` runs (``InvalidParameterError``, a ValueErr
 ``clone``, ``set_params``, GridSearchCV and ``check_estimator`` expect. That is the one system for
 estimators; this module is the one for functions (engines, kernels, the command line), which
 scikit-learn's public API does not cover (``validate_params`` is private, and ``check_scalar``
-accepts ``True`` as an int).
+accepts ``True`` as an int). The one thing this module adds to the estimators' constraints is
+:class:`Count`: scikit-learn's ``Interval(Integral, ...)`` takes ``True`` for 1 (bool is an Integral),
+so a size parameter declared with it accepted ``n_components=True``.
+
+:func:`numeric_matrix_message` is the one wording of data that is not a numeric matrix (ragged rows,
+text): the exact kernels' check and :func:`rkcore.base.arrays.validate_data` (the estimators') use it
+in place of numpy's "inhomogeneous shape" or "could not convert string to float".
 """
 from __future__ import annotations
 
+import contextvars
 import math
 import re
+from contextlib import contextmanager
 from numbers import Integral
-from typing import Mapping, TypeVar
+from typing import Iterator, Mapping, TypeVar
 
 import numpy as np
+from sklearn.utils._param_validation import Interval
 
 _Entry = TypeVar("_Entry")
 
@@ -67,6 +76,97 @@ def check_int(value, name: str, minimum: int = 1, maximum: int | None = None, *,
                         else f"an integer between {minimum} and {maximum}")
         raise ValueError(f"{name} must be {expected}, got {value!r}.")
     return int(value)
+
+
+class Count(Interval):
+    """An estimator's size parameter (``n_components``, ``degree``, ...): an integer in [minimum, maximum],
+    never a bool. A scikit-learn constraint (use it in ``_parameter_constraints``); scikit-learn's own
+    ``Interval(Integral, ...)`` accepts ``True`` as 1.
+
+    Parameters
+    ----------
+    minimum : int, default=1
+        Smallest allowed value.
+    maximum : int, optional
+        Largest allowed value (None: no upper bound).
+    """
+
+    def __init__(self, minimum: int = 1, maximum: int | None = None):
+        super().__init__(Integral, minimum, maximum, closed="left" if maximum is None else "both")
+
+    def is_satisfied_by(self, val) -> bool:
+        """Whether ``val`` is an integer (not a bool) in the range.
+
+        Parameters
+        ----------
+        val : object
+            The parameter's value.
+
+        Returns
+        -------
+        bool
+            True when allowed.
+        """
+        return is_int(val) and super().is_satisfied_by(val)
+
+    def __str__(self) -> str:
+        return f"{super().__str__()} (a whole number, not True or False)"
+
+
+def numeric_matrix_message(name: str) -> str:
+    """The error message for data that is not a numeric matrix: ragged rows or values that are not numbers.
+
+    Parameters
+    ----------
+    name : str
+        The data's name (``"X"``).
+
+    Returns
+    -------
+    str
+        The message.
+    """
+    return (f"{name} must be a numeric matrix with rows of equal length; it is ragged or holds values "
+            "that are not numbers.")
+
+
+#: What a user does after fixing a file, in the words of the interface that read it: the dashboard's upload by
+#: default; the command line sets its own (:func:`file_fix_action_set`). A context variable, so that sessions
+#: of one server and threads never see another's.
+_FILE_FIX_ACTION: contextvars.ContextVar[str] = contextvars.ContextVar("file_fix_action", default="upload it again")
+
+
+def file_fix_action() -> str:
+    """The end of a file error's advice: what to do with the fixed file ("upload it again" in the dashboard,
+    "run the command again" on the command line).
+
+    Returns
+    -------
+    str
+        The phrase, without a final period.
+    """
+    return _FILE_FIX_ACTION.get()
+
+
+@contextmanager
+def file_fix_action_set(phrase: str) -> Iterator[str]:
+    """Inside the ``with`` block, file errors end with ``phrase`` (see :func:`file_fix_action`).
+
+    Parameters
+    ----------
+    phrase : str
+        E.g. ``"run the command again"``.
+
+    Yields
+    ------
+    str
+        The phrase.
+    """
+    token = _FILE_FIX_ACTION.set(phrase)
+    try:
+        yield phrase
+    finally:
+        _FILE_FIX_ACTION.reset(token)
 
 
 def check_int_list(values, name: str, minimum: int = 1) -> list[int]:

@@ -20,6 +20,7 @@ from threadpoolctl import threadpool_info, threadpool_limits
 
 from .. import __version__
 from ..base.limits import require_memory
+from ..base.validation import file_fix_action_set
 from ..data.datasets import load_builtin, load_csv, load_libsvm, load_movielens, normalize
 from ..registry import KernelSpec
 from ..studies.accuracy import PAPER_SPLIT, accuracy_study, check_study, format_table
@@ -262,9 +263,12 @@ def load_data(data: str, target: str | None, n_samples: int | None, seed: int):
     path = Path(data)
     if path.is_dir():
         return load_movielens(path, n_samples=n_samples, random_state=seed if n_samples else None, sparse=True)
-    if path.suffix.lower() == ".csv":
-        return load_csv(path, target=target)
-    return load_libsvm(path)
+    # the readers' advice in command-line words, and the file named (they name columns and lines)
+    with file_fix_action_set("run the command again"):
+        try:
+            return load_csv(path, target=target) if path.suffix.lower() == ".csv" else load_libsvm(path)
+        except ValueError as err:
+            raise ValueError(f"--data {data}: {err}") from None
 
 
 def _accuracy_plan(args, d: int, n: int) -> dict:

@@ -21,6 +21,7 @@ import pandas as pd
 import scipy.sparse as sp
 from sklearn import datasets as skdatasets
 
+from ..base.validation import file_fix_action
 from .builtin import Dataset
 from .text import (  # noqa: F401  (re-exported: the face rkcore.data.datasets names them)
     MAX_FILE_BYTES, MAX_HEADER_CHARS, MAX_PATH_LENGTH, Text, count_lines, decode_text, first_line_end, read_text,
@@ -118,12 +119,12 @@ def _header_names(fields: list[str], name: str) -> list[str]:
     if long is not None:
         raise ValueError(f"Column {long + 1} of {name!r} has a name of {len(names[long]):,} characters (it begins "
                          f"{names[long][:40]!r}); column names may have at most {MAX_COLUMN_NAME} characters. "
-                         "Shorten it in your file and upload it again.")
+                         f"Shorten it in your file and {file_fix_action()}.")
     if len(set(names)) != len(names):
         seen: set[str] = set()
         dup = [c for c in names if c in seen or seen.add(c)]
         raise ValueError(f"The CSV file {name!r} repeats the column name(s) {', '.join(map(repr, dup[:5]))}; "
-                         "give every column a different name and upload it again.")
+                         f"give every column a different name and {file_fix_action()}.")
     return names
 
 
@@ -155,7 +156,7 @@ def _prepare_csv(path_or_buffer, max_features: int, max_cells: int, max_rows: in
 def _too_many_columns(name: str, n_columns: int, max_features: int) -> ValueError:
     return ValueError(f"The CSV file {name!r} has {n_columns:,} columns; at most {max_features:,} feature "
                       "columns are allowed. Keep fewer columns in the file (e.g. select the ones you need in a "
-                      "spreadsheet) and upload it again.")
+                      f"spreadsheet) and {file_fix_action()}.")
 
 
 def csv_columns(path_or_buffer, *, max_features: int = MAX_FEATURES, max_cells: int = MAX_CELLS,
@@ -317,7 +318,7 @@ def _check_numeric(frame: pd.DataFrame, features: list[str], sep: str, encoding:
     raise ValueError(
         f"Feature columns must be numeric; these are not: {', '.join(examples)}{more}. "
         f"(The file was read as {_DELIMITER_NAMES[sep]}-separated, {encoding}.) Choose such a column as the "
-        "target, or encode it as numbers or delete it in your file and upload it again.")
+        f"target, or encode it as numbers or delete it in your file and {file_fix_action()}.")
 
 
 def _finite_matrix(frame: pd.DataFrame, features: list[str], target: str | None, dropna: bool):
@@ -332,8 +333,8 @@ def _finite_matrix(frame: pd.DataFrame, features: list[str], target: str | None,
         raise ValueError(
             f"Missing values (NaN or empty cells) in column(s): "
             f"{', '.join(f'{c!r} ({int(na_counts[c])} row(s))' for c in with_nan[:10])}"
-            f"{' ...' if len(with_nan) > 10 else ''}. Fill them in or delete those rows in your file and upload "
-            "it again.")
+            f"{' ...' if len(with_nan) > 10 else ''}. Fill them in or delete those rows in your file and "
+            f"{file_fix_action()}.")
     if with_nan:
         keep = ~missing.any(axis=1)
         if target is not None:
@@ -346,7 +347,7 @@ def _finite_matrix(frame: pd.DataFrame, features: list[str], target: str | None,
         bad = [c for c, ok in zip(features, finite.all(axis=0)) if not ok]
         raise ValueError(f"Infinite values in column(s): {', '.join(map(repr, bad[:10]))}; only finite numbers "
                          "are allowed (a number beyond about 1.8e308 is read as infinite). Replace them in your "
-                         "file and upload it again.")
+                         f"file and {file_fix_action()}.")
     return X, frame
 
 
@@ -389,7 +390,7 @@ def _libsvm_largest_index(raw: bytes, max_features: int) -> tuple[int, str] | No
 def _index_too_large(name: str, index_text: str, max_features: int) -> ValueError:
     return ValueError(f"The LIBSVM file {name!r} uses feature index {index_text}; at most {max_features:,} "
                       "features are allowed (the index sets the number of columns). Renumber the features "
-                      "from 1 in your file and upload it again.")
+                      f"from 1 in your file and {file_fix_action()}.")
 
 
 def _check_libsvm_size(text: Text, max_features: int, max_rows: int, max_nonzeros: int) -> None:
@@ -454,7 +455,7 @@ def load_libsvm(path_or_buffer, *, max_features: int = MAX_FEATURES, max_rows: i
         raise ValueError(f"The LIBSVM file {name!r} has NaN or infinite values on {bad_rows.size:,} line(s) "
                          f"(line {', '.join(str(int(r) + 1) for r in bad_rows[:5])}{' ...' if bad_rows.size > 5 else ''}); only finite numbers "
                          "are allowed (a number beyond about 1.8e308 is read as infinite). Fix those lines in your "
-                         "file and upload it again.")
+                         f"file and {file_fix_action()}.")
     if np.all(y == np.round(y)):
         _check_labels_representable(y, f"The LIBSVM file {name!r}")
         y = y.astype(np.int64)

@@ -17,6 +17,7 @@ from pathlib import Path
 from typing import NamedTuple
 
 from ..base.limits import format_bytes
+from ..base.validation import file_fix_action
 
 #: Largest file read (bytes). A larger file is refused from its size, before anything is read.
 MAX_FILE_BYTES = 64 * 2**20
@@ -225,7 +226,7 @@ def to_utf8(raw: bytes, codec: str, name: str) -> bytes:
     except UnicodeDecodeError:
         label = _UNICODE_LABELS.get(codec, codec)
         raise ValueError(f"{name!r} starts like a {label} text file but is not valid {label}; save it as UTF-8 (in a "
-                         "spreadsheet: 'CSV UTF-8') and upload it again.") from None
+                         f"spreadsheet: 'CSV UTF-8') and {file_fix_action()}.") from None
     return b"".join(parts)
 
 

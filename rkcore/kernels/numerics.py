@@ -58,6 +58,9 @@ from typing import Iterator
 import numpy as np
 import scipy.sparse as sp
 
+from ..base.limits import nbytes, require_memory
+from ..base.validation import numeric_matrix_message
+
 
 #: Bytes of temporary memory one block of a blocked computation may use.
 BLOCK_BYTES = 64 * 2**20
@@ -113,7 +116,7 @@ def check_array(X, name: str = "X") -> np.ndarray | sp.csr_matrix:
     """
     complex_error = f"{name} holds complex numbers; only real values are allowed (the imaginary part would be lost)."
     if sp.issparse(X):
-        if np.iscomplexobj(X.data):
+        if np.issubdtype(X.dtype, np.complexfloating):  # any format: DOK has no .data
             raise ValueError(complex_error)
         X = canonical_csr(X)
         data = X.data
@@ -126,15 +129,9 @@ def check_array(X, name: str = "X") -> np.ndarray | sp.csr_matrix:
         except ValueError as err:
             if str(err) == complex_error:
                 raise
-            raise ValueError(
-                f"{name} must be a numeric matrix with rows of equal length; it is ragged or holds values "
-                "that are not numbers."
-            ) from None
+            raise ValueError(numeric_matrix_message(name)) from None
         except TypeError:
-            raise ValueError(
-                f"{name} must be a numeric matrix with rows of equal length; it is ragged or holds values "
-                "that are not numbers."
-            ) from None
+            raise ValueError(numeric_matrix_message(name)) from None
         data = X
     if X.ndim != 2:
         raise ValueError(f"{name} must be a 2-D matrix (n_samples, n_features), got {X.ndim} dimension(s).")
@@ -166,12 +163,38 @@ def canonical_csr(X) -> sp.csr_matrix:
     return X
 
 
-def _pair(X, Y):
+def _pair(X, Y, gram_copies: int | None = 2):
+    """X and Y checked (Y = X when None), and their Gram matrix priced (``gram_copies`` Gram-sized arrays at the
+    peak, :func:`check_gram_fits`; None: the caller prices it)."""
     X = check_array(X, "X")
     Y = X if Y is None else check_array(Y, "Y")
     if X.shape[1] != Y.shape[1]:
         raise ValueError(f"X has {X.shape[1]} features but Y has {Y.shape[1]}; they must match.")
+    if gram_copies is not None:
+        check_gram_fits(X.shape[0], Y.shape[0], gram_copies)
     return X, Y
+
+
+def check_gram_fits(n_rows: int, n_cols: int, gram_copies: int) -> None:
+    """Refuse (ValueError, :func:`rkcore.base.limits.require_memory`) a Gram matrix of n_rows x n_cols whose
+    computation holds more than the memory budget: ``gram_copies`` arrays of its size at its peak (the
+    result and the temporaries the engine keeps beside it). The message names the largest number of rows
+    that fits (rows of X and Y scaled together).
+
+    Parameters
+    ----------
+    n_rows, n_cols : int
+        Rows of X and of Y.
+    gram_copies : int
+        Gram-sized arrays held at the peak (2 for the dot, all-subsets and itemset kernels, measured with
+        tracemalloc; more for ANOVA and up-to, see their callers).
+    """
+    def bytes_for(rows: int) -> int:
+        return nbytes((gram_copies, rows, max(1, rows * n_cols // max(n_rows, 1))))
+
+    require_memory({f"the {n_rows:,} x {n_cols:,} Gram matrix and its temporaries": (gram_copies, n_rows, n_cols)},
+                   what="This kernel matrix", hint="Use fewer rows, or compute the matrix in blocks of rows.",
+                   largest={"number of rows": bytes_for})
 
 
 def _dense(A) -> np.ndarray:

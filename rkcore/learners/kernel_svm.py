@@ -11,7 +11,9 @@ from sklearn.utils.multiclass import check_classification_targets
 from sklearn.utils.validation import check_is_fitted, validate_data
 
 from ..kernels.itemsets import check_degree_fits
+from ..base.arrays import row_indexable
 from ..kernels.exact import BLOCK_BYTES, row_blocks
+from ..kernels.numerics import check_gram_fits
 from ..registry import KernelSpec
 from .common import ScoreClassifierMixin, _spec_or_default
 
@@ -51,7 +53,9 @@ def exact_gram(spec: KernelSpec, A, B=None, block_size: int | None = None) -> np
     >>> exact_gram(KernelSpec("dot"), np.eye(2)).tolist()
     [[1.0, 0.0], [0.0, 1.0]]
     """
+    A = row_indexable(A)  # any sparse format (COO is not subscriptable), a DataFrame; B as spec.exact takes it
     B = A if B is None else B
+    check_gram_fits(A.shape[0], B.shape[0], 1)  # the result; each block prices its own temporaries
     out = np.empty((A.shape[0], B.shape[0]))
     for rows in _gram_blocks(spec, A.shape[0], B.shape[0], block_size):
         out[rows] = spec.exact(A[rows], B)

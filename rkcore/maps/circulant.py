@@ -10,14 +10,15 @@ O(m D log d) time and O(D) memory instead of O(m D d) and O(D d).
 """
 from __future__ import annotations
 
-from numbers import Integral
 
 import numpy as np
 import scipy.fft
 import scipy.sparse as sp
 from sklearn.base import BaseEstimator, ClassNamePrefixFeaturesOutMixin, TransformerMixin, _fit_context
-from sklearn.utils._param_validation import Interval
-from sklearn.utils.validation import check_array, check_is_fitted, validate_data
+from sklearn.utils.validation import check_array, check_is_fitted
+
+from ..base.arrays import validate_data  # scikit-learn's, in the user's words for ragged or text rows
+from ..base.validation import Count  # sizes: integers, never True
 
 from ..base.limits import check_allocation
 from .distributions import draw_with, get_distribution
@@ -138,8 +139,8 @@ class SignedCirculantRandomKernel(ClassNamePrefixFeaturesOutMixin, TransformerMi
     """
 
     _parameter_constraints: dict = {
-        "n_components": [Interval(Integral, 1, None, closed="left")],
-        "degree": [Interval(Integral, 1, None, closed="left")],
+        "n_components": [Count(1)],
+        "degree": [Count(1)],
         "random_state": ["random_state"],
     }
 

@@ -1,14 +1,17 @@
 """Random Maclaurin (RM) feature map for the polynomial kernel (Kar & Karnick, AISTATS 2012)."""
 from __future__ import annotations
 
-from numbers import Integral, Real
+from numbers import Real
 
 import numpy as np
 from scipy.special import comb
 from sklearn.base import BaseEstimator, ClassNamePrefixFeaturesOutMixin, TransformerMixin, _fit_context
 from sklearn.utils import check_random_state
 from sklearn.utils._param_validation import Interval
-from sklearn.utils.validation import check_is_fitted, validate_data
+from sklearn.utils.validation import check_is_fitted
+
+from ..base.arrays import validate_data  # scikit-learn's, in the user's words for ragged or text rows
+from ..base.validation import Count  # sizes: integers, never True
 
 from ..base.limits import check_allocation
 from .distributions import get_distribution
@@ -89,8 +92,8 @@ class RandomMaclaurin(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseEst
     """
 
     _parameter_constraints: dict = {
-        "n_components": [Interval(Integral, 1, None, closed="left")],
-        "degree": [Interval(Integral, 1, None, closed="left")],
+        "n_components": [Count(1)],
+        "degree": [Count(1)],
         "c": [Interval(Real, 0, None, closed="left")],
         "p": [Interval(Real, 1, None, closed="neither")],
         "fix_order": [None, "boolean"],

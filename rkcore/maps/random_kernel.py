@@ -7,19 +7,21 @@ unbiased estimate of the itemset kernel K_S(x, y) (Propositions 1 and 2).
 """
 from __future__ import annotations
 
-from numbers import Integral
 
 import numpy as np
 import scipy.sparse as sp
 from sklearn.base import BaseEstimator, ClassNamePrefixFeaturesOutMixin, TransformerMixin, _fit_context
-from sklearn.utils._param_validation import Interval, StrOptions
-from sklearn.utils.validation import check_is_fitted, validate_data
+from sklearn.utils._param_validation import StrOptions
+from sklearn.utils.validation import check_is_fitted
+
+from ..base.arrays import validate_data  # scikit-learn's, in the user's words for ragged or text rows
+from ..base.validation import Count  # sizes: integers, never True
 
 from .distributions import DISTRIBUTIONS, draw_with, get_distribution
 from ..kernels.itemsets import ItemsetFamily, check_degree_fits, family_from_spec
 from ..kernels.numerics import canonical_csr, row_blocks
 from ..kernels.ranges import saturate_overflowed_rows
-from ..base.limits import check_allocation
+from ..base.limits import check_allocation, estimate_cost, nbytes, require_memory
 from .rk_blocks import _block_mapper, _Mapper
 
 RK_KERNELS = ("anova", "all_subsets", "dot", "up_to", "itemset")
@@ -126,9 +128,9 @@ class RandomKernel(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseEstima
     """
 
     _parameter_constraints: dict = {
-        "n_components": [Interval(Integral, 1, None, closed="left")],
+        "n_components": [Count(1)],
         "kernel": [StrOptions(set(RK_KERNELS))],
-        "degree": [Interval(Integral, 1, None, closed="left")],
+        "degree": [Count(1)],
         "itemsets": [None, list, tuple, ItemsetFamily],
         "distribution": [StrOptions(set(DISTRIBUTIONS))],
         "random_state": ["random_state"],
@@ -170,8 +172,9 @@ class RandomKernel(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseEstima
         d = X.shape[1]
         check_degree_fits(self.kernel, self.degree, d)
         self.family_ = family_from_spec(self.kernel, d, self.degree, self.itemsets)
-        check_allocation("The random weights", (self.n_components, d),
-                         hint="Lower n_components (D) or the number of features.")
+        check_allocation("The random weights and their draw", (_DRAW_COPIES, self.n_components, d),
+                         hint="Lower n_components (D) or the number of features.",
+                         largest={"n_components (D)": lambda D: nbytes((_DRAW_COPIES, D, d))})
         self.random_weights_ = draw_weights(self.distribution, self.n_components, d, self.random_state)
         self._mapper_cache = {}  # filled by transform (a container: transform leaves __dict__ as is)
         return self
@@ -207,8 +210,10 @@ class RandomKernel(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseEstima
         compute32 = out_dtype == np.float32 and _float32_safe(self.family_)
         if out_dtype == np.float32 and not compute32:
             X = X.astype(np.float64)
-        check_allocation("The random features Z", (X.shape[0], self.random_weights_.shape[0]),
-                         hint="Transform fewer rows at a time or lower n_components (D).")
+        (D, d), family = self.random_weights_.shape, self.family_
+        require_memory(_transform_parts(family, X.shape[0], D, d), what="This transform",
+                       hint="Transform fewer rows at a time or lower n_components (D).",
+                       largest={"number of rows": lambda rows: estimate_cost(_transform_parts(family, rows, D, d)).bytes})
         Z = _map_row_blocks(self._mapper(compute32), X, self.random_weights_.shape[0], out_dtype)
         if out_dtype == np.float32 and not compute32:
             self._saturate_overflows(X, Z)
@@ -267,6 +272,31 @@ class RandomKernel(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseEstima
         tags.input_tags.sparse = True
         tags.transformer_tags.preserves_dtype = ["float64", "float32"]
         return tags
+
+
+#: W-sized arrays fit holds at its peak: the draw's temporaries (Rademacher: the integers and W, 2; orthogonal
+#: Gaussian blocks: 4.06 measured with tracemalloc), rounded up.
+_DRAW_COPIES = 5
+
+
+def _weight_copies(family: ItemsetFamily) -> int:
+    """W-sized arrays transform holds at its peak: W, the powers W^t and |W|^t cached for the map and their
+    temporaries. Fitted to tracemalloc's peaks (D = 2,000-200,000, d = 2-64, n = 3-5, Gaussian weights;
+    Rademacher needs fewer): about 3.3, 4.9 and 5.5 W for ANOVA m = 2, up-to m = 3 and ANOVA m = 4, 4 W for
+    dot and 3 W for all-subsets; priced 2m + 3, at least 5."""
+    return max(2 * (family.degree or 1) + 3, 5)
+
+
+def _transform_parts(family: ItemsetFamily, n: int, D: int, d: int) -> dict[str, tuple[int, ...]]:
+    """The arrays transform holds at its peak, by name and shape: Z, the weights' cached powers
+    (:func:`_weight_copies`) and the (rows x D) scratch of one row block. The scratch was fitted as about 10,
+    16 and 20 rows x D for ANOVA m = 2, up-to m = 3, ANOVA m = 4 (the same peaks); priced 6m + 2 per row, on
+    at most the rows of one block (_map_row_blocks: at least MIN_GEMM_BLOCK_ROWS, else
+    TRANSFORM_BLOCK_BYTES over at least half a row of temporaries)."""
+    m = family.degree or 1
+    block_rows = min(n, max(MIN_GEMM_BLOCK_ROWS, TRANSFORM_BLOCK_BYTES // (4 * D) + 1))
+    return {"the random features Z": (n, D), "the weights' powers": (_weight_copies(family), D, d),
+            "a row block's scratch": (6 * m + 2, block_rows, D)}
 
 
 def _float32_safe(family: ItemsetFamily) -> bool:

@@ -24,14 +24,17 @@ b ~ U[0, 2 pi), whose expectation is the same; with ``use_offset`` all D feature
 """
 from __future__ import annotations
 
-from numbers import Integral, Real
+from numbers import Real
 
 import numpy as np
 import scipy.sparse as sp
 from scipy.stats import chi
 from sklearn.base import BaseEstimator, ClassNamePrefixFeaturesOutMixin, TransformerMixin, _fit_context
 from sklearn.utils._param_validation import Interval
-from sklearn.utils.validation import check_is_fitted, validate_data
+from sklearn.utils.validation import check_is_fitted
+
+from ..base.arrays import validate_data  # scikit-learn's, in the user's words for ragged or text rows
+from ..base.validation import Count  # sizes: integers, never True
 
 from .distributions import draw_with
 from ..kernels.exact import row_blocks
@@ -55,7 +58,7 @@ class _FourierFeatures(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseEs
     scale = sqrt(2 gamma))."""
 
     _parameter_constraints: dict = {
-        "n_components": [Interval(Integral, 1, None, closed="left")],
+        "n_components": [Count(1)],
         "gamma": [Interval(Real, 0, None, closed="neither")],
         "use_offset": ["boolean"],
         "random_state": ["random_state"],

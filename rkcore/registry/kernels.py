@@ -13,6 +13,7 @@ from sklearn.metrics.pairwise import rbf_kernel
 
 from ..kernels import exact as K
 from ..kernels.itemsets import ITEMSET_KERNELS, ItemsetFamily, check_degree_fits, family_from_spec
+from ..base.validation import entry_of
 
 
 def latex_with_degree(latex: str, degree: int) -> str:
@@ -63,8 +64,7 @@ class KernelSpec:
     gamma: float = 1.0
 
     def __post_init__(self):
-        if self.name not in KERNELS:
-            raise ValueError(f"Unknown kernel {self.name!r}; allowed: {', '.join(map(repr, KERNELS))}.")
+        entry_of(KERNELS, self.name, "kernel")  # unknown or unhashable (a list): the allowed names
         low = 0 if self.name == "up_to" else 1
         if not K.is_integer(self.degree) or self.degree < low:
             raise ValueError(f"degree={self.degree!r} is not allowed: the order must be an integer >= {low}.")

@@ -65,7 +65,9 @@ def gram_pair(X, spec, map_key: str = "rk", n_components: int = 256, distributio
     """
     n, d = X.shape
     require_memory({"X": (n, d), "Z": (n, n_components), "K, K_hat and temporaries": (4, n, n)}, what="gram_pair",
-                   hint=f"Use fewer points (n = {n:,}) or a smaller D.")
+                   hint=f"Use fewer points (n = {n:,}) or a smaller D.",
+                   largest={"D": lambda k: nbytes((n, d), (n, k), (4, n, n)),
+                            "number of points": lambda r: nbytes((r, d), (r, n_components), (4, r, r))})
     K = spec.exact(X)
     Z = make_map(map_key, spec, n_components, distribution=distribution, random_state=random_state).fit_transform(X)
     Z = dense(Z)

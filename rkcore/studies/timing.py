@@ -13,6 +13,7 @@ Command line (paper Figure 1: RK vs SCRK for the second-order ANOVA kernel)::
 from __future__ import annotations
 
 import gc
+import math
 import time
 import warnings
 from itertools import product
@@ -22,6 +23,7 @@ import numpy as np
 import pandas as pd
 
 from ..registry import MAPS, KernelSpec, get_map, make_map
+from ..base.limits import nbytes, require_memory
 from ..base.validation import check_int, check_int_list
 
 COLUMNS = ["map", "d", "D", "n", "repeat", "phase", "seconds"]
@@ -134,7 +136,27 @@ def _checked_sweep(map_keys, d_values, D_values, n_values, kernel_degree: int, r
         except ValueError:
             raise ValueError(f"kernel_degree={kernel_degree} exceeds d={min(d_values)} for map {key!r} "
                              f"(the {spec.name} kernel needs 1 <= degree <= d).") from None
+    _require_sweep_memory(map_keys, max(d_values), max(D_values), max(n_values), kernel_degree)
     return map_keys, specs, d_values, D_values, n_values, repeats, warmup
+
+
+def _require_sweep_memory(map_keys: list[str], d: int, D: int, n: int, degree: int) -> None:
+    """Refuse a sweep whose largest cell needs more than the memory budget: its data X, its features Z and
+    what the map keeps and its transform's scratch (the registry cost model, as :func:`costs.map_floats` reads it)
+    - before the data are drawn. The message names the largest d, D and n that fit (the others as given)."""
+    models = [get_map(key).cost for key in map_keys]
+    m = max(int(degree), 1)
+
+    def map_part(n_, d_, D_) -> int:
+        return math.ceil(max(cost.stored_floats(d_, D_, m) + cost.scratch_floats(n_, d_, D_, m) for cost in models))
+
+    def bytes_for(n_, d_, D_) -> int:
+        return nbytes((n_, d_), (n_, D_), (map_part(n_, d_, D_),))
+
+    require_memory({"the data X": (n, d), "the features Z": (n, D), "the map's weights and scratch": (map_part(n, d, D),)},
+                   what="This timing sweep", hint="Lower d_values, D_values or n_values.",
+                   largest={"d": lambda v: bytes_for(n, v, D), "D": lambda v: bytes_for(n, d, v),
+                            "n": lambda v: bytes_for(v, d, D)})
 
 
 def _timing_data(random_state: int, d: int, n: int) -> np.ndarray:

@@ -15,7 +15,8 @@ from scipy.spatial.distance import pdist
 from sklearn.kernel_approximation import RBFSampler
 from sklearn.metrics.pairwise import rbf_kernel
 
-from ..base.limits import require_memory
+from ..base.limits import nbytes, require_memory
+from ..kernels.numerics import check_gram_fits
 from ..base.validation import check_int
 from ..metrics import CURVE_METRICS
 from ..studies.gram import gram_errors
@@ -77,7 +78,9 @@ def gaussian_kernel(X, Y=None, gamma: float = 1.0) -> np.ndarray:
     numpy.ndarray of shape (n_X, n_Y)
         The Gram matrix.
     """
-    return rbf_kernel(check_dense(X), None if Y is None else check_dense(Y), gamma=check_positive(gamma, "gamma"))
+    X, Y = check_dense(X), None if Y is None else check_dense(Y)
+    check_gram_fits(X.shape[0], X.shape[0] if Y is None else Y.shape[0], 2)  # the result and the distances
+    return rbf_kernel(X, Y, gamma=check_positive(gamma, "gamma"))
 
 
 def rff_features(X, gamma: float = 1.0, n_components: int = 100, random_state=None) -> np.ndarray:
@@ -106,7 +109,8 @@ def rff_features(X, gamma: float = 1.0, n_components: int = 100, random_state=No
     X = check_dense(X)
     D = check_int(n_components, "n_components")
     require_memory({"the random weights": (X.shape[1], D), "the features": (X.shape[0], D)}, what="rff_features",
-                   hint="Lower n_components (D) or the number of rows.")
+                   hint="Lower n_components (D) or the number of rows.",
+                   largest={"n_components (D)": lambda k: nbytes((X.shape[1], k), (X.shape[0], k))})
     sampler = RBFSampler(gamma=check_positive(gamma, "gamma"), n_components=D, random_state=random_state)
     return sampler.fit_transform(X)
 
@@ -167,7 +171,9 @@ def rff_error_curve(X, gamma: float = 1.0, D_list=(16, 32, 64, 128, 256, 512, 10
     trials = check_int(trials, "trials")
     n = X.shape[0]
     require_memory({"K, its estimate and the error": (3, n, n), "the features Z": (n, D_list[-1])},
-                   what="rff_error_curve", hint="Use fewer rows or a smaller largest D.")
+                   what="rff_error_curve", hint="Use fewer rows or a smaller largest D.",
+                   largest={"largest D": lambda k: nbytes((3, n, n), (n, k)),
+                            "number of rows": lambda r: nbytes((3, r, r), (r, D_list[-1]))})
     K = rbf_kernel(X, gamma=gamma)
     D_max = D_list[-1]
     rows = []

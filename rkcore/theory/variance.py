@@ -52,7 +52,7 @@ import scipy.sparse as sp
 
 from ..maps.distributions import DISTRIBUTIONS, Distribution, get_distribution
 from ..kernels.itemsets import ItemsetFamily, family_from_spec
-from ..kernels.numerics import _dense, _gram, check_array, row_blocks
+from ..kernels.numerics import _dense, _gram, check_array, check_gram_fits, row_blocks
 from ..kernels.ranges import row_exponents, scale_rows
 from ..base.validation import check_int
 
@@ -392,6 +392,7 @@ def rk_variance_gram(X, n_components, *, Y=None, kernel="anova", degree=2, distr
     if X.shape[1] != Y.shape[1]:
         raise ValueError(f"X has {X.shape[1]} features but Y has {Y.shape[1]}; they must match.")
     family = _family(kernel, degree, X.shape[1])
+    check_gram_fits(X.shape[0], Y.shape[0], 4)  # the result, the pair indices i and j, triu_indices' mask
     mu4 = _fourth_moment(distribution)
     if family.kind == "dot":
         return _dot_gram_variance(X, Y, mu4, paired=False) / D

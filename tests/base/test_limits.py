@@ -95,17 +95,24 @@ def test_random_kernel_huge_n_components_is_a_value_error():
 
     out, peak = peak_while(lambda: RandomKernel(n_components=10**9, random_state=0).fit(np.ones((3, 10))))
     assert isinstance(out, ValueError), out
-    assert "random weights" in str(out) and "1,000,000,000 x 10" in str(out) and "80,000,000,000 bytes" in str(out)
+    # the weights and the temporaries of their draw (5 W-sized arrays at most, measured)
+    assert "random weights" in str(out) and "5 x 1,000,000,000 x 10" in str(out) and "400,000,000,000 bytes" in str(out)
+    largest = max_size_within(lambda D: nbytes((5, D, 10)), upper=10**12)
+    assert f"The largest n_components (D) that fits is {largest:,}" in str(out)
     assert peak < SMALL
 
 
 def test_random_kernel_transform_checks_the_output(monkeypatch):
     from rkcore.maps.random_kernel import RandomKernel
 
-    rk = RandomKernel(n_components=64, random_state=0).fit(np.ones((3, 10)))
-    with memory_budget_set(64 * 8 * 100):
+    from rkcore.maps.random_kernel import _transform_parts
+
+    rk = RandomKernel(n_components=64, random_state=0).fit(np.ones((3, 10)))  # second-order ANOVA
+    # Z, the weights' powers transform caches (2m + 3 = 7 W-sized arrays for m = 2) and a row block's scratch
+    with memory_budget_set(estimate_cost(_transform_parts(rk.family_, 100, 64, 10)).bytes):
         rk.transform(np.ones((100, 10)))  # exactly the budget: fine
-        with pytest.raises(ValueError, match=r"random features Z \(101 x 64 float64\)"):
+        with pytest.raises(ValueError, match=r"the random features Z 50\.5 KB.*The largest number of rows that fits "
+                                             r"is 100 "):
             rk.transform(np.ones((101, 10)))
 
 

@@ -9,7 +9,8 @@ import numpy as np
 import pandas as pd
 from scipy.special import gammaln
 
-from ...base.validation import entry_of
+from ...base.limits import nbytes, require_memory
+from ...base.validation import check_int, entry_of
 
 
 # ============================================================================ activations
@@ -172,6 +173,19 @@ def get_activation(key: str) -> Activation:
     return entry_of(ACTIVATIONS, key, "activation")
 
 
+#: Bytes of one row of a tidy table built from Python dicts (the dict, its boxed values, the frame's copy):
+#: a lower bound, so that a refused table could not have fit.
+_TABLE_ROW_BYTES = 256
+
+
+def _check_table_fits(n_keys: int, per_key: int, setting: str) -> None:
+    """Refuse a table of n_keys * per_key rows beyond the memory budget, naming the largest ``setting``."""
+    rows = max(n_keys, 1) * per_key
+    require_memory({f"{rows:,} rows": (rows, _TABLE_ROW_BYTES)}, itemsize=1, what="This table",
+                   hint=f"Lower {setting}.",
+                   largest={setting: lambda k: nbytes((max(n_keys, 1) * k, _TABLE_ROW_BYTES), itemsize=1)})
+
+
 def activation_curves(keys=None, n_points: int = 201) -> pd.DataFrame:
     """The dual activations on a grid of rho in [-1, 1]: one row per (activation, rho) with columns
     activation, label, rho, value.
@@ -189,6 +203,8 @@ def activation_curves(keys=None, n_points: int = 201) -> pd.DataFrame:
         The tidy table described above.
     """
     keys = list(ACTIVATIONS) if keys is None else list(keys)
+    n_points = check_int(n_points, "n_points")
+    _check_table_fits(len(keys), n_points, "n_points")
     rho = np.linspace(-1.0, 1.0, n_points)
     return pd.DataFrame([{"activation": key, "label": get_activation(key).label, "rho": r, "value": v}
                          for key in keys for r, v in zip(rho, get_activation(key).dual(rho))])
@@ -210,6 +226,8 @@ def activation_table(keys=None, n_terms: int = 6) -> pd.DataFrame:
         The tidy table described above.
     """
     keys = list(ACTIVATIONS) if keys is None else list(keys)
+    n_terms = check_int(n_terms, "n_terms")
+    _check_table_fits(len(keys), n_terms, "n_terms")
     rows = []
     for key in keys:
         for n, a in enumerate(ACTIVATIONS[key].coefficients(n_terms)):

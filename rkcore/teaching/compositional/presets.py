@@ -10,12 +10,20 @@ import numpy as np
 from sklearn.preprocessing import KBinsDiscretizer, StandardScaler
 
 from ...kernels.exact import check_array
+from ...base.limits import nbytes, require_memory
 from ...base.validation import check_int, entry_of
 from .skeleton import InputNode, InternalNode, Skeleton
 
 
 # ============================================================================ presets
+#: Bytes a skeleton holds per column at least (its index in a group tuple, the int, the group's node share):
+#: a lower bound, so that a refused skeleton could not have fit.
+_BYTES_PER_COLUMN = 64
+
+
 def _groups(d: int, size: int) -> list[tuple[int, ...]]:
+    require_memory({f"the nodes of {d:,} columns": (d, _BYTES_PER_COLUMN)}, itemsize=1, what="This skeleton",
+                   hint="Use fewer columns (d).", largest={"d": lambda k: nbytes((k, _BYTES_PER_COLUMN), itemsize=1)})
     return [tuple(range(s, min(s + size, d))) for s in range(0, d, size)]
 
 

@@ -5,6 +5,7 @@ import numpy as np
 from scipy.special import gammaln
 from sklearn.utils import check_random_state
 
+from ...base.limits import check_allocation, nbytes
 from .activations import ACTIVATIONS
 from .presets import _check_positive_int
 from .skeleton import BASE_KERNELS, InputNode, _is_complex_base, Skeleton
@@ -14,6 +15,24 @@ DEDUP_MODES = ("none", "unbiased", "counts")
 
 #: Temporary memory per row block in transform (base features of all leaves).
 TRANSFORM_BLOCK_BYTES = 16 * 2**20
+
+#: Numbers every drawn derivation holds at least: its root request (node, parent, feature, degree), its root
+#: and its phase, and the feature's weight. A lower bound: tracemalloc measured 210-380 bytes per feature
+#: (more requests, the leaves), so a draw refused by this price could not have fit.
+NUMBERS_PER_FEATURE = 7
+
+
+def check_draw_fits(n_draws: int) -> None:
+    """Refuse (ValueError, :func:`rkcore.base.limits.check_allocation`) a draw of ``n_draws`` derivations
+    whose least memory exceeds the budget, naming the largest number that fits.
+
+    Parameters
+    ----------
+    n_draws : int
+        Derivations (features) to draw.
+    """
+    check_allocation("The drawn features", (n_draws, NUMBERS_PER_FEATURE), hint="Lower n_components (D).",
+                     largest={"n_components (D)": lambda D: nbytes((D, NUMBERS_PER_FEATURE))})
 
 
 # ============================================================================ sampling (Algorithm 1)
@@ -280,6 +299,7 @@ def sample_features(skeleton: Skeleton, n_components: int, *, dedup: str = "none
     if dedup not in DEDUP_MODES:
         raise ValueError(f"Unknown dedup mode {dedup!r}; allowed: {', '.join(map(repr, DEDUP_MODES))}.")
     D = _check_positive_int(n_components, "n_components")
+    check_draw_fits(D)
     rng = check_random_state(random_state)
     if dedup == "none":
         forest = _sample_forest(skeleton, D, rng)
@@ -293,6 +313,7 @@ def sample_features(skeleton: Skeleton, n_components: int, *, dedup: str = "none
         if uniq.size >= D or forest.n_features >= cap or mass_seen >= 1.0 - 1e-12:
             break
         more = min(cap - forest.n_features, forest.n_features)  # doubling: O(log) rounds
+        check_draw_fits(forest.n_features + more)
         forest = _Forest.concat(forest, _sample_forest(skeleton, more, rng))
     first = np.sort(first)  # distinct features in order of first appearance
     exhausted = first.size < D and mass_seen >= 1.0 - 1e-12

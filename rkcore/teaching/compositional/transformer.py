@@ -2,13 +2,16 @@
 from __future__ import annotations
 
 from math import pi
-from numbers import Integral
 
 import numpy as np
 from sklearn.base import BaseEstimator, ClassNamePrefixFeaturesOutMixin, TransformerMixin, _fit_context
-from sklearn.utils._param_validation import Interval, StrOptions
-from sklearn.utils.validation import check_is_fitted, validate_data
+from sklearn.utils._param_validation import StrOptions
+from sklearn.utils.validation import check_is_fitted
 
+from ...base.arrays import validate_data  # scikit-learn's, in the user's words for ragged or text rows
+from ...base.validation import Count  # sizes: integers, never True
+
+from ...base.limits import nbytes, require_memory
 from ...kernels.exact import row_blocks
 from .presets import get_preset, PRESETS
 from .sampling import _complex_features, DEDUP_MODES, sample_features, TRANSFORM_BLOCK_BYTES
@@ -62,7 +65,7 @@ class CompositionalFeatures(ClassNamePrefixFeaturesOutMixin, TransformerMixin, B
 
     _parameter_constraints: dict = {
         "skeleton": [None, StrOptions(set(PRESETS)), Skeleton],
-        "n_components": [Interval(Integral, 1, None, closed="left")],
+        "n_components": [Count(1)],
         "dedup": [StrOptions(set(DEDUP_MODES))],
         "random_state": ["random_state"],
     }
@@ -151,6 +154,9 @@ class CompositionalFeatures(ClassNamePrefixFeaturesOutMixin, TransformerMixin, B
         skel = self.skeleton_
         skel.check_X(X)
         n, D = X.shape[0], self.weights_.size
+        require_memory({"the features Z and their scaled copy": (2, n, D)}, what="This transform",
+                       hint="Transform fewer rows at a time or lower n_components (D).",
+                       largest={"number of rows": lambda rows: nbytes((2, rows, D))})
         out = np.ones((n, D))
         if self._n_leaves:
             cols = self._with_leaves
