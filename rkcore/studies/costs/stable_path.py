@@ -31,6 +31,10 @@ STABLE_SECONDS = 1.5e-8
 #: Families whose fast path hands values to the stable recursion when the Newton check fails.
 CHECKED_KERNELS = ("anova", "up_to")
 _SAMPLE_ROWS, _SAMPLE_WEIGHTS = 4, 8
+#: Widest sample evaluated (4 x 8 x 65,536 values: 16 MB). Wider inputs are priced as all stable: the check's
+#: rounding term grows with d, so the rejected share only grows past here, and no cost model may allocate in
+#: proportion to a size it is asked to price (d = 1e9 allocated 29.8 GiB).
+MAX_SAMPLE_D = 65_536
 _SAMPLE_SEED = 20261129
 
 
@@ -59,6 +63,8 @@ def stable_share(d: int, degree: int, kernel: str = "anova", weights: str = "rad
     d, m = int(d), int(degree)
     if kernel not in CHECKED_KERNELS or m < 1 or d < 1 or (kernel == "anova" and m > d):
         return 0.0
+    if d > MAX_SAMPLE_D:
+        return 1.0
     rng = np.random.default_rng(_SAMPLE_SEED)
     X = np.abs(rng.standard_normal((_SAMPLE_ROWS, d)))
     if weights == "rademacher":  # |x w| = |x|: the power sums are the rows' (the code's Rademacher check)
