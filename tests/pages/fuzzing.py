@@ -15,7 +15,8 @@ Every run of a case must satisfy :func:`check`: no exception, no "Something went
 user text read as Markdown, an answer within ``SECONDS`` (5 s; a page's first run, which imports
 scikit-learn and plotly, gets ``COLD_SECONDS``) and ``MEGABYTES`` (500 MB more resident memory than
 before the run, sampled every 5 ms), the main output drawn unless the page refused or waits for its run
-button, and page oracles (the Gram estimate is not all zeros, and follows the exact Gram).
+button, and page oracles (the Gram estimate drawn is the one computed, and follows the exact Gram within a
+bound derived from the library's exact variance: :func:`_follows_exact`).
 
 ``python -m tests.pages.fuzzing --mutant NAME`` runs the harness in a process where the app has been
 broken on purpose (:data:`MUTANTS`, monkeypatched here, never in the app's code); it exits with 1 when
@@ -318,24 +319,138 @@ def _array(z) -> "np.ndarray":
     return np.asarray(z, dtype=float)
 
 
-def _gram_oracle(case: Case, drawn: list[dict]) -> list[str]:
-    """The Gram page: the estimate K̂ of the heatmaps is not all zeros and follows the exact K."""
+#: Level of the Gram oracle's statistical test: a correct app fails one check with probability at most this
+#: (Markov's inequality, below). A seed runs the Gram page a few times (probe, control, hostile cases: up to
+#: about 10 checks), so 200 seeds make at most ~2,000 checks: at most 0.02 false alarms expected in all.
+GRAM_LEVEL = 1e-5
+#: Rows of the Gram matrices the statistical test looks at (any fixed subset keeps the test valid), and the
+#: work of the exact variance it needs (pairs x d x (m + 1)^3 steps of rkcore.theory's dynamic program).
+GRAM_ORACLE_ROWS = 60
+GRAM_ORACLE_WORK = 3 * 10**7
+UNIT_ROUNDOFF = 2.0**-53
+
+
+@dataclass
+class GramRun:
+    """One computation of the Gram page (recorded by the spy around ``rkcore.studies.gram.gram_pair``)."""
+    X: object
+    spec: object
+    map_key: str
+    n_components: int
+    distribution: str | None
+    K: "np.ndarray"
+    K_hat: "np.ndarray"
+
+
+#: The Gram computations of this process, newest last (the page caches up to 16 views: a rerun that hits
+#: the cache draws one of these).
+GRAM_RUNS: list[GramRun] = []
+
+
+def spy_on_gram_pair() -> None:
+    """Record every (inputs, K, K̂) of ``gram_pair`` in :data:`GRAM_RUNS` (idempotent; a mutant installed
+    afterwards wraps the spy, so the spy sees what the library computed)."""
+    import rkcore.studies.gram
+
+    if any(getattr(f, "_rk_spy", False) for f in _wrapped_chain(rkcore.studies.gram.gram_pair)):
+        return  # installed (perhaps wrapped by a mutant since: a second spy outside it would see the mutant)
+    original = rkcore.studies.gram.gram_pair
+
+    def gram_pair(X, spec, map_key="rk", n_components=256, distribution=None, random_state=0):
+        K, K_hat = original(X, spec, map_key, n_components, distribution, random_state)
+        GRAM_RUNS.append(GramRun(X, spec, map_key, n_components, distribution, K, K_hat))
+        del GRAM_RUNS[:-32]
+        return K, K_hat
+
+    gram_pair._rk_spy, gram_pair.__wrapped__ = True, original
+    _replace_everywhere(original, gram_pair)
+
+
+def _wrapped_chain(function) -> list:
+    """``function`` and what it wraps (``__wrapped__``, set by the mutants and the spy), outermost first."""
+    chain = [function]
+    while hasattr(chain[-1], "__wrapped__"):
+        chain.append(chain[-1].__wrapped__)
+    return chain
+
+
+def _same(drawn: "np.ndarray", computed: "np.ndarray") -> bool:
     import numpy as np
 
+    from rkcore.studies.gram import block_average
+
+    small = block_average(computed)[0]
+    scale = float(np.nanmax(np.abs(small), initial=0.0)) if small.size else 0.0
+    return small.shape == drawn.shape and np.allclose(drawn, small, rtol=1e-6, atol=1e-6 * scale, equal_nan=True)
+
+
+def _gram_oracle(case: Case, drawn: list[dict]) -> list[str]:
+    """The Gram page: the estimate K̂ of the heatmaps is the K̂ the library computed for the exact K drawn
+    beside it (an estimate zeroed or changed on its way to the chart shows here), and follows K within the
+    spread the library's exact variance gives (an all-zero estimate fails there where the test has power;
+    a fixed "not all zero" rule would fail a correct D = 1 estimate whose one feature is 0 on every row)."""
     if case.path.name != "1_Gram_matrices.py":
         return []
     for figure in drawn:
         maps = [t for t in figure.get("data", []) if t.get("type") == "heatmap" and t.get("z") is not None]
         if len(maps) != 2:
             continue
-        exact, estimate = (np.nan_to_num(_array(t["z"]).astype(float)) for t in maps)
-        if np.ptp(exact) > 0 and (not estimate.any() or np.corrcoef(exact.ravel(), estimate.ravel())[0, 1] < 0.3):
-            return [f"the Gram estimate does not follow the exact Gram (all zero: {not estimate.any()})"]
+        exact, estimate = (_array(t["z"]).astype(float) for t in maps)
+        run = next((r for r in reversed(GRAM_RUNS) if _same(exact, r.K)), None)
+        if run is None:  # the spy is not installed (the harness imported elsewhere): no inputs to test against
+            continue
+        if not _same(estimate, run.K_hat):
+            return ["the Gram estimate drawn is not the K̂ computed with the exact K drawn beside it"]
+        return _follows_exact(run)
     return []
+
+
+def _follows_exact(run: GramRun) -> list[str]:
+    """The statistical half of the Gram oracle, derived from the exact variance (no tuned threshold).
+
+    K̂ = Z Zᵀ of the RK map is an unbiased mean of D i.i.d. terms, and rkcore.theory.rk_variance_gram gives
+    the exact variance V_ij of each entry. So the squared error R = Σ (K̂_ij - K_ij)² over any fixed set of
+    entries has expectation exactly Σ V_ij, and by Markov's inequality P(R > Σ V_ij / GRAM_LEVEL) <=
+    GRAM_LEVEL for a correct app, at every D, m and data (D = 1 included: its large V widens the bound
+    instead of a fixed correlation failing it). Rounding adds at most about (D + d) u sqrt(K_ii K_jj) per
+    entry for each of K and K̂ (Cauchy-Schwarz on the sums of products), allowed on top. The test has power
+    against gross errors (a scale factor, another kernel, a lost 1/D), not against subtle ones; those are
+    the library's Monte Carlo tests' job. Skipped (no exact variance known): other maps than RK, kernels
+    outside rk_variance_gram's families (polynomial, RBF), weights drawn in orthogonal blocks."""
+    import numpy as np
+
+    from rkcore.theory.variance import rk_variance_gram
+
+    if run.map_key != "rk" or run.distribution is None:
+        return []
+    n, d = run.X.shape
+    family = run.spec.family(d)
+    if family is None:
+        return []
+    states = (family.degree + 1) ** 3 if family.kind in ("anova", "up_to") else 1  # closed forms otherwise
+    rows = min(n, GRAM_ORACLE_ROWS, int(math.sqrt(2 * GRAM_ORACLE_WORK / (d * states))))
+    if rows < 2:
+        return []
+    try:
+        V = rk_variance_gram(run.X[:rows], run.n_components, kernel=family, distribution=run.distribution)
+    except ValueError:  # a family or distribution outside the exact variance
+        return []
+    K, K_hat = run.K[:rows, :rows], run.K_hat[:rows, :rows]
+    with np.errstate(all="ignore"):
+        scale = np.sqrt(np.abs(np.diag(K))) + np.sqrt(np.abs(np.diag(K_hat)))
+        rounding = 4 * (run.n_components + d) * UNIT_ROUNDOFF * np.outer(scale, scale)
+        squared_error = float(((K_hat - K) ** 2).sum())
+        allowed = float(V.sum()) / GRAM_LEVEL + float((rounding**2).sum())
+    if not np.isfinite(allowed) or squared_error <= allowed:
+        return []
+    return [f"the Gram estimate does not follow the exact Gram: squared error {squared_error:.3g} over the first "
+            f"{rows} rows, beyond {allowed:.3g} = (its exact expectation {V.sum():.3g}) / {GRAM_LEVEL:g} "
+            f"(Markov; D = {run.n_components}, {run.distribution} weights)"]
 
 
 def run_fuzz(seed: int, hostile: int, *, stop_at_first: bool = False, log=print) -> list[str]:
     """Run every case of ``seed``; the failures (stops at the first with ``stop_at_first``)."""
+    spy_on_gram_pair()
     warm: set = set()
     failures: list[str] = []
     for number, case in enumerate(make_cases(seed, hostile)):
@@ -406,6 +521,8 @@ def _gram_zeroed():
         K, K_hat = original(*args, **kwargs)
         return K, np.zeros_like(K_hat)
 
+    gram_pair.__wrapped__ = original
+
     _replace_everywhere(original, gram_pair)
 
 
@@ -449,6 +566,7 @@ def main(argv=None) -> int:
     parser.add_argument("--hostile", type=int, default=4)
     args = parser.parse_args(argv)
     _preload_app_modules()
+    spy_on_gram_pair()
     if args.mutant:
         MUTANTS[args.mutant]()
     failures = run_fuzz(args.seed, args.hostile, stop_at_first=True, log=lambda text: None)
