@@ -44,6 +44,7 @@ if str(REPO) not in sys.path:  # run as a script from anywhere
 from rkapp.layout import PRELOAD_META  # noqa: E402
 from rkapp.navigation import PAGES, PAGES_DIR  # noqa: E402
 from rkapp.state import FIELDS  # noqa: E402
+from tests.pages import fuzz_cases  # noqa: E402
 
 SECONDS = float(os.environ.get("RK_FUZZ_SECONDS", "5"))
 COLD_SECONDS = 60.0
@@ -66,7 +67,7 @@ NO_MAIN_CHART = {"app.py"}
 # ----------------------------------------------------------------------------- cases
 @dataclass
 class Case:
-    kind: str  # "control", "probe" or "hostile"
+    kind: str  # "control", "probe", "hostile", "two_sessions", "bounds" or "largest" (tests.pages.fuzz_cases)
     path: Path
     query: dict = field(default_factory=dict)
     upload: tuple[str, bytes] | None = None
@@ -146,8 +147,21 @@ def make_cases(seed: int, hostile: int) -> list[Case]:
     cases = [Case("probe", gram, {"dataset": "upload", "n": "30"}, (f"{LINK}.csv", valid)),
              Case("probe", PAGES_DIR / "2_Itemsets.py", {"family": "custom", "itemsets": LINK, "n": "30"})]
     # the Gram page's control first: a mutant that refuses every run or drops every chart shows there at once
-    for path in [gram, *rng.sample([p for p in paths if p != gram], len(paths) - 1)]:
+    cases.append(Case("two_sessions", gram, {"dataset": "upload", "n": "30", "D": "64"}, poke_seed=rng.randrange(2**31)))
+    order = [gram, *rng.sample([p for p in paths if p != gram], len(paths) - 1)]
+    for path in order:
         cases.append(Case("control", path, {"n": str(rng.choice([20, 30, 40])), "seed": str(rng.randrange(1000))}))
+    # every field of the table in every run: the Gram page draws the offset c with the polynomial kernel and the
+    # width γ with RBF, the Itemsets page the family with the itemset kernel, the RFF page its comparison's
+    # settings behind the toggle; the other pages with a kernel of the seed
+    special = {gram: [("polynomial", {}), ("rbf", {})], PAGES_DIR / "2_Itemsets.py": [("itemset", {})],
+               PAGES_DIR / "8_Random_Fourier_features.py": [("rbf", {}), ("rbf", {"rff_struct": "true"})]}
+    for path in order:
+        for kernel, legal in special.get(path, [(rng.choice(["anova", "up_to", "polynomial", "rbf"]), {})]):
+            query = {**fuzz_cases.bounds_query(rng, _title(path), kernel), **legal}
+            cases.append(Case("bounds", path, query))
+    for path in order:
+        cases.append(Case("largest", path, {"n": "30"}))
     uploads = upload_corpus(rng)
     for _ in range(hostile):
         path = rng.choice(paths)
@@ -190,6 +204,14 @@ class PeakMemory:
         return False
 
 
+def load_factor() -> float:
+    """How many times longer a run takes now than on an idle machine, at most: runnable processes per core
+    (the 1-minute load average over the cores), at least 1. The time limits are for the app's work; on a
+    machine shared by more processes than cores, each gets a 1 / load_factor share of a core, so the same
+    work takes that many times longer (a slow page is still slow: it is slow by that factor too)."""
+    return max(1.0, os.getloadavg()[0] / (os.cpu_count() or 1))
+
+
 def _timed_run(at, run) -> tuple[float, int, str | None]:
     """(seconds, peak bytes, AppTest's timeout message or None) of one run."""
     with PeakMemory() as memory:
@@ -207,10 +229,19 @@ def run_case(case: Case, warm: set) -> list[str]:
     """Run one case (and its widget changes); the failures found, each naming the case. A case found slow
     only is run once more, and slow only if both runs were: on a shared machine a burst of load from
     elsewhere can stretch one run past the limit, a slow page is slow twice."""
-    failures = _run_case_once(case, warm)
+    failures = _run_any_case(case, warm)
     if failures and all(" took " in f for f in failures):
-        failures = _run_case_once(case, warm)
+        failures = _run_any_case(case, warm)
     return failures
+
+
+def _run_any_case(case: Case, warm: set) -> list[str]:
+    runners = {"two_sessions": lambda: fuzz_cases.run_two_sessions(case, sys.modules[__name__]),
+               "bounds": lambda: fuzz_cases.run_bounds(case, warm, sys.modules[__name__]),
+               "largest": lambda: fuzz_cases.run_largest(case, warm, sys.modules[__name__])}
+    if case.kind not in runners:
+        return _run_case_once(case, warm)
+    return [f"{case.describe()}: {f}" for f in runners[case.kind]()]
 
 
 def _run_case_once(case: Case, warm: set) -> list[str]:
@@ -229,6 +260,8 @@ def _run_case_once(case: Case, warm: set) -> list[str]:
         limit = SECONDS if case.path in warm else COLD_SECONDS
         seconds, peak, timeout = _timed_run(at, run)
         warm.add(case.path)
+        if case.kind == "control" and what == "first run":
+            fuzz_cases.record_sizes(at, fuzz_cases.PAGE_SIZES.setdefault(case.path, {}))
         found = check(at, case, seconds, peak, limit, uploaded=what == "upload")
         found += [f"AppTest timeout: {timeout}"] if timeout else []
         failures += [f"{case.describe()} [{what}]: {f}" for f in found]
@@ -287,14 +320,22 @@ def _refused_or_waiting(at) -> bool:
     return bool(at.error) or bool(at.warning) or bool(at.info) or bool(at.button)
 
 
+#: Every error, warning and info message the harness saw in this process (as read), with the first case showing it.
+MESSAGES: dict[str, str] = {}
+
+
 def check(at, case: Case, seconds: float, peak: int, limit: float, uploaded: bool = False) -> list[str]:
     """What a run of ``case`` broke (empty: nothing); ``uploaded``: the run right after the file was given."""
     failures = [f"exception: {e.value}"[:300] for e in at.exception]
     texts = _texts(at)
     failures += [f"shown: {t[:200]!r}" for t in texts if "Something went wrong" in t or "Traceback" in t]
     failures += [f"user text read as Markdown: {t[:200]!r}" for t in texts if RAW_MARKDOWN.search(t)]
-    if seconds > limit:
-        failures.append(f" took {seconds:.1f} s (limit {limit:g} s; load average {os.getloadavg()[0]:.1f})")
+    for message in (fuzz_cases.unescaped(el.value) for kind in ("error", "warning", "info") for el in at.get(kind)):
+        MESSAGES.setdefault(message, case.describe())
+        failures += [f"not in the user's words ({problem})" for problem in fuzz_cases.wording_problems(message)]
+    if seconds > limit * load_factor():
+        failures.append(f" took {seconds:.1f} s (limit {limit:g} s x {load_factor():.2g} for the machine's load; "
+                        f"load average {os.getloadavg()[0]:.1f} on {os.cpu_count()} cores)")
     if peak > MEGABYTES * 2**20:
         failures.append(f"used {peak / 2**20:.0f} MB more memory (limit {MEGABYTES} MB)")
     drawn = figures(at)
@@ -547,8 +588,13 @@ MUTANTS = {
     "gram_estimate_zeroed": _gram_zeroed,
     "every_run_refused": _every_run_refused,
     "charts_dropped": _charts_dropped,
-    "slow_load": lambda: _mutate_load(lambda: time.sleep(SECONDS + 1)),
+    "slow_load": lambda: _mutate_load(lambda: time.sleep(SECONDS * load_factor() + 1)),
     "memory_hog": lambda: _mutate_load(_hog_memory),
+    # issue 35: a case each (tests.pages.fuzz_cases) that only it catches
+    "upload_privacy_removed": lambda: fuzz_cases.privacy_removed(_replace_everywhere),
+    "bound_check_removed": lambda: fuzz_cases.bound_check_removed(_replace_everywhere),
+    "huge_run_let_through": lambda: fuzz_cases.huge_run_let_through(_replace_everywhere),
+    "internal_wording_shown": lambda: fuzz_cases.internal_wording(_replace_everywhere),
 }
 
 
@@ -559,20 +605,56 @@ def _preload_app_modules() -> None:
     import rkcore.studies.gram  # noqa: F401
 
 
+def many_seeds(first: int, count: int, hostile: int, page: str, kinds: set[str], budget: float) -> int:
+    """The false-alarm count: every case of ``kinds`` on ``page`` that a full run of each seed would make (the
+    same cases: drawn from the full list, then filtered), seeds ``first`` .. ``first + count - 1``, until
+    ``budget`` seconds are spent; one line per seed, then the totals. Returns the number of failing seeds."""
+    import streamlit as st
+
+    started, failing, done, runs = time.perf_counter(), 0, 0, 0
+    warm: set = set()
+    spy_on_gram_pair()
+    for seed in range(first, first + count):
+        if time.perf_counter() - started > budget:
+            break
+        st.cache_data.clear()
+        cases = [c for c in make_cases(seed, hostile) if c.path.name == page and c.kind in kinds]
+        failures = [f for number, case in enumerate(cases) for f in run_case(case, warm)]
+        runs, done = runs + len(cases), done + 1
+        failing += bool(failures)
+        print(f"seed {seed}: {len(cases)} cases, {len(failures)} failure(s) {failures[:2]}", flush=True)
+    print(f"seeds {done}, failing seeds {failing}, cases {runs}, {time.perf_counter() - started:.0f} s", flush=True)
+    return failing
+
+
 def main(argv=None) -> int:
-    parser = argparse.ArgumentParser(description="Run the fuzz harness on a mutant of the app.")
+    parser = argparse.ArgumentParser(description="Run the fuzz harness on a mutant of the app, or many seeds of "
+                                                 "one page's cases (--seeds: the false-alarm count).")
     parser.add_argument("--mutant", choices=sorted(MUTANTS), default=None)
     parser.add_argument("--seed", type=int, default=0)
     parser.add_argument("--hostile", type=int, default=4)
+    parser.add_argument("--seeds", type=int, default=0, help="run this many seeds from --seed (no mutant)")
+    parser.add_argument("--page", default="1_Gram_matrices.py")
+    parser.add_argument("--kinds", default="probe,control,hostile")
+    parser.add_argument("--budget", type=float, default=3600.0, help="seconds; stop starting seeds after it")
     args = parser.parse_args(argv)
     _preload_app_modules()
+    if args.seeds:
+        os._exit(1 if many_seeds(args.seed, args.seeds, args.hostile, args.page, set(args.kinds.split(",")),
+                                 args.budget) else 0)
     spy_on_gram_pair()
     if args.mutant:
         MUTANTS[args.mutant]()
     failures = run_fuzz(args.seed, args.hostile, stop_at_first=True, log=lambda text: None)
-    print("\n".join(failures[:3]) if failures else "no failure")
-    return 1 if failures else 0
+    print("\n".join(failures[:3]) if failures else "no failure", flush=True)
+    sys.stderr.flush()
+    # os._exit: a mutant's silent long run may still be computing in its script thread; do not wait for it
+    os._exit(1 if failures else 0)
 
 
 if __name__ == "__main__":
-    sys.exit(main())
+    # run as tests.pages.fuzzing, not __main__: fuzz_cases imports that module, and the spy's records must be
+    # the ones the oracle reads (one module, not two copies)
+    from tests.pages import fuzzing
+
+    sys.exit(fuzzing.main())
