@@ -13,8 +13,9 @@ with every failure so that it can be replayed):
 
 Every run of a case must satisfy :func:`check`: no exception, no "Something went wrong", no traceback, no
 user text read as Markdown, an answer within ``SECONDS`` (5 s; a page's first run, which imports
-scikit-learn and plotly, gets ``COLD_SECONDS``) and ``MEGABYTES`` (500 MB more resident memory than
-before the run, sampled every 5 ms), the main output drawn unless the page refused or waits for its run
+scikit-learn and plotly, gets ``COLD_SECONDS``; both times the machine's load factor) and ``MEGABYTES``
+(500 MB more resident memory than before the run, sampled every 5 ms, beside what the page announced for
+its run), the main output drawn unless the page refused or waits for its run
 button, and page oracles (the Gram estimate drawn is the one computed, and follows the exact Gram within a
 bound derived from the library's exact variance: :func:`_follows_exact`).
 
@@ -324,6 +325,16 @@ def _refused_or_waiting(at) -> bool:
 MESSAGES: dict[str, str] = {}
 
 
+def announced_bytes(at) -> int:
+    """The memory the page's run protocol announced for this run (rkapp.guard.run_or_wait's cost: what the
+    server admits it for), 0 when none: a legal large run may use that much on top of MEGABYTES."""
+    try:
+        cost = at.session_state["_rk_run_cost"]
+    except (KeyError, AttributeError):
+        return 0
+    return int(getattr(cost, "bytes", 0) or 0)
+
+
 def check(at, case: Case, seconds: float, peak: int, limit: float, uploaded: bool = False) -> list[str]:
     """What a run of ``case`` broke (empty: nothing); ``uploaded``: the run right after the file was given."""
     failures = [f"exception: {e.value}"[:300] for e in at.exception]
@@ -336,8 +347,10 @@ def check(at, case: Case, seconds: float, peak: int, limit: float, uploaded: boo
     if seconds > limit * load_factor():
         failures.append(f" took {seconds:.1f} s (limit {limit:g} s x {load_factor():.2g} for the machine's load; "
                         f"load average {os.getloadavg()[0]:.1f} on {os.cpu_count()} cores)")
-    if peak > MEGABYTES * 2**20:
-        failures.append(f"used {peak / 2**20:.0f} MB more memory (limit {MEGABYTES} MB)")
+    announced = announced_bytes(at)
+    if peak > MEGABYTES * 2**20 + announced:
+        failures.append(f"used {peak / 2**20:.0f} MB more memory (limit {MEGABYTES} MB beside the "
+                        f"{announced / 2**20:.0f} MB the page announced for its run)")
     drawn = figures(at)
     if case.kind == "control":
         if at.error or (at.warning and not at.button):
