@@ -44,3 +44,17 @@ def test_internal_wording_is_flagged(message):
 @pytest.mark.parametrize("message", OWN_WORDS)
 def test_the_dashboards_words_pass(message):
     assert not wording_problems(message), wording_problems(message)
+
+
+@pytest.mark.fuzz
+def test_classifiers_at_degree_one_leave_the_fm_out_in_the_users_words(run_page):
+    """Degree m = 1 is legal on the Classifiers page, the factorization machine is not defined there: it is left
+    out with a note, not run into scikit-learn's "must be an int in the range [2, inf)" (issue 35, item 4)."""
+    at = run_page("pages/6_Classifiers.py", n=40, degree=1, cl_methods="fm,rk", cl_mult="1", cl_trials=1)
+    for button in at.button:
+        if button.label.startswith("Run"):
+            button.click().run()
+            break
+    messages = [e.value for kind in ("error", "warning", "info") for e in at.get(kind)]
+    assert not at.exception and not any(wording_problems(m) for m in messages), messages
+    assert any("factorization machine" in c.value and "m = 2" in c.value for c in at.caption)
