@@ -40,6 +40,9 @@ INTERNAL_WORDING = {
     r"operands could not be broadcast|axis \d+ is out of bounds|index \d+ is out of bounds": "numpy's shape wording",
     r"sparse matrix length is ambiguous|SparseEfficiencyWarning|spmatrix": "scipy.sparse's wording",
     r"Input contains NaN|Found array with \d+ sample|Expected 2D array": "scikit-learn's check_array wording",
+    r"SVMlight/LibSVM data file": "scikit-learn's svmlight loader wording",
+    r"\[-?\d+(?:\.\d+)?(?:, -?\d+(?:\.\d+)?)+\]|\(-?\d+\.\d+(?:, -?\d+\.\d+)+\)": "a Python list or tuple's repr "
+    "(the Python interface's wording)",
     r"(?<![\w-])--[a-z][a-z-]+": "a command-line flag (the CLI's wording)",
     r"\b[a-z_]+=(?:True|False|None)\b": "a Python keyword argument",
 }

@@ -21,6 +21,8 @@ INTERNALS = [
     "Input contains NaN, infinity or a value too large for dtype('float64').",
     "Pass --n-components to choose D.",
     "use normalize=False to keep the raw rows",
+    "The file 'a.svm' is not valid LIBSVM format (label index:value ...): Invalid index -5 in SVMlight/LibSVM data file.",
+    "split (0.5, 0.1, 0.4) gives a part with fewer than 2 samples (sizes [6, 1, 4]).",
 ]
 
 OWN_WORDS = [
