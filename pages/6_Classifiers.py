@@ -63,6 +63,10 @@ with c3:
 with c4:
     log2_x = persistent_widget(st.radio, "D axis", key="cl_xaxis",
                                horizontal=True) == "log2"
+if "fm" in methods and view.degree < 2:  # the FM models products of m >= 2 features; at m = 1 it is not defined
+    methods = tuple(k for k in methods if k != "fm")
+    st.caption("The factorization machine models interactions of two or more features, so at Degree m = 1 it is "
+               "left out; choose m = 2 or more to compare it.")
 
 formula(r"f(\mathbf{x}) = \langle \mathbf{w}, Z(\mathbf{x})\rangle\ \ \text{(linear SVM on } D \text{ random features)}"
         r"\quad\text{vs}\quad f(\mathbf{x}) = \sum_i \alpha_i y_i K(\mathbf{x}_i, \mathbf{x}) + b\ \ "

@@ -314,6 +314,17 @@ def check(value, options, min_value, max_value, label: str) -> str | None:
     return None
 
 
+def _allowed(f: Field, options, min_value, max_value) -> str:
+    """What a link may hold for the field, for a message about a value that could not be read ("" if free)."""
+    if isinstance(f.default, bool):
+        return " (allowed: true or false)"
+    if options is not None:
+        return f" (allowed: {', '.join(map(str, options))})"
+    if min_value is not None or max_value is not None:
+        return f" (allowed values are {min_value} to {max_value})"
+    return ""
+
+
 def read_url(f: Field, options, min_value, max_value, label: str, errors: list[str]) -> None:
     """On the first draw of a field in a session, take its value from the URL (its name or an old alias)."""
     seen = st.session_state.setdefault(_URL_SEEN, set())
@@ -327,7 +338,8 @@ def read_url(f: Field, options, min_value, max_value, label: str, errors: list[s
     try:
         value = f.parse(text)
     except (ValueError, KeyError, TypeError, OverflowError):
-        errors.append(f"{label}: could not read {quoted(text)} from the link; using {f.dump(f.default)}.")
+        errors.append(f"{label}: could not read {quoted(text)} from the link{_allowed(f, options, min_value, max_value)}; "
+                      f"using {f.dump(f.default)}.")
         return
     problem = check(value, options, min_value, max_value, label)
     if problem:

@@ -13,9 +13,11 @@ with every failure so that it can be replayed):
 
 Every run of a case must satisfy :func:`check`: no exception, no "Something went wrong", no traceback, no
 user text read as Markdown, an answer within ``SECONDS`` (5 s; a page's first run, which imports
-scikit-learn and plotly, gets ``COLD_SECONDS``) and ``MEGABYTES`` (500 MB more resident memory than
-before the run, sampled every 5 ms), the main output drawn unless the page refused or waits for its run
-button, and page oracles (the Gram estimate is not all zeros, and follows the exact Gram).
+scikit-learn and plotly, gets ``COLD_SECONDS``; both times the machine's load factor) and ``MEGABYTES``
+(500 MB more resident memory than before the run, sampled every 5 ms, beside what the page announced for
+its run), the main output drawn unless the page refused or waits for its run
+button, and page oracles (the Gram estimate drawn is the one computed, and follows the exact Gram within a
+bound derived from the library's exact variance: :func:`_follows_exact`).
 
 ``python -m tests.pages.fuzzing --mutant NAME`` runs the harness in a process where the app has been
 broken on purpose (:data:`MUTANTS`, monkeypatched here, never in the app's code); it exits with 1 when
@@ -43,6 +45,7 @@ if str(REPO) not in sys.path:  # run as a script from anywhere
 from rkapp.layout import PRELOAD_META  # noqa: E402
 from rkapp.navigation import PAGES, PAGES_DIR  # noqa: E402
 from rkapp.state import FIELDS  # noqa: E402
+from tests.pages import fuzz_cases  # noqa: E402
 
 SECONDS = float(os.environ.get("RK_FUZZ_SECONDS", "5"))
 COLD_SECONDS = 60.0
@@ -65,7 +68,7 @@ NO_MAIN_CHART = {"app.py"}
 # ----------------------------------------------------------------------------- cases
 @dataclass
 class Case:
-    kind: str  # "control", "probe" or "hostile"
+    kind: str  # "control", "probe", "hostile", "two_sessions", "bounds" or "largest" (tests.pages.fuzz_cases)
     path: Path
     query: dict = field(default_factory=dict)
     upload: tuple[str, bytes] | None = None
@@ -137,7 +140,8 @@ def random_query(rng: random.Random, page_title: str) -> dict[str, str]:
 
 
 def make_cases(seed: int, hostile: int) -> list[Case]:
-    """Probes, then one control case per page (in a seeded order), then ``hostile`` random cases."""
+    """Probes, two sessions, then page by page (in a seeded order) its control, bounds and largest cases, then
+    ``hostile`` random cases."""
     rng = random.Random(seed)
     paths = page_paths()
     gram = PAGES_DIR / "1_Gram_matrices.py"
@@ -145,8 +149,21 @@ def make_cases(seed: int, hostile: int) -> list[Case]:
     cases = [Case("probe", gram, {"dataset": "upload", "n": "30"}, (f"{LINK}.csv", valid)),
              Case("probe", PAGES_DIR / "2_Itemsets.py", {"family": "custom", "itemsets": LINK, "n": "30"})]
     # the Gram page's control first: a mutant that refuses every run or drops every chart shows there at once
-    for path in [gram, *rng.sample([p for p in paths if p != gram], len(paths) - 1)]:
+    cases.append(Case("two_sessions", gram, {"dataset": "upload", "n": "30", "D": "64"}, poke_seed=rng.randrange(2**31)))
+    order = [gram, *rng.sample([p for p in paths if p != gram], len(paths) - 1)]
+    # every field of the table in every run: the Gram page draws the offset c with the polynomial kernel and the
+    # width γ with RBF, the Itemsets page the family with the itemset kernel, the RFF page its comparison's
+    # settings behind the toggle; the other pages with a kernel of the seed
+    special = {gram: [("polynomial", {}), ("rbf", {})], PAGES_DIR / "2_Itemsets.py": [("itemset", {})],
+               PAGES_DIR / "8_Random_Fourier_features.py": [("rbf", {}), ("rbf", {"rff_struct": "true"})]}
+    # page by page: its control (which records its size widgets' bounds), bounds and largest cases; a mutant
+    # that only a bounds or largest case sees shows on the first page (the harness stops there)
+    for path in order:
         cases.append(Case("control", path, {"n": str(rng.choice([20, 30, 40])), "seed": str(rng.randrange(1000))}))
+        for kernel, legal in special.get(path, [(rng.choice(["anova", "up_to", "polynomial", "rbf"]), {})]):
+            query = {**fuzz_cases.bounds_query(rng, _title(path), kernel), **legal}
+            cases.append(Case("bounds", path, query))
+        cases.append(Case("largest", path, {"n": "30"}))
     uploads = upload_corpus(rng)
     for _ in range(hostile):
         path = rng.choice(paths)
@@ -167,6 +184,7 @@ class PeakMemory:
         self._page = os.sysconf("SC_PAGE_SIZE")
         self._stop = threading.Event()
         self.peak = 0
+        self.runnable: list[int] = []
 
     def _rss(self) -> int:
         with open("/proc/self/statm") as handle:
@@ -179,14 +197,41 @@ class PeakMemory:
         return self
 
     def _sample(self):
+        ticks = 0
         while not self._stop.wait(0.005):
             self.peak = max(self.peak, self._rss() - self._base)
+            ticks += 1
+            if ticks % 10 == 1:  # every 50 ms: how many tasks of the whole machine wanted a core just now
+                self.runnable.append(_procs_running())
 
     def __exit__(self, *exc):
         self._stop.set()
         self._thread.join()
         self.peak = max(self.peak, self._rss() - self._base)
         return False
+
+
+def _procs_running() -> int:
+    """Tasks of the machine running or ready to run now (/proc/stat's procs_running), 0 if unknown."""
+    try:
+        with open("/proc/stat") as handle:
+            return next((int(line.split()[1]) for line in handle if line.startswith("procs_running")), 0)
+    except OSError:
+        return 0
+
+
+#: Mean runnable tasks during the last timed run (sampled by PeakMemory), 0 before any.
+_last_run_runnable = [0.0]
+
+
+def load_factor() -> float:
+    """How many times longer a run takes now than on an idle machine, at most: tasks wanting a core per core,
+    at least 1 - the larger of the 1-minute load average and the mean sampled during the last run (the load
+    average lags a burst by a minute). The time limits are for the app's work; on a machine shared by more
+    tasks than cores each gets a 1 / load_factor share of a core, so the same work takes that many times
+    longer (a slow page is still slow: it is slow by that factor too)."""
+    cores = os.cpu_count() or 1
+    return max(1.0, os.getloadavg()[0] / cores, _last_run_runnable[0] / cores)
 
 
 def _timed_run(at, run) -> tuple[float, int, str | None]:
@@ -199,6 +244,7 @@ def _timed_run(at, run) -> tuple[float, int, str | None]:
         except RuntimeError as exc:  # AppTest's timeout
             timeout = str(exc)
         seconds = time.perf_counter() - started
+    _last_run_runnable[0] = sum(memory.runnable) / len(memory.runnable) if memory.runnable else 0.0
     return seconds, memory.peak, timeout
 
 
@@ -206,10 +252,19 @@ def run_case(case: Case, warm: set) -> list[str]:
     """Run one case (and its widget changes); the failures found, each naming the case. A case found slow
     only is run once more, and slow only if both runs were: on a shared machine a burst of load from
     elsewhere can stretch one run past the limit, a slow page is slow twice."""
-    failures = _run_case_once(case, warm)
+    failures = _run_any_case(case, warm)
     if failures and all(" took " in f for f in failures):
-        failures = _run_case_once(case, warm)
+        failures = _run_any_case(case, warm)
     return failures
+
+
+def _run_any_case(case: Case, warm: set) -> list[str]:
+    runners = {"two_sessions": lambda: fuzz_cases.run_two_sessions(case, sys.modules[__name__]),
+               "bounds": lambda: fuzz_cases.run_bounds(case, warm, sys.modules[__name__]),
+               "largest": lambda: fuzz_cases.run_largest(case, warm, sys.modules[__name__])}
+    if case.kind not in runners:
+        return _run_case_once(case, warm)
+    return [f"{case.describe()}: {f}" for f in runners[case.kind]()]
 
 
 def _run_case_once(case: Case, warm: set) -> list[str]:
@@ -228,6 +283,8 @@ def _run_case_once(case: Case, warm: set) -> list[str]:
         limit = SECONDS if case.path in warm else COLD_SECONDS
         seconds, peak, timeout = _timed_run(at, run)
         warm.add(case.path)
+        if case.kind == "control" and what == "first run":
+            fuzz_cases.record_sizes(at, fuzz_cases.PAGE_SIZES.setdefault(case.path, {}))
         found = check(at, case, seconds, peak, limit, uploaded=what == "upload")
         found += [f"AppTest timeout: {timeout}"] if timeout else []
         failures += [f"{case.describe()} [{what}]: {f}" for f in found]
@@ -286,16 +343,36 @@ def _refused_or_waiting(at) -> bool:
     return bool(at.error) or bool(at.warning) or bool(at.info) or bool(at.button)
 
 
+#: Every error, warning and info message the harness saw in this process (as read), with the first case showing it.
+MESSAGES: dict[str, str] = {}
+
+
+def announced_bytes(at) -> int:
+    """The memory the page's run protocol announced for this run (rkapp.guard.run_or_wait's cost: what the
+    server admits it for), 0 when none: a legal large run may use that much on top of MEGABYTES."""
+    try:
+        cost = at.session_state["_rk_run_cost"]
+    except (KeyError, AttributeError):
+        return 0
+    return int(getattr(cost, "bytes", 0) or 0)
+
+
 def check(at, case: Case, seconds: float, peak: int, limit: float, uploaded: bool = False) -> list[str]:
     """What a run of ``case`` broke (empty: nothing); ``uploaded``: the run right after the file was given."""
     failures = [f"exception: {e.value}"[:300] for e in at.exception]
     texts = _texts(at)
     failures += [f"shown: {t[:200]!r}" for t in texts if "Something went wrong" in t or "Traceback" in t]
     failures += [f"user text read as Markdown: {t[:200]!r}" for t in texts if RAW_MARKDOWN.search(t)]
-    if seconds > limit:
-        failures.append(f" took {seconds:.1f} s (limit {limit:g} s; load average {os.getloadavg()[0]:.1f})")
-    if peak > MEGABYTES * 2**20:
-        failures.append(f"used {peak / 2**20:.0f} MB more memory (limit {MEGABYTES} MB)")
+    for message in (fuzz_cases.unescaped(el.value) for kind in ("error", "warning", "info") for el in at.get(kind)):
+        MESSAGES.setdefault(message, case.describe())
+        failures += [f"not in the user's words ({problem})" for problem in fuzz_cases.wording_problems(message)]
+    if seconds > limit * load_factor():
+        failures.append(f" took {seconds:.1f} s (limit {limit:g} s x {load_factor():.2g} for the machine's load; "
+                        f"load average {os.getloadavg()[0]:.1f} on {os.cpu_count()} cores)")
+    announced = announced_bytes(at)
+    if peak > MEGABYTES * 2**20 + announced:
+        failures.append(f"used {peak / 2**20:.0f} MB more memory (limit {MEGABYTES} MB beside the "
+                        f"{announced / 2**20:.0f} MB the page announced for its run)")
     drawn = figures(at)
     if case.kind == "control":
         if at.error or (at.warning and not at.button):
@@ -318,24 +395,141 @@ def _array(z) -> "np.ndarray":
     return np.asarray(z, dtype=float)
 
 
-def _gram_oracle(case: Case, drawn: list[dict]) -> list[str]:
-    """The Gram page: the estimate K̂ of the heatmaps is not all zeros and follows the exact K."""
+#: Level of the Gram oracle's statistical test: a correct app fails one check with probability at most this
+#: (Markov's inequality, below). A seed runs the Gram page a few times (probe, control, hostile cases: up to
+#: about 10 checks), so 200 seeds make at most ~2,000 checks: at most 0.02 false alarms expected in all.
+GRAM_LEVEL = 1e-5
+#: Rows of the Gram matrices the statistical test looks at (any fixed subset keeps the test valid), and the
+#: work of the exact variance it needs (pairs x d x (m + 1)^3 steps of rkcore.theory's dynamic program).
+GRAM_ORACLE_ROWS = 60
+GRAM_ORACLE_WORK = 3 * 10**7
+UNIT_ROUNDOFF = 2.0**-53
+
+
+@dataclass
+class GramRun:
+    """One computation of the Gram page (recorded by the spy around ``rkcore.studies.gram.gram_pair``)."""
+    X: object
+    spec: object
+    map_key: str
+    n_components: int
+    distribution: str | None
+    K: "np.ndarray"
+    K_hat: "np.ndarray"
+
+
+#: The Gram computations of this process, newest last (the page caches up to 16 views: a rerun that hits
+#: the cache draws one of these).
+GRAM_RUNS: list[GramRun] = []
+
+
+def spy_on_gram_pair() -> None:
+    """Record every (inputs, K, K̂) of ``gram_pair`` in :data:`GRAM_RUNS` (idempotent; a mutant installed
+    afterwards wraps the spy, so the spy sees what the library computed)."""
+    import rkcore.studies.gram
+
+    if any(getattr(f, "_rk_spy", False) for f in _wrapped_chain(rkcore.studies.gram.gram_pair)):
+        return  # installed (perhaps wrapped by a mutant since: a second spy outside it would see the mutant)
+    original = rkcore.studies.gram.gram_pair
+
+    def gram_pair(X, spec, map_key="rk", n_components=256, distribution=None, random_state=0):
+        K, K_hat = original(X, spec, map_key, n_components, distribution, random_state)
+        GRAM_RUNS.append(GramRun(X, spec, map_key, n_components, distribution, K, K_hat))
+        del GRAM_RUNS[:-32]
+        return K, K_hat
+
+    gram_pair._rk_spy, gram_pair.__wrapped__ = True, original
+    _replace_everywhere(original, gram_pair)
+
+
+def _wrapped_chain(function) -> list:
+    """``function`` and what it wraps (``__wrapped__``, set by the mutants and the spy), outermost first."""
+    chain = [function]
+    while hasattr(chain[-1], "__wrapped__"):
+        chain.append(chain[-1].__wrapped__)
+    return chain
+
+
+def _same(drawn: "np.ndarray", computed: "np.ndarray") -> bool:
     import numpy as np
 
+    from rkcore.studies.gram import block_average
+
+    small = block_average(computed)[0]
+    scale = float(np.nanmax(np.abs(small), initial=0.0)) if small.size else 0.0
+    return small.shape == drawn.shape and np.allclose(drawn, small, rtol=1e-6, atol=1e-6 * scale, equal_nan=True)
+
+
+def _gram_oracle(case: Case, drawn: list[dict]) -> list[str]:
+    """The Gram page: the estimate K̂ of the heatmaps is the K̂ the library computed for the exact K drawn
+    beside it (an estimate zeroed or changed on its way to the chart shows here), and follows K within the
+    spread the library's exact variance gives (an all-zero estimate fails there where the test has power;
+    a fixed "not all zero" rule would fail a correct D = 1 estimate whose one feature is 0 on every row)."""
     if case.path.name != "1_Gram_matrices.py":
         return []
     for figure in drawn:
         maps = [t for t in figure.get("data", []) if t.get("type") == "heatmap" and t.get("z") is not None]
         if len(maps) != 2:
             continue
-        exact, estimate = (np.nan_to_num(_array(t["z"]).astype(float)) for t in maps)
-        if np.ptp(exact) > 0 and (not estimate.any() or np.corrcoef(exact.ravel(), estimate.ravel())[0, 1] < 0.3):
-            return [f"the Gram estimate does not follow the exact Gram (all zero: {not estimate.any()})"]
+        exact, estimate = (_array(t["z"]).astype(float) for t in maps)
+        same_K = [r for r in reversed(GRAM_RUNS) if _same(exact, r.K)]
+        if not same_K:  # the spy is not installed (the harness imported elsewhere): no inputs to test against
+            continue
+        # several views share a K (same data and kernel, other D or seed), and a cached view records nothing
+        # when drawn again: the drawn pair must be one of the computed pairs
+        run = next((r for r in same_K if _same(estimate, r.K_hat)), None)
+        if run is None:
+            return ["the Gram estimate drawn is not the K̂ computed with the exact K drawn beside it"]
+        return _follows_exact(run)
     return []
+
+
+def _follows_exact(run: GramRun) -> list[str]:
+    """The statistical half of the Gram oracle, derived from the exact variance (no tuned threshold).
+
+    K̂ = Z Zᵀ of the RK map is an unbiased mean of D i.i.d. terms, and rkcore.theory.rk_variance_gram gives
+    the exact variance V_ij of each entry. So the squared error R = Σ (K̂_ij - K_ij)² over any fixed set of
+    entries has expectation exactly Σ V_ij, and by Markov's inequality P(R > Σ V_ij / GRAM_LEVEL) <=
+    GRAM_LEVEL for a correct app, at every D, m and data (D = 1 included: its large V widens the bound
+    instead of a fixed correlation failing it). Rounding adds at most about (D + d) u sqrt(K_ii K_jj) per
+    entry for each of K and K̂ (Cauchy-Schwarz on the sums of products), allowed on top. The test has power
+    against gross errors (a scale factor, another kernel, a lost 1/D), not against subtle ones; those are
+    the library's Monte Carlo tests' job. Skipped (no exact variance known): other maps than RK, kernels
+    outside rk_variance_gram's families (polynomial, RBF), weights drawn in orthogonal blocks."""
+    import numpy as np
+
+    from rkcore.theory.variance import rk_variance_gram
+
+    if run.map_key != "rk" or run.distribution is None:
+        return []
+    n, d = run.X.shape
+    family = run.spec.family(d)
+    if family is None:
+        return []
+    states = (family.degree + 1) ** 3 if family.kind in ("anova", "up_to") else 1  # closed forms otherwise
+    rows = min(n, GRAM_ORACLE_ROWS, int(math.sqrt(2 * GRAM_ORACLE_WORK / (d * states))))
+    if rows < 2:
+        return []
+    try:
+        V = rk_variance_gram(run.X[:rows], run.n_components, kernel=family, distribution=run.distribution)
+    except ValueError:  # a family or distribution outside the exact variance
+        return []
+    K, K_hat = run.K[:rows, :rows], run.K_hat[:rows, :rows]
+    with np.errstate(all="ignore"):
+        scale = np.sqrt(np.abs(np.diag(K))) + np.sqrt(np.abs(np.diag(K_hat)))
+        rounding = 4 * (run.n_components + d) * UNIT_ROUNDOFF * np.outer(scale, scale)
+        squared_error = float(((K_hat - K) ** 2).sum())
+        allowed = float(V.sum()) / GRAM_LEVEL + float((rounding**2).sum())
+    if not np.isfinite(allowed) or squared_error <= allowed:
+        return []
+    return [f"the Gram estimate does not follow the exact Gram: squared error {squared_error:.3g} over the first "
+            f"{rows} rows, beyond {allowed:.3g} = (its exact expectation {V.sum():.3g}) / {GRAM_LEVEL:g} "
+            f"(Markov; D = {run.n_components}, {run.distribution} weights)"]
 
 
 def run_fuzz(seed: int, hostile: int, *, stop_at_first: bool = False, log=print) -> list[str]:
     """Run every case of ``seed``; the failures (stops at the first with ``stop_at_first``)."""
+    spy_on_gram_pair()
     warm: set = set()
     failures: list[str] = []
     for number, case in enumerate(make_cases(seed, hostile)):
@@ -406,6 +600,8 @@ def _gram_zeroed():
         K, K_hat = original(*args, **kwargs)
         return K, np.zeros_like(K_hat)
 
+    gram_pair.__wrapped__ = original
+
     _replace_everywhere(original, gram_pair)
 
 
@@ -430,8 +626,15 @@ MUTANTS = {
     "gram_estimate_zeroed": _gram_zeroed,
     "every_run_refused": _every_run_refused,
     "charts_dropped": _charts_dropped,
-    "slow_load": lambda: _mutate_load(lambda: time.sleep(SECONDS + 1)),
+    # past the limit at today's load on each load; a page's first run loads its data twice (the page, then its
+    # cached computation), which covers a larger load sampled during the run
+    "slow_load": lambda: _mutate_load(lambda: time.sleep(SECONDS * load_factor() + 1)),
     "memory_hog": lambda: _mutate_load(_hog_memory),
+    # issue 35: a case each (tests.pages.fuzz_cases) that only it catches
+    "upload_privacy_removed": lambda: fuzz_cases.privacy_removed(_replace_everywhere),
+    "bound_check_removed": lambda: fuzz_cases.bound_check_removed(_replace_everywhere),
+    "huge_run_let_through": lambda: fuzz_cases.huge_run_let_through(_replace_everywhere),
+    "internal_wording_shown": lambda: fuzz_cases.internal_wording(_replace_everywhere),
 }
 
 
@@ -442,19 +645,56 @@ def _preload_app_modules() -> None:
     import rkcore.studies.gram  # noqa: F401
 
 
+def many_seeds(first: int, count: int, hostile: int, page: str, kinds: set[str], budget: float) -> int:
+    """The false-alarm count: every case of ``kinds`` on ``page`` that a full run of each seed would make (the
+    same cases: drawn from the full list, then filtered), seeds ``first`` .. ``first + count - 1``, until
+    ``budget`` seconds are spent; one line per seed, then the totals. Returns the number of failing seeds."""
+    import streamlit as st
+
+    started, failing, done, runs = time.perf_counter(), 0, 0, 0
+    warm: set = set()
+    spy_on_gram_pair()
+    for seed in range(first, first + count):
+        if time.perf_counter() - started > budget:
+            break
+        st.cache_data.clear()
+        cases = [c for c in make_cases(seed, hostile) if c.path.name == page and c.kind in kinds]
+        failures = [f for number, case in enumerate(cases) for f in run_case(case, warm)]
+        runs, done = runs + len(cases), done + 1
+        failing += bool(failures)
+        print(f"seed {seed}: {len(cases)} cases, {len(failures)} failure(s) {failures[:2]}", flush=True)
+    print(f"seeds {done}, failing seeds {failing}, cases {runs}, {time.perf_counter() - started:.0f} s", flush=True)
+    return failing
+
+
 def main(argv=None) -> int:
-    parser = argparse.ArgumentParser(description="Run the fuzz harness on a mutant of the app.")
+    parser = argparse.ArgumentParser(description="Run the fuzz harness on a mutant of the app, or many seeds of "
+                                                 "one page's cases (--seeds: the false-alarm count).")
     parser.add_argument("--mutant", choices=sorted(MUTANTS), default=None)
     parser.add_argument("--seed", type=int, default=0)
     parser.add_argument("--hostile", type=int, default=4)
+    parser.add_argument("--seeds", type=int, default=0, help="run this many seeds from --seed (no mutant)")
+    parser.add_argument("--page", default="1_Gram_matrices.py")
+    parser.add_argument("--kinds", default="probe,control,hostile")
+    parser.add_argument("--budget", type=float, default=3600.0, help="seconds; stop starting seeds after it")
     args = parser.parse_args(argv)
     _preload_app_modules()
+    if args.seeds:
+        os._exit(1 if many_seeds(args.seed, args.seeds, args.hostile, args.page, set(args.kinds.split(",")),
+                                 args.budget) else 0)
+    spy_on_gram_pair()
     if args.mutant:
         MUTANTS[args.mutant]()
     failures = run_fuzz(args.seed, args.hostile, stop_at_first=True, log=lambda text: None)
-    print("\n".join(failures[:3]) if failures else "no failure")
-    return 1 if failures else 0
+    print("\n".join(failures[:3]) if failures else "no failure", flush=True)
+    sys.stderr.flush()
+    # os._exit: a mutant's silent long run may still be computing in its script thread; do not wait for it
+    os._exit(1 if failures else 0)
 
 
 if __name__ == "__main__":
-    sys.exit(main())
+    # run as tests.pages.fuzzing, not __main__: fuzz_cases imports that module, and the spy's records must be
+    # the ones the oracle reads (one module, not two copies)
+    from tests.pages import fuzzing
+
+    sys.exit(fuzzing.main())
