@@ -442,7 +442,7 @@ def load_libsvm(path_or_buffer, *, max_features: int = MAX_FEATURES, max_rows: i
         X, y = skdatasets.load_svmlight_file(io.BytesIO(text.data), dtype=np.float64)
     except (ValueError, UnicodeDecodeError) as exc:
         raise ValueError(f"The file {name!r} is not valid LIBSVM format (label index:value ...): "
-                         f"{str(exc)[:300]}") from None
+                         f"{_libsvm_reason(exc)}.") from None
     del text
     if X.shape[0] == 0 or X.shape[1] == 0:
         raise ValueError(f"The LIBSVM file {name!r} is empty: it has no samples or no features.")
@@ -461,3 +461,19 @@ def load_libsvm(path_or_buffer, *, max_features: int = MAX_FEATURES, max_rows: i
         y = y.astype(np.int64)
     return Dataset(name=name, X=X, y=y, feature_names=tuple(f"f{j + 1}" for j in range(X.shape[1])), fields=None,
                    description=f"LIBSVM {name}: {X.shape[0]} rows, {X.shape[1]} features, {X.nnz} non-zeros.")
+
+
+def _libsvm_reason(exc: Exception) -> str:
+    """scikit-learn's parser error in the format's own words (its messages name its internals: "SVMlight",
+    "qid", C-level conversions), so a user reads what is wrong with the line, not with the parser."""
+    text = str(exc)
+    index = re.search(r"[Ii]nvalid index (-?\d+)", text)
+    if index:
+        return f"feature index {index.group(1)} is not allowed: indices are whole numbers from 1 (or from 0)"
+    if "decreasing" in text or "sorted" in text:
+        return "the feature indices of a line must increase from left to right"
+    if isinstance(exc, UnicodeDecodeError):
+        return "it is not text"
+    return ("a line is not 'label index:value index:value ...' with a numeric label, whole-number indices and "
+            "numeric values")
+

@@ -211,9 +211,9 @@ class RandomKernel(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseEstima
         if out_dtype == np.float32 and not compute32:
             X = X.astype(np.float64)
         (D, d), family = self.random_weights_.shape, self.family_
-        require_memory(_transform_parts(family, X.shape[0], D, d), what="This transform",
+        require_memory(transform_parts(family, X.shape[0], D, d), what="This transform",
                        hint="Transform fewer rows at a time or lower n_components (D).",
-                       largest={"number of rows": lambda rows: estimate_cost(_transform_parts(family, rows, D, d)).bytes})
+                       largest={"number of rows": lambda rows: estimate_cost(transform_parts(family, rows, D, d)).bytes})
         Z = _map_row_blocks(self._mapper(compute32), X, self.random_weights_.shape[0], out_dtype)
         if out_dtype == np.float32 and not compute32:
             self._saturate_overflows(X, Z)
@@ -279,24 +279,31 @@ class RandomKernel(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseEstima
 _DRAW_COPIES = 5
 
 
-def _weight_copies(family: ItemsetFamily) -> int:
+def weight_copies(degree: int | None) -> int:
     """W-sized arrays transform holds at its peak: W, the powers W^t and |W|^t cached for the map and their
     temporaries. Fitted to tracemalloc's peaks (D = 2,000-200,000, d = 2-64, n = 3-5, Gaussian weights;
     Rademacher needs fewer): about 3.3, 4.9 and 5.5 W for ANOVA m = 2, up-to m = 3 and ANOVA m = 4, 4 W for
     dot and 3 W for all-subsets; priced 2m + 3, at least 5."""
-    return max(2 * (family.degree or 1) + 3, 5)
+    return max(2 * (degree or 1) + 3, 5)
 
 
-def _transform_parts(family: ItemsetFamily, n: int, D: int, d: int) -> dict[str, tuple[int, ...]]:
+def scratch_rows(degree: int | None, n, D):
+    """Rows x D of scratch one row block of transform holds: fitted as about 10, 16 and 20 rows x D for
+    ANOVA m = 2, up-to m = 3, ANOVA m = 4; priced 6m + 2 per row, on at most the rows of one block
+    (_map_row_blocks: at least MIN_GEMM_BLOCK_ROWS, else TRANSFORM_BLOCK_BYTES over at least half a row of
+    temporaries). Numbers or numpy arrays (the registry's cost model prices grids with it)."""
+    m = degree or 1
+    D = np.asarray(D, dtype=float)  # floats: sizes a user asks to price may be past int64
+    block_rows = np.minimum(np.asarray(n, dtype=float), np.maximum(MIN_GEMM_BLOCK_ROWS, TRANSFORM_BLOCK_BYTES // (4 * D) + 1))
+    return (6 * m + 2) * block_rows
+
+
+def transform_parts(family: ItemsetFamily, n: int, D: int, d: int) -> dict[str, tuple[int, ...]]:
     """The arrays transform holds at its peak, by name and shape: Z, the weights' cached powers
-    (:func:`_weight_copies`) and the (rows x D) scratch of one row block. The scratch was fitted as about 10,
-    16 and 20 rows x D for ANOVA m = 2, up-to m = 3, ANOVA m = 4 (the same peaks); priced 6m + 2 per row, on
-    at most the rows of one block (_map_row_blocks: at least MIN_GEMM_BLOCK_ROWS, else
-    TRANSFORM_BLOCK_BYTES over at least half a row of temporaries)."""
-    m = family.degree or 1
-    block_rows = min(n, max(MIN_GEMM_BLOCK_ROWS, TRANSFORM_BLOCK_BYTES // (4 * D) + 1))
-    return {"the random features Z": (n, D), "the weights' powers": (_weight_copies(family), D, d),
-            "a row block's scratch": (6 * m + 2, block_rows, D)}
+    (:func:`weight_copies`) and the (rows x D) scratch of one row block (:func:`scratch_rows`); the registry's
+    cost model of RK prices the same arrays."""
+    return {"the random features Z": (n, D), "the weights' powers": (weight_copies(family.degree), D, d),
+            "a row block's scratch": (int(scratch_rows(family.degree, n, D)), D)}  # noqa: E501
 
 
 def _float32_safe(family: ItemsetFamily) -> bool:

@@ -16,6 +16,7 @@ from ..base.validation import check_int
 from ..kernels.itemsets import ITEMSET_KERNELS
 from ..maps.circulant import SignedCirculantRandomKernel
 from ..maps.distributions import DISTRIBUTIONS, get_distribution
+from ..maps.random_kernel import scratch_rows, weight_copies
 from ..maps.maclaurin import RandomMaclaurin
 from ..maps.random_kernel import RandomKernel
 from ..maps.structured import FastFood, OrthogonalRandomFeatures, RandomFourierPairs, StructuredOrthogonalRandomFeatures
@@ -259,7 +260,9 @@ def _weights_per_degree(d, D, m):
 
 
 _RK_COST = CostModel(random_numbers=_weights_per_degree, gemm_flops=_per_degree_products, elements=_power_passes,
-                     stored_floats=_weights, fit_seconds=lambda n, d, D, m: 1e-7 * n * D * max(d / 20, 1) + 0.003)
+                     stored_floats=lambda d, D, m: weight_copies(m) * d * D,  # RandomKernel's own transform price
+                     scratch_floats=lambda n, d, D, m: scratch_rows(m, n, D) * D,
+                     fit_seconds=lambda n, d, D, m: 1e-7 * n * D * max(d / 20, 1) + 0.003)
 _SCRK_COST = CostModel(random_numbers=_weights, gemm_flops=lambda n, d, D, m: 0.0,
                        elements=lambda n, d, D, m: n * D * m * (4 + 2 * _log2(d)), stored_floats=_weights,
                        fit_seconds=lambda n, d, D, m: 1.3e-7 * n * D * max(np.log2(d) / np.log2(20), 1) + 0.003)

@@ -65,7 +65,9 @@ def split_sizes(n: int, split) -> tuple[int, int, int]:
     if sum(sizes) > n:
         raise ValueError(f"split {tuple(split)!r} asks for {sum(sizes)} samples but the dataset has only {n}.")
     if min(sizes) < 2:
-        raise ValueError(f"split {tuple(split)!r} gives a part with fewer than 2 samples (sizes {sizes}).")
+        parts = ", ".join(f"{name} {size:,}" for name, size in zip(("training", "validation", "test"), sizes))
+        raise ValueError(f"The split of {n:,} rows leaves a part with fewer than 2 rows ({parts}): use more rows "
+                         "or larger fractions.")
     return tuple(sizes)
 
 

@@ -105,11 +105,11 @@ def test_random_kernel_huge_n_components_is_a_value_error():
 def test_random_kernel_transform_checks_the_output(monkeypatch):
     from rkcore.maps.random_kernel import RandomKernel
 
-    from rkcore.maps.random_kernel import _transform_parts
+    from rkcore.maps.random_kernel import transform_parts
 
     rk = RandomKernel(n_components=64, random_state=0).fit(np.ones((3, 10)))  # second-order ANOVA
     # Z, the weights' powers transform caches (2m + 3 = 7 W-sized arrays for m = 2) and a row block's scratch
-    with memory_budget_set(estimate_cost(_transform_parts(rk.family_, 100, 64, 10)).bytes):
+    with memory_budget_set(estimate_cost(transform_parts(rk.family_, 100, 64, 10)).bytes):
         rk.transform(np.ones((100, 10)))  # exactly the budget: fine
         with pytest.raises(ValueError, match=r"the random features Z 50\.5 KB.*The largest number of rows that fits "
                                              r"is 100 "):

@@ -118,7 +118,7 @@ def test_random_kernel_price_covers_what_it_holds(kernel, degree, distribution):
     transform 4-12 W (D = 1e7 passed with 1.8 GB of weights)."""
     from rkcore import RandomKernel
     from rkcore.base.limits import estimate_cost
-    from rkcore.maps.random_kernel import _DRAW_COPIES, _transform_parts
+    from rkcore.maps.random_kernel import _DRAW_COPIES, transform_parts
 
     D, d, n = 4_000, 8, 600  # two row blocks of at most 525 rows
     X = np.random.RandomState(0).rand(n, d)
@@ -133,7 +133,7 @@ def test_random_kernel_price_covers_what_it_holds(kernel, degree, distribution):
     finally:
         tracemalloc.stop()
     assert fit_peak <= nbytes((_DRAW_COPIES, D, d))
-    assert transform_peak <= estimate_cost(_transform_parts(rk.family_, n, D, d)).bytes
+    assert transform_peak <= estimate_cost(transform_parts(rk.family_, n, D, d)).bytes
 
 
 def test_random_kernel_price_covers_the_orthogonal_draw():

@@ -35,6 +35,10 @@ OWN_WORDS = [
     "uploaded it unless its uploader shares it with the link.",
     "The factorization machine needs degree m >= 2 (it models pairs of features and more); m = 1 is a linear model.",
     "Target column 'grade' is not in data.csv; its columns are: 'a', 'b'. Using no target.",
+    "The split of 11 rows leaves a part with fewer than 2 rows (training 6, validation 1, test 4): use more rows "
+    "or larger fractions.",
+    "The file 'a.svm' is not valid LIBSVM format (label index:value ...): feature index -5 is not allowed: indices "
+    "are whole numbers from 1 (or from 0).",
 ]
 
 
