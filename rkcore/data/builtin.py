@@ -113,7 +113,7 @@ def normalize(X, norm: str = "l1"):
     if norm not in NORMALIZATIONS:
         raise ValueError(f"Unknown normalization {norm!r}; allowed: {', '.join(map(repr, NORMALIZATIONS))}.")
     if sp.issparse(X):
-        X = sp.csr_matrix(X, dtype=np.float64)
+        X = sp.csr_matrix(X, dtype=np.float64)  # type: ignore[call-overload]  # scipy-stubs: issparse narrows to SparseABC, which declares no methods
     else:
         X = np.asarray(X, dtype=np.float64)
     if norm == "none":

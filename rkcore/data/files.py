@@ -15,6 +15,7 @@ from __future__ import annotations
 import csv
 import io
 import re
+from collections import Counter
 
 import numpy as np
 import pandas as pd
@@ -120,8 +121,7 @@ def _header_names(fields: list[str], name: str) -> list[str]:
                          f"{names[long][:40]!r}); column names may have at most {MAX_COLUMN_NAME} characters. "
                          "Shorten it in your file and upload it again.")
     if len(set(names)) != len(names):
-        seen: set[str] = set()
-        dup = [c for c in names if c in seen or seen.add(c)]
+        dup = [c for c, times in Counter(names).items() if times > 1]
         raise ValueError(f"The CSV file {name!r} repeats the column name(s) {', '.join(map(repr, dup[:5]))}; "
                          "give every column a different name and upload it again.")
     return names

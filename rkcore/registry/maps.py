@@ -143,7 +143,7 @@ class MapEntry:
     cost: CostModel
     unbiased: bool
     color: str  # "#rrggbb", the same on every chart
-    classifier_kernel: Callable | None = None  # study KernelSpec -> KernelSpec a linear SVM on it targets
+    classifier_kernel: Callable[[KernelSpec], KernelSpec] | None = None  # study KernelSpec -> KernelSpec a linear SVM on it targets
     reference: str = ""
     notes: str = field(default="", compare=False)
     #: fitted on the data (Nystroem samples training points) rather than drawn independently of it

@@ -66,7 +66,7 @@ def split_sizes(n: int, split) -> tuple[int, int, int]:
         raise ValueError(f"split {tuple(split)!r} asks for {sum(sizes)} samples but the dataset has only {n}.")
     if min(sizes) < 2:
         raise ValueError(f"split {tuple(split)!r} gives a part with fewer than 2 samples (sizes {sizes}).")
-    return tuple(sizes)
+    return sizes[0], sizes[1], sizes[2]
 
 
 def split_indices(y, sizes: tuple[int, int, int], random_state=0, stratify: bool = True):

@@ -117,7 +117,8 @@ def time_maps(map_keys: Iterable[str], d_values, D_values, n_values, *, kernel_d
     return pd.DataFrame(rows, columns=COLUMNS)
 
 
-def _checked_sweep(map_keys, d_values, D_values, n_values, kernel_degree: int, repeats, warmup) -> tuple:
+def _checked_sweep(map_keys, d_values, D_values, n_values, kernel_degree: int, repeats, warmup
+                   ) -> tuple[list[str], dict[str, KernelSpec], list[int], list[int], list[int], int, int]:
     """The sweep of :func:`time_maps` checked: (map keys, {key: timing kernel}, d, D and n values, repeats,
     warm-up runs). Every map's kernel must fit the smallest d."""
     map_keys = [map_keys] if isinstance(map_keys, str) else list(map_keys)
@@ -317,7 +318,7 @@ def summarize(df: pd.DataFrame) -> pd.DataFrame:
     g = df.groupby(["map", "d", "D", "n", "phase"], sort=True)["seconds"]
     out = g.agg(median="median", q1=lambda s: s.quantile(0.25), q3=lambda s: s.quantile(0.75),
                 min="min", max="max", repeats="count").reset_index()
-    out.insert(out.columns.get_loc("q3") + 1, "iqr", out["q3"] - out["q1"])
+    out.insert(list(out.columns).index("q3") + 1, "iqr", out["q3"] - out["q1"])
     return out
 
 
