@@ -92,7 +92,7 @@ def _is_int(value) -> bool:
     return is_integer(value)
 
 
-def normalize(X, norm: str = "l1"):
+def normalize(X, norm: str = "l1") -> np.ndarray | sp.csr_matrix:
     """Row-wise normalization x / ||x||_p for p = 1 ("l1") or 2 ("l2"); "none" returns X.
 
     Sparse input stays sparse (CSR); rows that are all zero stay zero

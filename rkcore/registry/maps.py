@@ -7,10 +7,13 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass, field
-from typing import Callable
+from typing import TYPE_CHECKING, Callable
 
 import numpy as np
 from sklearn.kernel_approximation import Nystroem, PolynomialCountSketch, RBFSampler
+
+if TYPE_CHECKING:
+    from sklearn.base import BaseEstimator
 
 from ..base.validation import check_int
 from ..kernels.itemsets import ITEMSET_KERNELS
@@ -423,7 +426,7 @@ def maps_for(spec: KernelSpec) -> list[str]:
 
 
 def make_map(key: str, spec: KernelSpec, n_components: int, distribution: str | None = None,
-             random_state=None):
+             random_state=None) -> BaseEstimator:
     """Build an unfitted map from (kernel spec, D, distribution, seed), checking compatibility.
 
     Parameters

@@ -69,7 +69,8 @@ def split_sizes(n: int, split) -> tuple[int, int, int]:
     return sizes[0], sizes[1], sizes[2]
 
 
-def split_indices(y, sizes: tuple[int, int, int], random_state=0, stratify: bool = True):
+def split_indices(y, sizes: tuple[int, int, int], random_state=0,
+                  stratify: bool = True) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """Train, validation and test row indices of the given sizes, stratified by y if asked.
 
     Parameters

@@ -361,7 +361,7 @@ def growth_exponent(df: pd.DataFrame, along: str = "d", phase: str | None = "tra
 
 
 def crossover(df: pd.DataFrame, fast: str = "scrk", slow: str = "rk", along: str = "d",
-              phase: str = "transform"):
+              phase: str = "transform") -> int | float | None:
     """Smallest value of ``along`` from which ``fast`` has a lower median time than ``slow``
     at that value and every larger one measured; None if ``fast`` is not faster at the largest.
 
