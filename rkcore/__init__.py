@@ -6,6 +6,14 @@ The public names below load on first use (PEP 562), so that ``import rkcore`` - 
 from __future__ import annotations
 
 from importlib import import_module
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:  # the checker sees the real names and their types; at run time __getattr__ loads them
+    from .kernels.exact import (all_subsets_kernel, anova_kernel, dot_kernel, explicit_features,
+                                itemset_kernel, polynomial_kernel, up_to_kernel)
+    from .kernels.itemsets import ItemsetFamily
+    from .maps.distributions import DISTRIBUTIONS, get_distribution
+    from .maps.random_kernel import RandomKernel
 
 __version__ = "0.1.0"
 
@@ -21,7 +29,7 @@ _EXPORTS = {
 __all__ = ["__version__", *_EXPORTS]
 
 
-def __getattr__(name: str):
+def __getattr__(name: str) -> Any:
     if name in _EXPORTS:
         value = getattr(import_module(_EXPORTS[name], __name__), name)
         globals()[name] = value  # later look-ups skip this function

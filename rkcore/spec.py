@@ -108,7 +108,8 @@ def load_view_data(dataset: str, normalization: str, n: int, *, target: str | No
 
 
 # ---------------------------------------------------------------------------- kernel
-def cross_fields(fields_text: str, d: int, data_fields: Sequence[Sequence[int]] | None = None):
+def cross_fields(fields_text: str, d: int,
+                 data_fields: Sequence[Sequence[int]] | None = None) -> tuple[tuple[int, ...], ...]:
     """The fields of a cross-field family: typed ones, else the dataset's, else the two halves.
 
     Parameters

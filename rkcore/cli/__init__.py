@@ -24,6 +24,7 @@ import os
 import sys
 import time
 import warnings
+from typing import NoReturn
 
 from .. import __version__
 from .outputs import check_input, check_outputs, input_files, provenance_path, sibling, write_atomically
@@ -37,7 +38,7 @@ EXIT_OK, EXIT_FAILED, EXIT_USAGE = 0, 1, 2
 class Parser(argparse.ArgumentParser):
     """argparse's parser with a one-line error (the usage block is one ``--help`` away)."""
 
-    def error(self, message: str):
+    def error(self, message: str) -> NoReturn:
         self.exit(EXIT_USAGE, f"{self.prog}: error: {message} (see {self.prog} --help)\n")
 
 
@@ -145,6 +146,7 @@ def _run(runs, args: argparse.Namespace, argv: list[str]) -> tuple[dict, dict]:
             from ..studies.distributed import connect
 
             client = connect(args.scheduler)
+            assert client.scheduler is not None  # connect() returns a connected client, never a closed one
             progress.note(f"Dask scheduler: {client.scheduler.address} "
                           f"({len(client.scheduler_info()['workers'])} worker(s))")
         tables, extra = runs.RUNS[args.run](args, progress, client)

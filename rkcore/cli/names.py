@@ -7,6 +7,19 @@ they cannot drift apart unnoticed.
 """
 from __future__ import annotations
 
+from typing import TypedDict
+
+
+class TimingGrid(TypedDict, total=False):
+    """A timing grid of ``rkcore timing``: map keys and the values of d, D and n to time (and the degree)."""
+
+    maps: list[str]
+    d: list[int]
+    D: list[int]
+    n: list[int]
+    degree: int
+
+
 #: rkcore.registry.MAPS
 MAP_KEYS = ("rk", "scrk", "ts", "rm", "rff", "nystroem", "rff_pairs", "orf", "sorf", "fastfood")
 #: study kernels of ``rkcore accuracy``: rkcore.registry.KERNELS that RK features approximate without an
@@ -30,7 +43,7 @@ BUILTIN_DATASETS = {
 TABLE1_KERNELS = ("anova2", "anova3", "all_subsets")
 TABLE1_MULTIPLES = (2, 4, 8, 16)
 #: rkcore.studies.timing.FIGURE1 (paper Figure 1) and the default timing grid
-FIGURE1 = {"maps": ["rk", "scrk", "ts", "rm"], "d": [512, 1024, 2048, 4096], "D": [8192], "n": [1000], "degree": 2}
-TIMING_DEFAULTS = {"maps": ["rk", "scrk"], "d": [128, 256, 512], "D": [2048], "n": [500]}
+FIGURE1: TimingGrid = {"maps": ["rk", "scrk", "ts", "rm"], "d": [512, 1024, 2048, 4096], "D": [8192], "n": [1000], "degree": 2}
+TIMING_DEFAULTS: TimingGrid = {"maps": ["rk", "scrk"], "d": [128, 256, 512], "D": [2048], "n": [500]}
 #: rkcore.data.datasets.NORMALIZATIONS offered by the command line
 NORMALIZATIONS = ("l1", "l2", "none")

@@ -170,7 +170,7 @@ def _check_folder(folder: Path) -> None:
         raise ValueError(f"cannot write in folder {str(folder)!r}: {exc.strerror or exc}.") from None
 
 
-def write_atomically(writers: dict[Path, Callable[[Path], None]]) -> list[Path]:
+def write_atomically(writers: dict[Path, Callable[[Path], object]]) -> list[Path]:
     """Call each ``writer(temporary_path)``, then move every temporary file onto its path (``os.replace``).
 
     Temporary files live in the target's folder (so the move is atomic) and are removed on any failure;
@@ -178,7 +178,7 @@ def write_atomically(writers: dict[Path, Callable[[Path], None]]) -> list[Path]:
 
     Parameters
     ----------
-    writers : dict[Path, Callable[[Path], None]]
+    writers : dict[Path, Callable[[Path], object]]
         Target path -> function writing the content to the temporary path it is given.
 
     Returns

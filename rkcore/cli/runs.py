@@ -14,6 +14,7 @@ import platform
 import time
 from datetime import datetime, timezone
 from pathlib import Path
+from typing import Callable
 
 import pandas as pd
 from threadpoolctl import threadpool_info, threadpool_limits
@@ -21,7 +22,7 @@ from threadpoolctl import threadpool_info, threadpool_limits
 from .. import __version__
 from ..base.limits import require_memory
 from ..base.validation import file_fix_action_set
-from ..data.datasets import load_builtin, load_csv, load_libsvm, load_movielens, normalize
+from ..data.datasets import Dataset, load_builtin, load_csv, load_libsvm, load_movielens, normalize
 from ..registry import KernelSpec
 from ..studies.accuracy import PAPER_SPLIT, accuracy_study, check_study, format_table
 from ..studies.table1 import KERNELS as TABLE1_KERNELS
@@ -84,7 +85,7 @@ def typed_frame(df: pd.DataFrame) -> pd.DataFrame:
     return out
 
 
-def table_writer(df: pd.DataFrame, suffix: str):
+def table_writer(df: pd.DataFrame, suffix: str) -> Callable[[Path], object]:
     """A writer ``(path) -> None`` of ``df`` as CSV or Parquet (by the target's ``suffix``), integers kept.
 
     Parameters
@@ -239,7 +240,7 @@ def table1_command(args, progress: Progress, client) -> tuple[dict, dict]:
 
 
 # ----------------------------------------------------------------------------- accuracy
-def load_data(data: str, target: str | None, n_samples: int | None, seed: int):
+def load_data(data: str, target: str | None, n_samples: int | None, seed: int) -> Dataset:
     """The dataset of ``--data``: builtin:KEY, a MovieLens folder, a .csv file or a LIBSVM file.
 
     Parameters

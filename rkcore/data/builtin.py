@@ -92,7 +92,7 @@ def _is_int(value) -> bool:
     return is_integer(value)
 
 
-def normalize(X, norm: str = "l1"):
+def normalize(X, norm: str = "l1") -> np.ndarray | sp.csr_matrix:
     """Row-wise normalization x / ||x||_p for p = 1 ("l1") or 2 ("l2"); "none" returns X.
 
     Sparse input stays sparse (CSR); rows that are all zero stay zero
@@ -113,7 +113,7 @@ def normalize(X, norm: str = "l1"):
     if norm not in NORMALIZATIONS:
         raise ValueError(f"Unknown normalization {norm!r}; allowed: {', '.join(map(repr, NORMALIZATIONS))}.")
     if sp.issparse(X):
-        X = sp.csr_matrix(X, dtype=np.float64)
+        X = sp.csr_matrix(X, dtype=np.float64)  # type: ignore[call-overload]  # scipy-stubs: issparse narrows to SparseABC, which declares no methods
     else:
         X = np.asarray(X, dtype=np.float64)
     if norm == "none":

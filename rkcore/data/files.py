@@ -15,6 +15,7 @@ from __future__ import annotations
 import csv
 import io
 import re
+from collections import Counter
 
 import numpy as np
 import pandas as pd
@@ -121,8 +122,7 @@ def _header_names(fields: list[str], name: str) -> list[str]:
                          f"{names[long][:40]!r}); column names may have at most {MAX_COLUMN_NAME} characters. "
                          f"Shorten it in your file and {file_fix_action()}.")
     if len(set(names)) != len(names):
-        seen: set[str] = set()
-        dup = [c for c in names if c in seen or seen.add(c)]
+        dup = [c for c, times in Counter(names).items() if times > 1]
         raise ValueError(f"The CSV file {name!r} repeats the column name(s) {', '.join(map(repr, dup[:5]))}; "
                          f"give every column a different name and {file_fix_action()}.")
     return names

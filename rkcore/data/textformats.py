@@ -74,7 +74,7 @@ def parse_itemsets(text: str, d: int | None = None, *, max_itemsets: int = MAX_I
     if len(pieces) > max_itemsets:
         raise ValueError(f"{len(pieces):,} itemsets were given; at most {max_itemsets:,} are allowed. "
                          "Use a named family (ANOVA, up-to-m, all subsets) for large families.")
-    out = []
+    out: list[tuple[int, ...]] = []
     for piece in pieces:
         if piece in ("{}", "()", "[]", "∅"):
             out.append(())

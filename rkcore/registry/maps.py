@@ -7,10 +7,13 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass, field
-from typing import Callable
+from typing import TYPE_CHECKING, Callable
 
 import numpy as np
 from sklearn.kernel_approximation import Nystroem, PolynomialCountSketch, RBFSampler
+
+if TYPE_CHECKING:
+    from sklearn.base import BaseEstimator
 
 from ..base.validation import check_int
 from ..kernels.itemsets import ITEMSET_KERNELS
@@ -144,7 +147,7 @@ class MapEntry:
     cost: CostModel
     unbiased: bool
     color: str  # "#rrggbb", the same on every chart
-    classifier_kernel: Callable | None = None  # study KernelSpec -> KernelSpec a linear SVM on it targets
+    classifier_kernel: Callable[[KernelSpec], KernelSpec] | None = None  # study KernelSpec -> KernelSpec a linear SVM on it targets
     reference: str = ""
     notes: str = field(default="", compare=False)
     #: fitted on the data (Nystroem samples training points) rather than drawn independently of it
@@ -426,7 +429,7 @@ def maps_for(spec: KernelSpec) -> list[str]:
 
 
 def make_map(key: str, spec: KernelSpec, n_components: int, distribution: str | None = None,
-             random_state=None):
+             random_state=None) -> BaseEstimator:
     """Build an unfitted map from (kernel spec, D, distribution, seed), checking compatibility.
 
     Parameters

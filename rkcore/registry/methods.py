@@ -98,6 +98,8 @@ def _map_method(entry: MapEntry) -> MethodEntry:
     """A linear SVM on the features of a registry map (entries with a classifier_kernel)."""
     # on the study kernel itself, the study kernel must be one the map approximates
     requires = entry.kernels if entry.classifier_kernel is same_kernel else ()
+    # only maps offered in the study come here; MapEntry checks that those have a fit_seconds model
+    assert entry.classifier_kernel is not None and entry.cost.fit_seconds is not None
     return MethodEntry(key=entry.key, label=f"Linear SVM + {entry.short_label}", uses_D=True, randomized=True,
                        kernel_of=entry.classifier_kernel, learner="linear_svm_on_map",
                        fit_seconds=entry.cost.fit_seconds, color=entry.color, requires=requires)

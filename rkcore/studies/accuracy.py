@@ -46,7 +46,7 @@ import math
 import time
 from collections.abc import Mapping
 from dataclasses import dataclass
-from typing import Callable, Sequence
+from typing import Any, Callable, Sequence
 
 import numpy as np
 import pandas as pd
@@ -165,8 +165,8 @@ def total_seconds(estimates: pd.DataFrame, n_trials: int, n_train: int, d: int, 
     >>> bool(total_seconds(est, 3, 500, 20, KernelSpec("anova", 2)) > est["seconds"].sum())
     True
     """
-    fits = sum(row.seconds * (n_trials if get_method(row.method).randomized else 1)
-               for row in estimates.itertuples())
+    fits = sum(seconds * (n_trials if get_method(method).randomized else 1)
+               for method, seconds in zip(estimates["method"], estimates["seconds"]))
     targets = {get_method(k).kernel_of(spec) for k in estimates["method"].unique()}
     svm = {t: METHODS["poly_svm" if t.name == "polynomial" else "kernel_svm"] for t in targets}
     return fits + sum(n_C * svm[t].fit_seconds(n_train, d, 0, 2) for t in targets)
@@ -183,7 +183,7 @@ def _as_xy(data):
         raise ValueError("dataset_or_XY must be a rkcore Dataset or an (X, y) pair.")
     if y is None:
         raise ValueError("The accuracy study needs labels: the dataset has y = None.")
-    X = sp.csr_matrix(X, dtype=np.float64) if sp.issparse(X) else np.asarray(X, dtype=np.float64)
+    X = sp.csr_matrix(X, dtype=np.float64) if sp.issparse(X) else np.asarray(X, dtype=np.float64)  # type: ignore[call-overload]  # scipy-stubs: issparse narrows to SparseABC, which declares no methods
     y = np.asarray(y)
     if X.ndim != 2 or y.ndim != 1 or X.shape[0] != y.shape[0]:
         raise ValueError(f"X must be (n, d) and y (n,) with the same n; got X {X.shape} and y {y.shape}.")
@@ -434,7 +434,8 @@ class _CSelector:
     kernel from its exact SVM (the paper), else one per (method, D) from the method itself (trial 0's seed).
     ``validation`` collects every validation record."""
 
-    def __init__(self, args: _StudyArguments, train, val, select_by: str, shared: bool, n_train: int, seed: int,
+    def __init__(self, args: _StudyArguments, train: tuple[Any, Any], val: tuple[Any, Any], select_by: str,
+                 shared: bool, n_train: int, seed: int,
                  notify: Callable[[int, str], None]):
         self.args, self.train, self.val, self.select_by = args, train, val, select_by
         self.shared, self.n_train, self.seed, self.notify = shared, n_train, seed, notify
@@ -444,7 +445,7 @@ class _CSelector:
     def __call__(self, method: Method, D) -> float:
         key = method.kernel_of(self.args.kernel) if self.shared else (method.key, D)
         if key not in self._chosen:
-            table = self._by_kernel_svm(key) if self.shared else self._by_method(method, D)
+            table = self._by_kernel_svm(key) if isinstance(key, KernelSpec) else self._by_method(method, D)
             self._chosen[key] = _best_C(table, self.select_by)
         return self._chosen[key]
 

@@ -17,9 +17,13 @@ Dask is optional (``pip install rkcore[dask]``); this module imports it only whe
 from __future__ import annotations
 
 import pickle
-from typing import Any, Callable, Iterator, Mapping, Sequence
+from typing import TYPE_CHECKING, Any, Callable, Iterator, Mapping, Sequence
 
 import numpy as np
+
+if TYPE_CHECKING:  # dask is optional and imported where used
+    import dask.array as da
+    import dask.distributed as distributed
 
 LOCAL = "local"
 
@@ -34,7 +38,7 @@ def _distributed():
 
 
 def connect(address: str, *, n_workers: int = 1, threads_per_worker: int | None = None,
-            processes: bool = False):
+            processes: bool = False) -> distributed.Client:
     """A Dask client for ``address``.
 
     Parameters
@@ -162,7 +166,7 @@ def graph_bytes(tasks: Sequence[tuple], shared: Mapping[str, Any] | None = None,
     return per_task + len(tasks) * shared_size
 
 
-def transform_dask(estimator, X):
+def transform_dask(estimator, X: da.Array) -> da.Array:
     """Transform a ``dask.array`` chunk by chunk (out of core) with a fitted transformer.
 
     Parameters
@@ -201,8 +205,8 @@ def transform_dask(estimator, X):
         X = X.rechunk({1: -1})
     n_out = estimator.transform(np.zeros((1, X.shape[1]), dtype=X.dtype)).shape[1]
     out_dtype = np.float32 if X.dtype == np.float32 and _preserves_float32(estimator) else np.float64
-    return X.map_blocks(_transform_chunk, estimator, dtype=out_dtype, chunks=(X.chunks[0], (n_out,)),
-                        meta=np.empty((0, 0), dtype=out_dtype))
+    return da.map_blocks(_transform_chunk, X, estimator, dtype=out_dtype, chunks=(X.chunks[0], (n_out,)),
+                         meta=np.empty((0, 0), dtype=out_dtype))
 
 
 def _transform_chunk(block, estimator):

@@ -33,7 +33,7 @@ from __future__ import annotations
 
 import zlib
 from numbers import Real
-from typing import Callable, Sequence
+from typing import Any, Callable, Sequence
 
 import numpy as np
 import pandas as pd
@@ -166,7 +166,7 @@ def _check_eps(eps) -> tuple[float, ...]:
         raise ValueError(f"eps must be a number or a list of numbers > 0, got the string {eps!r}.")
     eps = (eps,) if isinstance(eps, Real) else tuple(eps)
     for e in eps:
-        if isinstance(e, bool) or not isinstance(e, Real) or not np.isfinite(e) or e <= 0:
+        if isinstance(e, bool) or not isinstance(e, Real) or not np.isfinite(float(e)) or e <= 0:
             raise ValueError(f"eps values must be finite numbers > 0; got {e!r}.")
     return tuple(float(e) for e in eps)
 
@@ -259,7 +259,8 @@ def _trial_features(X, spec: KernelSpec, map_key: str, distribution: str, n_comp
     for t, seed in enumerate(seeds):
         est = first if t == 0 else make_map(map_key, spec, n_components, distribution, seed)
         Z = est.fit(X).transform(X)
-        out.append(np.ascontiguousarray(np.asarray(Z.toarray() if sp.issparse(Z) else Z, dtype=np.float64)))
+        out.append(np.ascontiguousarray(np.asarray(Z.toarray() if sp.issparse(Z) else Z,  # type: ignore[attr-defined]  # scipy-stubs: issparse narrows to SparseABC, which declares no methods
+                                                   dtype=np.float64)))
     return out
 
 
@@ -322,7 +323,7 @@ def _trials_per_task(n: int, n_components: int, n_trials: int) -> int:
     return max(1, min(n_trials, STACKED_FEATURES_BYTES // (8 * max(n, 1) * n_components)))
 
 
-def _rows_of(task: tuple, sums: dict, eps: tuple[float, ...], kernel: str) -> list[tuple]:
+def _rows_of(task: tuple, sums: dict, eps: Sequence[float], kernel: str) -> list[tuple]:
     label, key, dist, D, trial = task
     count = sums["count"]
     if count == 0:
@@ -423,7 +424,8 @@ def error_study(X, spec: KernelSpec, methods: Sequence, n_components_list: Seque
     return _tidy_errors(chunks, results, eps, spec.label(), n_trials, report)
 
 
-def _checked_study(X, spec, methods, n_components_list, n_trials, eps, pairs: str, random_state) -> tuple:
+def _checked_study(X, spec, methods, n_components_list, n_trials, eps, pairs: str, random_state
+                   ) -> tuple[Any, list[tuple[str, str]], list[int], int, tuple[float, ...]]:
     """The arguments of :func:`error_study` checked in the signature's order (the first bad one is the one
     reported): (X as an array or CSR matrix, [(map_key, distribution)], [D], n_trials, eps thresholds)."""
     if not isinstance(spec, KernelSpec):
@@ -439,7 +441,7 @@ def _checked_study(X, spec, methods, n_components_list, n_trials, eps, pairs: st
     return X, methods, D_list, n_trials, eps
 
 
-def _trial_chunks(methods: list[tuple[str, str]], D_list: list[int], n_trials: int,
+def _trial_chunks(methods: Sequence[tuple[str, str]], D_list: list[int], n_trials: int,
                   n: int) -> list[tuple[str, str, int, tuple[int, ...]]]:
     """One task per (method, D) and chunk of trials (:func:`_trials_per_task`): (key, distribution, D, trials)."""
     return [(key, dist, D, tuple(range(t, min(t + size, n_trials))))
@@ -457,7 +459,7 @@ def _run_trials(arguments: list[tuple], shared: dict, n_jobs: int | None, client
     return Parallel(n_jobs=n_jobs, return_as="generator")(delayed(_trials_task)(*a, **shared) for a in arguments)
 
 
-def _tidy_errors(chunks: list[tuple], results, eps: tuple[float, ...], kernel: str, n_trials: int,
+def _tidy_errors(chunks: list[tuple], results, eps: Sequence[float], kernel: str, n_trials: int,
                  report: Callable[[float, str], None]) -> pd.DataFrame:
     """The tidy frame of :func:`error_study` from the tasks' sums, reporting progress per finished task."""
     n_cells = sum(len(trials) for *_, trials in chunks)  # (method, D, trial) cells, for the progress fraction

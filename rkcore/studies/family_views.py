@@ -3,6 +3,7 @@ kernel-vs-inner-product check, and restricting a family to the first features (n
 from __future__ import annotations
 
 import math
+from collections.abc import Iterator
 from itertools import combinations, islice, product
 
 import numpy as np
@@ -87,7 +88,7 @@ def family_listing(family: ItemsetFamily, limit: int = 200, feature_names=None) 
         One row per listed itemset.
     """
     if family.n_itemsets > 200_000:  # enumerate() refuses beyond its limit; list only the head
-        sets = []
+        sets: list[tuple[int, ...]] = []
         for size in family.counts_by_size():
             if len(sets) >= limit:
                 break
@@ -102,7 +103,9 @@ def family_listing(family: ItemsetFamily, limit: int = 200, feature_names=None) 
 
 
 def _head_of_size(family: ItemsetFamily, size: int, limit: int) -> list[tuple[int, ...]]:
+    gen: Iterator[tuple[int, ...]]
     if family.kind == "cross_fields":
+        assert family.fields is not None  # a cross-fields family always has its fields
         gen = (tuple(sorted(v)) for chosen in combinations(family.fields, size) for v in product(*chosen))
     else:
         gen = combinations(range(family.d), size)
@@ -127,10 +130,12 @@ def restrict_family(family: ItemsetFamily, d_new: int) -> ItemsetFamily:
     if d_new >= family.d:
         return family
     if family.kind in ORDERED_KERNELS:
+        assert family.degree is not None  # ANOVA and up-to-m families always have their order
         return getattr(ItemsetFamily, family.kind)(d_new, min(family.degree, d_new))
     if family.kind in ("all_subsets", "dot"):
         return family.with_d(d_new)
     if family.kind == "cross_fields":
+        assert family.fields is not None and family.degree is not None  # a cross-fields family has both
         fields = [tuple(j for j in f if j < d_new) for f in family.fields]
         fields = [f for f in fields if f]
         if len(fields) < max(2, family.degree):
@@ -138,6 +143,7 @@ def restrict_family(family: ItemsetFamily, d_new: int) -> ItemsetFamily:
                 f"Restricted to the first {d_new} features, only {len(fields)} field(s) remain, "
                 f"fewer than the itemset size m={family.degree}.")
         return ItemsetFamily.cross_fields(fields, family.degree, d_new)
+    assert family.itemsets is not None  # every other (custom) family lists its itemsets
     kept = [v for v in family.itemsets if all(j < d_new for j in v)]
     if not kept:
         raise ValueError(f"No itemset of the family uses only the first {d_new} features.")

@@ -9,7 +9,10 @@ For the factorized models the SVM's ``C sum_i loss_i + ||.||^2 / 2`` becomes the
 from __future__ import annotations
 
 import math
-from typing import Callable
+from typing import TYPE_CHECKING, Callable
+
+if TYPE_CHECKING:
+    from sklearn.base import BaseEstimator
 
 from ..learners import (
     AllSubsetsModelClassifier,
@@ -84,7 +87,7 @@ _LEARNERS: dict[str, tuple[Callable, Callable]] = {
 
 
 def build_estimator(method: MethodEntry, spec: KernelSpec, D: int | None, C: float, n_train: int, seed: int,
-                    params: dict):
+                    params: dict) -> BaseEstimator:
     """Build the unfitted estimator of a method (a linear SVM on a map's features from the map's key).
 
     Parameters

@@ -184,12 +184,12 @@ def orthogonal_note(summary: pd.DataFrame) -> str:
         return "No orthogonal-weight measurement to report."
     parts = []
     for dist, rows in summary.groupby("distribution", sort=False):
-        label = DISTRIBUTIONS[dist].label
+        label = DISTRIBUTIONS[str(dist)].label
         lo, hi = rows["median_ratio"].min(), rows["median_ratio"].max()
         verdict = ("lower than" if hi < 0.95 else "higher than" if lo > 1.05 else "about the same as")
         worst_z = rows["max_abs_bias_z"].max()
         unbiased = "no bias detected" if worst_z <= 4 else f"a mean off by {worst_z:.1f} standard errors"
-        parts.append(f"{label}: variance {verdict} i.i.d. {DISTRIBUTIONS[DISTRIBUTIONS[dist].marginal].label} "
+        parts.append(f"{label}: variance {verdict} i.i.d. {DISTRIBUTIONS[DISTRIBUTIONS[str(dist)].marginal].label} "
                      f"weights (median ratio {lo:.2f}-{hi:.2f} over D = "
                      f"{', '.join(str(int(D)) for D in rows['D'])}); {unbiased}.")
     return " ".join(parts)

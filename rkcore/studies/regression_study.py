@@ -47,6 +47,7 @@ def _build(key: str, kernel: KernelSpec, D, alpha: float, n_train: int, seed: in
         return FactorizationMachineRegressor(spec.degree, n_components=FM_RANK, alpha=alpha / n_train,
                                              beta=alpha / n_train, init_scale="auto", random_state=seed), spec
     entry = get_map(key)
+    assert entry.classifier_kernel is not None  # the study offers only maps with a classifier kernel
     spec = entry.classifier_kernel(kernel)
     return random_feature_ridge(key, spec, D, random_state=seed, alpha=alpha), spec
 
@@ -93,7 +94,7 @@ def regression_study(dataset_or_XY, methods: Sequence[str], n_components_list: S
     X, y = (dataset_or_XY.X, dataset_or_XY.y) if hasattr(dataset_or_XY, "X") else dataset_or_XY
     if y is None:
         raise ValueError("The regression study needs a target: the dataset has y = None.")
-    X = sp.csr_matrix(X, dtype=np.float64) if sp.issparse(X) else np.asarray(X, dtype=np.float64)
+    X = sp.csr_matrix(X, dtype=np.float64) if sp.issparse(X) else np.asarray(X, dtype=np.float64)  # type: ignore[call-overload]  # scipy-stubs: issparse narrows to SparseABC, which declares no methods
     y = np.asarray(y, dtype=np.float64)
     if not np.isfinite(y).all():
         raise ValueError("The regression target has NaN or infinite values.")
@@ -157,7 +158,7 @@ def regression_note(df: pd.DataFrame) -> str:
     text = f"Lowest test RMSE: {means.index[0]} ({means.iloc[0]:.3f})"
     if baseline:
         text += f"; predicting the training mean gives {baseline:.3f}"
-        worse = [label for label, v in means.items() if v >= baseline]
+        worse = [str(label) for label, v in means.items() if v >= baseline]
         if worse:
             text += f"; no better than that: {', '.join(worse)}"
     return text + "."

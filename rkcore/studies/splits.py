@@ -68,10 +68,11 @@ def split_sizes(n: int, split) -> tuple[int, int, int]:
         parts = ", ".join(f"{name} {size:,}" for name, size in zip(("training", "validation", "test"), sizes))
         raise ValueError(f"The split of {n:,} rows leaves a part with fewer than 2 rows ({parts}): use more rows "
                          "or larger fractions.")
-    return tuple(sizes)
+    return sizes[0], sizes[1], sizes[2]
 
 
-def split_indices(y, sizes: tuple[int, int, int], random_state=0, stratify: bool = True):
+def split_indices(y, sizes: tuple[int, int, int], random_state=0,
+                  stratify: bool = True) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """Train, validation and test row indices of the given sizes, stratified by y if asked.
 
     Parameters

@@ -98,7 +98,7 @@ def methods_for(kernel_key: str) -> list[tuple[str, str | None]]:
     list[tuple[str, str or None]]
         Map key and weight distribution key (None for SCRK).
     """
-    methods = [("rk", dist) for dist in DISTRIBUTION_KEYS]
+    methods: list[tuple[str, str | None]] = [("rk", dist) for dist in DISTRIBUTION_KEYS]
     return methods + [("scrk", None)] if KERNELS[kernel_key][2] else methods
 
 
@@ -225,7 +225,7 @@ def format_tables(summary: pd.DataFrame) -> str:
     lines = []
     for kernel_key, part in summary.groupby("kernel_key", sort=False):
         multiples = sorted(part["multiple"].unique())
-        lines.append(f"\n{KERNELS[kernel_key][1]} - mean absolute error, ours / paper (ratio ours/paper)\n")
+        lines.append(f"\n{KERNELS[str(kernel_key)][1]} - mean absolute error, ours / paper (ratio ours/paper)\n")
         lines.append("| Method | " + " | ".join(f"D = {m}d" for m in multiples) + " |")
         lines.append("|---" * (len(multiples) + 1) + "|")
         for method, rows in part.groupby("method", sort=False):

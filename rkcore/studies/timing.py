@@ -119,7 +119,8 @@ def time_maps(map_keys: Iterable[str], d_values, D_values, n_values, *, kernel_d
     return pd.DataFrame(rows, columns=COLUMNS)
 
 
-def _checked_sweep(map_keys, d_values, D_values, n_values, kernel_degree: int, repeats, warmup) -> tuple:
+def _checked_sweep(map_keys, d_values, D_values, n_values, kernel_degree: int, repeats, warmup
+                   ) -> tuple[list[str], dict[str, KernelSpec], list[int], list[int], list[int], int, int]:
     """The sweep of :func:`time_maps` checked: (map keys, {key: timing kernel}, d, D and n values, repeats,
     warm-up runs). Every map's kernel must fit the smallest d."""
     map_keys = [map_keys] if isinstance(map_keys, str) else list(map_keys)
@@ -339,7 +340,7 @@ def summarize(df: pd.DataFrame) -> pd.DataFrame:
     g = df.groupby(["map", "d", "D", "n", "phase"], sort=True)["seconds"]
     out = g.agg(median="median", q1=lambda s: s.quantile(0.25), q3=lambda s: s.quantile(0.75),
                 min="min", max="max", repeats="count").reset_index()
-    out.insert(out.columns.get_loc("q3") + 1, "iqr", out["q3"] - out["q1"])
+    out.insert(list(out.columns).index("q3") + 1, "iqr", out["q3"] - out["q1"])
     return out
 
 
@@ -382,7 +383,7 @@ def growth_exponent(df: pd.DataFrame, along: str = "d", phase: str | None = "tra
 
 
 def crossover(df: pd.DataFrame, fast: str = "scrk", slow: str = "rk", along: str = "d",
-              phase: str = "transform"):
+              phase: str = "transform") -> int | float | None:
     """Smallest value of ``along`` from which ``fast`` has a lower median time than ``slow``
     at that value and every larger one measured; None if ``fast`` is not faster at the largest.
 

@@ -147,7 +147,7 @@ def iid_only(distributions) -> list[str]:
     return [dist for dist in distributions if get_distribution(dist).iid]
 
 
-def exact_pair_variance(X, pairs: pd.DataFrame, spec: KernelSpec, distributions, n_components) -> pd.DataFrame:
+def exact_pair_variance(X, pairs: pd.DataFrame, spec: KernelSpec, distributions, n_components) -> pd.DataFrame | None:
     """Exact Var<Z(x), Z(y)> = (E[f^2] - K^2) / D for the pairs, per distribution and D
     (:func:`rkcore.theory.variance.rk_variance`). Kernels of :data:`rkcore.theory.variance.VARIANCE_KERNELS` only.
 

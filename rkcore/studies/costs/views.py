@@ -5,6 +5,8 @@ compositional and kernel-trick views, and the measurement pages (timing, classif
 """
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 from ...base.limits import nbytes
 from ...kernels.itemsets import MAX_ENUMERATION
 from ...registry import get_map, get_method
@@ -16,6 +18,9 @@ from .rates import (
     gemm_seconds, gram_product_seconds, map_floats, map_stable_seconds, map_transform_seconds, section,
 )
 from .speed import estimate_factor
+
+if TYPE_CHECKING:
+    import pandas as pd
 
 # Calibrated with the rates (rkcore.studies.costs.rates) by benchmarks/studies/bench_run_estimates.py.
 #: The methods' fit models (rkcore.studies.accuracy, the registry's fit_seconds, rated under load) against whole
@@ -264,7 +269,7 @@ def timing_cost(map_keys, d_list, D_at: int, D_list, d_at: int, n: int, degree: 
     return section("timings", seconds, peak)
 
 
-def classifier_fit_seconds(method_keys, n_train: int, n_test: int, d: int, D_list, degree: int):
+def classifier_fit_seconds(method_keys, n_train: int, n_test: int, d: int, D_list, degree: int) -> pd.DataFrame:
     """Seconds of one fit + prediction per (method, D), as :func:`rkcore.studies.accuracy.estimate_seconds` gives
     them, calibrated like :func:`classifier_cost` (the Classifiers page's chart of the estimate).
 
