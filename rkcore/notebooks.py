@@ -137,7 +137,7 @@ def notebook_json(notebook: dict) -> str:
 
 
 def _cell(kind: str, source: str, index: int) -> dict:
-    cell = {"cell_type": kind, "id": f"rkcore-{index}", "metadata": {}, "source": source}
+    cell: dict[str, object] = {"cell_type": kind, "id": f"rkcore-{index}", "metadata": {}, "source": source}
     if kind == "code":
         cell.update(execution_count=None, outputs=[])
     return cell
