@@ -97,3 +97,80 @@ def test_the_issue_pairs_on_csr():
     for family in (ItemsetFamily.all_subsets(1), ItemsetFamily.up_to(1, 1), ItemsetFamily.anova(1, 1)):
         K = itemset_kernel(sp.csr_matrix([[1e-200]]), sp.csr_matrix([[3e200]]), family=family)
         check_value(f"{family.kind} CSR issue pair", K[0, 0], *family_value([1e-200], [3e200], family))
+
+
+# ---------------------------------------------------------------------------- duplicate entries
+@st.composite
+def csr_with_duplicates(draw, dtype):
+    """A (2 x 3) CSR matrix of ``dtype`` whose first row stores column 0 two or three times."""
+    if dtype == np.bool_:
+        values = st.booleans()
+    elif np.issubdtype(dtype, np.integer):
+        info = np.iinfo(dtype)
+        values = st.integers(int(info.min), int(info.max))
+    else:
+        values = st.floats(allow_nan=False, allow_infinity=False, width=32) if dtype == np.float32 else wide_values()
+    repeats = draw(st.integers(2, 3))
+    first = [draw(values) for _ in range(repeats)] + [draw(values)]
+    second = [draw(values), draw(values)]
+    data = np.array(first + second, dtype=object)
+    with np.errstate(over="ignore"):
+        data = np.array([dtype(v) for v in data], dtype=dtype)
+    indices = np.array([0] * repeats + [2, 1, 2])
+    indptr = np.array([0, repeats + 1, repeats + 3])
+    return sp.csr_matrix((data, indices, indptr), shape=(2, 3))
+
+
+@PROPERTY
+@given(st.sampled_from([np.bool_, np.int8, np.int16, np.uint8, np.float32, np.float64])
+       .flatmap(lambda dt: st.tuples(st.just(dt), csr_with_duplicates(dt), st.sampled_from(["csr", "coo", "csc"]))))
+def test_duplicates_take_the_matrix_value_or_are_refused(case):
+    """Bool: logical or (toarray()'s True); numbers: their sum where it fits the dtype, else a clear error;
+    the same in every sparse format, for the kernels and for rkcore.data.normalize."""
+    import pytest
+    from rkcore.data import normalize
+    from rkcore.kernels.numerics import canonical_csr
+
+    dtype, X, fmt = case
+    X = X.asformat(fmt)
+    raw = sp.coo_matrix(X)
+    exact_sum = {}
+    for i, j, v in zip(raw.row, raw.col, raw.data):
+        exact_sum[(i, j)] = exact_sum.get((i, j), 0) + (bool(v) if dtype == np.bool_ else Fraction(float(v)))
+    if dtype == np.bool_:
+        expected = X.toarray().astype(np.float64)
+    else:
+        with np.errstate(over="ignore"):
+            native = X.toarray()
+        fits = all(np.isfinite(float(native[k])) and (not np.issubdtype(dtype, np.integer) or int(native[k]) == v)
+                   for k, v in exact_sum.items())
+        if not fits:
+            with pytest.raises(ValueError, match="stores some entries twice"):
+                canonical_csr(X)
+            with pytest.raises(ValueError, match="stores some entries twice"):
+                normalize(X, "l2")
+            return
+        expected = np.zeros(X.shape)
+        for (i, j), v in exact_sum.items():
+            expected[i, j] = float(v)
+    got = canonical_csr(X).toarray()
+    assert np.all(np.abs(got - expected) <= 2.0**-52 * 3 * np.abs(expected)), (got, expected)
+    dense = normalize(expected, "l2")
+    sparse = normalize(X, "l2").toarray()
+    assert np.all(np.abs(sparse - dense) <= 8 * 2.0**-52 * (np.abs(dense) + 2.0**-1022)), (sparse, dense)
+    K = all_subsets_kernel(X.astype(np.float64) if dtype == np.float64 else X)
+    K_dense = all_subsets_kernel(expected)
+    for i in range(2):
+        for j in range(2):
+            check_value("all_subsets with duplicates", K[i, j], *family_value(expected[i], expected[j],
+                                                                            ItemsetFamily.all_subsets(3)))
+            assert np.isinf(K_dense[i, j]) or np.isfinite(K[i, j])
+
+
+def test_the_issue_duplicates():
+    from rkcore.data import normalize
+
+    twice = sp.csr_matrix((np.array([1.0, 1.0]), np.array([0, 0]), np.array([0, 2])), shape=(1, 2))
+    assert normalize(twice, "l2").toarray().tolist() == [[1.0, 0.0]]
+    flags = sp.csr_matrix((np.array([True, True]), np.array([0, 0]), np.array([0, 2])), shape=(1, 2))
+    assert itemset_kernel(flags, flags, family=ItemsetFamily.dot(2))[0, 0] == 1.0  # True, as toarray() says
