@@ -19,6 +19,7 @@ from hypothesis import strategies as st
 from rkcore.kernels.exact import CONTRACT_RTOL, all_subsets_kernel, itemset_kernel
 from rkcore.kernels.itemsets import ItemsetFamily
 from tests.kernels.numerics_oracle import family_value, fr
+from tests.kernels.test_numerics_contract import families
 
 FLOAT_MAX = Fraction(np.finfo(np.float64).max)
 TINY = Fraction(2) ** -1000
@@ -174,3 +175,118 @@ def test_the_issue_duplicates():
     assert normalize(twice, "l2").toarray().tolist() == [[1.0, 0.0]]
     flags = sp.csr_matrix((np.array([True, True]), np.array([0, 0]), np.array([0, 2])), shape=(1, 2))
     assert itemset_kernel(flags, flags, family=ItemsetFamily.dot(2))[0, 0] == 1.0  # True, as toarray() says
+
+
+# ---------------------------------------------------------------------------- a zero factor, S beyond float64
+@st.composite
+def zero_factor_pairs(draw):
+    """(x, y, m): some factor 1 + x_j y_j is exactly 0 (x_j = -2^k, y_j = 2^-k) next to huge products, so
+    S = sum_V |prod z_V| is far beyond float64 while the up-to value of order m >= d - 1 may be 0 or
+    modest; m = d gives exactly prod_j (1 + z_j) = 0."""
+    d = draw(st.integers(2, 7))
+    x, y = [], []
+    for j in range(d):
+        if j == 0 or draw(st.integers(0, 3)) == 0:
+            k = draw(st.integers(-60, 60))
+            x.append(-float(np.ldexp(1.0, k)))
+            y.append(float(np.ldexp(1.0, -k)))
+        else:
+            x.append(draw(wide_values()))
+            y.append(draw(st.sampled_from([1.0, -1.0, 0.5, 3.0])) * draw(st.sampled_from([1.0, 1e10, 1e300])))
+    order = draw(st.permutations(range(d)))
+    x, y = np.array(x)[order], np.array(y)[order]
+    return x, y, draw(st.sampled_from([d, d - 1, max(1, d - 2)]))
+
+
+@PROPERTY
+@given(zero_factor_pairs())
+def test_up_to_with_a_zero_factor_and_huge_terms(case):
+    from rkcore.kernels.exact import up_to_kernel
+
+    x, y, m = case
+    family = ItemsetFamily.up_to(len(x), m)
+    exact, scale = family_value(x, y, family)
+    check_value(f"up_to (zero factor, m = d - {len(x) - m})", up_to_kernel(x[None], y[None], degree=m)[0, 0],
+                exact, scale)
+    check_value("itemset_kernel up_to (zero factor)", itemset_kernel(x[None], y[None], family=family)[0, 0],
+                exact, scale)
+
+
+@PROPERTY
+@given(zero_factor_pairs(), st.integers(0, 2**16))
+def test_rk_up_to_with_a_zero_factor_and_huge_terms(case, seed):
+    from rkcore.maps.random_kernel import RandomKernel
+
+    x, _, m = case
+    x = np.where(np.abs(x) <= 2.0**60, np.sign(x), x)  # +-1 entries: a Rademacher weight makes 1 + x_j w_j = 0
+    rk = RandomKernel(4, kernel="up_to", degree=m, random_state=seed).fit(x[None])
+    Z = rk.transform(x[None])
+    for s in range(4):
+        exact, scale = family_value(x, rk.random_weights_[s], rk.family_)
+        check_value("RK up_to (zero factor)", Z[0, s], exact / 2, scale / 2)
+
+
+def test_the_issue_zero_factor():
+    from rkcore.kernels.exact import up_to_kernel
+
+    x = np.array([[8.34590695656473e307, 1.0, -0.2929083368171752, 1e300]])
+    w = np.array([[1.0, -1.0, 1.0, -1.0]])
+    assert up_to_kernel(x, w, degree=4)[0, 0] == 0.0
+    assert up_to_kernel(x, w, degree=3)[0, 0] == np.inf  # 0 - z_0 z_1 z_2 z_3 = +2.4e607
+
+
+# ---------------------------------------------------------------------------- K beyond float64, K / sqrt(D) inside
+@st.composite
+def near_overflow_rows(draw, d):
+    """Rows with one to three entries in [2^1020, 2^1024) beside small ones (+-1, 2, 8, 0.5, 0): K(x, w)
+    lands beyond float64 by a factor of a few while K / sqrt(D) (D = 4 .. 64) may be back inside."""
+    row = []
+    for _ in range(d):
+        if draw(st.integers(0, 2)) == 0:
+            row.append(draw(st.sampled_from([-1.0, 1.0])) * float(np.ldexp(draw(st.floats(0.5, 1.0, exclude_max=True)),
+                                                                            draw(st.integers(1020, 1024)))))
+        else:
+            row.append(draw(st.sampled_from([0.0, 1.0, -1.0, 2.0, -2.0, 8.0, 0.5, -3.0])))
+    return np.array(row)
+
+
+@st.composite
+def overflow_map_cases(draw):
+    d = draw(st.integers(1, 5))
+    kind = draw(st.sampled_from(["anova", "up_to", "dot", "all_subsets", "itemset"]))
+    degree = draw(st.integers(1, d))
+    family = draw(families(d)) if kind == "itemset" else None
+    dist = draw(st.sampled_from(["rademacher", "gaussian", "uniform", "laplace", "gaussian-orthogonal",
+                                 "rademacher-hadamard"]))
+    D = draw(st.sampled_from([4, 16, 64]))  # perfect squares: 1/sqrt(D) is rational
+    X = np.array([draw(near_overflow_rows(d)) for _ in range(2)])
+    return X, kind, degree, family, dist, D, draw(st.integers(0, 2**16))
+
+
+@PROPERTY
+@given(overflow_map_cases())
+def test_rk_features_where_k_overflows_but_k_over_sqrt_d_does_not(case):
+    import scipy.sparse as sp
+
+    from rkcore.maps.random_kernel import RandomKernel
+
+    X, kind, degree, family, dist, D, seed = case
+    rk = RandomKernel(D, kernel=kind, degree=degree, itemsets=family, distribution=dist, random_state=seed).fit(X)
+    root = Fraction(int(round(np.sqrt(D))))
+    for Xin, label in ((X, "dense"), (sp.csr_matrix(X), "CSR")):
+        with np.errstate(over="ignore"):
+            Z = rk.transform(Xin)
+        for i in range(X.shape[0]):
+            for s in range(D):
+                exact, scale = family_value(X[i], rk.random_weights_[s], rk.family_)
+                check_value(f"RK {rk.family_.kind} near overflow ({label})", Z[i, s], exact / root, scale / root)
+
+
+def test_the_issue_overflow_features():
+    from rkcore.maps.random_kernel import RandomKernel
+
+    x = np.array([[1e308, 2.0]])
+    Z = RandomKernel(4, kernel="anova", degree=2, random_state=0).fit(x).transform(x)
+    assert np.isfinite(Z).all() and np.allclose(np.abs(Z), 1e308, rtol=1e-12)
+    x = np.array([[1e308, 1e308, 1e308, -2.0]])
+    assert np.isfinite(RandomKernel(4, kernel="dot", random_state=0).fit(x).transform(x)).all()
