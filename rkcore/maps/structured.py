@@ -134,21 +134,38 @@ class _FourierFeatures(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseEs
         check_allocation("The random features Z", (X.shape[0], D), X.dtype,
                          hint="Transform fewer rows at a time or lower n_components (D).")
         out = np.empty((X.shape[0], D), dtype=X.dtype)
+        for rows in row_blocks(X.shape[0], self._bytes_per_row(X.dtype.itemsize), TRANSFORM_BLOCK_BYTES):
+            block = out[rows]
+            self._features_into(X[rows], block)
+            if X.dtype == np.float32:
+                # angles past float32's range (inputs near 3.4e38) are inf there and cos(inf) is NaN, while
+                # the features are finite: those rows again in float64, rounded once to float32
+                bad = np.flatnonzero(~np.isfinite(block).all(axis=1))
+                if bad.size:
+                    wide = np.empty((bad.size, D))
+                    self._features_into(X[rows][bad].astype(np.float64), wide)
+                    block[bad] = wide
+        return out
+
+    def _features_into(self, Xb, block) -> None:
+        """The features of the row block Xb into ``block`` (of Xb's dtype), computed in that dtype."""
+        D, P = self.n_components, self.n_pairs_
         scale = np.sqrt(2.0 * self.gamma)
         weight = np.sqrt(1.0 / (D - P))  # pairs: 1/sqrt(F) each; offset features sqrt(2/F)
-        offsets = self.random_offset_.astype(X.dtype)
-        for rows in row_blocks(X.shape[0], self._bytes_per_row(X.dtype.itemsize), TRANSFORM_BLOCK_BYTES):
-            U, factor = self._project(X[rows], scale)  # the angles: factor * U (factor a scalar or one per column)
-            factor = np.broadcast_to(np.asarray(factor, dtype=X.dtype), (U.shape[1],))
-            block = out[rows]
+        with np.errstate(over="ignore", invalid="ignore"):
+            U, factor = self._project(Xb, scale)  # the angles: factor * U (factor a scalar or one per column)
+            factor = np.broadcast_to(np.asarray(factor, dtype=Xb.dtype), (U.shape[1],))
             cos_sin_into(U[:, :P], factor[:P], weight, block[:, :P], block[:, P:2 * P])
             tail = U[:, P:]
             if tail.shape[1]:
                 tail *= factor[P:]
-                tail += offsets
+                tail += self.random_offset_.astype(Xb.dtype)
                 np.cos(tail, out=tail)
                 np.multiply(tail, np.sqrt(2.0) * weight, out=block[:, 2 * P:])
-        return out
+        if Xb.dtype == np.float64 and not np.isfinite(block).all():
+            raise ValueError(
+                "Some rows of X are so large that their angles sqrt(2 gamma) <w, x> exceed the largest float64 "
+                "(about 1.8e308), where cos and sin cannot be evaluated; scale X down (or lower gamma).")
 
     def _bytes_per_row(self, itemsize: int) -> int:
         # the output row (D), the angles and cos_sin_into's buffer (F + P = D), the projection's intermediates

@@ -290,3 +290,37 @@ def test_the_issue_overflow_features():
     assert np.isfinite(Z).all() and np.allclose(np.abs(Z), 1e308, rtol=1e-12)
     x = np.array([[1e308, 1e308, 1e308, -2.0]])
     assert np.isfinite(RandomKernel(4, kernel="dot", random_state=0).fit(x).transform(x)).all()
+
+
+# ---------------------------------------------------------------------------- float32 angles past 3.4e38
+BIG32, MAX32 = float(np.float32(1e37)), float(np.finfo(np.float32).max)
+
+
+@PROPERTY
+@given(st.integers(1, 6).flatmap(lambda d: st.lists(
+    st.lists(st.sampled_from([0.0, 1.0, -0.5]) | st.floats(BIG32, MAX32, width=32).map(float)
+             | st.floats(-MAX32, -BIG32, width=32).map(float), min_size=d, max_size=d), min_size=1, max_size=3)),
+       st.sampled_from(["FastFood", "OrthogonalRandomFeatures", "RandomFourierPairs",
+                        "StructuredOrthogonalRandomFeatures"]), st.integers(0, 2**16))
+def test_fourier_maps_on_float32_near_its_largest_value(rows, name, seed):
+    """Angles <w, x> past float32's range are inf there and cos(inf) is NaN; the features (cosines and sines,
+    at most sqrt(2 / F) in size) are finite: such rows are computed in float64 and rounded to float32."""
+    from rkcore.maps import structured
+
+    X = np.array(rows, dtype=np.float32)
+    fmap = getattr(structured, name)(n_components=8, random_state=seed).fit(X)
+    Z = fmap.transform(X)
+    assert Z.dtype == np.float32 and np.isfinite(Z).all(), Z
+    F = 8 - fmap.n_pairs_
+    assert (np.abs(Z) <= np.float32(np.sqrt(2.0 / F) * (1 + 1e-6))).all()
+
+
+def test_fourier_maps_refuse_angles_past_float64():
+    import pytest
+    from rkcore.maps import structured
+
+    X = np.full((1, 4), 1e308)
+    for name in ("FastFood", "OrthogonalRandomFeatures", "RandomFourierPairs", "StructuredOrthogonalRandomFeatures"):
+        fmap = getattr(structured, name)(n_components=8, random_state=0).fit(X)
+        with pytest.raises(ValueError, match="angles"):
+            fmap.transform(X)
