@@ -55,8 +55,8 @@ from ..kernels.itemsets import ItemsetFamily, family_from_spec
 from ..kernels.numerics import _dense, _gram, check_array, row_blocks
 from ..kernels.ranges import SAFE_BINADES, row_exponents, scale_rows
 from ..base.validation import check_int
-from .variance_range import (all_subsets_moments_fe, out_of_range_pairs, sizes_moments_fe, to_float,
-                             variance_fe)
+from .variance_range import (_all_subsets_moments_fe, out_of_range_pairs, _sizes_moments_fe, _to_float,
+                             _variance_fe)
 
 #: Families with a known size profile, which this module handles.
 VARIANCE_KERNELS = ("anova", "all_subsets", "dot", "up_to")
@@ -254,7 +254,7 @@ def _moments(X, Y, family: ItemsetFamily, mu4: float, *, balanced: bool = False,
     if not bad.size:
         return (second, kernel, None) if exact_form else (second, kernel)
     exact = _exact_form_moments(X[bad], Y[bad], family, mu4)
-    second[bad], kernel[bad] = to_float(exact[0]), to_float(exact[1])
+    second[bad], kernel[bad] = _to_float(exact[0]), _to_float(exact[1])
     return (second, kernel, (bad, *exact)) if exact_form else (second, kernel)
 
 
@@ -262,13 +262,13 @@ def _exact_form_moments(X, Y, family: ItemsetFamily, mu4: float):
     """(E f^2, K, S2) in (mantissa, exponent) form for a few paired rows: nothing over- or underflows."""
     XT, YT = _compact(_dense(X), _dense(Y))
     if family.kind == "all_subsets":
-        second, kernel = all_subsets_moments_fe(XT, YT, mu4)
-        scale = all_subsets_moments_fe(np.abs(XT), np.abs(YT), mu4)[0]
+        second, kernel = _all_subsets_moments_fe(XT, YT, mu4)
+        scale = _all_subsets_moments_fe(np.abs(XT), np.abs(YT), mu4)[0]
         return second, kernel, scale
     sizes = _sizes(family)
     caps, weights = _state_caps(max(sizes)), _size_weights(sizes)
-    second, kernel = sizes_moments_fe(XT, YT, sizes, mu4, caps, weights)
-    scale = sizes_moments_fe(np.abs(XT), np.abs(YT), sizes, mu4, caps, weights)[0]
+    second, kernel = _sizes_moments_fe(XT, YT, sizes, mu4, caps, weights)
+    scale = _sizes_moments_fe(np.abs(XT), np.abs(YT), sizes, mu4, caps, weights)[0]
     return second, kernel, scale
 
 
@@ -371,7 +371,7 @@ def _per_feature_variance(X, Y, family: ItemsetFamily, mu4: float, *, with_value
             variance = _dot_gram_variance(X, Y, mu4, paired=True) / divisor
         bad = np.flatnonzero(out_of_range_pairs(X, Y, 1) | ~np.isfinite(variance))
         if bad.size:
-            variance[bad] = variance_fe(*_exact_form_moments(X[bad], Y[bad], family, mu4), divisor, X.shape[1])
+            variance[bad] = _variance_fe(*_exact_form_moments(X[bad], Y[bad], family, mu4), divisor, X.shape[1])
         return variance, None
     second, value, exact = _moments(X, Y, family, mu4, balanced=True, exact_form=True)
     if family.kind == "dot":
@@ -382,7 +382,7 @@ def _per_feature_variance(X, Y, family: ItemsetFamily, mu4: float, *, with_value
             variance = np.maximum(second - value**2, 0.0) / divisor
     if exact is not None:
         bad, *moments = exact
-        variance[bad] = variance_fe(*moments, divisor, X.shape[1])
+        variance[bad] = _variance_fe(*moments, divisor, X.shape[1])
     return variance, (value if with_value else None)
 
 

@@ -93,7 +93,7 @@ def _sum(a, axis: int = 0):
     return _normal(s, np.squeeze(top, axis=axis))
 
 
-def to_float(a) -> np.ndarray:
+def _to_float(a) -> np.ndarray:
     """The float64 nearest a (mantissa, exponent) value: +-inf beyond float64, subnormal or 0 below."""
     with np.errstate(over="ignore", under="ignore"):
         return np.ldexp(a[0], np.clip(a[1], -2200, 2200))
@@ -107,7 +107,7 @@ def _squares(x, y, mu4: float):
     return xx, yy, xy, _scale(_mul(xx, yy), mu4 - 1.0)
 
 
-def sizes_moments_fe(XT: np.ndarray, YT: np.ndarray, sizes: tuple, mu4: float, caps: list, weights: np.ndarray):
+def _sizes_moments_fe(XT: np.ndarray, YT: np.ndarray, sizes: tuple, mu4: float, caps: list, weights: np.ndarray):
     """(E f^2, K) as (mantissa, exponent) pairs for paired columns (k, n), the program of
     ``variance._sizes_moments`` step by step (same recurrences, no overflow or underflow)."""
     M = max(sizes)
@@ -142,7 +142,7 @@ def sizes_moments_fe(XT: np.ndarray, YT: np.ndarray, sizes: tuple, mu4: float, c
     return second, kernel
 
 
-def all_subsets_moments_fe(XT: np.ndarray, YT: np.ndarray, mu4: float):
+def _all_subsets_moments_fe(XT: np.ndarray, YT: np.ndarray, mu4: float):
     """(E f^2, K) of the all-subsets family as (mantissa, exponent) pairs: the closed-form
     products prod_j (1 + x^2 + y^2 + 4 x y + mu4 x^2 y^2) and prod_j (1 + x y), factor by factor."""
     n = XT.shape[1]
@@ -156,11 +156,11 @@ def all_subsets_moments_fe(XT: np.ndarray, YT: np.ndarray, mu4: float):
     return second, kernel
 
 
-def variance_fe(second, kernel, scale, divisor: float, d: int) -> np.ndarray:
+def _variance_fe(second, kernel, scale, divisor: float, d: int) -> np.ndarray:
     """(E f^2 - K^2) / divisor as float64, clipped at 0; 0.0 where the difference is within its
     rounding bound of 0 (huge terms that cancel) and would otherwise come back as inf."""
     diff = _add(second, _scale(_mul(kernel, kernel), -1.0))
-    value = to_float(_scale(diff, 1.0 / divisor))
+    value = _to_float(_scale(diff, 1.0 / divisor))
     # |diff| <= 8 (d + 4) u S2: indistinguishable from 0 within the rounding of the program
     bound = (8 * (d + 4) * 2.0**-53) * scale[0]
     with np.errstate(over="ignore"):
