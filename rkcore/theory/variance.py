@@ -248,9 +248,15 @@ def _moments(X, Y, family: ItemsetFamily, mu4: float, *, balanced: bool = False,
                 second[rows], kernel[rows] = _closed_moments(kind, XT, YT, mu4)
             else:
                 second[rows], kernel[rows] = _sizes_moments(XT, YT, sizes, mu4)
-    # all subsets: each closed-form factor is >= 1 at (|x|, |y|), so only x^2 y^2 per feature must fit
-    reach = 1 if kind == "all_subsets" else M
-    bad = np.flatnonzero(out_of_range_pairs(X, Y, reach) | ~np.isfinite(second) | ~np.isfinite(kernel))
+    # Dot (balanced rows) and all subsets fail only by overflow, which leaves inf or NaN: an underflowed
+    # square loses at most 2^-1022 times the other side's largest square, negligible against S2 (>= 1 for
+    # all subsets; >= max x^2 max y^2 for dot). The dynamic program (ANOVA, up-to) can lose whole terms
+    # by underflow before multiplying them by huge ones: there the exponents decide, one pass.
+    with np.errstate(over="ignore"):
+        bad = ~np.isfinite(second) | ~np.isfinite(kernel) | ~np.isfinite(kernel * kernel)
+    if kind in ("anova", "up_to"):
+        bad |= out_of_range_pairs(X, Y, M)
+    bad = np.flatnonzero(bad)
     if not bad.size:
         return (second, kernel, None) if exact_form else (second, kernel)
     exact = _exact_form_moments(X[bad], Y[bad], family, mu4)
@@ -369,7 +375,7 @@ def _per_feature_variance(X, Y, family: ItemsetFamily, mu4: float, *, with_value
     if family.kind == "dot" and not with_value:
         with np.errstate(over="ignore", under="ignore", invalid="ignore"):
             variance = _dot_gram_variance(X, Y, mu4, paired=True) / divisor
-        bad = np.flatnonzero(out_of_range_pairs(X, Y, 1) | ~np.isfinite(variance))
+        bad = np.flatnonzero(~np.isfinite(variance))  # overflow only (balanced rows; see _moments)
         if bad.size:
             variance[bad] = _variance_fe(*_exact_form_moments(X[bad], Y[bad], family, mu4), divisor, X.shape[1])
         return variance, None
