@@ -126,10 +126,13 @@ class _FourierFeatures(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseEs
         Raises
         ------
         ValueError
-            If Z would not fit in the memory budget (:func:`rkcore.base.limits.check_allocation`).
+            If Z would not fit in the memory budget (:func:`rkcore.base.limits.check_allocation`), or if float64
+            rows reach angles beyond the largest float64 (float32 rows past float32's range are computed in
+            float64 instead).
         """
         check_is_fitted(self)
-        X = validate_data(self, X, accept_sparse="csr", dtype=[np.float64, np.float32], reset=False)
+        with np.errstate(over="ignore", invalid="ignore"):  # scikit-learn's finiteness test sums float32 rows near 3.4e38
+            X = validate_data(self, X, accept_sparse="csr", dtype=[np.float64, np.float32], reset=False)
         D, P = self.n_components, self.n_pairs_
         check_allocation("The random features Z", (X.shape[0], D), X.dtype,
                          hint="Transform fewer rows at a time or lower n_components (D).")
