@@ -112,8 +112,9 @@ def normalize(X, norm: str = "l1") -> np.ndarray | sp.csr_matrix:
     """
     if norm not in NORMALIZATIONS:
         raise ValueError(f"Unknown normalization {norm!r}; allowed: {', '.join(map(repr, NORMALIZATIONS))}.")
+    from ..kernels.numerics import canonical_csr
     if sp.issparse(X):
-        X = sp.csr_matrix(X, dtype=np.float64)  # type: ignore[call-overload]  # scipy-stubs: issparse narrows to SparseABC, which declares no methods
+        X = canonical_csr(X)  # duplicates summed first: the norm of the matrix's own row
     else:
         X = np.asarray(X, dtype=np.float64)
     if norm == "none":

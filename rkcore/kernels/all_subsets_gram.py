@@ -65,8 +65,9 @@ def _level_products(X, Y, out: np.ndarray) -> bool:
         T = np.power(base[:, :, None], np.arange(C + 1)).astype(dt).ravel()
     d = X.shape[1]
     if sp.issparse(X):
-        mask = sp.csr_matrix(X, dtype=np.float32, copy=True)
-        mask.data = (mask.data != 0).astype(np.float32)
+        # the pattern from the float64 values: cast to float32 first, 1e-200 would be a zero
+        Xc = sp.csr_matrix(X)
+        mask = sp.csr_matrix(((Xc.data != 0).astype(np.float32), Xc.indices, Xc.indptr), shape=Xc.shape)
         extra = np.column_stack([ia * (len(B) * (C + 1)), np.ones(len(ia))]).astype(np.float32)
         XA = sp.hstack([mask, sp.csr_matrix(extra)], format="csr")
     else:

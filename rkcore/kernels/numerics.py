@@ -60,6 +60,7 @@ import scipy.sparse as sp
 
 from ..base.limits import nbytes, require_memory
 from ..base.validation import numeric_matrix_message
+from .sparse_input import canonical_csr  # noqa: F401  (re-exported: the kernels, maps and learners import it here)
 
 
 #: Bytes of temporary memory one block of a blocked computation may use.
@@ -118,7 +119,7 @@ def check_array(X, name: str = "X") -> np.ndarray | sp.csr_matrix:
     if sp.issparse(X):
         if np.issubdtype(X.dtype, np.complexfloating):  # any format: DOK has no .data
             raise ValueError(complex_error)
-        X = canonical_csr(X)
+        X = canonical_csr(X, name)
         data = X.data
     else:
         try:
@@ -139,27 +140,6 @@ def check_array(X, name: str = "X") -> np.ndarray | sp.csr_matrix:
         raise ValueError(f"{name} is empty (shape {X.shape}); it needs at least one sample and one feature.")
     if not np.isfinite(data).all():
         raise ValueError(f"{name} contains NaN or infinity; only finite values are allowed.")
-    return X
-
-
-def canonical_csr(X) -> sp.csr_matrix:
-    """A float64 CSR copy of the sparse matrix X in canonical form: duplicates summed (as scipy's
-    arithmetic reads them), explicit zeros dropped, indices sorted. Always a copy: scipy
-    canonicalizes in place (``sum_duplicates``, ``sort_indices``, ``max``, ...).
-
-    Parameters
-    ----------
-    X : scipy.sparse matrix of shape (n, d)
-        Any sparse format and real dtype; not modified.
-
-    Returns
-    -------
-    scipy.sparse.csr_matrix of shape (n, d)
-        A new float64 CSR matrix in canonical form.
-    """
-    X = sp.csr_matrix(X, dtype=np.float64, copy=True)
-    X.sum_duplicates()
-    X.eliminate_zeros()
     return X
 
 

@@ -20,7 +20,7 @@ def _frexp64(a: np.ndarray):
 
 
 def elementary_stable(U: np.ndarray, V: np.ndarray | None = None, degree: int = 2,
-                      all_orders: bool = False, summed: bool = False):
+                      all_orders: bool = False, summed: bool = False, factor: float = 1.0):
     """e_0..e_degree of each row of z = U * V (element-wise; V=None: z = U), computed stably.
 
     The recursion e_k <- e_k + z_j e_{k-1} over the columns (Blondel et al. 2016) adds
@@ -46,6 +46,9 @@ def elementary_stable(U: np.ndarray, V: np.ndarray | None = None, degree: int = 
     summed : bool, default=False
         Return sum_{k<=degree} e_k, added in (mantissa, exponent) form: inf only where the sum
         is, never inf - inf.
+    factor : float, default=1.0
+        A positive factor (e.g. 1 / sqrt(D) of a feature) applied before the rounding to float64:
+        inf only where factor times the exact value is beyond float64.
 
     Returns
     -------
@@ -59,8 +62,27 @@ def elementary_stable(U: np.ndarray, V: np.ndarray | None = None, degree: int = 
         vf, vE = _frexp64(np.asarray(V, dtype=np.float64))
         zf = zf * vf
         zE = np.where(zf == 0, _ZERO_EXPONENT, zE + vE)
-    out = elementary_fe(zf, zE, degree, all_orders, summed)
-    return out if summed else _settle_overflow(out, zf, zE, degree, all_orders)
+    out = elementary_fe(zf, zE, degree, all_orders, summed, factor)
+    return _settle_sum(out, zf, zE, degree, factor) if summed else _settle_overflow(out, zf, zE, degree, all_orders)
+
+
+def _settle_sum(out: np.ndarray, zf: np.ndarray, zE: np.ndarray, degree: int, factor: float = 1.0) -> np.ndarray:
+    """The summed orders sum_k e_k where they came back non-finite, settled on (mantissa, exponent) values:
+    where |sum| <= 4 (m + d + 2) u sum_k e_k(|z|) (huge orders that cancel, e.g. a factor 1 + z_j = 0 with
+    m >= d - 1: exactly 0) the exact value is within 5 (m + d + 2) u of its scale: 0.0 is within the
+    contract; elsewhere the rounding cannot flip the sign, so the value (+-inf beyond float64) keeps it."""
+    bad = np.flatnonzero(~np.isfinite(out))
+    d = zf.shape[1]
+    if not bad.size or 5 * (degree + d + 2) * 2.0**-53 > 1e-12:
+        return out
+    f, E = zf[bad], zE[bad]
+    vf, vE = _sum_fe(*(a.T for a in _recursion_fe(f, E, degree)))
+    Sf, SE = _sum_fe(*(a.T for a in _recursion_fe(np.abs(f), E, degree)))
+    ratio = np.abs(vf) / np.where(Sf > 0, Sf, 1.0)
+    small = (vf == 0) | (ratio * np.exp2(np.clip(vE - SE, -1100, 60)) <= 4 * (degree + d + 2) * 2.0**-53)
+    with np.errstate(over="ignore", under="ignore"):
+        out[bad] = np.where(small, 0.0, np.ldexp(vf * factor, np.clip(vE, -2200, 2200)))
+    return out
 
 
 def _settle_overflow(out, zf: np.ndarray, zE: np.ndarray, degree: int, all_orders: bool):
@@ -87,7 +109,8 @@ def _settle_overflow(out, zf: np.ndarray, zE: np.ndarray, degree: int, all_order
     return out
 
 
-def elementary_fe(zf: np.ndarray, zE: np.ndarray, degree: int, all_orders: bool = False, summed: bool = False):
+def elementary_fe(zf: np.ndarray, zE: np.ndarray, degree: int, all_orders: bool = False, summed: bool = False,
+                  factor: float = 1.0):
     """:func:`elementary_stable` of z given in (mantissa, exponent) form, without the overflow settlement.
 
     Parameters
@@ -102,6 +125,8 @@ def elementary_fe(zf: np.ndarray, zE: np.ndarray, degree: int, all_orders: bool 
         Return every order e_0..e_degree.
     summed : bool, default=False
         Return sum_{k<=degree} e_k.
+    factor : float, default=1.0
+        A positive factor applied before the rounding to float64 (as :func:`elementary_stable`).
 
     Returns
     -------
@@ -110,15 +135,15 @@ def elementary_fe(zf: np.ndarray, zE: np.ndarray, degree: int, all_orders: bool 
         are negligible against their scale (the caller settles those: ``_settle_overflow``).
     """
     N, d = zf.shape
-    fast = _elementary_scaled(zf, zE, degree, all_orders, summed)
+    fast = _elementary_scaled(zf, zE, degree, all_orders, summed, factor)
     if fast is not None:
         return fast
     ef, eE = _recursion_fe(zf, zE, degree)
     if summed:
-        return _sum_of_scaled(ef, eE)
+        return _sum_of_scaled(ef, eE, factor)
     # ldexp saturates to inf / 0 exactly where the value leaves float64's range
     with np.errstate(over="ignore", under="ignore"):
-        out = np.ldexp(ef, np.clip(eE, -2200, 2200))
+        out = np.ldexp(ef * factor, np.clip(eE, -2200, 2200))
     return list(out) if all_orders else out[degree]
 
 
@@ -147,7 +172,7 @@ def _recursion_fe(zf: np.ndarray, zE: np.ndarray, degree: int):
     return ef, eE
 
 
-def _sum_of_scaled(f: np.ndarray, E: np.ndarray) -> np.ndarray:
+def _sum_of_scaled(f: np.ndarray, E: np.ndarray, factor: float = 1.0) -> np.ndarray:
     """sum_k f[k] 2^E[k] over axis 0 (f: (K, N) floats, E: int64 exponents), without
     overflow on the way: the terms are added relative to the largest one's binade."""
     g, dE = np.frexp(f)
@@ -155,11 +180,12 @@ def _sum_of_scaled(f: np.ndarray, E: np.ndarray) -> np.ndarray:
     top = E.max(axis=0)
     top = np.where(top == _ZERO_EXPONENT, 0, top)
     with np.errstate(over="ignore", under="ignore"):
-        s = np.ldexp(g, np.clip(E - top, -1100, 0)).sum(axis=0)
+        s = np.ldexp(g, np.clip(E - top, -1100, 0)).sum(axis=0) * factor
         return np.ldexp(s, np.clip(top, -2200, 2200))
 
 
-def _elementary_scaled(zf: np.ndarray, zE: np.ndarray, degree: int, all_orders: bool, summed: bool = False):
+def _elementary_scaled(zf: np.ndarray, zE: np.ndarray, degree: int, all_orders: bool, summed: bool = False,
+                       factor: float = 1.0):
     """:func:`elementary_stable`'s recursion in plain floating point, or None where it is unsafe.
 
     z = zf * 2^zE (zf = 0 for zeros). Each row is scaled by 2^-max(zE) (exact): when the
@@ -190,14 +216,14 @@ def _elementary_scaled(zf: np.ndarray, zE: np.ndarray, degree: int, all_orders: 
         for q in range(min(j + 1, degree), 0, -1):
             e[q] += zj * e[q - 1]
     if summed:
-        return _sum_of_scaled(e, np.arange(degree + 1)[:, None] * big[None, :])
+        return _sum_of_scaled(e, np.arange(degree + 1)[:, None] * big[None, :], factor)
     with np.errstate(over="ignore", under="ignore"):
-        out = np.ldexp(e, np.arange(degree + 1)[:, None] * big[None, :])
+        out = np.ldexp(e * factor, np.arange(degree + 1)[:, None] * big[None, :])
     return list(out) if all_orders else out[degree]
 
 
 def elementary_pairs(X, Y, rows: np.ndarray, cols: np.ndarray, degree: int,
-                     all_orders: bool = False, summed: bool = False):
+                     all_orders: bool = False, summed: bool = False, factor: float = 1.0):
     """:func:`elementary_stable` of z = x_i * y_j for the pairs (rows[p], cols[p]), in chunks
     of bounded memory (BLOCK_BYTES), over each pair's shared non-zeros: the fallback of every
     fast path, within the accuracy contract (error at most gamma_{k+d} e_k(|z|)); inf only where
@@ -219,6 +245,8 @@ def elementary_pairs(X, Y, rows: np.ndarray, cols: np.ndarray, degree: int,
         Return every order e_0..e_degree.
     summed : bool, default=False
         Return sum_{k<=degree} e_k per pair (the up-to kernel), overflow-safe.
+    factor : float, default=1.0
+        A positive factor (a feature's 1 / sqrt(D)) applied before the rounding to float64.
 
     Returns
     -------
@@ -233,7 +261,7 @@ def elementary_pairs(X, Y, rows: np.ndarray, cols: np.ndarray, degree: int,
         for start in range(0, n_pairs, step):
             sl = slice(start, min(start + step, n_pairs))
             U, V = _shared_nonzeros(_dense(X[rows[sl]]), _dense(Y[cols[sl]]))
-            out[sl] = elementary_stable(U, V, degree, summed=True)
+            out[sl] = elementary_stable(U, V, degree, summed=True, factor=factor)
         return out
     n_pairs, d = len(rows), X.shape[1]
     out = np.empty((degree + 1, n_pairs)) if all_orders else np.empty(n_pairs)
@@ -242,7 +270,7 @@ def elementary_pairs(X, Y, rows: np.ndarray, cols: np.ndarray, degree: int,
         sl = slice(start, min(start + step, n_pairs))
         U, V = _dense(X[rows[sl]]), _dense(Y[cols[sl]])
         U, V = _shared_nonzeros(U, V)
-        e = elementary_stable(U, V, degree, all_orders)
+        e = elementary_stable(U, V, degree, all_orders, factor=factor)
         if all_orders:
             out[:, sl] = np.asarray(e)
         else:
@@ -325,7 +353,8 @@ def _pair_chunks(n_pairs: int, width: int):
         yield slice(start, min(start + step, n_pairs))
 
 
-def cross_field_pairs(X, Y, rows: np.ndarray, cols: np.ndarray, fields: list, degree: int) -> np.ndarray:
+def cross_field_pairs(X, Y, rows: np.ndarray, cols: np.ndarray, fields: list, degree: int,
+                      factor: float = 1.0) -> np.ndarray:
     """The cross-field kernel e_degree(g_F), g_F = <x_F, y_F>, of the pairs (rows[p], cols[p]) in
     (mantissa, exponent) form: each g_F a sum within gamma_|F| of sum_{j in F} |x_j y_j|, the
     recursion within gamma of e_m over the fields of those sums, which is the contract scale.
@@ -345,6 +374,8 @@ def cross_field_pairs(X, Y, rows: np.ndarray, cols: np.ndarray, fields: list, de
         The column indices of each field F.
     degree : int
         The order m (number of fields per itemset).
+    factor : float, default=1.0
+        A positive factor (a feature's 1 / sqrt(D)) applied before the rounding to float64.
 
     Returns
     -------
@@ -358,11 +389,11 @@ def cross_field_pairs(X, Y, rows: np.ndarray, cols: np.ndarray, fields: list, de
         gE = np.empty(gf.shape, dtype=np.int64)
         for q, f in enumerate(fields):
             gf[:, q], gE[:, q] = _sum_fe(zf[:, f], zE[:, f])
-        out[sl] = _settle_overflow(elementary_fe(gf, gE, degree), gf, gE, degree, False)
+        out[sl] = _settle_overflow(elementary_fe(gf, gE, degree, factor=factor), gf, gE, degree, False)
     return out
 
 
-def custom_pairs(X, Y, rows: np.ndarray, cols: np.ndarray, itemsets) -> np.ndarray:
+def custom_pairs(X, Y, rows: np.ndarray, cols: np.ndarray, itemsets, factor: float = 1.0) -> np.ndarray:
     """K_S(x, y) = sum_{V in S} prod_{j in V} x_j y_j of the pairs (rows[p], cols[p]) for an
     explicit list of itemsets, every product and the sum in (mantissa, exponent) form: error at
     most gamma_{|S| + max |V|} times sum_V |prod z_j|; inf only where the exact value is.
@@ -379,6 +410,8 @@ def custom_pairs(X, Y, rows: np.ndarray, cols: np.ndarray, itemsets) -> np.ndarr
         Indices into Y, aligned with ``rows``.
     itemsets : iterable of tuple of int
         The itemsets V of the family S (the empty tuple counts 1 per pair).
+    factor : float, default=1.0
+        A positive factor (a feature's 1 / sqrt(D)) applied before the rounding to float64.
 
     Returns
     -------
@@ -405,5 +438,5 @@ def custom_pairs(X, Y, rows: np.ndarray, cols: np.ndarray, itemsets) -> np.ndarr
                 e = e + zE[:, idx[:, t]] + de
             F.append(f)
             E.append(np.where(f == 0, _ZERO_EXPONENT, e))
-        out[sl] = _sum_of_scaled(np.concatenate(F, axis=1).T, np.concatenate(E, axis=1).T)
+        out[sl] = _sum_of_scaled(np.concatenate(F, axis=1).T, np.concatenate(E, axis=1).T, factor)
     return out

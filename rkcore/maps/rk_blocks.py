@@ -24,7 +24,7 @@ from ..kernels.numerics import (
     row_blocks,
 )
 from ..kernels.ranges import in_range, restore_scale, row_exponents, safe_binades, scale_rows, unscaled_failing_rows
-from ..kernels.stable import custom_pairs, elementary_pairs, product_one_plus
+from ..kernels.stable import cross_field_pairs, custom_pairs, elementary_pairs, product_one_plus
 from ..kernels.exact import explicit_features, itemset_kernel
 
 
@@ -35,14 +35,14 @@ def _block_mapper(family: ItemsetFamily, W: np.ndarray, signs: bool, n_component
     scale = 1.0 / np.sqrt(n_components or W.shape[0])
     if kind in ("anova", "dot"):
         m = 1 if kind == "dot" else m
-        return _RangedMapper(mapper, W, m, "scale", lambda Xb, r, c: elementary_pairs(Xb, W, r, c, m) * scale)
+        return _RangedMapper(mapper, W, m, "scale", lambda Xb, r, c: elementary_pairs(Xb, W, r, c, m, factor=scale))
     if kind == "up_to" and m > 0:
         return _RangedMapper(mapper, W, m, "sum",
-                             lambda Xb, r, c: elementary_pairs(Xb, W, r, c, m, summed=True) * scale)
+                             lambda Xb, r, c: elementary_pairs(Xb, W, r, c, m, summed=True, factor=scale))
     if kind == "custom":
         width = max((len(v) for v in family.itemsets), default=0)
         itemsets = family.enumerate()
-        return _RangedMapper(mapper, W, max(width, 1), "plain", lambda Xb, r, c: custom_pairs(Xb, W, r, c, itemsets) * scale)
+        return _RangedMapper(mapper, W, max(width, 1), "plain", lambda Xb, r, c: custom_pairs(Xb, W, r, c, itemsets, factor=scale))
     return mapper  # all-subsets: its own log-space repair; cross-field: through itemset_kernel
 
 
@@ -66,8 +66,18 @@ def _fast_block_mapper(family: ItemsetFamily, W: np.ndarray, signs: bool, n_comp
     if kind == "custom":
         phi_W = explicit_features(W, family).T * scale
         return _Mapper(lambda Xb: explicit_features(Xb, family) @ phi_W, phi_W.shape[0] // D + 2)
-    # cross-field families: per-field products, exact kernel between X and the weights
-    return _Mapper(lambda Xb: itemset_kernel(Xb, W, family) * scale, len(family.fields) + 2 * m)
+    # cross-field families: per-field products, exact kernel between X and the weights; where K(x, w)
+    # overflows, K / sqrt(D) may not: those features again with the scale applied before the rounding
+    fields = [np.asarray(f, dtype=np.intp) for f in family.fields]
+
+    def cross_fields(Xb):
+        with np.errstate(over="ignore"):
+            Z = itemset_kernel(Xb, W, family) * scale
+        rows, cols = np.nonzero(~np.isfinite(Z))
+        if rows.size:
+            Z[rows, cols] = cross_field_pairs(Xb, W, rows, cols, fields, m, factor=scale)
+        return Z
+    return _Mapper(cross_fields, len(family.fields) + 2 * m)
 
 
 def _repair(Z, Xb, W, w_max: float, ok, degree: int, all_orders: bool, factor: float):
@@ -78,8 +88,9 @@ def _repair(Z, Xb, W, w_max: float, ok, degree: int, all_orders: bool, factor: f
     if ok.all():
         return Z
     rows, cols = np.nonzero(~np.broadcast_to(ok, Z.shape))
-    fixed = elementary_pairs(Xb, W, rows, cols, degree, all_orders)
-    Z[rows, cols] = (sum(fixed) if all_orders else fixed) * factor
+    # the orders summed (up-to) in (mantissa, exponent) form, and the 1/sqrt(D) applied before the rounding
+    # to float64: inf only where the feature itself is beyond float64, never inf - inf
+    Z[rows, cols] = elementary_pairs(Xb, W, rows, cols, degree, summed=all_orders, factor=factor)
     return Z
 
 
@@ -102,7 +113,7 @@ def _anova_closed_form_mapper(W: np.ndarray, m: int, signs: bool, n_components, 
             if bad is not None:
                 rows, cols = bad
                 if len(rows):
-                    out[rows, cols] = elementary_pairs(Xb, W, rows, cols, m, False) * scale
+                    out[rows, cols] = elementary_pairs(Xb, W, rows, cols, m, False, factor=scale)
                 return out
         sums: dict = {}
         with np.errstate(over="ignore", invalid="ignore"):

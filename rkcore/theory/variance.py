@@ -53,8 +53,10 @@ import scipy.sparse as sp
 from ..maps.distributions import DISTRIBUTIONS, Distribution, get_distribution
 from ..kernels.itemsets import ItemsetFamily, family_from_spec
 from ..kernels.numerics import _dense, _gram, check_array, check_gram_fits, row_blocks
-from ..kernels.ranges import row_exponents, scale_rows
+from ..kernels.ranges import SAFE_BINADES, row_exponents, scale_rows
 from ..base.validation import check_int
+from .variance_range import (_all_subsets_moments_fe, out_of_range_pairs, _sizes_moments_fe, _to_float,
+                             _variance_fe)
 
 #: Families with a known size profile, which this module handles.
 VARIANCE_KERNELS = ("anova", "all_subsets", "dot", "up_to")
@@ -221,8 +223,12 @@ def _balanced(X, Y):
     return scale_rows(X, shift), scale_rows(Y, -shift)
 
 
-def _moments(X, Y, family: ItemsetFamily, mu4: float):
-    """(E[f^2], K) for the paired rows of validated X, Y (dense or CSR), in blocks of pairs."""
+def _moments(X, Y, family: ItemsetFamily, mu4: float, *, balanced: bool = False, exact_form: bool = False):
+    """(E[f^2], K) for the paired rows of validated X, Y (dense or CSR), in blocks of pairs.
+
+    Pairs whose products could leave float64's range (:func:`variance_range.out_of_range_pairs`) or whose
+    float64 moments are not finite are recomputed in (mantissa, exponent) form. With ``exact_form`` the
+    result also holds, for those pairs, (rows, E f^2, K, S2) in that form (S2: E f^2 at |x|, |y|)."""
     n, d = X.shape
     kind = family.kind
     sizes = _sizes(family)
@@ -230,18 +236,46 @@ def _moments(X, Y, family: ItemsetFamily, mu4: float):
     n_states = sum((c + 1) ** 2 for c in _state_caps(M)) if kind in ("anova", "up_to") else 0
     per_pair = 8 * (4 * d + 2 * n_states)
     second, kernel = np.empty(n), np.empty(n)
-    if kind in ("anova", "dot"):
+    if kind in ("anova", "dot") and not balanced:
         # every itemset has the same size, so E[f^2] and K depend on x_j y_j only: balance each
         # pair's magnitudes by an exact power of two (x 2^-p, y 2^p), so that x^2 or y^2 cannot
         # overflow or underflow where the products are ordinary numbers
         X, Y = _balanced(X, Y)
-    for rows in row_blocks(n, per_pair, PAIR_BLOCK_BYTES):
-        XT, YT = _compact(_dense(X[rows]), _dense(Y[rows]))
-        if kind in ("dot", "all_subsets"):
-            second[rows], kernel[rows] = _closed_moments(kind, XT, YT, mu4)
-        else:
-            second[rows], kernel[rows] = _sizes_moments(XT, YT, sizes, mu4)
-    return second, kernel
+    with np.errstate(over="ignore", under="ignore", invalid="ignore"):
+        for rows in row_blocks(n, per_pair, PAIR_BLOCK_BYTES):
+            XT, YT = _compact(_dense(X[rows]), _dense(Y[rows]))
+            if kind in ("dot", "all_subsets"):
+                second[rows], kernel[rows] = _closed_moments(kind, XT, YT, mu4)
+            else:
+                second[rows], kernel[rows] = _sizes_moments(XT, YT, sizes, mu4)
+    # Dot (balanced rows) and all subsets fail only by overflow, which leaves inf or NaN: an underflowed
+    # square loses at most 2^-1022 times the other side's largest square, negligible against S2 (>= 1 for
+    # all subsets; >= max x^2 max y^2 for dot). The dynamic program (ANOVA, up-to) can lose whole terms
+    # by underflow before multiplying them by huge ones: there the exponents decide, one pass.
+    with np.errstate(over="ignore"):
+        bad = ~np.isfinite(second) | ~np.isfinite(kernel) | ~np.isfinite(kernel * kernel)
+    if kind in ("anova", "up_to"):
+        bad |= out_of_range_pairs(X, Y, M)
+    bad = np.flatnonzero(bad)
+    if not bad.size:
+        return (second, kernel, None) if exact_form else (second, kernel)
+    exact = _exact_form_moments(X[bad], Y[bad], family, mu4)
+    second[bad], kernel[bad] = _to_float(exact[0]), _to_float(exact[1])
+    return (second, kernel, (bad, *exact)) if exact_form else (second, kernel)
+
+
+def _exact_form_moments(X, Y, family: ItemsetFamily, mu4: float):
+    """(E f^2, K, S2) in (mantissa, exponent) form for a few paired rows: nothing over- or underflows."""
+    XT, YT = _compact(_dense(X), _dense(Y))
+    if family.kind == "all_subsets":
+        second, kernel = _all_subsets_moments_fe(XT, YT, mu4)
+        scale = _all_subsets_moments_fe(np.abs(XT), np.abs(YT), mu4)[0]
+        return second, kernel, scale
+    sizes = _sizes(family)
+    caps, weights = _state_caps(max(sizes)), _size_weights(sizes)
+    second, kernel = _sizes_moments_fe(XT, YT, sizes, mu4, caps, weights)
+    scale = _sizes_moments_fe(np.abs(XT), np.abs(YT), sizes, mu4, caps, weights)[0]
+    return second, kernel, scale
 
 
 # ------------------------------------------------------------------------- public API
@@ -274,7 +308,8 @@ def second_moment(X, Y, *, kernel="anova", degree=2, distribution="rademacher") 
         E[(K_S(x_i, w) K_S(y_i, w))^2] per pair.
     """
     X, Y = _paired(X, Y)
-    return _moments(X, Y, _family(kernel, degree, X.shape[1]), _fourth_moment(distribution))[0]
+    # E f^2 >= 0: rounding can leave a tiny negative where the terms cancel to 0 (within the contract)
+    return np.maximum(_moments(X, Y, _family(kernel, degree, X.shape[1]), _fourth_moment(distribution))[0], 0.0)
 
 
 def rk_variance(X, Y, n_components, *, kernel="anova", degree=2, distribution="rademacher") -> np.ndarray:
@@ -321,21 +356,40 @@ def rk_variance(X, Y, n_components, *, kernel="anova", degree=2, distribution="r
     _check_iid(distribution, D)
     X, Y = _paired(X, Y)
     family = _family(kernel, degree, X.shape[1])
-    return _per_feature_variance(X, Y, family, _fourth_moment(distribution))[0] / D
+    return _per_feature_variance(X, Y, family, _fourth_moment(distribution), divisor=D)[0]
 
 
-def _per_feature_variance(X, Y, family: ItemsetFamily, mu4: float, *, with_value: bool = False):
-    """(D x the variance of the estimate, K(x_i, y_i) or None) for the paired rows of validated X, Y.
+def _per_feature_variance(X, Y, family: ItemsetFamily, mu4: float, *, with_value: bool = False,
+                          divisor: float = 1.0):
+    """(the variance of the estimate, K(x_i, y_i) or None) for the paired rows of validated X, Y, with
+    D = ``divisor`` (1: the variance of one feature).
 
-    The one place where the variance of one feature is formed: for the dot kernel without the cancellation of
+    The one place where the variance is formed: for the dot kernel without the cancellation of
     E f^2 - K^2 (on balanced rows), otherwise E f^2 - K^2 clipped at 0 (rounding can leave a tiny negative
-    difference; a variance is >= 0). The kernel values are computed only when asked for.
+    difference; a variance is >= 0). Pairs out of float64's safe range are formed in (mantissa, exponent)
+    form (:mod:`rkcore.theory.variance_range`), divided by D before rounding to float64. The kernel values
+    are computed only when asked for.
     """
+    if family.kind in ("anova", "dot"):
+        X, Y = _balanced(X, Y)
+    if family.kind == "dot" and not with_value:
+        with np.errstate(over="ignore", under="ignore", invalid="ignore"):
+            variance = _dot_gram_variance(X, Y, mu4, paired=True) / divisor
+        bad = np.flatnonzero(~np.isfinite(variance))  # overflow only (balanced rows; see _moments)
+        if bad.size:
+            variance[bad] = _variance_fe(*_exact_form_moments(X[bad], Y[bad], family, mu4), divisor, X.shape[1])
+        return variance, None
+    second, value, exact = _moments(X, Y, family, mu4, balanced=True, exact_form=True)
     if family.kind == "dot":
-        value = _moments(X, Y, family, mu4)[1] if with_value else None
-        return _dot_gram_variance(*_balanced(X, Y), mu4, paired=True), value
-    second, value = _moments(X, Y, family, mu4)
-    return np.maximum(second - value**2, 0.0), value
+        with np.errstate(over="ignore", under="ignore", invalid="ignore"):
+            variance = _dot_gram_variance(X, Y, mu4, paired=True) / divisor
+    else:
+        with np.errstate(over="ignore", invalid="ignore"):
+            variance = np.maximum(second - value**2, 0.0) / divisor
+    if exact is not None:
+        bad, *moments = exact
+        variance[bad] = _variance_fe(*moments, divisor, X.shape[1])
+    return variance, (value if with_value else None)
 
 
 def _dot_gram_variance(X, Y, mu4: float, paired: bool) -> np.ndarray:
@@ -353,6 +407,25 @@ def _dot_gram_variance(X, Y, mu4: float, paired: bool) -> np.ndarray:
         return np.maximum((mu4 - 3.0) * fourth + nx * ny + dot**2, 0.0)  # >= 0 up to rounding
     nx, ny = np.asarray(X2.sum(axis=1)).ravel(), np.asarray(Y2.sum(axis=1)).ravel()
     return np.maximum((mu4 - 3.0) * _gram(X2, Y2) + np.outer(nx, ny) + _gram(X, Y) ** 2, 0.0)
+
+
+def _dot_variance_gram(X, Y, family: ItemsetFamily, mu4: float, D: int) -> np.ndarray:
+    """The dot family's variance Gram by three GEMMs; pairs that are not finite or whose rows could
+    leave float64's safe range are recomputed pair by pair (balanced, in (mantissa, exponent) form)."""
+    with np.errstate(over="ignore", under="ignore", invalid="ignore"):
+        out = _dot_gram_variance(X, Y, mu4, paired=False) / D
+    lx, hx = row_exponents(X)
+    ly, hy = row_exponents(Y)
+    # unbalanced rows: x^2 and y^2 are formed apart, so each side must fit on its own
+    wide_x = (2 * np.maximum(hx, 0) > SAFE_BINADES // 2) | (2 * np.minimum(lx - 1, 0) < -SAFE_BINADES // 2)
+    wide_y = (2 * np.maximum(hy, 0) > SAFE_BINADES // 2) | (2 * np.minimum(ly - 1, 0) < -SAFE_BINADES // 2)
+    bad = ~np.isfinite(out)
+    bad[wide_x, :] = True
+    bad[:, wide_y] = True
+    i, j = np.nonzero(bad)
+    if i.size:
+        out[i, j] = _per_feature_variance(X[i], Y[j], family, mu4, divisor=D)[0]
+    return out
 
 
 def rk_variance_gram(X, n_components, *, Y=None, kernel="anova", degree=2, distribution="rademacher") -> np.ndarray:
@@ -395,7 +468,7 @@ def rk_variance_gram(X, n_components, *, Y=None, kernel="anova", degree=2, distr
     check_gram_fits(X.shape[0], Y.shape[0], 4)  # the result, the pair indices i and j, triu_indices' mask
     mu4 = _fourth_moment(distribution)
     if family.kind == "dot":
-        return _dot_gram_variance(X, Y, mu4, paired=False) / D
+        return _dot_variance_gram(X, Y, family, mu4, D)
     nx, ny = X.shape[0], Y.shape[0]
     if symmetric:
         i, j = np.triu_indices(nx)
@@ -405,7 +478,7 @@ def rk_variance_gram(X, n_components, *, Y=None, kernel="anova", degree=2, distr
     # Chunks of pairs, so the gathered rows X[i], Y[j] never exceed the block budget.
     for chunk in row_blocks(i.size, 16 * X.shape[1], 8 * PAIR_BLOCK_BYTES):
         ic, jc = i[chunk], j[chunk]
-        out[ic, jc] = _per_feature_variance(X[ic], Y[jc], family, mu4)[0] / D
+        out[ic, jc] = _per_feature_variance(X[ic], Y[jc], family, mu4, divisor=D)[0]
     if symmetric:
         out[j, i] = out[i, j]
     return out
@@ -450,9 +523,12 @@ def variance_table(X, Y, n_components, kernel="anova", degree=2, distributions=N
     for key in keys:
         get_distribution(key)  # a clear error for unknown keys
         _check_iid(key, max(Ds))
-        per_feature, value = _per_feature_variance(X, Y, family, _fourth_moment(key), with_value=True)
+        mu4 = _fourth_moment(key)
+        per_feature, value = _per_feature_variance(X, Y, family, mu4, with_value=True)
         for D in Ds:
             var = per_feature / D
+            if not np.isfinite(var).all():  # D V beyond float64 while V may not be: divide before rounding
+                var = _per_feature_variance(X, Y, family, mu4, divisor=D)[0]
             frames.append(pd.DataFrame({"pair": np.arange(n), "distribution": key, "n_components": D,
                                         "kernel_value": value, "variance": var,
                                         "std": np.sqrt(np.maximum(var, 0.0))}))

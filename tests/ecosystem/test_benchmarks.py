@@ -24,6 +24,7 @@ SCRIPTS = {
     "maps/bench_core.py": "", "maps/bench_scrk.py": "", "maps/bench_all_maps.py": "", "maps/bench_float32.py": "",
     "maps/bench_vs_pyrfm.py": "pyrfm", "maps/gram_cpu_vs_pyrfm.py": "pyrfm", "maps/bench_fourier_vs_pyrfm.py": "pyrfm",
     "numerics/bench_numerics.py": "", "numerics/bench_float_range.py": "", "numerics/bench_check_floor.py": "",
+    "numerics/bench_contract_paths.py": "",
     "studies/fourier_variance_table.py": "", "studies/orthogonal_rk_table.py": "", "studies/bench_accuracy.py": "",
     "studies/bench_trial_stacking.py": "", "studies/bench_dask.py": "", "studies/bench_run_estimates.py": "",
     "studies/table1_results.py": "",

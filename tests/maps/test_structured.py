@@ -140,3 +140,22 @@ def test_sorf_exact_expectation_misses_the_gaussian_kernel_and_the_sampled_mean_
     mean, se, _ = _mean_gram_over_seeds(StructuredOrthogonalRandomFeatures, X, 0.5, 8, 400)
     assert (np.abs(mean - expected) <= 5 * se).all(), (mean - expected, se)
     assert (np.abs(mean - K) > 5 * se).any()
+
+
+def test_sorf_docstring_states_the_exact_bias_at_d_4():
+    """The docstring's bias (0.30 at x = e1, y = -e1, gamma = 0.5; 0.16 at the 95th percentile of uniformly random
+    unit pairs) against the exact enumeration of all 4,096 sign draws."""
+    import re
+
+    X = np.vstack([np.eye(4)[0], -np.eye(4)[0]])
+    worst = abs(_sorf_over_every_sign_draw(X, 0.5, 4)[0, 1] - np.exp(-0.5 * 4))
+    doc = " ".join(StructuredOrthogonalRandomFeatures.__doc__.split())
+    stated = float(re.search(r"misses the kernel by ([0-9.]+) at x = e1, y = -e1", doc).group(1))
+    assert abs(worst - stated) <= 0.005, (worst, stated)
+    rng = np.random.default_rng(0)
+    U = rng.standard_normal((400, 4))
+    U /= np.linalg.norm(U, axis=1, keepdims=True)
+    G = _sorf_over_every_sign_draw(U, 0.5, 4)
+    bias = np.abs(G - rbf_kernel(U, gamma=0.5))[np.triu_indices(400, k=1)]
+    stated95 = float(re.search(r"by ([0-9.]+) at the 95th percentile", doc).group(1))
+    assert abs(np.percentile(bias, 95) - stated95) <= 0.01, (np.percentile(bias, 95), stated95)
