@@ -281,17 +281,46 @@ _DRAW_COPIES = 5
 
 def weight_copies(degree: int | None) -> int:
     """W-sized arrays transform holds at its peak: W, the powers W^t and |W|^t cached for the map and their
-    temporaries. Fitted to tracemalloc's peaks (D = 2,000-200,000, d = 2-64, n = 3-5, Gaussian weights;
-    Rademacher needs fewer): about 3.3, 4.9 and 5.5 W for ANOVA m = 2, up-to m = 3 and ANOVA m = 4, 4 W for
-    dot and 3 W for all-subsets; priced 2m + 3, at least 5."""
+    temporaries.
+
+    Fitted to tracemalloc's peaks (D = 2,000-200,000, d = 2-64, n = 3-5, Gaussian weights; Rademacher needs
+    fewer): about 3.3, 4.9 and 5.5 W for ANOVA m = 2, up-to m = 3 and ANOVA m = 4, 4 W for dot and 3 W for
+    all-subsets; priced 2m + 3, at least 5.
+
+    Parameters
+    ----------
+    degree : int or None
+        Order m of the family (None: families without one).
+
+    Returns
+    -------
+    int
+        Number of D x d arrays.
+    """
     return max(2 * (degree or 1) + 3, 5)
 
 
 def scratch_rows(degree: int | None, n, D):
-    """Rows x D of scratch one row block of transform holds: fitted as about 10, 16 and 20 rows x D for
-    ANOVA m = 2, up-to m = 3, ANOVA m = 4; priced 6m + 2 per row, on at most the rows of one block
-    (_map_row_blocks: at least MIN_GEMM_BLOCK_ROWS, else TRANSFORM_BLOCK_BYTES over at least half a row of
-    temporaries). Numbers or numpy arrays (the registry's cost model prices grids with it)."""
+    """Rows x D of scratch one row block of transform holds.
+
+    Fitted as about 10, 16 and 20 rows x D for ANOVA m = 2, up-to m = 3, ANOVA m = 4; priced 6m + 2 per row,
+    on at most the rows of one block (_map_row_blocks: at least MIN_GEMM_BLOCK_ROWS, else
+    TRANSFORM_BLOCK_BYTES over at least half a row of temporaries).
+
+    Parameters
+    ----------
+    degree : int or None
+        Order m of the family.
+    n : int, float or numpy.ndarray
+        Rows transformed (numbers or arrays: the registry's cost model prices grids with it).
+    D : int, float or numpy.ndarray
+        Random features.
+
+    Returns
+    -------
+    float or numpy.ndarray
+        Rows of D floats.
+    """
     m = degree or 1
     D = np.asarray(D, dtype=float)  # floats: sizes a user asks to price may be past int64
     block_rows = np.minimum(np.asarray(n, dtype=float), np.maximum(MIN_GEMM_BLOCK_ROWS, TRANSFORM_BLOCK_BYTES // (4 * D) + 1))
@@ -299,9 +328,23 @@ def scratch_rows(degree: int | None, n, D):
 
 
 def transform_parts(family: ItemsetFamily, n: int, D: int, d: int) -> dict[str, tuple[int, ...]]:
-    """The arrays transform holds at its peak, by name and shape: Z, the weights' cached powers
-    (:func:`weight_copies`) and the (rows x D) scratch of one row block (:func:`scratch_rows`); the registry's
-    cost model of RK prices the same arrays."""
+    """The arrays transform holds at its peak, by name and shape.
+
+    Z, the weights' cached powers (:func:`weight_copies`) and the (rows x D) scratch of one row block
+    (:func:`scratch_rows`); the registry's cost model of RK prices the same arrays.
+
+    Parameters
+    ----------
+    family : ItemsetFamily
+        The map's family.
+    n, D, d : int
+        Rows transformed, random features, input features.
+
+    Returns
+    -------
+    dict of str to tuple of int
+        Array name -> shape, for :func:`rkcore.base.limits.require_memory`.
+    """
     return {"the random features Z": (n, D), "the weights' powers": (weight_copies(family.degree), D, d),
             "a row block's scratch": (int(scratch_rows(family.degree, n, D)), D)}  # noqa: E501
 

@@ -487,7 +487,7 @@ def _gram_oracle(case: Case, drawn: list[dict]) -> list[str]:
 def _follows_exact(run: GramRun) -> list[str]:
     """The statistical half of the Gram oracle, derived from the exact variance (no tuned threshold).
 
-    K̂ = Z Zᵀ of the RK map is an unbiased mean of D i.i.d. terms, and rkcore.theory.rk_variance_gram gives
+    K̂ = Z Zᵀ of the RK map is an unbiased mean of D i.i.d. terms, and rkcore.theory.variance.rk_variance_gram gives
     the exact variance V_ij of each entry. So the squared error R = Σ (K̂_ij - K_ij)² over any fixed set of
     entries has expectation exactly Σ V_ij, and by Markov's inequality P(R > Σ V_ij / GRAM_LEVEL) <=
     GRAM_LEVEL for a correct app, at every D, m and data (D = 1 included: its large V widens the bound
