@@ -168,7 +168,10 @@ def transform_dask(estimator, X):
     Parameters
     ----------
     estimator : fitted transformer
-        E.g. :class:`rkcore.maps.random_kernel.RandomKernel`; it is sent to the workers once.
+        E.g. :class:`rkcore.maps.random_kernel.RandomKernel`. With a ``distributed`` client active it is
+        scattered to the workers once and the task graph holds only its key (a fitted RK with D = 4096,
+        d = 1024 is 32 MB: inside the graph, it was shipped through the scheduler with every compute);
+        without one it is a single graph node shared by the chunks.
     X : dask.array.Array of shape (n_samples, n_features)
         Chunked by rows; chunks spanning several column blocks are merged first.
 
@@ -201,8 +204,22 @@ def transform_dask(estimator, X):
         X = X.rechunk({1: -1})
     n_out = estimator.transform(np.zeros((1, X.shape[1]), dtype=X.dtype)).shape[1]
     out_dtype = np.float32 if X.dtype == np.float32 and _preserves_float32(estimator) else np.float64
-    return X.map_blocks(_transform_chunk, estimator, dtype=out_dtype, chunks=(X.chunks[0], (n_out,)),
+    shared = _scattered(estimator)
+    return X.map_blocks(_transform_chunk, shared, dtype=out_dtype, chunks=(X.chunks[0], (n_out,)),
                         meta=np.empty((0, 0), dtype=out_dtype))
+
+
+def _scattered(estimator):
+    """The estimator as a future on every worker of the active ``distributed`` client, or as one delayed
+    node when there is none (the local schedulers share memory: nothing is sent)."""
+    import dask
+
+    try:
+        from distributed import default_client
+        client = default_client()
+    except (ImportError, ValueError):  # no distributed, or no client running
+        return dask.delayed(estimator, pure=True)
+    return client.scatter(estimator, broadcast=True, hash=False)
 
 
 def _transform_chunk(block, estimator):
