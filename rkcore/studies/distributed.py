@@ -162,7 +162,7 @@ def graph_bytes(tasks: Sequence[tuple], shared: Mapping[str, Any] | None = None,
     return per_task + len(tasks) * shared_size
 
 
-def transform_dask(estimator, X):
+def transform_dask(estimator, X, client=None):
     """Transform a ``dask.array`` chunk by chunk (out of core) with a fitted transformer.
 
     Parameters
@@ -174,6 +174,9 @@ def transform_dask(estimator, X):
         without one it is a single graph node shared by the chunks.
     X : dask.array.Array of shape (n_samples, n_features)
         Chunked by rows; chunks spanning several column blocks are merged first.
+    client : distributed.Client or None, default=None
+        The client that will compute Z (the estimator is scattered to its workers); None means the default
+        client, the one ``Z.compute()`` uses, if one is running.
 
     Returns
     -------
@@ -204,21 +207,23 @@ def transform_dask(estimator, X):
         X = X.rechunk({1: -1})
     n_out = estimator.transform(np.zeros((1, X.shape[1]), dtype=X.dtype)).shape[1]
     out_dtype = np.float32 if X.dtype == np.float32 and _preserves_float32(estimator) else np.float64
-    shared = _scattered(estimator)
+    shared = _scattered(estimator, client)
     return X.map_blocks(_transform_chunk, shared, dtype=out_dtype, chunks=(X.chunks[0], (n_out,)),
                         meta=np.empty((0, 0), dtype=out_dtype))
 
 
-def _scattered(estimator):
-    """The estimator as a future on every worker of the active ``distributed`` client, or as one delayed
-    node when there is none (the local schedulers share memory: nothing is sent)."""
+def _scattered(estimator, client=None):
+    """The estimator as a future on every worker of ``client`` (None: the default ``distributed`` client), or
+    as one delayed node when there is none (the local schedulers share memory: nothing is sent). A future
+    lives on one cluster: compute Z with the client it was scattered to."""
     import dask
 
-    try:
-        from distributed import default_client
-        client = default_client()
-    except (ImportError, ValueError):  # no distributed, or no client running
-        return dask.delayed(estimator, pure=True)
+    if client is None:
+        try:
+            from distributed import default_client
+            client = default_client()
+        except (ImportError, ValueError):  # no distributed, or no client running
+            return dask.delayed(estimator, pure=True)
     return client.scatter(estimator, broadcast=True, hash=False)
 
 

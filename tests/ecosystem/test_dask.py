@@ -122,7 +122,7 @@ def test_out_of_core_transform_keeps_memory_bounded(client):
     n, d, D, rows_per_chunk = 200_000, 20, 64, 10_000
     X = da.random.default_rng(1).random((n, d), chunks=(rows_per_chunk, d))
     rk = RandomKernel(D, random_state=0).fit(np.zeros((2, d)))
-    Z = transform_dask(rk, X)
+    Z = transform_dask(rk, X, client=client)
     tracemalloc.start()
     try:
         mean, gram = client.compute([Z.mean(axis=0), Z.T @ Z], sync=True)
@@ -166,7 +166,7 @@ def test_transform_dask_scatters_the_estimator_instead_of_sending_it_in_the_grap
     X = da.random.default_rng(0).random((64, 1024), chunks=(16, 1024))
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always")
-        total = client.compute(transform_dask(rk, X).sum(axis=0), sync=True)
+        total = client.compute(transform_dask(rk, X, client=client).sum(axis=0), sync=True)
     assert not [w for w in caught if "large graph" in str(w.message)]
     reference = rk.transform(X.compute()).sum(axis=0)
     # sums of 64 rows: chunked (4 partial sums) and whole differ by rounding only
