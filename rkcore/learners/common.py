@@ -137,6 +137,22 @@ class ProbabilityMixin:
 
 
 # ----------------------------------------------------------------------------- helpers
+def _fit_one_vs_rest(estimator, X, y, sample_weight) -> None:
+    """One binary model per class (labels 1 for the class, 0 for the rest), each a clone with the same
+    parameters and seed - the models ``OneVsRestClassifier`` fits; their attributes stacked per class."""
+    estimator.classes_ = np.unique(y)
+    binary = clone(estimator).set_params(probability=False)
+    estimator.estimators_ = [clone(binary).fit(X, (y == c).astype(np.intp), sample_weight=sample_weight)
+                        for c in estimator.classes_]
+    for name in estimator._per_class_attributes:
+        setattr(estimator, name, np.array([getattr(e, name) for e in estimator.estimators_]))
+    estimator.n_iter_ = np.array([e.n_iter_ for e in estimator.estimators_])
+    estimator.converged_ = all(e.converged_ for e in estimator.estimators_)
+    estimator.objective_ = np.array([e.objective_ for e in estimator.estimators_])
+    estimator.objective_history_ = [e.objective_history_ for e in estimator.estimators_]
+    estimator.optimizer_message_ = [e.optimizer_message_ for e in estimator.estimators_]
+
+
 def _spec_or_default(spec) -> KernelSpec:
     return KernelSpec() if spec is None else spec
 

@@ -7,7 +7,7 @@ from numbers import Integral, Real
 import numpy as np
 import scipy.sparse as sp
 from scipy.optimize import minimize
-from sklearn.base import BaseEstimator, _fit_context, clone, is_classifier
+from sklearn.base import BaseEstimator, _fit_context, is_classifier
 from sklearn.exceptions import ConvergenceWarning
 from sklearn.utils import check_random_state
 from sklearn.utils._param_validation import Interval, StrOptions
@@ -19,7 +19,7 @@ from ..kernels.numerics import (_abs_max, canonical_csr, _max_nnz_per_row, eleme
                                rounding_gamma, row_blocks)
 from ..kernels.ranges import failing_pairs, in_range, restore_scale, row_exponents, scale_rows
 from ..kernels.stable import elementary_pairs
-from .common import ProbabilityMixin, ScoreClassifierMixin, _binary_labels, _check_finite_decision, _loss_and_derivative, LOSSES, _rmatmul
+from .common import _fit_one_vs_rest, ProbabilityMixin, ScoreClassifierMixin, _binary_labels, _check_finite_decision, _loss_and_derivative, LOSSES, _rmatmul
 
 
 # ----------------------------------------------------------------------------- factorized models
@@ -68,26 +68,11 @@ class _LBFGSBinaryClassifier(ProbabilityMixin, ScoreClassifierMixin, BaseEstimat
             return self._optimize(X, y, sample_weight)
         check_classification_targets(y)
         if np.unique(y).size > 2:
-            self._fit_one_vs_rest(X, y, sample_weight)
+            _fit_one_vs_rest(self, X, y, sample_weight)
         else:
             self._optimize(X, y, sample_weight)
         self._fit_calibration(X, y, sample_weight)
         return self
-
-    def _fit_one_vs_rest(self, X, y, sample_weight) -> None:
-        """One binary model per class (labels 1 for the class, 0 for the rest), each a clone with the same
-        parameters and seed - the models ``OneVsRestClassifier`` fits; their attributes stacked per class."""
-        self.classes_ = np.unique(y)
-        binary = clone(self).set_params(probability=False)
-        self.estimators_ = [clone(binary).fit(X, (y == c).astype(np.intp), sample_weight=sample_weight)
-                            for c in self.classes_]
-        for name in self._per_class_attributes:
-            setattr(self, name, np.array([getattr(e, name) for e in self.estimators_]))
-        self.n_iter_ = np.array([e.n_iter_ for e in self.estimators_])
-        self.converged_ = all(e.converged_ for e in self.estimators_)
-        self.objective_ = np.array([e.objective_ for e in self.estimators_])
-        self.objective_history_ = [e.objective_history_ for e in self.estimators_]
-        self.optimizer_message_ = [e.optimizer_message_ for e in self.estimators_]
 
     def _check_features(self, X) -> None:
         """Refuse training data the model cannot use (a hook; nothing to check by default)."""
