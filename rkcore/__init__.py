@@ -24,7 +24,14 @@ _EXPORTS = {
     "all_subsets_kernel": ".kernels.exact", "anova_kernel": ".kernels.exact", "dot_kernel": ".kernels.exact",
     "explicit_features": ".kernels.exact", "itemset_kernel": ".kernels.exact", "polynomial_kernel": ".kernels.exact",
     "up_to_kernel": ".kernels.exact",
-    "RandomKernel": ".maps.random_kernel",
+    "RandomKernel": ".maps", "SignedCirculantRandomKernel": ".maps", "RandomMaclaurin": ".maps",
+    "OrthogonalRandomFeatures": ".maps", "StructuredOrthogonalRandomFeatures": ".maps", "FastFood": ".maps",
+    "RandomFourierPairs": ".maps",
+    "ExactKernelSVC": ".learners", "FactorizationMachineClassifier": ".learners",
+    "AllSubsetsModelClassifier": ".learners", "SparseRandomFeatureClassifier": ".learners",
+    "RandomFeatureSGDClassifier": ".learners", "FactorizationMachineRegressor": ".learners",
+    "ExactKernelRidge": ".learners", "random_feature_pipeline": ".learners", "random_feature_ridge": ".learners",
+    "KernelSpec": ".registry", "make_map": ".registry",
 }
 __all__ = ["__version__", *_EXPORTS]
 

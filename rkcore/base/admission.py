@@ -33,17 +33,17 @@ OWNER_RUNS_ENV = "RKCORE_OWNER_RUNS"
 
 
 def usable_cores() -> int:
-    """Cores this process may run on (the affinity mask where the OS has one).
+    """Cores this process may run on: ``joblib.cpu_count()``, which takes the affinity mask and a cgroup
+    CPU quota (a container's ``--cpus``) into account.
 
     Returns
     -------
     int
-        At least 1: the CPUs of the process's affinity mask, else ``os.cpu_count()``.
+        At least 1.
     """
-    try:
-        return max(1, len(os.sched_getaffinity(0)))
-    except (AttributeError, OSError):  # pragma: no cover - non-Linux
-        return max(1, os.cpu_count() or 1)
+    from joblib import cpu_count  # scikit-learn's own dependency; imported here to keep rkcore's import cheap
+
+    return max(1, int(cpu_count()))
 
 
 def _positive_env(name: str, default: int) -> int:

@@ -42,18 +42,43 @@ __all__ = [
 _override: list[int] = []  # stack of budgets set by memory_budget_set
 
 
+#: cgroup files holding a container's memory limit (v2, then v1), as distributed.system.memory_limit reads them
+CGROUP_MEMORY_FILES = ("/sys/fs/cgroup/memory.max", "/sys/fs/cgroup/memory/memory.limit_in_bytes")
+
+
+def _cgroup_memory_limit() -> int | None:
+    """The first readable cgroup memory limit in bytes, None where there is none ("max", absent, unreadable)."""
+    for name in CGROUP_MEMORY_FILES:
+        try:
+            with open(name, encoding="ascii") as handle:
+                text = handle.read().strip()
+        except OSError:
+            continue
+        if text.isdigit():
+            return int(text)
+    return None
+
+
 def physical_memory() -> int:
-    """Bytes of physical memory (8 GiB where the OS does not say).
+    """Bytes of memory this process may use: the machine's physical memory, lowered to the container's
+    cgroup limit where one is set. With dask's ``distributed`` already imported, its
+    ``system.MEMORY_LIMIT`` (the same cgroup reading, plus RLIMIT_RSS) is used; the library alone needs no dask.
 
     Returns
     -------
     int
-        Bytes of physical memory.
+        Bytes (8 GiB where the OS does not say).
     """
+    import sys
+
+    if "distributed.system" in sys.modules:
+        return int(sys.modules["distributed.system"].MEMORY_LIMIT)
     try:
-        return int(os.sysconf("SC_PAGE_SIZE") * os.sysconf("SC_PHYS_PAGES"))
+        total = int(os.sysconf("SC_PAGE_SIZE") * os.sysconf("SC_PHYS_PAGES"))
     except (ValueError, OSError, AttributeError):  # pragma: no cover - non-POSIX
-        return 8 * 2**30
+        total = 8 * 2**30
+    limit = _cgroup_memory_limit()
+    return min(total, limit) if limit else total
 
 
 def memory_budget() -> int:

@@ -151,29 +151,90 @@ class ItemsetFamily:
     # ---------------------------------------------------------------- constructors
     @classmethod
     def anova(cls, d: int, m: int) -> "ItemsetFamily":
-        """All itemsets of size exactly m: S = binom([d], m) (ANOVA kernel of order m)."""
+        """All itemsets of size exactly m: S = binom([d], m) (ANOVA kernel of order m).
+
+        Parameters
+        ----------
+        d : int
+            Number of features (d >= 1).
+        m : int
+            Itemset size, 1 <= m <= d.
+
+        Returns
+        -------
+        ItemsetFamily
+            The family.
+        """
         d = _check_d(d)
         return cls("anova", d, _check_order(m, d))
 
     @classmethod
     def all_subsets(cls, d: int) -> "ItemsetFamily":
-        """Every subset of [d], the empty set included (all-subsets kernel)."""
+        """Every subset of [d], the empty set included (all-subsets kernel).
+
+        Parameters
+        ----------
+        d : int
+            Number of features (d >= 1).
+
+        Returns
+        -------
+        ItemsetFamily
+            The family.
+        """
         return cls("all_subsets", _check_d(d))
 
     @classmethod
     def dot(cls, d: int) -> "ItemsetFamily":
-        """The singletons {1}, ..., {d} (the standard dot product)."""
+        """The singletons {1}, ..., {d} (the standard dot product).
+
+        Parameters
+        ----------
+        d : int
+            Number of features (d >= 1).
+
+        Returns
+        -------
+        ItemsetFamily
+            The family.
+        """
         return cls("dot", _check_d(d))
 
     @classmethod
     def up_to(cls, d: int, m: int) -> "ItemsetFamily":
-        """All itemsets of size 0..m (sum of ANOVA kernels of order 0..m)."""
+        """All itemsets of size 0..m (sum of ANOVA kernels of order 0..m).
+
+        Parameters
+        ----------
+        d : int
+            Number of features (d >= 1).
+        m : int
+            Largest itemset size, 0 <= m <= d.
+
+        Returns
+        -------
+        ItemsetFamily
+            The family.
+        """
         d = _check_d(d)
         return cls("up_to", d, _check_order(m, d, allow_zero=True))
 
     @classmethod
     def custom(cls, d: int, itemsets: Iterable[Iterable[int]]) -> "ItemsetFamily":
-        """An explicit list of itemsets, each an iterable of feature indices in [0, d)."""
+        """An explicit list of itemsets, each an iterable of feature indices in [0, d).
+
+        Parameters
+        ----------
+        d : int
+            Number of features (d >= 1).
+        itemsets : iterable of iterable of int
+            The itemsets: distinct feature indices each, no itemset twice, at least one.
+
+        Returns
+        -------
+        ItemsetFamily
+            The family.
+        """
         d = _check_d(d)
         if isinstance(itemsets, (str, bytes)) or not isinstance(itemsets, Iterable):
             raise ValueError("itemsets must be a list of tuples of feature indices, e.g. [(0, 1), (2,)].")
@@ -209,6 +270,20 @@ class ItemsetFamily:
 
         ``fields`` are disjoint groups of feature indices (e.g. user features and item
         features); ``d`` defaults to one more than the largest index.
+
+        Parameters
+        ----------
+        fields : iterable of iterable of int
+            Disjoint groups of feature indices.
+        m : int, default=2
+            Itemset size: one feature from each of m different fields.
+        d : int or None, default=None
+            Number of features; None means one more than the largest index in ``fields``.
+
+        Returns
+        -------
+        ItemsetFamily
+            The family.
         """
         groups = []
         for f in fields:

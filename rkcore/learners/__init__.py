@@ -8,14 +8,16 @@ r"""Learners compared in the paper's accuracy study (Atarashi, Maji & Oyama, AAA
 * :class:`FactorizationMachineClassifier` - higher-order factorization machines
   (paper eq. 5, Blondel et al. 2016a/b) of any ANOVA order m >= 2.
 * :class:`AllSubsetsModelClassifier` - the all-subsets model (paper eq. 6).
+* :class:`RandomFeatureSGDClassifier` - a linear model on random features trained batch by batch
+  (``partial_fit``; memory independent of the number of rows).
 * :class:`SparseRandomFeatureClassifier` - Sparse Random Features (Yen et al.,
   NIPS 2014, Algorithm 1) over any registered map.
 
 The two factorized models are fitted with L-BFGS-B on their exact regularized
 objective with analytic, fully vectorized gradients (power sums and Newton's
 identities for the ANOVA kernel; sparse leave-one-out products for the
-all-subsets kernel). They are binary classifiers; wrap them in
-``sklearn.multiclass.OneVsRestClassifier`` for more classes.
+all-subsets kernel). For more than two classes they fit one binary model
+per class against the rest themselves.
 
 The four learner families live in sub-modules (pure moves; everything is re-exported here, so
 ``from rkcore.learners import ...`` works as before):
@@ -26,6 +28,7 @@ rkcore.learners.kernel_svm           ExactKernelSVC, exact_gram
 rkcore.learners.linear               random_feature_pipeline
 rkcore.learners.factorized           FactorizationMachineClassifier, AllSubsetsModelClassifier
 rkcore.learners.sparse_rf            SparseRandomFeatureClassifier
+rkcore.learners.streaming            RandomFeatureSGDClassifier
 rkcore.learners.regression           FactorizationMachineRegressor, ExactKernelRidge, random_feature_ridge,
                                      for_many_classes (one-vs-rest for the binary-by-nature models)
 =================================  ============================================================
@@ -37,6 +40,7 @@ from .kernel_svm import exact_gram, ExactKernelSVC, _gram_blocks
 from .linear import random_feature_pipeline
 from .factorized import AllSubsetsModelClassifier, FactorizationMachineClassifier, _LBFGSBinaryClassifier
 from .sparse_rf import SparseRandomFeatureClassifier
+from .streaming import RandomFeatureSGDClassifier
 from .regression import (BINARY_BY_NATURE, ExactKernelRidge, FactorizationMachineRegressor, for_many_classes,
                          random_feature_ridge)
 
@@ -48,6 +52,7 @@ __all__ = [
     "AllSubsetsModelClassifier",
     "SparseRandomFeatureClassifier",
     "random_feature_pipeline",
+    "RandomFeatureSGDClassifier",
     "FactorizationMachineRegressor",
     "ExactKernelRidge",
     "random_feature_ridge",

@@ -7,12 +7,11 @@ from numbers import Integral, Real
 import numpy as np
 import scipy.sparse as sp
 from scipy.optimize import minimize
-from scipy.special import expit
-from sklearn.base import BaseEstimator, _fit_context
+from sklearn.base import BaseEstimator, _fit_context, is_classifier
 from sklearn.exceptions import ConvergenceWarning
 from sklearn.utils import check_random_state
 from sklearn.utils._param_validation import Interval, StrOptions
-from sklearn.utils.metaestimators import available_if
+from sklearn.utils.multiclass import check_classification_targets
 from sklearn.utils.validation import _check_sample_weight, check_is_fitted, validate_data
 
 from ..kernels.itemsets import check_degree_fits
@@ -20,12 +19,14 @@ from ..kernels.numerics import (_abs_max, canonical_csr, _max_nnz_per_row, eleme
                                rounding_gamma, row_blocks)
 from ..kernels.ranges import failing_pairs, in_range, restore_scale, row_exponents, scale_rows
 from ..kernels.stable import elementary_pairs
-from .common import ScoreClassifierMixin, _binary_labels, _check_finite_decision, _loss_and_derivative, LOSSES, _rmatmul
+from .common import _fit_one_vs_rest, ProbabilityMixin, ScoreClassifierMixin, _binary_labels, _check_finite_decision, _loss_and_derivative, LOSSES, _rmatmul
 
 
 # ----------------------------------------------------------------------------- factorized models
-class _LBFGSBinaryClassifier(ScoreClassifierMixin, BaseEstimator):
-    """Shared machinery: labels, sample weights, L-BFGS-B with history and convergence report.
+class _LBFGSBinaryClassifier(ProbabilityMixin, ScoreClassifierMixin, BaseEstimator):
+    """Shared machinery: labels, sample weights, L-BFGS-B with history and convergence report; more than
+    two classes, one binary model per class against the rest (``estimators_``), fitted as
+    ``OneVsRestClassifier`` would (each a clone with the same parameters and seed).
 
     Subclasses provide ``_prepare(X)`` (data in the form the model needs),
     ``_initial(rng, d, scale)`` (flat parameter vector), ``_value_and_grad(theta, data, y, s)``
@@ -50,7 +51,7 @@ class _LBFGSBinaryClassifier(ScoreClassifierMixin, BaseEstimator):
         X : {array-like, sparse matrix} of shape (n_samples, n_features)
             Training data.
         y : array-like of shape (n_samples,)
-            Class labels (exactly two classes).
+            Class labels (two or more classes; more than two are fitted one against the rest).
         sample_weight : array-like of shape (n_samples,), default=None
             Per-sample weights in the mean loss (weight 2 counts a sample twice); None weighs every sample 1.
 
@@ -62,7 +63,16 @@ class _LBFGSBinaryClassifier(ScoreClassifierMixin, BaseEstimator):
         X, y = validate_data(self, X, y, accept_sparse="csr", dtype=np.float64)
         X = canonical_csr(X) if sp.issparse(X) else X  # a copy: the caller's matrix is never changed
         self._check_features(X)
-        return self._optimize(X, y, sample_weight)
+        self.__dict__.pop("estimators_", None)  # a refit on two classes drops the per-class models
+        if not is_classifier(self):
+            return self._optimize(X, y, sample_weight)
+        check_classification_targets(y)
+        if np.unique(y).size > 2:
+            _fit_one_vs_rest(self, X, y, sample_weight)
+        else:
+            self._optimize(X, y, sample_weight)
+        self._fit_calibration(X, y, sample_weight)
+        return self
 
     def _check_features(self, X) -> None:
         """Refuse training data the model cannot use (a hook; nothing to check by default)."""
@@ -136,37 +146,22 @@ class _LBFGSBinaryClassifier(ScoreClassifierMixin, BaseEstimator):
 
         Returns
         -------
-        f : ndarray of shape (n_samples,)
-            f > 0 predicts ``classes_[1]``.
+        f : ndarray of shape (n_samples,) or (n_samples, n_classes)
+            Two classes: f > 0 predicts ``classes_[1]``; more: one column per class (its model against the rest).
         """
         check_is_fitted(self)
+        if hasattr(self, "estimators_"):
+            X = validate_data(self, X, accept_sparse="csr", dtype=np.float64, reset=False)
+            return np.column_stack([e.decision_function(X) for e in self.estimators_])
         X = validate_data(self, X, accept_sparse="csr", dtype=np.float64, reset=False)
         X = canonical_csr(X) if sp.issparse(X) else X  # a copy: the caller's matrix is never changed
         f = self._decision(self._prepare(X))
         _check_finite_decision(f, type(self).__name__)
         return f
 
-    @available_if(lambda self: self.loss == "logistic")
-    def predict_proba(self, X):
-        """Class probabilities sigma(f(x)), for the logistic loss only.
-
-        Parameters
-        ----------
-        X : {array-like, sparse matrix} of shape (n_samples, n_features)
-            The samples.
-
-        Returns
-        -------
-        proba : ndarray of shape (n_samples, 2)
-            Columns ``classes_[0]``, ``classes_[1]``.
-        """
-        p = expit(self.decision_function(X))
-        return np.column_stack([1.0 - p, p])
-
     def __sklearn_tags__(self):
         tags = super().__sklearn_tags__()
         tags.input_tags.sparse = True
-        tags.classifier_tags.multi_class = False
         return tags
 
 
@@ -210,7 +205,12 @@ class FactorizationMachineClassifier(_LBFGSBinaryClassifier):
     beta : float, default=1e-4
         L2 penalty of the factors P.
     loss : {"squared_hinge", "logistic"}, default="squared_hinge"
-        Loss L(y, f) of the mean-loss objective; "logistic" enables ``predict_proba``.
+        Loss L(y, f) of the mean-loss objective; with "logistic", ``predict_proba`` is the model's own
+        probability sigma(f(x)).
+    probability : bool, default=False
+        With the squared hinge loss, also fit a sigmoid calibration sigma(a f(x)) on cross-validated decision
+        values (three more fits) so that ``predict_proba`` is available; see
+        :class:`~rkcore.learners.common.ProbabilityMixin`. Ignored with ``loss="logistic"``.
     fit_linear : bool, default=False
         Add the linear term <w, x> (the paper drops it: "little effect on accuracy").
     fit_intercept : bool, default=True
@@ -240,6 +240,12 @@ class FactorizationMachineClassifier(_LBFGSBinaryClassifier):
     intercept_ : float
     n_iter_, converged_, objective_, objective_history_ (objective after every iteration,
     the initial value first), classes_, n_features_in_
+    estimators_ : list of FactorizationMachineClassifier
+        More than two classes only: one binary model per class of ``classes_`` against the rest; then
+        ``P_``, ``lambdas_``, ``coef_``, ``intercept_``, ``n_iter_`` and ``objective_`` are stacked per class
+        (first axis) and ``objective_history_`` is a list per class.
+    probability_slope_ : float
+        Slope a of ``predict_proba`` = sigma(a f(x)): 1 for the logistic loss, fitted with ``probability=True``.
 
     References
     ----------
@@ -262,6 +268,7 @@ class FactorizationMachineClassifier(_LBFGSBinaryClassifier):
         "alpha": [Interval(Real, 0, None, closed="left")],
         "beta": [Interval(Real, 0, None, closed="left")],
         "loss": [StrOptions(set(LOSSES))],
+        "probability": ["boolean"],
         "fit_linear": ["boolean"],
         "fit_intercept": ["boolean"],
         "lambdas": [StrOptions({"random_signs", "ones"})],
@@ -271,14 +278,26 @@ class FactorizationMachineClassifier(_LBFGSBinaryClassifier):
         "random_state": ["random_state"],
     }
 
+    #: fitted attributes stacked per class when there are more than two classes
+    _per_class_attributes = ("P_", "lambdas_", "coef_", "intercept_")
+
+    _expected_failed_checks = {
+        **_LBFGSBinaryClassifier._expected_failed_checks,
+        "check_classifiers_train": (
+            "the default model, second-order ANOVA without the linear term (fit_linear=False, as in the paper), "
+            "sees only products x_i x_j: on the check's three blobs, one class against the rest is not such a "
+            "product, so training accuracy stays below the check's 0.83 (fit_linear=True passes)"),
+    }
+
     def __init__(self, degree=2, *, n_components=30, alpha=1e-4, beta=1e-4, loss="squared_hinge",
-                 fit_linear=False, fit_intercept=True, lambdas="random_signs", max_iter=200, tol=1e-6,
-                 init_scale=0.01, random_state=None):
+                 probability=False, fit_linear=False, fit_intercept=True, lambdas="random_signs", max_iter=200,
+                 tol=1e-6, init_scale=0.01, random_state=None):
         self.degree = degree
         self.n_components = n_components
         self.alpha = alpha
         self.beta = beta
         self.loss = loss
+        self.probability = probability
         self.fit_linear = fit_linear
         self.fit_intercept = fit_intercept
         self.lambdas = lambdas
@@ -433,7 +452,11 @@ class AllSubsetsModelClassifier(_LBFGSBinaryClassifier):
     beta : float, default=1e-4
         L2 penalty of the factors P.
     loss : {"squared_hinge", "logistic"}, default="squared_hinge"
-        Loss L(y, f) of the mean-loss objective; "logistic" enables ``predict_proba``.
+        Loss L(y, f) of the mean-loss objective; with "logistic", ``predict_proba`` is the model's own
+        probability sigma(f(x)).
+    probability : bool, default=False
+        With the squared hinge loss, also fit a sigmoid calibration sigma(a f(x)) on cross-validated decision
+        values so that ``predict_proba`` is available (as in :class:`FactorizationMachineClassifier`).
     max_iter : int, default=200
         L-BFGS-B iterations.
     tol : float, default=1e-6
@@ -450,6 +473,11 @@ class AllSubsetsModelClassifier(_LBFGSBinaryClassifier):
     P_ : ndarray (n_components, n_features)
     lambdas_ : ndarray (n_components,)
     n_iter_, converged_, objective_, objective_history_, classes_, n_features_in_
+    estimators_ : list of AllSubsetsModelClassifier
+        More than two classes only: one binary model per class against the rest; ``P_``, ``lambdas_``,
+        ``n_iter_`` and ``objective_`` are then stacked per class.
+    probability_slope_ : float
+        Slope a of ``predict_proba`` = sigma(a f(x)): 1 for the logistic loss, fitted with ``probability=True``.
 
     Examples
     --------
@@ -466,21 +494,26 @@ class AllSubsetsModelClassifier(_LBFGSBinaryClassifier):
         "alpha": [Interval(Real, 0, None, closed="left")],
         "beta": [Interval(Real, 0, None, closed="left")],
         "loss": [StrOptions(set(LOSSES))],
+        "probability": ["boolean"],
         "max_iter": [Interval(Integral, 1, None, closed="left")],
         "tol": [Interval(Real, 0, None, closed="left")],
         "init_scale": [Interval(Real, 0, None, closed="neither"), StrOptions({"auto"})],
         "random_state": ["random_state"],
     }
 
+    #: fitted attributes stacked per class when there are more than two classes
+    _per_class_attributes = ("P_", "lambdas_")
+
     #: bytes of (nnz x k) temporaries per block of rows
     BLOCK_BYTES = 32 * 2**20
 
-    def __init__(self, n_components=30, *, alpha=1e-4, beta=1e-4, loss="squared_hinge", max_iter=200,
-                 tol=1e-6, init_scale=0.01, random_state=None):
+    def __init__(self, n_components=30, *, alpha=1e-4, beta=1e-4, loss="squared_hinge", probability=False,
+                 max_iter=200, tol=1e-6, init_scale=0.01, random_state=None):
         self.n_components = n_components
         self.alpha = alpha
         self.beta = beta
         self.loss = loss
+        self.probability = probability
         self.max_iter = max_iter
         self.tol = tol
         self.init_scale = init_scale

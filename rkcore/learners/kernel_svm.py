@@ -15,7 +15,7 @@ from ..base.arrays import row_indexable
 from ..kernels.exact import BLOCK_BYTES, row_blocks
 from ..kernels.numerics import check_gram_fits
 from ..registry import KernelSpec
-from .common import ScoreClassifierMixin, _spec_or_default
+from .common import ProbabilityMixin, ScoreClassifierMixin, _spec_or_default
 
 
 # ----------------------------------------------------------------------------- kernel SVM
@@ -62,7 +62,7 @@ def exact_gram(spec: KernelSpec, A, B=None, block_size: int | None = None) -> np
     return out
 
 
-class ExactKernelSVC(ScoreClassifierMixin, BaseEstimator):
+class ExactKernelSVC(ProbabilityMixin, ScoreClassifierMixin, BaseEstimator):
     r"""Kernel SVM on an exact kernel of the registry (libsvm, precomputed Gram matrices).
 
     .. math::
@@ -83,6 +83,11 @@ class ExactKernelSVC(ScoreClassifierMixin, BaseEstimator):
         SVM regularization: minimise C sum_i hinge_i + ||w||^2 / 2.
     block_size : int or None, default=None
         Rows per Gram block; None sizes blocks to about 64 MB of temporaries.
+    probability : bool, default=False
+        Also fit a sigmoid calibration sigma(a f(x)) of the decision function on 3-fold cross-validated
+        decision values (three more SVM fits), which makes ``predict_proba`` available; see
+        :class:`~rkcore.learners.common.ProbabilityMixin`. Not libsvm's own Platt scaling: that one has an
+        intercept, so its most probable class can differ from ``predict``.
     tol, cache_size, class_weight, max_iter :
         Passed to :class:`sklearn.svm.SVC`.
 
@@ -90,6 +95,8 @@ class ExactKernelSVC(ScoreClassifierMixin, BaseEstimator):
     ----------
     svc_ : SVC
         The fitted libsvm model (on the precomputed kernel).
+    probability_slope_ : float
+        Slope a of ``predict_proba`` = sigma(a f(x)) (fitted with ``probability=True``; 1 otherwise, unused).
     support_vectors_ : ndarray or sparse matrix of shape (n_SV, n_features)
     classes_, support_, n_support_, dual_coef_, intercept_, n_iter_, n_features_in_
 
@@ -107,6 +114,7 @@ class ExactKernelSVC(ScoreClassifierMixin, BaseEstimator):
         "spec": [KernelSpec, None],
         "C": [Interval(Real, 0, None, closed="neither")],
         "block_size": [Interval(Integral, 1, None, closed="left"), None],
+        "probability": ["boolean"],
         "tol": [Interval(Real, 0, None, closed="neither")],
         "cache_size": [Interval(Real, 0, None, closed="neither")],
         "class_weight": [StrOptions({"balanced"}), dict, None],
@@ -127,11 +135,12 @@ class ExactKernelSVC(ScoreClassifierMixin, BaseEstimator):
             "repeating samples (scikit-learn declares the same for SVC)"),
     }
 
-    def __init__(self, spec=None, *, C=1.0, block_size=None, tol=1e-3, cache_size=200,
+    def __init__(self, spec=None, *, C=1.0, block_size=None, probability=False, tol=1e-3, cache_size=200,
                  class_weight=None, max_iter=-1):
         self.spec = spec
         self.C = C
         self.block_size = block_size
+        self.probability = probability
         self.tol = tol
         self.cache_size = cache_size
         self.class_weight = class_weight
@@ -174,6 +183,7 @@ class ExactKernelSVC(ScoreClassifierMixin, BaseEstimator):
         self.n_iter_ = svc.n_iter_
         self.support_vectors_ = X[svc.support_]
         self._n_train = X.shape[0]
+        self._fit_calibration(X, y, sample_weight)
         return self
 
     def _blockwise(self, X, fn):

@@ -6,9 +6,9 @@ r"""Learners for a real-valued target (e.g. MovieLens ratings) and for many clas
 * :class:`ExactKernelRidge` - kernel ridge regression on an exact kernel of the registry (the reference the
   random-feature regressors approximate).
 * :func:`random_feature_ridge` - linear ridge regression on any registered random feature map.
-* :func:`for_many_classes` - a binary-by-nature classifier (the factorization machines, the all-subsets model)
-  wrapped in one-vs-rest when the labels have more than two classes; learners that handle many classes
-  themselves (kernel SVM: libsvm one-vs-one; linear SVM: liblinear one-vs-rest; sparse RF) are left as they are.
+* :func:`for_many_classes` - kept for old callers: every learner now handles many classes itself (the
+  factorization machines and the all-subsets model fit one binary model per class against the rest inside,
+  kernel SVM: libsvm one-vs-one; linear SVM: liblinear one-vs-rest; sparse RF), so it returns the estimator.
 """
 from __future__ import annotations
 
@@ -30,14 +30,15 @@ from .common import _spec_or_default
 from .factorized import AllSubsetsModelClassifier, FactorizationMachineClassifier, _LBFGSBinaryClassifier
 from .kernel_svm import exact_gram
 
-#: The classifiers that are binary by nature (one decision value, two classes).
-BINARY_BY_NATURE = (FactorizationMachineClassifier, AllSubsetsModelClassifier)
+#: The classifiers that need a one-vs-rest wrapper for more classes: none since the factorization machine and
+#: the all-subsets model fit one model per class themselves.
+BINARY_BY_NATURE: tuple = ()
 
 
 def for_many_classes(estimator, y):
-    """``OneVsRestClassifier(estimator)`` if ``estimator`` is binary by nature and y has more than two classes
-    (one binary model per class against the rest; prediction: the class with the largest decision value),
-    else ``estimator`` itself.
+    """``OneVsRestClassifier(estimator)`` if ``estimator`` is binary by nature and y has more than two classes,
+    else ``estimator`` itself - which, since every learner handles many classes itself, is always the case
+    (kept for old callers).
 
     Parameters
     ----------
@@ -106,16 +107,17 @@ class FactorizationMachineRegressor(RegressorMixin, FactorizationMachineClassifi
     """
 
     _parameter_constraints: dict = {k: v for k, v in FactorizationMachineClassifier._parameter_constraints.items()
-                                    if k != "loss"}
+                                    if k not in ("loss", "probability")}
 
     def __init__(self, degree=2, *, n_components=30, alpha=1e-4, beta=1e-4, fit_linear=True, fit_intercept=True,
                  lambdas="random_signs", max_iter=200, tol=1e-6, init_scale=0.01, random_state=None):
         super().__init__(degree, n_components=n_components, alpha=alpha, beta=beta, fit_linear=fit_linear,
                          fit_intercept=fit_intercept, lambdas=lambdas, max_iter=max_iter, tol=tol,
                          init_scale=init_scale, random_state=random_state)
-        del self.loss  # not a parameter here: the loss is squared
+        del self.loss, self.probability  # not parameters here: the loss is squared, the output a number
 
     loss = "squared"  # read by the classifier's machinery; a class constant, not a parameter
+    probability = False
 
     def _targets(self, y):
         y = np.asarray(y, dtype=np.float64)

@@ -17,11 +17,11 @@ from sklearn.utils.validation import check_is_fitted, validate_data
 from ..maps.distributions import DISTRIBUTIONS
 from ..kernels.itemsets import check_degree_fits
 from ..registry import MAPS, KernelSpec, make_map
-from .common import ScoreClassifierMixin, _loss_and_derivative, LOSSES, _spec_or_default
+from .common import ProbabilityMixin, ScoreClassifierMixin, _loss_and_derivative, LOSSES, _spec_or_default
 
 
 # ----------------------------------------------------------------------------- sparse random features
-class SparseRandomFeatureClassifier(ScoreClassifierMixin, BaseEstimator):
+class SparseRandomFeatureClassifier(ProbabilityMixin, ScoreClassifierMixin, BaseEstimator):
     r"""Sparse Random Features (Yen, Lin, Lin, Ravikumar & Dhillon, NIPS 2014, Algorithm 1).
 
     Fully corrective randomized coordinate descent on the l1-regularized problem
@@ -60,6 +60,12 @@ class SparseRandomFeatureClassifier(ScoreClassifierMixin, BaseEstimator):
     batch : int, default=100
         Features drawn per iteration R.
     loss : {"squared_hinge", "logistic"}, default="squared_hinge"
+        Loss of the l1 sub-problems; with "logistic", ``predict_proba`` is the model's own probability
+        sigma(f(x)) (one sigmoid per class normalised to sum 1 for more classes, as ``OneVsRestClassifier``).
+    probability : bool, default=False
+        With the squared hinge loss, also fit a sigmoid calibration sigma(a f(x)) on 3-fold cross-validated
+        decision values (three more fits) so that ``predict_proba`` is available; see
+        :class:`~rkcore.learners.common.ProbabilityMixin`. Ignored with ``loss="logistic"``.
     tol : float, default=1e-4
         liblinear's stopping tolerance per sub-problem.
     max_iter : int, default=1000
@@ -79,6 +85,7 @@ class SparseRandomFeatureClassifier(ScoreClassifierMixin, BaseEstimator):
     objective_history_ : ndarray (n_iter,), ||w||_1 + C sum_i L_i after each sub-problem
     n_active_history_ : ndarray (n_iter,), working-set size after each pruning
     n_iter_ : int, liblinear iterations of the last sub-problem
+    probability_slope_ : float, slope a of ``predict_proba`` = sigma(a f(x)) (1 for the logistic loss)
     classes_, n_features_in_
 
     Examples
@@ -99,6 +106,7 @@ class SparseRandomFeatureClassifier(ScoreClassifierMixin, BaseEstimator):
         "n_iter": [Interval(Integral, 1, None, closed="left")],
         "batch": [Interval(Integral, 1, None, closed="left")],
         "loss": [StrOptions(set(LOSSES))],
+        "probability": ["boolean"],
         "tol": [Interval(Real, 0, None, closed="neither")],
         "max_iter": [Interval(Integral, 1, None, closed="left")],
         "random_state": ["random_state"],
@@ -111,7 +119,7 @@ class SparseRandomFeatureClassifier(ScoreClassifierMixin, BaseEstimator):
     }
 
     def __init__(self, map_key="rk", *, spec=None, distribution=None, C=1.0, n_iter=10, batch=100,
-                 loss="squared_hinge", tol=1e-4, max_iter=1000, random_state=None):
+                 loss="squared_hinge", probability=False, tol=1e-4, max_iter=1000, random_state=None):
         self.map_key = map_key
         self.spec = spec
         self.distribution = distribution
@@ -119,6 +127,7 @@ class SparseRandomFeatureClassifier(ScoreClassifierMixin, BaseEstimator):
         self.n_iter = n_iter
         self.batch = batch
         self.loss = loss
+        self.probability = probability
         self.tol = tol
         self.max_iter = max_iter
         self.random_state = random_state
@@ -216,6 +225,7 @@ class SparseRandomFeatureClassifier(ScoreClassifierMixin, BaseEstimator):
         self.n_nonzero_ = int(coef.shape[1])
         self.objective_history_ = np.asarray(objective_history)
         self.n_active_history_ = np.asarray(active_history)
+        self._fit_calibration(X, y)
         return self
 
     def transform_kept(self, X) -> np.ndarray:

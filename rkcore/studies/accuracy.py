@@ -318,8 +318,6 @@ def accuracy_study(dataset_or_XY, methods: Sequence[str], n_components_list: Seq
         The study kernel (the paper: ANOVA m = 2, 3 and all-subsets).
     split : (train, validation, test)
         Counts, or fractions of n; one seeded random split shared by all fits.
-    stratify : bool, default=True
-        Keep the class proportions in all three parts; False draws a plain permutation.
     C_grid : sequence of float
         Candidate C values, chosen by validation accuracy (see the module docstring).
     shared_C : bool
@@ -333,6 +331,8 @@ def accuracy_study(dataset_or_XY, methods: Sequence[str], n_components_list: Seq
         Seeds the split; trial t of a randomized method uses seed ``random_state + t``.
     progress : callable (done, total, message) or None
         Called before every fit and once at the end (done == total).
+    stratify : bool, default=True
+        Keep the class proportions in all three parts; False draws a plain permutation.
     client : dask.distributed.Client or None
         Run the fits on this Dask cluster (see the module docstring).
 

@@ -166,15 +166,21 @@ def graph_bytes(tasks: Sequence[tuple], shared: Mapping[str, Any] | None = None,
     return per_task + len(tasks) * shared_size
 
 
-def transform_dask(estimator, X: da.Array) -> da.Array:
+def transform_dask(estimator, X: da.Array, client=None) -> da.Array:
     """Transform a ``dask.array`` chunk by chunk (out of core) with a fitted transformer.
 
     Parameters
     ----------
     estimator : fitted transformer
-        E.g. :class:`rkcore.maps.random_kernel.RandomKernel`; it is sent to the workers once.
+        E.g. :class:`rkcore.maps.random_kernel.RandomKernel`. With a ``distributed`` client active it is
+        scattered to the workers once and the task graph holds only its key (a fitted RK with D = 4096,
+        d = 1024 is 32 MB: inside the graph, it was shipped through the scheduler with every compute);
+        without one it is a single graph node shared by the chunks.
     X : dask.array.Array of shape (n_samples, n_features)
         Chunked by rows; chunks spanning several column blocks are merged first.
+    client : distributed.Client or None, default=None
+        The client that will compute Z (the estimator is scattered to its workers); None means the default
+        client, the one ``Z.compute()`` uses, if one is running.
 
     Returns
     -------
@@ -205,8 +211,24 @@ def transform_dask(estimator, X: da.Array) -> da.Array:
         X = X.rechunk({1: -1})
     n_out = estimator.transform(np.zeros((1, X.shape[1]), dtype=X.dtype)).shape[1]
     out_dtype = np.float32 if X.dtype == np.float32 and _preserves_float32(estimator) else np.float64
-    return da.map_blocks(_transform_chunk, X, estimator, dtype=out_dtype, chunks=(X.chunks[0], (n_out,)),
+    shared = _scattered(estimator, client)
+    return da.map_blocks(_transform_chunk, X, shared, dtype=out_dtype, chunks=(X.chunks[0], (n_out,)),
                          meta=np.empty((0, 0), dtype=out_dtype))
+
+
+def _scattered(estimator, client=None):
+    """The estimator as a future on every worker of ``client`` (None: the default ``distributed`` client), or
+    as one delayed node when there is none (the local schedulers share memory: nothing is sent). A future
+    lives on one cluster: compute Z with the client it was scattered to."""
+    import dask
+
+    if client is None:
+        try:
+            from distributed import default_client
+            client = default_client()
+        except (ImportError, ValueError):  # no distributed, or no client running
+            return dask.delayed(estimator, pure=True)
+    return client.scatter(estimator, broadcast=True, hash=False)
 
 
 def _transform_chunk(block, estimator):

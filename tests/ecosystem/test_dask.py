@@ -122,7 +122,7 @@ def test_out_of_core_transform_keeps_memory_bounded(client):
     n, d, D, rows_per_chunk = 200_000, 20, 64, 10_000
     X = da.random.default_rng(1).random((n, d), chunks=(rows_per_chunk, d))
     rk = RandomKernel(D, random_state=0).fit(np.zeros((2, d)))
-    Z = transform_dask(rk, X)
+    Z = transform_dask(rk, X, client=client)
     tracemalloc.start()
     try:
         mean, gram = client.compute([Z.mean(axis=0), Z.T @ Z], sync=True)
@@ -155,3 +155,19 @@ def test_clients_closed_in_opening_order_leave_the_default_scheduler():
     except ValueError:
         assert dask.config.get("scheduler", None) != "dask.distributed"
     assert float(da.ones(4, chunks=2).sum().compute()) == 4.0
+
+
+def test_transform_dask_scatters_the_estimator_instead_of_sending_it_in_the_graph(client):
+    """A fitted RK with D = 4096, d = 1024 weighs 32 MB: inside the graph, distributed warned "Sending large
+    graph of size 32.00 MiB" on every compute; scattered once, the graph holds its key only."""
+    import warnings
+
+    rk = RandomKernel(4096, random_state=0).fit(np.zeros((2, 1024)))
+    X = da.random.default_rng(0).random((64, 1024), chunks=(16, 1024))
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        total = client.compute(transform_dask(rk, X, client=client).sum(axis=0), sync=True)
+    assert not [w for w in caught if "large graph" in str(w.message)]
+    reference = rk.transform(X.compute()).sum(axis=0)
+    # sums of 64 rows: chunked (4 partial sums) and whole differ by rounding only
+    np.testing.assert_allclose(total, reference, rtol=1e-10, atol=1e-10 * np.abs(reference).max())

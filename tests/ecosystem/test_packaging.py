@@ -74,3 +74,22 @@ def test_requirements_files_are_the_readme_commands():
     assert test_reqs == ["-r requirements.txt", "-e .[test]"]
     ci = (REPO / ".ci" / "run").read_text()
     assert "pip install -r requirements-test.txt && python -m pytest -q" in ci
+
+
+def test_version_is_written_once():
+    """pyproject takes the version from rkcore.__version__ (setuptools reads the literal statically), so a
+    release bumps one line; importlib.metadata is not used at run time, where an editable install in another
+    checkout would answer for that checkout."""
+    import ast
+    import tomllib
+
+    import rkcore
+    from tests.conftest import REPO
+
+    project = tomllib.loads((REPO / "pyproject.toml").read_text(encoding="utf-8"))
+    assert "version" not in project["project"] and "version" in project["project"]["dynamic"]
+    assert project["tool"]["setuptools"]["dynamic"]["version"] == {"attr": "rkcore.__version__"}
+    tree = ast.parse((REPO / "rkcore" / "__init__.py").read_text(encoding="utf-8"))
+    literal = [node.value.value for node in tree.body if isinstance(node, ast.Assign)
+               and [t.id for t in node.targets if isinstance(t, ast.Name)] == ["__version__"]]
+    assert literal == [rkcore.__version__]

@@ -96,3 +96,11 @@ def test_readme_names_every_rkcore_module():
     missing = [str(p.relative_to(REPO)) for p in modules
                if str(p.relative_to(REPO)) not in readme and f"`{p.name}`" not in readme]
     assert not missing, f"README.md does not mention: {missing}"
+
+
+@pytest.mark.parametrize("line_and_code", python_blocks((REPO / "README.md").read_text(encoding="utf-8")),
+                         ids=lambda block: f"line{block[0]}")
+def test_every_readme_python_block_runs_alone(line_and_code):
+    """A reader copies one block, not the page: each block imports and builds what it uses."""
+    done = run_blocks([line_and_code])
+    assert done.returncode == 0, done.stderr[-3000:]

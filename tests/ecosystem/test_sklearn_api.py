@@ -20,16 +20,26 @@ from rkcore.learners import (
     AllSubsetsModelClassifier,
     ExactKernelSVC,
     FactorizationMachineClassifier,
+    RandomFeatureSGDClassifier,
     SparseRandomFeatureClassifier,
     expected_failed_checks,
 )
 
 TRANSFORMERS = [RandomKernel, SignedCirculantRandomKernel, RandomMaclaurin, CompositionalFeatures]
 CLASSIFIERS = [ExactKernelSVC, FactorizationMachineClassifier, AllSubsetsModelClassifier,
-               SparseRandomFeatureClassifier]
+               SparseRandomFeatureClassifier, RandomFeatureSGDClassifier]
 
 
-@parametrize_with_checks([E() for E in TRANSFORMERS + CLASSIFIERS], expected_failed_checks=expected_failed_checks)
+#: the classifiers with predict_proba: the logistic loss's own probability, or the sigmoid calibration
+WITH_PROBABILITIES = [ExactKernelSVC(probability=True), FactorizationMachineClassifier(probability=True),
+                      FactorizationMachineClassifier(loss="logistic"), AllSubsetsModelClassifier(probability=True),
+                      AllSubsetsModelClassifier(loss="logistic"), SparseRandomFeatureClassifier(probability=True),
+                      SparseRandomFeatureClassifier(loss="logistic"),
+                      RandomFeatureSGDClassifier(loss="modified_huber")]
+
+
+@parametrize_with_checks([E() for E in TRANSFORMERS + CLASSIFIERS] + WITH_PROBABILITIES,
+                         expected_failed_checks=expected_failed_checks)
 def test_check_estimator_defaults(estimator, check):
     # one BLAS thread: the checks fit hundreds of tiny models, where OpenBLAS threads only
     # contend (30x slower L-BFGS-B steps on a loaded 2-core machine)

@@ -14,6 +14,7 @@ import scipy.sparse as sp
 import sklearn
 from sklearn.exceptions import ConvergenceWarning
 from sklearn.kernel_approximation import PolynomialCountSketch
+from sklearn.base import clone
 from sklearn.multiclass import OneVsRestClassifier
 from sklearn.svm import SVC, LinearSVC
 from sklearn.utils.estimator_checks import parametrize_with_checks
@@ -241,19 +242,32 @@ def test_degree_larger_than_d_is_rejected():
         FactorizationMachineClassifier(degree=3).fit(X, y)
 
 
-def test_binary_only_and_one_vs_rest():
+@pytest.mark.parametrize("model", [
+    FactorizationMachineClassifier(fit_linear=True, n_components=3, max_iter=50, random_state=0),
+    AllSubsetsModelClassifier(n_components=3, max_iter=50, random_state=0),
+    FactorizationMachineClassifier(fit_linear=True, n_components=3, max_iter=50, random_state=0, loss="logistic"),
+])
+def test_many_classes_natively_as_one_vs_rest(model):
+    """Three classes without a wrapper: one binary model per class against the rest, the very models
+    OneVsRestClassifier fits (same parameters, same seed), so scores, labels and probabilities agree."""
     rng = np.random.RandomState(0)
     X = rng.randn(90, 4)
-    y = np.repeat([0, 1, 2], 30)
-    X[y == 1, 0] += 3.0
-    X[y == 2, 1] += 3.0
-    with pytest.raises(ValueError, match="Only binary classification is supported.*OneVsRestClassifier"):
-        FactorizationMachineClassifier().fit(X, y)
+    y = np.repeat(["a", "b", "c"], 30)
+    X[y == "b", 0] += 3.0
+    X[y == "c", 1] += 3.0
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", ConvergenceWarning)
-        ovr = OneVsRestClassifier(FactorizationMachineClassifier(fit_linear=True, n_components=3, max_iter=50,
-                                                                 random_state=0)).fit(X, y)
-    assert ovr.score(X, y) > 0.8
+        native = clone(model).fit(X, y)
+        ovr = OneVsRestClassifier(clone(model)).fit(X, y)
+    assert list(native.classes_) == ["a", "b", "c"] and len(native.estimators_) == 3
+    assert native.decision_function(X).shape == (90, 3) and native.P_.shape[0] == 3
+    np.testing.assert_allclose(native.decision_function(X), ovr.decision_function(X), rtol=1e-12, atol=1e-12)
+    assert (native.predict(X) == ovr.predict(X)).all() and native.score(X, y) > 0.8
+    if model.loss == "logistic":
+        np.testing.assert_allclose(native.predict_proba(X), ovr.predict_proba(X), rtol=1e-12, atol=1e-12)
+    # a refit on two classes is a binary model again
+    binary = native.fit(X[y != "c"], y[y != "c"])
+    assert not hasattr(binary, "estimators_") and binary.decision_function(X).shape == (90,)
 
 
 # ----------------------------------------------------------------------------- all-subsets model
@@ -432,3 +446,27 @@ def test_sparse_rf_deterministic(loss):
     b = SparseRandomFeatureClassifier(random_state=5, **kw).fit(X, y)
     np.testing.assert_array_equal(a.decision_function(X), b.decision_function(X))
     np.testing.assert_array_equal(a.objective_history_, b.objective_history_)
+
+
+# ----------------------------------------------------------------------------- probabilities
+def test_predict_proba_own_for_logistic_and_calibrated_otherwise():
+    """loss="logistic": sigma(f(x)) itself. probability=True: sigma(a f(x)) with a fitted on cross-validated
+    scores, so the most probable class is the predicted one; on a learnable problem the calibrated
+    probabilities beat the constant 1/2 in log loss. The default has no predict_proba."""
+    from scipy.special import expit
+    from sklearn.metrics import log_loss
+    rng = np.random.RandomState(0)
+    X = rng.randn(160, 4)
+    y = (X[:, 0] * X[:, 1] > 0).astype(int)
+    fm = FactorizationMachineClassifier(n_components=4, loss="logistic", tol=1e-4, random_state=0).fit(X, y)
+    np.testing.assert_allclose(fm.predict_proba(X)[:, 1], expit(fm.decision_function(X)), rtol=1e-12)
+    assert not hasattr(FactorizationMachineClassifier(), "predict_proba")
+    assert not hasattr(ExactKernelSVC(), "predict_proba")
+    for model in (ExactKernelSVC(probability=True, C=10.0),
+                  FactorizationMachineClassifier(n_components=4, tol=1e-4, probability=True, random_state=0)):
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore", ConvergenceWarning)
+            model.fit(X, y)
+        proba = model.predict_proba(X)
+        assert model.probability_slope_ > 0 and (proba.argmax(axis=1) == (model.predict(X) == 1)).all()
+        assert log_loss(y, proba) < 0.8 * np.log(2)

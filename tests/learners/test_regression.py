@@ -6,7 +6,6 @@ from __future__ import annotations
 import numpy as np
 import pytest
 from scipy.optimize import check_grad
-from sklearn.multiclass import OneVsRestClassifier
 from sklearn.svm import SVC
 from sklearn.utils.estimator_checks import parametrize_with_checks
 from threadpoolctl import threadpool_limits
@@ -71,19 +70,17 @@ def test_random_feature_ridge_approaches_exact_kernel_ridge():
     assert ExactKernelRidge(spec, alpha=1e-3).fit(X, y).score(X, y) > 0.99
 
 
-def test_one_vs_rest_only_for_the_binary_by_nature_models():
+def test_for_many_classes_leaves_every_learner_as_it_is():
+    """Every learner handles many classes itself now (the factorized models one-vs-rest inside), so the
+    helper kept for old callers wraps nothing."""
     rng = np.random.RandomState(3)
     X = rng.randn(120, 4)
     y3 = (X[:, 0] > 0).astype(int) + (X[:, 1] > 0.5)
-    for model in (FactorizationMachineClassifier(random_state=0, tol=1e-3), AllSubsetsModelClassifier(random_state=0)):
-        wrapped = for_many_classes(model, y3)
-        assert isinstance(wrapped, OneVsRestClassifier)
-        assert set(wrapped.fit(X, y3).predict(X)) <= {0, 1, 2} and len(wrapped.estimators_) == 3
-        assert for_many_classes(model, y3 % 2) is model  # two classes: the model itself
-    svm = ExactKernelSVC()
-    assert for_many_classes(svm, y3) is svm  # libsvm handles many classes itself
-    with pytest.raises(ValueError, match="class"):
-        FactorizationMachineClassifier().fit(X, y3)  # unwrapped, the binary model refuses three classes
+    for model in (FactorizationMachineClassifier(random_state=0, tol=1e-3), AllSubsetsModelClassifier(random_state=0),
+                  ExactKernelSVC()):
+        assert for_many_classes(model, y3) is model
+    fitted = FactorizationMachineClassifier(random_state=0, tol=1e-3).fit(X, y3)
+    assert set(fitted.predict(X)) <= {0, 1, 2} and len(fitted.estimators_) == 3
 
 
 def test_exact_kernel_ridge_is_ridge_on_the_explicit_features():

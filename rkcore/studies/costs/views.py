@@ -40,10 +40,18 @@ def gram_view_cost(n: int, d: int, D: int, kernel: str, degree: int, map_key: st
 
     Parameters
     ----------
-    n, d, D, degree : int
-        Points, input features, random features, order m of the kernel.
-    kernel, map_key : str
-        Kernel name, and registry key of the map.
+    n : int
+        Points.
+    d : int
+        Input features.
+    D : int
+        Random features.
+    kernel : str
+        Kernel name.
+    degree : int
+        Order m of the kernel.
+    map_key : str
+        Registry key of the map.
 
     Returns
     -------
@@ -67,12 +75,20 @@ def error_study_cost(n: int, d: int, kernel: str, degree: int, D_list, methods, 
 
     Parameters
     ----------
-    n, d, degree, trials : int
-        Points, input features, order m of the kernel, maps per (method, D).
+    n : int
+        Points.
+    d : int
+        Input features.
     kernel : str
         Kernel name.
-    D_list, methods : sequence
-        Numbers of random features; (map key, distribution) pairs.
+    degree : int
+        Order m of the kernel.
+    D_list : sequence
+        Numbers of random features.
+    methods : sequence
+        (map key, distribution) pairs.
+    trials : int
+        Maps per (method, D).
     n_eps : int, default 0
         Error thresholds counted per pair.
 
@@ -99,12 +115,18 @@ def pair_variance_cost(d: int, kernel: str, degree: int, D_list, n_distributions
 
     Parameters
     ----------
-    d, degree, n_distributions, var_trials : int
-        Input features, order m, distributions compared, maps per distribution.
+    d : int
+        Input features.
     kernel : str
         Kernel name.
+    degree : int
+        Order m.
     D_list : sequence of int
         Numbers of random features (the largest is drawn).
+    n_distributions : int
+        Distributions compared.
+    var_trials : int
+        Maps per distribution.
     exact_line : bool
         Whether the exact variance line and summary are computed.
 
@@ -131,10 +153,14 @@ def rff_curve_cost(n: int, d: int, D_list, trials: int) -> RunCost:
 
     Parameters
     ----------
-    n, d, trials : int
-        Points, input features, independent maps.
+    n : int
+        Points.
+    d : int
+        Input features.
     D_list : sequence of int
         Numbers of random features.
+    trials : int
+        Independent maps.
 
     Returns
     -------
@@ -155,10 +181,16 @@ def projection_cost(n: int, dim: int, m_list, trials: int, kinds) -> RunCost:
 
     Parameters
     ----------
-    n, dim, trials : int
-        Number of vectors, their dimension, draws per kind.
-    m_list, kinds : sequence
-        Projection sizes (int); projector kinds (str: "gaussian", "sparse").
+    n : int
+        Number of vectors.
+    dim : int
+        Their dimension.
+    m_list : sequence
+        Projection sizes (int).
+    trials : int
+        Draws per kind.
+    kinds : sequence
+        Projector kinds (str: "gaussian", "sparse").
 
     Returns
     -------
@@ -184,10 +216,20 @@ def compositional_cost(n: int, d: int, D_list, trials: int, n_modes: int, D_gram
 
     Parameters
     ----------
-    n, d, trials, n_modes, D_gram, n_nodes : int
-        Points, input features, draws per (mode, D), modes, D of the single estimate, skeleton nodes.
+    n : int
+        Points.
+    d : int
+        Input features.
     D_list : sequence of int
         Numbers of random features of the error curves.
+    trials : int
+        Draws per (mode, D).
+    n_modes : int
+        Modes.
+    D_gram : int
+        D of the single estimate.
+    n_nodes : int
+        Skeleton nodes.
 
     Returns
     -------
@@ -212,10 +254,16 @@ def kernel_trick_cost(n_features, d_list, n: int, degree: int, repeats: int) -> 
 
     Parameters
     ----------
-    n_features, d_list : sequence of int
-        Explicit feature count F for each input dimension d, and the d.
-    n, degree, repeats : int
-        Points, order m of the kernel, timed runs per d.
+    n_features : sequence of int
+        Explicit feature count F for each input dimension d.
+    d_list : sequence of int
+        The input dimensions d.
+    n : int
+        Points.
+    degree : int
+        Order m of the kernel.
+    repeats : int
+        Timed runs per d.
 
     Returns
     -------
@@ -241,10 +289,20 @@ def timing_cost(map_keys, d_list, D_at: int, D_list, d_at: int, n: int, degree: 
     ----------
     map_keys : iterable of str
         Registry keys of the maps.
-    d_list, D_list : sequence of int
-        Values of the sweeps over d and over D.
-    D_at, d_at, n, degree, repeats : int
-        D of the d sweep, d of the D sweep, rows, order m, timed runs per cell.
+    d_list : sequence of int
+        Values of the sweep over d.
+    D_at : int
+        D of the d sweep.
+    D_list : sequence of int
+        Values of the sweep over D.
+    d_at : int
+        D of the D sweep.
+    n : int
+        Rows.
+    degree : int
+        Order m.
+    repeats : int
+        Timed runs per cell.
 
     Returns
     -------
@@ -277,10 +335,16 @@ def classifier_fit_seconds(method_keys, n_train: int, n_test: int, d: int, D_lis
     ----------
     method_keys : sequence of str
         Keys of the methods.
-    n_train, n_test, d, degree : int
-        Training rows, test rows, input features, order m of the kernel.
+    n_train : int
+        Training rows.
+    n_test : int
+        Test rows.
+    d : int
+        Input features.
     D_list : sequence of int
         Numbers of random features.
+    degree : int
+        Order m of the kernel.
 
     Returns
     -------
@@ -302,12 +366,20 @@ def classifier_cost(method_keys, n_train: int, n_test: int, d: int, D_list, spec
     ----------
     method_keys : sequence of str
         Keys of the methods.
-    n_train, n_test, d, trials, n_C : int
-        Training rows, test rows, input features, trials, values of C validated.
+    n_train : int
+        Training rows.
+    n_test : int
+        Test rows.
+    d : int
+        Input features.
     D_list : sequence of int
         Numbers of random features.
     spec : KernelSpec
         The study kernel.
+    trials : int
+        Trials.
+    n_C : int
+        Values of C validated.
 
     Returns
     -------
@@ -335,8 +407,10 @@ def itemsets_view_cost(family, listing_limit: int, explicit_max: int) -> RunCost
     ----------
     family : ItemsetFamily
         The itemset family shown.
-    listing_limit, explicit_max : int
-        Itemsets listed when not enumerated; most columns of the explicit features.
+    listing_limit : int
+        Itemsets listed when not enumerated.
+    explicit_max : int
+        Most columns of the explicit features.
 
     Returns
     -------
