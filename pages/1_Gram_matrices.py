@@ -18,9 +18,11 @@ from rkcore.studies.gram import block_average, gram_error_stats, gram_long, gram
 page("Gram matrices",
      "The exact Gram matrix $K$ next to its random-feature estimate $\\hat K = ZZ^\\top$, on one color scale.")
 #: what a first visit opens on: handwritten digits, whose exact K shows blocks (points sorted by digit), at a D where
-#: K̂ visibly has the same blocks (relative Frobenius error 0.20 at n = 200; the synthetic N(0, 1) data at D = 256
-#: looked like noise, error 0.61). A link naming any setting, or a preset, keeps the shared defaults.
-OPENING = {"dataset": "digits", "D": 1024}
+#: K̂ visibly has the same blocks; the synthetic N(0, 1) data at D = 256 looked like noise (error 0.61). Seed 9 is a
+#: typical draw, not a lucky or unlucky one: relative Frobenius error 0.125 where 40 seeds give median 0.135 and
+#: middle half 0.109-0.174 (seed 0, the shared default, gave 0.197, the worst decile; tests/teaching/test_claims.py
+#: checks the seed against the spread). A link naming any setting, or a preset, keeps the shared defaults.
+OPENING = {"dataset": "digits", "D": 1024, "seed": 9}
 OPENED_KEY = "_rk_gram_opened"
 if not st.session_state.get(OPENED_KEY) and not any(is_stored(name) for name in OPENING) and not any(
         key != "presenter" for key in st.query_params):  # a bare visit: a link naming any setting keeps the rest
@@ -59,8 +61,8 @@ def gram_chart(view: ViewSpec, K_small, K_hat_small, b: int, n: int, pairs) -> N
     shown = persistent_widget(st.radio, "View", key="gram_view", format_func=VIEWS.get,
                               horizontal=True, label_visibility="collapsed")
     averaged = (f" For a fast screen the {n}×{n} matrices are drawn averaged over {b}×{b} blocks (at most "
-                f"{HEATMAP_SIDE} cells per side); the numbers above use every entry, the CSV holds the drawn "
-                "values.") if b > 1 else ""
+                f"{HEATMAP_SIDE} cells per side); the error numbers on this page use every entry, the CSV "
+                "holds the drawn values.") if b > 1 else ""
     if shown == "pair":
         chart(shared_figure(gram_heatmaps, K_small, K_hat_small, block=b, n=n, cache_key=view),
               gram_long(K_small, K_hat_small), "Gram matrices exact and approximate",
@@ -103,7 +105,8 @@ with guarded("the Gram matrices"):
                f"{MAPS[view.map].label}, D = {view.D}, seed = {view.seed}"
                f"{'; points sorted by label' if data.y is not None else ''}. Data: {escape_markdown(data.description)}")
     notice(gram_note(stats, D=view.D, map_label=MAPS[view.map].label,
-                     distribution_label=DISTRIBUTIONS[view.map_distribution].label if view.map_distribution else None))
+                     distribution_label=DISTRIBUTIONS[view.map_distribution].label if view.map_distribution else None,
+                     pairs=pairs, n=n, unbiased=MAPS[view.map].unbiased, nystroem=view.map == "nystroem"))
     table(stats, "Gram error statistics", caption="E = K̂ − K over all n² entries.",
           column_config={"value": st.column_config.NumberColumn(format="%.4g")})
 

@@ -210,8 +210,9 @@ def variance_by_distribution_figure(summary: pd.DataFrame, kernel_label: str = "
 
 def lowest_by_D(tidy: pd.DataFrame) -> pd.DataFrame:
     """Per D of the Table 1 view's tidy numbers (method, D, mean, std, n_trials): the method with the lowest
-    mean, and ``tied``, the methods whose mean cannot be told apart from it (:func:`separated` fails),
-    the lowest included. A clear winner has ``tied == (winner,)``.
+    mean, ``tied``, the methods whose mean cannot be told apart from it (:func:`separated` fails),
+    the lowest included, and ``higher``, the others (above the lowest beyond SEPARATION_SE standard errors
+    of the difference). A clear winner has ``tied == (winner,)``.
 
     Parameters
     ----------
@@ -221,7 +222,7 @@ def lowest_by_D(tidy: pd.DataFrame) -> pd.DataFrame:
     Returns
     -------
     pandas.DataFrame
-        Columns D, lowest, tied.
+        Columns D, lowest, tied, higher.
     """
     rows = []
     for D, group in tidy.groupby("D", sort=True):
@@ -229,16 +230,32 @@ def lowest_by_D(tidy: pd.DataFrame) -> pd.DataFrame:
         best = group.iloc[0]
         tied = tuple(r.method for r in group.itertuples() if r.method == best.method or not separated(
             best["mean"], best["std"], int(best["n_trials"]), r.mean, r.std, int(r.n_trials)))
-        rows.append({"D": int(D), "lowest": best["method"], "tied": tied})
-    return pd.DataFrame(rows, columns=["D", "lowest", "tied"])
+        higher = tuple(r.method for r in group.itertuples() if r.method not in tied)
+        rows.append({"D": int(D), "lowest": best["method"], "tied": tied, "higher": higher})
+    return pd.DataFrame(rows, columns=["D", "lowest", "tied", "higher"])
+
+
+def _higher_sentence(lowest: pd.DataFrame) -> str:
+    """Which methods are above the lowest beyond the spread, and at how many D ("" if none anywhere)."""
+    if "higher" not in lowest:
+        return ""
+    counts: dict[str, int] = {}
+    for higher in lowest["higher"]:
+        for method in higher:
+            counts[method] = counts.get(method, 0) + 1
+    if not counts:
+        return ""
+    named = ", ".join(f"{m} at {c} of {len(lowest)}" for m, c in counts.items())
+    return f" Clearly higher than the lowest (beyond {SEPARATION_SE:g} standard errors): {named} values of D."
 
 
 def _lowest_sentence(lowest: pd.DataFrame, trials: int | None) -> str:
     clear = lowest[lowest["tied"].map(len) == 1]
     within = f"within {SEPARATION_SE:g} standard errors of {trials} trials" if trials else "within the trials' spread"
+    higher = _higher_sentence(lowest)
     if clear.empty:
         ties = "; ".join(f"D = {r.D}: {' and '.join(r.tied)}" for r in lowest.itertuples())
-        return f"No distribution has a lower mean error than the others beyond the trials' spread: they tie ({ties}; {within})."
+        return f"No single distribution is lowest beyond the trials' spread: they tie for lowest ({ties}; {within})." + higher
     winners = clear["lowest"].value_counts()
     top, count = winners.index[0], int(winners.iloc[0])
     text = f"Lowest mean error beyond the trials' spread: {top} at {count} of {len(lowest)} values of D"
@@ -246,7 +263,7 @@ def _lowest_sentence(lowest: pd.DataFrame, trials: int | None) -> str:
     tied = [f"D = {r.D}: {' and '.join(r.tied)} tie" for r in lowest.itertuples() if len(r.tied) > 1]
     if others or tied:
         text += " (" + "; ".join(others + tied) + (f", {within}" if tied else "") + ")"
-    return text + "."
+    return text + "." + higher
 
 
 def distribution_note(lowest: pd.DataFrame | None, summary: pd.DataFrame | None, trials: int | None = None) -> str:
