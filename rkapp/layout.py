@@ -12,6 +12,7 @@ import pandas as pd
 import streamlit as st
 
 from rkcore.figures.style import VALIDATE_FIGURES_ENV, check_canonical, enlarged
+from rkcore.teaching.claims import lead_and_rest
 
 from .guard import literal, show_error
 from .navigation import page_menu
@@ -466,7 +467,10 @@ def notice(text: str, *, here: bool = False) -> None:
     :func:`page` keeps), not at the bottom of the page; ``here``: where the code is (the story's layout)."""
     slot = None if here else _slot("conclusion")
     target = slot if slot is not None else st
-    target.info(f"**What to notice.** {text}", icon=":material/visibility:")
+    lead, rest = lead_and_rest(text)  # one breath on screen, the rest behind "More"
+    target.info(f"**What to notice.** {lead}", icon=":material/visibility:")
+    if rest:
+        target.expander("More", icon=":material/notes:").markdown(rest)
     figures = getattr(_run, "figures", None)
     if figures is not None:
         figures.append(("note", text))

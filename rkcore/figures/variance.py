@@ -249,6 +249,23 @@ def _higher_sentence(lowest: pd.DataFrame) -> str:
     return f" Clearly higher than the lowest (beyond {SEPARATION_SE:g} standard errors): {named} values of D."
 
 
+def _summary_sentence(lowest: pd.DataFrame) -> str:
+    """The lead: who is lowest (or ties for it) and who is clearly higher, over all D, in one short sentence."""
+    clear = lowest[lowest["tied"].map(len) == 1]
+    counts: dict[str, int] = {}
+    for h in lowest.get("higher", []):
+        for m in h:
+            counts[m] = counts.get(m, 0) + 1
+    higher = [m if c == len(lowest) else f"{m} (at {c} of {len(lowest)} D)" for m, c in counts.items()]
+    if clear.empty:
+        tied = list(dict.fromkeys(m for t in lowest["tied"] for m in t))
+        text = f"{', '.join(tied[:-1])} and {tied[-1]} tie for the lowest error"
+    else:
+        top = clear["lowest"].value_counts().index[0]
+        text = f"{top} has the lowest error at {int((clear['lowest'] == top).sum())} of {len(lowest)} values of D"
+    return text + (f"; clearly higher: {', '.join(higher)}." if higher else ".")
+
+
 def _lowest_sentence(lowest: pd.DataFrame, trials: int | None) -> str:
     clear = lowest[lowest["tied"].map(len) == 1]
     within = f"within {SEPARATION_SE:g} standard errors of {trials} trials" if trials else "within the trials' spread"
@@ -288,7 +305,7 @@ def distribution_note(lowest: pd.DataFrame | None, summary: pd.DataFrame | None,
     """
     parts = []
     if lowest is not None and len(lowest):
-        parts.append(_lowest_sentence(lowest, trials))
+        parts += [_summary_sentence(lowest), _lowest_sentence(lowest, trials)]
     else:
         parts.append("Run the error study to see which distribution has the lowest error at each D.")
     if summary is not None and len(summary):

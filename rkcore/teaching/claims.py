@@ -17,6 +17,8 @@ holds for the numbers it was given (tests/teaching/test_claims.py). The rules:
 """
 from __future__ import annotations
 
+import re
+
 import numpy as np
 import pandas as pd
 
@@ -215,3 +217,38 @@ def variance_by_dataset(n: int = 200, normalization: str = "l1", degree: int = 2
 HOME_VARIANCE_CLAIM = ("Rademacher (±1) weights give the smallest exact variance at every sampled pair of every "
                        "built-in data set (Lemma 4); Gaussian weights' variance is 1.09× Rademacher's on Digits "
                        "(8x8) and 32.6× on Wine: how much it matters depends on the data.")
+
+
+#: most characters of the sentence a lecturer reads in one breath (the rest of a note is behind "More")
+LEAD_CHARS = 160
+_SENTENCE_END = re.compile(r"(?<=[.!?])\s+(?=[A-Z\"“(])")
+_CLAUSE_END = re.compile(r"(?<=[;:])\s+")
+
+
+def lead_and_rest(note: str, limit: int = LEAD_CHARS) -> tuple[str, str]:
+    """A note split into what the first screen shows (its first sentence, at most ``limit`` characters) and
+    the rest (behind "More"). A first sentence longer than the limit is cut at its last clause end (";" or
+    ":") within the limit, the lead then ends with "…" and the rest repeats nothing; with no clause end in
+    reach, the whole first sentence is the lead (a long lead is a note to rewrite, which the tests catch).
+
+    Parameters
+    ----------
+    note : str
+        The whole note.
+    limit : int, default=LEAD_CHARS
+        Most characters of the lead.
+
+    Returns
+    -------
+    lead, rest : str
+        The lead and the rest ("" if none).
+    """
+    note = " ".join(note.split())
+    parts = _SENTENCE_END.split(note, maxsplit=1)
+    lead, rest = parts[0], parts[1] if len(parts) > 1 else ""
+    if len(lead) > limit:
+        cuts = [m.start() for m in _CLAUSE_END.finditer(lead) if m.start() <= limit - 1]
+        if cuts:
+            cut = cuts[-1]
+            lead, rest = lead[:cut - 1] + " …", ("… " + lead[cut:].strip() + (" " + rest if rest else "")).strip()
+    return lead, rest

@@ -19,7 +19,9 @@ CLASSIFIERS = "pages/6_Classifiers.py"
 
 
 def note_text(at) -> str:
-    return next(i.value for i in at.info if "What to notice" in i.value)
+    """The page's first note: its lead (the info box) and what is behind its "More"."""
+    lead = next(i.value for i in at.info if "What to notice" in i.value)
+    return " ".join([lead] + [m.value for e in at.expander if e.label == "More" for m in e.markdown][:1])
 
 
 # ============================================================================ honest notes

@@ -20,6 +20,7 @@ from rkcore.figures.gram import gram_note
 from rkcore.registry import KernelSpec
 from rkcore.spec import load_view_data
 from rkcore.studies.gram import gram_error_stats, gram_pair, gram_pairs
+from rkcore.teaching.claims import LEAD_CHARS, lead_and_rest
 
 SEEDS = range(40)
 DATASETS = list(BUILTIN)
@@ -48,7 +49,9 @@ def test_gram_note_says_which_side_of_y_equals_x_the_dots_are(dataset):
     said = {"straddle": 0, "above": 0, "below": 0}
     for seed in SEEDS:
         _, _, stats, pairs = gram_view(dataset, "rk", 256, seed)
-        note = gram_note(stats, D=256, map_label="RK", pairs=pairs, n=60)
+        note = gram_note(stats, D=256, map_label="Random Kernel (RK)", distribution_label="Rademacher", pairs=pairs,
+                         n=60)
+        assert len(lead_and_rest(note)[0]) <= LEAD_CHARS and lead_and_rest(note)[1], note
         above = float(np.mean(pairs["approx"].to_numpy() > pairs["exact"].to_numpy()))
         if "straddle" in note:
             assert 0.25 <= above <= 0.75, (seed, above, note)
@@ -129,6 +132,7 @@ def test_distribution_note_names_every_clearly_higher_distribution(dataset):
     for seed in SEEDS:
         tidy = distribution_tidy(dataset, seed)
         note = distribution_note(lowest_by_D(tidy), None, 4)
+        assert len(lead_and_rest(note)[0]) <= LEAD_CHARS, note
         best = tidy.loc[tidy["mean"].idxmin()]
         for row in tidy.itertuples():
             method = row.method
@@ -140,6 +144,17 @@ def test_distribution_note_names_every_clearly_higher_distribution(dataset):
             tie_clause = re.search(r"(tie for lowest|tie)\b", note)
             if clearly and tie_clause:  # a method above the spread is never among the tied ones
                 assert f"{method} tie" not in note and f"and {method};" not in note, note
+
+
+def test_lead_is_one_sentence_within_the_limit_and_nothing_is_lost():
+    note = ("Gaussian weights give 1.17× the error of Rademacher weights (median over D); beyond the trials' spread "
+            "(2 standard errors of the difference over 3 trials) Rademacher is lower at 4 of 5 values of D, as "
+            "Lemma 4 predicts; they tie at D = 16. This step uses other data.")
+    lead, rest = lead_and_rest(note)
+    assert lead == "Gaussian weights give 1.17× the error of Rademacher weights (median over D) …"
+    assert rest.startswith("… beyond the trials' spread") and rest.endswith("This step uses other data.")
+    assert lead_and_rest("Short. Then more at 0.5 and e.g. D = 2.") == ("Short.", "Then more at 0.5 and e.g. D = 2.")
+    assert lead_and_rest("One sentence only.") == ("One sentence only.", "")
 
 
 # ---------------------------------------------------------------- Lemma 4 on every data set (Home, story step 4)
@@ -184,6 +199,7 @@ def test_story_step_3_names_every_segment_where_the_error_does_not_fall(dataset)
         trials = pd.DataFrame(rows)
         medians = median_error(trials).sort_values("D")
         sentence = step3_sentence(trials)
+        assert len(lead_and_rest(sentence)[0]) <= LEAD_CHARS, sentence
         values = medians["median_rel_fro"].to_numpy()
         if "error falls from" in sentence:
             assert values[-1] < values[0], sentence
