@@ -13,6 +13,7 @@ from rkcore.base.limits import HEATMAP_SIDE
 from rkcore.maps.distributions import DISTRIBUTIONS
 from rkcore.figures.gram import gram_difference, gram_heatmaps, gram_note, gram_scatter
 from rkcore.registry import KERNELS, MAPS, latex_with_degree
+from rkcore.teaching.glossary import GLOSSARY
 from rkcore.studies.gram import block_average, gram_error_stats, gram_long, gram_pair, gram_pairs
 
 page("Gram matrices",
@@ -95,7 +96,7 @@ with guarded("the Gram matrices"):
     rel = stats.set_index("metric")["value"]
     cols = st.columns(4)
     for col, metric in zip(cols, stats["metric"]):
-        col.metric(metric, f"{rel[metric]:.3g}")
+        col.metric(metric, f"{rel[metric]:.3g}", help=GLOSSARY.get(metric))
 
     K_small, b = block_average(K, max_side=HEATMAP_SIDE)
     K_hat_small, _ = block_average(K_hat, max_side=HEATMAP_SIDE)

@@ -217,8 +217,8 @@ def timing_note(slopes: pd.DataFrame, load: tuple[float, int] | None = None) -> 
             why.append(f"the repeats disagree by more than {SLOPE_SPREAD_LIMIT:g} for {', '.join(shaky)}")
         if busy:
             why.append(f"the machine was busy (load {load[0]:.1f} on {load[1]} cores)")
-        note += (" Unreliable: " + " and ".join(why) + "; measure again when the machine is quieter, or raise "
-                 "the repeats.")
+        note += (" Read these slopes as rough: " + " and ".join(why) + ", so other work took a different share "
+                 "of the processor in each repeat; more repeats narrow the range.")
     return note + (" The operation counts predict slope 1 for RK in both d and D (one dense D × d product) and, for "
                    "SCRK, about 1 in D but well below 1 in d (FFTs: log d). Slopes below the prediction mean fixed "
                    "overheads still dominate at these sizes: raise n or the largest d / D to see the asymptotic rates.")
