@@ -66,17 +66,17 @@ def gram_chart(view: ViewSpec, K_small, K_hat_small, b: int, n: int, pairs) -> N
                 "holds the drawn values.") if b > 1 else ""
     if shown == "pair":
         chart(shared_figure(gram_heatmaps, K_small, K_hat_small, block=b, n=n, cache_key=view),
-              gram_long(K_small, K_hat_small), "Gram matrices exact and approximate",
+              gram_long(K_small, K_hat_small), "Gram matrices exact and approximate", main=True,
               caption="One shared color scale: equal colors mean equal values in both panels. The range spans the "
                       "1st–99th percentile of the entries, so the large diagonal K(x, x) saturates and the "
                       "off-diagonal pattern stays visible." + averaged)
     elif shown == "difference":
         chart(shared_figure(gram_difference, K_small, K_hat_small, block=b, n=n, cache_key=view),
-              gram_long(K_small, K_hat_small)[["i", "j", "difference"]], "Gram difference",
+              gram_long(K_small, K_hat_small)[["i", "j", "difference"]], "Gram difference", main=True,
               caption="Diverging colors centered at 0: white is exact, red over-, blue under-estimates." + averaged)
     else:
         chart(shared_figure(gram_scatter, pairs, n_total=n * (n + 1) // 2, cache_key=view), pairs,
-              "Gram entries exact vs approximate",
+              "Gram entries exact vs approximate", main=True,
               caption="Each dot is one entry (i ≤ j; a seeded subsample beyond 4,000). On the dashed line the "
                       "estimate is exact.")
 

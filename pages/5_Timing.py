@@ -150,10 +150,10 @@ if measured is not None:
             left, right = columns(2)
         with left:
             chart(shared_figure(timing_figure, by_d, "d", slopes=growth_exponent(by_d, "d")), by_d,
-                  "Timings vs input dimension d")
+                  "Timings vs input dimension d", main=True)
         with right:
             chart(shared_figure(timing_figure, by_D, "D", slopes=growth_exponent(by_D, "D")), by_D,
-                  "Timings vs feature count D")
+                  "Timings vs feature count D", main=True)
         slopes = pd.concat([growth_exponent(by_d, "d").assign(along="d"), growth_exponent(by_D, "D").assign(along="D")],
                            ignore_index=True)
         spread = pd.concat([slope_spread(by_d, "d"), slope_spread(by_D, "D")], ignore_index=True)
