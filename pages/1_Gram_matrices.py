@@ -56,9 +56,10 @@ def compute(view: ViewSpec):
 VIEWS = {"pair": "K and K̂ side by side", "difference": "Difference K̂ − K", "entries": "Entries: exact vs approximate"}
 
 
-@st.fragment
 def gram_chart(view: ViewSpec, K_small, K_hat_small, b: int, n: int, pairs) -> None:
-    """The chosen view's chart: choosing another view reruns only this part (nothing is recomputed)."""
+    """The chosen view's chart. Not a fragment: a fragment's rerun left the page's export with the view drawn
+    before (exported while "Difference" showed, the file had the side-by-side pair); the page's rerun
+    recomputes nothing (cached), and the export then holds the view on screen."""
     shown = persistent_widget(st.radio, "View", key="gram_view", format_func=VIEWS.get,
                               horizontal=True, label_visibility="collapsed")
     averaged = (f" For a fast screen the {n}×{n} matrices are drawn averaged over {b}×{b} blocks (at most "

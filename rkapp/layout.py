@@ -7,6 +7,7 @@ import re
 import threading
 import time
 from contextlib import contextmanager
+from pathlib import Path
 
 import pandas as pd
 import streamlit as st
@@ -114,7 +115,12 @@ _TO_TOP = """<script>(() => {
 })();</script>"""
 
 
-def page(title: str, intro: str | None = None, *, icon: str = ":material/scatter_plot:") -> None:
+#: the tab's icon, a local file served by the app: a material icon or an emoji is fetched from a font or emoji
+#: server, which fails offline (a class behind a firewall) and tells a third party who opened the page
+ICON = Path(__file__).with_name("icon.png")
+
+
+def page(title: str, intro: str | None = None, *, icon: str | None = None) -> None:
     """Set up a page: wide layout, projector-friendly CSS, the presenter toggle, title and a compact intro
     (navigation is app.py's), then two places kept for later: the main chart (:func:`lead`) and the page's
     conclusion (:func:`notice`), so both show on the first screen whatever the page computes before them.
@@ -123,6 +129,7 @@ def page(title: str, intro: str | None = None, *, icon: str = ":material/scatter
     the type is larger and the intro follows the chart."""
     errors: list[str] = []
     on = _presenter_setting(errors)
+    icon = icon or (str(ICON) if ICON.exists() else None)  # None: Streamlit's own icon, served locally too
     st.set_page_config(page_title=f"{title} · Random Kernel Explorer", page_icon=icon, layout="wide",
                        initial_sidebar_state="collapsed" if on else "auto")
     _run.formulas = None
@@ -304,12 +311,14 @@ def chart(fig, data: pd.DataFrame, name: str, *, caption: str | None = None, key
     st.plotly_chart(fig, theme=None, key=f"chart_{slug}",
                     config={"displaylogo": False, "toImageButtonOptions": {
                         "format": "png", "scale": 2, "filename": png_file_name(slug, settings)}})
-    if caption:
+    shown = not presenter()  # on a projector the teacher says it: no grey small print, no download buttons
+    if caption and shown:
         st.caption(caption)
     figures = getattr(_run, "figures", None)
     if figures is not None:
-        figures.append(("chart", fig, caption or ""))
-    _download(data, name, slug)
+        figures.append(("chart", fig, caption or ""))  # the export keeps the caption
+    if shown:
+        _download(data, name, slug)
 
 
 def png_file_name(slug: str, settings: dict) -> str:
