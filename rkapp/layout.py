@@ -317,8 +317,7 @@ def chart(fig, data: pd.DataFrame, name: str, *, caption: str | None = None, key
     figures = getattr(_run, "figures", None)
     if figures is not None:
         figures.append(("chart", fig, caption or ""))  # the export keeps the caption
-    if shown:
-        _download(data, name, slug)
+    _download(data, name, slug)
 
 
 def png_file_name(slug: str, settings: dict) -> str:
@@ -434,6 +433,8 @@ def csv_file_name(slug: str, settings: dict) -> str:
 
 
 def _download(data: pd.DataFrame, name: str, slug: str) -> None:
+    if presenter():  # a projector shows no buttons nobody in the room can press
+        return
     settings = {"page": name, **recorded_settings()}
     st.download_button(f"Download data: {name} (CSV)", icon=":material/download:",
                        data=lambda: csv_with_settings(data, settings), file_name=csv_file_name(slug, settings),

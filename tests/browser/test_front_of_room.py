@@ -63,3 +63,23 @@ def test_gram_note_lead_is_one_breath_in_the_first_screen(server, browser_page, 
     assert box["bottom"] <= size["height"], (mode, size, box)
     page.screenshot(path=str(SHOTS / f"front_gram_{mode}_{size['width']}x{size['height']}.png"))
     assert_no_exception(page, f"Gram {mode}")
+
+
+def test_a_page_requests_nothing_beyond_the_server(server, browser_page):
+    """Seen: the tab icon (a material icon) was fetched from a font server, which fails offline."""
+    page = browser_page
+    page.set_viewport_size(PROJECTOR)
+    outside = []
+
+    def record(request):
+        if not request.url.startswith((server, "data:", "blob:", "about:")):
+            outside.append(request.url)
+
+    page.on("request", record)
+    try:
+        page.goto(f"{server}/Itemsets", wait_until="domcontentloaded")
+        wait_until_idle(page)
+        page.wait_for_timeout(1500)
+    finally:
+        page.remove_listener("request", record)
+    assert not outside, outside

@@ -33,3 +33,16 @@ def test_every_definition_is_short_and_unknown_terms_are_refused():
     assert all(len(text) <= 90 for text in GLOSSARY.values())
     with pytest.raises(ValueError, match="glossary defines"):
         defined("kernel magic")
+
+
+def _csv_buttons(at) -> list[str]:
+    return [b.proto.label for b in at.get("download_button") if b.proto.label.startswith("Download data")]
+
+
+def test_presenter_mode_draws_no_captions_or_csv_buttons_under_charts(run_page):
+    """Issue 38, finding 4: grey captions and download buttons stayed on the projector."""
+    normal = run_page("pages/2_Itemsets.py", n=40)
+    shown = run_page("pages/2_Itemsets.py", n=40, presenter="true")
+    assert _csv_buttons(normal) and not _csv_buttons(shown)
+    caption = "Counts are exact (combinatorial, never enumerated)."
+    assert caption in [c.value for c in normal.caption] and caption not in [c.value for c in shown.caption]
