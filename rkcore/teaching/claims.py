@@ -222,14 +222,16 @@ HOME_VARIANCE_CLAIM = ("Rademacher (±1) weights give the smallest exact varianc
 #: most characters of the sentence a lecturer reads in one breath (the rest of a note is behind "More")
 LEAD_CHARS = 160
 _SENTENCE_END = re.compile(r"(?<=[.!?])\s+(?=[A-Z\"“(])")
-_CLAUSE_END = re.compile(r"(?<=[;:])\s+")
+_CLAUSE_END = re.compile(r"(?<=[;:,])\s+")
+#: a lead shorter than this says too little ("Same blocks in both …"): cut later, or not at all
+MIN_LEAD_CHARS = 60
 
 
 def lead_and_rest(note: str, limit: int = LEAD_CHARS) -> tuple[str, str]:
     """A note split into what the first screen shows (its first sentence, at most ``limit`` characters) and
-    the rest (behind "More"). A first sentence longer than the limit is cut at its last clause end (";" or
-    ":") within the limit, the lead then ends with "…" and the rest repeats nothing; with no clause end in
-    reach, the whole first sentence is the lead (a long lead is a note to rewrite, which the tests catch).
+    the rest (behind "More"). A first sentence longer than the limit is cut at its last clause end (";", ":"
+    or ",") between MIN_LEAD_CHARS and the limit, the lead then ends with "…" and the rest repeats nothing;
+    with no such clause end, the whole first sentence is the lead (a note to rewrite, which the tests catch).
 
     Parameters
     ----------
@@ -247,7 +249,7 @@ def lead_and_rest(note: str, limit: int = LEAD_CHARS) -> tuple[str, str]:
     parts = _SENTENCE_END.split(note, maxsplit=1)
     lead, rest = parts[0], parts[1] if len(parts) > 1 else ""
     if len(lead) > limit:
-        cuts = [m.start() for m in _CLAUSE_END.finditer(lead) if m.start() <= limit - 1]
+        cuts = [m.start() for m in _CLAUSE_END.finditer(lead) if MIN_LEAD_CHARS <= m.start() <= limit - 1]
         if cuts:
             cut = cuts[-1]
             lead, rest = lead[:cut - 1] + " …", ("… " + lead[cut:].strip() + (" " + rest if rest else "")).strip()

@@ -155,6 +155,12 @@ def test_lead_is_one_sentence_within_the_limit_and_nothing_is_lost():
     assert rest.startswith("… beyond the trials' spread") and rest.endswith("This step uses other data.")
     assert lead_and_rest("Short. Then more at 0.5 and e.g. D = 2.") == ("Short.", "Then more at 0.5 and e.g. D = 2.")
     assert lead_and_rest("One sentence only.") == ("One sentence only.", "")
+    # seen on story step 2: a cut right after the first colon left "Same blocks in both …"
+    step2 = ("Same blocks in both: pairs of the same digit average 1.48× the kernel value of different digits in K "
+             "and 1.52× in K̂, computed from just D = 256 random features (relative error 0.36).")
+    lead, rest = lead_and_rest(step2)
+    assert lead.endswith("in K̂ …") and len(lead) <= LEAD_CHARS and rest == "… computed from just D = 256 random " \
+        "features (relative error 0.36)."
 
 
 # ---------------------------------------------------------------- Lemma 4 on every data set (Home, story step 4)
