@@ -83,3 +83,21 @@ def test_a_page_requests_nothing_beyond_the_server(server, browser_page):
     finally:
         page.remove_listener("request", record)
     assert not outside, outside
+
+
+def test_export_holds_the_view_on_screen(server, browser_page):
+    """Seen: exported while "Difference" showed, the file had the side-by-side pair (the view was a fragment,
+    whose reruns never reached the page's export)."""
+    from tests.browser.test_browser import _downloaded_html
+
+    page = browser_page
+    page.set_viewport_size(LAPTOP)
+    page.goto(f"{server}/Gram_matrices?D=64&n=40", wait_until="domcontentloaded")
+    wait_until_idle(page, timeout_ms=120_000)
+    page.get_by_text("Difference K̂ − K", exact=True).click()
+    wait_until_idle(page, timeout_ms=120_000)
+    page.wait_for_function(DRAWN_JS, timeout=120_000)
+    text = _downloaded_html(page, "Export this view (one HTML file, works offline)")
+    assert text.count('id="rk-chart-') == 1
+    # the difference chart's title, not the pair's ("Gram matrices, n = 40 ...")
+    assert "Difference K" in text and "Gram matrices, n =" not in text, "the export is not the view on screen"
