@@ -77,9 +77,10 @@ def lesson() -> Lesson:
 
 with guarded("this step"):
     current = shown_step(step)
-    notice(current.sentence, here=True)
+    sentence_box = st.container()  # the sentence's lead above the chart, its rest ("More") under it
     data = current.data if current.data is not None else story.matrix_frame(*current.figure_args[:1 + (step == 2)])
     chart(BUILDERS[current.kind](*current.figure_args), data, f"Story step {step}", key=f"story_{step}",
           caption=current.caption or None)
+    notice(current.sentence, into=sentence_box)
 
 export_button(lesson, "the_story", label="Export the story (one HTML file, works offline)")

@@ -138,11 +138,11 @@ with guarded("the compositional kernel"):
           caption="Line: median over trials; band: 10–90%; dashed: 1/√D through the first point. "
                   "Same seeds for every mode.")
     summary = compositional_summary(df, metric)
+    notice(compositional_note(summary, df), here=True)  # under the chart it describes, not under the skeleton
     table(summary, "Compositional error summary", caption="Median error per D and mode.",
           column_config={k: st.column_config.NumberColumn(format="%.4g") for k in summary.columns if k != "D"})
     chart(draws_figure(df), df[df.metric == "draws_per_feature"], "Draws per stored feature",
           caption="De-duplication runs Algorithm 1 more often than D: every repeat is merged, not stored.")
-    notice(compositional_note(summary, df))
 
 with st.expander("The dual activations"):
     with guarded("the activations"):

@@ -108,13 +108,13 @@ with guarded("the error bounds"):
             left, right = columns(2)
         with left:
             chart(bounds_vs_eps_figure(measured, b_eps, D=D_show, R=R), measured[measured["D"] == D_show],
-                  "Tail probability vs eps",
+                  "Tail probability vs eps", main=True,
                   caption=f"Solid: measured over {trials} random maps (blue: one pair, averaged over the {n * n:,} "
                           "pairs; orange: the worst pair of each map). Dashed: the bounds, clipped at 1 where they say "
                           "nothing. Open triangles: nothing observed, so the probability is below the triangle.")
         with right:
             chart(bounds_vs_D_figure(measured, b_D, eps=float(eps), R=R),
-                  measured[np.isclose(measured["eps"], float(eps))], "Tail probability vs D",
+                  measured[np.isclose(measured["eps"], float(eps))], "Tail probability vs D", main=True,
                   caption=f"Measured at the D of the study ({D_GRID[0]} … {D_GRID[-1]}); the bounds are drawn out "
                           "to where they drop below 1.")
 

@@ -13,6 +13,7 @@ from rkapp import (
 from rkcore.studies.costs import timing_cost
 from rkcore.figures.timing import predicted_figure, slope_spread, timing_figure, timing_note
 from rkcore.registry import MAPS
+from rkcore.teaching.glossary import defined
 from rkcore.studies.timing import growth_exponent, median_table, predicted_operations, time_maps, timing_kernel
 
 D_OPTIONS, d_OPTIONS = choices("tm_sweep_n_components"), choices("tm_sweep_n_features")
@@ -21,7 +22,8 @@ RUN_LABEL = "Run the timings"
 
 page("Timing",
      "How long does mapping take? RK evaluates the kernel against D random vectors: O(D·d·m) per sample. "
-     "SCRK replaces the dense random matrix by signed circulant blocks and FFTs: O(m·D·log d). Here the maps "
+     f"SCRK replaces the dense random matrix by {defined('signed circulant blocks')} and FFTs: "
+     f"{defined('O(m D log d)')}. Here the maps "
      "of the registry are timed live on N(0, 1) data, against d and against D, as in the paper's Figure 1 "
      "(RK vs SCRK, ANOVA m = 2, D = 8192, d = 512 … 4096).")
 view = sidebar(data=False, n=False, kernel=False, distributions=None, D=False, seed=True)
@@ -148,10 +150,10 @@ if measured is not None:
             left, right = columns(2)
         with left:
             chart(shared_figure(timing_figure, by_d, "d", slopes=growth_exponent(by_d, "d")), by_d,
-                  "Timings vs input dimension d")
+                  "Timings vs input dimension d", main=True)
         with right:
             chart(shared_figure(timing_figure, by_D, "D", slopes=growth_exponent(by_D, "D")), by_D,
-                  "Timings vs feature count D")
+                  "Timings vs feature count D", main=True)
         slopes = pd.concat([growth_exponent(by_d, "d").assign(along="d"), growth_exponent(by_D, "D").assign(along="D")],
                            ignore_index=True)
         spread = pd.concat([slope_spread(by_d, "d"), slope_spread(by_D, "D")], ignore_index=True)

@@ -21,6 +21,7 @@ from rkcore.data.ratings import is_regression_target
 from rkcore.studies.regression_study import regression_methods, regression_note, regression_study
 from rkcore.figures.accuracy import accuracy_figure, classifier_note, estimate_figure, summary_table, time_figure
 from rkcore.registry import ITEMSET_KERNELS
+from rkcore.teaching.glossary import defined
 
 MULTIPLES, TRIALS = choices("cl_mult"), choices("cl_trials")
 SPLIT = (0.5, 0.1, 0.4)  # train / validation / test fractions of the n points
@@ -30,10 +31,10 @@ RUN_LABEL = "Run the study"
 
 page("Classifiers",
      "Does a linear model on random features learn as well as the kernel method it approximates, and how much "
-     "faster? Linear SVMs on RK / SCRK features (and TS / RM features of the polynomial kernel, and sparse random "
-     "features) against the exact kernel SVM, the factorization machine and the all-subsets model, as in the "
-     "paper's Figures 2 and 3. One seeded train / validation / test split; C is chosen on the validation set from "
-     "the exact kernel SVM, as in the paper.")
+     f"faster? Linear SVMs on RK / SCRK features (and {defined('TS / RM features')} of the polynomial kernel, and "
+     f"{defined('sparse random features')}) against the exact kernel SVM, the {defined('factorization machine')} "
+     "and the all-subsets model, as in the paper's Figures 2 and 3. One seeded train / validation / test split; "
+     f"{defined('C is chosen on the validation set')}, as in the paper.")
 #: what a first visit opens on: n = 1,000 points (at the shared default n = 200 the kernel SVM trained in 3 ms,
 #: liblinear stopped at its iteration limit 12 times, and the estimate read "about 0 s"), with every default method:
 #: the factorization machine converges here within the study's FM_MAX_ITER (451-491 L-BFGS-B iterations; at its

@@ -7,11 +7,13 @@ import re
 import threading
 import time
 from contextlib import contextmanager
+from pathlib import Path
 
 import pandas as pd
 import streamlit as st
 
 from rkcore.figures.style import VALIDATE_FIGURES_ENV, check_canonical, enlarged
+from rkcore.teaching.claims import lead_and_rest
 
 from .guard import literal, show_error
 from .navigation import page_menu
@@ -39,6 +41,10 @@ _CSS = """
       mask-image: none !important; -webkit-mask-image: none !important; }
   [data-testid="stMultiSelect"] div:has(> [data-testid="stMultiSelectTagsContainer"]) { height: auto !important;
       max-height: none !important; }
+  /* the note's lead: a slim box (one or two lines) right above the main chart; the rest is behind "More" */
+  .st-key-rk-conclusion [data-testid="stAlertContainer"], .st-key-rk-conclusion [role="alert"] {
+      padding-top: 0.4rem !important; padding-bottom: 0.4rem !important; }
+  .st-key-rk-conclusion { gap: 0.2rem; }
   /* the chart-library preload (see _preload_chart_library): drawn off-screen, takes no space */
   .st-key-chart-preload { position: absolute !important; left: -10000px; top: 0; width: 240px;
       height: 40px; overflow: hidden; }
@@ -92,9 +98,29 @@ def _presenter_setting(errors: list[str]) -> bool:
 
 #: the presenter-mode controls beside the title: the pages menu and the way out
 PRESENTER_CONTROLS_KEY = "rk-presenter-controls"
+#: px the main chart gives up so that the note's one-sentence lead above it fits the first screen
+NOTE_ROOM = 104
+#: session key: the title of the page the last run drew (a different one means the reader switched pages)
+SHOWN_PAGE_KEY = "_rk_shown_page"
+#: sent once per page switch: Streamlit switches pages in place and keeps the scroll position of the page before,
+#: so a preset clicked at the bottom of Home opened the next page at its bottom (6 of 12 clicks). The page scrolls
+#: to the top, again while its first charts arrive (they push the content), until the reader scrolls or 1.5 s pass.
+_TO_TOP = """<script>(() => {
+  const main = () => document.querySelector('[data-testid="stMain"]');
+  let stop = false;
+  const quit = () => { stop = true; };
+  ["wheel", "keydown", "touchstart", "mousedown"].forEach(e => window.addEventListener(e, quit, {once: true}));
+  const top = () => { if (stop) return; const m = main(); if (m) m.scrollTop = 0; window.scrollTo(0, 0); };
+  [0, 50, 150, 300, 600, 1000, 1500].forEach(ms => setTimeout(top, ms));
+})();</script>"""
 
 
-def page(title: str, intro: str | None = None, *, icon: str = ":material/scatter_plot:") -> None:
+#: the tab's icon, a local file served by the app: a material icon or an emoji is fetched from a font or emoji
+#: server, which fails offline (a class behind a firewall) and tells a third party who opened the page
+ICON = Path(__file__).with_name("icon.png")
+
+
+def page(title: str, intro: str | None = None, *, icon: str | None = None) -> None:
     """Set up a page: wide layout, projector-friendly CSS, the presenter toggle, title and a compact intro
     (navigation is app.py's), then two places kept for later: the main chart (:func:`lead`) and the page's
     conclusion (:func:`notice`), so both show on the first screen whatever the page computes before them.
@@ -103,13 +129,16 @@ def page(title: str, intro: str | None = None, *, icon: str = ":material/scatter
     the type is larger and the intro follows the chart."""
     errors: list[str] = []
     on = _presenter_setting(errors)
+    icon = icon or (str(ICON) if ICON.exists() else None)  # None: Streamlit's own icon, served locally too
     st.set_page_config(page_title=f"{title} · Random Kernel Explorer", page_icon=icon, layout="wide",
                        initial_sidebar_state="collapsed" if on else "auto")
     _run.formulas = None
     start_run()
     _run.figures = []  # what this run shows, in order: the offline export (export_button) writes it
     _run.title, _run.intro = title, intro
-    st.html(_CSS + (_PRESENTER_CSS if on else ""))
+    switched = st.session_state.get(SHOWN_PAGE_KEY) != title
+    st.session_state[SHOWN_PAGE_KEY] = title
+    st.html(_CSS + (_PRESENTER_CSS if on else "") + (_TO_TOP if switched else ""), unsafe_allow_javascript=switched)
     for message in errors:
         show_error(message)
     if on:
@@ -126,8 +155,10 @@ def page(title: str, intro: str | None = None, *, icon: str = ":material/scatter
         st.title(title)
     if intro and not _run.presenter:
         st.markdown(intro)
-    _run.lead = st.container(key=LEAD_KEY)
+    # the note's lead first, then the chart: both in the first screen (below the chart, the note sat under the
+    # fold at 1280x720 on 9 of 11 pages); the chart drawn in lead() gives up NOTE_ROOM of its height for it
     _run.conclusion = st.container(key="rk-conclusion")
+    _run.lead = st.container(key=LEAD_KEY)
     if intro and _run.presenter:  # the teacher says it; the chart comes first
         st.markdown(intro)
 
@@ -143,11 +174,15 @@ def lead():
     """Draw the page's main chart (or its run button) here: it shows right under the title, above the
     page's settings and formulas, inside the first screen at 1280x720 (the code may compute it last)."""
     slot = _slot("lead")
-    if slot is None:
-        yield
-        return
-    with slot:
-        yield
+    _run.in_lead = True
+    try:
+        if slot is None:
+            yield
+            return
+        with slot:
+            yield
+    finally:
+        _run.in_lead = False
 
 
 def preload_chart_library() -> None:
@@ -260,11 +295,15 @@ def fit_for_screen(fig, *, narrow: bool = False):
 
 
 def chart(fig, data: pd.DataFrame, name: str, *, caption: str | None = None, key: str | None = None,
-          narrow: bool = False) -> None:
+          narrow: bool = False, main: bool | None = None) -> None:
     """The figure, an optional caption, and a CSV download of the data behind it. ``narrow``: the chart
-    sits in a half-width column (its title wraps sooner)."""
+    sits in a half-width column (its title wraps sooner). ``main``: the page's main chart, which leaves
+    NOTE_ROOM of its height to the note's lead above it (None: whether it is drawn inside :func:`lead`; a
+    fragment's rerun does not know, so a fragment drawing the main chart says so)."""
     slug = key or _slug(name)
     fig = fit_for_screen(fig, narrow=narrow and not presenter())
+    if (getattr(_run, "in_lead", False) if main is None else main) and fig.layout.height:
+        fig.update_layout(height=max(fig.layout.height - NOTE_ROOM, 240))
     if os.environ.get(VALIDATE_FIGURES_ENV):  # the test suite: the figure as sent is plotly-valid
         check_canonical(fig)
     settings = {"page": name, **recorded_settings()}
@@ -272,11 +311,12 @@ def chart(fig, data: pd.DataFrame, name: str, *, caption: str | None = None, key
     st.plotly_chart(fig, theme=None, key=f"chart_{slug}",
                     config={"displaylogo": False, "toImageButtonOptions": {
                         "format": "png", "scale": 2, "filename": png_file_name(slug, settings)}})
-    if caption:
+    shown = not presenter()  # on a projector the teacher says it: no grey small print, no download buttons
+    if caption and shown:
         st.caption(caption)
     figures = getattr(_run, "figures", None)
     if figures is not None:
-        figures.append(("chart", fig, caption or ""))
+        figures.append(("chart", fig, caption or ""))  # the export keeps the caption
     _download(data, name, slug)
 
 
@@ -393,6 +433,8 @@ def csv_file_name(slug: str, settings: dict) -> str:
 
 
 def _download(data: pd.DataFrame, name: str, slug: str) -> None:
+    if presenter():  # a projector shows no buttons nobody in the room can press
+        return
     settings = {"page": name, **recorded_settings()}
     st.download_button(f"Download data: {name} (CSV)", icon=":material/download:",
                        data=lambda: csv_with_settings(data, settings), file_name=csv_file_name(slug, settings),
@@ -461,12 +503,17 @@ def formula(latex: str, caption: str | None = None) -> None:
             st.caption(caption)
 
 
-def notice(text: str, *, here: bool = False) -> None:
-    """The "what to notice" box of a view: the page's conclusion, shown right under the main chart (the slot
-    :func:`page` keeps), not at the bottom of the page; ``here``: where the code is (the story's layout)."""
-    slot = None if here else _slot("conclusion")
+def notice(text: str, *, here: bool = False, into=None) -> None:
+    """The "what to notice" box of a view: the note's first sentence (:func:`rkcore.teaching.claims.lead_and_rest`)
+    in the first screen, right above the main chart (the slot :func:`page` keeps), the rest behind "More" where
+    the code is (under the chart). ``here``: the lead where the code is too; ``into``: the lead in that
+    container (the story keeps one above its chart and calls this after drawing it)."""
+    slot = into if into is not None else None if here else _slot("conclusion")
     target = slot if slot is not None else st
-    target.info(f"**What to notice.** {text}", icon=":material/visibility:")
+    lead, rest = lead_and_rest(text)  # one breath on screen, the rest behind "More"
+    target.info(f"**What to notice.** {lead}", icon=":material/visibility:")
+    if rest:  # in place (under the chart, where the page's code is): the lead's slot stays one box high
+        st.expander("More", icon=":material/notes:").markdown(rest)
     figures = getattr(_run, "figures", None)
     if figures is not None:
         figures.append(("note", text))

@@ -60,12 +60,38 @@ class Lesson:
     settings: dict = field(default_factory=dict)
 
 
+#: $...$ (inline) and $$...$$ (display) formulas of the pages' text; a backslash-escaped dollar is a dollar
+_MATH = re.compile(r"(?<!\\)\$\$(.+?)(?<!\\)\$\$|(?<!\\)\$(.+?)(?<!\\)\$", re.S)
+
+
+def _math_html(latex: str, display: bool) -> str:
+    """A formula as MathML, which browsers draw themselves: no script, no font server, works offline (the
+    page's KaTeX is part of Streamlit's frontend, absent from an exported file). Without the latex2mathml
+    package the formula's source is shown as code, never as text with raw dollars."""
+    try:
+        from latex2mathml.converter import convert
+    except ImportError:  # pragma: no cover - the app's install has it
+        return f"<code>{html.escape(latex, quote=False)}</code>"
+    try:
+        return convert(latex, display="block" if display else "inline")
+    except Exception:  # noqa: BLE001 - a formula the converter does not know: its source, legibly
+        return f"<code>{html.escape(latex, quote=False)}</code>"
+
+
 def _inline_markdown(text: str) -> str:
-    """The sentences' own markup (**bold**, *italic*, `code`) as HTML; everything else shown literally."""
-    out = html.escape(str(text), quote=False)
+    """The sentences' own markup (**bold**, *italic*, `code`, $math$) as HTML; everything else shown literally."""
+    pieces, formulas = [], []
+    for k, part in enumerate(_MATH.split(str(text))):
+        if k % 3 == 0:  # text between formulas (split yields text, display group, inline group)
+            pieces.append(part.replace("\\$", "$"))
+        elif part is not None:
+            formulas.append(_math_html(part, display=k % 3 == 1))
+            pieces.append(f"\x00{len(formulas) - 1}\x00")
+    out = html.escape("".join(pieces), quote=False)
     out = re.sub(r"\*\*(.+?)\*\*", r"<b>\1</b>", out)
     out = re.sub(r"(?<![\w*])\*(?!\s)(.+?)(?<!\s)\*(?![\w*])", r"<i>\1</i>", out)
-    return re.sub(r"`([^`]+)`", r"<code>\1</code>", out)
+    out = re.sub(r"`([^`]+)`", r"<code>\1</code>", out)
+    return re.sub("\x00(\\d+)\x00", lambda m: formulas[int(m[1])], out)
 
 
 _STYLE = """

@@ -173,9 +173,9 @@ def kernel_trick_figure(df: pd.DataFrame) -> go.Figure:
         height=520, legend=LEGEND_BELOW,
         title=dict(text=f"Gram matrix of n = {n} points: explicit features vs kernel trick ({kind})"),
         xaxis=dict(anchor="y", domain=[0.0, 0.94], type="log", title=dict(text="d (input features, log scale)")),
-        yaxis=dict(anchor="x", domain=[0.0, 1.0], type="log", title=dict(text="time per Gram matrix (s, log scale)")),
+        yaxis=dict(anchor="x", domain=[0.0, 1.0], type="log", title=dict(text="time (s)")),
         yaxis2=dict(anchor="x", overlaying="y", side="right", type="log",
-                    title=dict(text="numbers per point (log scale)"), showgrid=False, dtick=1, exponentformat="power")))
+                    title=dict(text="numbers per point"), showgrid=False, dtick=1, exponentformat="power")))
 
 
 def feature_count_figure(df: pd.DataFrame) -> go.Figure:

@@ -16,6 +16,7 @@ import pandas as pd
 import plotly.graph_objects as go
 
 from .style import DIVERGING, FONT_SIZE, PALETTE, SEQUENTIAL, figure, plotly_text
+from ..teaching.claims import entries_sentence, nystroem_sentence
 
 EXACT_LABEL = "Exact K"
 APPROX_LABEL = "Approximate K̂ = Z Zᵀ"
@@ -217,10 +218,15 @@ def gram_scatter(pairs: pd.DataFrame, *, n_total: int | None = None) -> go.Figur
                    exponentformat="e")))
 
 
-def gram_note(stats: pd.DataFrame, *, D: int, map_label: str, distribution_label: str | None = None) -> str:
+def gram_note(stats: pd.DataFrame, *, D: int, map_label: str, distribution_label: str | None = None,
+              pairs: pd.DataFrame | None = None, n: int | None = None, unbiased: bool = True,
+              nystroem: bool = False) -> str:
     """The Gram page's "what to notice", from the error table it shows (``metric``/``value`` rows of
-    :func:`rkcore.studies.gram.gram_error_stats`): every number in the sentence is one on the screen; what
-    the theory predicts is stated as a prediction ("if ... falls like 1/√D"), not as a measurement.
+    :func:`rkcore.studies.gram.gram_error_stats`) and the entries the scatter draws (``pairs``: columns exact,
+    approx): every number in the sentence is one on the screen; comparisons come from
+    :mod:`rkcore.teaching.claims` (the side of y = x by a stated share, Nyström exact at D ≥ n); what the
+    theory predicts is stated as a prediction ("if ... falls like 1/√D"), not as a measurement. The first
+    sentence is the short one (the screen shows it, the rest is behind "More").
 
     Parameters
     ----------
@@ -232,6 +238,14 @@ def gram_note(stats: pd.DataFrame, *, D: int, map_label: str, distribution_label
         Name of the map.
     distribution_label : str or None, optional
         Name of the weight distribution, if any.
+    pairs : pandas.DataFrame or None, optional
+        The drawn entries (columns exact, approx); None leaves the sentence on their side out.
+    n : int or None, optional
+        Number of points (Nyström's exactness at D ≥ n).
+    unbiased : bool, default=True
+        Whether the map is unbiased (E K̂ = K): only then is a 1/√D rate predicted.
+    nystroem : bool, default=False
+        Whether the map is Nyström.
 
     Returns
     -------
@@ -246,8 +260,13 @@ def gram_note(stats: pd.DataFrame, *, D: int, map_label: str, distribution_label
     quality = ("the two heatmaps should look alike" if rel < 0.3 else
                "expect the approximate heatmap to look noisier than the exact one" if rel < 1.0 else
                "the approximate heatmap is dominated by noise at this D")
-    return (f"{map_label}{weights} at D = {D:,}: relative Frobenius error {rel:.3g} (mean |K̂ − K| = "
-            f"{mean_abs:.3g}, largest {max_abs:.3g}), so {quality}. The estimate is unbiased: in the view "
-            f"\"Entries: exact vs approximate\" the dots straddle the dashed line y = x and their spread is the "
-            f"variance. If the error falls "
-            f"like 1/√D, D = {4 * D:,} brings it to about {halved:.3g}; try it in the sidebar.")
+    parts = [f"{map_label}{weights} at D = {D:,}: relative Frobenius error {rel:.3g}, so {quality}.",
+             f"Mean |K̂ − K| = {mean_abs:.3g}, largest {max_abs:.3g}."]
+    if nystroem and n is not None:
+        parts.append(nystroem_sentence(D, n, rel))
+    if pairs is not None and len(pairs) and not (nystroem and n is not None and D >= n):
+        parts.append(entries_sentence(pairs["exact"], pairs["approx"], unbiased=unbiased))
+    if unbiased:
+        parts.append(f"If the error falls like 1/√D, D = {4 * D:,} brings it to about {halved:.3g}; try it in the "
+                     "sidebar.")
+    return " ".join(parts)

@@ -98,9 +98,11 @@ def timing_figure(df: pd.DataFrame, along: str = "d", phase: str = "transform", 
     title = plotly_text(title or f"Mapping time vs {along} ({_fixed_text(sub, along)})")
     return figure(traces, dict(
         height=520,
-        title=dict(text=title + f"<br><sup>median of {repeats} repeats · band: interquartile range</sup>"),
+        title=dict(text=title + f"<br><sup>{PHASE_LABELS.get(phase, phase)}: median of {repeats} repeats · band: "
+                                "interquartile range</sup>"),
         xaxis=dict(type="log", title=dict(text=AXIS_LABELS[along]), tickvals=sorted(sub[along].unique())),
-        yaxis=dict(type="log", title=dict(text=f"{PHASE_LABELS.get(phase, phase)} time (ms, log scale)"),
+        # short: a vertical title longer than the plot ran into the figure title (presenter mode, 1280x720)
+        yaxis=dict(type="log", title=dict(text=f"{phase} time (ms)"),
                    **log_ticks(1e3 * np.r_[cells.quantile(0.25), cells.quantile(0.75)])),
         # below the plot, anchored to the figure's bottom, one entry per line (inside the plot the lines ran
         # through it; a horizontal legend is wider than a half-width chart)
@@ -217,8 +219,8 @@ def timing_note(slopes: pd.DataFrame, load: tuple[float, int] | None = None) -> 
             why.append(f"the repeats disagree by more than {SLOPE_SPREAD_LIMIT:g} for {', '.join(shaky)}")
         if busy:
             why.append(f"the machine was busy (load {load[0]:.1f} on {load[1]} cores)")
-        note += (" Unreliable: " + " and ".join(why) + "; measure again when the machine is quieter, or raise "
-                 "the repeats.")
+        note += (" Read these slopes as rough: " + " and ".join(why) + ", so other work took a different share "
+                 "of the processor in each repeat; more repeats narrow the range.")
     return note + (" The operation counts predict slope 1 for RK in both d and D (one dense D × d product) and, for "
                    "SCRK, about 1 in D but well below 1 in d (FFTs: log d). Slopes below the prediction mean fixed "
                    "overheads still dominate at these sizes: raise n or the largest d / D to see the asymptotic rates.")

@@ -210,8 +210,9 @@ def variance_by_distribution_figure(summary: pd.DataFrame, kernel_label: str = "
 
 def lowest_by_D(tidy: pd.DataFrame) -> pd.DataFrame:
     """Per D of the Table 1 view's tidy numbers (method, D, mean, std, n_trials): the method with the lowest
-    mean, and ``tied``, the methods whose mean cannot be told apart from it (:func:`separated` fails),
-    the lowest included. A clear winner has ``tied == (winner,)``.
+    mean, ``tied``, the methods whose mean cannot be told apart from it (:func:`separated` fails),
+    the lowest included, and ``higher``, the others (above the lowest beyond SEPARATION_SE standard errors
+    of the difference). A clear winner has ``tied == (winner,)``.
 
     Parameters
     ----------
@@ -221,7 +222,7 @@ def lowest_by_D(tidy: pd.DataFrame) -> pd.DataFrame:
     Returns
     -------
     pandas.DataFrame
-        Columns D, lowest, tied.
+        Columns D, lowest, tied, higher.
     """
     rows = []
     for D, group in tidy.groupby("D", sort=True):
@@ -229,16 +230,49 @@ def lowest_by_D(tidy: pd.DataFrame) -> pd.DataFrame:
         best = group.iloc[0]
         tied = tuple(r.method for r in group.itertuples() if r.method == best.method or not separated(
             best["mean"], best["std"], int(best["n_trials"]), r.mean, r.std, int(r.n_trials)))
-        rows.append({"D": int(D), "lowest": best["method"], "tied": tied})
-    return pd.DataFrame(rows, columns=["D", "lowest", "tied"])
+        higher = tuple(r.method for r in group.itertuples() if r.method not in tied)
+        rows.append({"D": int(D), "lowest": best["method"], "tied": tied, "higher": higher})
+    return pd.DataFrame(rows, columns=["D", "lowest", "tied", "higher"])
+
+
+def _higher_sentence(lowest: pd.DataFrame) -> str:
+    """Which methods are above the lowest beyond the spread, and at how many D ("" if none anywhere)."""
+    if "higher" not in lowest:
+        return ""
+    counts: dict[str, int] = {}
+    for higher in lowest["higher"]:
+        for method in higher:
+            counts[method] = counts.get(method, 0) + 1
+    if not counts:
+        return ""
+    named = ", ".join(f"{m} at {c} of {len(lowest)}" for m, c in counts.items())
+    return f" Clearly higher than the lowest (beyond {SEPARATION_SE:g} standard errors): {named} values of D."
+
+
+def _summary_sentence(lowest: pd.DataFrame) -> str:
+    """The lead: who is lowest (or ties for it) and who is clearly higher, over all D, in one short sentence."""
+    clear = lowest[lowest["tied"].map(len) == 1]
+    counts: dict[str, int] = {}
+    for h in lowest.get("higher", []):
+        for m in h:
+            counts[m] = counts.get(m, 0) + 1
+    higher = [m if c == len(lowest) else f"{m} (at {c} of {len(lowest)} D)" for m, c in counts.items()]
+    if clear.empty:
+        tied = list(dict.fromkeys(m for t in lowest["tied"] for m in t))
+        text = f"{', '.join(tied[:-1])} and {tied[-1]} tie for the lowest error"
+    else:
+        top = clear["lowest"].value_counts().index[0]
+        text = f"{top} has the lowest error at {int((clear['lowest'] == top).sum())} of {len(lowest)} values of D"
+    return text + (f"; clearly higher: {', '.join(higher)}." if higher else ".")
 
 
 def _lowest_sentence(lowest: pd.DataFrame, trials: int | None) -> str:
     clear = lowest[lowest["tied"].map(len) == 1]
     within = f"within {SEPARATION_SE:g} standard errors of {trials} trials" if trials else "within the trials' spread"
+    higher = _higher_sentence(lowest)
     if clear.empty:
         ties = "; ".join(f"D = {r.D}: {' and '.join(r.tied)}" for r in lowest.itertuples())
-        return f"No distribution has a lower mean error than the others beyond the trials' spread: they tie ({ties}; {within})."
+        return f"No single distribution is lowest beyond the trials' spread: they tie for lowest ({ties}; {within})." + higher
     winners = clear["lowest"].value_counts()
     top, count = winners.index[0], int(winners.iloc[0])
     text = f"Lowest mean error beyond the trials' spread: {top} at {count} of {len(lowest)} values of D"
@@ -246,7 +280,7 @@ def _lowest_sentence(lowest: pd.DataFrame, trials: int | None) -> str:
     tied = [f"D = {r.D}: {' and '.join(r.tied)} tie" for r in lowest.itertuples() if len(r.tied) > 1]
     if others or tied:
         text += " (" + "; ".join(others + tied) + (f", {within}" if tied else "") + ")"
-    return text + "."
+    return text + "." + higher
 
 
 def distribution_note(lowest: pd.DataFrame | None, summary: pd.DataFrame | None, trials: int | None = None) -> str:
@@ -271,7 +305,7 @@ def distribution_note(lowest: pd.DataFrame | None, summary: pd.DataFrame | None,
     """
     parts = []
     if lowest is not None and len(lowest):
-        parts.append(_lowest_sentence(lowest, trials))
+        parts += [_summary_sentence(lowest), _lowest_sentence(lowest, trials)]
     else:
         parts.append("Run the error study to see which distribution has the lowest error at each D.")
     if summary is not None and len(summary):

@@ -23,6 +23,8 @@ from ..registry import KernelSpec
 from ..spec import load_view_data
 from ..studies.accuracy import DEFAULT_SPLIT, accuracy_study, speedups
 from ..studies.costs import classifier_cost
+from ..studies.variance_study import variance_by_distribution
+from .claims import flat_sentence
 
 STORY_DATASET = "digits"
 STORY_NORMALIZATION = "l2"
@@ -175,9 +177,32 @@ def convergence_sentence(medians: pd.DataFrame, distribution: str = "rademacher"
     m = medians[medians["distribution"] == distribution].sort_values("D")
     first, last = m.iloc[0], m.iloc[-1]
     slope = float(np.polyfit(np.log(m["D"]), np.log(m["median_rel_fro"]), 1)[0])
-    return (f"The error falls from {first.median_rel_fro:.2f} at D = {int(first.D):,} to "
+    verb = "falls" if last.median_rel_fro < first.median_rel_fro else "does not fall: it goes"
+    return (f"The error {verb} from {first.median_rel_fro:.2f} at D = {int(first.D):,} to "
             f"{last.median_rel_fro:.3f} at D = {int(last.D):,}: a log-log slope of {slope:.2f} "
             f"(1/√D would be −0.5).")
+
+
+def step3_sentence(trials: pd.DataFrame, distribution: str = "rademacher") -> str:
+    """Step 3's words: :func:`convergence_sentence` and, where the median does not fall between neighbouring
+    D, :func:`rkcore.teaching.claims.flat_sentence` with the draws that explain it.
+
+    Parameters
+    ----------
+    trials : pandas.DataFrame
+        :func:`error_vs_D` output.
+    distribution : str, default="rademacher"
+        The distribution described.
+
+    Returns
+    -------
+    str
+        The sentence(s) under the step's chart.
+    """
+    medians = median_error(trials)
+    own = medians[medians["distribution"] == distribution]
+    return " ".join(filter(None, [convergence_sentence(medians, distribution),
+                                  flat_sentence(trials[trials["distribution"] == distribution], own)]))
 
 
 def separation_by_D(trials: pd.DataFrame, a: str, b: str) -> pd.DataFrame:
@@ -422,10 +447,54 @@ def error_steps() -> list[StoryStep]:
     X4, _ = story_data(200, "interactions", "l1")
     trials4 = error_vs_D(X4, distributions=STORY_DISTRIBUTIONS, trials=3)
     medians4 = median_error(trials4)
-    return [StoryStep(3, f"3 · {STEP_TITLES[3]}", convergence_sentence(medians), "curve",
+    step3 = step3_sentence(trials)
+    step4 = " ".join([distribution_sentence(trials4), switch_sentence(
+        exact_variance_ratio(X), exact_variance_ratio(X4), "digits", "synthetic interaction data")])
+    return [StoryStep(3, f"3 · {STEP_TITLES[3]}", step3, "curve",
                       (trials, medians, "Error of the estimate as D grows (digits)"), data=trials),
-            StoryStep(4, f"4 · {STEP_TITLES[4]}", distribution_sentence(trials4), "curve",
+            StoryStep(4, f"4 · {STEP_TITLES[4]}", step4, "curve",
                       (trials4, medians4, "Rademacher vs Gaussian weights (synthetic interaction data)"), data=trials4)]
+
+
+def exact_variance_ratio(X, distribution: str = "gaussian") -> float:
+    """Mean exact variance of the story kernel's estimate with ``distribution`` weights over Rademacher's
+    (:func:`rkcore.studies.variance_study.variance_by_distribution`; no random map enters it).
+
+    Parameters
+    ----------
+    X : numpy.ndarray of shape (n_samples, n_features)
+        The points.
+    distribution : str, default="gaussian"
+        The distribution compared with Rademacher.
+
+    Returns
+    -------
+    float
+        The ratio of the mean variances (at least 1 by Lemma 4).
+    """
+    summary = variance_by_distribution(X, STORY_KERNEL, (distribution,), max_pairs=1000)
+    return float(summary["ratio_to_rademacher"].iloc[0])
+
+
+def switch_sentence(ratio_before: float, ratio_after: float, before: str, after: str) -> str:
+    """Step 4 changes data set; say so, and why, from the exact variance ratios (Gaussian over Rademacher)
+    on the data before and after: the error ratio is about the square root of the variance ratio.
+
+    Parameters
+    ----------
+    ratio_before, ratio_after : float
+        Exact variance ratios on the two data sets.
+    before, after : str
+        Their names.
+
+    Returns
+    -------
+    str
+        One sentence.
+    """
+    return (f"This step uses the {after}, not the {before}: there Gaussian weights' exact variance is "
+            f"{ratio_after:.2f}× Rademacher's (error about {ratio_after ** 0.5:.2f}×), on the {before} only "
+            f"{ratio_before:.2f}× (error about {ratio_before ** 0.5:.2f}×), too small to see in a few draws.")
 
 
 def duel(n: int):

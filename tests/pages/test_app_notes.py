@@ -17,7 +17,9 @@ STORY = "pages/0_Story.py"
 def note_text(at) -> str:
     notes = [i.value for i in at.info if "What to notice" in i.value]
     assert len(notes) == 1, [i.value for i in at.info]
-    return notes[0]
+    lead = notes[0].removeprefix("**What to notice.** ")
+    assert len(lead) <= 160, lead  # one breath on screen; the rest is behind "More"
+    return " ".join([notes[0]] + [m.value for e in at.expander if e.label == "More" for m in e.markdown])
 
 
 @pytest.mark.parametrize("D", [32, 1024])
