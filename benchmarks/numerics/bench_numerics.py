@@ -49,11 +49,11 @@ def old_power_sums(X, Y, degree, y_is_sign=False):
     P = [None]
     for t in range(1, degree + 1):
         if y_is_sign and t % 2 == 0:
-            P.append(np.asarray(KN._power(X, t).sum(axis=1), dtype=np.float64).reshape(-1, 1))
+            P.append(np.asarray(KN.elementwise_power(X, t).sum(axis=1), dtype=np.float64).reshape(-1, 1))
         elif y_is_sign:
-            P.append(KN._gram(KN._power(X, t), Y))
+            P.append(KN.gram_dense(KN.elementwise_power(X, t), Y))
         else:
-            P.append(KN._gram(KN._power(X, t), KN._power(Y, t)))
+            P.append(KN.gram_dense(KN.elementwise_power(X, t), KN.elementwise_power(Y, t)))
     return P
 
 
@@ -139,7 +139,7 @@ def old_rk_transform(rk: RandomKernel, X):
             if signs:
                 P = old_power_sums(Xb, W, m, y_is_sign=True)
             else:
-                P = [None] + [KN._gram(Xb**t, powers[t]) for t in range(1, m + 1)]
+                P = [None] + [KN.gram_dense(Xb**t, powers[t]) for t in range(1, m + 1)]
             return old_elementary_top(P, m)
         temporaries = m + 3
     from rkcore.maps.random_kernel import MIN_GEMM_BLOCK_ROWS, TRANSFORM_BLOCK_BYTES

@@ -121,8 +121,8 @@ def normalize(X, norm: str = "l1") -> np.ndarray | sp.csr_matrix:
         return X.copy()
     # Scale each row by a power of two (exact) so its largest entry is in [0.5, 1) first:
     # the norm of a row like [1e308, 1e308, 1] would overflow and the row become zeros.
-    from ..kernels.exact import _row_power_of_two_scale
-    return _sk_normalize(_row_power_of_two_scale(X)[1], norm=norm, axis=1, copy=True)
+    from ..kernels.exact import row_power_of_two_scale
+    return _sk_normalize(row_power_of_two_scale(X)[1], norm=norm, axis=1, copy=True)
 
 
 def _subsample(n_total: int, n_samples: int | None, random_state) -> np.ndarray:

@@ -70,7 +70,7 @@ def _math_html(latex: str, display: bool) -> str:
     package the formula's source is shown as code, never as text with raw dollars."""
     try:
         from latex2mathml.converter import convert
-    except ImportError:  # pragma: no cover - the app's install has it
+    except ImportError:  # optional (pip install latex2mathml): the app's fixed install does not bring it
         return f"<code>{html.escape(latex, quote=False)}</code>"
     try:
         return convert(latex, display="block" if display else "inline")

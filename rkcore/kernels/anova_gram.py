@@ -12,12 +12,12 @@ from .blas_blocks import as_sparse_if_sparse, gemm_into, mirror_upper_triangle, 
 from .witnesses import _cauchy_schwarz_witness, _count_threshold, _witness_failures
 from .anova_closed_forms import _gathered_check, _summed_block, _top_block, _top_counted, _top_value
 from .numerics import (
-    _abs_max,
+    abs_max,
     _broadcast_full,
-    _gram,
+    gram_dense,
     _is_nonnegative,
-    _max_nnz_per_row,
-    _power,
+    max_nnz_per_row,
+    elementwise_power,
     _zero_fraction,
     closed_form_check_constants,
     elementary_from_power_sums,
@@ -68,15 +68,15 @@ def contract_elementary(X, Y, degree: int, all_orders: bool = False):
     """
     nX, nY = X.shape[0], Y.shape[0]
     nonneg = _is_nonnegative(X) and _is_nonnegative(Y)
-    gamma = float(rounding_gamma(min(_max_nnz_per_row(X), _max_nnz_per_row(Y)) + 2 * degree))
-    Ypow = [None] + [_power(Y, t) for t in range(1, degree + 1)]
-    y_max = _abs_max(Y)
+    gamma = float(rounding_gamma(min(max_nnz_per_row(X), max_nnz_per_row(Y)) + 2 * degree))
+    Ypow = [None] + [elementwise_power(Y, t) for t in range(1, degree + 1)]
+    y_max = abs_max(Y)
     # Sparse-ish data (e.g. one-hot rows): many pairs share fewer than m non-zeros, so their
     # value is exactly 0 but the check cannot vouch for Newton's (S = 0). One more product of
     # the non-zero patterns counts the shared non-zeros and settles those pairs directly.
     count_shared = not all_orders and degree >= 2 and (_zero_fraction(X) > 0.25 or _zero_fraction(Y) > 0.25)
     Ymask = (Y != 0).astype(np.float64) if count_shared else None
-    Yabs = [None] + [None if nonneg or t % 2 == 0 else _power(abs(Y), t) for t in range(1, degree + 1)]
+    Yabs = [None] + [None if nonneg or t % 2 == 0 else elementwise_power(abs(Y), t) for t in range(1, degree + 1)]
     out = [1.0] + [np.empty((nX, nY)) for _ in range(degree)] if all_orders else np.empty((nX, nY))
     bad_rows, bad_cols = [], []
     with np.errstate(over="ignore", invalid="ignore"):
@@ -88,12 +88,12 @@ def contract_elementary(X, Y, degree: int, all_orders: bool = False):
             Xabs = None if nonneg else abs(Xb)
             P, Pa = [None], [None]
             for t in range(1, degree + 1):
-                Xt = _power(Xb, t)
-                P.append(_gram(Xt, Ypow[t]))
-                Pa.append(P[t] if nonneg or t % 2 == 0 else _gram(_power(Xabs, t), Yabs[t]))
+                Xt = elementwise_power(Xb, t)
+                P.append(gram_dense(Xt, Ypow[t]))
+                Pa.append(P[t] if nonneg or t % 2 == 0 else gram_dense(elementwise_power(Xabs, t), Yabs[t]))
             # the check first: elementary_top overwrites P[2] and P[3], which Pa shares
             ok = newton_is_safe(Pa, degree, gamma, all_orders=all_orders)
-            risky = may_overflow(_abs_max(Xb), y_max, Y.shape[1], degree)
+            risky = may_overflow(abs_max(Xb), y_max, Y.shape[1], degree)
             if all_orders:
                 e = elementary_from_power_sums(P, degree)
                 for k in range(1, degree + 1):
@@ -105,7 +105,7 @@ def contract_elementary(X, Y, degree: int, all_orders: bool = False):
                 if risky:
                     ok = ok & np.isfinite(out[rows])
                 if count_shared and not ok.all():
-                    too_few = _gram((Xb != 0).astype(np.float64), Ymask) < degree
+                    too_few = gram_dense((Xb != 0).astype(np.float64), Ymask) < degree
                     out[rows][too_few] = 0.0
                     ok = ok | too_few
             if not ok.all():
@@ -226,9 +226,9 @@ class _FusedGram:
     def __init__(self, X, Y, degree: int, summed: bool):
         self.X, self.Y, self.degree, self.summed = X, Y, degree, summed
         self.nonneg = nonneg = _is_nonnegative(X) and _is_nonnegative(Y)
-        self.gamma = float(rounding_gamma(min(_max_nnz_per_row(X), _max_nnz_per_row(Y)) + 2 * degree))
+        self.gamma = float(rounding_gamma(min(max_nnz_per_row(X), max_nnz_per_row(Y)) + 2 * degree))
         self.count_shared = count_shared = not summed and (_zero_fraction(X) > 0.25 or _zero_fraction(Y) > 0.25)
-        self.y_max = _abs_max(Y)
+        self.y_max = abs_max(Y)
         self.consts = consts = None if summed else \
             tuple(None if c is None else float(c) for c in closed_form_check_constants(degree, self.gamma))
         # the proven shortcuts of the first closed-form test (None where they do not apply)
@@ -283,7 +283,7 @@ class _FusedGram:
         cols = slice(c0, nY)
         P = [None] + [gemm_into(1.0, _small_power(Xb, t), self.YT[t][:, cols], 0.0, slots[t - 1])
                       for t in range(1, degree + 1)]
-        risky = may_overflow(_abs_max(Xb), self.y_max, self.X.shape[1], degree)
+        risky = may_overflow(abs_max(Xb), self.y_max, self.X.shape[1], degree)
         block = _BlockSums(self, Xb, rows, cols, slots, P)
         for sub in row_blocks(r, 1, self.sub_rows):
             self._sub_block(rows.start + sub.start, sub, c0, w, P, block, risky)
@@ -374,7 +374,7 @@ def _small_power(A, t: int):
         return A.multiply(A) if sp.issparse(A) else A * A
     if t == 3:
         return A.multiply(A).multiply(A) if sp.issparse(A) else np.multiply(A * A, A)
-    return _power(A, t)
+    return elementwise_power(A, t)
 
 
 def _levels_in_range(a: np.ndarray, b: np.ndarray, d: int, degree: int) -> bool:

@@ -18,8 +18,8 @@ from .numerics import (
     CONTRACT_RTOL,
     UNIT_ROUNDOFF,
     _broadcast_full,
-    _dense,
-    _gram,
+    to_dense,
+    gram_dense,
     _pair,
     check_gram_fits,
     check_array,
@@ -157,7 +157,7 @@ def dot_kernel(X, Y=None) -> np.ndarray:
         where the exact value exceeds float64.
     """
     X, Y = _pair(X, Y)
-    return ranged_gram(X, Y, 1, lambda A, B, sym: _gram(A, B))
+    return ranged_gram(X, Y, 1, lambda A, B, sym: gram_dense(A, B))
 
 
 def all_subsets_kernel(X, Y=None) -> np.ndarray:
@@ -193,7 +193,7 @@ def all_subsets_kernel(X, Y=None) -> np.ndarray:
     if bad.any():
         r, c = np.nonzero(bad)
         for sl in row_blocks(len(r), 8 * 8 * X.shape[1]):  # (pairs x d) temporaries, bounded
-            out[r[sl], c[sl]] = product_one_plus(_dense(X[r[sl]]), _dense(Y[c[sl]]))
+            out[r[sl], c[sl]] = product_one_plus(to_dense(X[r[sl]]), to_dense(Y[c[sl]]))
     return out
 
 
@@ -295,7 +295,7 @@ def explicit_features(X, family: ItemsetFamily, max_features: int = MAX_ENUMERAT
             f"{max_features:,} columns allowed; use itemset_kernel, which never lists them."
         )
     itemsets = family.enumerate(limit=max_features)
-    Xd = _dense(X)
+    Xd = to_dense(X)
     n = Xd.shape[0]
     out = np.empty((n, len(itemsets)))
     col = 0
@@ -363,13 +363,13 @@ def cross_fields_kernel(X, Y, family: ItemsetFamily) -> np.ndarray:
 def _cross_fields_gram(X, Y, fields: list, m: int) -> np.ndarray:
     e = [np.ones((X.shape[0], Y.shape[0]))] + [np.zeros((X.shape[0], Y.shape[0])) for _ in range(m)]
     for n_done, f in enumerate(fields, start=1):
-        g = _gram(X[:, f], Y[:, f])
+        g = gram_dense(X[:, f], Y[:, f])
         for k in range(min(n_done, m), 0, -1):
             e[k] += g * e[k - 1]
     return e[m]
 
 
-def _row_power_of_two_scale(A):
+def row_power_of_two_scale(A):
     """(exponents E_i, A_i * 2^-E_i) with max_j |A_ij 2^-E_i| in [0.5, 1): an exact scaling."""
     E = row_exponents(A)[1]
     return E, scale_rows(A, E)
@@ -412,13 +412,13 @@ def itemset_support(X, Y, family: ItemsetFamily) -> np.ndarray:
     if kind in ("up_to", "all_subsets"):  # the empty itemset is in the family
         return np.ones(shape, dtype=bool)
     if kind in ("anova", "dot"):
-        return _gram(B, C) >= (family.degree if kind == "anova" else 1)
+        return gram_dense(B, C) >= (family.degree if kind == "anova" else 1)
     if kind == "cross_fields":
-        hits = sum((_gram(B[:, list(f)], C[:, list(f)]) >= 1).astype(np.int64) for f in family.fields)
+        hits = sum((gram_dense(B[:, list(f)], C[:, list(f)]) >= 1).astype(np.int64) for f in family.fields)
         return hits >= family.degree
     if () in family.itemsets:
         return np.ones(shape, dtype=bool)
-    return _gram(explicit_features(B, family), explicit_features(C, family)) > 0
+    return gram_dense(explicit_features(B, family), explicit_features(C, family)) > 0
 
 
 def anova_newton_float(X, Y, degree: int) -> np.ndarray:
@@ -497,7 +497,7 @@ def _custom_gram(X, Y, family: ItemsetFamily) -> np.ndarray:
     (:func:`rkcore.kernels.stable.custom_pairs`)."""
     width = max((len(v) for v in family.itemsets), default=0)
     if width == 0:
-        return _gram(explicit_features(X, family), explicit_features(Y, family))
+        return gram_dense(explicit_features(X, family), explicit_features(Y, family))
     itemsets = family.enumerate()
-    return ranged_gram(X, Y, width, lambda A, B, sym: _gram(explicit_features(A, family), explicit_features(B, family)),
+    return ranged_gram(X, Y, width, lambda A, B, sym: gram_dense(explicit_features(A, family), explicit_features(B, family)),
                        mode="plain", fallback=lambda A, B, r, c: custom_pairs(A, B, r, c, itemsets))

@@ -177,21 +177,57 @@ def check_gram_fits(n_rows: int, n_cols: int, gram_copies: int) -> None:
                    largest={"number of rows": bytes_for})
 
 
-def _dense(A) -> np.ndarray:
+def to_dense(A) -> np.ndarray:
+    """A dense array of A (sparse matrices densified, arrays as they are: no copy, no dtype change).
+
+    Parameters
+    ----------
+    A : numpy.ndarray or scipy.sparse matrix
+        The matrix.
+
+    Returns
+    -------
+    numpy.ndarray
+        A itself, or its dense form.
+    """
     return A.toarray() if sp.issparse(A) else A
 
 
-def _power(A, t: int):
-    """Element-wise t-th power, keeping sparsity."""
+def elementwise_power(A, t: int):
+    """Element-wise t-th power, keeping sparsity.
+
+    Parameters
+    ----------
+    A : numpy.ndarray or scipy.sparse matrix
+        The matrix.
+    t : int
+        The power (1: A itself).
+
+    Returns
+    -------
+    numpy.ndarray or scipy.sparse matrix
+        A**t, sparse when A is.
+    """
     if t == 1:
         return A
     return A.power(t) if sp.issparse(A) else A**t
 
 
-def _gram(A, B) -> np.ndarray:
-    """A @ B.T as a dense float64 array (A, B dense or sparse)."""
+def gram_dense(A, B) -> np.ndarray:
+    """A @ B.T as a dense float64 array (A, B dense or sparse).
+
+    Parameters
+    ----------
+    A, B : numpy.ndarray or scipy.sparse matrix
+        Matrices with the same number of columns.
+
+    Returns
+    -------
+    numpy.ndarray
+        The dense product.
+    """
     out = A @ B.T
-    return _dense(out) if sp.issparse(out) else np.asarray(out)
+    return to_dense(out) if sp.issparse(out) else np.asarray(out)
 
 
 def row_blocks(n_rows: int, bytes_per_row: int, budget: int | None = None) -> Iterator[slice]:
@@ -245,11 +281,11 @@ def power_sums(X, Y, degree: int, y_is_sign: bool = False) -> list:
     P: list = [None]
     for t in range(1, degree + 1):
         if y_is_sign and t % 2 == 0:
-            P.append(np.asarray(_power(X, t).sum(axis=1), dtype=np.float64).reshape(-1, 1))
+            P.append(np.asarray(elementwise_power(X, t).sum(axis=1), dtype=np.float64).reshape(-1, 1))
         elif y_is_sign:
-            P.append(_gram(_power(X, t), Y))
+            P.append(gram_dense(elementwise_power(X, t), Y))
         else:
-            P.append(_gram(_power(X, t), _power(Y, t)))
+            P.append(gram_dense(elementwise_power(X, t), elementwise_power(Y, t)))
     return P
 
 
@@ -545,7 +581,19 @@ def may_overflow(x_absmax: float, y_absmax: float, n_terms: int, degree: int) ->
     return degree * np.log10(big) > 290 if np.isfinite(big) else True
 
 
-def _abs_max(A) -> float:
+def abs_max(A) -> float:
+    """The largest |entry| of A (0.0 when empty); a sparse matrix's stored entries only.
+
+    Parameters
+    ----------
+    A : numpy.ndarray or scipy.sparse matrix
+        The matrix.
+
+    Returns
+    -------
+    float
+        max |A_ij|.
+    """
     data = A.data if sp.issparse(A) else A
     return float(np.abs(data).max(initial=0.0))
 
@@ -561,7 +609,19 @@ def _zero_fraction(A) -> float:
     return 1.0 - np.count_nonzero(A) / max(1, A.size)
 
 
-def _max_nnz_per_row(A) -> int:
+def max_nnz_per_row(A) -> int:
+    """The most non-zeros in one row of A (stored entries for a sparse matrix).
+
+    Parameters
+    ----------
+    A : numpy.ndarray or scipy.sparse matrix
+        The matrix.
+
+    Returns
+    -------
+    int
+        Largest number of non-zeros of a row.
+    """
     if sp.issparse(A):
         return int(np.diff(A.indptr).max(initial=0))
     return int(np.count_nonzero(A, axis=1).max(initial=0))

@@ -15,7 +15,7 @@ from sklearn.utils.multiclass import check_classification_targets
 from sklearn.utils.validation import _check_sample_weight, check_is_fitted, validate_data
 
 from ..kernels.itemsets import check_degree_fits
-from ..kernels.numerics import (_abs_max, canonical_csr, _max_nnz_per_row, elementary_from_power_sums, may_overflow, newton_is_safe,
+from ..kernels.numerics import (abs_max, canonical_csr, max_nnz_per_row, elementary_from_power_sums, may_overflow, newton_is_safe,
                                rounding_gamma, row_blocks)
 from ..kernels.ranges import failing_pairs, in_range, restore_scale, row_exponents, scale_rows
 from ..kernels.stable import elementary_pairs
@@ -372,9 +372,9 @@ class FactorizationMachineClassifier(_LBFGSBinaryClassifier):
             power_sums = [None] + [np.asarray(Xp[t] @ (P**t).T) for t in range(1, m + 1)]
             abs_sums = [None] + [power_sums[t] if t % 2 == 0 else np.asarray(abs(Xp[t]) @ (np.abs(P) ** t).T)
                                  for t in range(1, m + 1)]
-            ok = newton_is_safe(abs_sums, m, rounding_gamma(_max_nnz_per_row(Xp[1]) + 2 * m))
+            ok = newton_is_safe(abs_sums, m, rounding_gamma(max_nnz_per_row(Xp[1]) + 2 * m))
             e = elementary_from_power_sums(power_sums, m)
-            if may_overflow(_abs_max(Xp[1]), _abs_max(P), P.shape[1], m):
+            if may_overflow(abs_max(Xp[1]), abs_max(P), P.shape[1], m):
                 ok = ok & np.all([np.isfinite(ek) for ek in e[1:]], axis=0)
         if not ok.all():
             rows, cols = np.nonzero(~np.broadcast_to(ok, e[m].shape))

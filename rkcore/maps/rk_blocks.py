@@ -10,11 +10,11 @@ from ..kernels.blas_blocks import gemm_into
 from ..kernels.fastpaths import rk_block
 from ..kernels.itemsets import ItemsetFamily
 from ..kernels.numerics import (
-    _abs_max,
-    _dense,
-    _gram,
-    _max_nnz_per_row,
-    _power,
+    abs_max,
+    to_dense,
+    gram_dense,
+    max_nnz_per_row,
+    elementwise_power,
     elementary_from_power_sums,
     elementary_top,
     may_overflow,
@@ -83,7 +83,7 @@ def _fast_block_mapper(family: ItemsetFamily, W: np.ndarray, signs: bool, n_comp
 def _repair(Z, Xb, W, w_max: float, ok, degree: int, all_orders: bool, factor: float):
     """Accuracy contract (rkcore.kernels.numerics): recompute the features where ``ok`` is False
     (or not finite) with the stable recursion, times ``factor``."""
-    if Z.dtype != np.float64 or may_overflow(_abs_max(Xb), w_max, W.shape[1], degree):
+    if Z.dtype != np.float64 or may_overflow(abs_max(Xb), w_max, W.shape[1], degree):
         ok = ok & np.isfinite(Z)  # (float32 overflows far below may_overflow's threshold)
     if ok.all():
         return Z
@@ -100,11 +100,11 @@ def _anova_closed_form_mapper(W: np.ndarray, m: int, signs: bool, n_components, 
     P_2, kept by the block) decide which features the stable recursion recomputes. Rademacher:
     the check is on row sums, O(nnz) per row."""
     fast = rk_block("anova", m, W, signs, n_components)
-    c, w_max = fast.c, _abs_max(W)
+    c, w_max = fast.c, abs_max(W)
 
     def anova_fast(Xb, out):
-        gamma = rounding_gamma(_max_nnz_per_row(Xb) + 2 * m)
-        if not signs and out.dtype == np.float64 and not may_overflow(_abs_max(Xb), w_max, W.shape[1], m):
+        gamma = rounding_gamma(max_nnz_per_row(Xb) + 2 * m)
+        if not signs and out.dtype == np.float64 and not may_overflow(abs_max(Xb), w_max, W.shape[1], m):
             # Fused: features and a sufficient condition for newton_is_safe on cache-sized
             # chunks; newton_is_safe itself decides for the few entries that condition
             # leaves (fastpaths.AnovaBlock.checked). None: gamma too large for tier 1.
@@ -122,13 +122,13 @@ def _anova_closed_form_mapper(W: np.ndarray, m: int, signs: bool, n_components, 
             if signs:
                 Pa = [None, c * _row_sums(absX), sums["P2"]]
                 if m == 3:
-                    Pa.append(c**3 * _row_sums(_power(absX, 3)))
+                    Pa.append(c**3 * _row_sums(elementwise_power(absX, 3)))
             else:
                 scratch = sums.get("scratch")
                 Pa1 = gemm_into(1.0, absX, fast._abs_weights(1), 0.0, np.empty_like(out) if scratch is None else scratch)
                 Pa = [None, Pa1, sums["P2"]]
                 if m == 3:  # one more GEMM; the check uses it only where 3 Pa_2 > A^2 (1 - ...)
-                    Pa.append(gemm_into(1.0, _power(absX, 3), fast._abs_weights(3), 0.0, np.empty_like(out)))
+                    Pa.append(gemm_into(1.0, elementwise_power(absX, 3), fast._abs_weights(3), 0.0, np.empty_like(out)))
             ok = newton_is_safe(Pa, m, gamma)
         return _repair(out, Xb, W, w_max, ok, m, False, scale)
 
@@ -141,7 +141,7 @@ def _anova_closed_form_mapper(W: np.ndarray, m: int, signs: bool, n_components, 
 def _newton_mapper(W: np.ndarray, kind: str, m: int, signs: bool, scale: float):
     """ANOVA of any order, or up-to: power sums, Newton's identities, the check and repair. For
     Rademacher weights |x_j w_j| = |x_j|, so the power sums of |z| are row sums (O(d) per row)."""
-    D, w_max = W.shape[0], _abs_max(W)
+    D, w_max = W.shape[0], abs_max(W)
     powers = None if signs else [None] + [W**t for t in range(1, m + 1)]
     W_abs = None if signs else np.abs(W)
 
@@ -152,9 +152,9 @@ def _newton_mapper(W: np.ndarray, kind: str, m: int, signs: bool, scale: float):
             if t % 2 == 0:
                 Pa.append(P[t])
             elif signs:
-                Pa.append(np.asarray(abs(_power(Xb, t)).sum(axis=1)).reshape(-1, 1))
+                Pa.append(np.asarray(abs(elementwise_power(Xb, t)).sum(axis=1)).reshape(-1, 1))
             else:
-                Pa.append(_gram(_power(abs(Xb), t), W_abs**t if t > 1 else W_abs))
+                Pa.append(gram_dense(elementwise_power(abs(Xb), t), W_abs**t if t > 1 else W_abs))
         return Pa
     # e_m(c x, w) = c^m e_m(x, w): scaling the (small) X block by D^(-1/(2m)) replaces a pass over
     # the (rows x D) output (X is in range here: _RangedMapper). Sums over orders need the output scaled.
@@ -162,12 +162,12 @@ def _newton_mapper(W: np.ndarray, kind: str, m: int, signs: bool, scale: float):
 
     def anova(Xb):
         Xb = Xb * x_scale if x_scale != 1.0 else Xb
-        gamma = rounding_gamma(_max_nnz_per_row(Xb) + 2 * m)
+        gamma = rounding_gamma(max_nnz_per_row(Xb) + 2 * m)
         with np.errstate(over="ignore", invalid="ignore"):
             if signs:
                 P = power_sums(Xb, W, m, y_is_sign=True)
             else:
-                P = [None] + [_gram(Xb.power(t) if sp.issparse(Xb) else Xb**t, powers[t]) for t in range(1, m + 1)]
+                P = [None] + [gram_dense(Xb.power(t) if sp.issparse(Xb) else Xb**t, powers[t]) for t in range(1, m + 1)]
             ok = newton_is_safe(abs_power_sums(Xb, P, m), m, gamma, all_orders=kind == "up_to")
             if kind == "anova":
                 Z = elementary_top(P, m)
@@ -199,7 +199,7 @@ def _all_subsets_mapper(W: np.ndarray, signs: bool, n_components, scale: float):
         if bad.any():
             r, c_ = np.nonzero(bad)
             for sl in row_blocks(len(r), 8 * 8 * W.shape[1]):
-                out[r[sl], c_[sl]] = product_one_plus(_dense(Xb[r[sl]]), W[c_[sl]], log_scale)
+                out[r[sl], c_[sl]] = product_one_plus(to_dense(Xb[r[sl]]), W[c_[sl]], log_scale)
         return out
 
     return _Mapper(all_subsets_fast, fast.temporaries, in_place=True)

@@ -52,7 +52,7 @@ import scipy.sparse as sp
 
 from ..maps.distributions import DISTRIBUTIONS, Distribution, get_distribution
 from ..kernels.itemsets import ItemsetFamily, family_from_spec
-from ..kernels.numerics import _dense, _gram, check_array, check_gram_fits, row_blocks
+from ..kernels.numerics import to_dense, gram_dense, check_array, check_gram_fits, row_blocks
 from ..kernels.ranges import SAFE_BINADES, row_exponents, scale_rows
 from ..base.validation import check_int
 from .variance_range import (_all_subsets_moments_fe, out_of_range_pairs, _sizes_moments_fe, _to_float,
@@ -243,7 +243,7 @@ def _moments(X, Y, family: ItemsetFamily, mu4: float, *, balanced: bool = False,
         X, Y = _balanced(X, Y)
     with np.errstate(over="ignore", under="ignore", invalid="ignore"):
         for rows in row_blocks(n, per_pair, PAIR_BLOCK_BYTES):
-            XT, YT = _compact(_dense(X[rows]), _dense(Y[rows]))
+            XT, YT = _compact(to_dense(X[rows]), to_dense(Y[rows]))
             if kind in ("dot", "all_subsets"):
                 second[rows], kernel[rows] = _closed_moments(kind, XT, YT, mu4)
             else:
@@ -266,7 +266,7 @@ def _moments(X, Y, family: ItemsetFamily, mu4: float, *, balanced: bool = False,
 
 def _exact_form_moments(X, Y, family: ItemsetFamily, mu4: float):
     """(E f^2, K, S2) in (mantissa, exponent) form for a few paired rows: nothing over- or underflows."""
-    XT, YT = _compact(_dense(X), _dense(Y))
+    XT, YT = _compact(to_dense(X), to_dense(Y))
     if family.kind == "all_subsets":
         second, kernel = _all_subsets_moments_fe(XT, YT, mu4)
         scale = _all_subsets_moments_fe(np.abs(XT), np.abs(YT), mu4)[0]
@@ -406,7 +406,7 @@ def _dot_gram_variance(X, Y, mu4: float, paired: bool) -> np.ndarray:
         nx, ny = np.asarray(X2.sum(axis=1)).ravel(), np.asarray(Y2.sum(axis=1)).ravel()
         return np.maximum((mu4 - 3.0) * fourth + nx * ny + dot**2, 0.0)  # >= 0 up to rounding
     nx, ny = np.asarray(X2.sum(axis=1)).ravel(), np.asarray(Y2.sum(axis=1)).ravel()
-    return np.maximum((mu4 - 3.0) * _gram(X2, Y2) + np.outer(nx, ny) + _gram(X, Y) ** 2, 0.0)
+    return np.maximum((mu4 - 3.0) * gram_dense(X2, Y2) + np.outer(nx, ny) + gram_dense(X, Y) ** 2, 0.0)
 
 
 def _dot_variance_gram(X, Y, family: ItemsetFamily, mu4: float, D: int) -> np.ndarray:

@@ -5,7 +5,13 @@ from __future__ import annotations
 
 import re
 
+import pytest
+
 from rkcore.figures.export import Item, Lesson, view_html
+
+# MathML needs the optional latex2mathml package (not in the app's install, which is fixed: see the README);
+# without it every formula is shown as its source in <code>, never as text with raw dollars (tested below).
+latex2mathml = pytest.importorskip("latex2mathml")
 
 INTRO = (r"The exact Gram matrix $K$ next to its random-feature estimate $\hat K = ZZ^\top$, on one color scale; "
          r"a bound grows like $e^{4R}$ and listing costs $\binom{d+2}{2}$ numbers. **Bold** stays, \$5 is a dollar.")

@@ -303,14 +303,14 @@ def _cancellation_sweep(m, n_features=400):
 @pytest.mark.parametrize("degree", [2, 3])
 @pytest.mark.parametrize("sparse", [False, True])
 def test_anova_checked_never_accepts_what_newton_is_safe_rejects(degree, sparse, few_rows, monkeypatch):
-    from rkcore.kernels.numerics import _max_nnz_per_row, rounding_gamma
+    from rkcore.kernels.numerics import max_nnz_per_row, rounding_gamma
 
     _set_few_rows(monkeypatch, few_rows)
 
     X, W = _cancellation_sweep(degree)
     block = AnovaBlock(W, degree, signs=False)
     Xb = sp.csr_matrix(X) if sparse else X
-    gamma = float(rounding_gamma(_max_nnz_per_row(Xb) + 2 * degree))
+    gamma = float(rounding_gamma(max_nnz_per_row(Xb) + 2 * degree))
     out, rows, cols, accepted, newton_ok = _checked_against_newton(block, Xb, gamma)
     # the sweep exercises every outcome: rejected (repaired by the caller) and accepted entries
     assert len(rows) > 0 and accepted.sum() > accepted.size // 4
@@ -364,7 +364,7 @@ def test_anova_checked_max_test_at_large_d(sparse, few_rows, monkeypatch):
     newton_is_safe rejects: rows where one product dominates, a row with two non-zeros,
     a tiny row (its guard) and a feature with one huge weight."""
     from rkcore.kernels.anova_blocks import anova_tier1_constants
-    from rkcore.kernels.numerics import _max_nnz_per_row, rounding_gamma
+    from rkcore.kernels.numerics import max_nnz_per_row, rounding_gamma
 
     _set_few_rows(monkeypatch, few_rows)
     rng = np.random.RandomState(5)
@@ -380,7 +380,7 @@ def test_anova_checked_max_test_at_large_d(sparse, few_rows, monkeypatch):
     for Xin, tiny_block in ((X[[0, 1, 3, 4, 5, 6, 7]], False), (X, True)):
         block = AnovaBlock(W, 2, signs=False)
         Xb = sp.csr_matrix(Xin) if sparse else Xin
-        gamma = float(rounding_gamma(_max_nnz_per_row(Xb) + 4))
+        gamma = float(rounding_gamma(max_nnz_per_row(Xb) + 4))
         assert anova_tier1_constants(2, gamma)["rho"] is None
         assert (block._max_test_factors(abs(Xb), anova_tier1_constants(2, gamma)["kappa_max"]) is None) == tiny_block
         out, rows, cols, accepted, newton_ok = _checked_against_newton(block, Xb, gamma)
@@ -441,7 +441,7 @@ def test_anova3_checked_at_large_d_is_newton_is_safe(sparse):
     """m = 3 at d = 800 (probabilistic gamma, newton_is_safe's c ~ 0.09): the fused check
     replays newton_is_safe's branch 1 and bounds its branch 2: never more lenient, and on
     N(0, 1) rows (plus one dominated row and a row with 3 non-zeros) the same verdicts."""
-    from rkcore.kernels.numerics import _max_nnz_per_row, rounding_gamma
+    from rkcore.kernels.numerics import max_nnz_per_row, rounding_gamma
 
     rng = np.random.RandomState(7)
     d, D = 800, 40
@@ -452,7 +452,7 @@ def test_anova3_checked_at_large_d_is_newton_is_safe(sparse):
     W = rng.randn(D, d)
     block = AnovaBlock(W, 3, signs=False)
     Xb = sp.csr_matrix(X) if sparse else X
-    gamma = float(rounding_gamma(_max_nnz_per_row(Xb) + 6))
+    gamma = float(rounding_gamma(max_nnz_per_row(Xb) + 6))
     out, rows, cols, accepted, newton_ok = _checked_against_newton(block, Xb, gamma)
     assert (accepted == newton_ok).mean() > 0.99 and accepted.mean() > 0.5 and len(rows)
 
