@@ -14,6 +14,8 @@ from sklearn.utils._param_validation import Interval, StrOptions
 from sklearn.utils.multiclass import check_classification_targets
 from sklearn.utils.validation import _check_sample_weight, check_is_fitted, validate_data
 
+from ..base.limits import check_allocation, nbytes
+from ..base.validation import Count
 from ..kernels.itemsets import check_degree_fits
 from ..kernels.numerics import (abs_max, canonical_csr, max_nnz_per_row, elementary_from_power_sums, may_overflow, newton_is_safe,
                                rounding_gamma, row_blocks)
@@ -63,6 +65,10 @@ class _LBFGSBinaryClassifier(ProbabilityMixin, ScoreClassifierMixin, BaseEstimat
         X, y = validate_data(self, X, y, accept_sparse="csr", dtype=np.float64)
         X = canonical_csr(X) if sp.issparse(X) else X  # a copy: the caller's matrix is never changed
         self._check_features(X)
+        d = X.shape[1]
+        check_allocation("The factors P and L-BFGS-B's copies of them", (FACTOR_COPIES, self.n_components, d),
+                         hint="Lower n_components.",
+                         largest={"n_components": lambda k: nbytes((FACTOR_COPIES, k, d))})
         self.__dict__.pop("estimators_", None)  # a refit on two classes drops the per-class models
         if not is_classifier(self):
             return self._optimize(X, y, sample_weight)
@@ -165,6 +171,10 @@ class _LBFGSBinaryClassifier(ProbabilityMixin, ScoreClassifierMixin, BaseEstimat
         return tags
 
 
+#: k x d arrays a fit holds: P, its gradient, L-BFGS-B's 10 correction pairs and their temporaries (priced
+#: before the first is drawn: n_components = 1e9 asked numpy for 29.8 GiB)
+FACTOR_COPIES = 24
+
 class FactorizationMachineClassifier(_LBFGSBinaryClassifier):
     r"""Higher-order factorization machine for binary classification (paper eq. 5, generalised).
 
@@ -264,7 +274,7 @@ class FactorizationMachineClassifier(_LBFGSBinaryClassifier):
 
     _parameter_constraints: dict = {
         "degree": [Interval(Integral, 2, None, closed="left")],
-        "n_components": [Interval(Integral, 1, None, closed="left")],
+        "n_components": [Count(1)],
         "alpha": [Interval(Real, 0, None, closed="left")],
         "beta": [Interval(Real, 0, None, closed="left")],
         "loss": [StrOptions(set(LOSSES))],
@@ -490,7 +500,7 @@ class AllSubsetsModelClassifier(_LBFGSBinaryClassifier):
     """
 
     _parameter_constraints: dict = {
-        "n_components": [Interval(Integral, 1, None, closed="left")],
+        "n_components": [Count(1)],
         "alpha": [Interval(Real, 0, None, closed="left")],
         "beta": [Interval(Real, 0, None, closed="left")],
         "loss": [StrOptions(set(LOSSES))],
