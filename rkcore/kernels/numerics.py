@@ -60,6 +60,7 @@ import scipy.sparse as sp
 
 from ..base.limits import nbytes, require_memory
 from ..base.validation import numeric_matrix_message
+from .matrices import abs_max, elementwise_power, gram_dense, max_nnz_per_row, to_dense
 from .sparse_input import canonical_csr  # noqa: F401  (re-exported: the kernels, maps and learners import it here)
 
 
@@ -175,59 +176,6 @@ def check_gram_fits(n_rows: int, n_cols: int, gram_copies: int) -> None:
     require_memory({f"the {n_rows:,} x {n_cols:,} Gram matrix and its temporaries": (gram_copies, n_rows, n_cols)},
                    what="This kernel matrix", hint="Use fewer rows, or compute the matrix in blocks of rows.",
                    largest={"number of rows": bytes_for})
-
-
-def to_dense(A) -> np.ndarray:
-    """A dense array of A (sparse matrices densified, arrays as they are: no copy, no dtype change).
-
-    Parameters
-    ----------
-    A : numpy.ndarray or scipy.sparse matrix
-        The matrix.
-
-    Returns
-    -------
-    numpy.ndarray
-        A itself, or its dense form.
-    """
-    return A.toarray() if sp.issparse(A) else A
-
-
-def elementwise_power(A, t: int):
-    """Element-wise t-th power, keeping sparsity.
-
-    Parameters
-    ----------
-    A : numpy.ndarray or scipy.sparse matrix
-        The matrix.
-    t : int
-        The power (1: A itself).
-
-    Returns
-    -------
-    numpy.ndarray or scipy.sparse matrix
-        A**t, sparse when A is.
-    """
-    if t == 1:
-        return A
-    return A.power(t) if sp.issparse(A) else A**t
-
-
-def gram_dense(A, B) -> np.ndarray:
-    """A @ B.T as a dense float64 array (A, B dense or sparse).
-
-    Parameters
-    ----------
-    A, B : numpy.ndarray or scipy.sparse matrix
-        Matrices with the same number of columns.
-
-    Returns
-    -------
-    numpy.ndarray
-        The dense product.
-    """
-    out = A @ B.T
-    return to_dense(out) if sp.issparse(out) else np.asarray(out)
 
 
 def row_blocks(n_rows: int, bytes_per_row: int, budget: int | None = None) -> Iterator[slice]:
@@ -581,23 +529,6 @@ def may_overflow(x_absmax: float, y_absmax: float, n_terms: int, degree: int) ->
     return degree * np.log10(big) > 290 if np.isfinite(big) else True
 
 
-def abs_max(A) -> float:
-    """The largest |entry| of A (0.0 when empty); a sparse matrix's stored entries only.
-
-    Parameters
-    ----------
-    A : numpy.ndarray or scipy.sparse matrix
-        The matrix.
-
-    Returns
-    -------
-    float
-        max |A_ij|.
-    """
-    data = A.data if sp.issparse(A) else A
-    return float(np.abs(data).max(initial=0.0))
-
-
 def _is_nonnegative(A) -> bool:
     data = A.data if sp.issparse(A) else A
     return data.size == 0 or bool(data.min() >= 0)
@@ -607,24 +538,6 @@ def _zero_fraction(A) -> float:
     if sp.issparse(A):
         return 1.0 - A.nnz / max(1, A.shape[0] * A.shape[1])
     return 1.0 - np.count_nonzero(A) / max(1, A.size)
-
-
-def max_nnz_per_row(A) -> int:
-    """The most non-zeros in one row of A (stored entries for a sparse matrix).
-
-    Parameters
-    ----------
-    A : numpy.ndarray or scipy.sparse matrix
-        The matrix.
-
-    Returns
-    -------
-    int
-        Largest number of non-zeros of a row.
-    """
-    if sp.issparse(A):
-        return int(np.diff(A.indptr).max(initial=0))
-    return int(np.count_nonzero(A, axis=1).max(initial=0))
 
 
 def _broadcast_full(a, shape) -> np.ndarray:

@@ -12,6 +12,7 @@ from sklearn.utils.metaestimators import available_if
 from sklearn.utils.multiclass import check_classification_targets
 from sklearn.utils.validation import check_is_fitted
 
+from ..base.limits import check_allocation, nbytes
 from ..registry import KernelSpec
 
 
@@ -214,3 +215,23 @@ def expected_failed_checks(estimator) -> dict[str, str]:
         Check name to the reason it fails; empty when none are expected to fail.
     """
     return dict(getattr(estimator, "_expected_failed_checks", {}))
+
+
+#: k x d arrays a factorization model's fit holds: P, its gradient, L-BFGS-B's 10 correction pairs and their
+#: temporaries (priced before the first is drawn: n_components = 1e9 asked numpy for 29.8 GiB)
+FACTOR_COPIES = 24
+
+
+def check_factor_memory(n_components: int, d: int) -> None:
+    """Refuse a factorization model whose factors would not fit the memory budget, naming the largest
+    n_components that fits (:func:`rkcore.base.limits.check_allocation`).
+
+    Parameters
+    ----------
+    n_components : int
+        Rank k of the factors P (k x d).
+    d : int
+        Number of features.
+    """
+    check_allocation("The factors P and L-BFGS-B's copies of them", (FACTOR_COPIES, n_components, d),
+                     hint="Lower n_components.", largest={"n_components": lambda k: nbytes((FACTOR_COPIES, k, d))})

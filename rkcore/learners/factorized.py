@@ -14,14 +14,13 @@ from sklearn.utils._param_validation import Interval, StrOptions
 from sklearn.utils.multiclass import check_classification_targets
 from sklearn.utils.validation import _check_sample_weight, check_is_fitted, validate_data
 
-from ..base.limits import check_allocation, nbytes
 from ..base.validation import Count
 from ..kernels.itemsets import check_degree_fits
 from ..kernels.numerics import (abs_max, canonical_csr, max_nnz_per_row, elementary_from_power_sums, may_overflow, newton_is_safe,
                                rounding_gamma, row_blocks)
 from ..kernels.ranges import failing_pairs, in_range, restore_scale, row_exponents, scale_rows
 from ..kernels.stable import elementary_pairs
-from .common import _fit_one_vs_rest, ProbabilityMixin, ScoreClassifierMixin, _binary_labels, _check_finite_decision, _loss_and_derivative, LOSSES, _rmatmul
+from .common import check_factor_memory, _fit_one_vs_rest, ProbabilityMixin, ScoreClassifierMixin, _binary_labels, _check_finite_decision, _loss_and_derivative, LOSSES, _rmatmul
 
 
 # ----------------------------------------------------------------------------- factorized models
@@ -65,10 +64,7 @@ class _LBFGSBinaryClassifier(ProbabilityMixin, ScoreClassifierMixin, BaseEstimat
         X, y = validate_data(self, X, y, accept_sparse="csr", dtype=np.float64)
         X = canonical_csr(X) if sp.issparse(X) else X  # a copy: the caller's matrix is never changed
         self._check_features(X)
-        d = X.shape[1]
-        check_allocation("The factors P and L-BFGS-B's copies of them", (FACTOR_COPIES, self.n_components, d),
-                         hint="Lower n_components.",
-                         largest={"n_components": lambda k: nbytes((FACTOR_COPIES, k, d))})
+        check_factor_memory(self.n_components, X.shape[1])
         self.__dict__.pop("estimators_", None)  # a refit on two classes drops the per-class models
         if not is_classifier(self):
             return self._optimize(X, y, sample_weight)
@@ -170,10 +166,6 @@ class _LBFGSBinaryClassifier(ProbabilityMixin, ScoreClassifierMixin, BaseEstimat
         tags.input_tags.sparse = True
         return tags
 
-
-#: k x d arrays a fit holds: P, its gradient, L-BFGS-B's 10 correction pairs and their temporaries (priced
-#: before the first is drawn: n_components = 1e9 asked numpy for 29.8 GiB)
-FACTOR_COPIES = 24
 
 class FactorizationMachineClassifier(_LBFGSBinaryClassifier):
     r"""Higher-order factorization machine for binary classification (paper eq. 5, generalised).

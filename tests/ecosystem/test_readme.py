@@ -1,6 +1,6 @@
-"""The README stays true: every ```python block runs as written (in order, one namespace, in a fresh
-interpreter), its benchmark tables are generated from benchmarks/results, and it names every rkcore
-module."""
+"""The README and the user guide stay true: every ```python block runs as written (in order, one namespace,
+in a fresh interpreter, per page) and alone, the benchmark page's tables are generated from
+benchmarks/results, and the guide's module page names every rkcore module."""
 from __future__ import annotations
 
 import importlib.util
@@ -13,6 +13,10 @@ from pathlib import Path
 import pytest
 
 REPO = Path(__file__).resolve().parents[2]
+#: The pages a reader copies code from: the README and the user guide (docs/user_guide/*.md).
+PAGES = [REPO / "README.md", *sorted((REPO / "docs" / "user_guide").glob("*.md"))]
+BENCHMARK_PAGE = REPO / "docs" / "benchmarks" / "index.md"
+MODULES_PAGE = REPO / "docs" / "user_guide" / "modules.md"
 
 
 #: A fenced Python block: its first line number and its code.
@@ -43,12 +47,18 @@ def run_blocks(blocks: list[tuple[int, str]], timeout: float = 600) -> subproces
                           text=True, cwd=REPO, timeout=timeout)
 
 
-def test_every_readme_python_block_runs_as_written():
-    blocks = python_blocks((REPO / "README.md").read_text(encoding="utf-8"))
-    assert len(blocks) >= 4, [line for line, _ in blocks]
+@pytest.mark.parametrize("page", PAGES, ids=lambda page: page.name)
+def test_every_python_block_of_a_page_runs_as_written(page):
+    blocks = python_blocks(page.read_text(encoding="utf-8"))
+    if not blocks:
+        pytest.skip(f"{page.name} has no python block")
     done = run_blocks(blocks)
-    assert done.returncode == 0, done.stderr[-3000:]
+    assert done.returncode == 0, f"{page.relative_to(REPO)}: " + done.stderr[-3000:]
     assert done.stdout.count(": ok") == len(blocks)
+
+
+def test_the_pages_hold_the_guides_code():
+    assert sum(len(python_blocks(page.read_text(encoding="utf-8"))) for page in PAGES) >= 4
 
 
 def test_block_runner_names_the_failing_block():
@@ -67,10 +77,10 @@ def _generator():
     return module
 
 
-def test_readme_benchmark_tables_are_generated_from_results():
+def test_benchmark_tables_are_generated_from_results():
     gen = _generator()
-    readme = (REPO / "README.md").read_text(encoding="utf-8")
-    assert gen.render(readme) == readme, "run: python benchmarks/make_readme_tables.py"
+    page = BENCHMARK_PAGE.read_text(encoding="utf-8")
+    assert gen.render(page) == page, "run: python benchmarks/make_readme_tables.py"
 
 
 def test_generator_copies_flagged_sections_and_follows_a_change(tmp_path):
@@ -82,7 +92,7 @@ def test_generator_copies_flagged_sections_and_follows_a_change(tmp_path):
     readme = f"intro\n\n{gen.BEGIN}\nstale\n{gen.END}\n\nafter\n"
     out = gen.render(readme, results)
     assert out.startswith("intro\n\n") and out.endswith("\n\nafter\n") and "stale" not in out
-    assert "### Kept\n\n| x |\n|---|\n| 1 |\n\n### detail\n\nmore" in out and "| 2 |" not in out
+    assert "## Kept\n\n| x |\n|---|\n| 1 |\n\n## detail\n\nmore" in out and "| 2 |" not in out
     assert "(from `benchmarks/results/a.md`)" in out
     (results / "a.md").write_text((results / "a.md").read_text().replace("| 1 |", "| 7 |"), encoding="utf-8")
     assert "| 7 |" in gen.render(out, results) and gen.render(out, results) != out
@@ -90,17 +100,17 @@ def test_generator_copies_flagged_sections_and_follows_a_change(tmp_path):
         gen.render("no markers here", results)
 
 
-def test_readme_names_every_rkcore_module():
-    readme = (REPO / "README.md").read_text(encoding="utf-8")
+def test_the_module_page_names_every_rkcore_module():
+    readme = MODULES_PAGE.read_text(encoding="utf-8")
     modules = sorted(p for p in (REPO / "rkcore").rglob("*.py") if p.name != "__init__.py")
     missing = [str(p.relative_to(REPO)) for p in modules
                if str(p.relative_to(REPO)) not in readme and f"`{p.name}`" not in readme]
-    assert not missing, f"README.md does not mention: {missing}"
+    assert not missing, f"docs/user_guide/modules.md does not mention: {missing}"
 
 
-@pytest.mark.parametrize("line_and_code", python_blocks((REPO / "README.md").read_text(encoding="utf-8")),
+@pytest.mark.parametrize("line_and_code", [block for page in PAGES for block in python_blocks(page.read_text(encoding="utf-8"))],
                          ids=lambda block: f"line{block[0]}")
-def test_every_readme_python_block_runs_alone(line_and_code):
+def test_every_python_block_runs_alone(line_and_code):
     """A reader copies one block, not the page: each block imports and builds what it uses."""
     done = run_blocks([line_and_code])
     assert done.returncode == 0, done.stderr[-3000:]

@@ -1,0 +1,96 @@
+"""Small helpers on a matrix that may be dense or sparse (densify, element-wise power, Gram product,
+largest entry, widest row), shared by the kernels, the maps, the learners and the variance formulas."""
+from __future__ import annotations
+
+import numpy as np
+import scipy.sparse as sp
+
+__all__ = ["abs_max", "elementwise_power", "gram_dense", "max_nnz_per_row", "to_dense"]
+
+
+def to_dense(A) -> np.ndarray:
+    """A dense array of A (sparse matrices densified, arrays as they are: no copy, no dtype change).
+
+    Parameters
+    ----------
+    A : numpy.ndarray or scipy.sparse matrix
+        The matrix.
+
+    Returns
+    -------
+    numpy.ndarray
+        A itself, or its dense form.
+    """
+    return A.toarray() if sp.issparse(A) else A
+
+
+def elementwise_power(A, t: int):
+    """Element-wise t-th power, keeping sparsity.
+
+    Parameters
+    ----------
+    A : numpy.ndarray or scipy.sparse matrix
+        The matrix.
+    t : int
+        The power (1: A itself).
+
+    Returns
+    -------
+    numpy.ndarray or scipy.sparse matrix
+        A**t, sparse when A is.
+    """
+    if t == 1:
+        return A
+    return A.power(t) if sp.issparse(A) else A**t
+
+
+def gram_dense(A, B) -> np.ndarray:
+    """A @ B.T as a dense float64 array (A, B dense or sparse).
+
+    Parameters
+    ----------
+    A, B : numpy.ndarray or scipy.sparse matrix
+        Matrices with the same number of columns.
+
+    Returns
+    -------
+    numpy.ndarray
+        The dense product.
+    """
+    out = A @ B.T
+    return to_dense(out) if sp.issparse(out) else np.asarray(out)
+
+
+def abs_max(A) -> float:
+    """The largest |entry| of A (0.0 when empty); a sparse matrix's stored entries only.
+
+    Parameters
+    ----------
+    A : numpy.ndarray or scipy.sparse matrix
+        The matrix.
+
+    Returns
+    -------
+    float
+        max |A_ij|.
+    """
+    data = A.data if sp.issparse(A) else A
+    return float(np.abs(data).max(initial=0.0))
+
+
+def max_nnz_per_row(A) -> int:
+    """The most non-zeros in one row of A (stored entries for a sparse matrix).
+
+    Parameters
+    ----------
+    A : numpy.ndarray or scipy.sparse matrix
+        The matrix.
+
+    Returns
+    -------
+    int
+        Largest number of non-zeros of a row.
+    """
+    if sp.issparse(A):
+        return int(np.diff(A.indptr).max(initial=0))
+    return int(np.count_nonzero(A, axis=1).max(initial=0))
