@@ -8,6 +8,7 @@ import scipy.sparse as sp
 
 from .blas_blocks import CACHE_BLOCK_BYTES, GEMM_BLOCK_TEMPORARIES, _chunks, _memo, as_sparse_if_sparse, gemm_into
 from .numerics import CONTRACT_RTOL, UNIT_ROUNDOFF
+from ..base.annotations import is_sparse
 
 # ---------------------------------------------------------------------- RK map: all-subsets
 class AllSubsetsSignsBlock:
@@ -65,7 +66,7 @@ class AllSubsetsSignsBlock:
     def __call__(self, Xb, out: np.ndarray) -> np.ndarray:
         dt = out.dtype
         Xb = as_sparse_if_sparse(Xb, 0.25)  # mostly zeros: logs of the stored entries and an SpMM
-        sparse = sp.issparse(Xb)
+        sparse = is_sparse(Xb)
         if sparse:
             Xb = Xb.tocsr()
             vals = Xb.data.astype(dt, copy=False)
@@ -114,7 +115,7 @@ class AllSubsetsSignsBlock:
         """Number of j with (w_j = +1 and when_plus) or (w_j = -1 and when_minus), per feature."""
         p, q = when_plus.astype(dt), when_minus.astype(dt)
         W_T = self._weights(dt)[:-1]
-        if sp.issparse(Xb):
+        if is_sparse(Xb):
             half_diff = sp.csr_matrix((0.5 * (p - q), Xb.indices, Xb.indptr), shape=Xb.shape)
             base = np.add.reduceat(np.append(0.5 * (p + q), 0.0), Xb.indptr[:-1])
             base[np.diff(Xb.indptr) == 0] = 0.0
@@ -146,7 +147,7 @@ def padded_support(Xb, pad_col: int = 0) -> tuple[np.ndarray, np.ndarray, np.nda
     counts : ndarray of shape (rows,)
         The number of entries of each row.
     """
-    if sp.issparse(Xb):
+    if is_sparse(Xb):
         Xb = Xb.tocsr()
         indptr, indices, data = Xb.indptr, Xb.indices, Xb.data
     else:
@@ -208,7 +209,7 @@ class AllSubsetsProductBlock:
         dt = out.dtype
         W_T = self._weights(dt)
         d = W_T.shape[0] - 1
-        if not sp.issparse(Xb):
+        if not is_sparse(Xb):
             Xb = np.asarray(Xb)
             if np.count_nonzero(Xb) > 0.5 * Xb.size:
                 cols = np.broadcast_to(np.arange(d), Xb.shape)

@@ -6,7 +6,6 @@ from __future__ import annotations
 import math
 
 import numpy as np
-import scipy.sparse as sp
 
 from .blas_blocks import as_sparse_if_sparse, gemm_into, mirror_upper_triangle, row_levels
 from .witnesses import _cauchy_schwarz_witness, _count_threshold, _witness_failures
@@ -28,6 +27,7 @@ from .numerics import (
     row_blocks,
 )
 from .stable import elementary_pairs
+from ..base.annotations import is_sparse
 
 
 #: Bytes per row block of :func:`contract_elementary` (bounded memory; few, large GEMMs).
@@ -189,7 +189,7 @@ def anova_gram(X, Y, degree: int, summed: bool = False, symmetric: bool = False)
     """
     nY, d = Y.shape[0], X.shape[1]
     low = (1 <= degree <= 3) if summed else degree in (2, 3)
-    if not low or (sp.issparse(Y) and 8 * 6 * d * nY > GRAM_DENSE_Y_BYTES):
+    if not low or (is_sparse(Y) and 8 * 6 * d * nY > GRAM_DENSE_Y_BYTES):
         return _contract_gram(X, Y, degree, summed)
     if not summed:
         levels = row_levels(X), row_levels(Y)
@@ -216,7 +216,7 @@ def _contract_gram(X, Y, degree: int, summed: bool) -> np.ndarray:
 
 def _transposed(A) -> np.ndarray:
     """(d, n) C-contiguous copy of the (n, d) A, dense."""
-    return np.ascontiguousarray((A.toarray() if sp.issparse(A) else A).T)
+    return np.ascontiguousarray((A.toarray() if is_sparse(A) else A).T)
 
 
 class _FusedGram:
@@ -233,7 +233,7 @@ class _FusedGram:
             tuple(None if c is None else float(c) for c in closed_form_check_constants(degree, self.gamma))
         # the proven shortcuts of the first closed-form test (None where they do not apply)
         self.witness = None
-        if not summed and not nonneg and not count_shared and not sp.issparse(X):
+        if not summed and not nonneg and not count_shared and not is_sparse(X):
             self.witness = _cauchy_schwarz_witness(X, Y, consts[0])
         self.vouch_count = _count_threshold(X, Y, degree, consts[0]) if count_shared and nonneg else None
         with np.errstate(over="ignore"):  # overflowing powers give inf: caught by the check
@@ -371,9 +371,9 @@ def _small_power(A, t: int):
     if t == 1:
         return A
     if t == 2:
-        return A.multiply(A) if sp.issparse(A) else A * A
+        return A.multiply(A) if is_sparse(A) else A * A
     if t == 3:
-        return A.multiply(A).multiply(A) if sp.issparse(A) else np.multiply(A * A, A)
+        return A.multiply(A).multiply(A) if is_sparse(A) else np.multiply(A * A, A)
     return elementwise_power(A, t)
 
 
@@ -399,7 +399,7 @@ def _level_gram(X, Y, a: np.ndarray, b: np.ndarray, degree: int, symmetric: bool
     nX, nY = X.shape[0], Y.shape[0]
     fa = (a ** degree / math.factorial(degree))[:, None]
     fb = b ** degree
-    maskT = np.ascontiguousarray((Y.toarray() if sp.issparse(Y) else Y).T != 0, dtype=np.float32)
+    maskT = np.ascontiguousarray((Y.toarray() if is_sparse(Y) else Y).T != 0, dtype=np.float32)
     out = np.empty((nX, nY))
     rows_per_block = max(min(GRAM_MIN_ROWS, nX), GRAM_SCRATCH_BYTES // (4 * nY))
     count = np.empty(min(rows_per_block, nX) * nY, dtype=np.float32)

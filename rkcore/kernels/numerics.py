@@ -61,6 +61,7 @@ import scipy.sparse as sp
 from ..base.limits import nbytes, require_memory
 from ..base.validation import numeric_matrix_message
 from .sparse_input import canonical_csr  # noqa: F401  (re-exported: the kernels, maps and learners import it here)
+from ..base.annotations import is_sparse
 
 
 #: Bytes of temporary memory one block of a blocked computation may use.
@@ -116,7 +117,7 @@ def check_array(X, name: str = "X") -> np.ndarray | sp.csr_matrix:
         When X is complex, ragged or not numeric, not 2-D, empty, or holds NaN or infinity.
     """
     complex_error = f"{name} holds complex numbers; only real values are allowed (the imaginary part would be lost)."
-    if sp.issparse(X):
+    if is_sparse(X):
         if np.issubdtype(X.dtype, np.complexfloating):  # any format: DOK has no .data
             raise ValueError(complex_error)
         X = canonical_csr(X, name)
@@ -190,7 +191,7 @@ def to_dense(A) -> np.ndarray:
     numpy.ndarray
         A itself, or its dense form.
     """
-    return A.toarray() if sp.issparse(A) else A
+    return A.toarray() if is_sparse(A) else A
 
 
 def elementwise_power(A, t: int):
@@ -210,7 +211,7 @@ def elementwise_power(A, t: int):
     """
     if t == 1:
         return A
-    return A.power(t) if sp.issparse(A) else A**t
+    return A.power(t) if is_sparse(A) else A**t
 
 
 def gram_dense(A, B) -> np.ndarray:
@@ -227,7 +228,7 @@ def gram_dense(A, B) -> np.ndarray:
         The dense product.
     """
     out = A @ B.T
-    return to_dense(out) if sp.issparse(out) else np.asarray(out)
+    return to_dense(out) if is_sparse(out) else np.asarray(out)
 
 
 def row_blocks(n_rows: int, bytes_per_row: int, budget: int | None = None) -> Iterator[slice]:
@@ -594,17 +595,17 @@ def abs_max(A) -> float:
     float
         max |A_ij|.
     """
-    data = A.data if sp.issparse(A) else A
+    data = A.data if is_sparse(A) else A
     return float(np.abs(data).max(initial=0.0))
 
 
 def _is_nonnegative(A) -> bool:
-    data = A.data if sp.issparse(A) else A
+    data = A.data if is_sparse(A) else A
     return data.size == 0 or bool(data.min() >= 0)
 
 
 def _zero_fraction(A) -> float:
-    if sp.issparse(A):
+    if is_sparse(A):
         return 1.0 - A.nnz / max(1, A.shape[0] * A.shape[1])
     return 1.0 - np.count_nonzero(A) / max(1, A.size)
 
@@ -622,7 +623,7 @@ def max_nnz_per_row(A) -> int:
     int
         Largest number of non-zeros of a row.
     """
-    if sp.issparse(A):
+    if is_sparse(A):
         return int(np.diff(A.indptr).max(initial=0))
     return int(np.count_nonzero(A, axis=1).max(initial=0))
 

@@ -2,7 +2,6 @@
 from __future__ import annotations
 
 import numpy as np
-import scipy.sparse as sp
 from scipy.special import expit
 from sklearn.base import ClassifierMixin, clone
 from sklearn.linear_model import LogisticRegression
@@ -13,6 +12,7 @@ from sklearn.utils.multiclass import check_classification_targets
 from sklearn.utils.validation import check_is_fitted
 
 from ..registry import KernelSpec
+from ..base.annotations import is_sparse
 
 
 LOSSES = ("squared_hinge", "logistic")
@@ -172,7 +172,7 @@ def _loss_and_derivative(loss: str, y: np.ndarray, f: np.ndarray):
 def _rmatmul(X, M: np.ndarray) -> np.ndarray:
     """X^T @ M as a dense array (X dense or sparse)."""
     out = X.T @ M
-    return out.toarray() if sp.issparse(out) else np.asarray(out)
+    return out.toarray() if is_sparse(out) else np.asarray(out)
 
 
 def _binary_labels(estimator, y) -> np.ndarray:

@@ -20,6 +20,7 @@ from ..kernels.numerics import (abs_max, canonical_csr, max_nnz_per_row, element
 from ..kernels.ranges import failing_pairs, in_range, restore_scale, row_exponents, scale_rows
 from ..kernels.stable import elementary_pairs
 from .common import _fit_one_vs_rest, ProbabilityMixin, ScoreClassifierMixin, _binary_labels, _check_finite_decision, _loss_and_derivative, LOSSES, _rmatmul
+from ..base.annotations import is_sparse
 
 
 # ----------------------------------------------------------------------------- factorized models
@@ -61,7 +62,7 @@ class _LBFGSBinaryClassifier(ProbabilityMixin, ScoreClassifierMixin, BaseEstimat
             The fitted classifier.
         """
         X, y = validate_data(self, X, y, accept_sparse="csr", dtype=np.float64)
-        X = canonical_csr(X) if sp.issparse(X) else X  # a copy: the caller's matrix is never changed
+        X = canonical_csr(X) if is_sparse(X) else X  # a copy: the caller's matrix is never changed
         self._check_features(X)
         self.__dict__.pop("estimators_", None)  # a refit on two classes drops the per-class models
         if not is_classifier(self):
@@ -133,7 +134,7 @@ class _LBFGSBinaryClassifier(ProbabilityMixin, ScoreClassifierMixin, BaseEstimat
         """
         if not isinstance(self.init_scale, str):
             return float(self.init_scale)
-        mean_sq_norm = float(X.multiply(X).sum() if sp.issparse(X) else np.sum(X * X)) / X.shape[0]
+        mean_sq_norm = float(X.multiply(X).sum() if is_sparse(X) else np.sum(X * X)) / X.shape[0]
         return 0.1 / np.sqrt(mean_sq_norm) if mean_sq_norm > 0 else 0.1
 
     def decision_function(self, X):
@@ -154,7 +155,7 @@ class _LBFGSBinaryClassifier(ProbabilityMixin, ScoreClassifierMixin, BaseEstimat
             X = validate_data(self, X, accept_sparse="csr", dtype=np.float64, reset=False)
             return np.column_stack([e.decision_function(X) for e in self.estimators_])
         X = validate_data(self, X, accept_sparse="csr", dtype=np.float64, reset=False)
-        X = canonical_csr(X) if sp.issparse(X) else X  # a copy: the caller's matrix is never changed
+        X = canonical_csr(X) if is_sparse(X) else X  # a copy: the caller's matrix is never changed
         f = self._decision(self._prepare(X))
         _check_finite_decision(f, type(self).__name__)
         return f
@@ -331,7 +332,7 @@ class FactorizationMachineClassifier(_LBFGSBinaryClassifier):
 
     def _prepare(self, X):
         # the element-wise powers X^t, t = 1..m, reused by every objective evaluation
-        return [None] + [X if t == 1 else (X.power(t) if sp.issparse(X) else X**t)
+        return [None] + [X if t == 1 else (X.power(t) if is_sparse(X) else X**t)
                          for t in range(1, self.degree + 1)]
 
     def _forward(self, b, w, P, Xp):

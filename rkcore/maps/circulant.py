@@ -13,7 +13,6 @@ from __future__ import annotations
 
 import numpy as np
 import scipy.fft
-import scipy.sparse as sp
 from sklearn.base import BaseEstimator, ClassNamePrefixFeaturesOutMixin, TransformerMixin, _fit_context
 from sklearn.utils.validation import check_array, check_is_fitted
 
@@ -29,6 +28,7 @@ from ..kernels.ranges import (
     SAFE_BINADES, in_range, restore_scale, row_exponents, saturate_overflowed_rows, scale_rows,
 )
 from ..kernels.exact import BLOCK_BYTES, elementary_pairs, elementary_top, newton_is_safe, rounding_gamma, row_blocks
+from ..base.annotations import is_sparse
 
 #: Temporary memory per row block in transform (spectra, products, inverse FFTs).
 #: Measured at D=8192, n=1000, d in {512, 4096}: ~4 MB blocks (they stay in cache) were
@@ -245,7 +245,7 @@ class SignedCirculantRandomKernel(ClassNamePrefixFeaturesOutMixin, TransformerMi
         """
         check_is_fitted(self)
         X = validate_data(self, X, accept_sparse="csr", dtype=[np.float64, np.float32], reset=False)
-        X = canonical_csr(X).astype(X.dtype, copy=False) if sp.issparse(X) else X  # the caller's matrix untouched
+        X = canonical_csr(X).astype(X.dtype, copy=False) if is_sparse(X) else X  # the caller's matrix untouched
         return self._features(X, self.n_components)
 
     def _features(self, X, scale_components: int) -> np.ndarray:
@@ -428,7 +428,7 @@ def stacked_scrk_features(X, degree: int, n_components: int, seeds) -> np.ndarra
     ((4, 16), True)
     """
     X = check_array(X, accept_sparse="csr", dtype=[np.float64, np.float32])
-    X = canonical_csr(X).astype(X.dtype, copy=False) if sp.issparse(X) else X
+    X = canonical_csr(X).astype(X.dtype, copy=False) if is_sparse(X) else X
     d = X.shape[1]
     check_degree_fits("anova", degree, d)
     B = -(-int(n_components) // d)  # blocks per map
@@ -455,4 +455,4 @@ def _in_range_rows(Xb: np.ndarray, degree: int):
 def _dense_rows(X, rows) -> np.ndarray:
     """Rows of X (a slice or an index array) as a dense float64 array (CSR densified per block)."""
     Xb = X[rows]
-    return (Xb.toarray() if sp.issparse(Xb) else np.asarray(Xb)).astype(np.float64, copy=False)
+    return (Xb.toarray() if is_sparse(Xb) else np.asarray(Xb)).astype(np.float64, copy=False)

@@ -9,7 +9,6 @@ from __future__ import annotations
 
 
 import numpy as np
-import scipy.sparse as sp
 from sklearn.base import BaseEstimator, ClassNamePrefixFeaturesOutMixin, TransformerMixin, _fit_context
 from sklearn.utils._param_validation import StrOptions
 from sklearn.utils.validation import check_is_fitted
@@ -23,6 +22,7 @@ from ..kernels.numerics import canonical_csr, row_blocks
 from ..kernels.ranges import saturate_overflowed_rows
 from ..base.limits import check_allocation, estimate_cost, nbytes, require_memory
 from .rk_blocks import _block_mapper, _Mapper
+from ..base.annotations import is_sparse
 
 RK_KERNELS = ("anova", "all_subsets", "dot", "up_to", "itemset")
 
@@ -201,7 +201,7 @@ class RandomKernel(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseEstima
         """
         check_is_fitted(self)
         X = validate_data(self, X, accept_sparse="csr", dtype=[np.float64, np.float32], reset=False)
-        if sp.issparse(X):  # a canonical copy: duplicates summed as scipy reads them; the caller's X untouched
+        if is_sparse(X):  # a canonical copy: duplicates summed as scipy reads them; the caller's X untouched
             X = canonical_csr(X).astype(X.dtype, copy=False)
         # float32 arithmetic only where the map is one GEMM and a few element-wise passes
         # (error that of the float32 GEMM); other families compute each block in float64

@@ -4,7 +4,6 @@ rkcore.kernels.numerics over the whole float range (:class:`_RangedMapper`)."""
 from __future__ import annotations
 
 import numpy as np
-import scipy.sparse as sp
 
 from ..kernels.blas_blocks import gemm_into
 from ..kernels.fastpaths import rk_block
@@ -26,6 +25,7 @@ from ..kernels.numerics import (
 from ..kernels.ranges import in_range, restore_scale, row_exponents, safe_binades, scale_rows, unscaled_failing_rows
 from ..kernels.stable import cross_field_pairs, custom_pairs, elementary_pairs, product_one_plus
 from ..kernels.exact import explicit_features, itemset_kernel
+from ..base.annotations import is_sparse
 
 
 def _block_mapper(family: ItemsetFamily, W: np.ndarray, signs: bool, n_components: int | None = None):
@@ -167,7 +167,7 @@ def _newton_mapper(W: np.ndarray, kind: str, m: int, signs: bool, scale: float):
             if signs:
                 P = power_sums(Xb, W, m, y_is_sign=True)
             else:
-                P = [None] + [gram_dense(Xb.power(t) if sp.issparse(Xb) else Xb**t, powers[t]) for t in range(1, m + 1)]
+                P = [None] + [gram_dense(Xb.power(t) if is_sparse(Xb) else Xb**t, powers[t]) for t in range(1, m + 1)]
             ok = newton_is_safe(abs_power_sums(Xb, P, m), m, gamma, all_orders=kind == "up_to")
             if kind == "anova":
                 Z = elementary_top(P, m)

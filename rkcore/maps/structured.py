@@ -27,7 +27,6 @@ from __future__ import annotations
 from numbers import Real
 
 import numpy as np
-import scipy.sparse as sp
 from scipy.stats import chi
 from sklearn.base import BaseEstimator, ClassNamePrefixFeaturesOutMixin, TransformerMixin, _fit_context
 from sklearn.utils._param_validation import Interval
@@ -41,6 +40,7 @@ from ..kernels.exact import row_blocks
 from ..base.limits import check_allocation
 from .orthogonal import fwht, next_power_of_two, orthogonal_gaussian_rows
 from .trig import cos_sin_into
+from ..base.annotations import is_sparse
 
 #: Temporary memory per row block in transform: (rows x blocks x p) intermediates.
 TRANSFORM_BLOCK_BYTES = 16 * 2**20
@@ -324,7 +324,7 @@ def _padded_dense(Xb, p: int, signs: np.ndarray) -> np.ndarray:
     diagonal (``signs``: (n_blocks, p)) in the same pass: (rows, n_blocks, p), contiguous."""
     n_blocks, d = signs.shape[0], Xb.shape[1]
     out = np.zeros((Xb.shape[0], n_blocks, p), dtype=Xb.dtype)
-    dense = Xb.toarray() if sp.issparse(Xb) else Xb
+    dense = Xb.toarray() if is_sparse(Xb) else Xb
     np.multiply(dense[:, None, :], signs[:, :d].astype(Xb.dtype, copy=False), out=out[:, :, :d])
     return out
 

@@ -48,7 +48,6 @@ from numbers import Real
 
 import numpy as np
 import pandas as pd
-import scipy.sparse as sp
 
 from ..maps.distributions import DISTRIBUTIONS, Distribution, get_distribution
 from ..kernels.itemsets import ItemsetFamily, family_from_spec
@@ -57,6 +56,7 @@ from ..kernels.ranges import SAFE_BINADES, row_exponents, scale_rows
 from ..base.validation import check_int
 from .variance_range import (_all_subsets_moments_fe, out_of_range_pairs, _sizes_moments_fe, _to_float,
                              _variance_fe)
+from ..base.annotations import is_sparse
 
 #: Families with a known size profile, which this module handles.
 VARIANCE_KERNELS = ("anova", "all_subsets", "dot", "up_to")
@@ -395,14 +395,14 @@ def _per_feature_variance(X, Y, family: ItemsetFamily, mu4: float, *, with_value
 def _dot_gram_variance(X, Y, mu4: float, paired: bool) -> np.ndarray:
     """Var of the dot-kernel estimate times D, without the cancellation of E[f^2] - K^2:
     (mu4 - 3) sum_j x_j^2 y_j^2 + |x|^2 |y|^2 + (x.y)^2, as GEMMs for all pairs."""
-    X2 = X.multiply(X).tocsr() if sp.issparse(X) else X * X
+    X2 = X.multiply(X).tocsr() if is_sparse(X) else X * X
     if Y is X:  # the same operands make the products exactly symmetric (BLAS syrk)
         Y2 = X2
     else:
-        Y2 = Y.multiply(Y).tocsr() if sp.issparse(Y) else Y * Y
+        Y2 = Y.multiply(Y).tocsr() if is_sparse(Y) else Y * Y
     if paired:
-        fourth = np.asarray(X2.multiply(Y2).sum(axis=1)).ravel() if sp.issparse(X2) else (X2 * Y2).sum(axis=1)
-        dot = np.asarray(X.multiply(Y).sum(axis=1)).ravel() if sp.issparse(X) else (X * Y).sum(axis=1)
+        fourth = np.asarray(X2.multiply(Y2).sum(axis=1)).ravel() if is_sparse(X2) else (X2 * Y2).sum(axis=1)
+        dot = np.asarray(X.multiply(Y).sum(axis=1)).ravel() if is_sparse(X) else (X * Y).sum(axis=1)
         nx, ny = np.asarray(X2.sum(axis=1)).ravel(), np.asarray(Y2.sum(axis=1)).ravel()
         return np.maximum((mu4 - 3.0) * fourth + nx * ny + dot**2, 0.0)  # >= 0 up to rounding
     nx, ny = np.asarray(X2.sum(axis=1)).ravel(), np.asarray(Y2.sum(axis=1)).ravel()
