@@ -14,13 +14,18 @@ import scipy.sparse as sp
 from sklearn.base import _fit_context
 
 if TYPE_CHECKING:
-    from scipy.sparse._base import _spbase
-    from typing_extensions import TypeIs
+    from typing_extensions import TypeAlias, TypeIs
+
+    #: every scipy sparse format, matrix and array (scipy-stubs' common base class declares neither ``dtype``
+    #: nor a usable ``tocsr``, so the union of the concrete classes is what the checker can follow)
+    SparseMatrix: TypeAlias = (sp.csr_matrix | sp.csr_array | sp.csc_matrix | sp.csc_array | sp.coo_matrix
+                               | sp.coo_array | sp.bsr_matrix | sp.bsr_array | sp.dia_matrix | sp.dia_array
+                               | sp.lil_matrix | sp.lil_array | sp.dok_matrix | sp.dok_array)
 
 _Method = TypeVar("_Method", bound=Callable[..., Any])
 
 
-def is_sparse(x: object) -> TypeIs[_spbase]:
+def is_sparse(x: object) -> TypeIs[SparseMatrix]:
     """Whether ``x`` is a scipy sparse matrix or array (``scipy.sparse.issparse``), typed so that the checker
     knows a sparse ``x`` has the sparse methods.
 

@@ -2,6 +2,8 @@
 Rademacher weights (with its per-row error bound), the direct product over non-zeros otherwise."""
 from __future__ import annotations
 
+from typing import cast
+
 import numpy as np
 import scipy.sparse as sp
 
@@ -82,6 +84,7 @@ class AllSubsetsSignsBlock:
         b = 0.5 * (log_plus - log_minus)
         d = self.W_T1.shape[0] - 1
         n = Xb.shape[0]
+        B: sp.csr_matrix | np.ndarray
         if sparse:
             a_sum = np.add.reduceat(np.append(a, 0.0), Xb.indptr[:-1])
             a_sum[np.diff(Xb.indptr) == 0] = 0.0
@@ -116,6 +119,7 @@ class AllSubsetsSignsBlock:
         p, q = when_plus.astype(dt), when_minus.astype(dt)
         W_T = self._weights(dt)[:-1]
         if is_sparse(Xb):
+            Xb = cast("sp.csr_matrix", Xb)  # canonical CSR here: the engines' inputs pass canonical_csr
             half_diff = sp.csr_matrix((0.5 * (p - q), Xb.indices, Xb.indptr), shape=Xb.shape)
             base = np.add.reduceat(np.append(0.5 * (p + q), 0.0), Xb.indptr[:-1])
             base[np.diff(Xb.indptr) == 0] = 0.0

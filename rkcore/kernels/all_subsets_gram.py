@@ -2,6 +2,8 @@
 grouped GEMMs of subset products, sparse triples, extended precision where float64 cannot certify."""
 from __future__ import annotations
 
+from typing import cast
+
 import numpy as np
 import scipy.sparse as sp
 
@@ -249,12 +251,13 @@ def _extended_products(X, Y, out: np.ndarray) -> np.ndarray:
         k = rows.stop - rows.start
         h, s = H[:k], S[:k]
         h.fill(1.0)
-        Xb = np.asarray(X[rows].toarray() if is_sparse(X) else X[rows], dtype=EXTENDED)
+        Xb = np.asarray(cast("sp.csr_matrix", X)[rows].toarray() if is_sparse(X) else X[rows], dtype=EXTENDED)  # canonical CSR here: the engines' inputs pass canonical_csr
         for chunk in _tiles(d, cols_per_chunk):
             used = chunk.start + np.flatnonzero(Xb[:, chunk].any(axis=0))
             if not len(used):
                 continue
-            Yc = np.asarray(Y[:, used].toarray() if is_sparse(Y) else Y[:, used], dtype=EXTENDED)
+            Yc = np.asarray(cast("sp.csr_matrix", Y)[:, used].toarray() if is_sparse(Y) else Y[:, used],  # canonical CSR here: the engines' inputs pass canonical_csr
+                            dtype=EXTENDED)
             for t, j in enumerate(used):
                 np.multiply.outer(Xb[:, j], Yc[:, t], out=s)
                 s += 1.0

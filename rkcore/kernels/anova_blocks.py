@@ -2,7 +2,10 @@
 pre-check of the accuracy contract (rkcore.kernels.numerics) for non-Rademacher weights."""
 from __future__ import annotations
 
+from typing import cast
+
 import numpy as np
+import scipy.sparse as sp
 from scipy.linalg import blas
 
 from .all_subsets_blocks import padded_support
@@ -247,7 +250,8 @@ class AnovaBlock:
         else:  # few: sums over each pair's stored entries
             # the support of the rows involved only; dense rows: the rows themselves
             live, local = np.unique(rows, return_inverse=True)
-            support = padded_support(absX[live], pad_col=Xb.shape[1]) if is_sparse(absX) else absX[live]
+            support = (padded_support(cast("sp.csr_matrix", absX)[live], pad_col=Xb.shape[1]) if is_sparse(absX)  # canonical CSR here: the engines' inputs pass canonical_csr
+                       else absX[live])
             if m == 2:
                 Pa[1] = self._pair_abs_sums(support, local, cols, 1)
             Pa.append(None if m == 2 else self._pair_abs_sums(support, local, cols, 3))
@@ -263,6 +267,7 @@ class AnovaBlock:
         fails for the block (tiny data or weights; the other tests still run)."""
         w1max = _memo(self._cast, "w1max", lambda: np.abs(self._weights(1, np.float64)).max(axis=0, initial=0.0))
         if is_sparse(absX):
+            absX = cast("sp.csr_matrix", absX)  # canonical CSR here: the engines' inputs pass canonical_csr
             xmax = np.zeros(absX.shape[0])
             filled = np.diff(absX.indptr) > 0
             if absX.nnz:
