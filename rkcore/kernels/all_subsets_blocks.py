@@ -39,6 +39,7 @@ class AllSubsetsSignsBlock:
     """
 
     temporaries = GEMM_BLOCK_TEMPORARIES
+    gemm: bool  # set by rkcore.kernels.fastpaths.rk_block: GEMM-bound (keep row blocks large)
 
     def __init__(self, W: np.ndarray, n_components: int | None = None):
         D = W.shape[0]
@@ -199,6 +200,7 @@ class AllSubsetsProductBlock:
     """
 
     temporaries = GEMM_BLOCK_TEMPORARIES  # it chunks rows to the cache itself
+    gemm: bool  # set by rkcore.kernels.fastpaths.rk_block: GEMM-bound (keep row blocks large)
 
     def __init__(self, W: np.ndarray, n_components: int | None = None):
         D = W.shape[0]

@@ -49,6 +49,8 @@ class AnovaBlock:
         When ``degree`` is not 2 or 3.
     """
 
+    gemm: bool  # set by rkcore.kernels.fastpaths.rk_block: GEMM-bound (keep row blocks large)
+
     def __init__(self, W: np.ndarray, degree: int, signs: bool, n_components: int | None = None):
         if degree not in (2, 3):
             raise ValueError("AnovaBlock handles degree 2 or 3 only.")

@@ -11,7 +11,7 @@ from ..base.annotations import is_sparse
 try:  # Y += A @ X for CSR A and dense C-contiguous X, Y: scipy's own SpMM kernel, in place.
     from scipy.sparse._sparsetools import csr_matvecs as _csr_matvecs
 except ImportError:  # pragma: no cover - private scipy API; fall back to A @ X plus an add
-    _csr_matvecs = None
+    _csr_matvecs = None  # type: ignore[assignment]  # callers check for None before the fast path
 
 #: Bytes of a row block for the element-wise (non-GEMM) passes: two (rows x D) arrays that
 #: stay in the 1 MiB L2 cache of one core.
