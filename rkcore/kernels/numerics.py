@@ -231,14 +231,14 @@ def gram_dense(A, B) -> np.ndarray:
     return to_dense(out) if is_sparse(out) else np.asarray(out)
 
 
-def row_blocks(n_rows: int, bytes_per_row: int, budget: int | None = None) -> Iterator[slice]:
+def row_blocks(n_rows: int, bytes_per_row: float, budget: int | None = None) -> Iterator[slice]:
     """Slices over rows so that one block needs at most ``budget`` bytes (at least one row each).
 
     Parameters
     ----------
     n_rows : int
         Rows to cover.
-    bytes_per_row : int
+    bytes_per_row : float
         Bytes one row of the block's temporaries needs (at least 1 is assumed).
     budget : int, optional
         Bytes per block; None: BLOCK_BYTES.

@@ -1,6 +1,8 @@
 """Helpers shared by the learners: losses and their derivatives, label checks, products with sparse X."""
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 import numpy as np
 from scipy.special import expit
 from sklearn.base import ClassifierMixin, clone
@@ -67,6 +69,11 @@ class ProbabilityMixin:
     the most probable class is always the predicted one and the probabilities rank like the scores.
     More than two classes: one sigmoid per class against the rest, normalised to sum 1 (as
     ``OneVsRestClassifier``)."""
+
+    if TYPE_CHECKING:  # provided by the estimator the mixin is combined with
+        classes_: np.ndarray
+
+        def decision_function(self, X) -> np.ndarray: ...
 
     def _own_probability(self) -> bool:
         return getattr(self, "loss", None) == "logistic"

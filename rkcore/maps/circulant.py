@@ -11,6 +11,8 @@ O(m D log d) time and O(D) memory instead of O(m D d) and O(D d).
 from __future__ import annotations
 
 
+from typing import Any
+
 import numpy as np
 import scipy.fft
 from sklearn.base import BaseEstimator, ClassNamePrefixFeaturesOutMixin, TransformerMixin, _fit_context
@@ -312,7 +314,7 @@ class SignedCirculantRandomKernel(ClassNamePrefixFeaturesOutMixin, TransformerMi
         recursion (from the unscaled rows, times ``scale``)."""
         n, d = X.shape
         m = self.degree
-        Pa = [None] + [np.empty(n) for _ in range(m)]
+        Pa: list[Any] = [None] + [np.empty(n) for _ in range(m)]  # 1-based: Pa[t], slot 0 unused
         nnz = np.empty(n)
         for rows in row_blocks(n, 8 * d * (m + 2), BLOCK_BYTES):  # O(n d) passes, in chunks
             Xr = _dense_rows(X, rows)

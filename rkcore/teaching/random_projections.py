@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import warnings
 from dataclasses import dataclass
-from typing import Callable
+from typing import Any, Callable
 
 import numpy as np
 import pandas as pd
@@ -98,7 +98,7 @@ class Projection:
     key: str
     label: str
     latex: str
-    build: Callable[[int, object], object]  # (n_components, random_state) -> unfitted sklearn projector
+    build: Callable[[int, object], Any]  # (n_components, random_state) -> unfitted sklearn projector (untyped)
 
 
 PROJECTIONS: dict[str, Projection] = {

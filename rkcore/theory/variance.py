@@ -194,7 +194,7 @@ def _sizes_moments(XT: np.ndarray, YT: np.ndarray, sizes: tuple[int, ...], mu4: 
                 cross = both * ha[:-1, :-1] if extra else None
                 ha[1:] += xx * ha[:-1]  # right sides are evaluated before the in-place add
                 ha[:, 1:] += yy * ha[:, :-1]
-                if extra:
+                if cross is not None:  # computed exactly when extra
                     ha[1:, 1:] += cross
             if a:
                 ha += xy * h[a - 1][: c + 1, : c + 1]
@@ -215,7 +215,7 @@ def _closed_moments(kind: str, XT: np.ndarray, YT: np.ndarray, mu4: float):
     return (1.0 + xx + yy + 4.0 * xy + mu4 * xx * yy).prod(axis=0), (1.0 + xy).prod(axis=0)
 
 
-def _balanced(X, Y):
+def _balanced(X, Y) -> tuple[np.ndarray, np.ndarray]:
     """Paired rows rescaled x 2^-p, y 2^p (exact) so that their largest entries have about the
     same binade: for families whose itemsets all have one size (ANOVA, dot) the moments depend
     on the products x_j y_j only, and x^2, y^2 then neither overflow nor underflow needlessly."""
@@ -264,7 +264,7 @@ def _moments(X, Y, family: ItemsetFamily, mu4: float, *, balanced: bool = False,
     return (second, kernel, (bad, *exact)) if exact_form else (second, kernel)
 
 
-def _exact_form_moments(X, Y, family: ItemsetFamily, mu4: float):
+def _exact_form_moments(X, Y, family: ItemsetFamily, mu4: float) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """(E f^2, K, S2) in (mantissa, exponent) form for a few paired rows: nothing over- or underflows."""
     XT, YT = _compact(to_dense(X), to_dense(Y))
     if family.kind == "all_subsets":
@@ -387,8 +387,8 @@ def _per_feature_variance(X, Y, family: ItemsetFamily, mu4: float, *, with_value
         with np.errstate(over="ignore", invalid="ignore"):
             variance = np.maximum(second - value**2, 0.0) / divisor
     if exact is not None:
-        bad, *moments = exact
-        variance[bad] = _variance_fe(*moments, divisor, X.shape[1])
+        bad, second_fe, kernel_fe, scale_fe = exact
+        variance[bad] = _variance_fe(second_fe, kernel_fe, scale_fe, divisor, X.shape[1])
     return variance, (value if with_value else None)
 
 
