@@ -14,7 +14,12 @@ import scipy.sparse as sp
 from sklearn.base import _fit_context
 
 if TYPE_CHECKING:
+    import numpy as np
+    from numpy.typing import NDArray
     from typing_extensions import TypeAlias, TypeIs
+
+    #: what the random feature maps' transform returns: float64 features, float32 for float32 input
+    Features: TypeAlias = NDArray[np.float64] | NDArray[np.float32]
 
     #: every scipy sparse format, matrix and array (scipy-stubs' common base class declares neither ``dtype``
     #: nor a usable ``tocsr``, so the union of the concrete classes is what the checker can follow)
@@ -45,5 +50,6 @@ def is_sparse(x: object) -> TypeIs[SparseMatrix]:
 if TYPE_CHECKING:
     def fit_context(*, prefer_skip_nested_validation: bool) -> Callable[[_Method], _Method]:
         """scikit-learn's ``_fit_context`` as the checker sees it: the decorated method keeps its type."""
+        ...
 else:
     fit_context = _fit_context

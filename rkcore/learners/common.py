@@ -27,7 +27,7 @@ class ScoreClassifierMixin(ClassifierMixin):
     ``classes_[1]``; more classes, :meth:`_predict_multiclass` (the largest of one score per class, unless
     the learner votes otherwise)."""
 
-    def predict(self, X):
+    def predict(self, X) -> np.ndarray:
         """Predict class labels.
 
         Parameters

@@ -3,11 +3,12 @@ from __future__ import annotations
 
 import warnings
 from numbers import Integral, Real
+from typing import TYPE_CHECKING
 
 import numpy as np
 import scipy.sparse as sp
 from scipy.optimize import minimize
-from sklearn.base import BaseEstimator, _fit_context, is_classifier
+from sklearn.base import BaseEstimator, is_classifier
 from sklearn.exceptions import ConvergenceWarning
 from sklearn.utils import check_random_state
 from sklearn.utils._param_validation import Interval, StrOptions
@@ -15,12 +16,13 @@ from sklearn.utils.multiclass import check_classification_targets
 from sklearn.utils.validation import _check_sample_weight, check_is_fitted, validate_data
 
 from ..kernels.itemsets import check_degree_fits
-from ..kernels.numerics import (abs_max, canonical_csr, max_nnz_per_row, elementary_from_power_sums, may_overflow, newton_is_safe,
-                               rounding_gamma, row_blocks)
+from ..kernels.numerics import (abs_max, canonical_csr, max_nnz_per_row, elementary_from_power_sums, may_overflow, newton_is_safe, rounding_gamma, row_blocks)
 from ..kernels.ranges import failing_pairs, in_range, restore_scale, row_exponents, scale_rows
 from ..kernels.stable import elementary_pairs
 from .common import _fit_one_vs_rest, ProbabilityMixin, ScoreClassifierMixin, _binary_labels, _check_finite_decision, _loss_and_derivative, LOSSES, _rmatmul
-from ..base.annotations import is_sparse
+from ..base.annotations import fit_context, is_sparse
+if TYPE_CHECKING:
+    from typing_extensions import Self
 
 
 # ----------------------------------------------------------------------------- factorized models
@@ -43,8 +45,8 @@ class _LBFGSBinaryClassifier(ProbabilityMixin, ScoreClassifierMixin, BaseEstimat
                      "check_sample_weight_equivalence_on_sparse_data")
     }
 
-    @_fit_context(prefer_skip_nested_validation=True)
-    def fit(self, X, y, sample_weight=None):
+    @fit_context(prefer_skip_nested_validation=True)
+    def fit(self, X, y, sample_weight=None) -> Self:
         """Minimise the regularized objective with L-BFGS-B (see the class docstring).
 
         Parameters

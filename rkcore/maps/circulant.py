@@ -11,11 +11,11 @@ O(m D log d) time and O(D) memory instead of O(m D d) and O(D d).
 from __future__ import annotations
 
 
-from typing import Any
+from typing import Any, TYPE_CHECKING
 
 import numpy as np
 import scipy.fft
-from sklearn.base import BaseEstimator, ClassNamePrefixFeaturesOutMixin, TransformerMixin, _fit_context
+from sklearn.base import BaseEstimator, ClassNamePrefixFeaturesOutMixin, TransformerMixin
 from sklearn.utils.validation import check_array, check_is_fitted
 
 from ..base.arrays import validate_data  # scikit-learn's, in the user's words for ragged or text rows
@@ -30,7 +30,13 @@ from ..kernels.ranges import (
     SAFE_BINADES, in_range, restore_scale, row_exponents, saturate_overflowed_rows, scale_rows,
 )
 from ..kernels.exact import BLOCK_BYTES, elementary_pairs, elementary_top, newton_is_safe, rounding_gamma, row_blocks
-from ..base.annotations import is_sparse
+from ..base.annotations import fit_context, is_sparse
+
+if TYPE_CHECKING:
+    from typing_extensions import Self
+
+    from ..base.annotations import Features
+
 
 #: Temporary memory per row block in transform (spectra, products, inverse FFTs).
 #: Measured at D=8192, n=1000, d in {512, 4096}: ~4 MB blocks (they stay in cache) were
@@ -151,8 +157,8 @@ class SignedCirculantRandomKernel(ClassNamePrefixFeaturesOutMixin, TransformerMi
         self.degree = degree
         self.random_state = random_state
 
-    @_fit_context(prefer_skip_nested_validation=True)
-    def fit(self, X, y=None):
+    @fit_context(prefer_skip_nested_validation=True)
+    def fit(self, X, y=None) -> Self:
         """Draw w_t and sigma_t for T = ceil(D / d) blocks; only the number of features of X is used.
 
         Parameters
@@ -227,7 +233,10 @@ class SignedCirculantRandomKernel(ClassNamePrefixFeaturesOutMixin, TransformerMi
                 fixed = np.where(np.isfinite(fixed), fixed, np.ldexp(again, m * shift))
             out[bad, start:stop] = fixed.reshape(len(bad), stop - start)
 
-    def transform(self, X):
+    if TYPE_CHECKING:  # TransformerMixin.fit_transform, typed (scikit-learn ships no annotations)
+        def fit_transform(self, X, y: object = None, **fit_params: object) -> Features: ...
+
+    def transform(self, X) -> Features:
         """Map X to its SCRK features.
 
         Parameters
