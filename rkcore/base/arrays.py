@@ -5,10 +5,10 @@ from __future__ import annotations
 import re
 
 import numpy as np
-import scipy.sparse as sp
 from sklearn.utils import validation as _sklearn_validation
 
 from .validation import check_int, numeric_matrix_message
+from .annotations import is_sparse
 
 #: numpy's wording when an array cannot be built from the data (ragged rows, text), which users do not speak.
 _NUMPY_ARRAY_ERRORS = re.compile(r"inhomogeneous shape|setting an array element with a sequence|"
@@ -59,7 +59,7 @@ def row_indexable(X):
     """
     if hasattr(X, "to_numpy"):
         return X.to_numpy()
-    if sp.issparse(X):
+    if is_sparse(X):
         return X if X.format in ("csr", "csc", "lil", "dok") else X.tocsr()
     if isinstance(X, (list, tuple)):
         try:
@@ -101,7 +101,7 @@ def dense(X) -> np.ndarray:
     numpy.ndarray
         X as a dense array: float64 for array input, the matrix's own dtype for sparse input.
     """
-    return X.toarray() if sp.issparse(X) else np.asarray(X, dtype=np.float64)
+    return X.toarray() if is_sparse(X) else np.asarray(X, dtype=np.float64)
 
 
 def subsample_rows(X, y=None, n: int | None = None, random_state: int = 0):

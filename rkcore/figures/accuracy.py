@@ -84,7 +84,8 @@ def _series_traces(s: pd.DataFrame, x_span, *, scale: float = 1.0, showlegend: b
     # pandas' per-group column access cost more than the drawing
     codes, methods = pd.factorize(s["method"])
     labels, Ds = s["label"].to_numpy(), s["D"].to_numpy(float)
-    means, stds = s["mean"].to_numpy(float) * scale, s["std"].to_numpy(float) * scale
+    means: np.ndarray = s["mean"].to_numpy(float) * scale
+    stds: np.ndarray = s["std"].to_numpy(float) * scale
     traces = []
     for k, method in enumerate(methods):
         rows = np.flatnonzero(codes == k)
@@ -288,7 +289,7 @@ def classifier_note(summary: pd.DataFrame, n_train: int) -> str:
     """
     exact = summary[summary["method"] == "kernel_svm"]
     rf = summary[summary["D"].notna()]
-    best_all = summary.loc[summary["accuracy"].idxmax()]
+    best_all = summary.loc[summary["accuracy"].idxmax()]  # type: ignore[call-overload]  # pandas-stubs: idxmax's Hashable label, which .loc takes at run time
     parts = []
     if len(exact) and len(rf):
         svm = exact.iloc[0]

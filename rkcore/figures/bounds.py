@@ -66,6 +66,7 @@ def _measured_traces(sub: pd.DataFrame, x: str, kinds) -> list[dict]:
 def _bound_traces(bounds: pd.DataFrame, x: str) -> list[dict]:
     traces = []
     for lemma, g in bounds.groupby("lemma", sort=False):
+        lemma = str(lemma)  # pandas-stubs types group keys as any Scalar; here the column holds names
         g = g.sort_values(x)
         traces.append(dict(
             type="scatter", x=g[x].to_numpy(), y=g["bound"].to_numpy(), mode="lines",
@@ -201,6 +202,7 @@ def first_informative_eps(bounds: pd.DataFrame) -> dict[str, float]:
     """
     out = {}
     for lemma, g in bounds.groupby("lemma", sort=False):
+        lemma = str(lemma)  # pandas-stubs types group keys as any Scalar; here the column holds names
         below = g[g["log_bound"] < 0]
         out[lemma] = float(below["eps"].min()) if len(below) else float("nan")
     return out

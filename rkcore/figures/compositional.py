@@ -7,6 +7,8 @@ redraws them on every rerun).
 """
 from __future__ import annotations
 
+from typing import Any
+
 import numpy as np
 import pandas as pd
 import plotly.graph_objects as go
@@ -25,7 +27,7 @@ NODE_COLORS = {"sphere": PALETTE[0], "gaussian": PALETTE[5], "categorical": PALE
 
 
 def _layers(skeleton: Skeleton) -> list[int]:
-    depth = []
+    depth: list[int] = []
     for i, node in enumerate(skeleton.nodes):
         depth.append(0 if node.is_input else 1 + max(depth[c] for c in skeleton.children_of(i)))
     return depth
@@ -129,13 +131,15 @@ def compositional_error_figure(df: pd.DataFrame, metric: str = "rel_fro") -> go.
     # the 10/50/90% quantiles of every (mode, D) in one grouping (one per mode cost more than the drawing)
     by = sub.groupby(["dedup", "D"])["value"]
     stats = pd.DataFrame({"q10": by.quantile(0.1), "q50": by.quantile(0.5), "q90": by.quantile(0.9)})
-    traces, first = [], None
+    traces: list[dict[str, Any]] = []
+    first: tuple[np.ndarray, float] | None = None
     for mode in sub["dedup"].dropna().unique():  # in order of appearance
         q = stats.xs(mode)  # rows by increasing D
         D = q.index.to_numpy()
         traces += band_traces(D, q["q10"], q["q50"], q["q90"], name=DEDUP_LABELS.get(mode, mode),
                                color=DEDUP_COLORS.get(mode, PALETTE[0]))
         first = (D, q["q50"].iloc[0]) if first is None else first
+    assert first is not None  # at least one mode: the rows are not empty (checked above)
     D, y0 = first
     guide = reference_slope(D, y0, D[0])
     traces.append(dict(type="scatter", x=D, y=guide, mode="lines", name="∝ 1/√D (guide)",

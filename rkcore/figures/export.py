@@ -10,6 +10,8 @@ five story steps (rkcore.teaching.story) and writes them the same way; the dashb
 """
 from __future__ import annotations
 
+from typing import Callable
+
 import html
 import re
 from dataclasses import dataclass, field
@@ -188,7 +190,7 @@ def story_lesson(duel_n: int = 8000, *, progress=None) -> Lesson:
                                                            "classifier duel n": int(duel_n)})
     for step in story.story_steps(duel_n, progress=say):
         lesson.items += [Item("heading", step.heading), Item("note", step.sentence)]
-        build = {"matrix": matrix_figure, "pair": pair_figure, "curve": error_curve_figure, "duel": duel_figure}
+        build: dict[str, Callable[..., go.Figure]] = {"matrix": matrix_figure, "pair": pair_figure, "curve": error_curve_figure, "duel": duel_figure}
         lesson.items.append(Item("chart", step.caption, build[step.kind](*step.figure_args)))
     return lesson
 

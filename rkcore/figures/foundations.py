@@ -9,6 +9,8 @@ validation; write nested dicts in plotly's canonical form).
 """
 from __future__ import annotations
 
+from typing import Any
+
 import numpy as np
 import pandas as pd
 import plotly.graph_objects as go
@@ -200,6 +202,7 @@ def feature_count_figure(df: pd.DataFrame) -> go.Figure:
               "all_subsets": "all subsets: 2^d", "kernel trick": "kernel trick: d"}
     traces = []
     for kind, sub in df.groupby("kind", sort=False):
+        kind = str(kind)  # pandas-stubs types group keys as any Scalar; here the column holds names
         line = dict(color=colors.get(kind, PALETTE[2]), width=3)
         if kind == "kernel trick":
             line["dash"] = "dash"
@@ -281,7 +284,7 @@ def projection_distortion_figure(df: pd.DataFrame, delta: float = 0.05, *, bands
     # the three quantiles of every (kind, m) in one grouping (a boolean mask per kind costs more than the
     # drawing); unsorted, the kinds keep their order in df
     probs = (delta / 2, 0.5, 1 - delta / 2)
-    q = df.groupby(["kind", "m"], sort=False)["ratio"].quantile(list(probs)).unstack()
+    q = df.groupby(["kind", "m"], sort=False)["ratio"].quantile(list(probs))  # type: ignore[arg-type]  # pandas-stubs: GroupBy.quantile takes a list at run time.unstack()
     ms = np.sort(q.index.unique(level="m").to_numpy())
     traces = []
     for kind in q.index.unique(level="kind"):
@@ -329,8 +332,9 @@ def band_violation_figure(summary: pd.DataFrame) -> go.Figure:
     if summary.empty:
         raise ValueError("No summary to draw.")
     delta = float(summary["delta"].iloc[0])
-    traces = [dict(type="bar", x=[str(m) for m in sub["m"]], y=sub["outside"].to_numpy(), name=kind,
-                   marker=dict(color=PROJECTION_COLORS.get(kind, PALETTE[2])))
+    traces: list[dict[str, Any]] = [
+        dict(type="bar", x=[str(m) for m in sub["m"]], y=sub["outside"].to_numpy(), name=kind,
+             marker=dict(color=PROJECTION_COLORS.get(str(kind), PALETTE[2])))  # str: the kinds are names
               for kind, sub in summary.groupby("kind", sort=False)]
     ms = [str(m) for m in np.sort(summary["m"].unique())]
     traces.append(dict(type="scatter", x=ms, y=[delta] * len(ms), mode="lines",
@@ -484,6 +488,7 @@ def projection_note(summary: pd.DataFrame, delta: float, share: float) -> str:
     """
     parts = []
     for kind, sub in summary.groupby("kind", sort=False):
+        kind = str(kind)  # pandas-stubs types group keys as any Scalar; here the column holds names
         sub = sub.sort_values("m")
         first, last = sub.iloc[0], sub.iloc[-1]
         w0, w1 = first.q_high - first.q_low, last.q_high - last.q_low

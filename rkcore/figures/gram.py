@@ -79,7 +79,7 @@ def _points(K: np.ndarray, block: int, n: int | None) -> int:
 
 
 def gram_heatmaps(K: np.ndarray, K_hat: np.ndarray, *, block: int = 1, n: int | None = None,
-                  titles: tuple[str, str] = (EXACT_LABEL, APPROX_LABEL),
+                  titles: tuple[str, ...] = (EXACT_LABEL, APPROX_LABEL),
                   clip_percentiles: tuple[float, float] | None = (1.0, 99.0)) -> go.Figure:
     """The exact and approximate Gram matrices side by side on ONE shared color scale.
 

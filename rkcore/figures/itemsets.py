@@ -5,6 +5,8 @@ The trace and layout are plain dicts in plotly's canonical form, built once by
 """
 from __future__ import annotations
 
+from typing import Any
+
 import numpy as np
 import pandas as pd
 import plotly.graph_objects as go
@@ -32,7 +34,7 @@ def family_counts_figure(counts: pd.DataFrame, title: str = "Itemsets in S by si
     sizes, text = counts["size"].to_numpy(), counts["count_text"].tolist()
     if "log10_count" in counts and not np.isfinite(counts["count"]).all():
         # counts beyond float range (all-subsets of d > 1030 features): plot their exponents instead
-        bar = dict(type="bar", x=sizes, y=counts["log10_count"].to_numpy(), text=text,
+        bar: dict[str, Any] = dict(type="bar", x=sizes, y=counts["log10_count"].to_numpy(), text=text,
                    marker=dict(color=PALETTE[0]), name="itemsets",
                    hovertemplate="size %{x}: %{text} itemsets<extra></extra>")
         return figure([bar], dict(
@@ -49,10 +51,10 @@ def family_counts_figure(counts: pd.DataFrame, title: str = "Itemsets in S by si
                hovertemplate="size %{x}: %{text} itemsets<extra></extra>")
     if len(counts) <= 3:  # a lone bar would fill the whole plot width
         bar["width"] = 0.4
-    xaxis = dict(title=dict(text="itemset size |V|"), type="category" if len(counts) <= 30 else "linear")
+    xaxis: dict[str, Any] = dict(title=dict(text="itemset size |V|"), type="category" if len(counts) <= 30 else "linear")
     if len(counts) > 30:
         xaxis["dtick"] = 1
-    yaxis = dict(title=dict(text="number of itemsets" + (" (log scale)" if log_y else "")))
+    yaxis: dict[str, Any] = dict(title=dict(text="number of itemsets" + (" (log scale)" if log_y else "")))
     if log_y:
         yaxis["type"] = "log"
     return figure([bar], dict(

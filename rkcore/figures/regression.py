@@ -31,6 +31,7 @@ def regression_figure(df: pd.DataFrame) -> go.Figure:
     span = [D.min(), D.max()] if D.size else [0, 1]
     traces = []
     for i, (key, rows) in enumerate(df.groupby("method", sort=False)):
+        key = str(key)  # pandas-stubs types group keys as any Scalar; here the column holds names
         color = MAPS[key].color if key in MAPS else EXACT_COLORS.get(key, PALETTE[i % len(PALETTE)])
         label = rows["label"].iloc[0]
         if rows["D"].isna().all():

@@ -80,7 +80,8 @@ def block_ticks(labels) -> dict:
     """
     labels = np.asarray(labels)
     edges = [0, *(np.flatnonzero(labels[1:] != labels[:-1]) + 1), len(labels)]
-    values, texts = [], []
+    values: list[float] = []
+    texts: list[str] = []
     for start, end in zip(edges[:-1], edges[1:]):
         middle = (start + end - 1) / 2
         if values and middle - values[-1] < MIN_TICK_SHARE * len(labels):
@@ -144,6 +145,7 @@ def error_curve_figure(trials: pd.DataFrame, medians: pd.DataFrame, title: str) 
     # one grouping, not a boolean mask per distribution
     by_dist = dict(tuple(trials.groupby("distribution", sort=False)))
     for dist, m in medians.groupby("distribution", sort=False):
+        dist = str(dist)  # pandas-stubs types group keys as any Scalar; here the column holds names
         entry = DISTRIBUTIONS[dist]
         t = by_dist.get(dist, trials.iloc[:0])
         traces.append(dict(type="scatter", x=t["D"].to_numpy(), y=t["rel_fro"].to_numpy(), mode="markers",

@@ -70,8 +70,8 @@ def timing_figure(df: pd.DataFrame, along: str = "d", phase: str = "transform", 
     sub = df[df["phase"] == phase]
     if sub.empty:
         raise ValueError(f"No timings of phase {phase!r}.")
-    slopes = (pd.Series(dtype=float) if slopes is None
-              else slopes[slopes["phase"] == phase].groupby("map")["exponent"].first())
+    slope_of = (pd.Series(dtype=float) if slopes is None
+                else slopes[slopes["phase"] == phase].groupby("map")["exponent"].first())
     repeats = int(sub.groupby(["map", "d", "D", "n"])["seconds"].count().min())
     # one grouping for every (map, along) cell, sorted by along within a map (a grouping per map with quantile
     # lambdas cost more than the drawing); the quartiles are np.nanpercentile of each cell's seconds, which is
@@ -87,7 +87,7 @@ def timing_figure(df: pd.DataFrame, along: str = "d", phase: str = "transform", 
         q1, q3 = np.array([quartiles[(key, v)] for v in med.index]).T
         entry = get_map(key)
         color, short = entry.color, entry.short_label
-        slope = slopes.get(key, np.nan)
+        slope = slope_of.get(key, np.nan)
         name = f"{short}: slope {slope:.2f}" if np.isfinite(slope) else short
         traces.append(dict(type="scatter", x=np.concatenate([x, x[::-1]]), y=np.concatenate([q3, q1[::-1]]) * 1e3,
                            mode="lines", fill="toself", fillcolor=rgba(color, 0.18), line=dict(width=0),
@@ -130,6 +130,7 @@ def predicted_figure(pred: pd.DataFrame, along: str, *, title: str | None = None
         raise ValueError("No predictions to draw.")
     traces = []
     for key, g in pred.groupby("map", sort=False):
+        key = str(key)  # pandas-stubs types group keys as any Scalar; here the column holds names
         end_slope = g["slope"].iloc[-1]
         name = f"{g['label'].iloc[0]}: slope {end_slope:.2f}" if np.isfinite(end_slope) else g["label"].iloc[0]
         traces.append(dict(type="scatter", x=g[along].to_numpy(), y=g["operations"].to_numpy(), mode="lines+markers",
@@ -170,6 +171,7 @@ def slope_spread(df: pd.DataFrame, along: str, phase: str = "transform") -> pd.D
     sub = df[(df["phase"] == phase) & (df["seconds"] > 0)]
     rows = []
     for key, g in sub.groupby("map", sort=False):
+        key = str(key)  # pandas-stubs types group keys as any Scalar; here the column holds names
         slopes = []
         for _, r in g.groupby("repeat"):
             x = r[along].to_numpy(float)
@@ -218,6 +220,7 @@ def timing_note(slopes: pd.DataFrame, load: tuple[float, int] | None = None) -> 
         if shaky:
             why.append(f"the repeats disagree by more than {SLOPE_SPREAD_LIMIT:g} for {', '.join(shaky)}")
         if busy:
+            assert load is not None  # busy implies a load was given
             why.append(f"the machine was busy (load {load[0]:.1f} on {load[1]} cores)")
         note += (" Read these slopes as rough: " + " and ".join(why) + ", so other work took a different share "
                  "of the processor in each repeat; more repeats narrow the range.")

@@ -7,6 +7,8 @@ Pure drawing: the data come from :func:`rkcore.studies.errors.error_study`
 """
 from __future__ import annotations
 
+from typing import Any, cast
+
 import numpy as np
 import pandas as pd
 import plotly.graph_objects as go
@@ -38,7 +40,7 @@ def method_color(map_key: str, distribution: str | None) -> str:
         Colour as "#rrggbb".
     """
     if get_map(map_key).takes_distribution:
-        return get_distribution(distribution).color
+        return get_distribution(cast(str, distribution)).color  # a map that takes a distribution is given one
     return OWN_WEIGHTS_COLOR
 
 
@@ -71,7 +73,8 @@ def error_vs_D_figure(study: pd.DataFrame, metric: str = "mean_abs_error", *, ti
     stats["lo"] = grouped.quantile(0.1)
     stats["hi"] = grouped.quantile(0.9)
     stats = stats.reset_index()
-    traces, first = [], None
+    traces: list[dict[str, Any]] = []
+    first: tuple[np.ndarray, float] | None = None
     for (method, map_key, dist), q in stats.groupby(["method", "map", "distribution"], sort=False, dropna=False):
         q = q.sort_values("D")
         color = method_color(map_key, None if pd.isna(dist) else dist)
@@ -88,6 +91,7 @@ def error_vs_D_figure(study: pd.DataFrame, metric: str = "mean_abs_error", *, ti
                            hovertemplate="D=%{x}<br>mean |E|=%{y:.3g}<extra>" + method + "</extra>"))
         if first is None:
             first = (x, float(q["mean"].iloc[0]))
+    assert first is not None  # at least one group: the rows are not empty
     x, y0 = first
     traces.append(dict(type="scatter", x=x, y=y0 * np.sqrt(x[0] / x), mode="lines", name="∝ 1/√D (guide)",
                        line=dict(color="#777", width=2, dash="dot")))
@@ -124,7 +128,8 @@ def variance_figure(empirical: pd.DataFrame, exact: pd.DataFrame | None = None) 
     # side-by-side panels laid out here (make_subplots and per-panel updates cost 5x more per rerun)
     gap = 0.07
     width = (1.0 - gap * (len(labels) - 1)) / len(labels)
-    traces, axes = [], {}
+    traces: list[dict[str, Any]] = []
+    axes: dict[str, Any] = {}
     titles = []
     # one grouping per frame, sorted by D (boolean masks per pair and distribution cost more than the drawing)
     empirical = empirical.sort_values("D", kind="stable")
@@ -138,6 +143,7 @@ def variance_figure(empirical: pd.DataFrame, exact: pd.DataFrame | None = None) 
         titles.append(dict(text=plotly_text(label), x=left + width / 2, y=1.0, xref="paper", yref="paper",
                            xanchor="center", yanchor="bottom", showarrow=False, font=dict(size=FONT_SIZE)))
         for dist, g in emp.groupby("distribution", sort=False):
+            dist = str(dist)  # pandas-stubs types group keys as any Scalar; here the column holds names
             entry = get_distribution(dist)
             color, name = entry.color, entry.label
             ex = exact_curves.get((label, dist))
@@ -231,7 +237,7 @@ def lowest_by_D(tidy: pd.DataFrame) -> pd.DataFrame:
         tied = tuple(r.method for r in group.itertuples() if r.method == best.method or not separated(
             best["mean"], best["std"], int(best["n_trials"]), r.mean, r.std, int(r.n_trials)))
         higher = tuple(r.method for r in group.itertuples() if r.method not in tied)
-        rows.append({"D": int(D), "lowest": best["method"], "tied": tied, "higher": higher})
+        rows.append({"D": int(best["D"]), "lowest": best["method"], "tied": tied, "higher": higher})
     return pd.DataFrame(rows, columns=["D", "lowest", "tied", "higher"])
 
 
@@ -271,13 +277,14 @@ def _lowest_sentence(lowest: pd.DataFrame, trials: int | None) -> str:
     within = f"within {SEPARATION_SE:g} standard errors of {trials} trials" if trials else "within the trials' spread"
     higher = _higher_sentence(lowest)
     if clear.empty:
-        ties = "; ".join(f"D = {r.D}: {' and '.join(r.tied)}" for r in lowest.itertuples())
+        ties = "; ".join(f"D = {r.D}: {' and '.join(cast(tuple, r.tied))}" for r in lowest.itertuples())
         return f"No single distribution is lowest beyond the trials' spread: they tie for lowest ({ties}; {within})." + higher
     winners = clear["lowest"].value_counts()
     top, count = winners.index[0], int(winners.iloc[0])
     text = f"Lowest mean error beyond the trials' spread: {top} at {count} of {len(lowest)} values of D"
     others = [f"D = {r.D}: {r.lowest}" for r in clear.itertuples() if r.lowest != top]
-    tied = [f"D = {r.D}: {' and '.join(r.tied)} tie" for r in lowest.itertuples() if len(r.tied) > 1]
+    tied = [f"D = {r.D}: {' and '.join(cast(tuple, r.tied))} tie" for r in lowest.itertuples()
+            if len(cast(tuple, r.tied)) > 1]  # cast: pandas-stubs types the cells as any Scalar; these hold tuples
     if others or tied:
         text += " (" + "; ".join(others + tied) + (f", {within}" if tied else "") + ")"
     return text + "." + higher

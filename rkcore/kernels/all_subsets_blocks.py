@@ -2,12 +2,15 @@
 Rademacher weights (with its per-row error bound), the direct product over non-zeros otherwise."""
 from __future__ import annotations
 
+from typing import cast
+
 import numpy as np
 import scipy.sparse as sp
 
 
 from .blas_blocks import CACHE_BLOCK_BYTES, GEMM_BLOCK_TEMPORARIES, _chunks, _memo, as_sparse_if_sparse, gemm_into
 from .numerics import CONTRACT_RTOL, UNIT_ROUNDOFF
+from ..base.annotations import is_sparse
 
 # ---------------------------------------------------------------------- RK map: all-subsets
 class AllSubsetsSignsBlock:
@@ -36,6 +39,7 @@ class AllSubsetsSignsBlock:
     """
 
     temporaries = GEMM_BLOCK_TEMPORARIES
+    gemm: bool  # set by rkcore.kernels.fastpaths.rk_block: GEMM-bound (keep row blocks large)
 
     def __init__(self, W: np.ndarray, n_components: int | None = None):
         D = W.shape[0]
@@ -65,7 +69,7 @@ class AllSubsetsSignsBlock:
     def __call__(self, Xb, out: np.ndarray) -> np.ndarray:
         dt = out.dtype
         Xb = as_sparse_if_sparse(Xb, 0.25)  # mostly zeros: logs of the stored entries and an SpMM
-        sparse = sp.issparse(Xb)
+        sparse = is_sparse(Xb)
         if sparse:
             Xb = Xb.tocsr()
             vals = Xb.data.astype(dt, copy=False)
@@ -81,6 +85,7 @@ class AllSubsetsSignsBlock:
         b = 0.5 * (log_plus - log_minus)
         d = self.W_T1.shape[0] - 1
         n = Xb.shape[0]
+        B: sp.csr_matrix | np.ndarray
         if sparse:
             a_sum = np.add.reduceat(np.append(a, 0.0), Xb.indptr[:-1])
             a_sum[np.diff(Xb.indptr) == 0] = 0.0
@@ -114,7 +119,8 @@ class AllSubsetsSignsBlock:
         """Number of j with (w_j = +1 and when_plus) or (w_j = -1 and when_minus), per feature."""
         p, q = when_plus.astype(dt), when_minus.astype(dt)
         W_T = self._weights(dt)[:-1]
-        if sp.issparse(Xb):
+        if is_sparse(Xb):
+            Xb = cast("sp.csr_matrix", Xb)  # canonical CSR here: the engines' inputs pass canonical_csr
             half_diff = sp.csr_matrix((0.5 * (p - q), Xb.indices, Xb.indptr), shape=Xb.shape)
             base = np.add.reduceat(np.append(0.5 * (p + q), 0.0), Xb.indptr[:-1])
             base[np.diff(Xb.indptr) == 0] = 0.0
@@ -146,7 +152,7 @@ def padded_support(Xb, pad_col: int = 0) -> tuple[np.ndarray, np.ndarray, np.nda
     counts : ndarray of shape (rows,)
         The number of entries of each row.
     """
-    if sp.issparse(Xb):
+    if is_sparse(Xb):
         Xb = Xb.tocsr()
         indptr, indices, data = Xb.indptr, Xb.indices, Xb.data
     else:
@@ -194,6 +200,7 @@ class AllSubsetsProductBlock:
     """
 
     temporaries = GEMM_BLOCK_TEMPORARIES  # it chunks rows to the cache itself
+    gemm: bool  # set by rkcore.kernels.fastpaths.rk_block: GEMM-bound (keep row blocks large)
 
     def __init__(self, W: np.ndarray, n_components: int | None = None):
         D = W.shape[0]
@@ -208,7 +215,7 @@ class AllSubsetsProductBlock:
         dt = out.dtype
         W_T = self._weights(dt)
         d = W_T.shape[0] - 1
-        if not sp.issparse(Xb):
+        if not is_sparse(Xb):
             Xb = np.asarray(Xb)
             if np.count_nonzero(Xb) > 0.5 * Xb.size:
                 cols = np.broadcast_to(np.arange(d), Xb.shape)

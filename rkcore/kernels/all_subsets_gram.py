@@ -2,6 +2,8 @@
 grouped GEMMs of subset products, sparse triples, extended precision where float64 cannot certify."""
 from __future__ import annotations
 
+from typing import cast
+
 import numpy as np
 import scipy.sparse as sp
 
@@ -9,6 +11,7 @@ from threadpoolctl import threadpool_limits  # a dependency of scikit-learn
 
 from .blas_blocks import _tiles, gemm_into, mirror_upper_triangle, row_levels
 from .numerics import CONTRACT_RTOL, UNIT_ROUNDOFF
+from ..base.annotations import is_sparse
 
 #: Columns per group in the grouped-GEMM all-subsets Gram (inner dimension 2**g per group).
 GRAM_GROUP = 4
@@ -48,8 +51,8 @@ def _level_products(X, Y, out: np.ndarray) -> bool:
         return False
     A, ia = np.unique(a, return_inverse=True)
     B, ib = np.unique(b, return_inverse=True)
-    nnz_x = np.diff(sp.csr_matrix(X).indptr) if sp.issparse(X) else np.count_nonzero(X, axis=1)
-    nnz_y = np.diff(sp.csr_matrix(Y).indptr) if sp.issparse(Y) else np.count_nonzero(Y, axis=1)
+    nnz_x = np.diff(sp.csr_matrix(X).indptr) if is_sparse(X) else np.count_nonzero(X, axis=1)
+    nnz_y = np.diff(sp.csr_matrix(Y).indptr) if is_sparse(Y) else np.count_nonzero(Y, axis=1)
     C = int(min(nnz_x.max(initial=0), nnz_y.max(initial=0)))
     size = len(A) * len(B) * (C + 1)
     if size > LEVEL_TABLE_SIZE:
@@ -64,7 +67,7 @@ def _level_products(X, Y, out: np.ndarray) -> bool:
         base = 1.0 + np.multiply.outer(A.astype(wide), B.astype(wide))
         T = np.power(base[:, :, None], np.arange(C + 1)).astype(dt).ravel()
     d = X.shape[1]
-    if sp.issparse(X):
+    if is_sparse(X):
         # the pattern from the float64 values: cast to float32 first, 1e-200 would be a zero
         Xc = sp.csr_matrix(X)
         mask = sp.csr_matrix(((Xc.data != 0).astype(np.float32), Xc.indices, Xc.indptr), shape=Xc.shape)
@@ -76,7 +79,7 @@ def _level_products(X, Y, out: np.ndarray) -> bool:
         XA[:, d] = ia * (len(B) * (C + 1))
         XA[:, d + 1] = 1.0
     YAT = np.empty((d + 2, Y.shape[0]), dtype=np.float32)
-    YAT[:d] = (Y.toarray() if sp.issparse(Y) else Y).T != 0
+    YAT[:d] = (Y.toarray() if is_sparse(Y) else Y).T != 0
     YAT[d] = 1.0
     YAT[d + 1] = ib * (C + 1)
     n, m = out.shape
@@ -143,8 +146,8 @@ def all_subsets_gram(X, Y, out: np.ndarray, symmetric: bool = False) -> np.ndarr
             return _extended_products(Xs, Yc.tocsr(), out)
         _sparse_products(Xs, Yc, out, symmetric)
         return out
-    Xd = np.asarray(X.toarray() if sp.issparse(X) else X, dtype=dt)
-    Yd = np.asarray(Y.toarray() if sp.issparse(Y) else Y, dtype=dt)
+    Xd = np.asarray(X.toarray() if is_sparse(X) else X, dtype=dt)
+    Yd = np.asarray(Y.toarray() if is_sparse(Y) else Y, dtype=dt)
     x_lo, x_hi, y_lo, y_hi = Xd.min(axis=0), Xd.max(axis=0), Yd.min(axis=0), Yd.max(axis=0)
     x_zero, y_zero = (x_lo == 0) & (x_hi == 0), (y_lo == 0) & (y_hi == 0)
     live = ~(x_zero | y_zero)
@@ -248,12 +251,13 @@ def _extended_products(X, Y, out: np.ndarray) -> np.ndarray:
         k = rows.stop - rows.start
         h, s = H[:k], S[:k]
         h.fill(1.0)
-        Xb = np.asarray(X[rows].toarray() if sp.issparse(X) else X[rows], dtype=EXTENDED)
+        Xb = np.asarray(cast("sp.csr_matrix", X)[rows].toarray() if is_sparse(X) else X[rows], dtype=EXTENDED)  # canonical CSR here: the engines' inputs pass canonical_csr
         for chunk in _tiles(d, cols_per_chunk):
             used = chunk.start + np.flatnonzero(Xb[:, chunk].any(axis=0))
             if not len(used):
                 continue
-            Yc = np.asarray(Y[:, used].toarray() if sp.issparse(Y) else Y[:, used], dtype=EXTENDED)
+            Yc = np.asarray(cast("sp.csr_matrix", Y)[:, used].toarray() if is_sparse(Y) else Y[:, used],  # canonical CSR here: the engines' inputs pass canonical_csr
+                            dtype=EXTENDED)
             for t, j in enumerate(used):
                 np.multiply.outer(Xb[:, j], Yc[:, t], out=s)
                 s += 1.0
@@ -296,12 +300,12 @@ SPARSE_GRAM_CHUNK = 2**18
 def _sparse_if_cheaper(X, Y):
     """(X as CSR, Y as CSC) when the sparse all-subsets Gram is cheaper, else (None, None)."""
     n, m, d = X.shape[0], Y.shape[0], X.shape[1]
-    if not sp.issparse(X) and not sp.issparse(Y):
+    if not is_sparse(X) and not is_sparse(Y):
         zx = np.count_nonzero(X, axis=0)
         zy = np.count_nonzero(Y, axis=0)
     else:
-        zx = np.bincount(sp.csr_matrix(X).indices, minlength=d) if sp.issparse(X) else np.count_nonzero(X, axis=0)
-        zy = np.bincount(sp.csr_matrix(Y).indices, minlength=d) if sp.issparse(Y) else np.count_nonzero(Y, axis=0)
+        zx = np.bincount(sp.csr_matrix(X).indices, minlength=d) if is_sparse(X) else np.count_nonzero(X, axis=0)
+        zy = np.bincount(sp.csr_matrix(Y).indices, minlength=d) if is_sparse(Y) else np.count_nonzero(Y, axis=0)
     live = int(np.count_nonzero(zx * zy))
     triples = float(np.dot(zx.astype(np.float64), zy.astype(np.float64)))
     if triples * SPARSE_GRAM_RATIO > float(n) * m * max(live, 1):

@@ -2,6 +2,8 @@
 pre-check of the accuracy contract (rkcore.kernels.numerics) for non-Rademacher weights."""
 from __future__ import annotations
 
+from typing import cast
+
 import numpy as np
 import scipy.sparse as sp
 from scipy.linalg import blas
@@ -10,6 +12,7 @@ from .all_subsets_blocks import padded_support
 from .blas_blocks import (CACHE_BLOCK_BYTES, GEMM_BLOCK_TEMPORARIES, _memo, _power, _row_sums, _RowProduct, _tiles,
                           as_sparse_if_sparse, gemm_into, one_blas_thread, product_chunks)
 from .numerics import closed_form_check_constants, newton_is_safe
+from ..base.annotations import is_sparse
 
 # ---------------------------------------------------------------------- RK map: ANOVA m = 2, 3
 class AnovaBlock:
@@ -45,6 +48,8 @@ class AnovaBlock:
     ValueError
         When ``degree`` is not 2 or 3.
     """
+
+    gemm: bool  # set by rkcore.kernels.fastpaths.rk_block: GEMM-bound (keep row blocks large)
 
     def __init__(self, W: np.ndarray, degree: int, signs: bool, n_components: int | None = None):
         if degree not in (2, 3):
@@ -237,7 +242,7 @@ class AnovaBlock:
         m = self.m
         rows, cols = np.divmod(flat, D)
         Pa = [None, None, np.concatenate(left["P2"])]
-        frac = TIER2_GEMM_FRACTION if sp.issparse(Xb) else TIER2_GEMM_FRACTION_DENSE
+        frac = TIER2_GEMM_FRACTION if is_sparse(Xb) else TIER2_GEMM_FRACTION_DENSE
         if len(flat) > frac * n * D:  # many: GEMMs over the block
             scratch = np.empty_like(out)
             if m == 2:
@@ -247,7 +252,8 @@ class AnovaBlock:
         else:  # few: sums over each pair's stored entries
             # the support of the rows involved only; dense rows: the rows themselves
             live, local = np.unique(rows, return_inverse=True)
-            support = padded_support(absX[live], pad_col=Xb.shape[1]) if sp.issparse(absX) else absX[live]
+            support = (padded_support(cast("sp.csr_matrix", absX)[live], pad_col=Xb.shape[1]) if is_sparse(absX)  # canonical CSR here: the engines' inputs pass canonical_csr
+                       else absX[live])
             if m == 2:
                 Pa[1] = self._pair_abs_sums(support, local, cols, 1)
             Pa.append(None if m == 2 else self._pair_abs_sums(support, local, cols, 3))
@@ -262,7 +268,8 @@ class AnovaBlock:
         of the derivation (_anova2_tier1_constants: no underflow in the products it bounds)
         fails for the block (tiny data or weights; the other tests still run)."""
         w1max = _memo(self._cast, "w1max", lambda: np.abs(self._weights(1, np.float64)).max(axis=0, initial=0.0))
-        if sp.issparse(absX):
+        if is_sparse(absX):
+            absX = cast("sp.csr_matrix", absX)  # canonical CSR here: the engines' inputs pass canonical_csr
             xmax = np.zeros(absX.shape[0])
             filled = np.diff(absX.indptr) > 0
             if absX.nnz:
@@ -283,7 +290,7 @@ class AnovaBlock:
         """Data of the refined max test (dense blocks, d >= 2; else None): per row the column
         j* of max|x_j| and the second largest |x_j|, per feature the same for |c w|, and the
         feature-major |c W| (see _refined_max_ok)."""
-        if sp.issparse(absX) or absX.shape[1] < 2:
+        if is_sparse(absX) or absX.shape[1] < 2:
             return None
         absX = np.asarray(absX)
         W_fm = self._abs_pad(1)[:, :-1]  # (D, d), |c w| feature-major

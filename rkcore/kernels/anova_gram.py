@@ -5,8 +5,9 @@ from __future__ import annotations
 
 import math
 
+from typing import Any, cast
+
 import numpy as np
-import scipy.sparse as sp
 
 from .blas_blocks import as_sparse_if_sparse, gemm_into, mirror_upper_triangle, row_levels
 from .witnesses import _cauchy_schwarz_witness, _count_threshold, _witness_failures
@@ -28,6 +29,7 @@ from .numerics import (
     row_blocks,
 )
 from .stable import elementary_pairs
+from ..base.annotations import is_sparse
 
 
 #: Bytes per row block of :func:`contract_elementary` (bounded memory; few, large GEMMs).
@@ -77,7 +79,7 @@ def contract_elementary(X, Y, degree: int, all_orders: bool = False):
     count_shared = not all_orders and degree >= 2 and (_zero_fraction(X) > 0.25 or _zero_fraction(Y) > 0.25)
     Ymask = (Y != 0).astype(np.float64) if count_shared else None
     Yabs = [None] + [None if nonneg or t % 2 == 0 else elementwise_power(abs(Y), t) for t in range(1, degree + 1)]
-    out = [1.0] + [np.empty((nX, nY)) for _ in range(degree)] if all_orders else np.empty((nX, nY))
+    out: Any = [1.0] + [np.empty((nX, nY)) for _ in range(degree)] if all_orders else np.empty((nX, nY))  # e_0..e_m or e_m
     bad_rows, bad_cols = [], []
     with np.errstate(over="ignore", invalid="ignore"):
         # at least CONTRACT_MIN_ROWS rows per block: many small GEMMs are slow (BLAS threads
@@ -86,7 +88,8 @@ def contract_elementary(X, Y, degree: int, all_orders: bool = False):
         for rows in row_blocks(nX, bytes_per_row, CONTRACT_BLOCK_BYTES):
             Xb = X[rows]
             Xabs = None if nonneg else abs(Xb)
-            P, Pa = [None], [None]
+            P: list[Any] = [None]  # 1-based: P[t] the t-th power sums, slot 0 unused
+            Pa: list[Any] = [None]
             for t in range(1, degree + 1):
                 Xt = elementwise_power(Xb, t)
                 P.append(gram_dense(Xt, Ypow[t]))
@@ -189,12 +192,12 @@ def anova_gram(X, Y, degree: int, summed: bool = False, symmetric: bool = False)
     """
     nY, d = Y.shape[0], X.shape[1]
     low = (1 <= degree <= 3) if summed else degree in (2, 3)
-    if not low or (sp.issparse(Y) and 8 * 6 * d * nY > GRAM_DENSE_Y_BYTES):
+    if not low or (is_sparse(Y) and 8 * 6 * d * nY > GRAM_DENSE_Y_BYTES):
         return _contract_gram(X, Y, degree, summed)
     if not summed:
-        levels = row_levels(X), row_levels(Y)
-        if levels[0] is not None and levels[1] is not None and _levels_in_range(*levels, d, degree):
-            return _level_gram(X, Y, *levels, degree, symmetric)
+        x_levels, y_levels = row_levels(X), row_levels(Y)
+        if x_levels is not None and y_levels is not None and _levels_in_range(x_levels, y_levels, d, degree):
+            return _level_gram(X, Y, x_levels, y_levels, degree, symmetric)
     return _FusedGram(X, Y, degree, summed).run(symmetric)
 
 
@@ -216,7 +219,7 @@ def _contract_gram(X, Y, degree: int, summed: bool) -> np.ndarray:
 
 def _transposed(A) -> np.ndarray:
     """(d, n) C-contiguous copy of the (n, d) A, dense."""
-    return np.ascontiguousarray((A.toarray() if sp.issparse(A) else A).T)
+    return np.ascontiguousarray((A.toarray() if is_sparse(A) else A).T)
 
 
 class _FusedGram:
@@ -232,12 +235,13 @@ class _FusedGram:
         self.consts = consts = None if summed else \
             tuple(None if c is None else float(c) for c in closed_form_check_constants(degree, self.gamma))
         # the proven shortcuts of the first closed-form test (None where they do not apply)
-        self.witness = None
-        if not summed and not nonneg and not count_shared and not sp.issparse(X):
-            self.witness = _cauchy_schwarz_witness(X, Y, consts[0])
-        self.vouch_count = _count_threshold(X, Y, degree, consts[0]) if count_shared and nonneg else None
+        first = None if consts is None else consts[0]  # the first test's constant: a float whenever not summed
+        self.witness: tuple[np.ndarray, np.ndarray] | None = None
+        if not summed and not nonneg and not count_shared and not is_sparse(X):
+            self.witness = _cauchy_schwarz_witness(X, Y, cast(float, first))
+        self.vouch_count = _count_threshold(X, Y, degree, cast(float, first)) if count_shared and nonneg else None
         with np.errstate(over="ignore"):  # overflowing powers give inf: caught by the check
-            self.YT = [None] + [_transposed(_small_power(Y, t)) for t in range(1, degree + 1)]
+            self.YT: list[Any] = [None] + [_transposed(_small_power(Y, t)) for t in range(1, degree + 1)]
             Yabs = None if nonneg else abs(Y)
             self.YaT = {t: _transposed(_small_power(Yabs, t)) for t in ((1, 3) if degree == 3 and not summed else (1,))} \
                 if not nonneg else {}
@@ -256,8 +260,9 @@ class _FusedGram:
         self.sub_rows = max(1, FUSED_BYTES // (8 * nY))
         self.temps = np.empty((3, self.sub_rows * nY))
         self.few_buf = np.empty(self.sub_rows * nY, dtype=bool)
-        self.bad_rows, self.bad_cols = [], []
-        self.unsure = []  # (rows, cols, gathered power sums) of entries the witness left open
+        self.bad_rows: list[np.ndarray] = []
+        self.bad_cols: list[np.ndarray] = []
+        self.unsure: list[tuple[np.ndarray, np.ndarray, list[np.ndarray]]] = []  # (rows, cols, gathered power sums) of entries the witness left open
         # the witness stays in use while few of its entries fail (_witness_failures turns it off)
         self.witness_state = [self.witness is not None, 0, 0]
         # BLAS keeps its own thread count: a library call must not change process-wide state (the app
@@ -281,7 +286,7 @@ class _FusedGram:
         # shared-non-zero count become SpMMs over the stored entries (1/8 of the flops or less)
         Xb = as_sparse_if_sparse(self.X[rows])
         cols = slice(c0, nY)
-        P = [None] + [gemm_into(1.0, _small_power(Xb, t), self.YT[t][:, cols], 0.0, slots[t - 1])
+        P: list[Any] = [None] + [gemm_into(1.0, _small_power(Xb, t), self.YT[t][:, cols], 0.0, slots[t - 1])
                       for t in range(1, degree + 1)]
         risky = may_overflow(abs_max(Xb), self.y_max, self.X.shape[1], degree)
         block = _BlockSums(self, Xb, rows, cols, slots, P)
@@ -297,6 +302,7 @@ class _FusedGram:
         t = [tmp[:q * w].reshape(q, w) for tmp in self.temps]
         o = self.out[row0:row0 + q, c0:]
         Ps = [None] + [p[sub] for p in P[1:]]
+        ok: np.ndarray | None
         if self.summed:
             ok = _summed_block(Ps, block("A")[sub], degree, self.gamma, risky, o, t)
         elif self.witness is not None and not risky and self.witness_state[0] and \
@@ -358,8 +364,10 @@ class _BlockSums:
                 slot = slots[-1] if key == "count" else slots[degree]
                 buf = slot.reshape(-1).view(np.float32)[:r * w].reshape(r, w)
                 if key == "count":  # exact below 2^24
+                    assert g.maskT is not None  # built whenever the shared non-zeros are counted
                     lazy[key] = gemm_into(1.0, (Xb != 0).astype(np.float32), g.maskT[:, cols], 0.0, buf)
                 else:
+                    assert g.witness is not None  # asked for only while the witness is in use
                     XA, YAT = g.witness
                     lazy[key] = gemm_into(1.0, XA[self.rows], YAT[:, cols], 0.0, buf)
         return lazy[key]
@@ -371,9 +379,9 @@ def _small_power(A, t: int):
     if t == 1:
         return A
     if t == 2:
-        return A.multiply(A) if sp.issparse(A) else A * A
+        return A.multiply(A) if is_sparse(A) else A * A
     if t == 3:
-        return A.multiply(A).multiply(A) if sp.issparse(A) else np.multiply(A * A, A)
+        return A.multiply(A).multiply(A) if is_sparse(A) else np.multiply(A * A, A)
     return elementwise_power(A, t)
 
 
@@ -399,7 +407,7 @@ def _level_gram(X, Y, a: np.ndarray, b: np.ndarray, degree: int, symmetric: bool
     nX, nY = X.shape[0], Y.shape[0]
     fa = (a ** degree / math.factorial(degree))[:, None]
     fb = b ** degree
-    maskT = np.ascontiguousarray((Y.toarray() if sp.issparse(Y) else Y).T != 0, dtype=np.float32)
+    maskT = np.ascontiguousarray((Y.toarray() if is_sparse(Y) else Y).T != 0, dtype=np.float32)
     out = np.empty((nX, nY))
     rows_per_block = max(min(GRAM_MIN_ROWS, nX), GRAM_SCRATCH_BYTES // (4 * nY))
     count = np.empty(min(rows_per_block, nX) * nY, dtype=np.float32)

@@ -6,11 +6,12 @@ import numpy as np
 import scipy.sparse as sp
 from scipy.linalg import blas
 from threadpoolctl import ThreadpoolController  # a dependency of scikit-learn
+from ..base.annotations import is_sparse
 
 try:  # Y += A @ X for CSR A and dense C-contiguous X, Y: scipy's own SpMM kernel, in place.
     from scipy.sparse._sparsetools import csr_matvecs as _csr_matvecs
 except ImportError:  # pragma: no cover - private scipy API; fall back to A @ X plus an add
-    _csr_matvecs = None
+    _csr_matvecs = None  # type: ignore[assignment]  # callers check for None before the fast path
 
 #: Bytes of a row block for the element-wise (non-GEMM) passes: two (rows x D) arrays that
 #: stay in the 1 MiB L2 cache of one core.
@@ -83,7 +84,7 @@ def gemm_into(alpha: float, A, B_T: np.ndarray, beta: float, out: np.ndarray) ->
     dtype = out.dtype
     if B_T.dtype != dtype or not B_T.flags.c_contiguous:
         B_T = np.ascontiguousarray(B_T, dtype=dtype)
-    if sp.issparse(A):
+    if is_sparse(A):
         A = A.tocsr() if A.format != "csr" else A
         data = A.data.astype(dtype, copy=False)
         if alpha != 1.0:
@@ -137,7 +138,7 @@ def as_sparse_if_sparse(Xb, density: float = SPARSE_BLOCK_DENSITY):
         ``Xb`` itself when it is sparse or denser than ``density``; else a new CSR matrix with the
         same values (the conversion is exact).
     """
-    if sp.issparse(Xb) or np.count_nonzero(Xb) > density * np.size(Xb):
+    if is_sparse(Xb) or np.count_nonzero(Xb) > density * np.size(Xb):
         return Xb
     return sp.csr_matrix(Xb)
 
@@ -168,7 +169,7 @@ def product_chunks(A, B_T: np.ndarray, out: np.ndarray):
     """
     dt = out.dtype
     n, D = out.shape
-    if sp.issparse(A) and _csr_matvecs is not None and n:
+    if is_sparse(A) and _csr_matvecs is not None and n:
         A = A.tocsr() if A.format != "csr" else A
         B = np.ascontiguousarray(B_T, dtype=dt).ravel()
         data = np.ascontiguousarray(A.data, dtype=dt)
@@ -194,7 +195,7 @@ class _RowProduct:
     (BLAS stalls on many small calls under load) whose chunks are then read."""
 
     def __init__(self, A, B_T: np.ndarray, out_shape: tuple, dt, chunk_rows: int):
-        self.sparse = sp.issparse(A) and _csr_matvecs is not None
+        self.sparse = is_sparse(A) and _csr_matvecs is not None
         if self.sparse:
             A = A.tocsr() if A.format != "csr" else A
             self.B = np.ascontiguousarray(B_T, dtype=dt).ravel()
@@ -219,7 +220,7 @@ class _RowProduct:
 def _power(A, t: int):
     if t == 1:
         return A
-    return A.power(t) if sp.issparse(A) else A**t
+    return A.power(t) if is_sparse(A) else A**t
 
 
 def _row_sums(A) -> np.ndarray:
@@ -274,7 +275,7 @@ def row_levels(A) -> np.ndarray | None:
         a_i with every non-zero of row i equal to a_i (0.0 for rows without non-zeros), or None
         when some row holds two different non-zero values.
     """
-    if sp.issparse(A):
+    if is_sparse(A):
         A = sp.csr_matrix(A)
         data, indptr = A.data, A.indptr
         live = data != 0

@@ -355,9 +355,10 @@ def cross_fields_kernel(X, Y, family: ItemsetFamily) -> np.ndarray:
     """
     X, Y = _pair(X, Y)
     _check_family_d(family, X.shape[1])
-    fields = [np.asarray(f, dtype=np.intp) for f in family.fields]
-    return ranged_gram(X, Y, family.degree, lambda A, B, sym: _cross_fields_gram(A, B, fields, family.degree),
-                       fallback=lambda A, B, r, c: cross_field_pairs(A, B, r, c, fields, family.degree))
+    fields = [np.asarray(f, dtype=np.intp) for f in family.field_groups]
+    m = family.order
+    return ranged_gram(X, Y, m, lambda A, B, sym: _cross_fields_gram(A, B, fields, m),
+                       fallback=lambda A, B, r, c: cross_field_pairs(A, B, r, c, fields, m))
 
 
 def _cross_fields_gram(X, Y, fields: list, m: int) -> np.ndarray:
@@ -412,11 +413,12 @@ def itemset_support(X, Y, family: ItemsetFamily) -> np.ndarray:
     if kind in ("up_to", "all_subsets"):  # the empty itemset is in the family
         return np.ones(shape, dtype=bool)
     if kind in ("anova", "dot"):
-        return gram_dense(B, C) >= (family.degree if kind == "anova" else 1)
+        return gram_dense(B, C) >= (family.order if kind == "anova" else 1)
     if kind == "cross_fields":
-        hits = sum((gram_dense(B[:, list(f)], C[:, list(f)]) >= 1).astype(np.int64) for f in family.fields)
-        return hits >= family.degree
-    if () in family.itemsets:
+        hits = sum(((gram_dense(B[:, list(f)], C[:, list(f)]) >= 1).astype(np.int64) for f in family.field_groups),
+                   start=np.zeros(shape, dtype=np.int64))
+        return hits >= family.order
+    if () in family.custom_itemsets:
         return np.ones(shape, dtype=bool)
     return gram_dense(explicit_features(B, family), explicit_features(C, family)) > 0
 
@@ -479,9 +481,9 @@ def itemset_kernel(X, Y=None, family: ItemsetFamily | None = None) -> np.ndarray
     _check_family_d(family, X.shape[1])
     kind = family.kind
     if kind == "anova":
-        return anova_kernel(X, Y, family.degree)
+        return anova_kernel(X, Y, family.order)
     if kind == "up_to":
-        return up_to_kernel(X, Y, family.degree)
+        return up_to_kernel(X, Y, family.order)
     if kind == "dot":
         return dot_kernel(X, Y)
     if kind == "all_subsets":
@@ -495,7 +497,7 @@ def _custom_gram(X, Y, family: ItemsetFamily) -> np.ndarray:
     """<phi_S(x), phi_S(y)>: a dot product of |S| products, error at most gamma_|S| times the
     contract scale where every product is in float range; the other pairs exactly
     (:func:`rkcore.kernels.stable.custom_pairs`)."""
-    width = max((len(v) for v in family.itemsets), default=0)
+    width = max((len(v) for v in family.custom_itemsets), default=0)
     if width == 0:
         return gram_dense(explicit_features(X, family), explicit_features(Y, family))
     itemsets = family.enumerate()

@@ -62,6 +62,7 @@ def rk_block(kind: str, degree: int, W: np.ndarray, signs: bool, n_components: i
         block sizing) and ``gemm`` (GEMM-bound: keep blocks large; otherwise cache-sized); None
         for other kernels and orders.
     """
+    fn: AnovaBlock | AllSubsetsSignsBlock | AllSubsetsProductBlock
     if kind == "anova" and degree in (2, 3):
         fn = AnovaBlock(W, degree, signs, n_components)
         fn.gemm = True

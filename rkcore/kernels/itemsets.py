@@ -12,7 +12,7 @@ import math
 import sys
 from itertools import chain, combinations, product
 from math import comb
-from typing import Iterable, Iterator
+from typing import Any, Iterable, Iterator, cast
 
 import numpy as np
 from scipy.special import gammaln
@@ -240,9 +240,8 @@ class ItemsetFamily:
             raise ValueError("itemsets must be a list of tuples of feature indices, e.g. [(0, 1), (2,)].")
         normalized: list[tuple[int, ...]] = []
         seen: set[tuple[int, ...]] = set()
-        for raw in itemsets:
-            if isinstance(raw, (int, np.integer)):
-                raw = (raw,)
+        for given in itemsets:
+            raw: Iterable[Any] = (given,) if isinstance(given, (int, np.integer)) else given
             try:
                 items = tuple(int(i) for i in raw)
                 if any(int(i) != i for i in raw):
@@ -285,9 +284,9 @@ class ItemsetFamily:
         ItemsetFamily
             The family.
         """
-        groups = []
-        for f in fields:
-            f = (f,) if isinstance(f, (int, np.integer)) else tuple(f)
+        groups: list[tuple[int, ...]] = []
+        for given in fields:
+            f: tuple[Any, ...] = (given,) if isinstance(given, (int, np.integer)) else tuple(given)
             if not all(isinstance(i, (int, np.integer)) and not isinstance(i, (bool, np.bool_)) for i in f):
                 raise ValueError(f"cross_fields: field {f!r} must hold integer feature indices.")
             groups.append(tuple(sorted(int(i) for i in f)))
@@ -307,6 +306,28 @@ class ItemsetFamily:
                                "feature of an itemset comes from a different field)")
         return cls("cross_fields", d, m, None, tuple(groups))
 
+    # ---------------------------------------------------------------- the fields a kind guarantees
+    @property
+    def order(self) -> int:
+        """The order m of an "anova", "up_to" or "cross_fields" family: ``degree``, which these kinds always set."""
+        if self.degree is None:
+            raise ValueError(f"A {self.kind} family has no order m; only anova, up_to and cross_fields families have one.")
+        return self.degree
+
+    @property
+    def custom_itemsets(self) -> tuple[tuple[int, ...], ...]:
+        """The itemsets of a "custom" family: ``itemsets``, which that kind always sets."""
+        if self.itemsets is None:
+            raise ValueError(f"A {self.kind} family stores no itemset list; only a custom family does.")
+        return self.itemsets
+
+    @property
+    def field_groups(self) -> tuple[tuple[int, ...], ...]:
+        """The feature groups of a "cross_fields" family: ``fields``, which that kind always sets."""
+        if self.fields is None:
+            raise ValueError(f"A {self.kind} family has no fields; only a cross_fields family does.")
+        return self.fields
+
     # ---------------------------------------------------------------- counting
     def log2_counts_by_size(self) -> dict[int, float]:
         """log2 of the number of itemsets of each size; never big integers.
@@ -316,15 +337,15 @@ class ItemsetFamily:
         dict of int to float
             Size -> log2 of its count (sizes with count 0 omitted).
         """
-        d, m = self.d, self.degree
+        d = self.d
         if self.kind in ("anova", "all_subsets", "up_to"):
-            sizes = (np.array([m]) if self.kind == "anova"
-                     else np.arange(d + 1) if self.kind == "all_subsets" else np.arange(m + 1))
+            sizes = (np.array([self.order]) if self.kind == "anova"
+                     else np.arange(d + 1) if self.kind == "all_subsets" else np.arange(self.order + 1))
             return dict(zip(sizes.tolist(), _log2_comb(d, sizes).tolist()))
         if self.kind == "dot":
             return {1: math.log2(d)}
         if self.kind == "cross_fields":
-            return {m: _log2_elementary([len(f) for f in self.fields], m)}
+            return {self.order: _log2_elementary([len(f) for f in self.field_groups], self.order)}
         return {k: math.log2(c) for k, c in self.counts_by_size().items()}
 
     @property
@@ -333,7 +354,7 @@ class ItemsetFamily:
         if self.kind == "all_subsets":
             return float(self.d)
         if self.kind in ("anova", "up_to"):  # straight from the array, no per-size dict
-            sizes = np.array([self.degree]) if self.kind == "anova" else np.arange(self.degree + 1)
+            sizes = np.array([self.order]) if self.kind == "anova" else np.arange(self.order + 1)
             return _log2_sum(_log2_comb(self.d, sizes))
         return _log2_sum(self.log2_counts_by_size().values())
 
@@ -346,22 +367,22 @@ class ItemsetFamily:
             Size -> count: exact integers up to 2^EXACT_COUNT_BITS, larger counts ``math.inf``
             (see :data:`EXACT_COUNT_BITS` and :meth:`log2_counts_by_size`).
         """
-        d, m = self.d, self.degree
+        d = self.d
         if self.kind == "custom":
             counts: dict[int, int] = {}
-            for v in self.itemsets:
+            for v in self.custom_itemsets:
                 counts[len(v)] = counts.get(len(v), 0) + 1
             return dict(sorted(counts.items()))
         if self.kind == "dot":
             return {1: d}
         if self.kind == "cross_fields":
-            return {m: self._cross_count()}
+            return {self.order: self._cross_count()}
         return {k: (comb(d, k) if log2 <= EXACT_COUNT_BITS else math.inf)
                 for k, log2 in self.log2_counts_by_size().items()}
 
     def _cross_count(self) -> int | float:
-        sizes = [len(f) for f in self.fields]
-        m = self.degree
+        sizes = [len(f) for f in self.field_groups]
+        m = self.order
         if len(sizes) * m > EXACT_CROSS_STEPS or _log2_elementary(sizes, m) > EXACT_COUNT_BITS:
             return math.inf
         return _elementary_symmetric(sizes, m)[m]
@@ -371,7 +392,7 @@ class ItemsetFamily:
         if n == math.inf or n > sys.maxsize:
             raise OverflowError(f"The family has {format_count(n, self.log2_n_itemsets)} itemsets, too many for len(); "
                                 "use n_itemsets or log2_n_itemsets.")
-        return n
+        return int(n)  # finite here, so an exact int already
 
     @property
     def n_itemsets(self) -> int | float:
@@ -392,12 +413,12 @@ class ItemsetFamily:
     def max_size(self) -> int:
         """The size of the largest itemset (0 for a custom family holding only the empty set)."""
         if self.kind in ("anova", "up_to", "cross_fields"):
-            return int(self.degree)
+            return self.order
         if self.kind == "all_subsets":
             return self.d
         if self.kind == "dot":
             return 1
-        return max((len(v) for v in self.itemsets), default=0)
+        return max((len(v) for v in self.custom_itemsets), default=0)
 
     # ---------------------------------------------------------------- enumeration
     def __iter__(self) -> Iterator[tuple[int, ...]]:
@@ -428,10 +449,10 @@ class ItemsetFamily:
                 "that can be listed; use the kernel functions, which never enumerate."
             )
         if self.kind == "custom":
-            return list(self.itemsets)
+            return list(self.custom_itemsets)
         if self.kind == "cross_fields":
-            out = []
-            for chosen in combinations(self.fields, self.degree):
+            out: list[tuple[int, ...]] = []
+            for chosen in combinations(self.field_groups, self.order):
                 out.extend(tuple(sorted(v)) for v in product(*chosen))
             return sorted(out, key=lambda v: (len(v), v))
         return [v for k in self.counts_by_size() for v in combinations(range(self.d), k)]
@@ -465,22 +486,21 @@ class ItemsetFamily:
         str
             A LaTeX formula (no surrounding ``$``).
         """
-        m = self.degree
         if self.kind == "anova":
             return (r"\mathcal{S} = \binom{[d]}{%d},\quad K_A^{%d}(\mathbf{x},\mathbf{y}) = "
-                    r"\sum_{j_1<\dots<j_{%d}} \prod_{k=1}^{%d} x_{j_k} y_{j_k}") % (m, m, m, m)
+                    r"\sum_{j_1<\dots<j_{%d}} \prod_{k=1}^{%d} x_{j_k} y_{j_k}") % ((self.order,) * 4)
         if self.kind == "all_subsets":
             return r"\mathcal{S} = 2^{[d]},\quad K_{\mathrm{all}}(\mathbf{x},\mathbf{y}) = \prod_{j=1}^{d} (1 + x_j y_j)"
         if self.kind == "dot":
             return r"\mathcal{S} = \{\{1\},\dots,\{d\}\},\quad K(\mathbf{x},\mathbf{y}) = \langle \mathbf{x}, \mathbf{y}\rangle"
         if self.kind == "up_to":
             return (r"\mathcal{S} = \bigcup_{k=0}^{%d} \binom{[d]}{k},\quad K(\mathbf{x},\mathbf{y}) = "
-                    r"\sum_{k=0}^{%d} K_A^{k}(\mathbf{x},\mathbf{y})") % (m, m)
+                    r"\sum_{k=0}^{%d} K_A^{k}(\mathbf{x},\mathbf{y})") % (self.order, self.order)
         if self.kind == "cross_fields":
             return (r"\mathcal{S} = \{V : |V| = %d,\ \text{each } j \in V \text{ from a different field}\},\quad "
-                    r"K(\mathbf{x},\mathbf{y}) = e_{%d}\big(\langle \mathbf{x}_{F_1},\mathbf{y}_{F_1}\rangle, \dots\big)") % (m, m)
+                    r"K(\mathbf{x},\mathbf{y}) = e_{%d}\big(\langle \mathbf{x}_{F_1},\mathbf{y}_{F_1}\rangle, \dots\big)") % (self.order, self.order)
         return (r"K_{\mathcal{S}}(\mathbf{x},\mathbf{y}) = \sum_{V \in \mathcal{S}} \prod_{j \in V} x_j y_j,"
-                r"\quad |\mathcal{S}| = %d") % len(self.itemsets)
+                r"\quad |\mathcal{S}| = %d") % len(self.custom_itemsets)
 
     def with_d(self, d: int) -> "ItemsetFamily":
         """The same named family over a different number of features.
@@ -506,7 +526,7 @@ class ItemsetFamily:
                 raise ValueError(f"This {self.kind} family is defined over d={self.d} features, but the data has {d}.")
             return self
         if self.kind in ORDERED_KERNELS:
-            return getattr(ItemsetFamily, self.kind)(d, self.degree)
+            return getattr(ItemsetFamily, self.kind)(d, self.order)
         return getattr(ItemsetFamily, self.kind)(d)
 
 
@@ -564,13 +584,13 @@ def family_from_spec(kernel: str, d: int, degree: int | None = None, itemsets=No
         For an unknown kernel, a missing or invalid ``itemsets``, or an order out of range.
     """
     if kernel == "anova":
-        return ItemsetFamily.anova(d, degree)
+        return ItemsetFamily.anova(d, cast(int, degree))  # validated there: None is refused in the user's words
     if kernel == "all_subsets":
         return ItemsetFamily.all_subsets(d)
     if kernel == "dot":
         return ItemsetFamily.dot(d)
     if kernel == "up_to":
-        return ItemsetFamily.up_to(d, degree)
+        return ItemsetFamily.up_to(d, cast(int, degree))  # validated there: None is refused in the user's words
     if kernel == "itemset":
         if itemsets is None:
             raise ValueError('kernel="itemset" needs itemsets=: a list of index tuples or an ItemsetFamily.')

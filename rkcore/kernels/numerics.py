@@ -53,7 +53,7 @@ below n * 2 exp(-LAMBDA^2 / 2) ~ 4e-22 n under their model of independent roundi
 """
 from __future__ import annotations
 
-from typing import Iterator
+from typing import Iterator, cast
 
 import numpy as np
 import scipy.sparse as sp
@@ -62,6 +62,7 @@ from ..base.limits import nbytes, require_memory
 from ..base.validation import numeric_matrix_message
 from .matrices import abs_max, elementwise_power, gram_dense, max_nnz_per_row, to_dense
 from .sparse_input import canonical_csr  # noqa: F401  (re-exported: the kernels, maps and learners import it here)
+from ..base.annotations import is_sparse
 
 
 #: Bytes of temporary memory one block of a blocked computation may use.
@@ -117,7 +118,7 @@ def check_array(X, name: str = "X") -> np.ndarray | sp.csr_matrix:
         When X is complex, ragged or not numeric, not 2-D, empty, or holds NaN or infinity.
     """
     complex_error = f"{name} holds complex numbers; only real values are allowed (the imaginary part would be lost)."
-    if sp.issparse(X):
+    if is_sparse(X):
         if np.issubdtype(X.dtype, np.complexfloating):  # any format: DOK has no .data
             raise ValueError(complex_error)
         X = canonical_csr(X, name)
@@ -178,14 +179,14 @@ def check_gram_fits(n_rows: int, n_cols: int, gram_copies: int) -> None:
                    largest={"number of rows": bytes_for})
 
 
-def row_blocks(n_rows: int, bytes_per_row: int, budget: int | None = None) -> Iterator[slice]:
+def row_blocks(n_rows: int, bytes_per_row: float, budget: int | None = None) -> Iterator[slice]:
     """Slices over rows so that one block needs at most ``budget`` bytes (at least one row each).
 
     Parameters
     ----------
     n_rows : int
         Rows to cover.
-    bytes_per_row : int
+    bytes_per_row : float
         Bytes one row of the block's temporaries needs (at least 1 is assumed).
     budget : int, optional
         Bytes per block; None: BLOCK_BYTES.
@@ -530,12 +531,12 @@ def may_overflow(x_absmax: float, y_absmax: float, n_terms: int, degree: int) ->
 
 
 def _is_nonnegative(A) -> bool:
-    data = A.data if sp.issparse(A) else A
+    data = cast("sp.csr_matrix", A).data if is_sparse(A) else A  # canonical CSR here: the engines' inputs pass canonical_csr
     return data.size == 0 or bool(data.min() >= 0)
 
 
 def _zero_fraction(A) -> float:
-    if sp.issparse(A):
+    if is_sparse(A):
         return 1.0 - A.nnz / max(1, A.shape[0] * A.shape[1])
     return 1.0 - np.count_nonzero(A) / max(1, A.size)
 

@@ -23,6 +23,7 @@ import scipy.sparse as sp
 
 from .numerics import CONTRACT_RTOL
 from .stable import elementary_pairs
+from ..base.annotations import is_sparse
 
 #: Every power and product the fast paths form stays within 2^(+-SAFE_BINADES) (float64): a
 #: margin of 120 binades below the underflow threshold for the check's own products (gamma
@@ -63,7 +64,7 @@ def row_exponents(A) -> tuple[np.ndarray, np.ndarray]:
     hi : ndarray of shape (n,), int64
         The same of each row's largest |a|. Rows without non-zeros get lo = hi = 0.
     """
-    if sp.issparse(A):
+    if is_sparse(A):
         A = sp.csr_matrix(A)
         n = A.shape[0]
         data = np.abs(A.data)
@@ -194,7 +195,7 @@ def scale_rows(A, exponents: np.ndarray):
         The scaled copy (CSR for sparse input). Exact unless a scaled entry falls below 2^-1022.
     """
     e = np.asarray(exponents, dtype=np.int64)
-    if sp.issparse(A):
+    if is_sparse(A):
         A = sp.csr_matrix(A, copy=True)
         A.data = np.ldexp(A.data, -np.repeat(e, np.diff(A.indptr)))
         return A

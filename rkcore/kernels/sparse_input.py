@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import numpy as np
 import scipy.sparse as sp
+from ..base.annotations import is_sparse
 
 
 def canonical_csr(X, name: str = "X") -> sp.csr_matrix:
@@ -40,7 +41,7 @@ def canonical_csr(X, name: str = "X") -> sp.csr_matrix:
     ValueError
         When duplicate entries overflow the matrix's dtype (their value is ambiguous).
     """
-    if not sp.issparse(X):  # dense input (no duplicates): as before, a float64 CSR copy
+    if not is_sparse(X):  # dense input (no duplicates): as before, a float64 CSR copy
         out = sp.csr_matrix(X, dtype=np.float64, copy=True)
         out.eliminate_zeros()
         return out

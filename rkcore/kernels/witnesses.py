@@ -2,16 +2,19 @@
 whole blocks of the ANOVA Gram: a float32 Cauchy-Schwarz witness and a shared-non-zero count."""
 from __future__ import annotations
 
+from typing import cast
+
 import numpy as np
 import scipy.sparse as sp
 
 from .numerics import UNIT_ROUNDOFF, _deterministic_gamma
+from ..base.annotations import is_sparse
 
 
 def _nonzero_abs_range(A) -> tuple[float, float]:
     """(smallest non-zero |a|, largest |a|); (inf, 0) when A is all zeros."""
-    data = np.abs(A.data if sp.issparse(A) else A)
-    nz = data[data > 0] if sp.issparse(A) or np.count_nonzero(data) < data.size else data
+    data = np.abs(cast("sp.csr_matrix", A).data if is_sparse(A) else A)  # canonical CSR here: the engines' inputs pass canonical_csr
+    nz = data[data > 0] if is_sparse(A) or np.count_nonzero(data) < data.size else data
     return (float(nz.min()), float(nz.max())) if nz.size else (np.inf, 0.0)
 
 
@@ -51,7 +54,7 @@ def _cauchy_schwarz_witness(X: np.ndarray, Y, c: float):
     def scaled(A):
         """(|A| with each row scaled by a power of two to a largest entry in [1/2, 1), as float32;
         s of those rows, rounded up to float32) or None when a row's range is too wide."""
-        A = np.abs(A.toarray() if sp.issparse(A) else A)
+        A = np.abs(A.toarray() if is_sparse(A) else A)
         top = A.max(axis=1)
         exponent = np.frexp(top)[1]
         A = np.ldexp(A, -exponent[:, None])
@@ -96,7 +99,7 @@ def _count_threshold(X, Y, degree: int, c: float):
         return None
 
     def largest_ratio(A):
-        if sp.issparse(A):
+        if is_sparse(A):
             A = sp.csr_matrix(A)
             hi = np.asarray(A.max(axis=1).todense()).reshape(-1)
             data = np.where(A.data > 0, A.data, np.inf)

@@ -1,8 +1,9 @@
 """Helpers shared by the learners: losses and their derivatives, label checks, products with sparse X."""
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 import numpy as np
-import scipy.sparse as sp
 from scipy.special import expit
 from sklearn.base import ClassifierMixin, clone
 from sklearn.linear_model import LogisticRegression
@@ -14,6 +15,7 @@ from sklearn.utils.validation import check_is_fitted
 
 from ..base.limits import check_allocation, nbytes
 from ..registry import KernelSpec
+from ..base.annotations import is_sparse
 
 
 LOSSES = ("squared_hinge", "logistic")
@@ -26,7 +28,7 @@ class ScoreClassifierMixin(ClassifierMixin):
     ``classes_[1]``; more classes, :meth:`_predict_multiclass` (the largest of one score per class, unless
     the learner votes otherwise)."""
 
-    def predict(self, X):
+    def predict(self, X) -> np.ndarray:
         """Predict class labels.
 
         Parameters
@@ -68,6 +70,11 @@ class ProbabilityMixin:
     the most probable class is always the predicted one and the probabilities rank like the scores.
     More than two classes: one sigmoid per class against the rest, normalised to sum 1 (as
     ``OneVsRestClassifier``)."""
+
+    if TYPE_CHECKING:  # provided by the estimator the mixin is combined with
+        classes_: np.ndarray
+
+        def decision_function(self, X) -> np.ndarray: ...
 
     def _own_probability(self) -> bool:
         return getattr(self, "loss", None) == "logistic"
@@ -173,7 +180,7 @@ def _loss_and_derivative(loss: str, y: np.ndarray, f: np.ndarray):
 def _rmatmul(X, M: np.ndarray) -> np.ndarray:
     """X^T @ M as a dense array (X dense or sparse)."""
     out = X.T @ M
-    return out.toarray() if sp.issparse(out) else np.asarray(out)
+    return out.toarray() if is_sparse(out) else np.asarray(out)
 
 
 def _binary_labels(estimator, y) -> np.ndarray:

@@ -3,11 +3,12 @@ from __future__ import annotations
 
 import warnings
 from numbers import Integral, Real
+from typing import TYPE_CHECKING
 
 import numpy as np
 import scipy.sparse as sp
 from scipy.optimize import minimize
-from sklearn.base import BaseEstimator, _fit_context, is_classifier
+from sklearn.base import BaseEstimator, is_classifier
 from sklearn.exceptions import ConvergenceWarning
 from sklearn.utils import check_random_state
 from sklearn.utils._param_validation import Interval, StrOptions
@@ -16,11 +17,13 @@ from sklearn.utils.validation import _check_sample_weight, check_is_fitted, vali
 
 from ..base.validation import Count
 from ..kernels.itemsets import check_degree_fits
-from ..kernels.numerics import (abs_max, canonical_csr, max_nnz_per_row, elementary_from_power_sums, may_overflow, newton_is_safe,
-                               rounding_gamma, row_blocks)
+from ..kernels.numerics import (abs_max, canonical_csr, max_nnz_per_row, elementary_from_power_sums, may_overflow, newton_is_safe, rounding_gamma, row_blocks)
 from ..kernels.ranges import failing_pairs, in_range, restore_scale, row_exponents, scale_rows
 from ..kernels.stable import elementary_pairs
 from .common import check_factor_memory, _fit_one_vs_rest, ProbabilityMixin, ScoreClassifierMixin, _binary_labels, _check_finite_decision, _loss_and_derivative, LOSSES, _rmatmul
+from ..base.annotations import fit_context, is_sparse
+if TYPE_CHECKING:
+    from typing_extensions import Self
 
 
 # ----------------------------------------------------------------------------- factorized models
@@ -43,8 +46,8 @@ class _LBFGSBinaryClassifier(ProbabilityMixin, ScoreClassifierMixin, BaseEstimat
                      "check_sample_weight_equivalence_on_sparse_data")
     }
 
-    @_fit_context(prefer_skip_nested_validation=True)
-    def fit(self, X, y, sample_weight=None):
+    @fit_context(prefer_skip_nested_validation=True)
+    def fit(self, X, y, sample_weight=None) -> Self:
         """Minimise the regularized objective with L-BFGS-B (see the class docstring).
 
         Parameters
@@ -62,7 +65,7 @@ class _LBFGSBinaryClassifier(ProbabilityMixin, ScoreClassifierMixin, BaseEstimat
             The fitted classifier.
         """
         X, y = validate_data(self, X, y, accept_sparse="csr", dtype=np.float64)
-        X = canonical_csr(X) if sp.issparse(X) else X  # a copy: the caller's matrix is never changed
+        X = canonical_csr(X) if is_sparse(X) else X  # a copy: the caller's matrix is never changed
         self._check_features(X)
         check_factor_memory(self.n_components, X.shape[1])
         self.__dict__.pop("estimators_", None)  # a refit on two classes drops the per-class models
@@ -135,7 +138,7 @@ class _LBFGSBinaryClassifier(ProbabilityMixin, ScoreClassifierMixin, BaseEstimat
         """
         if not isinstance(self.init_scale, str):
             return float(self.init_scale)
-        mean_sq_norm = float(X.multiply(X).sum() if sp.issparse(X) else np.sum(X * X)) / X.shape[0]
+        mean_sq_norm = float(X.multiply(X).sum() if is_sparse(X) else np.sum(X * X)) / X.shape[0]
         return 0.1 / np.sqrt(mean_sq_norm) if mean_sq_norm > 0 else 0.1
 
     def decision_function(self, X):
@@ -156,7 +159,7 @@ class _LBFGSBinaryClassifier(ProbabilityMixin, ScoreClassifierMixin, BaseEstimat
             X = validate_data(self, X, accept_sparse="csr", dtype=np.float64, reset=False)
             return np.column_stack([e.decision_function(X) for e in self.estimators_])
         X = validate_data(self, X, accept_sparse="csr", dtype=np.float64, reset=False)
-        X = canonical_csr(X) if sp.issparse(X) else X  # a copy: the caller's matrix is never changed
+        X = canonical_csr(X) if is_sparse(X) else X  # a copy: the caller's matrix is never changed
         f = self._decision(self._prepare(X))
         _check_finite_decision(f, type(self).__name__)
         return f
@@ -333,7 +336,7 @@ class FactorizationMachineClassifier(_LBFGSBinaryClassifier):
 
     def _prepare(self, X):
         # the element-wise powers X^t, t = 1..m, reused by every objective evaluation
-        return [None] + [X if t == 1 else (X.power(t) if sp.issparse(X) else X**t)
+        return [None] + [X if t == 1 else (X.power(t) if is_sparse(X) else X**t)
                          for t in range(1, self.degree + 1)]
 
     def _forward(self, b, w, P, Xp):

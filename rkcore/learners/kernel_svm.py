@@ -2,9 +2,10 @@
 from __future__ import annotations
 
 from numbers import Integral, Real
+from typing import TYPE_CHECKING
 
 import numpy as np
-from sklearn.base import BaseEstimator, _fit_context
+from sklearn.base import BaseEstimator
 from sklearn.svm import SVC
 from sklearn.utils._param_validation import Interval, StrOptions
 from sklearn.utils.multiclass import check_classification_targets
@@ -16,6 +17,10 @@ from ..kernels.exact import BLOCK_BYTES, row_blocks
 from ..kernels.numerics import check_gram_fits
 from ..registry import KernelSpec
 from .common import ProbabilityMixin, ScoreClassifierMixin, _spec_or_default
+from ..base.annotations import fit_context
+
+if TYPE_CHECKING:
+    from typing_extensions import Self
 
 
 # ----------------------------------------------------------------------------- kernel SVM
@@ -149,8 +154,8 @@ class ExactKernelSVC(ProbabilityMixin, ScoreClassifierMixin, BaseEstimator):
     def _gram(self, A, B) -> np.ndarray:
         return exact_gram(_spec_or_default(self.spec), A, B, block_size=self.block_size)
 
-    @_fit_context(prefer_skip_nested_validation=True)
-    def fit(self, X, y, sample_weight=None):
+    @fit_context(prefer_skip_nested_validation=True)
+    def fit(self, X, y, sample_weight=None) -> Self:
         """Fit the SVM on the exact training Gram matrix K(X, X).
 
         Parameters

@@ -13,10 +13,11 @@ r"""Learners for a real-valued target (e.g. MovieLens ratings) and for many clas
 from __future__ import annotations
 
 from numbers import Real
+from typing import TYPE_CHECKING
 
 import numpy as np
 import scipy.linalg
-from sklearn.base import BaseEstimator, RegressorMixin, _fit_context
+from sklearn.base import BaseEstimator, RegressorMixin
 from sklearn.linear_model import Ridge
 from sklearn.multiclass import OneVsRestClassifier
 from sklearn.pipeline import Pipeline
@@ -29,6 +30,11 @@ from ..registry import KernelSpec, make_map
 from .common import _spec_or_default
 from .factorized import AllSubsetsModelClassifier, FactorizationMachineClassifier, _LBFGSBinaryClassifier
 from .kernel_svm import exact_gram
+from ..base.annotations import fit_context
+
+if TYPE_CHECKING:
+    from typing_extensions import Self
+
 
 #: The classifiers that need a one-vs-rest wrapper for more classes: none since the factorization machine and
 #: the all-subsets model fit one model per class themselves.
@@ -141,7 +147,7 @@ class FactorizationMachineRegressor(RegressorMixin, FactorizationMachineClassifi
         self._y_mean = float(weights @ y / weights.sum()) if (weights >= 0).all() and weights.sum() > 0 else 0.0
         return super()._optimize(X, y, sample_weight)
 
-    def predict(self, X):
+    def predict(self, X) -> np.ndarray:
         """f(x) for each row.
 
         Parameters
@@ -207,8 +213,8 @@ class ExactKernelRidge(RegressorMixin, BaseEstimator):
         self.spec = spec
         self.alpha = alpha
 
-    @_fit_context(prefer_skip_nested_validation=True)
-    def fit(self, X, y, sample_weight=None):
+    @fit_context(prefer_skip_nested_validation=True)
+    def fit(self, X, y, sample_weight=None) -> Self:
         """Solve (K + alpha I) c = y on the exact training Gram matrix.
 
         Parameters
@@ -244,7 +250,7 @@ class ExactKernelRidge(RegressorMixin, BaseEstimator):
         self.X_fit_ = X
         return self
 
-    def predict(self, X):
+    def predict(self, X) -> np.ndarray:
         """Predictions K(X, X_fit_) dual_coef_.
 
         Parameters

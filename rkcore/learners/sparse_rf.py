@@ -2,9 +2,10 @@
 from __future__ import annotations
 
 from numbers import Integral, Real
+from typing import TYPE_CHECKING
 
 import numpy as np
-from sklearn.base import BaseEstimator, _fit_context
+from sklearn.base import BaseEstimator
 from sklearn.linear_model import LogisticRegression
 from sklearn.multiclass import OneVsRestClassifier
 from sklearn.preprocessing import LabelEncoder
@@ -18,6 +19,10 @@ from ..maps.distributions import DISTRIBUTIONS
 from ..kernels.itemsets import check_degree_fits
 from ..registry import MAPS, KernelSpec, make_map
 from .common import ProbabilityMixin, ScoreClassifierMixin, _loss_and_derivative, LOSSES, _spec_or_default
+from ..base.annotations import fit_context
+
+if TYPE_CHECKING:
+    from typing_extensions import Self
 
 
 # ----------------------------------------------------------------------------- sparse random features
@@ -157,8 +162,8 @@ class SparseRandomFeatureClassifier(ProbabilityMixin, ScoreClassifierMixin, Base
         losses, _ = _loss_and_derivative(self.loss, Y, F)
         return float(np.abs(coef).sum() + self.C * losses.sum())
 
-    @_fit_context(prefer_skip_nested_validation=True)
-    def fit(self, X, y):
+    @fit_context(prefer_skip_nested_validation=True)
+    def fit(self, X, y) -> Self:
         """Run Algorithm 1 of Yen et al. (2014) for ``n_iter`` iterations.
 
         Parameters

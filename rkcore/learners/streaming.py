@@ -7,9 +7,10 @@ number of rows - the streaming training pyrfm offers, on scikit-learn's SGD engi
 from __future__ import annotations
 
 from numbers import Integral, Real
+from typing import TYPE_CHECKING
 
 import numpy as np
-from sklearn.base import BaseEstimator, ClassifierMixin, _fit_context
+from sklearn.base import BaseEstimator, ClassifierMixin
 from sklearn.linear_model import SGDClassifier
 from sklearn.utils import check_random_state, gen_batches
 from sklearn.utils._param_validation import Interval, StrOptions
@@ -20,6 +21,11 @@ from sklearn.utils.validation import _check_sample_weight, check_is_fitted, vali
 from ..maps.distributions import DISTRIBUTIONS
 from ..registry import MAPS, KernelSpec, make_map
 from .common import _spec_or_default
+from ..base.annotations import fit_context
+
+if TYPE_CHECKING:
+    from typing_extensions import Self
+
 
 #: losses of SGDClassifier offered here; the first two give probabilities
 SGD_LOSSES = ("log_loss", "modified_huber", "hinge", "squared_hinge")
@@ -133,8 +139,8 @@ class RandomFeatureSGDClassifier(ClassifierMixin, BaseEstimator):
             self.sgd_.partial_fit(self.map_.transform(X[take]), y[take], classes=self.classes_,
                                   sample_weight=sample_weight[take])
 
-    @_fit_context(prefer_skip_nested_validation=True)
-    def fit(self, X, y, sample_weight=None):
+    @fit_context(prefer_skip_nested_validation=True)
+    def fit(self, X, y, sample_weight=None) -> Self:
         """Train from scratch: ``max_iter`` passes over X, batch by batch, rows shuffled per pass.
 
         Parameters
@@ -163,8 +169,8 @@ class RandomFeatureSGDClassifier(ClassifierMixin, BaseEstimator):
         self.n_iter_ = self.max_iter
         return self
 
-    @_fit_context(prefer_skip_nested_validation=True)
-    def partial_fit(self, X, y, classes=None, sample_weight=None):
+    @fit_context(prefer_skip_nested_validation=True)
+    def partial_fit(self, X, y, classes=None, sample_weight=None) -> Self:
         """One SGD pass over this chunk of rows, batch by batch; the model keeps what it learnt before.
 
         Parameters
@@ -222,7 +228,7 @@ class RandomFeatureSGDClassifier(ClassifierMixin, BaseEstimator):
         """
         return self._blockwise(X, "decision_function")
 
-    def predict(self, X):
+    def predict(self, X) -> np.ndarray:
         """Predict class labels, batch by batch.
 
         Parameters

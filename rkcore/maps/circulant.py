@@ -11,10 +11,11 @@ O(m D log d) time and O(D) memory instead of O(m D d) and O(D d).
 from __future__ import annotations
 
 
+from typing import Any, TYPE_CHECKING
+
 import numpy as np
 import scipy.fft
-import scipy.sparse as sp
-from sklearn.base import BaseEstimator, ClassNamePrefixFeaturesOutMixin, TransformerMixin, _fit_context
+from sklearn.base import BaseEstimator, ClassNamePrefixFeaturesOutMixin, TransformerMixin
 from sklearn.utils.validation import check_array, check_is_fitted
 
 from ..base.arrays import validate_data  # scikit-learn's, in the user's words for ragged or text rows
@@ -29,6 +30,13 @@ from ..kernels.ranges import (
     SAFE_BINADES, in_range, restore_scale, row_exponents, saturate_overflowed_rows, scale_rows,
 )
 from ..kernels.exact import BLOCK_BYTES, elementary_pairs, elementary_top, newton_is_safe, rounding_gamma, row_blocks
+from ..base.annotations import fit_context, is_sparse
+
+if TYPE_CHECKING:
+    from typing_extensions import Self
+
+    from ..base.annotations import Features
+
 
 #: Temporary memory per row block in transform (spectra, products, inverse FFTs).
 #: Measured at D=8192, n=1000, d in {512, 4096}: ~4 MB blocks (they stay in cache) were
@@ -149,8 +157,8 @@ class SignedCirculantRandomKernel(ClassNamePrefixFeaturesOutMixin, TransformerMi
         self.degree = degree
         self.random_state = random_state
 
-    @_fit_context(prefer_skip_nested_validation=True)
-    def fit(self, X, y=None):
+    @fit_context(prefer_skip_nested_validation=True)
+    def fit(self, X, y=None) -> Self:
         """Draw w_t and sigma_t for T = ceil(D / d) blocks; only the number of features of X is used.
 
         Parameters
@@ -225,7 +233,10 @@ class SignedCirculantRandomKernel(ClassNamePrefixFeaturesOutMixin, TransformerMi
                 fixed = np.where(np.isfinite(fixed), fixed, np.ldexp(again, m * shift))
             out[bad, start:stop] = fixed.reshape(len(bad), stop - start)
 
-    def transform(self, X):
+    if TYPE_CHECKING:  # TransformerMixin.fit_transform, typed (scikit-learn ships no annotations)
+        def fit_transform(self, X, y: object = None, **fit_params: object) -> Features: ...
+
+    def transform(self, X) -> Features:
         """Map X to its SCRK features.
 
         Parameters
@@ -245,7 +256,7 @@ class SignedCirculantRandomKernel(ClassNamePrefixFeaturesOutMixin, TransformerMi
         """
         check_is_fitted(self)
         X = validate_data(self, X, accept_sparse="csr", dtype=[np.float64, np.float32], reset=False)
-        X = canonical_csr(X).astype(X.dtype, copy=False) if sp.issparse(X) else X  # the caller's matrix untouched
+        X = canonical_csr(X).astype(X.dtype, copy=False) if is_sparse(X) else X  # the caller's matrix untouched
         return self._features(X, self.n_components)
 
     def _features(self, X, scale_components: int) -> np.ndarray:
@@ -312,7 +323,7 @@ class SignedCirculantRandomKernel(ClassNamePrefixFeaturesOutMixin, TransformerMi
         recursion (from the unscaled rows, times ``scale``)."""
         n, d = X.shape
         m = self.degree
-        Pa = [None] + [np.empty(n) for _ in range(m)]
+        Pa: list[Any] = [None] + [np.empty(n) for _ in range(m)]  # 1-based: Pa[t], slot 0 unused
         nnz = np.empty(n)
         for rows in row_blocks(n, 8 * d * (m + 2), BLOCK_BYTES):  # O(n d) passes, in chunks
             Xr = _dense_rows(X, rows)
@@ -428,7 +439,7 @@ def stacked_scrk_features(X, degree: int, n_components: int, seeds) -> np.ndarra
     ((4, 16), True)
     """
     X = check_array(X, accept_sparse="csr", dtype=[np.float64, np.float32])
-    X = canonical_csr(X).astype(X.dtype, copy=False) if sp.issparse(X) else X
+    X = canonical_csr(X).astype(X.dtype, copy=False) if is_sparse(X) else X
     d = X.shape[1]
     check_degree_fits("anova", degree, d)
     B = -(-int(n_components) // d)  # blocks per map
@@ -455,4 +466,4 @@ def _in_range_rows(Xb: np.ndarray, degree: int):
 def _dense_rows(X, rows) -> np.ndarray:
     """Rows of X (a slice or an index array) as a dense float64 array (CSR densified per block)."""
     Xb = X[rows]
-    return (Xb.toarray() if sp.issparse(Xb) else np.asarray(Xb)).astype(np.float64, copy=False)
+    return (Xb.toarray() if is_sparse(Xb) else np.asarray(Xb)).astype(np.float64, copy=False)

@@ -2,10 +2,11 @@
 from __future__ import annotations
 
 from numbers import Real
+from typing import TYPE_CHECKING
 
 import numpy as np
 from scipy.special import comb
-from sklearn.base import BaseEstimator, ClassNamePrefixFeaturesOutMixin, TransformerMixin, _fit_context
+from sklearn.base import BaseEstimator, ClassNamePrefixFeaturesOutMixin, TransformerMixin
 from sklearn.utils import check_random_state
 from sklearn.utils._param_validation import Interval
 from sklearn.utils.validation import check_is_fitted
@@ -16,6 +17,13 @@ from ..base.validation import Count  # sizes: integers, never True
 from ..base.limits import check_allocation
 from .distributions import get_distribution
 from ..kernels.exact import row_blocks
+from ..base.annotations import fit_context
+
+if TYPE_CHECKING:
+    from typing_extensions import Self
+
+    from ..base.annotations import Features
+
 
 #: Temporary memory for the projections X W^T of one row block in transform. Large, so that
 #: there are few GEMM calls: small multithreaded GEMMs slow down badly on a busy machine.
@@ -108,8 +116,8 @@ class RandomMaclaurin(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseEst
         self.fix_order = fix_order
         self.random_state = random_state
 
-    @_fit_context(prefer_skip_nested_validation=True)
-    def fit(self, X, y=None):
+    @fit_context(prefer_skip_nested_validation=True)
+    def fit(self, X, y=None) -> Self:
         """Draw the orders and the Rademacher vectors; only the number of features of X is used.
 
         Parameters
@@ -155,7 +163,10 @@ class RandomMaclaurin(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseEst
         self.random_weights_ = get_distribution("rademacher").sample(rng, (row, d + self._augmented))
         return self
 
-    def transform(self, X):
+    if TYPE_CHECKING:  # TransformerMixin.fit_transform, typed (scikit-learn ships no annotations)
+        def fit_transform(self, X, y: object = None, **fit_params: object) -> Features: ...
+
+    def transform(self, X) -> Features:
         """Map X to its Random Maclaurin features.
 
         Parameters

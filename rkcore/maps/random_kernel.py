@@ -7,10 +7,11 @@ unbiased estimate of the itemset kernel K_S(x, y) (Propositions 1 and 2).
 """
 from __future__ import annotations
 
+from typing import TYPE_CHECKING, Any
+
 
 import numpy as np
-import scipy.sparse as sp
-from sklearn.base import BaseEstimator, ClassNamePrefixFeaturesOutMixin, TransformerMixin, _fit_context
+from sklearn.base import BaseEstimator, ClassNamePrefixFeaturesOutMixin, TransformerMixin
 from sklearn.utils._param_validation import StrOptions
 from sklearn.utils.validation import check_is_fitted
 
@@ -23,6 +24,13 @@ from ..kernels.numerics import canonical_csr, row_blocks
 from ..kernels.ranges import saturate_overflowed_rows
 from ..base.limits import check_allocation, estimate_cost, nbytes, require_memory
 from .rk_blocks import _block_mapper, _Mapper
+from ..base.annotations import fit_context, is_sparse
+
+if TYPE_CHECKING:
+    from typing_extensions import Self
+
+    from ..base.annotations import Features
+
 
 RK_KERNELS = ("anova", "all_subsets", "dot", "up_to", "itemset")
 
@@ -145,8 +153,8 @@ class RandomKernel(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseEstima
         self.distribution = distribution
         self.random_state = random_state
 
-    @_fit_context(prefer_skip_nested_validation=True)
-    def fit(self, X, y=None):
+    @fit_context(prefer_skip_nested_validation=True)
+    def fit(self, X, y=None) -> Self:
         """Draw the random weights; only the number of features of X is used.
 
         Parameters
@@ -176,10 +184,14 @@ class RandomKernel(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseEstima
                          hint="Lower n_components (D) or the number of features.",
                          largest={"n_components (D)": lambda D: nbytes((_DRAW_COPIES, D, d))})
         self.random_weights_ = draw_weights(self.distribution, self.n_components, d, self.random_state)
-        self._mapper_cache = {}  # filled by transform (a container: transform leaves __dict__ as is)
+        # filled by transform (a container: transform leaves __dict__ as is); (float32, signs) -> (W, family, block)
+        self._mapper_cache: dict[tuple[bool, bool], tuple[np.ndarray, ItemsetFamily, Any]] = {}
         return self
 
-    def transform(self, X):
+    if TYPE_CHECKING:  # TransformerMixin.fit_transform, typed (scikit-learn ships no annotations)
+        def fit_transform(self, X, y: object = None, **fit_params: object) -> Features: ...
+
+    def transform(self, X) -> Features:
         """Map X to its random features.
 
         Parameters
@@ -201,7 +213,7 @@ class RandomKernel(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseEstima
         """
         check_is_fitted(self)
         X = validate_data(self, X, accept_sparse="csr", dtype=[np.float64, np.float32], reset=False)
-        if sp.issparse(X):  # a canonical copy: duplicates summed as scipy reads them; the caller's X untouched
+        if is_sparse(X):  # a canonical copy: duplicates summed as scipy reads them; the caller's X untouched
             X = canonical_csr(X).astype(X.dtype, copy=False)
         # float32 arithmetic only where the map is one GEMM and a few element-wise passes
         # (error that of the float32 GEMM); other families compute each block in float64

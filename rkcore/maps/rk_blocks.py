@@ -4,7 +4,6 @@ rkcore.kernels.numerics over the whole float range (:class:`_RangedMapper`)."""
 from __future__ import annotations
 
 import numpy as np
-import scipy.sparse as sp
 
 from ..kernels.blas_blocks import gemm_into
 from ..kernels.fastpaths import rk_block
@@ -26,12 +25,14 @@ from ..kernels.numerics import (
 from ..kernels.ranges import in_range, restore_scale, row_exponents, safe_binades, scale_rows, unscaled_failing_rows
 from ..kernels.stable import cross_field_pairs, custom_pairs, elementary_pairs, product_one_plus
 from ..kernels.exact import explicit_features, itemset_kernel
+from ..base.annotations import is_sparse
 
 
 def _block_mapper(family: ItemsetFamily, W: np.ndarray, signs: bool, n_components: int | None = None):
     """:func:`_fast_block_mapper`, valid over the whole float range (:class:`_RangedMapper`)."""
     mapper = _fast_block_mapper(family, W, signs, n_components)
-    kind, m = family.kind, family.degree
+    kind = family.kind
+    m = family.degree if family.degree is not None else 0  # 0: the kinds without an order do not read m
     scale = 1.0 / np.sqrt(n_components or W.shape[0])
     if kind in ("anova", "dot"):
         m = 1 if kind == "dot" else m
@@ -40,7 +41,7 @@ def _block_mapper(family: ItemsetFamily, W: np.ndarray, signs: bool, n_component
         return _RangedMapper(mapper, W, m, "sum",
                              lambda Xb, r, c: elementary_pairs(Xb, W, r, c, m, summed=True, factor=scale))
     if kind == "custom":
-        width = max((len(v) for v in family.itemsets), default=0)
+        width = max((len(v) for v in family.custom_itemsets), default=0)
         itemsets = family.enumerate()
         return _RangedMapper(mapper, W, max(width, 1), "plain", lambda Xb, r, c: custom_pairs(Xb, W, r, c, itemsets, factor=scale))
     return mapper  # all-subsets: its own log-space repair; cross-field: through itemset_kernel
@@ -51,7 +52,8 @@ def _fast_block_mapper(family: ItemsetFamily, W: np.ndarray, signs: bool, n_comp
     Features are scaled by 1/sqrt(n_components) (default: the rows of W; stacked maps keep their D)."""
     D = W.shape[0]  # output columns
     scale = 1.0 / np.sqrt(n_components or D)
-    kind, m = family.kind, family.degree
+    kind = family.kind
+    m = family.degree if family.degree is not None else 0  # 0: the kinds without an order do not read m
     if kind == "dot":
         Wt = W.T * W.dtype.type(scale)  # in W's dtype: a float64 scalar would make NumPy 2 promote float32 W
         return _Mapper(lambda Xb: np.asarray(Xb @ Wt), 1)
@@ -68,7 +70,7 @@ def _fast_block_mapper(family: ItemsetFamily, W: np.ndarray, signs: bool, n_comp
         return _Mapper(lambda Xb: explicit_features(Xb, family) @ phi_W, phi_W.shape[0] // D + 2)
     # cross-field families: per-field products, exact kernel between X and the weights; where K(x, w)
     # overflows, K / sqrt(D) may not: those features again with the scale applied before the rounding
-    fields = [np.asarray(f, dtype=np.intp) for f in family.fields]
+    fields = [np.asarray(f, dtype=np.intp) for f in family.field_groups]
 
     def cross_fields(Xb):
         with np.errstate(over="ignore"):
@@ -77,7 +79,7 @@ def _fast_block_mapper(family: ItemsetFamily, W: np.ndarray, signs: bool, n_comp
         if rows.size:
             Z[rows, cols] = cross_field_pairs(Xb, W, rows, cols, fields, m, factor=scale)
         return Z
-    return _Mapper(cross_fields, len(family.fields) + 2 * m)
+    return _Mapper(cross_fields, len(fields) + 2 * m)
 
 
 def _repair(Z, Xb, W, w_max: float, ok, degree: int, all_orders: bool, factor: float):
@@ -142,18 +144,19 @@ def _newton_mapper(W: np.ndarray, kind: str, m: int, signs: bool, scale: float):
     """ANOVA of any order, or up-to: power sums, Newton's identities, the check and repair. For
     Rademacher weights |x_j w_j| = |x_j|, so the power sums of |z| are row sums (O(d) per row)."""
     D, w_max = W.shape[0], abs_max(W)
-    powers = None if signs else [None] + [W**t for t in range(1, m + 1)]
+    powers: list[np.ndarray | None] | None = None if signs else [None] + [W**t for t in range(1, m + 1)]
     W_abs = None if signs else np.abs(W)
 
     def abs_power_sums(Xb, P, upto):
         """Power sums of |x * w| (even ones are P's): row sums, or one GEMM per odd order."""
-        Pa = [None]
+        Pa: list[np.ndarray | None] = [None]
         for t in range(1, upto + 1):
             if t % 2 == 0:
                 Pa.append(P[t])
             elif signs:
                 Pa.append(np.asarray(abs(elementwise_power(Xb, t)).sum(axis=1)).reshape(-1, 1))
             else:
+                assert W_abs is not None  # built whenever signs is False
                 Pa.append(gram_dense(elementwise_power(abs(Xb), t), W_abs**t if t > 1 else W_abs))
         return Pa
     # e_m(c x, w) = c^m e_m(x, w): scaling the (small) X block by D^(-1/(2m)) replaces a pass over
@@ -167,7 +170,8 @@ def _newton_mapper(W: np.ndarray, kind: str, m: int, signs: bool, scale: float):
             if signs:
                 P = power_sums(Xb, W, m, y_is_sign=True)
             else:
-                P = [None] + [gram_dense(Xb.power(t) if sp.issparse(Xb) else Xb**t, powers[t]) for t in range(1, m + 1)]
+                assert powers is not None  # built whenever signs is False
+                P = [None] + [gram_dense(Xb.power(t) if is_sparse(Xb) else Xb**t, powers[t]) for t in range(1, m + 1)]
             ok = newton_is_safe(abs_power_sums(Xb, P, m), m, gamma, all_orders=kind == "up_to")
             if kind == "anova":
                 Z = elementary_top(P, m)

@@ -25,11 +25,11 @@ b ~ U[0, 2 pi), whose expectation is the same; with ``use_offset`` all D feature
 from __future__ import annotations
 
 from numbers import Real
+from typing import TYPE_CHECKING
 
 import numpy as np
-import scipy.sparse as sp
 from scipy.stats import chi
-from sklearn.base import BaseEstimator, ClassNamePrefixFeaturesOutMixin, TransformerMixin, _fit_context
+from sklearn.base import BaseEstimator, ClassNamePrefixFeaturesOutMixin, TransformerMixin
 from sklearn.utils._param_validation import Interval
 from sklearn.utils.validation import check_is_fitted
 
@@ -41,6 +41,13 @@ from ..kernels.exact import row_blocks
 from ..base.limits import check_allocation
 from .orthogonal import fwht, next_power_of_two, orthogonal_gaussian_rows
 from .trig import cos_sin_into
+from ..base.annotations import fit_context, is_sparse
+
+if TYPE_CHECKING:
+    from typing_extensions import Self
+
+    from ..base.annotations import Features
+
 
 #: Temporary memory per row block in transform: (rows x blocks x p) intermediates.
 TRANSFORM_BLOCK_BYTES = 16 * 2**20
@@ -70,8 +77,8 @@ class _FourierFeatures(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseEs
         self.use_offset = use_offset
         self.random_state = random_state
 
-    @_fit_context(prefer_skip_nested_validation=True)
-    def fit(self, X, y=None):
+    @fit_context(prefer_skip_nested_validation=True)
+    def fit(self, X, y=None) -> Self:
         """Draw the random frequencies and offsets; of X only its number of features (and names) is used.
 
         Parameters
@@ -106,7 +113,10 @@ class _FourierFeatures(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseEs
         self.random_offset_ = draw_with(self.random_state, draw)
         return self
 
-    def transform(self, X):
+    if TYPE_CHECKING:  # TransformerMixin.fit_transform, typed (scikit-learn ships no annotations)
+        def fit_transform(self, X, y: object = None, **fit_params: object) -> Features: ...
+
+    def transform(self, X) -> Features:
         """Map X to its random Fourier features (float32 in, float32 out).
 
         Computed a row block at a time (about ``TRANSFORM_BLOCK_BYTES`` of intermediates per block).
@@ -324,7 +334,7 @@ def _padded_dense(Xb, p: int, signs: np.ndarray) -> np.ndarray:
     diagonal (``signs``: (n_blocks, p)) in the same pass: (rows, n_blocks, p), contiguous."""
     n_blocks, d = signs.shape[0], Xb.shape[1]
     out = np.zeros((Xb.shape[0], n_blocks, p), dtype=Xb.dtype)
-    dense = Xb.toarray() if sp.issparse(Xb) else Xb
+    dense = Xb.toarray() if is_sparse(Xb) else Xb
     np.multiply(dense[:, None, :], signs[:, :d].astype(Xb.dtype, copy=False), out=out[:, :, :d])
     return out
 

@@ -62,6 +62,7 @@ from ..registry import METHODS, KernelSpec, get_method
 from ..registry import MethodEntry as Method  # the old name, still importable
 from .method_estimators import build_estimator, model_size
 from .splits import split_indices, split_sizes
+from ..base.annotations import is_sparse
 
 __all__ = ["DEFAULT_C_GRID", "METHODS", "SELECTION_METRICS", "Method", "PAPER_SPLIT", "accuracy_study",
            "check_study", "estimate_seconds", "format_table", "get_method", "speedups", "summarize",
@@ -183,7 +184,7 @@ def _as_xy(data):
         raise ValueError("dataset_or_XY must be a rkcore Dataset or an (X, y) pair.")
     if y is None:
         raise ValueError("The accuracy study needs labels: the dataset has y = None.")
-    X = sp.csr_matrix(X, dtype=np.float64) if sp.issparse(X) else np.asarray(X, dtype=np.float64)  # type: ignore[call-overload]  # scipy-stubs: issparse narrows to SparseABC, which declares no methods
+    X = sp.csr_matrix(X, dtype=np.float64) if is_sparse(X) else np.asarray(X, dtype=np.float64)
     y = np.asarray(y)
     if X.ndim != 2 or y.ndim != 1 or X.shape[0] != y.shape[0]:
         raise ValueError(f"X must be (n, d) and y (n,) with the same n; got X {X.shape} and y {y.shape}.")

@@ -37,7 +37,6 @@ from typing import Any, Callable, Sequence
 
 import numpy as np
 import pandas as pd
-import scipy.sparse as sp
 from joblib import Parallel, delayed
 
 from ..maps.circulant import SignedCirculantRandomKernel, stacked_scrk_features
@@ -47,6 +46,7 @@ from ..kernels.exact import anova_newton_float, check_array, itemset_support
 from ..maps.random_kernel import RandomKernel, stacked_features
 from ..registry import ORDERED_KERNELS, KernelSpec, get_map, make_map
 from ..base.validation import check_int, check_int_list
+from ..base.annotations import is_sparse
 
 PAIRS = ("all", "nonzero", "nonzero_float")
 DEFAULT_EPS = (1e-4, 1e-3, 1e-2, 1e-1)
@@ -259,7 +259,7 @@ def _trial_features(X, spec: KernelSpec, map_key: str, distribution: str, n_comp
     for t, seed in enumerate(seeds):
         est = first if t == 0 else make_map(map_key, spec, n_components, distribution, seed)
         Z = est.fit(X).transform(X)
-        out.append(np.ascontiguousarray(np.asarray(Z.toarray() if sp.issparse(Z) else Z,  # type: ignore[attr-defined]  # scipy-stubs: issparse narrows to SparseABC, which declares no methods
+        out.append(np.ascontiguousarray(np.asarray(Z.toarray() if is_sparse(Z) else Z,
                                                    dtype=np.float64)))
     return out
 

@@ -20,6 +20,7 @@ from .splits import split_sizes
 from ..registry import MAPS, KernelSpec, anova_of, get_map
 from ..learners.regression import ExactKernelRidge, FactorizationMachineRegressor, random_feature_ridge
 from ..base.validation import check_int
+from ..base.annotations import is_sparse
 
 DEFAULT_ALPHA_GRID = (1e-3, 1e-2, 1e-1, 1.0, 10.0)
 COLUMNS = ["method", "label", "kernel", "D", "trial", "seed", "rmse", "r2", "train_seconds", "test_seconds", "alpha",
@@ -94,7 +95,7 @@ def regression_study(dataset_or_XY, methods: Sequence[str], n_components_list: S
     X, y = (dataset_or_XY.X, dataset_or_XY.y) if hasattr(dataset_or_XY, "X") else dataset_or_XY
     if y is None:
         raise ValueError("The regression study needs a target: the dataset has y = None.")
-    X = sp.csr_matrix(X, dtype=np.float64) if sp.issparse(X) else np.asarray(X, dtype=np.float64)  # type: ignore[call-overload]  # scipy-stubs: issparse narrows to SparseABC, which declares no methods
+    X = sp.csr_matrix(X, dtype=np.float64) if is_sparse(X) else np.asarray(X, dtype=np.float64)
     y = np.asarray(y, dtype=np.float64)
     if not np.isfinite(y).all():
         raise ValueError("The regression target has NaN or infinite values.")

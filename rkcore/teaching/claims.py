@@ -121,7 +121,7 @@ def variance_order_sentence(summaries: dict[str, pd.DataFrame]) -> str:
             "at most pairs (not all: see the Distributions page)")
     text = f"Rademacher (±1) weights give the smallest exact variance {held} (Lemma 4)"
     if gaussian:
-        lo, hi = min(gaussian, key=gaussian.get), max(gaussian, key=gaussian.get)
+        lo, hi = min(gaussian, key=lambda k: gaussian[k]), max(gaussian, key=lambda k: gaussian[k])
         text += (f"; Gaussian weights' variance is {gaussian[lo]:.2f}× Rademacher's on {lo} and "
                  f"{gaussian[hi]:.3g}× on {hi}: how much it matters depends on the data")
     return text + "."

@@ -139,7 +139,7 @@ def interaction_features(X, degree: int = 2, lower_orders: bool = False) -> np.n
     if m > d:
         raise ValueError(f"degree={m} exceeds the number of features d={d}; allowed 1 <= degree <= d.")
     family = ItemsetFamily.up_to(d, m) if lower_orders else ItemsetFamily.anova(d, m)
-    check_allocation("The interaction features", (X.shape[0], family.n_itemsets),
+    check_allocation("The interaction features", (X.shape[0], family.n_itemsets),  # type: ignore[arg-type]  # an int below 2^EXACT_COUNT_BITS, inf beyond: refused as too large either way
                      hint="Use fewer columns or a lower degree, or the kernel (rkcore.kernels.exact.anova_kernel).")
     return explicit_features(X, family)
 

@@ -11,11 +11,10 @@ from __future__ import annotations
 
 import warnings
 from dataclasses import dataclass
-from typing import Callable
+from typing import Any, Callable
 
 import numpy as np
 import pandas as pd
-import scipy.sparse as sp
 from scipy.stats import chi2
 from sklearn.exceptions import DataDimensionalityWarning
 from sklearn.random_projection import GaussianRandomProjection, SparseRandomProjection
@@ -24,6 +23,7 @@ from ..base.limits import require_memory
 from ..base.validation import check_int, entry_of
 from ..kernels.exact import check_array
 from .inputs import check_positive_ints
+from ..base.annotations import is_sparse
 
 
 def theorem1_band(m, delta: float = 0.05) -> tuple[np.ndarray, np.ndarray]:
@@ -98,7 +98,7 @@ class Projection:
     key: str
     label: str
     latex: str
-    build: Callable[[int, object], object]  # (n_components, random_state) -> unfitted sklearn projector
+    build: Callable[[int, object], Any]  # (n_components, random_state) -> unfitted sklearn projector (untyped)
 
 
 PROJECTIONS: dict[str, Projection] = {
@@ -188,7 +188,7 @@ def projection_distortion(X, m_list=(8, 16, 32, 64, 128, 256, 512), kind: str = 
     X = check_array(X)
     m_list = sorted(set(check_positive_ints(m_list, "m_list")))
     trials = check_int(trials, "trials")
-    sq = np.asarray(X.multiply(X).sum(axis=1)).ravel() if sp.issparse(X) else np.einsum("ij,ij->i", X, X)
+    sq = np.asarray(X.multiply(X).sum(axis=1)).ravel() if is_sparse(X) else np.einsum("ij,ij->i", X, X)
     if np.any(sq <= 0):
         raise ValueError(f"X has {int(np.sum(sq <= 0))} zero row(s); the distortion ||Av||^2/||v||^2 needs v != 0.")
     m_max = m_list[-1]
@@ -202,7 +202,7 @@ def projection_distortion(X, m_list=(8, 16, 32, 64, 128, 256, 512), kind: str = 
             # m > d is allowed on purpose here (the band is about m, not about reducing d)
             warnings.simplefilter("ignore", DataDimensionalityWarning)
             P = proj.build(m_max, seed + t).fit_transform(X)
-        P = P.toarray() if sp.issparse(P) else np.asarray(P)
+        P = P.toarray() if is_sparse(P) else np.asarray(P)
         cum = np.cumsum(P**2, axis=1)[:, ms - 1] * (m_max / ms)  # (n, len(m_list))
         ratio = cum / sq[:, None]
         parts.append(pd.DataFrame(dict(kind=kind, m=np.tile(ms, n), trial=t, vector=np.repeat(np.arange(n), ms.size),

@@ -54,6 +54,7 @@ def story_data(n: int = STORY_N, dataset: str = STORY_DATASET, normalization: st
         Their labels.
     """
     data = load_view_data(dataset, normalization, int(n))
+    assert data.y is not None  # the story's data sets are labelled
     order = np.argsort(data.y, kind="stable")
     return np.asarray(data.X)[order], np.asarray(data.y)[order]
 

@@ -35,9 +35,9 @@ import decimal
 
 import numpy as np
 import pandas as pd
-import scipy.sparse as sp
 
 from ..kernels.exact import check_array
+from ..base.annotations import is_sparse
 
 _LOG2 = np.log(2.0)
 _LOG8 = np.log(8.0)
@@ -482,7 +482,7 @@ def l1_radius(X) -> float:
     """
     X = check_array(X)
     with np.errstate(over="ignore"):  # an overflowing sum is refused below, not passed on as inf
-        radius = float(abs(X).sum(axis=1).max()) if sp.issparse(X) else float(np.abs(X).sum(axis=1).max())
+        radius = float(abs(X).sum(axis=1).max()) if is_sparse(X) else float(np.abs(X).sum(axis=1).max())
     if not np.isfinite(radius):
         raise ValueError("The L1 radius max_i ||x_i||_1 exceeds the largest float64 (1.8e308): a row's absolute "
                          "values sum past it. Rescale X (the paper L1-normalizes rows, R = 1).")

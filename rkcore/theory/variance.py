@@ -48,7 +48,6 @@ from numbers import Real
 
 import numpy as np
 import pandas as pd
-import scipy.sparse as sp
 
 from ..maps.distributions import DISTRIBUTIONS, Distribution, get_distribution
 from ..kernels.itemsets import ItemsetFamily, family_from_spec
@@ -57,6 +56,7 @@ from ..kernels.ranges import SAFE_BINADES, row_exponents, scale_rows
 from ..base.validation import check_int
 from .variance_range import (_all_subsets_moments_fe, out_of_range_pairs, _sizes_moments_fe, _to_float,
                              _variance_fe)
+from ..base.annotations import is_sparse
 
 #: Families with a known size profile, which this module handles.
 VARIANCE_KERNELS = ("anova", "all_subsets", "dot", "up_to")
@@ -194,7 +194,7 @@ def _sizes_moments(XT: np.ndarray, YT: np.ndarray, sizes: tuple[int, ...], mu4: 
                 cross = both * ha[:-1, :-1] if extra else None
                 ha[1:] += xx * ha[:-1]  # right sides are evaluated before the in-place add
                 ha[:, 1:] += yy * ha[:, :-1]
-                if extra:
+                if cross is not None:  # computed exactly when extra
                     ha[1:, 1:] += cross
             if a:
                 ha += xy * h[a - 1][: c + 1, : c + 1]
@@ -215,7 +215,7 @@ def _closed_moments(kind: str, XT: np.ndarray, YT: np.ndarray, mu4: float):
     return (1.0 + xx + yy + 4.0 * xy + mu4 * xx * yy).prod(axis=0), (1.0 + xy).prod(axis=0)
 
 
-def _balanced(X, Y):
+def _balanced(X, Y) -> tuple[np.ndarray, np.ndarray]:
     """Paired rows rescaled x 2^-p, y 2^p (exact) so that their largest entries have about the
     same binade: for families whose itemsets all have one size (ANOVA, dot) the moments depend
     on the products x_j y_j only, and x^2, y^2 then neither overflow nor underflow needlessly."""
@@ -264,7 +264,7 @@ def _moments(X, Y, family: ItemsetFamily, mu4: float, *, balanced: bool = False,
     return (second, kernel, (bad, *exact)) if exact_form else (second, kernel)
 
 
-def _exact_form_moments(X, Y, family: ItemsetFamily, mu4: float):
+def _exact_form_moments(X, Y, family: ItemsetFamily, mu4: float) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """(E f^2, K, S2) in (mantissa, exponent) form for a few paired rows: nothing over- or underflows."""
     XT, YT = _compact(to_dense(X), to_dense(Y))
     if family.kind == "all_subsets":
@@ -387,22 +387,22 @@ def _per_feature_variance(X, Y, family: ItemsetFamily, mu4: float, *, with_value
         with np.errstate(over="ignore", invalid="ignore"):
             variance = np.maximum(second - value**2, 0.0) / divisor
     if exact is not None:
-        bad, *moments = exact
-        variance[bad] = _variance_fe(*moments, divisor, X.shape[1])
+        bad, second_fe, kernel_fe, scale_fe = exact
+        variance[bad] = _variance_fe(second_fe, kernel_fe, scale_fe, divisor, X.shape[1])
     return variance, (value if with_value else None)
 
 
 def _dot_gram_variance(X, Y, mu4: float, paired: bool) -> np.ndarray:
     """Var of the dot-kernel estimate times D, without the cancellation of E[f^2] - K^2:
     (mu4 - 3) sum_j x_j^2 y_j^2 + |x|^2 |y|^2 + (x.y)^2, as GEMMs for all pairs."""
-    X2 = X.multiply(X).tocsr() if sp.issparse(X) else X * X
+    X2 = X.multiply(X).tocsr() if is_sparse(X) else X * X
     if Y is X:  # the same operands make the products exactly symmetric (BLAS syrk)
         Y2 = X2
     else:
-        Y2 = Y.multiply(Y).tocsr() if sp.issparse(Y) else Y * Y
+        Y2 = Y.multiply(Y).tocsr() if is_sparse(Y) else Y * Y
     if paired:
-        fourth = np.asarray(X2.multiply(Y2).sum(axis=1)).ravel() if sp.issparse(X2) else (X2 * Y2).sum(axis=1)
-        dot = np.asarray(X.multiply(Y).sum(axis=1)).ravel() if sp.issparse(X) else (X * Y).sum(axis=1)
+        fourth = np.asarray(X2.multiply(Y2).sum(axis=1)).ravel() if is_sparse(X2) else (X2 * Y2).sum(axis=1)
+        dot = np.asarray(X.multiply(Y).sum(axis=1)).ravel() if is_sparse(X) else (X * Y).sum(axis=1)
         nx, ny = np.asarray(X2.sum(axis=1)).ravel(), np.asarray(Y2.sum(axis=1)).ravel()
         return np.maximum((mu4 - 3.0) * fourth + nx * ny + dot**2, 0.0)  # >= 0 up to rounding
     nx, ny = np.asarray(X2.sum(axis=1)).ravel(), np.asarray(Y2.sum(axis=1)).ravel()

@@ -4,11 +4,6 @@ Checked by mypy (tests/ecosystem/test_types.py, .ci/types.sh) with the project's
 as a script by the same test (so every line is real use, not only a declaration). ``assert_type`` makes
 the checker fail when an inferred type changes - in particular when a result degrades to ``Any``, which
 is what issue 40 found: ``itemset_kernel`` and ``fit_transform`` came out as ``Any`` in a user's script.
-
-Lines marked TEMPORARY hold types that only the second round of annotations (rkcore/maps,
-rkcore/learners, after the merge) makes true: their ``# type: ignore[assert-type]`` hides the failing
-assertion today, and mypy's ``warn_unused_ignores`` turns it into an error the day the annotation lands,
-so the marker cannot outlive its reason.
 """
 from __future__ import annotations
 
@@ -43,14 +38,14 @@ assert gram.shape == (40, 40)
 # A random feature map, as a scikit-learn transformer.
 rk = RandomKernel(n_components=64, kernel="anova", degree=2, random_state=0)
 features = rk.fit_transform(X)
-assert_type(features, NDArray[np.float64] | NDArray[np.float32])  # type: ignore[assert-type]  # TEMPORARY: second round after the merge (RandomKernel.fit_transform, rkcore/maps)
-assert_type(rk.fit(X), RandomKernel)  # type: ignore[assert-type]  # TEMPORARY: second round after the merge (fit -> Self, rkcore/maps)
+assert_type(features, NDArray[np.float64] | NDArray[np.float32])
+assert_type(rk.fit(X), RandomKernel)
 approx = features @ features.T
 assert approx.shape == gram.shape
 
 # A learner of the paper's comparison: fit returns the estimator, predict the labels.
 clf = FactorizationMachineClassifier(degree=2, n_components=4, random_state=0)
-assert_type(clf.fit(X, y), FactorizationMachineClassifier)  # type: ignore[assert-type]  # TEMPORARY: second round after the merge (fit -> Self, rkcore/learners)
+assert_type(clf.fit(X, y), FactorizationMachineClassifier)
 predicted = clf.predict(X)
-assert_type(predicted, np.ndarray)  # type: ignore[assert-type]  # TEMPORARY: second round after the merge (predict, rkcore/learners)
+assert_type(predicted, np.ndarray)
 assert predicted.shape == (40,)

@@ -67,7 +67,8 @@ class Activation:
         return np.exp(self.log_coefficient(np.arange(int(n_terms))))
 
 
-def _table_activation(coefs: tuple[float, ...]):
+def _table_activation(coefs: tuple[float, ...]) -> tuple[Callable[[np.ndarray], np.ndarray],
+                                                         Callable[[np.random.RandomState, int], np.ndarray]]:
     a = np.asarray(coefs, dtype=np.float64)
     with np.errstate(divide="ignore"):
         log_a = np.log(a)

@@ -53,7 +53,7 @@ def shallow_skeleton(d: int, group_size: int = 2, activation: str = "exponential
         The skeleton.
     """
     d = _check_positive_int(d, "d")
-    nodes = [InputNode(f"s{g}", "sphere", cols) for g, cols in enumerate(_groups(d, _check_positive_int(group_size, "group_size")))]
+    nodes: list[InputNode | InternalNode] = [InputNode(f"s{g}", "sphere", cols) for g, cols in enumerate(_groups(d, _check_positive_int(group_size, "group_size")))]
     nodes.append(InternalNode("out", activation, tuple(n.name for n in nodes)))
     return Skeleton(tuple(nodes), name="shallow")
 
@@ -85,7 +85,7 @@ def deep_skeleton(d: int, group_size: int = 2, window: int = 2, activation: str 
     """
     d = _check_positive_int(d, "d")
     window = _check_positive_int(window, "window")
-    nodes = [InputNode(f"s{g}", "sphere", cols) for g, cols in enumerate(_groups(d, _check_positive_int(group_size, "group_size")))]
+    nodes: list[InputNode | InternalNode] = [InputNode(f"s{g}", "sphere", cols) for g, cols in enumerate(_groups(d, _check_positive_int(group_size, "group_size")))]
     layer = [n.name for n in nodes]
     for depth in (1, 2):
         w = min(window, len(layer))
@@ -116,7 +116,7 @@ def gaussian_skeleton(d: int, group_size: int = 4, gamma: float = 0.25, activati
         The skeleton.
     """
     d = _check_positive_int(d, "d")
-    nodes = [InputNode(f"g{g}", "gaussian", cols, gamma=gamma) for g, cols in enumerate(_groups(d, _check_positive_int(group_size, "group_size")))]
+    nodes: list[InputNode | InternalNode] = [InputNode(f"g{g}", "gaussian", cols, gamma=gamma) for g, cols in enumerate(_groups(d, _check_positive_int(group_size, "group_size")))]
     nodes.append(InternalNode("out", activation, tuple(n.name for n in nodes)))
     return Skeleton(tuple(nodes), name="gaussian")
 
@@ -171,7 +171,7 @@ class Preset:
     key: str
     label: str
     description: str
-    build: Callable[[int], Skeleton]
+    build: Callable[..., Skeleton]  # build(d), plus n_categories= for presets with a categorical input
     n_categories: int | None = None  # > 0: the last column is binned into this many codes
 
 

@@ -141,6 +141,7 @@ def _base_log_mass(node: InputNode) -> float:
     if node.kernel == "sphere":
         return -np.log(len(node.columns))  # d = 2: z or conj(z), each 1/2; d = 1: sign, probability 1
     if node.kernel == "categorical":
+        assert node.n_categories is not None  # a categorical node has its count (checked when built)
         return -np.log(node.n_categories)
     return -np.inf  # continuous parameter: a single feature has probability 0
 

@@ -250,7 +250,7 @@ class Skeleton:
 
     nodes: tuple
     name: str = "skeleton"
-    _index: dict = field(default=None, init=False, repr=False, compare=False, hash=False)
+    _index: dict[str, int] = field(default_factory=dict, init=False, repr=False, compare=False, hash=False)
 
     def __post_init__(self):
         nodes = tuple(self.nodes)
@@ -263,7 +263,7 @@ class Skeleton:
                 raise ValueError(f"Skeleton nodes must be InputNode or InternalNode, got {type(node).__name__}.")
             if node.name in index:
                 raise ValueError(f"Node name {node.name!r} is used twice; names must be unique.")
-            if not node.is_input:
+            if isinstance(node, InternalNode):  # not node.is_input
                 for c in node.children:
                     if c not in index:
                         raise ValueError(
@@ -367,6 +367,7 @@ class Skeleton:
                              f"it needs at least {self.n_columns}.")
         for node in self.input_nodes:
             if node.kernel == "categorical":
+                assert node.n_categories is not None  # a categorical node has its count (checked when built)
                 col = X[:, node.columns[0]]
                 bad = (col != np.round(col)) | (col < 0) | (col >= node.n_categories)
                 if bad.any():

@@ -1,6 +1,8 @@
 """Error of compositional random features against the exact kernel, and a table of the drawn features."""
 from __future__ import annotations
 
+from typing import Any
+
 import pandas as pd
 from sklearn.utils.validation import check_is_fitted
 
@@ -51,7 +53,7 @@ def compositional_error_curve(X, skeleton: Skeleton, D_list, trials: int = 5, se
         if mode not in DEDUP_MODES:
             raise ValueError(f"Unknown dedup mode {mode!r}; allowed: {', '.join(map(repr, DEDUP_MODES))}.")
     K = skeleton.kernel(X)
-    rows = []
+    rows: list[dict[str, Any]] = []
     for mode in dedup_modes:
         for D in D_list:
             for t in range(trials):

@@ -1,10 +1,13 @@
 """CompositionalFeatures: the scikit-learn transformer drawing and evaluating compositional random features."""
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 from math import pi
 
 import numpy as np
-from sklearn.base import BaseEstimator, ClassNamePrefixFeaturesOutMixin, TransformerMixin, _fit_context
+from numpy.typing import NDArray
+from sklearn.base import BaseEstimator, ClassNamePrefixFeaturesOutMixin, TransformerMixin
 from sklearn.utils._param_validation import StrOptions
 from sklearn.utils.validation import check_is_fitted
 
@@ -16,6 +19,10 @@ from ...kernels.exact import row_blocks
 from .presets import get_preset, PRESETS
 from .sampling import _complex_features, DEDUP_MODES, sample_features, TRANSFORM_BLOCK_BYTES
 from .skeleton import InputNode, InternalNode, Skeleton, _unit_rows
+from ...base.annotations import fit_context
+
+if TYPE_CHECKING:
+    from typing_extensions import Self
 
 
 # ============================================================================ transformer
@@ -85,8 +92,8 @@ class CompositionalFeatures(ClassNamePrefixFeaturesOutMixin, TransformerMixin, B
             return preset.build(d, n_categories=preset.n_categories) if preset.n_categories else preset.build(d)
         return self.skeleton
 
-    @_fit_context(prefer_skip_nested_validation=True)
-    def fit(self, X, y=None):
+    @fit_context(prefer_skip_nested_validation=True)
+    def fit(self, X, y=None) -> Self:
         """Draw the features; X is only checked against the skeleton.
 
         Parameters
@@ -136,7 +143,7 @@ class CompositionalFeatures(ClassNamePrefixFeaturesOutMixin, TransformerMixin, B
         self._scale = np.sqrt(self.weights_) * np.where(self.complex_, np.sqrt(2.0), 1.0) * np.where(self._use_imag, -1.0, 1.0)
         return self
 
-    def transform(self, X):
+    def transform(self, X) -> NDArray[np.float64]:
         """Map X to its compositional random features.
 
         Parameters
