@@ -22,26 +22,24 @@ from ..kernels.ranges import failing_pairs, in_range, restore_scale, row_exponen
 from ..kernels.stable import elementary_pairs
 from .common import check_factor_memory, _fit_one_vs_rest, ProbabilityMixin, ScoreClassifierMixin, _binary_labels, _check_finite_decision, _loss_and_derivative, LOSSES, _rmatmul
 from ..base.annotations import fit_context, is_sparse
+
 if TYPE_CHECKING:
     from typing_extensions import Self
 
 
-# ----------------------------------------------------------------------------- factorized models
 class _LBFGSBinaryClassifier(ProbabilityMixin, ScoreClassifierMixin, BaseEstimator):
     """Shared machinery: labels, sample weights, L-BFGS-B with history and convergence report; more than
     two classes, one binary model per class against the rest (``estimators_``), fitted as
     ``OneVsRestClassifier`` would (each a clone with the same parameters and seed).
 
-    Subclasses provide ``_prepare(X)`` (data in the form the model needs),
-    ``_initial(rng, d, scale)`` (flat parameter vector), ``_value_and_grad(theta, data, y, s)``
-    returning (objective, gradient, decision values), ``_store(theta, d)`` and
-    ``_decision(data)``.
+    Subclasses provide ``_prepare(X)`` (data in the form the model needs), ``_initial(rng, d, scale)`` (flat
+    parameter vector), ``_value_and_grad(theta, data, y, s)`` returning (objective, gradient, decision values),
+    ``_store(theta, d)`` and ``_decision(data)``.
     """
 
     _expected_failed_checks = {
-        name: ("the weighted and the repeated-samples objectives have the same minimiser, but "
-               "L-BFGS-B stops at tolerance tol along different paths, so the fitted models agree "
-               "to about tol, not to the check's rtol=1e-7")
+        name: ("the weighted and the repeated-samples objectives have the same minimiser, but L-BFGS-B stops at "
+               "tolerance tol along different paths, so the fitted models agree to about tol, not to the check's rtol=1e-7")
         for name in ("check_sample_weight_equivalence_on_dense_data",
                      "check_sample_weight_equivalence_on_sparse_data")
     }
