@@ -102,7 +102,7 @@ def error_vs_D_figure(study: pd.DataFrame, metric: str = "mean_abs_error", *, ti
         title=dict(text=heading + f"<br><sup>line: mean of {n_trials} trials · band: 10–90% of the trials</sup>"),
         xaxis=dict(type="log", title=dict(text="D (random features, log scale)"), tickvals=D_values,
                    ticktext=[str(D) for D in D_values]),
-        yaxis=dict(type="log", title=dict(text="mean |K̂ − K| over pairs (log scale)"),
+        yaxis=dict(type="log", title=dict(text="mean |K̂ − K| (log)"),
                    **log_ticks(np.r_[stats["lo"], stats["hi"]]))))
 
 
