@@ -284,7 +284,7 @@ def projection_distortion_figure(df: pd.DataFrame, delta: float = 0.05, *, bands
     # the three quantiles of every (kind, m) in one grouping (a boolean mask per kind costs more than the
     # drawing); unsorted, the kinds keep their order in df
     probs = (delta / 2, 0.5, 1 - delta / 2)
-    q = df.groupby(["kind", "m"], sort=False)["ratio"].quantile(list(probs))  # type: ignore[arg-type]  # pandas-stubs: GroupBy.quantile takes a list at run time.unstack()
+    q = df.groupby(["kind", "m"], sort=False)["ratio"].quantile(list(probs)).unstack()  # type: ignore[arg-type]  # pandas-stubs: GroupBy.quantile takes a list at run time
     ms = np.sort(q.index.unique(level="m").to_numpy())
     traces = []
     for kind in q.index.unique(level="kind"):
