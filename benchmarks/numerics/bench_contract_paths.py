@@ -24,7 +24,7 @@ import numpy as np
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 sys.path.insert(0, ROOT)
 
-from benchmarks.numerics.bench_float_range import datasets, load_reference, timed  # noqa: E402
+from benchmarks.numerics.bench_float_range import datasets, interleaved_times, load_reference  # noqa: E402
 from benchmarks.results_io import Run, add_output_arguments  # noqa: E402
 
 TITLE = "The float-range fixes of issue 35 on well-conditioned data (`python benchmarks/numerics/bench_contract_paths.py`)"
@@ -69,13 +69,8 @@ def main(argv=None) -> None:
         load_reference(args.ref, folder)
         for data_name, X in datasets(args.n).items():
             for (name, f_old), (_, f_new) in zip(cases("rkcore_before", X), cases("rkcore", X)):
-                f_old(), f_new()  # warm-up: caches, BLAS threads
-                t_old, t_new = [], []
-                for r in range(args.repeats):
-                    pair = [(f_old, t_old), (f_new, t_new)]
-                    for fn, acc in (pair if r % 2 == 0 else pair[::-1]):
-                        acc.append(timed(fn))
-                ratios = np.array(t_new) / np.array(t_old)
+                t_old, t_new = interleaved_times(f_old, f_new, args.repeats)
+                ratios = t_new / t_old
                 line = (f"| {data_name} | {name} | {np.median(t_old):.4f} | {np.median(t_new):.4f} | "
                         f"{np.median(ratios):.2f} [{ratios.min():.2f}, {ratios.max():.2f}] |")
                 print(line, flush=True)

@@ -103,6 +103,18 @@ def timed(fn) -> float:
     return time.perf_counter() - t0
 
 
+def interleaved_times(f_old, f_new, repeats: int) -> tuple[np.ndarray, np.ndarray]:
+    """Seconds of each call over ``repeats`` rounds after one warm-up call each (caches, BLAS threads), the
+    order alternating per round so that the machine's load hits both alike."""
+    f_old(), f_new()
+    t_old, t_new = [], []
+    for r in range(repeats):
+        pair = [(f_old, t_old), (f_new, t_new)]
+        for fn, acc in (pair if r % 2 == 0 else pair[::-1]):
+            acc.append(timed(fn))
+    return np.array(t_old), np.array(t_new)
+
+
 def main(argv=None) -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--repeats", type=int, default=7)
@@ -121,13 +133,8 @@ def main(argv=None) -> None:
         for data_name, X in datasets(args.n).items():
             old, new = cases("rkcore_before", X), cases("rkcore", X)
             for (name, f_old), (_, f_new) in zip(old, new):
-                f_old(), f_new()  # warm-up: caches, BLAS threads
-                t_old, t_new = [], []
-                for r in range(args.repeats):
-                    pair = [(f_old, t_old), (f_new, t_new)]
-                    for fn, acc in (pair if r % 2 == 0 else pair[::-1]):
-                        acc.append(timed(fn))
-                ratios = np.array(t_new) / np.array(t_old)
+                t_old, t_new = interleaved_times(f_old, f_new, args.repeats)
+                ratios = t_new / t_old
                 g = np.median([timed(lambda: guard(X, X[: max(1, X.shape[0] // 2)])) for _ in range(args.repeats)])
                 line = (f"| {data_name} | {name} | {np.median(t_old):.4f} | {np.median(t_new):.4f} | "
                         f"{np.median(ratios):.2f} [{ratios.min():.2f}, {ratios.max():.2f}] | "
