@@ -193,11 +193,11 @@ def test_an_unknown_link_gets_the_same_answer_as_a_private_one(run_page, browser
 def test_the_caches_cannot_answer_whether_a_file_was_uploaded(run_page, browser, monkeypatch):
     """Issue 37, finding 7: Mallory uploads a candidate copy of Alice's file with Alice's settings; her page
     computes everything afresh (no cache entry of Alice's answers it), while Alice's own rerun is a hit."""
-    import rkcore.studies.gram
+    import rkcore.views.gram
 
     computed = []
-    real_pair = rkcore.studies.gram.gram_pair  # the page imports it at each run: its cache misses call this
-    monkeypatch.setattr(rkcore.studies.gram, "gram_pair", lambda *a, **k: computed.append(1) or real_pair(*a, **k))
+    real_pair = rkcore.views.gram.gram_pair  # the view's compute calls it on every cache miss
+    monkeypatch.setattr(rkcore.views.gram, "gram_pair", lambda *a, **k: computed.append(1) or real_pair(*a, **k))
     alice, _ = upload_as_alice(run_page, browser)
     before = len(computed)
     assert before
