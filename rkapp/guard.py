@@ -8,7 +8,6 @@ from __future__ import annotations
 import functools
 import logging
 import re
-import threading
 import time
 from contextlib import ContextDecorator, contextmanager
 from dataclasses import dataclass
@@ -24,6 +23,7 @@ from rkcore.base.limits import require_memory as _require_memory
 from rkcore.studies.costs import RunCost
 
 from .identity import owner_id
+from .run_context import current_run
 
 __all__ = ["ADMISSION", "AUTO_RUN_SECONDS", "MAX_RUN_SECONDS", "MEMORY_BUDGET", "Measurement", "Waiting",
            "admitted_run", "estimate_cost", "guarded", "heavy_work", "kept_measurement", "largest_fitting", "literal", "max_size_within", "measure_on_press",
@@ -174,7 +174,6 @@ KEEP_PLACE_SECONDS = 120.0
 _ANNOUNCED = "_rk_run_cost"  # session key: the cost of the page's run, set by run_or_wait
 _QUEUED_SINCE = "_rk_queued_since"  # session key: (arrival, left at) of a wait a rerun interrupted
 _RUN_PLACE = "_rk_run_place"  # session key: the arrival of this run's first heavy function
-_holding = threading.local()  # .slot: this thread's script run holds a slot now
 
 
 def _is_light(cost: RunCost) -> bool:
@@ -221,7 +220,7 @@ def heavy_work(cost: RunCost | None = None) -> Iterator[None]:
     line. The slot or the place in line is released whatever ends the block (an error, a rerun, the
     session's end); a rerun that interrupts the wait keeps its place for the next request."""
     cost = cost or st.session_state.get(_ANNOUNCED) or UNANNOUNCED
-    if _is_light(cost) or getattr(_holding, "slot", False):  # nested heavy work runs in its caller's slot
+    if _is_light(cost) or current_run().holding_slot:  # nested heavy work runs in its caller's slot
         yield
         return
     ticket = ADMISSION.request(cost.bytes, cost.seconds, arrival=_earlier_place(), owner=owner_id())
@@ -240,10 +239,10 @@ def heavy_work(cost: RunCost | None = None) -> Iterator[None]:
             st.session_state[_RUN_PLACE] = (ticket.arrival, time.monotonic())
         if slot is not None:
             slot.empty()  # the results replace the place in line
-        _holding.slot = True
+        current_run().holding_slot = True
         yield
     finally:
-        _holding.slot = False
+        current_run().holding_slot = False
         ADMISSION.release(ticket)
 
 

@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import os
 import re
-import threading
 import time
 from contextlib import contextmanager
 from pathlib import Path
@@ -17,7 +16,8 @@ from rkcore.teaching.claims import lead_and_rest
 
 from .guard import literal, show_error
 from .navigation import page_menu
-from .state import FIELDS, file_name_parts, read_url, recorded_settings, start_run, stored
+from .run_context import begin_run, current_run
+from .state import FIELDS, file_name_parts, read_url, recorded_settings, stored
 from .widgets import persistent_widget
 
 # At 1280x720 the page's first chart must start above the fold: a compact header (Streamlit's own top
@@ -77,15 +77,11 @@ LEAD_KEY = "rk-lead"
 #: Plotly font sizes grow by this many px in presenter mode.
 PRESENTER_FONT_STEP = 4
 
-_run = threading.local()  # per script run (each session runs its script in its own thread)
-
-
 def presenter() -> bool:
     """Whether presenter mode is on (the ``presenter`` field: URL ``presenter=true``, or its toggle).
     An st.fragment rerun may run in a new thread without page()'s per-run state: read the field then."""
-    if not hasattr(_run, "presenter"):
-        return _presenter_setting([])
-    return bool(_run.presenter)
+    shown = current_run().presenter
+    return _presenter_setting([]) if shown is None else bool(shown)
 
 
 def _presenter_setting(errors: list[str]) -> bool:
@@ -132,10 +128,7 @@ def page(title: str, intro: str | None = None, *, icon: str | None = None) -> No
     icon = icon or (str(ICON) if ICON.exists() else None)  # None: Streamlit's own icon, served locally too
     st.set_page_config(page_title=f"{title} · Random Kernel Explorer", page_icon=icon, layout="wide",
                        initial_sidebar_state="collapsed" if on else "auto")
-    _run.formulas = None
-    start_run()
-    _run.figures = []  # what this run shows, in order: the offline export (export_button) writes it
-    _run.title, _run.intro = title, intro
+    run = begin_run(title=title, intro=intro, figures=[], settings={})  # figures: what the export writes
     switched = st.session_state.get(SHOWN_PAGE_KEY) != title
     st.session_state[SHOWN_PAGE_KEY] = title
     st.html(_CSS + (_PRESENTER_CSS if on else "") + (_TO_TOP if switched else ""), unsafe_allow_javascript=switched)
@@ -146,27 +139,27 @@ def page(title: str, intro: str | None = None, *, icon: str | None = None) -> No
         with controls_column, st.container(horizontal=True, horizontal_alignment="right",
                                            vertical_alignment="center", key=PRESENTER_CONTROLS_KEY):
             page_menu(in_sidebar=False)
-            _run.presenter = bool(persistent_widget(st.toggle, key="presenter"))
+            run.presenter = bool(persistent_widget(st.toggle, key="presenter"))
         with title_column:
             st.title(title)
     else:
         page_menu()
-        _run.presenter = bool(persistent_widget(st.sidebar.toggle, key="presenter"))
+        run.presenter = bool(persistent_widget(st.sidebar.toggle, key="presenter"))
         st.title(title)
-    if intro and not _run.presenter:
+    if intro and not run.presenter:
         st.markdown(intro)
     # the note's lead first, then the chart: both in the first screen (below the chart, the note sat under the
     # fold at 1280x720 on 9 of 11 pages); the chart drawn in lead() gives up NOTE_ROOM of its height for it
-    _run.conclusion = st.container(key="rk-conclusion")
-    _run.lead = st.container(key=LEAD_KEY)
-    if intro and _run.presenter:  # the teacher says it; the chart comes first
+    run.conclusion = st.container(key="rk-conclusion")
+    run.lead = st.container(key=LEAD_KEY)
+    if intro and run.presenter:  # the teacher says it; the chart comes first
         st.markdown(intro)
 
 
 def _slot(name: str):
     """A slot page() kept in this script run, or None (a fragment rerun runs in a thread of its own, without
     them: lead() and notice() then draw in place)."""
-    return getattr(_run, name, None)
+    return getattr(current_run(), name)
 
 
 @contextmanager
@@ -174,7 +167,8 @@ def lead():
     """Draw the page's main chart (or its run button) here: it shows right under the title, above the
     page's settings and formulas, inside the first screen at 1280x720 (the code may compute it last)."""
     slot = _slot("lead")
-    _run.in_lead = True
+    run = current_run()
+    run.in_lead = True
     try:
         if slot is None:
             yield
@@ -182,7 +176,7 @@ def lead():
         with slot:
             yield
     finally:
-        _run.in_lead = False
+        run.in_lead = False
 
 
 def preload_chart_library() -> None:
@@ -302,7 +296,7 @@ def chart(fig, data: pd.DataFrame, name: str, *, caption: str | None = None, key
     fragment's rerun does not know, so a fragment drawing the main chart says so)."""
     slug = key or _slug(name)
     fig = fit_for_screen(fig, narrow=narrow and not presenter())
-    if (getattr(_run, "in_lead", False) if main is None else main) and fig.layout.height:
+    if (current_run().in_lead if main is None else main) and fig.layout.height:
         fig.update_layout(height=max(fig.layout.height - NOTE_ROOM, 240))
     if os.environ.get(VALIDATE_FIGURES_ENV):  # the test suite: the figure as sent is plotly-valid
         check_canonical(fig)
@@ -314,7 +308,7 @@ def chart(fig, data: pd.DataFrame, name: str, *, caption: str | None = None, key
     shown = not presenter()  # on a projector the teacher says it: no grey small print, no download buttons
     if caption and shown:
         st.caption(caption)
-    figures = getattr(_run, "figures", None)
+    figures = current_run().figures
     if figures is not None:
         figures.append(("chart", fig, caption or ""))  # the export keeps the caption
     _download(data, name, slug)
@@ -333,8 +327,8 @@ def export_button(lesson=None, slug: str | None = None, *,
     this run drew, in order. Built only when clicked (a 4.6 MB file)."""
     from rkcore.figures.export import Item, Lesson, view_html
 
-    title, intro = getattr(_run, "title", "Random Kernel Explorer"), getattr(_run, "intro", None)
-    shown = list(getattr(_run, "figures", None) or ())
+    title, intro = current_run().title, current_run().intro
+    shown = list(current_run().figures or ())
     settings = dict(recorded_settings())
 
     def build() -> bytes:
@@ -494,9 +488,10 @@ def formula(latex: str, caption: str | None = None) -> None:
     """A display formula (broken into lines when long) and its caption, inside the page's one
     "Formulas" expander, collapsed in both modes (one click away): the chart, not the math, is what fits above
     the fold (opened in presenter mode it pushed the main chart below the first screen)."""
-    box = getattr(_run, "formulas", None)
+    run = current_run()
+    box = run.formulas
     if box is None:
-        box = _run.formulas = st.expander("Formulas (from the paper)", icon=":material/function:", expanded=False)
+        box = run.formulas = st.expander("Formulas (from the paper)", icon=":material/function:", expanded=False)
     with box:
         st.latex(fit_formula(latex))
         if caption:
@@ -514,7 +509,7 @@ def notice(text: str, *, here: bool = False, into=None) -> None:
     target.info(f"**What to notice.** {lead}", icon=":material/visibility:")
     if rest:  # in place (under the chart, where the page's code is): the lead's slot stays one box high
         st.expander("More", icon=":material/notes:").markdown(rest)
-    figures = getattr(_run, "figures", None)
+    figures = current_run().figures
     if figures is not None:
         figures.append(("note", text))
 
@@ -540,7 +535,7 @@ def notebook_button(code: str) -> None:
     settings in a first cell, the code in cells. Built only when clicked."""
     from rkcore.notebooks import notebook_json, view_notebook
 
-    title = getattr(_run, "title", "Random Kernel Explorer")
+    title = current_run().title
     settings = dict(recorded_settings())
 
     def build() -> bytes:

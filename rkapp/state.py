@@ -5,10 +5,10 @@ settings one script run drew (for the CSV files it offers).
 from __future__ import annotations
 
 import logging
-import threading
 
 import streamlit as st
 
+from .run_context import current_run
 from rkcore.views.settings import (  # noqa: F401 - the table's names, as the frame's modules use them
     ALIASES, DEFAULT_DISTRIBUTION, EPS_GRID, FIELDS, NO_TARGET, QUOTE_LIMIT, TABLE, VIEW_FIELDS, Field, ViewSpec,
     allowed_text, check, choices, file_name_parts, quoted,
@@ -91,26 +91,21 @@ def apply_preset(values: dict, *, reset: bool = True) -> None:
 
 # ============================================================================ the settings a run drew
 _SETTINGS_KEY = "_rk_page_settings"  # the sidebar's settings, for an st.fragment rerun (it skips the sidebar)
-_run = threading.local()  # per script run (each session runs its script in its own thread)
-
-
-def start_run() -> None:
-    """A page run begins (rkapp.layout.page): no settings drawn yet in this run."""
-    _run.settings = {}
 
 
 def record_settings(settings: dict) -> None:
     """The settings this run's sidebar drew (rkapp.widgets.sidebar, in drawing order): every CSV of the page
     carries them."""
-    _run.settings = dict(settings)
+    current_run().settings = dict(settings)
     st.session_state[_SETTINGS_KEY] = dict(settings)
 
 
 def recorded_settings() -> dict:
     """The settings recorded in this run; in an st.fragment rerun (a new thread, no sidebar run) the last
     ones of the session."""
-    if hasattr(_run, "settings"):
-        return dict(_run.settings)
+    drawn = current_run().settings
+    if drawn is not None:
+        return dict(drawn)
     return dict(st.session_state.get(_SETTINGS_KEY, {}))
 
 

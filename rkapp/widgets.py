@@ -45,9 +45,6 @@ def _let_non_finite_numbers_through() -> None:
     deserialize._rk_tolerant = True
     NumberInputSerde.deserialize = deserialize
 
-
-_let_non_finite_numbers_through()
-
 NORM_LABELS = {"l1": "L1 (paper)", "l2": "L2", "none": "none"}
 
 
@@ -64,7 +61,9 @@ def persistent_widget(draw: Callable, label: str | None = None, *, key: str, opt
     this page's ``options`` (default: the field's default if allowed, else the first option). ``draw`` a method
     of :data:`~rkapp.unseen.UNSEEN` (presenter mode's sidebar): no widget, the value from the session and the
     URL, checked the same way, is returned and written back to the URL."""
-    f = FIELDS[key]  # a KeyError here means the field is missing from rkapp/state.py
+    if draw is st.number_input or getattr(draw, "__name__", "") == "number_input":
+        _let_non_finite_numbers_through()  # where the patch is needed: before a number input's value is read
+    f = FIELDS[key]  # a KeyError here means the field is missing from the state table (rkcore/views/settings.py)
     label = label or f.label
     if options is None and f.options is not None:
         options = f.options()

@@ -21,6 +21,7 @@ from __future__ import annotations
 
 import math
 import os
+from contextvars import ContextVar
 from contextlib import contextmanager
 from dataclasses import dataclass
 from typing import Callable, Iterator, Mapping
@@ -39,7 +40,9 @@ __all__ = [
     "largest_fitting", "memory_budget", "memory_budget_set", "nbytes", "physical_memory", "require_memory",
 ]
 
-_override: list[int] = []  # stack of budgets set by memory_budget_set
+#: The budget a ``memory_budget_set`` block set, per thread and context (a server's sessions run their scripts in
+#: threads of one process: one session's block must not change another's budget), None outside any block.
+_budget_in_block: ContextVar[int | None] = ContextVar("rkcore_memory_budget", default=None)
 
 
 #: cgroup files holding a container's memory limit (v2, then v1), as distributed.system.memory_limit reads them
@@ -89,8 +92,9 @@ def memory_budget() -> int:
     int
         Bytes one allocation may use.
     """
-    if _override:
-        return _override[-1]
+    in_block = _budget_in_block.get()
+    if in_block is not None:
+        return in_block
     env = os.environ.get("RKCORE_MEMORY_BUDGET", "").strip()
     if env:
         value = parse_byte_size(env, "RKCORE_MEMORY_BUDGET")
@@ -115,11 +119,11 @@ def memory_budget_set(budget: int) -> Iterator[int]:
     """
     if isinstance(budget, bool) or not isinstance(budget, (int, np.integer)) or budget < 1:
         raise ValueError(f"The memory budget must be a positive number of bytes, got {budget!r}.")
-    _override.append(int(budget))
+    token = _budget_in_block.set(int(budget))
     try:
         yield int(budget)
     finally:
-        _override.pop()
+        _budget_in_block.reset(token)
 
 
 def nbytes(*shapes: tuple[int, ...], itemsize: int = 8) -> int:

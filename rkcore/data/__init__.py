@@ -3,7 +3,6 @@ from .datasets import (  # noqa: F401
     BUILTIN, Dataset, csv_columns, data_roots, load_builtin, load_csv, load_libsvm, load_movielens, make_gaussian,
     make_interactions, normalize,
 )
-from . import ratings as _ratings  # noqa: F401  (registers the MovieLens ratings built-in)
 
 __all__ = ["BUILTIN", "Dataset", "csv_columns", "data_roots", "load_builtin", "load_csv", "load_libsvm",
            "load_movielens", "make_gaussian", "make_interactions", "normalize"]

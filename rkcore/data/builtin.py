@@ -67,12 +67,12 @@ class Dataset:
 
 @dataclass(frozen=True)
 class BuiltinDataset:
-    """A built-in dataset of :data:`BUILTIN`: its key, label, description and loader.
+    """A built-in dataset of :data:`rkcore.data.catalog.BUILTIN`: its key, label, description and loader.
 
     Parameters
     ----------
     key : str
-        Key in :data:`BUILTIN`.
+        Key in :data:`rkcore.data.catalog.BUILTIN`.
     label : str
         Display name.
     description : str
@@ -270,7 +270,8 @@ def _sklearn_loader(key: str, fetch: Callable, text: str):
     return load
 
 
-BUILTIN: dict[str, BuiltinDataset] = {
+#: The generated and bundled sets; :data:`rkcore.data.catalog.BUILTIN` adds the MovieLens ratings stand-in.
+GENERATED: dict[str, BuiltinDataset] = {
     b.key: b
     for b in (
         BuiltinDataset("interactions", "Synthetic pairwise interactions",
@@ -288,29 +289,3 @@ BUILTIN: dict[str, BuiltinDataset] = {
     )
 }
 
-
-def load_builtin(key: str, n_samples: int | None = None, random_state: int = 0) -> Dataset:
-    """A built-in dataset by key (see :data:`BUILTIN`); ``n_samples`` caps / sets the size.
-
-    Synthetic sets generate ``n_samples`` rows (default 1000); bundled sets take a
-    seeded subsample of ``n_samples`` rows (all rows when None).
-
-    Parameters
-    ----------
-    key : str
-        Key in :data:`BUILTIN`.
-    n_samples : int or None, optional
-        Rows to generate or subsample; None for the default.
-    random_state : int, default 0
-        Seed of the generation or subsample.
-
-    Returns
-    -------
-    Dataset
-        The dataset.
-    """
-    try:
-        entry = BUILTIN[key]
-    except (KeyError, TypeError):
-        raise ValueError(f"Unknown built-in dataset {key!r}; allowed: {', '.join(map(repr, BUILTIN))}.") from None
-    return entry.loader(n_samples=n_samples, random_state=random_state)

@@ -13,9 +13,9 @@ while reading, over :mod:`rkcore.data.text`) and :mod:`rkcore.data.movielens` (M
 from __future__ import annotations
 
 from .builtin import (  # noqa: F401
-    BUILTIN, NORMALIZATIONS, REFERENCE_ROWS, BuiltinDataset, Dataset, load_builtin, make_gaussian,
-    make_interactions, normalize,
+    NORMALIZATIONS, REFERENCE_ROWS, BuiltinDataset, Dataset, make_gaussian, make_interactions, normalize,
 )
+from .catalog import BUILTIN, load_builtin  # noqa: F401
 from .files import (  # noqa: F401
     MAX_CELLS, MAX_CLASSES, MAX_COLUMN_NAME, MAX_FEATURES, MAX_FILE_BYTES, MAX_HEADER_CHARS, MAX_PATH_LENGTH,
     MAX_ROWS, csv_columns, decode_text, load_csv, load_libsvm, sniff_csv,

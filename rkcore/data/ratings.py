@@ -15,7 +15,7 @@ import numpy as np
 import pandas as pd
 import scipy.sparse as sp
 
-from .builtin import BUILTIN, BuiltinDataset, Dataset, _check_n_samples, _subsample
+from .builtin import Dataset, _check_n_samples, _subsample
 from .movielens import (
     ML_AGES, ML_FEATURE_NAMES, ML_GENDERS, ML_GENRES, ML_N_FEATURES, ML_N_USER_FEATURES, ML_OCCUPATIONS, ML_YEARS,
     ML_ZIP_PREFIXES, load_movielens,
@@ -111,10 +111,3 @@ def is_regression_target(y) -> bool:
     """
     return y is not None and np.asarray(y).dtype.kind == "f"
 
-
-# a built-in dataset (the face rkcore.data imports this module, so every data widget and loader lists it)
-BUILTIN["movielens_ratings"] = BuiltinDataset(
-    "movielens_ratings", "MovieLens ratings (generated stand-in, regression)",
-    "2000 x 78 MovieLens-format one-hot rows; y = a rating 1-5 (rkcore.data.ratings).",
-    lambda n_samples=None, random_state=0: make_movielens_ratings(2000 if n_samples is None else n_samples,
-                                                                  random_state))
