@@ -19,8 +19,78 @@ from tests.conftest import REPO
 #: contract id -> the imports known to break it today; empty: every contract holds and is enforced (the
 #: engines no longer call the CLI, the kernels <-> fastpaths cycle is gone).
 PENDING: dict[str, set[str]] = {
+    # issue 36: the pages not yet turned into views (rkcore/views); emptied as each page moves
+    "pages-thin": {
+        "pages.0_Story -> rkcore.figures.export",
+        "pages.0_Story -> rkcore.figures.story",
+        "pages.0_Story -> rkcore.teaching.story",
+        "pages.10_Compositional_kernels -> rkcore.base.arrays",
+        "pages.10_Compositional_kernels -> rkcore.base.limits",
+        "pages.10_Compositional_kernels -> rkcore.figures.compositional",
+        "pages.10_Compositional_kernels -> rkcore.figures.foundations",
+        "pages.10_Compositional_kernels -> rkcore.figures.gram",
+        "pages.10_Compositional_kernels -> rkcore.studies.costs",
+        "pages.10_Compositional_kernels -> rkcore.studies.gram",
+        "pages.10_Compositional_kernels -> rkcore.teaching.compositional",
+        "pages.2_Itemsets -> rkcore.figures.itemsets",
+        "pages.2_Itemsets -> rkcore.registry",
+        "pages.2_Itemsets -> rkcore.studies.costs",
+        "pages.2_Itemsets -> rkcore.studies.family_views",
+        "pages.3_Error_bounds -> rkcore.base.limits",
+        "pages.3_Error_bounds -> rkcore.figures.bounds",
+        "pages.3_Error_bounds -> rkcore.registry",
+        "pages.3_Error_bounds -> rkcore.studies.costs",
+        "pages.3_Error_bounds -> rkcore.studies.errors",
+        "pages.3_Error_bounds -> rkcore.theory.bounds",
+        "pages.3_Error_bounds -> rkcore.theory.measured_tails",
+        "pages.4_Distributions_and_variance -> rkcore.base.arrays",
+        "pages.4_Distributions_and_variance -> rkcore.base.limits",
+        "pages.4_Distributions_and_variance -> rkcore.figures.variance",
+        "pages.4_Distributions_and_variance -> rkcore.maps.distributions",
+        "pages.4_Distributions_and_variance -> rkcore.registry",
+        "pages.4_Distributions_and_variance -> rkcore.studies.costs",
+        "pages.4_Distributions_and_variance -> rkcore.studies.errors",
+        "pages.4_Distributions_and_variance -> rkcore.studies.orthogonal_study",
+        "pages.4_Distributions_and_variance -> rkcore.studies.table1",
+        "pages.4_Distributions_and_variance -> rkcore.studies.variance_study",
+        "pages.4_Distributions_and_variance -> rkcore.theory.variance",
+        "pages.5_Timing -> rkcore.figures.timing",
+        "pages.5_Timing -> rkcore.registry",
+        "pages.5_Timing -> rkcore.studies.costs",
+        "pages.5_Timing -> rkcore.studies.timing",
+        "pages.5_Timing -> rkcore.teaching.glossary",
+        "pages.6_Classifiers -> rkcore.data.ratings",
+        "pages.6_Classifiers -> rkcore.figures.accuracy",
+        "pages.6_Classifiers -> rkcore.figures.regression",
+        "pages.6_Classifiers -> rkcore.registry",
+        "pages.6_Classifiers -> rkcore.studies.accuracy",
+        "pages.6_Classifiers -> rkcore.studies.costs",
+        "pages.6_Classifiers -> rkcore.studies.regression_study",
+        "pages.6_Classifiers -> rkcore.studies.splits",
+        "pages.6_Classifiers -> rkcore.teaching.glossary",
+        "pages.6_Classifiers -> sklearn",
+        "pages.7_Kernel_trick -> rkcore.figures.foundations",
+        "pages.7_Kernel_trick -> rkcore.registry",
+        "pages.7_Kernel_trick -> rkcore.studies.costs",
+        "pages.7_Kernel_trick -> rkcore.teaching.kernel_trick",
+        "pages.8_Random_Fourier_features -> rkcore.base.arrays",
+        "pages.8_Random_Fourier_features -> rkcore.figures.foundations",
+        "pages.8_Random_Fourier_features -> rkcore.figures.fourier",
+        "pages.8_Random_Fourier_features -> rkcore.figures.timing",
+        "pages.8_Random_Fourier_features -> rkcore.registry",
+        "pages.8_Random_Fourier_features -> rkcore.studies.costs",
+        "pages.8_Random_Fourier_features -> rkcore.studies.fourier_study",
+        "pages.8_Random_Fourier_features -> rkcore.studies.timing",
+        "pages.8_Random_Fourier_features -> rkcore.teaching.fourier_features",
+        "pages.9_Random_projections -> rkcore.base.arrays",
+        "pages.9_Random_projections -> rkcore.figures.foundations",
+        "pages.9_Random_projections -> rkcore.studies.costs",
+        "pages.9_Random_projections -> rkcore.teaching.kernel_trick",
+        "pages.9_Random_projections -> rkcore.teaching.random_projections",
+        "pages.Home -> rkcore.teaching.claims",
+    },
 }
-CONTRACTS = ("layers", "no-streamlit", "figures-pure", "acyclic")
+CONTRACTS = ("layers", "pages-thin", "no-streamlit", "figures-pure", "acyclic")
 
 
 def lint_imports(contract: str) -> subprocess.CompletedProcess:
@@ -69,12 +139,15 @@ def test_the_contracts_catch_a_broken_layer(tmp_path):
     copy = tmp_path / "repo"
     shutil.copytree(REPO / "rkcore", copy / "rkcore", ignore=shutil.ignore_patterns("__pycache__"))
     shutil.copytree(REPO / "rkapp", copy / "rkapp", ignore=shutil.ignore_patterns("__pycache__", "pages"))
+    shutil.copytree(REPO / "pages", copy / "pages", ignore=shutil.ignore_patterns("__pycache__"))
+    with open(copy / "pages" / "1_Gram_matrices.py", "a") as f:  # a page computing on its own
+        f.write("\nfrom rkcore.studies.gram import gram_pair\n")
     shutil.copy(REPO / "pyproject.toml", copy / "pyproject.toml")
     with open(copy / "rkcore" / "base" / "arrays.py", "a") as f:
         f.write("\nimport streamlit\nfrom ..registry import MAPS\n")
     env = {**os.environ, "PYTHONPATH": str(copy)}
     out = {}
-    for contract in ("layers", "no-streamlit"):
+    for contract in ("layers", "no-streamlit", "pages-thin"):
         out[contract] = subprocess.run(
             [sys.executable, "-c", "from importlinter.cli import lint_imports_command as c; c()", "--contract",
              contract, "--no-cache"], cwd=copy, env=env, capture_output=True, text=True, timeout=300)
@@ -82,3 +155,5 @@ def test_the_contracts_catch_a_broken_layer(tmp_path):
         out["layers"].stdout), out["layers"].stdout
     assert out["no-streamlit"].returncode != 0 and "rkcore.base.arrays -> streamlit" in broken_imports(
         out["no-streamlit"].stdout), out["no-streamlit"].stdout
+    assert out["pages-thin"].returncode != 0 and "pages.1_Gram_matrices -> rkcore.studies.gram" in broken_imports(
+        out["pages-thin"].stdout), out["pages-thin"].stdout
