@@ -15,7 +15,7 @@ if not st.session_state.get(OPENED_KEY) and not any(is_stored(name) for name in 
 st.session_state[OPENED_KEY] = True
 spec = sidebar(maps=True, distributions="single")
 
-formula(gram.latex_with_degree(gram.KERNELS[spec.kernel].latex, spec.degree), "The kernel (exact).")
+formula(gram.kernel_formula(spec), "The kernel (exact).")
 if gram.MAPS[spec.map].takes_distribution:
     formula(r"Z(\mathbf{x}) = \tfrac{1}{\sqrt{D}}\big(K(\mathbf{x}, \boldsymbol\omega_1), \dots, "
             r"K(\mathbf{x}, \boldsymbol\omega_D)\big),\quad \hat K(\mathbf{x}, \mathbf{y}) = "

@@ -152,6 +152,22 @@ def reproduce(spec: ViewSpec) -> str:
     )
 
 
+def kernel_formula(spec: ViewSpec) -> str:
+    """The view's kernel as a LaTeX formula, its degree filled in.
+
+    Parameters
+    ----------
+    spec : ViewSpec
+        The view's settings.
+
+    Returns
+    -------
+    str
+        LaTeX.
+    """
+    return latex_with_degree(KERNELS[spec.kernel].latex, spec.degree)
+
+
 def note(spec: ViewSpec, result: GramResult) -> str:
     """The note of the chart, computed from the numbers (:func:`rkcore.figures.gram.gram_note`).
 
@@ -177,4 +193,4 @@ GRAM = View(key="gram", what="the Gram matrices", compute=compute, cost=cost, re
 VIEWS = (GRAM,)
 
 __all__ = ["CHARTS", "DISTRIBUTIONS", "GLOSSARY", "GRAM", "HEATMAP_SIDE", "KERNELS", "MAPS", "OPENING", "GramResult",
-           "gram_difference", "gram_heatmaps", "gram_scatter", "latex_with_degree", "note"]
+           "gram_difference", "gram_heatmaps", "gram_scatter", "kernel_formula", "note"]
