@@ -43,8 +43,8 @@ def page_label(path: str | Path) -> str:
 
 
 def page_files() -> list[Path]:
-    """The study pages (every pages/*.py but Home), in navigation order."""
-    return sorted((p for p in PAGES_DIR.glob("*.py") if p.name != HOME), key=_order)
+    """The study pages (every pages/*.py but Home and the package's ``__init__.py``), in navigation order."""
+    return sorted((p for p in PAGES_DIR.glob("*.py") if p.name != HOME and not p.name.startswith("_")), key=_order)
 
 
 PAGES: list[PageEntry] = [PageEntry(p.name, page_label(p), page_label(p).replace(" ", "_")) for p in page_files()]

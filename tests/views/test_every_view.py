@@ -15,7 +15,7 @@ import pytest
 from rkcore.views import VIEW_MODULES, all_views
 from tests.conftest import REPO
 
-PAGES = sorted((REPO / "pages").glob("*.py"))
+PAGES = sorted(p for p in (REPO / "pages").glob("*.py") if not p.name.startswith("_"))
 RUN_VIEW = re.compile(r"run_view\(\s*(\w+)\.(\w+)")
 
 
