@@ -13,6 +13,7 @@ import pandas as pd
 import streamlit as st
 
 from rkcore.figures.alt_text import figure_alt_text
+from rkcore.figures.distinguish import without_colour_alone
 from rkcore.figures.style import VALIDATE_FIGURES_ENV, check_canonical, enlarged
 from rkcore.teaching.claims import lead_and_rest
 
@@ -305,7 +306,7 @@ def chart(fig, data: pd.DataFrame, name: str, *, caption: str | None = None, key
     NOTE_ROOM of its height to the note's lead above it (None: whether it is drawn inside :func:`lead`; a
     fragment's rerun does not know, so a fragment drawing the main chart says so)."""
     slug = key or _slug(name)
-    fig = fit_for_screen(fig, narrow=narrow and not presenter())
+    fig = without_colour_alone(fit_for_screen(fig, narrow=narrow and not presenter()))  # never by colour alone
     if (current_run().in_lead if main is None else main) and fig.layout.height:
         fig.update_layout(height=max(fig.layout.height - NOTE_ROOM, 240))
     if os.environ.get(VALIDATE_FIGURES_ENV):  # the test suite: the figure as sent is plotly-valid

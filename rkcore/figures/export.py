@@ -21,6 +21,8 @@ import plotly.graph_objects as go
 import plotly.io as pio
 from plotly.offline import get_plotlyjs
 
+from .distinguish import without_colour_alone
+
 #: the id plotly gives each chart's div in the file: ``rk-chart-<i>`` (tests find the charts by it)
 CHART_ID = "rk-chart-{}"
 
@@ -143,7 +145,7 @@ def view_html(lesson: Lesson, *, version: str | None = None, when: datetime | No
     parts, n_chart = [], 0
     for item in lesson.items:
         if item.kind == "chart" and item.figure is not None:
-            div = pio.to_html(item.figure, include_plotlyjs=False, full_html=False, div_id=CHART_ID.format(n_chart),
+            div = pio.to_html(without_colour_alone(item.figure), include_plotlyjs=False, full_html=False, div_id=CHART_ID.format(n_chart),
                               config={"displaylogo": False, "responsive": True})
             n_chart += 1
             caption = f'<p class="caption">{_inline_markdown(item.text)}</p>' if item.text else ""
