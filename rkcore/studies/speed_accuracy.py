@@ -48,6 +48,8 @@ MAX_D = 4096
 MAX_SEEDS = 50
 #: Most training points :func:`time_against_n` measures (the exact SVM's Gram: 8 n² bytes, 128 MB here).
 MAX_MEASURED_N = 4000
+#: The largest measured n a power law is fitted to (at small n fixed costs dominate and bend the line).
+FIT_POINTS = 3
 
 
 @dataclass(frozen=True)
@@ -327,8 +329,8 @@ def fit_power_law(n, seconds) -> tuple[float, float]:
 
 
 def extrapolate(measured: pd.DataFrame, n_max: int, points: int = 6) -> pd.DataFrame:
-    """The measured rows plus, per (model, phase), the fitted power law at ``points`` n from beyond the largest
-    measured n up to ``n_max`` (geometric steps), marked ``extrapolated``.
+    """The measured rows plus, per (model, phase), the power law fitted to its FIT_POINTS largest measured n, at
+    ``points`` n from beyond the largest measured n up to ``n_max`` (geometric steps), marked ``extrapolated``.
 
     Parameters
     ----------
@@ -349,6 +351,7 @@ def extrapolate(measured: pd.DataFrame, n_max: int, points: int = 6) -> pd.DataF
     ns = np.unique(np.geomspace(last, max(n_max, last), points + 1)[1:].round().astype(int))
     ns = ns[ns > last]
     for (model, phase), part in measured.groupby(["model", "phase"], sort=False):
+        part = part.sort_values("n").tail(FIT_POINTS)  # the largest n: fixed costs of small n bend the line
         a, b = fit_power_law(part["n"], part["seconds"])
         fits[(model, phase)] = (a, b)
         rows.append(pd.DataFrame({"model": model, "n": ns, "phase": phase, "seconds": a * ns.astype(float) ** b,
@@ -363,8 +366,8 @@ def crossover_n(measured: pd.DataFrame, phase: str = "train", slow: str = "svm_a
     """The n beyond which ``fast`` takes less time than ``slow`` in ``phase``, and how it was found.
 
     Between two measured n where the sign of (slow − fast) changes, the crossover is interpolated on log-log
-    axes ("measured"); if the measured points show no change, the two fitted power laws are solved for their
-    intersection ("extrapolated"); none when they never cross at n > 1 in that direction.
+    axes ("measured"); if the measured points show no change, the two power laws fitted to the FIT_POINTS largest n
+    are solved for their intersection ("extrapolated"); none when they never cross at n > 1 in that direction.
 
     Parameters
     ----------
@@ -392,8 +395,9 @@ def crossover_n(measured: pd.DataFrame, phase: str = "train", slow: str = "svm_a
         if gap[k] <= 0 < gap[k + 1]:
             t = -gap[k] / (gap[k + 1] - gap[k])
             return float(math.exp(logn[k] + t * (logn[k + 1] - logn[k]))), "measured"
-    a_s, b_s = fit_power_law(wide.index, wide[slow])
-    a_f, b_f = fit_power_law(wide.index, wide[fast])
+    tail = wide.tail(FIT_POINTS)
+    a_s, b_s = fit_power_law(tail.index, tail[slow])
+    a_f, b_f = fit_power_law(tail.index, tail[fast])
     if b_s <= b_f:
         return None, "none"
     n = (a_f / a_s) ** (1.0 / (b_s - b_f))

@@ -227,7 +227,8 @@ def crossover_sentence(n: float | None, source: str, phase: str, n_memory: int, 
     if source == "already faster":
         return f"{what}: the linear model on RK features is faster at every measured n (up to {max_measured:,}); {limit}."
     if n is None or not math.isfinite(n):
-        return f"{what}: the fitted curves do not cross below n = {n_memory:,}, where {limit[7:]}."
+        return (f"{what}: the fitted curves do not cross below n = {n_memory:,}, the largest n whose exact n × n Gram "
+                "matrix fits in memory.")
     how = ("between two measured sizes" if source == "measured" else
            f"extrapolated from the power laws fitted to n ≤ {max_measured:,}")
     return (f"{what}: the linear model on RK features becomes faster than the exact kernel SVM at n ≈ {n:,.0f} "
