@@ -36,10 +36,11 @@ def render(run: ViewRun) -> None:
                       "seeds' range, log scale. Dashed: the exact kernel SVMs (no D); RK and SCRK approximate the "
                       "ANOVA kernel (m = 2), RFF and Nystroem the RBF kernel (γ = 1 / (d·Var X)).")
     notice(" ".join(words))
-    chart(sa.time_vs_n_figure(r.times, r.crossovers, r.n_memory, sa.TIME_D), r.times, "Time against n",
-          caption=f"Synthetic interaction data (d = 20, L1 rows), 1,000 test rows, one BLAS thread, median of 3 fits. "
+    t = r.timing
+    chart(sa.time_vs_n_figure(t.times, t.crossovers, t.n_memory, t.D), t.times, "Time against n",
+          caption=f"Synthetic interaction data (d = 20, L1 rows), 4,000 test rows, one BLAS thread, fastest of 3 fits. "
                   f"Solid: measured at n = {', '.join(f'{n:,}' for n in sa.MEASURED_N)}; dotted: the power law "
-                  f"fitted to them, extrapolated up to n = {r.n_memory:,}, where the exact kernel's n × n Gram "
+                  f"fitted to the three largest, extrapolated up to n = {t.n_memory:,}, where the exact kernel's n × n Gram "
                   "matrix no longer fits the memory budget.")
     table(r.summary, "Speed and accuracy summary", caption="Per method and D: seeds, accuracy mean, standard "
           "deviation and standard error, training and prediction seconds (median, min, max).")

@@ -119,7 +119,7 @@ def _vline(x: float, text: str, color: str, axis: str) -> tuple[dict, dict]:
 
 
 def time_vs_n_figure(times: pd.DataFrame, crossovers: dict[str, tuple[float | None, str]], n_memory: int,
-                     D: int) -> go.Figure:
+                     D: int, *, height: int = SWEEP_HEIGHT, compact: bool = False) -> go.Figure:
     """Training and prediction seconds against training points n (log-log): measured points as solid lines with
     markers, the fitted power law beyond as dotted lines; the crossover and the memory limit as vertical lines.
 
@@ -133,6 +133,10 @@ def time_vs_n_figure(times: pd.DataFrame, crossovers: dict[str, tuple[float | No
         The largest n whose exact Gram matrix fits the memory budget.
     D : int
         RK's number of random features.
+    height : int, default SWEEP_HEIGHT
+        Figure height in px.
+    compact : bool, default False
+        One legend entry per model, right of the plots (the story's short chart), instead of four above them.
 
     Returns
     -------
@@ -153,8 +157,10 @@ def time_vs_n_figure(times: pd.DataFrame, crossovers: dict[str, tuple[float | No
                     part = part[part["source"] == source]
                 traces.append(dict(type="scatter", x=part["n"].to_numpy(), y=part["seconds"].to_numpy(),
                                    mode="lines+markers" if source == "measured" else "lines",
-                                   name=f"{label} ({source})", legendgroup=f"{model}{source}",
-                                   line=dict(color=color, dash=dash, width=2.5), showlegend=panel == 0,
+                                   name=label if compact else f"{label} ({source})",
+                                   legendgroup=model if compact else f"{model}{source}",
+                                   line=dict(color=color, dash=dash, width=2.5),
+                                   showlegend=panel == 0 and (not compact or source == "measured"),
                                    xaxis=f"x{suffix}", yaxis=f"y{suffix}"))
         n, source = crossovers.get(phase, (None, "none"))
         if n is not None:
@@ -166,6 +172,7 @@ def time_vs_n_figure(times: pd.DataFrame, crossovers: dict[str, tuple[float | No
         notes.append(dict(note, xanchor="right", y=0.0, yanchor="bottom"))
         axes[f"xaxis{suffix}"].update(type="log", title=dict(text="training points n"))
         axes[f"yaxis{suffix}"].update(type="log", title=dict(text="seconds"))
+    legend = dict(x=1.02, xanchor="left", y=1.0, yanchor="top") if compact else LEGEND_ABOVE
     return figure(traces, dict(title=dict(text="Time against n: exact kernel SVM vs linear model on RK features"),
-                               annotations=notes, shapes=shapes, height=SWEEP_HEIGHT, legend=LEGEND_ABOVE,
-                               margin=dict(t=150), **axes))
+                               annotations=notes, shapes=shapes, height=int(height), legend=legend,
+                               margin=dict(t=70 if compact else 150), **axes))

@@ -201,7 +201,8 @@ def comparison_sentences(summary: pd.DataFrame, model: str = "rk", exact: str = 
             accuracy_sentence(row, ref), speed_sentence(row, ref, "predict"), speed_sentence(row, ref, "train")]
 
 
-def crossover_sentence(n: float | None, source: str, phase: str, n_memory: int, max_measured: int) -> str:
+def crossover_sentence(n: float | None, source: str, phase: str, n_memory: int, max_measured: int, *,
+                       say_memory: bool = True) -> str:
     """Where the random-feature model's time drops below the exact SVM's, and where the exact Gram stops fitting.
 
     Parameters
@@ -216,6 +217,8 @@ def crossover_sentence(n: float | None, source: str, phase: str, n_memory: int, 
         The largest n whose Gram matrix fits the memory budget.
     max_measured : int
         The largest measured n.
+    say_memory : bool, default True
+        End with where the exact Gram stops fitting (once per note is enough).
 
     Returns
     -------
@@ -223,16 +226,17 @@ def crossover_sentence(n: float | None, source: str, phase: str, n_memory: int, 
         One sentence.
     """
     what = {"train": "Training", "predict": "Prediction"}[phase]
-    limit = f"beyond n = {n_memory:,} the exact kernel's n × n Gram matrix no longer fits in memory"
+    limit = (f"; beyond n = {n_memory:,} the exact kernel's n × n Gram matrix no longer fits in memory"
+             if say_memory else "")
     if source == "already faster":
-        return f"{what}: the linear model on RK features is faster at every measured n (up to {max_measured:,}); {limit}."
+        return f"{what}: the linear model on RK features is faster at every measured n (up to {max_measured:,}){limit}."
     if n is None or not math.isfinite(n):
         return (f"{what}: the fitted curves do not cross below n = {n_memory:,}, the largest n whose exact n × n Gram "
                 "matrix fits in memory.")
     how = ("between two measured sizes" if source == "measured" else
            f"extrapolated from the power laws fitted to n ≤ {max_measured:,}")
     return (f"{what}: the linear model on RK features becomes faster than the exact kernel SVM at n ≈ {n:,.0f} "
-            f"({how}); {limit}.")
+            f"({how}){limit}.")
 
 
 #: The factorization machine against the exact ANOVA kernel SVM on the synthetic interaction data (L1 rows, the

@@ -19,7 +19,7 @@ from rkcore.figures.speed_accuracy import speed_accuracy_figure, time_vs_n_figur
 from rkcore.studies.costs.rates import RunCost
 from rkcore.studies.costs.views import speed_accuracy_cost
 from rkcore.studies.speed_accuracy import (
-    CONTENDERS, crossover_n, extrapolate, fits_in_memory, summarize_sweep, sweep_D, time_against_n,
+    CONTENDERS, MEASURED_N, TIME_D, TimeStudy, summarize_sweep, sweep_D, time_study,
 )
 from rkcore.teaching.speed import comparison_sentences, crossover_sentence, fm_sentence
 
@@ -29,10 +29,6 @@ from .settings import ViewSpec
 #: What a first visit opens on: 2,000 points of the interaction data (1,000 training points), where the exact
 #: SVM's training time and RK's are of the same order, so both sides of the crossover are in view.
 OPENING = {"n": 2000}
-#: The training sizes measured for time against n (the exact SVM's Gram at 4,000: 128 MB) and RK's D there (16 d
-#: of the interaction data, the paper's largest multiple).
-MEASURED_N = (250, 500, 1000, 2000, 4000)
-TIME_D = 320
 #: The D grid: halvings of the largest D, six values.
 GRID_STEPS = 6
 
@@ -63,12 +59,8 @@ class SpeedResult:
         One row per (contender, D, seed) (:func:`rkcore.studies.speed_accuracy.sweep_D`).
     summary : DataFrame
         Per (contender, D) (:func:`rkcore.studies.speed_accuracy.summarize_sweep`).
-    times : DataFrame
-        Time against n, measured and extrapolated.
-    crossovers : dict
-        Phase -> (n or None, source).
-    n_memory : int
-        Largest n whose exact Gram fits the memory budget.
+    timing : TimeStudy
+        Time against n, measured and extrapolated, with the crossovers.
     n_train : int
         Training points of the sweep.
     measured_at : float
@@ -77,9 +69,7 @@ class SpeedResult:
 
     runs: pd.DataFrame
     summary: pd.DataFrame
-    times: pd.DataFrame
-    crossovers: dict
-    n_memory: int
+    timing: TimeStudy
     n_train: int
     measured_at: float
 
@@ -89,30 +79,6 @@ def _labels(data) -> np.ndarray:
         raise ValueError("This comparison needs class labels: choose a labelled data set (not a rating or other "
                          "real-valued target).")
     return np.asarray(data.y)
-
-
-def time_part(C: float = 1.0) -> tuple[pd.DataFrame, dict, int]:
-    """Time against n (one BLAS thread): measured at MEASURED_N, extrapolated to the memory limit, crossovers.
-
-    Parameters
-    ----------
-    C : float, default=1.0
-        The SVMs' C.
-
-    Returns
-    -------
-    times : DataFrame
-        Measured and extrapolated rows.
-    crossovers : dict
-        Phase -> (n or None, source).
-    n_memory : int
-        Largest n whose Gram fits.
-    """
-    with threadpool_limits(limits=1, user_api="blas"):
-        measured = time_against_n(MEASURED_N, TIME_D, C=C)
-    n_memory = fits_in_memory()
-    crossovers = {phase: crossover_n(measured, phase) for phase in ("train", "predict")}
-    return extrapolate(measured, n_memory), crossovers, n_memory
 
 
 def compute(spec: ViewSpec, data, sa_seeds: int, sa_Dmax: int) -> SpeedResult:
@@ -138,8 +104,7 @@ def compute(spec: ViewSpec, data, sa_seeds: int, sa_Dmax: int) -> SpeedResult:
     with threadpool_limits(limits=1, user_api="blas"):
         runs = sweep_D(data.X, y, D_grid(sa_Dmax), range(spec.seed, spec.seed + int(sa_seeds)))
     C = float(runs.loc[runs["contender"] == "svm_anova", "C"].iloc[0])
-    times, crossovers, n_memory = time_part(C)
-    return SpeedResult(runs, summarize_sweep(runs), times, crossovers, n_memory, int(runs["n_train"].iloc[0]),
+    return SpeedResult(runs, summarize_sweep(runs), time_study(MEASURED_N, TIME_D, C), int(runs["n_train"].iloc[0]),
                        time.time())
 
 
@@ -204,9 +169,10 @@ def sentences(result: SpeedResult) -> list[str]:
     list of str
         Sentences, the lead first.
     """
-    max_measured = max(MEASURED_N)
+    t = result.timing
     out = [" ".join(comparison_sentences(result.summary, "rk", "svm_anova"))]
-    out += [crossover_sentence(*result.crossovers[p], p, result.n_memory, max_measured) for p in ("predict", "train")]
+    out += [crossover_sentence(*t.crossovers[p], p, t.n_memory, t.max_measured, say_memory=p == "train")
+                         for p in ("predict", "train")]
     if {"nystroem", "svm_rbf"} <= set(result.summary["contender"]):
         out.append(" ".join(comparison_sentences(result.summary, "nystroem", "svm_rbf")))
     out.append(fm_sentence())
@@ -220,4 +186,4 @@ SPEED = View(key="speed_accuracy", what="the speed and accuracy comparison", com
 VIEWS = (SPEED,)
 
 __all__ = ["COLORS", "CONTENDERS", "MEASURED_N", "OPENING", "SPEED", "TIME_D", "SpeedResult", "D_grid", "sentences",
-           "speed_accuracy_figure", "time_part", "time_vs_n_figure"]
+           "speed_accuracy_figure", "time_vs_n_figure"]

@@ -442,11 +442,17 @@ def _exact_svm_seconds(n_train: int, n_test: int, d: int, kernel: str) -> float:
             * max(d / 20, 1) + FIT_SECONDS)
 
 
-def speed_accuracy_cost(n: int, d: int, D_list, seeds: int, measured_n, time_D: int, repeats: int = 3) -> RunCost:
+#: The Speed and accuracy page's maps (registry key, the kernel family they approximate) and exact SVMs.
+SPEED_MAPS = (("rk", "anova"), ("scrk", "anova"), ("rff", "rbf"), ("nystroem", "rbf"))
+SPEED_EXACT = ("anova", "rbf")
+
+
+def speed_accuracy_cost(n: int, d: int, D_list, seeds: int, measured_n, time_D: int, repeats: int = 3, *,
+                        maps=SPEED_MAPS, exact_kernels=SPEED_EXACT) -> RunCost:
     """Speed and accuracy page (:mod:`rkcore.views.speed_accuracy`): C validated by both exact SVMs once (3 values),
     per seed both exact SVMs and a linear SVM on RK, SCRK, RFF and Nystroem features for every D (Nystroem adds its
     D x D eigendecomposition); then time against n: per measured n, ``repeats`` fits of the exact ANOVA SVM and of
-    RK at ``time_D`` on 1,000 test rows, plus one warm-up.
+    RK at ``time_D`` on 4,000 test rows, plus one warm-up.
 
     Parameters
     ----------
@@ -462,6 +468,10 @@ def speed_accuracy_cost(n: int, d: int, D_list, seeds: int, measured_n, time_D: 
         RK's D there.
     repeats : int, default 3
         Fits per measured n.
+    maps : sequence of (str, str), default SPEED_MAPS
+        The maps compared and their kernel families (the story's duel: RK alone).
+    exact_kernels : sequence of str, default SPEED_EXACT
+        The exact SVMs' kernel families.
 
     Returns
     -------
@@ -470,14 +480,13 @@ def speed_accuracy_cost(n: int, d: int, D_list, seeds: int, measured_n, time_D: 
     """
     n_train, n_test = int(0.5 * n), int(0.4 * n)
     D_list = [int(D) for D in D_list]
-    exact = sum(_exact_svm_seconds(n_train, n_test, d, k) for k in ("anova", "rbf"))
-    maps = sum(map_transform_seconds(n_train + n_test, d, D, 2, key, kernel) + LINEAR_SVM_SECONDS * n_train * D
-               + FIT_SECONDS for D in D_list for key, kernel in (("rk", "anova"), ("scrk", "anova"), ("rff", "rbf"),
-                                                                 ("nystroem", "rbf")))
-    nystroem = sum(gemm_seconds(D, D, D) * 10 for D in D_list)
-    sweep = 3 * exact + int(seeds) * (exact + maps + nystroem)
-    timing = (int(repeats) + 1) * sum(_exact_svm_seconds(m, 1000, 20, "anova") + map_transform_seconds(
-        m + 1000, 20, time_D, 2, "rk") + LINEAR_SVM_SECONDS * m * time_D + FIT_SECONDS for m in measured_n)
+    exact = sum(_exact_svm_seconds(n_train, n_test, d, k) for k in exact_kernels)
+    mapped = sum(map_transform_seconds(n_train + n_test, d, D, 2, key, kernel) + LINEAR_SVM_SECONDS * n_train * D
+                 + FIT_SECONDS for D in D_list for key, kernel in maps)
+    nystroem = sum(gemm_seconds(D, D, D) * 10 for D in D_list for key, _ in maps if key == "nystroem")
+    sweep = 3 * exact + int(seeds) * (exact + mapped + nystroem)
+    timing = (int(repeats) + 1) * sum(_exact_svm_seconds(m, 4000, 20, "anova") + map_transform_seconds(
+        m + 4000, 20, time_D, 2, "rk") + LINEAR_SVM_SECONDS * m * time_D + FIT_SECONDS for m in measured_n)
     largest = max(max(measured_n), n_train)
     peak = nbytes(*[(largest, largest)] * 3, (n_train + n_test, max(D_list)), (max(D_list), max(D_list)))
     return section("speed and accuracy comparison", sweep + timing, peak)
