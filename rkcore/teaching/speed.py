@@ -3,8 +3,8 @@
 
 The rules:
 
-* **faster**: A is faster than B when A's slowest seed is faster than B's fastest (the seeds' ranges do not
-  overlap) and the ratio of the medians is at least :data:`FASTER_RATIO`; the sentence gives that ratio and
+* **faster**: A is faster than B when both ran at least two seeds, A's slowest seed is faster than B's fastest
+  (the seeds' ranges do not overlap) and the ratio of the medians is at least :data:`FASTER_RATIO`; the sentence gives that ratio and
   both medians with two significant digits (at a ratio of 1.1 or more they never print alike). Otherwise
   "about as fast" with both ranges.
 * **accuracy**: two mean accuracies differ when they are more than SEPARATION_SE standard errors of the
@@ -24,7 +24,7 @@ import pandas as pd
 from ..metrics import SEPARATION_SE, separated
 
 __all__ = ["FASTER_RATIO", "FM_EVIDENCE", "accuracy_sentence", "comparison_sentences", "crossover_sentence",
-           "fm_sentence", "lead_sentence", "operating_point", "seconds_text", "speed_sentence"]
+           "fm_sentence", "lead_sentence", "operating_point", "ratio_text", "seconds_text", "speed_sentence"]
 
 #: the smallest ratio of medians called "faster"
 FASTER_RATIO = 1.1
@@ -46,6 +46,22 @@ def seconds_text(seconds: float) -> str:
     if seconds < 0.1:
         return f"{float(f'{seconds * 1e3:.2g}'):g} ms"
     return f"{float(f'{seconds:.2g}'):g} s"
+
+
+def ratio_text(ratio: float) -> str:
+    """A ratio with two significant digits below 10 ("1.2", "4.4"), whole above ("15", "230").
+
+    Parameters
+    ----------
+    ratio : float
+        A ratio >= 1.
+
+    Returns
+    -------
+    str
+        The text, without the "×".
+    """
+    return f"{ratio:.2g}" if ratio < 9.95 else f"{ratio:,.0f}"
 
 
 def _row(summary: pd.DataFrame, key: str, D: float | None = None) -> pd.Series:
@@ -79,9 +95,12 @@ def speed_sentence(fast: pd.Series, slow: pd.Series, phase: str) -> str:
         a, b = b, a
     ratio = b[f"{phase}_median"] / max(a[f"{phase}_median"], 1e-12)
     seeds = int(min(a["seeds"], b["seeds"]))
-    if a[f"{phase}_max"] < b[f"{phase}_min"] and ratio >= FASTER_RATIO:
-        return (f"{a['label']} {verb} {ratio:.2g}× faster than {b['label']} ({seconds_text(a[f'{phase}_median'])} "
+    if seeds >= 2 and a[f"{phase}_max"] < b[f"{phase}_min"] and ratio >= FASTER_RATIO:
+        return (f"{a['label']} {verb} {ratio_text(ratio)}× faster than {b['label']} ({seconds_text(a[f'{phase}_median'])} "
                 f"vs {seconds_text(b[f'{phase}_median'])}, medians over {seeds} seeds; every seed faster).")
+    if seeds < 2:
+        return (f"{a['label']} and {b['label']} {verb.rstrip('s')} about as fast as one seed can tell "
+                f"({seconds_text(a[f'{phase}_median'])} vs {seconds_text(b[f'{phase}_median'])}).")
     return (f"{a['label']} and {b['label']} {verb.rstrip('s')} about as fast: over {seeds} seeds their times overlap "
             f"({seconds_text(a[f'{phase}_min'])}–{seconds_text(a[f'{phase}_max'])} vs "
             f"{seconds_text(b[f'{phase}_min'])}–{seconds_text(b[f'{phase}_max'])}).")
@@ -143,6 +162,8 @@ def operating_point(summary: pd.DataFrame, model: str, exact: str) -> float:
 def _speed_verdict(model: pd.Series, exact: pd.Series, phase: str) -> tuple[str, float]:
     """("faster" / "slower" / "as fast", ratio of medians >= 1) of ``model`` against ``exact`` by the module's rule."""
     m, e = model[f"{phase}_median"], exact[f"{phase}_median"]
+    if min(model["seeds"], exact["seeds"]) < 2:
+        return "as fast", 1.0
     if model[f"{phase}_max"] < exact[f"{phase}_min"] and e / max(m, 1e-12) >= FASTER_RATIO:
         return "faster", e / max(m, 1e-12)
     if exact[f"{phase}_max"] < model[f"{phase}_min"] and m / max(e, 1e-12) >= FASTER_RATIO:
@@ -166,7 +187,7 @@ def lead_sentence(model: pd.Series, exact: pd.Series, model_name: str, exact_nam
         One sentence.
     """
     verdict, ratio = _speed_verdict(model, exact, "predict")
-    speed = (f"predict {ratio:.2g}× {verdict} than" if verdict != "as fast" else "predict about as fast as")
+    speed = (f"predict {ratio_text(ratio)}× {verdict} than" if verdict != "as fast" else "predict about as fast as")
     if not _differ(model, exact):
         accuracy = "at tied accuracy"
     else:
