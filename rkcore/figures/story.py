@@ -224,6 +224,6 @@ def speed_figure(times: pd.DataFrame, crossovers: dict, n_memory: int, D: int) -
     return time_vs_n_figure(times, crossovers, n_memory, D, height=STORY_HEIGHT, compact=True)
 
 
-#: The figure builder of each kind of story step (:attr:`rkcore.teaching.story.StoryStep.kind`).
+#: The figure builder of each kind of story step (the ``kind`` of :class:`rkcore.teaching.story.StoryStep`).
 STEP_BUILDERS = {"matrix": matrix_figure, "pair": pair_figure, "curve": error_curve_figure, "duel": duel_figure,
                  "speed": speed_figure}
