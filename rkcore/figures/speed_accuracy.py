@@ -16,8 +16,10 @@ from .style import figure, rgba
 
 #: The three panels of the sweep figure and the summary columns they draw (centre, low, high).
 PANELS = (("Test accuracy", "accuracy"), ("Training time", "train"), ("Prediction time", "predict"))
-#: Legends above the plots, in the first screen (below the plots they fell under the fold at 1280x720).
-LEGEND_ABOVE = dict(orientation="h", x=0.0, xanchor="left", y=1.1, yanchor="bottom")
+#: Legends above the plots, in the first screen (below the plots they fell under the fold at 1280x720), under the
+#: title, which is pinned to the top of the figure (in the middle of the margin it ran into the legend).
+LEGEND_ABOVE = dict(orientation="h", x=0.0, xanchor="left", y=1.12, yanchor="bottom")
+TITLE_AT_TOP = dict(y=0.98, yref="container", yanchor="top")
 SWEEP_HEIGHT = 470
 MODEL_STYLE = {"svm_anova": ("Kernel SVM, exact ANOVA (m = 2)", "#000000"), "rk": ("Linear SVM + RK", "#0072B2")}
 _PANEL_TITLE = dict(xanchor="center", xref="paper", y=1.0, yanchor="bottom", yref="paper", showarrow=False)
@@ -61,7 +63,7 @@ def _exact_traces(row: pd.Series, D_range: tuple[float, float], panel: int, valu
         lo, hi = float(row[low]), float(row[high])
     color = str(row.get("color", "#000000"))
     x = [D_range[0], D_range[1], D_range[1], D_range[0]]
-    return [dict(type="scatter", x=x, y=[lo, lo, hi, hi], fill="toself", fillcolor=rgba(color, 0.12),
+    return [dict(type="scatter", x=x, y=[lo, lo, hi, hi], mode="lines", fill="toself", fillcolor=rgba(color, 0.12),
                  line=dict(width=0), hoverinfo="skip", showlegend=False, legendgroup=row["contender"],
                  xaxis=f"x{suffix}", yaxis=f"y{suffix}"),
             dict(type="scatter", x=list(D_range), y=[y, y], mode="lines", name=f"{row['label']} (no D)",
@@ -107,7 +109,8 @@ def speed_accuracy_figure(summary: pd.DataFrame, colors: dict[str, str], title: 
                                       tickvals=[float(v) for v in ticks], ticktext=[f"{int(v):,}" for v in ticks])
         axes[f"yaxis{suffix}"].update(title=dict(text="accuracy" if value == "accuracy" else "seconds"),
                                       **(dict(tickformat=".0%") if value == "accuracy" else dict(type="log")))
-    return figure(traces, dict(title=dict(text=title), annotations=notes, height=SWEEP_HEIGHT, legend=LEGEND_ABOVE,
+    return figure(traces, dict(title=dict(text=title, **TITLE_AT_TOP), annotations=notes, height=SWEEP_HEIGHT,
+                               legend=LEGEND_ABOVE,
                                margin=dict(t=150), **axes))
 
 
@@ -173,6 +176,7 @@ def time_vs_n_figure(times: pd.DataFrame, crossovers: dict[str, tuple[float | No
         axes[f"xaxis{suffix}"].update(type="log", title=dict(text="training points n"))
         axes[f"yaxis{suffix}"].update(type="log", title=dict(text="seconds"))
     legend = dict(x=1.02, xanchor="left", y=1.0, yanchor="top") if compact else LEGEND_ABOVE
-    return figure(traces, dict(title=dict(text="Time against n: exact kernel SVM vs linear model on RK features"),
+    return figure(traces, dict(title=dict(text="Time against n: exact kernel SVM vs linear model on RK features",
+                                          **({} if compact else TITLE_AT_TOP)),
                                annotations=notes, shapes=shapes, height=int(height), legend=legend,
                                margin=dict(t=70 if compact else 150), **axes))
