@@ -124,7 +124,8 @@ def _vline(x: float, text: str, color: str, axis: str) -> tuple[dict, dict]:
 def time_vs_n_figure(times: pd.DataFrame, crossovers: dict[str, tuple[float | None, str]], n_memory: int,
                      D: int, *, height: int = SWEEP_HEIGHT, compact: bool = False) -> go.Figure:
     """Training and prediction seconds against training points n (log-log): measured points as solid lines with
-    markers, the fitted power law beyond as dotted lines; the crossover and the memory limit as vertical lines.
+    markers, the fitted power law beyond as dotted lines; the crossover (whether measured or extrapolated: the
+    sentence says) and the memory limit as vertical lines.
 
     Parameters
     ----------
@@ -146,7 +147,7 @@ def time_vs_n_figure(times: pd.DataFrame, crossovers: dict[str, tuple[float | No
     plotly.graph_objects.Figure
         Two panels: training, prediction.
     """
-    axes, notes = _panels(["Training time", "Prediction time (fixed test rows)"], gap=0.1)
+    axes, notes = _panels(["Training time", "Prediction time"], gap=0.1)  # short: presenter type wraps
     traces, shapes = [], []
     for panel, phase in enumerate(("train", "predict")):
         suffix = "" if panel == 0 else str(panel + 1)
@@ -167,7 +168,7 @@ def time_vs_n_figure(times: pd.DataFrame, crossovers: dict[str, tuple[float | No
                                    xaxis=f"x{suffix}", yaxis=f"y{suffix}"))
         n, source = crossovers.get(phase, (None, "none"))
         if n is not None:
-            shape, note = _vline(n, f"crossover n ≈ {n:,.0f} ({source})", "#D55E00", f"x{suffix}")
+            shape, note = _vline(n, f"crossover ≈ {n:,.0f}", "#D55E00", f"x{suffix}")
             shapes.append(shape)
             notes.append(note)
         shape, note = _vline(n_memory, "Gram exceeds memory", "#555555", f"x{suffix}")
