@@ -2,7 +2,7 @@
 import streamlit as st
 
 from rkapp import find_page, page, page_files, page_label, preload_chart_library, preset_button
-from rkcore.teaching.claims import HOME_VARIANCE_CLAIM
+from rkcore.views import home
 
 page("Random Kernel Explorer",
      "Random feature maps for the itemset kernel — Atarashi, Maji & Oyama, *AAAI-19*.")
@@ -24,7 +24,7 @@ STEPS = [
      r"K_{\mathcal{S}}(\mathbf{x},\mathbf{y}) \end{gathered}",
      "Draw $D$ random vectors $\\boldsymbol\\omega_s$ with i.i.d. zero-mean, unit-variance entries and evaluate "
      "the kernel against them: inner products of the features **estimate the kernel without bias**, with an "
-     "error falling like $1/\\sqrt{D}$. " + HOME_VARIANCE_CLAIM.replace("±", "$\\pm$")),
+     "error falling like $1/\\sqrt{D}$. " + home.HOME_VARIANCE_CLAIM.replace("±", "$\\pm$")),
     ("3 · Linear model, kernel accuracy",
      r"f(\mathbf{x}) = \langle \mathbf{w}, Z(\mathbf{x})\rangle \approx "
      r"\textstyle\sum_i \alpha_i K_{\mathcal{S}}(\mathbf{x}_i, \mathbf{x})",

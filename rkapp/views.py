@@ -16,7 +16,7 @@ import streamlit as st
 from rkcore.views import View, ViewSpec
 
 from .data import load_data
-from .guard import admitted_run, guarded, largest_fitting, run_or_wait
+from .guard import admitted_run, guarded, heavy_work, largest_fitting, run_or_wait
 from .layout import reproduce
 
 #: Results kept for the whole server (every view's entries together); a view's result is tables and
@@ -71,3 +71,23 @@ def run_view(view: View, spec: ViewSpec, render: Callable[[ViewRun], None], *, a
     with guarded("the reproduce code"):
         reproduce(view.reproduce(spec, **view.checked(settings)))
     return run
+
+
+@st.cache_data(show_spinner=False, max_entries=RESULT_CACHE_ENTRIES)
+def _priced(key: str, spec: ViewSpec, settings: tuple, _view: View, _data) -> Any:
+    """:func:`execute` in a server slot priced by the view's own cost (no run_or_wait announced one), cached as
+    :func:`_computed` is."""
+    n, d = _data.X.shape if _data is not None else (0, 0)
+    with heavy_work(_view.cost(spec, n, d, **dict(settings))):  # a cache miss waits its turn (rkapp.guard)
+        return execute(_view, spec, _data, dict(settings))
+
+
+def view_result(view: View, spec: ViewSpec, **settings) -> Any:
+    """A view's result without the page's frame (no run button, render or reproduce box): for a page that draws
+    several views' results on its own, such as the story's steps. The settings are checked, the data loaded, the
+    result cached per settings like :func:`run_view`'s, and a cache miss waits for a server slot priced by the
+    view's ``cost``. Errors propagate: call it inside :func:`rkapp.guard.guarded`."""
+    settings = view.checked(settings)
+    data = load_data(spec) if view.needs_data else None
+    with st.spinner(f"Computing {view.what}…"):
+        return _priced(view.key, spec, tuple(sorted(settings.items())), view, data)

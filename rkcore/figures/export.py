@@ -10,8 +10,6 @@ five story steps (rkcore.teaching.story) and writes them the same way; the dashb
 """
 from __future__ import annotations
 
-from typing import Callable
-
 import html
 import re
 from dataclasses import dataclass, field
@@ -181,7 +179,7 @@ def story_lesson(duel_n: int = 8000, *, progress=None) -> Lesson:
         The story's headings, notes and charts.
     """
     from ..teaching import story
-    from .story import duel_figure, error_curve_figure, matrix_figure, pair_figure
+    from .story import STEP_BUILDERS
 
     def say(message: str) -> None:
         if progress is not None:
@@ -189,11 +187,10 @@ def story_lesson(duel_n: int = 8000, *, progress=None) -> Lesson:
 
     lesson = Lesson("The story in five screens", settings={"story kernel": story.STORY_KERNEL.label(),
                                                            "story data": f"{story.STORY_DATASET} (n = {story.STORY_N})",
-                                                           "classifier duel n": int(duel_n)})
+                                                           "speed duel n": int(duel_n)})
     for step in story.story_steps(duel_n, progress=say):
         lesson.items += [Item("heading", step.heading), Item("note", step.sentence)]
-        build: dict[str, Callable[..., go.Figure]] = {"matrix": matrix_figure, "pair": pair_figure, "curve": error_curve_figure, "duel": duel_figure}
-        lesson.items.append(Item("chart", step.caption, build[step.kind](*step.figure_args)))
+        lesson.items.append(Item("chart", step.caption, STEP_BUILDERS[step.kind](*step.figure_args)))
     return lesson
 
 

@@ -1,4 +1,5 @@
-"""Figures of the guided story (pages/0_Story.py): one matrix, error against D, a classifier duel.
+"""Figures of the guided story (pages/0_Story.py): one matrix, error against D, the skeptic's chart (time against
+n with the crossover), and the older classifier duel's bars.
 
 Traces and layouts are plain dicts in plotly's canonical form, built once by
 :func:`rkcore.figures.style.figure` (no per-property validation: the page redraws them on every rerun).
@@ -10,6 +11,7 @@ import pandas as pd
 import plotly.graph_objects as go
 
 from ..maps.distributions import DISTRIBUTIONS
+from .speed_accuracy import time_vs_n_figure
 from .style import SEQUENTIAL, figure, log_ticks
 
 #: subplot titles as make_subplots writes them (font size 16 is its default)
@@ -196,3 +198,32 @@ def duel_figure(summary: pd.DataFrame) -> go.Figure:
     return figure(traces, dict(
         annotations=notes, title=dict(text="Linear model on RK features vs kernel SVM (measured)"), height=STORY_HEIGHT,
         **axes))
+
+
+def speed_figure(times: pd.DataFrame, crossovers: dict, n_memory: int, D: int) -> go.Figure:
+    """Step 5: training and prediction time against n of the exact kernel SVM and the linear model on RK features,
+    measured then extrapolated, the crossover and the memory limit marked
+    (:func:`rkcore.figures.speed_accuracy.time_vs_n_figure` at the story's height, legend beside the plots).
+
+    Parameters
+    ----------
+    times : pandas.DataFrame
+        Measured and extrapolated times (model, n, phase, seconds, source).
+    crossovers : dict
+        Phase -> (n or None, source).
+    n_memory : int
+        The largest n whose exact Gram matrix fits in memory.
+    D : int
+        RK's number of random features.
+
+    Returns
+    -------
+    plotly.graph_objects.Figure
+        Two panels.
+    """
+    return time_vs_n_figure(times, crossovers, n_memory, D, height=STORY_HEIGHT, compact=True)
+
+
+#: The figure builder of each kind of story step (the ``kind`` of :class:`rkcore.teaching.story.StoryStep`).
+STEP_BUILDERS = {"matrix": matrix_figure, "pair": pair_figure, "curve": error_curve_figure, "duel": duel_figure,
+                 "speed": speed_figure}

@@ -4,8 +4,10 @@ Pure functions (no streamlit): each step's data, and each step's one sentence co
 same table the step draws, so the sentence can never contradict the screen.
 
 Data: the built-in digits (L2-normalized, sorted by digit so that the Gram matrix shows blocks of
-similar images) under the degree-2 ANOVA kernel; the classifier step uses the synthetic
-interaction data (binary labels that need degree-2 terms) at a size chosen on the page.
+similar images) under the degree-2 ANOVA kernel; the last step (:mod:`rkcore.teaching.story_speed`) uses the
+synthetic interaction data (binary labels that need degree-2 terms) at a size chosen on the page.
+
+``JUST_NOW_S``, ``measured_when`` and ``duel_cost`` are the last step's, kept importable from here.
 """
 from __future__ import annotations
 
@@ -14,17 +16,15 @@ from dataclasses import dataclass
 
 import numpy as np
 import pandas as pd
-from threadpoolctl import threadpool_limits
 
 from ..maps.distributions import DISTRIBUTIONS
 from ..studies.gram import gram_errors, gram_pair
 from ..metrics import SEPARATION_SE, separated
 from ..registry import KernelSpec
 from ..spec import load_view_data
-from ..studies.accuracy import DEFAULT_SPLIT, accuracy_study, speedups
-from ..studies.costs import classifier_cost
 from ..studies.variance_study import variance_by_distribution
 from .claims import flat_sentence
+from .story_speed import JUST_NOW_S, SpeedDuel, duel_cost, measure_duel, measured_when, speed_sentence_of  # noqa: F401
 
 STORY_DATASET = "digits"
 STORY_NORMALIZATION = "l2"
@@ -269,70 +269,6 @@ def distribution_sentence(trials: pd.DataFrame, a: str = "rademacher", b: str = 
             + (f"; they tie at D = {', '.join(ties)}" if ties else "") + ".")
 
 
-#: a result older than this many seconds is not "measured just now" (it was kept from an earlier run)
-JUST_NOW_S = 60.0
-
-
-def measured_when(measured_at: float | None, now: float | None = None) -> str:
-    """When a number was measured, truthfully: "measured just now", or "measured at 09:12:03 (5 min ago,
-    kept from an earlier run)" for a cached result (``measured_at``, ``now``: seconds since the epoch).
-
-    Parameters
-    ----------
-    measured_at : float or None
-        When the number was measured (seconds since the epoch); None if unknown.
-    now : float or None, optional
-        The current time; None reads the clock.
-
-    Returns
-    -------
-    str
-        The phrase, e.g. "measured just now".
-    """
-    if measured_at is None:
-        return "measured on this server"
-    now = time.time() if now is None else now
-    age = max(now - measured_at, 0.0)
-    if age < JUST_NOW_S:
-        return "measured just now"
-    clock = time.strftime("%H:%M:%S", time.localtime(measured_at))
-    ago = f"{age / 60:.0f} min" if age < 5400 else f"{age / 3600:.1f} h"
-    return f"measured at {clock}, {ago} ago, kept from an earlier run"
-
-
-def classifier_sentence(summary: pd.DataFrame, n_train: int, measured_at: float | None = None,
-                        now: float | None = None) -> str:
-    """Step 5: accuracy and fit time of the linear model on RK features against the kernel SVM, as
-    measured (``summary``: rkcore.studies.accuracy.speedups of one run), and when it was measured, so that a
-    cached result is not called new.
-
-    Parameters
-    ----------
-    summary : pandas.DataFrame
-        Speed-ups and accuracies of one accuracy run.
-    n_train : int
-        Training points of the run.
-    measured_at : float, optional
-        When the run was measured (seconds since the epoch); None says "on this server".
-    now : float, optional
-        The present (seconds since the epoch); None reads the clock.
-
-    Returns
-    -------
-    str
-        The sentence shown under the step's chart.
-    """
-    by = summary.set_index("method")
-    svm, rk = by.loc["kernel_svm"], by.loc["rk"]
-    speed = float(svm["train_seconds"] / rk["train_seconds"])
-    faster = (f"trains {speed:.1f}× faster" if speed >= 1.05 else
-              f"trains {1 / speed:.1f}× slower" if speed <= 1 / 1.05 else "trains about as fast")
-    return (f"On {n_train:,} training points the linear model on D = {int(rk['D']):,} RK features reaches "
-            f"{rk['accuracy_mean']:.1%} test accuracy against the kernel SVM's {svm['accuracy_mean']:.1%} and "
-            f"{faster} ({rk['train_seconds']:.2f} s vs {svm['train_seconds']:.2f} s, one trial, "
-            f"{measured_when(measured_at, now)}).")
-
-
 def matrix_frame(K: np.ndarray, K_hat: np.ndarray | None = None) -> pd.DataFrame:
     """The drawn matrices as a tidy table (i, j, exact[, approx]) for the CSV download.
 
@@ -381,7 +317,7 @@ def kernel_sentence(K: np.ndarray, labels) -> str:
 
 
 # ============================================================================ the five steps, computed
-STEP_TITLES = {1: "The kernel", 2: "Its estimate", 3: "Larger D", 4: "Weights", 5: "Linear vs SVM"}
+STEP_TITLES = {1: "The kernel", 2: "Its estimate", 3: "Larger D", 4: "Weights", 5: "Speed vs SVM"}
 #: D of the story's Gram matrices (steps 1 and 2)
 STORY_GRAM_D = 256
 
@@ -400,7 +336,7 @@ class StoryStep:
     sentence : str
         What the screen says.
     kind : str
-        Figure builder: "matrix", "pair", "curve" or "duel".
+        Figure builder: "matrix", "pair", "curve" or "speed" (:data:`rkcore.figures.story.STEP_BUILDERS`).
     figure_args : tuple
         Positional arguments of the builder.
     caption : str, default ""
@@ -498,9 +434,9 @@ def switch_sentence(ratio_before: float, ratio_after: float, before: str, after:
             f"{ratio_before:.2f}× (error about {ratio_before ** 0.5:.2f}×), too small to see in a few draws.")
 
 
-def duel(n: int):
-    """Step 5's measurement: (speedups summary, n_train, measured_at) of the kernel SVM against the linear
-    model on RK features (D = 16 d), one BLAS thread, one trial.
+def duel(n: int) -> tuple[SpeedDuel, int, float]:
+    """Step 5's measurement (:func:`rkcore.teaching.story_speed.measure_duel`): the exact ANOVA kernel SVM against
+    the linear model on RK features at D = 16 d over seeds, and time against n with the crossover.
 
     Parameters
     ----------
@@ -510,45 +446,21 @@ def duel(n: int):
     Returns
     -------
     tuple
-        (summary DataFrame, n_train int, measured_at float seconds since the epoch).
+        (SpeedDuel, n_train int, measured_at float seconds since the epoch).
     """
-    data = load_view_data("interactions", "l1", int(n))
-    D = 16 * data.X.shape[1]
-    with threadpool_limits(limits=1, user_api="blas"):
-        df = accuracy_study((data.X, data.y), ["kernel_svm", "rk"], [D], 1, kernel=STORY_KERNEL,
-                            C_grid=(1.0, 10.0, 100.0), random_state=0)
-    return speedups(df), int(df["n_train"].iloc[0]), time.time()
+    return measure_duel(n)
 
 
-def duel_cost(n: int):
-    """What :func:`duel` asks of the server (its classifier study's cost model), so the duel waits for a
-    server slot like every other heavy run.
+def duel_step(result: SpeedDuel, n_train: int, measured_at: float | None, now: float | None = None) -> StoryStep:
+    """Step 5: the skeptic's chart (time against n, the crossover) from the duel's measurement, its sentence from the
+    numbers (:func:`rkcore.teaching.story_speed.speed_sentence_of`), captioned with when it ran.
 
     Parameters
     ----------
-    n : int
-        Number of points of the duel, as for :func:`duel`.
-
-    Returns
-    -------
-    RunCost
-        Estimated seconds and peak bytes.
-    """
-    data = load_view_data("interactions", "l1", int(n))
-    n_rows, d = data.X.shape
-    n_train, n_test = (int(round(share * n_rows)) for share in (DEFAULT_SPLIT[0], DEFAULT_SPLIT[2]))
-    return classifier_cost(["kernel_svm", "rk"], n_train, n_test, d, [16 * d], STORY_KERNEL, 1, 3)
-
-
-def duel_step(summary: pd.DataFrame, n_train: int, measured_at: float | None, now: float | None = None) -> StoryStep:
-    """Step 5: the classifier duel's screen from its measurement (:func:`duel`), captioned with when it ran.
-
-    Parameters
-    ----------
-    summary : pandas.DataFrame
-        Speedups summary of the duel.
+    result : SpeedDuel
+        The duel's numbers.
     n_train : int
-        Training points of the duel.
+        Training points of the duel's accuracy part.
     measured_at : float or None
         When it was measured (seconds since the epoch).
     now : float or None, optional
@@ -560,10 +472,12 @@ def duel_step(summary: pd.DataFrame, n_train: int, measured_at: float | None, no
         Step 5.
     """
     clock = time.strftime("%H:%M:%S", time.localtime(measured_at)) if measured_at else "an earlier run"
-    return StoryStep(5, f"5 · {STEP_TITLES[5]}", classifier_sentence(summary, n_train, measured_at, now), "duel",
-                     (summary,), caption=f"Measured at {clock} on this server (one BLAS thread, one trial; "
-                                         "wall-clock times vary with the machine's load). The Classifiers page "
-                                         "runs the full study.", data=summary)
+    t = result.timing
+    return StoryStep(5, f"5 · {STEP_TITLES[5]}", speed_sentence_of(result, n_train, measured_at, now), "speed",
+                     (t.times, t.crossovers, t.n_memory, t.D),
+                     caption=f"Measured at {clock} on this server (one BLAS thread; solid: measured, dotted: "
+                             "extrapolated by a power law). The Speed and accuracy page runs the full comparison.",
+                     data=t.times)
 
 
 def story_steps(duel_n: int = 8000, progress=None) -> list[StoryStep]:
@@ -586,6 +500,6 @@ def story_steps(duel_n: int = 8000, progress=None) -> list[StoryStep]:
     steps = gram_steps()
     say("steps 3-4: error against D")
     steps += error_steps()
-    say(f"step 5: training both classifiers on n = {int(duel_n):,}")
+    say(f"step 5: both classifiers on n = {int(duel_n):,} over seeds, then time against n")
     steps.append(duel_step(*duel(duel_n)))
     return steps

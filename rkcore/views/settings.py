@@ -212,6 +212,9 @@ TABLE: list[Field] = [
            Field("ck_Dgram", 128, options=_choices(16, 32, 64, 128, 256, 512, 1024, 2048)),
            Field("ck_modes", ("none", "unbiased"), options=_keys(DEDUP_MODES)),
            Field("ck_metric", "rel_fro", options=_choices(*CURVE_METRICS))),
+    *_page("Speed and accuracy",
+           Field("sa_seeds", 5, options=_choices(3, 5, 10)),
+           Field("sa_Dmax", 640, options=_choices(160, 320, 640, 1280, 2560))),
 ]
 
 FIELDS: dict[str, Field] = {f.name: f for f in TABLE}

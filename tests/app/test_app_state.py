@@ -153,7 +153,7 @@ def test_preset_with_a_page_setting_needs_no_earlier_visit(run_page):
 def test_navigation_keeps_the_old_url_paths():
     assert [p.url_path for p in PAGES] == [
         "Story", "Gram_matrices", "Itemsets", "Error_bounds", "Distributions_and_variance", "Timing", "Classifiers",
-        "Kernel_trick", "Random_Fourier_features", "Random_projections", "Compositional_kernels"]
+        "Kernel_trick", "Random_Fourier_features", "Random_projections", "Compositional_kernels", "Speed_and_accuracy"]
 
 
 def _page_title(file: str) -> str:

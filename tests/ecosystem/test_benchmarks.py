@@ -27,7 +27,7 @@ SCRIPTS = {
     "numerics/bench_contract_paths.py": "",
     "studies/fourier_variance_table.py": "", "studies/orthogonal_rk_table.py": "", "studies/bench_accuracy.py": "",
     "studies/bench_trial_stacking.py": "", "studies/bench_dask.py": "", "studies/bench_run_estimates.py": "",
-    "studies/table1_results.py": "", "studies/bench_partial_fit_memory.py": "",
+    "studies/table1_results.py": "", "studies/bench_partial_fit_memory.py": "", "studies/bench_speed_accuracy.py": "",
     "app/app_render_times.py": "", "app/bench_rerun_server.py": "", "app/bench_classroom.py": "",
     "app/bench_burst.py": "",
     "app/bench_browser.py": "browser", "app/profile_browser.py": "browser", "app/bench_home_content.py": "browser",

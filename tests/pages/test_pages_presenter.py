@@ -122,12 +122,20 @@ def test_summary_table_carries_the_training_time_spread():
 # ============================================================================ the story
 def test_story_duel_sentence_is_true_about_when():
     from rkcore.teaching import story
+    from rkcore.teaching.story_speed import SpeedDuel
+    from rkcore.studies.speed_accuracy import TimeStudy
 
-    summary = pd.DataFrame({"method": ["kernel_svm", "rk"], "train_seconds": [1.85, 1.20],
-                            "accuracy_mean": [0.915, 0.911], "D": [np.nan, 320]})
+    summary = pd.DataFrame([
+        {"contender": c, "label": c, "D": D, "seeds": 3, "accuracy_mean": a, "accuracy_std": 0.005,
+         "accuracy_se": 0.004, "train_median": t, "train_min": t, "train_max": t, "predict_median": p,
+         "predict_min": p, "predict_max": p} for c, D, a, t, p in (("svm_anova", np.nan, 0.915, 1.85, 0.9),
+                                                                   ("rk", 320.0, 0.911, 1.20, 0.05))])
+    timing = TimeStudy(pd.DataFrame(columns=["model", "n", "phase", "seconds", "source"]),
+                       {"train": (1200.0, "measured"), "predict": (None, "already faster")}, 39_746, 320, 4000)
+    duel = SpeedDuel(summary, timing, 320)
     now = 1_800_000_000.0
-    assert "measured just now" in story.classifier_sentence(summary, 4000, now - 5, now)
-    cached = story.classifier_sentence(summary, 4000, now - 600, now)
+    assert "measured just now" in story.duel_step(duel, 4000, now - 5, now).sentence
+    cached = story.duel_step(duel, 4000, now - 600, now).sentence
     assert "just now" not in cached and "10 min ago, kept from an earlier run" in cached
 
 

@@ -35,7 +35,7 @@ from .speed import (
 from .views import (
     CLASSIFIER_SCALE, FIT_SECONDS, FIT_SECONDS_PER_FEATURE, TIMING_SCALE, classifier_cost, classifier_fit_seconds,
     compositional_cost, error_study_cost, gram_view_cost, itemsets_view_cost, kernel_trick_cost, pair_variance_cost,
-    projection_cost, rff_curve_cost, timing_cost,
+    projection_cost, rff_curve_cost, speed_accuracy_cost, timing_cost,
 )
 
 __all__ = [
@@ -46,5 +46,6 @@ __all__ = [
     "estimate_factor", "probe_seconds", "speed_factor",
     "CLASSIFIER_SCALE", "FIT_SECONDS", "FIT_SECONDS_PER_FEATURE", "TIMING_SCALE", "classifier_cost",
     "classifier_fit_seconds", "compositional_cost", "error_study_cost", "gram_view_cost", "itemsets_view_cost",
-    "kernel_trick_cost", "pair_variance_cost", "projection_cost", "rff_curve_cost", "timing_cost",
+    "kernel_trick_cost", "pair_variance_cost", "projection_cost", "rff_curve_cost", "speed_accuracy_cost",
+    "timing_cost",
 ]

@@ -428,3 +428,65 @@ def itemsets_view_cost(family, listing_limit: int, explicit_max: int) -> RunCost
                + explicit_max * 5e-6)           # φ_S of the shown rows and the check's pairs
     peak = nbytes((listed, 8), (2 * 6, explicit_max), (sizes, 4)) + listed * TIDY_ROW_BYTES
     return section("itemset family views", seconds, peak)
+
+
+#: Seconds per (training row x feature) of liblinear on dense random features (measured: RFF at D = 640 on 1,000
+#: rows, 0.13 s; doubled for the load), and libsvm per entry of the training Gram (the registry's kernel_svm model).
+LINEAR_SVM_SECONDS = 4e-7
+LIBSVM_SECONDS = 4e-8
+
+
+def _exact_svm_seconds(n_train: int, n_test: int, d: int, kernel: str) -> float:
+    """One exact kernel SVM: its training Gram, libsvm on it, and the test rows against the training rows."""
+    return (exact_kernel_seconds(n_train, n_train + n_test, d, 2, kernel) + LIBSVM_SECONDS * n_train * n_train
+            * max(d / 20, 1) + FIT_SECONDS)
+
+
+#: The Speed and accuracy page's maps (registry key, the kernel family they approximate) and exact SVMs.
+SPEED_MAPS = (("rk", "anova"), ("scrk", "anova"), ("rff", "rbf"), ("nystroem", "rbf"))
+SPEED_EXACT = ("anova", "rbf")
+
+
+def speed_accuracy_cost(n: int, d: int, D_list, seeds: int, measured_n, time_D: int, repeats: int = 3, *,
+                        maps=SPEED_MAPS, exact_kernels=SPEED_EXACT) -> RunCost:
+    """Speed and accuracy page (:mod:`rkcore.views.speed_accuracy`): C validated by both exact SVMs once (3 values),
+    per seed both exact SVMs and a linear SVM on RK, SCRK, RFF and Nystroem features for every D (Nystroem adds its
+    D x D eigendecomposition); then time against n: per measured n, ``repeats`` fits of the exact ANOVA SVM and of
+    RK at ``time_D`` on 4,000 test rows, plus one warm-up.
+
+    Parameters
+    ----------
+    n, d : int
+        Points and features of the sweep's data (train, validation, test: 0.5, 0.1, 0.4 of n).
+    D_list : sequence of int
+        Numbers of random features.
+    seeds : int
+        Seeds.
+    measured_n : sequence of int
+        Training sizes of time against n (the synthetic interaction data, d = 20).
+    time_D : int
+        RK's D there.
+    repeats : int, default 3
+        Fits per measured n.
+    maps : sequence of (str, str), default SPEED_MAPS
+        The maps compared and their kernel families (the story's duel: RK alone).
+    exact_kernels : sequence of str, default SPEED_EXACT
+        The exact SVMs' kernel families.
+
+    Returns
+    -------
+    RunCost
+        Estimated seconds (at the machine's speed now) and peak bytes.
+    """
+    n_train, n_test = int(0.5 * n), int(0.4 * n)
+    D_list = [int(D) for D in D_list]
+    exact = sum(_exact_svm_seconds(n_train, n_test, d, k) for k in exact_kernels)
+    mapped = sum(map_transform_seconds(n_train + n_test, d, D, 2, key, kernel) + LINEAR_SVM_SECONDS * n_train * D
+                 + FIT_SECONDS for D in D_list for key, kernel in maps)
+    nystroem = sum(gemm_seconds(D, D, D) * 10 for D in D_list for key, _ in maps if key == "nystroem")
+    sweep = 3 * exact + int(seeds) * (exact + mapped + nystroem)
+    timing = (int(repeats) + 1) * sum(_exact_svm_seconds(m, 4000, 20, "anova") + map_transform_seconds(
+        m + 4000, 20, time_D, 2, "rk") + LINEAR_SVM_SECONDS * m * time_D + FIT_SECONDS for m in measured_n)
+    largest = max(max(measured_n), n_train)
+    peak = nbytes(*[(largest, largest)] * 3, (n_train + n_test, max(D_list)), (max(D_list), max(D_list)))
+    return section("speed and accuracy comparison", sweep + timing, peak)
