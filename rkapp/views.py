@@ -14,6 +14,7 @@ from typing import Any, Callable
 import streamlit as st
 
 from rkcore.views import View, ViewSpec
+from rkcore.views.settings import check_field
 
 from .data import load_data
 from .guard import admitted_run, guarded, largest_fitting, run_or_wait
@@ -92,7 +93,13 @@ def run_view(view: View, spec: ViewSpec, render: Callable[[ViewRun], None], *, a
     return run
 
 
-def reproduce_view(view: View, spec: ViewSpec, **settings) -> None:
-    """The reproduce box of ``view`` (with the page's export, which holds what the page drew before it)."""
+def reproduce_view(view: View, spec: ViewSpec, *, shown: dict | None = None, **settings) -> None:
+    """The reproduce box of ``view`` (with the page's export, which holds what the page drew before it).
+    ``shown``: page fields that only the figures read (an error measure), checked against the state table
+    and passed on to ``view.reproduce``, not to the computation (changing them recomputes nothing)."""
     with guarded("the reproduce code"):
-        reproduce(view.reproduce(spec, **view.checked(settings)))
+        shown = dict(shown or {})
+        problems = [problem for name, value in shown.items() if (problem := check_field(name, value))]
+        if problems:
+            raise ValueError(problems[0])
+        reproduce(view.reproduce(spec, **view.checked(settings), **shown))
