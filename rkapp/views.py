@@ -67,12 +67,13 @@ def _fits(view: View, spec: ViewSpec, settings: dict, cost_of: Callable, n: int,
 
 
 def run_view(view: View, spec: ViewSpec, render: Callable[[ViewRun], None], *, autorun: bool = False,
-             reproduce_box: bool = True, **settings) -> ViewRun | None:
+             reproduce_box: bool = True, shown: dict | None = None, **settings) -> ViewRun | None:
     """Run ``view`` for ``spec`` and the page's ``settings`` (fields of the state table), then
     ``render`` its result; errors show in place and the page goes on. Returns the run (None when the
     view waits for its button or failed). ``autorun``: run without the button (a preset's click).
     ``reproduce_box``: end with the reproduce box (False on a page of several views, which ends with
-    :func:`reproduce_view` once, after its last chart: the box's export holds every chart drawn before it)."""
+    :func:`reproduce_view` once, after its last chart: the box's export holds every chart drawn before it).
+    ``shown``: page fields only the figures read, for the reproduce code (:func:`reproduce_view`)."""
     run = None
     with guarded(view.what):
         settings = view.checked(settings)
@@ -89,7 +90,7 @@ def run_view(view: View, spec: ViewSpec, render: Callable[[ViewRun], None], *, a
         run = ViewRun(spec, settings, data, result)
         render(run)
     if reproduce_box:
-        reproduce_view(view, spec, **settings)
+        reproduce_view(view, spec, shown=shown, **settings)
     return run
 
 
