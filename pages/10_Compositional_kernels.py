@@ -44,8 +44,8 @@ formula(r"\hat k = \sum_{j=1}^{D} w_j\,\phi_j(\mathbf{x})\phi_j(\mathbf{y}),\qqu
 formula(ck.REAL_FEATURE_LATEX, "Complex base features of modulus 1 keep products bounded; the stored features are real.")
 
 
-def render(run: ViewRun) -> None:
-    r: ck.CompositionalResult = run.result
+def render_gram(run: ViewRun) -> None:
+    r: ck.CompositionalGram = run.result
     skel = r.skeleton
     with lead():  # the main chart first, above the settings
         chart(ck.skeleton_figure(skel), skel.describe(), "Skeleton nodes",
@@ -71,11 +71,13 @@ def render(run: ViewRun) -> None:
               caption="Each feature is a product of base features along random paths; probability = its exact "
                       "chance under Algorithm 1, weight = its Des Raj weight.")
 
-    summary = r.summary(metric)  # no mode chosen: says so, in place, under the Gram view
-    df = r.curves
+
+def render_curves(run: ViewRun) -> None:
+    df = run.result
     chart(ck.compositional_error_figure(df, metric), df, "Compositional error vs D",
           caption="Line: median over trials; band: 10–90%; dashed: 1/√D through the first point. "
                   "Same seeds for every mode.")
+    summary = ck.compositional_summary(df, metric)
     notice(ck.compositional_note(summary, df), here=True)  # under the chart it describes, not under the skeleton
     table(summary, "Compositional error summary", caption="Median error per D and mode.",
           column_config={k: st.column_config.NumberColumn(format="%.4g") for k in summary.columns if k != "D"})
@@ -83,8 +85,10 @@ def render(run: ViewRun) -> None:
           caption="De-duplication runs Algorithm 1 more often than D: every repeat is merged, not stored.")
 
 
-settings = dict(ck_preset=preset, ck_Dmax=D_max, ck_trials=trials, ck_Dgram=D_gram, ck_modes=tuple(modes))
-run_view(ck.COMPOSITIONAL, spec, render, reproduce_box=False, **settings)
+# the Gram view and the curves apart: "D for the Gram view" redraws one estimate, not the curves too
+curve_settings = dict(ck_preset=preset, ck_Dmax=D_max, ck_trials=trials, ck_modes=tuple(modes))
+run_view(ck.COMPOSITIONAL_GRAM, spec, render_gram, reproduce_box=False, ck_preset=preset, ck_Dgram=D_gram)
+run_view(ck.COMPOSITIONAL_CURVES, spec, render_curves, reproduce_box=False, **curve_settings)
 
 with st.expander("The dual activations"):
     with guarded("the activations"):
@@ -93,4 +97,5 @@ with st.expander("The dual activations"):
         st.latex(fit_formula(r",\quad ".join(f"\\text{{{a.label.split(' (')[0]}}}: {a.latex}"
                                               for a in ck.ACTIVATIONS.values())))
 
-reproduce_view(ck.COMPOSITIONAL, spec, shown=dict(ck_metric=metric), **settings)  # last: its export holds every chart
+reproduce_view(ck.COMPOSITIONAL_CURVES, spec, shown=dict(ck_Dgram=D_gram, ck_metric=metric),
+               **curve_settings)  # last: its export holds every chart

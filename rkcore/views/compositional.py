@@ -1,8 +1,10 @@
 """Compositional kernels: a skeleton of base kernels and dual activations, its Gram matrix, and its random features.
 
-The page (``pages/10_Compositional_kernels.py``) draws what :func:`compute` returns with the figure
-builders, formulas and notes re-exported here. The error measure (``ck_metric``) only changes what the
-figures show: it is not part of the computation.
+Two views: the skeleton and its Gram matrix beside one estimate (:data:`COMPOSITIONAL_GRAM`), and the error
+curves per de-duplication mode (:data:`COMPOSITIONAL_CURVES`), so that moving "D for the Gram view" redraws one
+estimate (0.3 s at the defaults) and not the curves too (2.7 s). The page (``pages/10_Compositional_kernels.py``)
+draws what they return with the figure builders, formulas and notes re-exported here. The error measure
+(``ck_metric``) only changes what the figures show: it is not part of the computation.
 """
 from __future__ import annotations
 
@@ -56,8 +58,8 @@ def curve_D(ck_Dmax: int) -> tuple[int, ...]:
 
 
 @dataclass(frozen=True)
-class CompositionalResult:
-    """What the Compositional page draws.
+class CompositionalGram:
+    """The skeleton, its exact Gram matrix and one de-duplicated estimate.
 
     Parameters
     ----------
@@ -75,8 +77,6 @@ class CompositionalResult:
         ‖K̂ − K‖_F / ‖K‖_F over every entry.
     features : DataFrame
         The first sampled features of the estimate.
-    curves : DataFrame or None
-        compositional_error_curve's table (None when no de-duplication mode is chosen).
     """
 
     skeleton: Skeleton
@@ -88,7 +88,6 @@ class CompositionalResult:
     block: int
     relative_error: float
     features: pd.DataFrame
-    curves: pd.DataFrame | None
 
     def long(self) -> pd.DataFrame:
         """The drawn Gram cells as a tidy table.
@@ -100,27 +99,9 @@ class CompositionalResult:
         """
         return gram_long(self.K_small, self.K_hat_small)
 
-    def summary(self, metric: str) -> pd.DataFrame:
-        """The median error per D and mode, for one error measure.
 
-        Parameters
-        ----------
-        metric : str
-            A key of METRIC_LABELS.
-
-        Returns
-        -------
-        DataFrame
-            compositional_summary's table.
-        """
-        if self.curves is None:
-            raise ValueError("Choose at least one de-duplication mode to draw the error curves.")
-        return compositional_summary(self.curves, metric)
-
-
-def compute(spec: ViewSpec, data, *, ck_preset: str, ck_Dmax: int, ck_trials: int, ck_Dgram: int,
-            ck_modes) -> CompositionalResult:
-    """The preset's exact kernel, one de-duplicated estimate at ``ck_Dgram`` and the error curves per mode.
+def gram_compute(spec: ViewSpec, data, *, ck_preset: str, ck_Dgram: int) -> CompositionalGram:
+    """The preset's skeleton and exact kernel, and one de-duplicated estimate at ``ck_Dgram``.
 
     Parameters
     ----------
@@ -128,31 +109,57 @@ def compute(spec: ViewSpec, data, *, ck_preset: str, ck_Dmax: int, ck_trials: in
         The view's settings (its seed).
     data : Dataset
         The view's data (standardized, and binned for a categorical node, by the preset).
-    ck_preset, ck_Dmax, ck_trials, ck_Dgram, ck_modes
-        The page's settings: skeleton, largest D, trials, D of the Gram view, de-duplication modes.
+    ck_preset, ck_Dgram
+        The page's settings: skeleton, D of the estimate.
 
     Returns
     -------
-    CompositionalResult
-        The skeleton, the Gram matrices (block-averaged) and the curves.
+    CompositionalGram
+        The skeleton and the Gram matrices (block-averaged).
     """
     skeleton, Xp = preset_skeleton(ck_preset, dense(data.X))
     with threadpool_limits(limits=1, user_api="blas"):  # small products: one BLAS thread avoids oversubscription
         K = skeleton.kernel(Xp)
         est = CompositionalFeatures(skeleton, int(ck_Dgram), dedup=GRAM_DEDUP, random_state=spec.seed).fit(Xp)
         K_hat, features = est.kernel_estimate(Xp), describe_features(est, FEATURES_LISTED)
-        curves = (compositional_error_curve(Xp, skeleton, list(curve_D(ck_Dmax)), trials=int(ck_trials),
-                                            seed=spec.seed, dedup_modes=tuple(ck_modes)) if ck_modes else None)
     K_small, block = block_average(K, max_side=HEATMAP_SIDE)
     K_hat_small, _ = block_average(K_hat, max_side=HEATMAP_SIDE)
     codes = int(Xp[:, -1].max()) + 1 if PRESETS[ck_preset].n_categories else None
-    return CompositionalResult(skeleton, Xp.shape[0], Xp.shape[1], codes, K_small, K_hat_small, block,
-                               float(np.linalg.norm(K_hat - K) / np.linalg.norm(K)), features, curves)
+    return CompositionalGram(skeleton, Xp.shape[0], Xp.shape[1], codes, K_small, K_hat_small, block,
+                             float(np.linalg.norm(K_hat - K) / np.linalg.norm(K)), features)
 
 
-def cost(spec: ViewSpec, n: int, d: int, *, ck_preset: str, ck_Dmax: int, ck_trials: int, ck_Dgram: int,
-         ck_modes) -> RunCost:
-    """Seconds and peak bytes of :func:`compute` for n points of d features.
+def _check_modes(ck_modes) -> None:
+    if not ck_modes:
+        raise ValueError("Choose at least one de-duplication mode to draw the error curves.")
+
+
+def curves_compute(spec: ViewSpec, data, *, ck_preset: str, ck_Dmax: int, ck_trials: int, ck_modes) -> pd.DataFrame:
+    """The error of the estimate against D, ``ck_trials`` draws per (mode, D), the same seeds for every mode.
+
+    Parameters
+    ----------
+    spec : ViewSpec
+        The view's settings (its seed).
+    data : Dataset
+        The view's data.
+    ck_preset, ck_Dmax, ck_trials, ck_modes
+        The page's settings: skeleton, largest D, trials, de-duplication modes (at least one).
+
+    Returns
+    -------
+    DataFrame
+        compositional_error_curve's tidy table.
+    """
+    _check_modes(ck_modes)
+    skeleton, Xp = preset_skeleton(ck_preset, dense(data.X))
+    with threadpool_limits(limits=1, user_api="blas"):
+        return compositional_error_curve(Xp, skeleton, list(curve_D(ck_Dmax)), trials=int(ck_trials), seed=spec.seed,
+                                         dedup_modes=tuple(ck_modes))
+
+
+def gram_cost(spec: ViewSpec, n: int, d: int, *, ck_preset: str, ck_Dgram: int) -> RunCost:
+    """Seconds and peak bytes of :func:`gram_compute` for n points of d features.
 
     Parameters
     ----------
@@ -160,16 +167,39 @@ def cost(spec: ViewSpec, n: int, d: int, *, ck_preset: str, ck_Dmax: int, ck_tri
         The view's settings.
     n, d : int
         Points and features.
-    ck_preset, ck_Dmax, ck_trials, ck_Dgram, ck_modes
+    ck_preset, ck_Dgram
         The page's settings.
 
     Returns
     -------
     RunCost
-        The estimate.
+        The estimate (the page's cost model with no curve).
     """
-    return compositional_cost(n, d, curve_D(ck_Dmax), int(ck_trials), len(ck_modes), int(ck_Dgram),
-                              n_nodes=2 * d + 2)
+    return compositional_cost(n, d, [int(ck_Dgram)], 0, 0, int(ck_Dgram), n_nodes=2 * d + 2)
+
+
+def curves_cost(spec: ViewSpec, n: int, d: int, *, ck_preset: str, ck_Dmax: int, ck_trials: int,
+                ck_modes) -> RunCost:
+    """Seconds and peak bytes of :func:`curves_compute` for n points of d features.
+
+    Parameters
+    ----------
+    spec : ViewSpec
+        The view's settings.
+    n, d : int
+        Points and features.
+    ck_preset, ck_Dmax, ck_trials, ck_modes
+        The page's settings.
+
+    Returns
+    -------
+    RunCost
+        The estimate: the page's cost model (the exact kernel and every curve) with the smallest D as its single
+        estimate, one D = 16 estimate more than the curves draw.
+    """
+    _check_modes(ck_modes)
+    D_list = curve_D(ck_Dmax)
+    return compositional_cost(n, d, D_list, int(ck_trials), len(ck_modes), D_list[0], n_nodes=2 * d + 2)
 
 
 def fits(spec: ViewSpec, largest: int, d: int, **settings) -> str:
@@ -194,16 +224,46 @@ def fits(spec: ViewSpec, largest: int, d: int, **settings) -> str:
     return f"With these settings n up to {largest:,} fits; or lower the largest D or the trials."
 
 
-def reproduce(spec: ViewSpec, *, ck_preset: str, ck_Dmax: int, ck_trials: int, ck_Dgram: int, ck_modes,
-              ck_metric: str = "rel_fro") -> str:
-    """Python code computing the kernel, the estimate and the error curves with rkcore.
+def gram_reproduce(spec: ViewSpec, *, ck_preset: str, ck_Dgram: int) -> str:
+    """Python code computing the kernel and the single estimate with rkcore.
 
     Parameters
     ----------
     spec : ViewSpec
         The view's settings.
-    ck_preset, ck_Dmax, ck_trials, ck_Dgram, ck_modes
+    ck_preset, ck_Dgram
         The page's settings.
+
+    Returns
+    -------
+    str
+        The code.
+    """
+    return "\n".join([
+        *[line for line in spec.code().splitlines() if "KernelSpec" not in line],
+        "from rkcore.teaching.compositional import CompositionalFeatures, preset_skeleton",
+        "from rkcore.base.arrays import dense",
+        "",
+        f"skel, Xp = preset_skeleton({ck_preset!r}, dense(X))  # standardizes (and bins the last column if needed)",
+        "K = skel.kernel(Xp)",
+        f"est = CompositionalFeatures(skel, {int(ck_Dgram)}, dedup={GRAM_DEDUP!r}, random_state={spec.seed}).fit(Xp)",
+        "K_hat = est.kernel_estimate(Xp)",
+        'print(f"relative Frobenius error {np.linalg.norm(K_hat - K) / np.linalg.norm(K):.3f}")',
+    ])
+
+
+def reproduce(spec: ViewSpec, *, ck_preset: str, ck_Dmax: int, ck_trials: int, ck_modes, ck_Dgram: int = 128,
+              ck_metric: str = "rel_fro") -> str:
+    """Python code computing the kernel, the estimate and the error curves with rkcore (the page's box).
+
+    Parameters
+    ----------
+    spec : ViewSpec
+        The view's settings.
+    ck_preset, ck_Dmax, ck_trials, ck_modes
+        The page's settings.
+    ck_Dgram : int, default=128
+        D of the single estimate (the Gram view's setting).
     ck_metric : str, default="rel_fro"
         The error measure of the table and the chart (a page field the figures read, not the computation).
 
@@ -230,12 +290,14 @@ def reproduce(spec: ViewSpec, *, ck_preset: str, ck_Dmax: int, ck_trials: int, c
     ])
 
 
-COMPOSITIONAL = View(key="ck", what="the compositional kernel and its error curves", compute=compute, cost=cost,
-                     reproduce=reproduce, settings=("ck_preset", "ck_Dmax", "ck_trials", "ck_Dgram", "ck_modes"),
-                     fits=fits)
-VIEWS = (COMPOSITIONAL,)
+COMPOSITIONAL_GRAM = View(key="ck", what="the compositional kernel", compute=gram_compute, cost=gram_cost,
+                          reproduce=gram_reproduce, settings=("ck_preset", "ck_Dgram"), fits=fits)
+COMPOSITIONAL_CURVES = View(key="ck_curves", what="the error curves", compute=curves_compute, cost=curves_cost,
+                            reproduce=reproduce, settings=("ck_preset", "ck_Dmax", "ck_trials", "ck_modes"), fits=fits)
+VIEWS = (COMPOSITIONAL_GRAM, COMPOSITIONAL_CURVES)
 
-__all__ = ["ACTIVATIONS", "BASE_KERNELS", "COMPOSITIONAL", "DEDUP_LABELS", "DEDUP_MODES", "D_MAX_OPTIONS",
-           "GRAM_D_OPTIONS", "HEATMAP_SIDE", "METRIC_LABELS", "PRESETS", "REAL_FEATURE_LATEX", "CompositionalResult",
+__all__ = ["ACTIVATIONS", "BASE_KERNELS", "COMPOSITIONAL_CURVES", "COMPOSITIONAL_GRAM", "DEDUP_LABELS", "DEDUP_MODES",
+           "D_MAX_OPTIONS", "GRAM_D_OPTIONS", "HEATMAP_SIDE", "METRIC_LABELS", "PRESETS", "REAL_FEATURE_LATEX",
+           "CompositionalGram", "compositional_summary",
            "activation_curves", "activation_figure", "activation_table", "compositional_error_figure",
            "compositional_note", "draws_figure", "gram_heatmaps", "skeleton_figure"]
