@@ -41,6 +41,18 @@ class View:
         Whether ``compute`` reads the view's dataset.
     measure : bool, default=False
         A measurement (wall-clock times): never cached, run only when the user asks.
+    cached : bool, default=True
+        False: computed afresh at every run, still priced and admitted (wall-clock timings that run at once
+        when cheap: a cached time would be a time of some other run).
+    size : str, optional
+        For a view without data: the page setting that plays n (the kernel trick's own points); the cost
+        is priced for its value and a refusal names its largest value that fits.
+    fits : callable, optional
+        ``fits(spec, largest, d, **settings) -> str``: the sentence a refusal ends with, given the largest n
+        (or ``size``) that fits; None: "With these settings (d = ...), n up to ... fits." for a view with data.
+    progress : str, default=""
+        Text of a progress bar while ``compute`` runs; ``compute`` then also takes ``progress``, a callable
+        ``report(fraction, message)`` (None in a process without a screen).
     """
 
     key: str
@@ -51,11 +63,17 @@ class View:
     settings: tuple[str, ...] = ()
     needs_data: bool = True
     measure: bool = False
+    cached: bool = True
+    size: str | None = None
+    fits: Callable[..., str] | None = None
+    progress: str = ""
 
     def __post_init__(self) -> None:
         unknown = [name for name in self.settings if name not in FIELDS or FIELDS[name].view]
         if unknown:
             raise ValueError(f"View {self.key!r}: {unknown} are not page fields of the state table.")
+        if self.size is not None and (self.needs_data or self.size not in self.settings):
+            raise ValueError(f"View {self.key!r}: size {self.size!r} must be one of its settings, for a view without data.")
 
     def checked(self, settings: Mapping[str, Any]) -> dict[str, Any]:
         """The page's settings, checked against the state table (choices, bounds).

@@ -12,6 +12,8 @@ import pandas as pd
 import pytest
 from sklearn.utils.estimator_checks import parametrize_with_checks
 
+from rkcore.teaching.compositional.activations import _relu_log_b  # a module's own helper, tested where it lives
+from rkcore.teaching.compositional.sampling import _keys_and_masses, _sample_forest
 from rkcore.teaching.compositional import (
     ACTIVATIONS,
     BASE_KERNELS,
@@ -20,9 +22,6 @@ from rkcore.teaching.compositional import (
     InputNode,
     InternalNode,
     Skeleton,
-    _keys_and_masses,
-    _relu_log_b,
-    _sample_forest,
     activation_curves,
     compositional_error_curve,
     deep_skeleton,

@@ -65,8 +65,8 @@ the base parameter probability, 1/2 for the phase of a complex product). Two dif
 derivations can still give the same function (the same leaves reached through different
 internal nodes); they stay separate features, which costs budget but not correctness.
 
-The implementation is split by concern into sub-modules (pure moves; everything is re-exported
-here, so ``from rkcore.teaching.compositional import ...`` works as before):
+The implementation is split by concern into sub-modules (pure moves; the public names are re-exported
+here, so ``from rkcore.teaching.compositional import ...`` works as before for them):
 
 ==========================================  ====================================================
 rkcore.teaching.compositional.activations            dual activations (Activation, ACTIVATIONS)
@@ -77,23 +77,21 @@ rkcore.teaching.compositional.transformer            CompositionalFeatures (scik
 rkcore.teaching.compositional.studies                error curves and feature tables
 ==========================================  ====================================================
 """
-# Re-exports: every name of the former module, public and private (tests use some).
-from .activations import (
-    activation_curves, activation_table,
-    Activation, ACTIVATIONS, _exp_log_coefficient, _exp_sample, get_activation, _relu_dual, _relu_log_b,
-    _relu_log_coefficient, _RELU_RATIO_MAX, _relu_sample, _table_activation, _ZIPF_A,
-)
-from .skeleton import (
-    BASE_KERNELS, BaseKernel, _format_cols, get_base_kernel, InputNode, InternalNode, _is_complex_base,
-    REAL_FEATURE_LATEX, Skeleton, _unit_rows,
-)
+# Re-exports: the public API only (the sub-modules' private helpers stay in their modules; issue 36).
+from .activations import ACTIVATIONS, Activation, activation_curves, activation_table, get_activation
+from .skeleton import BASE_KERNELS, REAL_FEATURE_LATEX, BaseKernel, InputNode, InternalNode, Skeleton, get_base_kernel
 from .presets import (
-    _check_positive_int, deep_skeleton, gaussian_skeleton, get_preset, _groups, mixed_skeleton,
-    prepare_data, Preset, preset_skeleton, PRESETS, shallow_skeleton,
+    PRESETS, Preset, deep_skeleton, gaussian_skeleton, get_preset, mixed_skeleton, prepare_data, preset_skeleton,
+    shallow_skeleton,
 )
-from .sampling import (
-    _base_log_mass, _complex_features, CONST, DEDUP_MODES, _feature_keys, _Forest, _keys_and_masses,
-    _row_ids, _sample_base, sample_features, _sample_forest, _select, TRANSFORM_BLOCK_BYTES,
-)
-from .transformer import _base_features, CompositionalFeatures
+from .sampling import CONST, DEDUP_MODES, TRANSFORM_BLOCK_BYTES, sample_features
+from .transformer import CompositionalFeatures
 from .studies import compositional_error_curve, describe_features
+
+__all__ = [
+    "ACTIVATIONS", "Activation", "BASE_KERNELS", "BaseKernel", "CONST", "CompositionalFeatures", "DEDUP_MODES",
+    "InputNode", "InternalNode", "PRESETS", "Preset", "REAL_FEATURE_LATEX", "Skeleton", "TRANSFORM_BLOCK_BYTES",
+    "activation_curves", "activation_table", "compositional_error_curve", "deep_skeleton", "describe_features",
+    "gaussian_skeleton", "get_activation", "get_base_kernel", "get_preset", "mixed_skeleton", "prepare_data",
+    "preset_skeleton", "sample_features", "shallow_skeleton",
+]
