@@ -51,8 +51,8 @@ class ViewRun:
 class OnPress:
     """How a page shows a measurement view (``View.measure``).
 
-    ``label``: the run button. ``details(run)``: drawn before the run (e.g. the predicted cost), with
-    ``run.result`` None and ``run.measurement`` the kept run, if any. ``what(spec, **settings)``: what the
+    ``label``: the run button. ``details(run)``: drawn in the page's body (the button is in its lead), e.g. the
+    predicted cost, with ``run.result`` None and ``run.measurement`` the kept run after this press, if any. ``what(spec, data, **settings)``: what the
     estimate names (default: the view's ``what``). ``fits(spec, data, largest, **settings)``: the sentence naming
     the largest settings that fit, given ``largest(cost_of, upper)`` (:func:`rkapp.guard.largest_fitting`).
     ``hidden``: the warning when the current settings fail and the kept run, of other settings, is hidden.
@@ -114,28 +114,29 @@ def run_view(view: View, spec: ViewSpec, render: Callable[[ViewRun], None], *, a
 
 def measure_view(view: View, spec: ViewSpec, render: Callable[[ViewRun], None], on_press: OnPress, *,
                  autorun: bool = False, **settings) -> ViewRun | None:
-    """A measurement view: refused beyond the limits, ``on_press.details``, then the button in the page's
+    """A measurement view: refused beyond the limits, then the button in the page's
     lead (:func:`rkapp.guard.measure_on_press`: never cached, its place in the server's line, the last run
-    kept); ``render`` draws the kept run (of these or earlier settings). Returns the rendered run, or None."""
+    kept), ``on_press.details`` in the body; ``render`` draws the kept run (of these or earlier settings).
+    Returns the rendered run, or None."""
     kept, params = kept_measurement(view.key), None
     with guarded(view.what):
         settings = view.checked(settings)
         data = load_data(spec) if view.needs_data else None
         n, d = data.X.shape if data is not None else (0, 0)
         cost = view.cost(spec, n, d, **settings)
-        params = (spec, tuple(sorted(settings.items())))  # valid settings: a refusal below keeps the last run shown
         if on_press.fits is not None:
             fits = on_press.fits(spec, data, largest_fitting, **settings)
         else:
             fits = (f"With these settings (d = {d}), n up to "
                     f"{largest_fitting(lambda s: view.cost(spec, s, d, **settings), n):,} fits." if view.needs_data else "")
-        what = on_press.what(spec, **settings) if on_press.what is not None else view.what
+        what = on_press.what(spec, data, **settings) if on_press.what is not None else view.what
+        params = (spec, tuple(sorted(settings.items())))  # valid settings: a refusal keeps the last run shown
         refuse_beyond_limits(cost, what, fits)  # before the details are drawn
-        if on_press.details is not None:
-            on_press.details(ViewRun(spec, settings, data, None, kept, params))
         with lead():  # the run button (then the results) first, above the settings
             kept = measure_on_press(cost, lambda: execute(view, spec, data, settings), key=view.key, params=params,
                                     what=what, label=on_press.label, fits=fits, autorun=autorun)
+        if on_press.details is not None:  # in the page's body, under the settings (the button is in the lead)
+            on_press.details(ViewRun(spec, settings, data, None, kept, params))
     run = None
     if kept is not None and params is None:  # the current settings failed: the kept run is of others
         show_warning(on_press.hidden, icon=":material/history:")

@@ -286,13 +286,15 @@ def fits(spec: ViewSpec, data, largest: Callable[[Callable[[int], RunCost], int]
             else "Lower the largest d or D, or time fewer maps.")
 
 
-def measured_what(spec: ViewSpec, **settings) -> str:
+def measured_what(spec: ViewSpec, data, **settings) -> str:
     """What the estimate and a refusal name.
 
     Parameters
     ----------
     spec : ViewSpec
         The shared settings.
+    data : None
+        Unused.
     **settings
         The page's settings.
 
