@@ -10,6 +10,7 @@ import os
 from dataclasses import dataclass
 from typing import Callable
 
+import numpy as np
 import pandas as pd
 from threadpoolctl import threadpool_limits
 
@@ -33,6 +34,14 @@ HIDDEN = ("The timings of the last run are hidden: they came from earlier settin
 #: Shown before the first run.
 BEFORE_THE_RUN = (f"Press **{RUN_LABEL}**: the note then reports the growth exponents this run measured next to "
                   "what the operation counts predict (slope 1 for RK in d and D; below 1 in d for SCRK).")
+#: A measured slope is stable when the standard error of the slopes of its single repeats (their standard deviation
+#: over the square root of their number) is at most this: the exponent is then known to about ±0.1 (2 standard
+#: errors). On a busy machine the first repeats may disagree more; the timings then repeat the unstable maps, one
+#: repeat per cell at a time, at most ``tm_rep`` extra repeats (priced in :func:`cost`), instead of asking the
+#: reader to measure again later.
+STABLE_STANDARD_ERROR = 0.05
+#: Below this many repeats a standard error says little: the slope counts as not yet stable.
+MIN_REPEATS_FOR_STABLE = 3
 #: The page's own fields of the state table that the timings read.
 SETTINGS = ("tm_maps", "tm_m", "tm_n", "tm_sweep_n_features", "tm_at_n_components", "tm_sweep_n_components",
             "tm_at_n_features", "tm_rep", "tm_1t")
@@ -170,13 +179,16 @@ class TimingResult:
         Returns
         -------
         DataFrame
-            Columns map (short label), along, exponent, low, high, and the rest of the fit.
+            Columns map (short label), along, exponent, low, high, stable (:func:`slope_errors`), and the rest
+            of the fit.
         """
         by_d, by_D = self.along("d"), self.along("D")
         slopes = pd.concat([growth_exponent(by_d, "d").assign(along="d"), growth_exponent(by_D, "D").assign(along="D")],
                            ignore_index=True)
         spread = pd.concat([slope_spread(by_d, "d"), slope_spread(by_D, "D")], ignore_index=True)
         slopes = slopes.merge(spread, on=["map", "along"], how="left")
+        stable = slope_errors(self.times)[["map", "along", "stable"]]
+        slopes = slopes.merge(stable, on=["map", "along"], how="left")
         slopes["map"] = [MAPS[k].short_label for k in slopes["map"]]
         return slopes
 
@@ -228,12 +240,74 @@ def compute(spec: ViewSpec, data, *, progress: Callable[[float, str], None] | No
         return None if progress is None else (lambda f, msg: progress(start + f * cells[k] / sum(cells), msg))
 
     with threadpool_limits(limits=1 if s.single_thread else None, user_api="blas"):
-        by_d = time_maps(list(s.maps), list(s.d_list), [s.D_at], [s.n], kernel_degree=s.degree, repeats=s.repeats,
-                         warmup=1, random_state=spec.seed, progress=part(0))
-        by_D = time_maps(list(s.maps), [s.d_at], list(s.D_list), [s.n], kernel_degree=s.degree, repeats=s.repeats,
-                         warmup=1, random_state=spec.seed, progress=part(1))
-    times = pd.concat([by_d.assign(sweep="d"), by_D.assign(sweep="D")], ignore_index=True)
+        times = _sweeps(s, list(s.maps), list(s.maps), s.repeats, 1, spec.seed, part)
+        for extra in range(s.repeats):  # repeat the unstable slopes, one repeat per cell, while they disagree
+            unstable = unstable_slopes(times)
+            if not unstable:
+                break
+            if progress is not None:
+                progress(1.0, f"Repeating {', '.join(sorted({MAPS[k].short_label for k, _ in unstable}))}: "
+                              f"their repeats disagree (extra repeat {extra + 1}/{s.repeats})")
+            more = _sweeps(s, [k for k, along in unstable if along == "d"], [k for k, along in unstable if along == "D"],
+                           1, 0, spec.seed + s.repeats + extra, None)
+            times = pd.concat([times, more.assign(repeat=more["repeat"] + s.repeats + extra)], ignore_index=True)
     return TimingResult(times, (os.getloadavg()[0], os.cpu_count() or 1))  # the note says when the machine was busy
+
+
+def _sweeps(s: Sweep, maps_d: list, maps_D: list, repeats: int, warmup: int, seed: int, part) -> pd.DataFrame:
+    """The sweep over d for ``maps_d`` and the sweep over D for ``maps_D`` (rows tagged with their sweep)."""
+    frames = []
+    if maps_d:
+        frames.append(time_maps(maps_d, list(s.d_list), [s.D_at], [s.n], kernel_degree=s.degree, repeats=repeats,
+                                warmup=warmup, random_state=seed, progress=part(0) if part else None).assign(sweep="d"))
+    if maps_D:
+        frames.append(time_maps(maps_D, [s.d_at], list(s.D_list), [s.n], kernel_degree=s.degree, repeats=repeats,
+                                warmup=warmup, random_state=seed, progress=part(1) if part else None).assign(sweep="D"))
+    return pd.concat(frames, ignore_index=True)
+
+
+def slope_errors(times: pd.DataFrame) -> pd.DataFrame:
+    """Per map and sweep: the standard error of the slopes fitted to single repeats (log time against log d or D).
+
+    Parameters
+    ----------
+    times : DataFrame
+        :class:`TimingResult` times (column ``sweep``).
+
+    Returns
+    -------
+    DataFrame
+        Columns map, along, repeats, standard_error (NaN below two repeats), stable (None below
+        :data:`MIN_REPEATS_FOR_STABLE` repeats: too few to tell).
+    """
+    rows = []
+    for along in ("d", "D"):
+        sub = times[(times["sweep"] == along) & (times["phase"] == "transform") & (times["seconds"] > 0)]
+        for key, g in sub.groupby("map", sort=False):
+            slopes = [np.polyfit(np.log(r[along].to_numpy(float)), np.log(r["seconds"].to_numpy(float)), 1)[0]
+                      for _, r in g.groupby("repeat") if r[along].nunique() >= 2]
+            k = len(slopes)
+            error = float(np.std(slopes, ddof=1) / np.sqrt(k)) if k >= 2 else np.nan
+            rows.append({"map": key, "along": along, "repeats": k, "standard_error": error,
+                         "stable": None if k < MIN_REPEATS_FOR_STABLE else bool(error <= STABLE_STANDARD_ERROR)})
+    return pd.DataFrame(rows, columns=["map", "along", "repeats", "standard_error", "stable"])
+
+
+def unstable_slopes(times: pd.DataFrame) -> list[tuple[str, str]]:
+    """The (map, sweep) pairs whose slope is not yet stable (:data:`STABLE_STANDARD_ERROR`).
+
+    Parameters
+    ----------
+    times : DataFrame
+        :class:`TimingResult` times.
+
+    Returns
+    -------
+    list of tuple
+        (map key, "d" or "D").
+    """
+    errors = slope_errors(times)
+    return [(r.map, r.along) for r in errors.itertuples() if r.stable is not True]  # None: too few to tell
 
 
 def cost(spec: ViewSpec, n: int, d: int, **settings) -> RunCost:
@@ -258,7 +332,29 @@ def cost(spec: ViewSpec, n: int, d: int, **settings) -> RunCost:
     ValueError
         Settings that cannot be measured (:func:`checked_sweep`).
     """
-    return checked_sweep(**settings).cost()
+    s = checked_sweep(**settings)
+    return s.cost() + extra_repeats_cost(s)
+
+
+def extra_repeats_cost(s: Sweep, n: int | None = None) -> RunCost:
+    """The most the repeats until stable add: ``repeats`` more timed runs per cell, without warm-ups.
+
+    Parameters
+    ----------
+    s : Sweep
+        The sweeps.
+    n : int, optional
+        Samples mapped (default the chosen n).
+
+    Returns
+    -------
+    RunCost
+        A section named for what it is.
+    """
+    full = timing_cost(s.maps, s.d_list, s.D_at, s.D_list, s.d_at, s.n if n is None else int(n), s.degree, s.repeats)
+    share = s.repeats / (1 + s.repeats)  # timing_cost prices a warm-up and the repeats of each cell
+    return RunCost(full.seconds * share, full.bytes, (("repeats until stable, if the first disagree",
+                                                       full.seconds * share, full.bytes),))
 
 
 def fits(spec: ViewSpec, data, largest: Callable[[Callable[[int], RunCost], int], int], **settings) -> str:
@@ -281,7 +377,7 @@ def fits(spec: ViewSpec, data, largest: Callable[[Callable[[int], RunCost], int]
         The sentence.
     """
     s = checked_sweep(**settings)
-    fitting_n = largest(s.cost, s.n)
+    fitting_n = largest(lambda size: s.cost(size) + extra_repeats_cost(s, size), s.n)
     return (f"With these maps, d and D, n up to {fitting_n:,} fits; or lower the repeats." if fitting_n
             else "Lower the largest d or D, or time fewer maps.")
 
@@ -340,7 +436,8 @@ def measure_text(**settings) -> str:
     s = checked_sweep(**settings)
     points = len(s.d_list) + len(s.D_list)
     return (f"**Measure:** {len(s.maps)} map(s) × {points} settings = {len(s.maps) * points} cells, "
-            f"each {s.repeats} timed runs after a warm-up, n = {s.n} "
+            f"each {s.repeats} timed runs after a warm-up (up to {s.repeats} more where the single runs' slopes "
+            f"disagree), n = {s.n} "
             f"({'one BLAS thread' if s.single_thread else 'all BLAS threads'}).")
 
 
@@ -397,5 +494,5 @@ TIMING = View(key="tm", what="the timings", compute=compute, cost=cost, reproduc
               needs_data=False, measure=True)
 VIEWS = (TIMING,)
 
-__all__ = ["BEFORE_THE_RUN", "HIDDEN", "MAPS", "MEASURED", "RUN_LABEL", "SETTINGS", "TIMING", "Sweep", "TimingResult", "checked_sweep", "complexity_latex",
-           "defined", "fits", "growth_exponent", "measure_text", "measured_what", "predicted_figure", "predictions", "sweep", "timing_figure"]
+__all__ = ["BEFORE_THE_RUN", "STABLE_STANDARD_ERROR", "HIDDEN", "MAPS", "MEASURED", "RUN_LABEL", "SETTINGS", "TIMING", "Sweep", "TimingResult", "checked_sweep", "complexity_latex",
+           "defined", "fits", "growth_exponent", "measure_text", "measured_what", "predicted_figure", "predictions", "slope_errors", "sweep", "timing_figure", "unstable_slopes"]
