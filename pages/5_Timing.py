@@ -61,12 +61,14 @@ def predicted(run: ViewRun) -> None:
     left, right = st.columns(2)
     with left:
         chart(shared_figure(timing.predicted_figure, pred_d, "d",
-                            title=f"Predicted cost vs d (D = {s.D_at:,}, m = {s.degree})"), pred_d, "Predicted cost vs d")
+                            title=f"Predicted cost vs d (D = {s.D_at:,}, m = {s.degree})"),
+              pred_d, "Predicted cost vs d")
     with right:
         chart(shared_figure(timing.predicted_figure, pred_D, "D",
-                            title=f"Predicted cost vs D (d = {s.d_at:,}, m = {s.degree})"), pred_D, "Predicted cost vs D")
-    st.caption("What the formulas predict, constants dropped: compare the slopes with the measurement, not the heights. "
-               "A slope that drops towards 0 (SCRK in d) is logarithmic growth.")
+                            title=f"Predicted cost vs D (d = {s.d_at:,}, m = {s.degree})"),
+              pred_D, "Predicted cost vs D")
+    st.caption("What the formulas predict, constants dropped: compare the slopes with the measurement, not the "
+               "heights. A slope that drops towards 0 (SCRK in d) is logarithmic growth.")
     st.markdown(timing.measure_text(**run.settings))
 
 

@@ -28,7 +28,8 @@ spec = sidebar(kernels=list(classifiers.KERNEL_CHOICES), distributions=None, D=F
 
 c1, c2, c3, c4 = st.columns([3, 2, 1, 1])
 with c1:
-    methods = persistent_widget(st.multiselect, "Methods", key="cl_methods", options=classifiers.methods_for(spec.kernel),
+    methods = persistent_widget(st.multiselect, "Methods", key="cl_methods",
+                                options=classifiers.methods_for(spec.kernel),
                                 format_func=lambda k: classifiers.METHODS[k].label,
                                 help="TS, RM and the polynomial SVM work on the polynomial kernel of the same degree "
                                      "(Figure 3); the FM on the ANOVA kernel; SCRK needs the ANOVA kernel.")

@@ -52,9 +52,10 @@ class OnPress:
     """How a page shows a measurement view (``View.measure``).
 
     ``label``: the run button. ``details(run)``: drawn in the page's body (the button is in its lead), e.g. the
-    predicted cost, with ``run.result`` None and ``run.measurement`` the kept run after this press, if any. ``what(spec, data, **settings)``: what the
-    estimate names (default: the view's ``what``). ``fits(spec, data, largest, **settings)``: the sentence naming
-    the largest settings that fit, given ``largest(cost_of, upper)`` (:func:`rkapp.guard.largest_fitting`).
+    predicted cost, with ``run.result`` None and ``run.measurement`` the kept run after this press, if any.
+    ``what(spec, data, **settings)``: what the estimate names (default: the view's ``what``).
+    ``fits(spec, data, largest, **settings)``: the sentence naming the largest settings that fit, given
+    ``largest(cost_of, upper)`` (:func:`rkapp.guard.largest_fitting`).
     ``hidden``: the warning when the current settings fail and the kept run, of other settings, is hidden.
     """
 
@@ -128,7 +129,8 @@ def measure_view(view: View, spec: ViewSpec, render: Callable[[ViewRun], None], 
             fits = on_press.fits(spec, data, largest_fitting, **settings)
         else:
             fits = (f"With these settings (d = {d}), n up to "
-                    f"{largest_fitting(lambda s: view.cost(spec, s, d, **settings), n):,} fits." if view.needs_data else "")
+                    f"{largest_fitting(lambda s: view.cost(spec, s, d, **settings), n):,} fits."
+                    if view.needs_data else "")
         what = on_press.what(spec, data, **settings) if on_press.what is not None else view.what
         params = (spec, tuple(sorted(settings.items())))  # valid settings: a refusal keeps the last run shown
         refuse_beyond_limits(cost, what, fits)  # before the details are drawn

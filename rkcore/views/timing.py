@@ -248,8 +248,8 @@ def compute(spec: ViewSpec, data, *, progress: Callable[[float, str], None] | No
             if progress is not None:
                 progress(1.0, f"Repeating {', '.join(sorted({MAPS[k].short_label for k, _ in unstable}))}: "
                               f"their repeats disagree (extra repeat {extra + 1}/{s.repeats})")
-            more = _sweeps(s, [k for k, along in unstable if along == "d"], [k for k, along in unstable if along == "D"],
-                           1, 0, spec.seed + s.repeats + extra, None)
+            by_sweep = {along: [k for k, a in unstable if a == along] for along in ("d", "D")}
+            more = _sweeps(s, by_sweep["d"], by_sweep["D"], 1, 0, spec.seed + s.repeats + extra, None)
             times = pd.concat([times, more.assign(repeat=more["repeat"] + s.repeats + extra)], ignore_index=True)
     return TimingResult(times, (os.getloadavg()[0], os.cpu_count() or 1))  # the note says when the machine was busy
 
@@ -494,5 +494,7 @@ TIMING = View(key="tm", what="the timings", compute=compute, cost=cost, reproduc
               needs_data=False, measure=True)
 VIEWS = (TIMING,)
 
-__all__ = ["BEFORE_THE_RUN", "STABLE_STANDARD_ERROR", "HIDDEN", "MAPS", "MEASURED", "RUN_LABEL", "SETTINGS", "TIMING", "Sweep", "TimingResult", "checked_sweep", "complexity_latex",
-           "defined", "fits", "growth_exponent", "measure_text", "measured_what", "predicted_figure", "predictions", "slope_errors", "sweep", "timing_figure", "unstable_slopes"]
+__all__ = ["BEFORE_THE_RUN", "STABLE_STANDARD_ERROR", "HIDDEN", "MAPS", "MEASURED", "RUN_LABEL", "SETTINGS", "TIMING",
+           "Sweep", "TimingResult", "checked_sweep", "complexity_latex",
+           "defined", "fits", "growth_exponent", "measure_text", "measured_what", "predicted_figure", "predictions",
+           "slope_errors", "sweep", "timing_figure", "unstable_slopes"]
