@@ -353,7 +353,7 @@ def extra_repeats_cost(s: Sweep, n: int | None = None) -> RunCost:
     """
     full = timing_cost(s.maps, s.d_list, s.D_at, s.D_list, s.d_at, s.n if n is None else int(n), s.degree, s.repeats)
     share = s.repeats / (1 + s.repeats)  # timing_cost prices a warm-up and the repeats of each cell
-    return RunCost(full.seconds * share, full.bytes, (("repeats until stable, if the first disagree",
+    return RunCost(full.seconds * share, full.bytes, (("at most as many repeats again where they disagree",
                                                        full.seconds * share, full.bytes),))
 
 
