@@ -26,8 +26,8 @@ from .identity import owner_id
 from .run_context import current_run
 
 __all__ = ["ADMISSION", "AUTO_RUN_SECONDS", "MAX_RUN_SECONDS", "MEMORY_BUDGET", "Measurement", "Waiting",
-           "admitted_run", "estimate_cost", "guarded", "heavy_work", "kept_measurement", "largest_fitting", "literal", "max_size_within", "measure_on_press",
-           "refuse_beyond_limits", "require_memory", "run_or_wait", "show_error", "show_measurement", "show_warning"]
+           "admitted_run", "cost_phrase", "estimate_cost", "guarded", "heavy_work", "kept_measurement", "largest_fitting", "literal", "max_size_within", "measure_on_press",
+           "refuse_beyond_limits", "require_memory", "run_or_wait", "sections_help", "show_cost", "show_error", "show_measurement", "show_warning"]
 
 logger = logging.getLogger("rkapp")
 
@@ -129,6 +129,27 @@ def refuse_beyond_limits(cost: RunCost, what: str, fits: str = "") -> None:
             f"allowed per view.{_busy_note()} {fits}".strip())
 
 
+def cost_phrase(cost: RunCost) -> str:
+    """The cost of a run, stated once: "about 3 s and 40 MB of memory on this server", naming what it covers
+    when it has several sections ("(the error study and the pair variances)"); each section's own numbers are
+    in :func:`sections_help`. (It read "about 3 s and 40 MB of memory on this server (error study: about 3 s,
+    40 MB)": the memory twice for one section, and a list of numbers for several.)"""
+    names = [name for name, _, _ in cost.sections]
+    covers = f" ({', '.join(names[:-1])} and {names[-1]})" if len(names) > 1 else ""
+    return f"{format_estimate(cost.seconds)} and {format_bytes(cost.bytes)} of memory on this server{covers}"
+
+
+def sections_help(cost: RunCost) -> str | None:
+    """Each section's seconds and peak memory, for the run button's hover help (None for one section)."""
+    return f"Estimated by part: {cost.describe()}." if len(cost.sections) > 1 else None
+
+
+def show_cost(text: str) -> None:
+    """An estimate before a run, in the text's own colour with a timer icon: a cost is information, not a warning
+    (it was a yellow warning box). ``text`` is plain text, shown literally."""
+    st.markdown(f":material/timer: {literal(text)}")
+
+
 def run_or_wait(cost: RunCost, *, key: str, params, what: str, fits: str = "", autorun: bool = False) -> bool:
     """The one run protocol of every page, called before computing with the cost of everything the page
     will compute (:mod:`rkcore.studies.costs`). Beyond the time ceiling or the memory budget: ValueError naming
@@ -145,11 +166,9 @@ def run_or_wait(cost: RunCost, *, key: str, params, what: str, fits: str = "", a
         return True
     slot = st.empty()
     with slot.container():
-        show_warning(f"Computing {what} takes {format_estimate(cost.seconds)} and {format_bytes(cost.bytes)} of "
-                     f"memory on this server ({cost.describe()}). It runs when you press the button.{_busy_note()}",
-                     icon=":material/timer:")
+        show_cost(f"Computing {what} takes {cost_phrase(cost)}. It runs when you press the button.{_busy_note()}")
         pressed = st.button(f"Run ({format_estimate(cost.seconds)})", key=f"{key}_run", type="primary",
-                            icon=":material/play_arrow:")
+                            icon=":material/play_arrow:", help=sections_help(cost))
     if not pressed:
         raise Waiting(what)
     st.session_state[ran_key] = params
@@ -295,17 +314,14 @@ def measure_on_press(cost: RunCost, run: Callable[[], Any], *, key: str, params,
     current = kept is not None and kept.params == params
     slot = st.empty()
     with slot.container():
-        estimate = (f"{format_estimate(cost.seconds)} and {format_bytes(cost.bytes)} of memory on this server "
-                    f"({cost.describe()})")
         if current:
-            st.caption(literal(f"Measured at these settings; measuring again takes {estimate}."))
+            st.caption(literal(f"Measured at these settings; measuring again takes {cost_phrase(cost)}."))
         else:
             if details is not None:
                 details()  # first: the page's chart starts in the first screen of a projector
-            show_warning(f"Measuring {what} takes {estimate}. It runs when you press the button.{_busy_note()}",
-                         icon=":material/timer:")
+            show_cost(f"Measuring {what} takes {cost_phrase(cost)}. It runs when you press the button.{_busy_note()}")
         pressed = st.button(f"{label} ({format_estimate(cost.seconds)})", key=f"{key}_run", type="primary",
-                            icon=":material/play_arrow:")
+                            icon=":material/play_arrow:", help=sections_help(cost))
     if pressed or autorun:
         slot.empty()  # the results replace the estimate
         with heavy_work(cost):

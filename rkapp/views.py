@@ -5,9 +5,15 @@ It loads the view's data, prices the computation with the view's cost model, app
 computation to the server's run slots (:func:`rkapp.guard.heavy_work`), caches its result per settings,
 hands it to the page's ``render``, shows any error in place, and ends with the reproduce box. The
 computation itself is the view's pure, picklable ``compute``: :func:`execute` is where it is called.
+
+A measurement view (``View.measure``: wall-clock times, Timing and Classifiers) runs only on its button
+(:func:`rkapp.guard.measure_on_press`, in the page's lead), never cached; its last result is kept across
+setting changes and rendered with a note when the settings changed since (:class:`OnPress` says how).
+A ``compute`` that takes a ``progress`` keyword gets a progress bar's ``report(fraction, message)``.
 """
 from __future__ import annotations
 
+import inspect
 from dataclasses import dataclass
 from typing import Any, Callable
 
@@ -17,8 +23,11 @@ from rkcore.views import View, ViewSpec
 from rkcore.views.settings import check_field
 
 from .data import load_data
-from .guard import admitted_run, guarded, heavy_work, largest_fitting, run_or_wait
-from .layout import progress_bar, reproduce
+from .guard import (
+    Measurement, admitted_run, guarded, heavy_work, kept_measurement, largest_fitting, measure_on_press,
+    refuse_beyond_limits, run_or_wait, show_warning,
+)
+from .layout import lead, progress_bar, reproduce
 
 #: Results kept for the whole server (every view's entries together); a view's result is tables and
 #: arrays of at most a few MB (the Gram page's block averages: 2 x 250² floats).
@@ -33,15 +42,39 @@ class ViewRun:
     settings: dict
     data: Any
     result: Any
+    #: A measurement view's kept run (its ``value`` is ``result``), and the current settings' identity to
+    #: compare it with (:func:`rkapp.guard.show_measurement`); None for other views.
+    measurement: Measurement | None = None
+    params: Any = None
+
+
+@dataclass(frozen=True)
+class OnPress:
+    """How a page shows a measurement view (``View.measure``).
+
+    ``label``: the run button. ``details(run)``: drawn in the page's body (the button is in its lead), e.g. the
+    predicted cost, with ``run.result`` None and ``run.measurement`` the kept run after this press, if any.
+    ``what(spec, data, **settings)``: what the estimate names (default: the view's ``what``).
+    ``fits(spec, data, largest, **settings)``: the sentence naming the largest settings that fit, given
+    ``largest(cost_of, upper)`` (:func:`rkapp.guard.largest_fitting`).
+    ``hidden``: the warning when the current settings fail and the kept run, of other settings, is hidden.
+    """
+
+    label: str
+    details: Callable[[ViewRun], None] | None = None
+    what: Callable[..., str] | None = None
+    fits: Callable[..., str] | None = None
+    hidden: str = ("The results of the last run are hidden: they came from earlier settings, and the current ones "
+                   "failed (see the message above).")
 
 
 def execute(view: View, spec: ViewSpec, data, settings: dict) -> Any:
-    """The view's computation, in this process (the one place a view's ``compute`` is called); a view
-    with ``progress`` gets a progress bar's ``report``."""
-    if view.progress:
-        with progress_bar(view.progress) as report:
-            return view.compute(spec, data, progress=report, **settings)
-    return view.compute(spec, data, **settings)
+    """The view's computation, in this process (the one place a view's ``compute`` is called); a view with
+    ``progress`` (its bar's text), or whose ``compute`` takes a ``progress`` keyword, reports to a progress bar."""
+    if not view.progress and "progress" not in inspect.signature(view.compute).parameters:
+        return view.compute(spec, data, **settings)
+    with progress_bar(view.progress or f"Computing {view.what}…") as report:
+        return view.compute(spec, data, progress=report, **settings)
 
 
 @st.cache_data(show_spinner="Computing…", max_entries=RESULT_CACHE_ENTRIES)
@@ -67,13 +100,17 @@ def _fits(view: View, spec: ViewSpec, settings: dict, cost_of: Callable, n: int,
 
 
 def run_view(view: View, spec: ViewSpec, render: Callable[[ViewRun], None], *, autorun: bool = False,
-             reproduce_box: bool = True, shown: dict | None = None, **settings) -> ViewRun | None:
+             reproduce_box: bool = True, shown: dict | None = None, on_press: OnPress | None = None,
+             **settings) -> ViewRun | None:
     """Run ``view`` for ``spec`` and the page's ``settings`` (fields of the state table), then
     ``render`` its result; errors show in place and the page goes on. Returns the run (None when the
     view waits for its button or failed). ``autorun``: run without the button (a preset's click).
     ``reproduce_box``: end with the reproduce box (False on a page of several views, which ends with
     :func:`reproduce_view` once, after its last chart: the box's export holds every chart drawn before it).
-    ``shown``: page fields only the figures read, for the reproduce code (:func:`reproduce_view`)."""
+    ``shown``: page fields only the figures read, for the reproduce code (:func:`reproduce_view`).
+    A measurement view (``view.measure``) runs as ``on_press`` says (:func:`measure_view`)."""
+    if view.measure:
+        return measure_view(view, spec, render, on_press or OnPress(label="Run"), autorun=autorun, **settings)
     run = None
     with guarded(view.what):
         settings = view.checked(settings)
@@ -124,3 +161,41 @@ def reproduce_view(view: View, spec: ViewSpec, *, shown: dict | None = None, **s
         if problems:
             raise ValueError(problems[0])
         reproduce(view.reproduce(spec, **view.checked(settings), **shown))
+
+
+def measure_view(view: View, spec: ViewSpec, render: Callable[[ViewRun], None], on_press: OnPress, *,
+                 autorun: bool = False, **settings) -> ViewRun | None:
+    """A measurement view: refused beyond the limits, then the button in the page's
+    lead (:func:`rkapp.guard.measure_on_press`: never cached, its place in the server's line, the last run
+    kept), ``on_press.details`` in the body; ``render`` draws the kept run (of these or earlier settings).
+    Returns the rendered run, or None."""
+    kept, params = kept_measurement(view.key), None
+    with guarded(view.what):
+        settings = view.checked(settings)
+        data = load_data(spec) if view.needs_data else None
+        n, d = data.X.shape if data is not None else (0, 0)
+        cost = view.cost(spec, n, d, **settings)
+        if on_press.fits is not None:
+            fits = on_press.fits(spec, data, largest_fitting, **settings)
+        else:
+            fits = (f"With these settings (d = {d}), n up to "
+                    f"{largest_fitting(lambda s: view.cost(spec, s, d, **settings), n):,} fits."
+                    if view.needs_data else "")
+        what = on_press.what(spec, data, **settings) if on_press.what is not None else view.what
+        params = (spec, tuple(sorted(settings.items())))  # valid settings: a refusal keeps the last run shown
+        refuse_beyond_limits(cost, what, fits)  # before the details are drawn
+        with lead():  # the run button (then the results) first, above the settings
+            kept = measure_on_press(cost, lambda: execute(view, spec, data, settings), key=view.key, params=params,
+                                    what=what, label=on_press.label, fits=fits, autorun=autorun)
+        if on_press.details is not None:  # in the page's body, under the settings (the button is in the lead)
+            on_press.details(ViewRun(spec, settings, data, None, kept, params))
+    run = None
+    if kept is not None and params is None:  # the current settings failed: the kept run is of others
+        show_warning(on_press.hidden, icon=":material/history:")
+    elif kept is not None:
+        with guarded(view.what):
+            run = ViewRun(spec, settings, data, kept.value, kept, params)
+            render(run)
+    with guarded("the reproduce code"):
+        reproduce(view.reproduce(spec, **view.checked(settings)))
+    return run

@@ -120,5 +120,10 @@ def error_texts(at) -> list[str]:
     return [shown(e.value) for e in at.error]
 
 
+def estimate_texts(at) -> list[str]:
+    """The estimates shown before a run waits for its button (rkapp.guard.show_cost: plain text, a timer icon)."""
+    return [shown(m.value) for m in at.markdown if m.value.startswith(":material/timer:")]
+
+
 def warning_texts(at) -> list[str]:
     return [shown(w.value) for w in at.warning]

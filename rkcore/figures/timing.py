@@ -185,9 +185,11 @@ def slope_spread(df: pd.DataFrame, along: str, phase: str = "transform") -> pd.D
 def timing_note(slopes: pd.DataFrame, load: tuple[float, int] | None = None) -> str:
     """The Timing page's "what to notice" from the growth-exponent table it shows (columns ``map``
     (label), ``along`` ("d" or "D"), ``exponent``, and optionally ``low`` / ``high``, the spread of the
-    per-repeat slopes): the measured slopes with their spread, which of them are unreliable (a spread
+    per-repeat slopes): the measured slopes with their spread, which of them are rough (a spread
     above SLOPE_SPREAD_LIMIT, or a load average above the cores while measuring: ``load`` = (load, cores)),
-    then what the formulas predict.
+    then what the formulas predict. With a ``stable`` column (the timings repeated the slopes that disagreed,
+    :func:`rkcore.views.timing.slope_errors`) a slope is rough when it is still not stable after them, and the
+    note gives no advice to measure more: it already did.
 
     Parameters
     ----------
@@ -201,7 +203,8 @@ def timing_note(slopes: pd.DataFrame, load: tuple[float, int] | None = None) -> 
     str
         The note, a few sentences.
     """
-    parts, shaky = [], []
+    repeated = "stable" in slopes.columns  # the timings already repeated the slopes that disagreed
+    parts, shaky, counts = [], [], []
     for label, rows in slopes.groupby("map", sort=False):
         each = []
         for r in rows.itertuples():
@@ -209,21 +212,26 @@ def timing_note(slopes: pd.DataFrame, load: tuple[float, int] | None = None) -> 
             low, high = getattr(r, "low", np.nan), getattr(r, "high", np.nan)
             if np.isfinite(low) and np.isfinite(high):
                 text += f" (repeats {low:.2f} to {high:.2f})"
-                if high - low > SLOPE_SPREAD_LIMIT:
+                stable = getattr(r, "stable", None)
+                if (stable is False or stable is np.False_) if repeated else high - low > SLOPE_SPREAD_LIMIT:
                     shaky.append(f"{label} in {r.along}")
+                    counts.append(int(getattr(r, "repeats", 0) or 0))
             each.append(text)
         parts.append(f"{label}: {', '.join(each)}")
     note = "Measured on this run: " + "; ".join(parts) + "."
-    busy = load is not None and load[0] > load[1]
+    # after the repeats a stable slope is stable whatever the load; the load then only explains a rough one
+    busy = load is not None and load[0] > load[1] and (shaky or not repeated)
     if shaky or busy:
         why = []
-        if shaky:
+        if shaky and repeated:
+            why.append(f"the single repeats still disagree for {', '.join(shaky)} after {max(counts)} repeats")
+        elif shaky:
             why.append(f"the repeats disagree by more than {SLOPE_SPREAD_LIMIT:g} for {', '.join(shaky)}")
         if busy:
             assert load is not None  # busy implies a load was given
             why.append(f"the machine was busy (load {load[0]:.1f} on {load[1]} cores)")
         note += (" Read these slopes as rough: " + " and ".join(why) + ", so other work took a different share "
-                 "of the processor in each repeat; more repeats narrow the range.")
+                 "of the processor in each repeat" + ("." if repeated else "; more repeats narrow the range."))
     return note + (" The operation counts predict slope 1 for RK in both d and D (one dense D × d product) and, for "
                    "SCRK, about 1 in D but well below 1 in d (FFTs: log d). Slopes below the prediction mean fixed "
                    "overheads still dominate at these sizes: raise n or the largest d / D to see the asymptotic rates.")

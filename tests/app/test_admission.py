@@ -12,7 +12,7 @@ from rkapp import guard
 from rkcore.studies import costs
 from rkcore.studies import errors as experiments
 from rkcore.base.admission import Admission
-from tests.conftest import REPO, APP_TIMEOUT, error_texts, plotly_figures, warning_texts
+from tests.conftest import REPO, APP_TIMEOUT, error_texts, estimate_texts, plotly_figures
 
 DIST = "pages/4_Distributions_and_variance.py"
 SMALL = dict(n=60, dv_trials=5, dv_vtrials=50)
@@ -152,7 +152,7 @@ def test_a_load_spike_never_takes_the_charts_away(monkeypatch, clear_streamlit_c
     at.query_params["n"] = "200"  # the page's defaults: well under the 2 s of an auto-run, but not 16x that
     at.run()
     assert not at.exception and not error_texts(at)
-    assert plotly_figures(at) and not [w for w in warning_texts(at) if "press the button" in w]
+    assert plotly_figures(at) and not [w for w in estimate_texts(at) if "press the button" in w]
     estimate = costs.error_study_cost(200, 20, "anova", 2, [40, 80, 160, 320], METHODS, 10)
     assert estimate == costs.error_study_cost(200, 20, "anova", 2, [40, 80, 160, 320], METHODS, 10)
     monkeypatch.setenv(costs.SPEED_FACTOR_ENV, "2")  # a slower host, set by whoever starts the server

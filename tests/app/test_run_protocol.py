@@ -9,13 +9,13 @@ import numpy as np
 import pytest
 
 from rkcore.studies import costs
-from tests.conftest import error_texts, plotly_figures, warning_texts
+from tests.conftest import error_texts, estimate_texts, plotly_figures
 
 DIST = "pages/4_Distributions_and_variance.py"
 
 
 def _estimates(at) -> list[str]:
-    return [w for w in warning_texts(at) if "press the button" in w]
+    return [w for w in estimate_texts(at) if "press the button" in w]
 
 
 def test_long_run_waits_for_its_button_and_the_estimate_goes_away(run_page):
@@ -28,6 +28,42 @@ def test_long_run_waits_for_its_button_and_the_estimate_goes_away(run_page):
     assert plotly_figures(at) and not _estimates(at)
     at.run()  # a rerun with the same settings shows the cached results, no button
     assert plotly_figures(at) and not _estimates(at)
+
+
+#: An amount of memory as format_bytes writes it.
+MEMORY = re.compile(r"\d[\d.,]* (?:B|KB|MB|GB|TB|PB)\b")
+
+
+def _state_the_cost_once_in_a_neutral_colour(at) -> str:
+    """Issue 38, finding 8: the estimate was a yellow warning stating the memory twice ("... and 40 MB of memory
+    (error study: about 2 s, 40 MB; ...)"); it is plain text with one amount of memory, the parts on the button's
+    hover help."""
+    assert not [w for w in (e.value for e in at.warning) if "press the button" in w], "a cost is not a warning"
+    (estimate,) = _estimates(at)
+    assert len(MEMORY.findall(estimate)) == 1, estimate
+    assert len(re.findall(r"about [\d.,]+ s|under 1 s", estimate)) == 1, estimate
+    return estimate
+
+
+def test_the_estimate_states_the_cost_once_in_a_neutral_colour(run_page):
+    at = run_page(DIST, n=300, dv_trials=20, dv_vtrials=1000)  # two sections
+    estimate = _state_the_cost_once_in_a_neutral_colour(at)
+    assert "(error study and pair variances)" in estimate, estimate  # what it covers, named once
+    button = at.button(key="dv_run")
+    assert "error study: about" in button.help and "pair variances: about" in button.help, button.help
+
+
+@pytest.mark.parametrize("page, key", [(TIMING_PAGE := "pages/5_Timing.py", "tm"),
+                                       ("pages/6_Classifiers.py", "cl")])
+def test_a_measurement_states_its_cost_once_in_a_neutral_colour(run_page, page, key):
+    query = (dict(tm_maps="rk,scrk", tm_d="8,16", tm_Dfix="32", tm_D="16,32", tm_dfix="8", tm_n=10, tm_rep=1)
+             if page == TIMING_PAGE else dict(n=80, cl_methods="kernel_svm,rk", cl_mult="1,2", cl_trials=1))
+    at = run_page(page, **query)
+    _state_the_cost_once_in_a_neutral_colour(at)
+    at.button(key=f"{key}_run").click().run()
+    at.run()  # at the same settings: the kept result and a short note of the cost
+    (again,) = [c.value for c in at.caption if "measuring again" in c.value]
+    assert len(MEMORY.findall(again.replace("\\", ""))) == 1, again
 
 
 def test_a_busy_server_shows_in_the_estimate(run_page, monkeypatch):
@@ -53,7 +89,7 @@ def test_a_busy_server_shows_in_the_estimate(run_page, monkeypatch):
     slow = _estimates(run_page(DIST, n=300, dv_trials=20, dv_vtrials=1000))[0]
     def study_seconds(text: str) -> tuple[float, float]:
         """(the estimate, half its last digit): shown to one significant digit (format_estimate)."""
-        value = float(re.search(r"error study: about ([\d.,]+) s", text).group(1).replace(",", ""))
+        value = float(re.search(r"takes about ([\d.,]+) s", text).group(1).replace(",", ""))
         return value, 0.5 * 10 ** np.floor(np.log10(value))
 
     (q, q_half), (s, s_half) = study_seconds(quiet), study_seconds(slow)
