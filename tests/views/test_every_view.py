@@ -55,7 +55,10 @@ def test_no_page_calls_a_views_computation_itself(page):
 
 
 #: Every page, and the story's later steps (each step computes its own view).
-VISITS = [(f"pages/{page.name}", {}) for page in PAGES if page.name != "Home.py"] + [("app.py", {})] + [("pages/0_Story.py", {"story_step": step}) for step in range(2, 6)]
+VISITS = ([(f"pages/{page.name}", {}) for page in PAGES if page.name != "Home.py"] + [("app.py", {})]
+          + [("pages/0_Story.py", {"story_step": step}) for step in range(2, 6)]
+          + [("pages/6_Classifiers.py", {"dataset": "movielens_ratings"}),  # a real-valued target: regression
+             ("pages/8_Random_Fourier_features.py", {"rff_struct": "true", "rff_mult": "1", "rff_strials": 5})])
 
 
 def test_every_view_is_computed_by_a_page_inside_the_servers_admission(run_page, monkeypatch):
