@@ -2,6 +2,7 @@
 and the projector rules they share (compact header, formulas that fit, titles that wrap, presenter mode)."""
 from __future__ import annotations
 
+import json
 import os
 import re
 import threading
@@ -12,7 +13,7 @@ from pathlib import Path
 import pandas as pd
 import streamlit as st
 
-from rkcore.figures.style import VALIDATE_FIGURES_ENV, check_canonical, enlarged
+from rkcore.figures.style import VALIDATE_FIGURES_ENV, check_canonical, enlarged, square_panel_share
 from rkcore.teaching.claims import lead_and_rest
 
 from .guard import literal, show_error
@@ -67,8 +68,27 @@ _PRESENTER_CSS = """
   h1 { font-size: 2.4rem !important; }
   .katex { font-size: 1.25em; }
   section[data-testid="stSidebar"], [data-testid="stExpandSidebarButton"] { display: none !important; }
-  /* the pages menu and the toggle beside the title: clear of the app's header bar */
-  .st-key-rk-presenter-controls { margin-top: 1.0rem; }
+  /* no header bar (its menu is for the app's developer): the title starts at the top, the chart higher */
+  header[data-testid="stHeader"] { display: none !important; }
+  .block-container, [data-testid="stMainBlockContainer"] { padding-top: 0.6rem; }
+  h1 { line-height: 1.15 !important; }
+  [data-testid="stMainBlockContainer"] [data-testid="stVerticalBlock"] { gap: 0.45rem; }
+  /* the teacher says it: no grey small print, no CSV buttons (the page's own ones included; the offline
+     export stays, for the teacher) */
+  [data-testid="stMain"] [data-testid="stElementContainer"]:has([data-testid="stCaptionContainer"]),
+  [data-testid="stMain"] [data-testid="stElementContainer"]:has([data-testid="stDownloadButton"]):not(.st-key-export_view)
+      { display: none !important; }
+  /* the note's box (on every page and story step) as slim as the page's own conclusion box */
+  [data-testid="stMain"] [data-testid="stAlertContainer"] { padding-top: 0.35rem !important;
+      padding-bottom: 0.35rem !important; }
+  /* charts as tall as the screen lets them (see _FILL_SCRIPT): the element keeps no fixed size of its own,
+     plotly's element takes the height, and Streamlit hands plotly the size it measures there */
+  [class*="st-key-rkfill-"] { flex: 0 0 auto !important; height: auto !important; }
+  [class*="st-key-rkfill-"] [data-testid="stFullScreenFrame"] { height: auto !important; }
+  [class*="st-key-rkfill-"] [data-testid="stPlotlyChart"] { height: var(--rk-fill-height, 62vh) !important; }
+  /* square heatmaps: no wider than their squares and colour bar need (the bar stays beside the plot) */
+  [class*="st-key-rkfill-sq"] { width: var(--rk-fill-width, 100%) !important; max-width: 100%;
+      margin-left: auto; margin-right: auto; }
 </style>
 """
 #: key of the container that holds each page's main chart or run button (class ``st-key-rk-lead``; the
@@ -115,6 +135,49 @@ _TO_TOP = """<script>(() => {
 })();</script>"""
 
 
+#: key prefix of a chart sized by the screen in presenter mode (see _FILL_SCRIPT); "rkfill-sq45-..." marks square
+#: heatmap panels, each 45% of the figure's width
+FILL_KEY = "rkfill-"
+#: px a square heatmap's figure spends around its squares: above (title, panel titles) and below (x ticks and
+#: title); beside them (y ticks and title, colour bar); and the least width, where a title of TITLE_CHARS["square"]
+#: characters fits on one line
+SQUARE_FRAME = {"vertical": 130, "horizontal": 230, "least_width": 740}
+#: Presenter mode: every chart as tall as the screen lets it be. Streamlit 1.67's public API sizes a chart in
+#: px only (no viewport in st.context) and plotly's own autosize takes the size of Streamlit's element, so the
+#: browser measures: a chart whose top lies in the first screen reaches down to the screen's bottom, a chart
+#: further down is 85% of the screen high (one chart per screen as the teacher scrolls). The height goes to
+#: the CSS variable --rk-fill-height that the presenter CSS gives plotly's element; Streamlit measures that
+#: element and redraws plotly at its size. A square heatmap's element is as wide as its squares (as high as
+#: the plot area) and colour bar need, so the bar sits beside the plot, not across the screen. Recomputed
+#: when the window is resized or the page's content changes (a chart drawn above moves the ones below).
+_FILL_SCRIPT = """<script>(() => {
+  if (window.__rkFill) { window.__rkFill(); return; }
+  const frame = %(frame)s;
+  const fit = () => {
+    const vh = window.innerHeight, main = document.querySelector('[data-testid="stMain"]');
+    const scrolled = main ? main.scrollTop : 0;
+    document.querySelectorAll('[class*="st-key-%(prefix)s"]').forEach(el => {
+      const top = el.getBoundingClientRect().top + scrolled;
+      const height = Math.round(Math.max(320, top < 0.6 * vh ? vh - top - 4 : 0.85 * vh));
+      if (el.style.getPropertyValue('--rk-fill-height') !== height + 'px')
+        el.style.setProperty('--rk-fill-height', height + 'px');
+      const share = (el.className.match(/st-key-%(prefix)ssq(\\d+)-/) || [])[1];
+      if (share) {
+        const width = Math.round(Math.max(frame.least_width,
+                                          (height - frame.vertical) * 100 / share + frame.horizontal));
+        if (el.style.getPropertyValue('--rk-fill-width') !== width + 'px')
+          el.style.setProperty('--rk-fill-width', width + 'px');
+      }
+    });
+  };
+  let queued = false;
+  window.__rkFill = () => { if (!queued) { queued = true; requestAnimationFrame(() => { queued = false; fit(); }); } };
+  window.addEventListener('resize', window.__rkFill);
+  new MutationObserver(window.__rkFill).observe(document.body, {childList: true, subtree: true});
+  window.__rkFill();
+})();</script>""" % {"frame": json.dumps(SQUARE_FRAME), "prefix": FILL_KEY}
+
+
 #: the tab's icon, a local file served by the app: a material icon or an emoji is fetched from a font or emoji
 #: server, which fails offline (a class behind a firewall) and tells a third party who opened the page
 ICON = Path(__file__).with_name("icon.png")
@@ -138,7 +201,8 @@ def page(title: str, intro: str | None = None, *, icon: str | None = None) -> No
     _run.title, _run.intro = title, intro
     switched = st.session_state.get(SHOWN_PAGE_KEY) != title
     st.session_state[SHOWN_PAGE_KEY] = title
-    st.html(_CSS + (_PRESENTER_CSS if on else "") + (_TO_TOP if switched else ""), unsafe_allow_javascript=switched)
+    st.html(_CSS + (_PRESENTER_CSS + _FILL_SCRIPT if on else "") + (_TO_TOP if switched else ""),
+            unsafe_allow_javascript=switched or on)
     for message in errors:
         show_error(message)
     if on:
@@ -257,13 +321,25 @@ def wrap_title(text: str, width: int) -> str:
 
 
 #: characters per title line: a full-width chart at 1280x720 (~850 px at 21 px type), half of it, a panel
-#: of two beside a legend, a panel of three
-TITLE_CHARS = {"full": 64, "half": 30, "panel": 28, "third": 24}
+#: of two beside a legend, a panel of three; in presenter mode (no sidebar) a full-width chart (~1,200 px at 25 px)
+#: and a single square heatmap's figure (at least SQUARE_FRAME["least_width"], 740 px; two squares side by side
+#: take ~1,000 px at 1280x720, "wide")
+TITLE_CHARS = {"full": 64, "half": 30, "panel": 28, "third": 24, "wide": 80, "square": 60}
+
+
+def _over_the_plot(annotation) -> bool:
+    """Whether an annotation is a panel title: standing on the top edge of the plot area (paper coordinates)
+    or of its panel (a y-axis domain: over a square heatmap, whose domain shrinks to the square)."""
+    yref = annotation.yref or ""
+    return ((yref == "paper" or yref.endswith(" domain")) and (annotation.y or 0) >= 1
+            and annotation.yanchor == "bottom")
 
 
 def fit_for_screen(fig, *, narrow: bool = False):
     """Wrap a long title (more top margin per extra line); larger type in presenter mode."""
-    width = TITLE_CHARS["half" if narrow else "full"]
+    share = square_panel_share(fig)  # presenter mode: one square heatmap is narrower than the screen
+    wide = "square" if share and share > 0.5 else "wide"
+    width = TITLE_CHARS["half" if narrow else wide if presenter() else "full"]
     title = fig.layout.title.text
     if title:
         wrapped = wrap_title(title, width)
@@ -281,7 +357,7 @@ def fit_for_screen(fig, *, narrow: bool = False):
             continue
         if panel_chars and len(annotation.text) > panel_chars:
             annotation.text = wrap_title(annotation.text, panel_chars)
-        if annotation.yref == "paper" and (annotation.y or 0) >= 1 and annotation.yanchor == "bottom":
+        if _over_the_plot(annotation):
             panel_lines = max(panel_lines, 1 + annotation.text.count("<br>"))
     if panel_lines and fig.layout.title.text:
         # plotly centres the title in the top margin: it clears the panel titles below it when the
@@ -294,6 +370,24 @@ def fit_for_screen(fig, *, narrow: bool = False):
     return fig
 
 
+#: px per line of a presenter-mode figure title (25 px type) and of a panel title (20-22 px type)
+TITLE_LINE, PANEL_LINE = 31, 27
+
+
+def _title_at_top(fig) -> None:
+    """A heatmap's title pinned to the figure's top edge and the top margin just high enough for it and the
+    panel titles under it: plotly centres a title in the top margin, which then had to be twice the panel
+    titles' height (85 px of a 720-px screen for one title line over one line of panel titles)."""
+    if not fig.layout.title.text:
+        return
+    title_lines = 1 + fig.layout.title.text.count("<br>")
+    panel_lines = max((1 + a.text.count("<br>") for a in fig.layout.annotations or ()
+                       if a.text and _over_the_plot(a)), default=0)
+    # (plotly anchors a title of several lines by its first: the pad moves the others down into the margin)
+    fig.update_layout(title=dict(yref="container", y=1.0, yanchor="top", pad=dict(t=8 + TITLE_LINE * (title_lines - 1))),
+                      margin_t=8 + TITLE_LINE * title_lines + PANEL_LINE * panel_lines + 6)
+
+
 def chart(fig, data: pd.DataFrame, name: str, *, caption: str | None = None, key: str | None = None,
           narrow: bool = False, main: bool | None = None) -> None:
     """The figure, an optional caption, and a CSV download of the data behind it. ``narrow``: the chart
@@ -302,13 +396,20 @@ def chart(fig, data: pd.DataFrame, name: str, *, caption: str | None = None, key
     fragment's rerun does not know, so a fragment drawing the main chart says so)."""
     slug = key or _slug(name)
     fig = fit_for_screen(fig, narrow=narrow and not presenter())
-    if (getattr(_run, "in_lead", False) if main is None else main) and fig.layout.height:
-        fig.update_layout(height=max(fig.layout.height - NOTE_ROOM, 240))
+    if presenter():  # the height follows the screen (_FILL_SCRIPT); a square heatmap's width its height
+        share = square_panel_share(fig)
+        chart_key = f"{FILL_KEY}{f'sq{round(100 * share)}-' if share else ''}{slug}"
+        if share:
+            _title_at_top(fig)
+    else:
+        chart_key = f"chart_{slug}"
+        if (getattr(_run, "in_lead", False) if main is None else main) and fig.layout.height:
+            fig.update_layout(height=max(fig.layout.height - NOTE_ROOM, 240))
     if os.environ.get(VALIDATE_FIGURES_ENV):  # the test suite: the figure as sent is plotly-valid
         check_canonical(fig)
     settings = {"page": name, **recorded_settings()}
     # the PNG's name names the view (plotly's default, the title, was cut mid-word)
-    st.plotly_chart(fig, theme=None, key=f"chart_{slug}",
+    st.plotly_chart(fig, theme=None, key=chart_key,
                     config={"displaylogo": False, "toImageButtonOptions": {
                         "format": "png", "scale": 2, "filename": png_file_name(slug, settings)}})
     shown = not presenter()  # on a projector the teacher says it: no grey small print, no download buttons
