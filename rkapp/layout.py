@@ -364,7 +364,8 @@ def fit_for_screen(fig, *, narrow: bool = False):
         # margin is at least the title's height plus twice theirs
         title_lines = 1 + fig.layout.title.text.count("<br>")
         top = fig.layout.margin.t if fig.layout.margin.t is not None else 70
-        fig.update_layout(margin_t=max(top, 27 * title_lines + 2 * 23 * panel_lines + 12))
+        title_line, panel_line = (TITLE_LINE, PANEL_LINE) if presenter() else (27, 23)  # larger type there
+        fig.update_layout(margin_t=max(top, title_line * title_lines + 2 * panel_line * panel_lines + 12))
     if presenter():  # every font, not only the global one (legends, colorbars, panel titles had fixed sizes)
         fig = enlarged(fig, PRESENTER_FONT_STEP)
     return fig
