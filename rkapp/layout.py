@@ -2,7 +2,6 @@
 and the projector rules they share (compact header, formulas that fit, titles that wrap, presenter mode)."""
 from __future__ import annotations
 
-import json
 import os
 import re
 import threading
@@ -17,6 +16,8 @@ from rkcore.figures.style import VALIDATE_FIGURES_ENV, check_canonical, enlarged
 from rkcore.teaching.claims import lead_and_rest
 
 from .guard import literal, show_error
+from .projector import (FILL_KEY, FILL_SCRIPT, PANEL_LINE, PRESENTER_CSS, TITLE_LINE, over_the_plot,
+                        title_at_top)
 from .navigation import page_menu
 from .state import FIELDS, file_name_parts, read_url, recorded_settings, start_run, stored
 from .widgets import persistent_widget
@@ -54,43 +55,6 @@ _CSS = """
 #: ``layout.meta`` of the chart-library preload figure: tests and checks that count a page's charts
 #: skip it (it shows nothing).
 PRELOAD_META = "rkapp-chart-preload"
-# Presenter mode: everything larger (never smaller: metric values keep their own, larger size), one chart
-# per row (see :func:`columns`), no sidebar (nothing is drawn there; hidden, with its expand button, should
-# anything of an earlier run linger), a tighter header so the chart starts high.
-_PRESENTER_CSS = """
-<style>
-  .block-container, [data-testid="stMainBlockContainer"] { padding-top: 3.2rem; }
-  [data-testid="stMain"] { font-size: 1.2rem; }
-  [data-testid="stMain"] p, [data-testid="stMain"] li { font-size: 1.2rem; }
-  div[data-testid="stCaptionContainer"], div[data-testid="stCaptionContainer"] p { font-size: 1.1rem; }
-  div[data-testid="stMetricValue"], div[data-testid="stMetricValue"] p,
-  div[data-testid="stMetricValue"] div { font-size: 2.2rem !important; }
-  h1 { font-size: 2.4rem !important; }
-  .katex { font-size: 1.25em; }
-  section[data-testid="stSidebar"], [data-testid="stExpandSidebarButton"] { display: none !important; }
-  /* no header bar (its menu is for the app's developer): the title starts at the top, the chart higher */
-  header[data-testid="stHeader"] { display: none !important; }
-  .block-container, [data-testid="stMainBlockContainer"] { padding-top: 0.6rem; }
-  h1 { line-height: 1.15 !important; }
-  [data-testid="stMainBlockContainer"] [data-testid="stVerticalBlock"] { gap: 0.45rem; }
-  /* the teacher says it: no grey small print, no CSV buttons (the page's own ones included; the offline
-     export stays, for the teacher) */
-  [data-testid="stMain"] [data-testid="stElementContainer"]:has([data-testid="stCaptionContainer"]),
-  [data-testid="stMain"] [data-testid="stElementContainer"]:has([data-testid="stDownloadButton"]):not(.st-key-export_view)
-      { display: none !important; }
-  /* the note's box (on every page and story step) as slim as the page's own conclusion box */
-  [data-testid="stMain"] [data-testid="stAlertContainer"] { padding-top: 0.35rem !important;
-      padding-bottom: 0.35rem !important; }
-  /* charts as tall as the screen lets them (see _FILL_SCRIPT): the element keeps no fixed size of its own,
-     plotly's element takes the height, and Streamlit hands plotly the size it measures there */
-  [class*="st-key-rkfill-"] { flex: 0 0 auto !important; height: auto !important; }
-  [class*="st-key-rkfill-"] [data-testid="stFullScreenFrame"] { height: auto !important; }
-  [class*="st-key-rkfill-"] [data-testid="stPlotlyChart"] { height: var(--rk-fill-height, 62vh) !important; }
-  /* square heatmaps: no wider than their squares and colour bar need (the bar stays beside the plot) */
-  [class*="st-key-rkfill-sq"] { width: var(--rk-fill-width, 100%) !important; max-width: 100%;
-      margin-left: auto; margin-right: auto; }
-</style>
-"""
 #: key of the container that holds each page's main chart or run button (class ``st-key-rk-lead``; the
 #: browser test measures the first screen by it)
 LEAD_KEY = "rk-lead"
@@ -124,58 +88,18 @@ NOTE_ROOM = 104
 SHOWN_PAGE_KEY = "_rk_shown_page"
 #: sent once per page switch: Streamlit switches pages in place and keeps the scroll position of the page before,
 #: so a preset clicked at the bottom of Home opened the next page at its bottom (6 of 12 clicks). The page scrolls
-#: to the top, again while its first charts arrive (they push the content), until the reader scrolls or 1.5 s pass.
+#: to the top, again while its first charts arrive (they push the content), until the reader scrolls or 3 s pass
+#: (once in 12 preset clicks at 1440x900 the page sat 761 px down after 1.5 s).
 _TO_TOP = """<script>(() => {
   const main = () => document.querySelector('[data-testid="stMain"]');
   let stop = false;
   const quit = () => { stop = true; };
   ["wheel", "keydown", "touchstart", "mousedown"].forEach(e => window.addEventListener(e, quit, {once: true}));
   const top = () => { if (stop) return; const m = main(); if (m) m.scrollTop = 0; window.scrollTo(0, 0); };
-  [0, 50, 150, 300, 600, 1000, 1500].forEach(ms => setTimeout(top, ms));
+  [0, 50, 150, 300, 600, 1000, 1500, 2200, 3000].forEach(ms => setTimeout(top, ms));
 })();</script>"""
 
 
-#: key prefix of a chart sized by the screen in presenter mode (see _FILL_SCRIPT); "rkfill-sq45-..." marks square
-#: heatmap panels, each 45% of the figure's width
-FILL_KEY = "rkfill-"
-#: px a square heatmap's figure spends around its squares: above (title, panel titles) and below (x ticks and
-#: title); beside them (y ticks and title, colour bar); and the least width, where a title of TITLE_CHARS["square"]
-#: characters fits on one line
-SQUARE_FRAME = {"vertical": 130, "horizontal": 230, "least_width": 740}
-#: Presenter mode: every chart as tall as the screen lets it be. Streamlit 1.67's public API sizes a chart in
-#: px only (no viewport in st.context) and plotly's own autosize takes the size of Streamlit's element, so the
-#: browser measures: a chart whose top lies in the first screen reaches down to the screen's bottom, a chart
-#: further down is 85% of the screen high (one chart per screen as the teacher scrolls). The height goes to
-#: the CSS variable --rk-fill-height that the presenter CSS gives plotly's element; Streamlit measures that
-#: element and redraws plotly at its size. A square heatmap's element is as wide as its squares (as high as
-#: the plot area) and colour bar need, so the bar sits beside the plot, not across the screen. Recomputed
-#: when the window is resized or the page's content changes (a chart drawn above moves the ones below).
-_FILL_SCRIPT = """<script>(() => {
-  if (window.__rkFill) { window.__rkFill(); return; }
-  const frame = %(frame)s;
-  const fit = () => {
-    const vh = window.innerHeight, main = document.querySelector('[data-testid="stMain"]');
-    const scrolled = main ? main.scrollTop : 0;
-    document.querySelectorAll('[class*="st-key-%(prefix)s"]').forEach(el => {
-      const top = el.getBoundingClientRect().top + scrolled;
-      const height = Math.round(Math.max(320, top < 0.6 * vh ? vh - top - 4 : 0.85 * vh));
-      if (el.style.getPropertyValue('--rk-fill-height') !== height + 'px')
-        el.style.setProperty('--rk-fill-height', height + 'px');
-      const share = (el.className.match(/st-key-%(prefix)ssq(\\d+)-/) || [])[1];
-      if (share) {
-        const width = Math.round(Math.max(frame.least_width,
-                                          (height - frame.vertical) * 100 / share + frame.horizontal));
-        if (el.style.getPropertyValue('--rk-fill-width') !== width + 'px')
-          el.style.setProperty('--rk-fill-width', width + 'px');
-      }
-    });
-  };
-  let queued = false;
-  window.__rkFill = () => { if (!queued) { queued = true; requestAnimationFrame(() => { queued = false; fit(); }); } };
-  window.addEventListener('resize', window.__rkFill);
-  new MutationObserver(window.__rkFill).observe(document.body, {childList: true, subtree: true});
-  window.__rkFill();
-})();</script>""" % {"frame": json.dumps(SQUARE_FRAME), "prefix": FILL_KEY}
 
 
 #: the tab's icon, a local file served by the app: a material icon or an emoji is fetched from a font or emoji
@@ -201,7 +125,7 @@ def page(title: str, intro: str | None = None, *, icon: str | None = None) -> No
     _run.title, _run.intro = title, intro
     switched = st.session_state.get(SHOWN_PAGE_KEY) != title
     st.session_state[SHOWN_PAGE_KEY] = title
-    st.html(_CSS + (_PRESENTER_CSS + _FILL_SCRIPT if on else "") + (_TO_TOP if switched else ""),
+    st.html(_CSS + (PRESENTER_CSS + FILL_SCRIPT if on else "") + (_TO_TOP if switched else ""),
             unsafe_allow_javascript=switched or on)
     for message in errors:
         show_error(message)
@@ -327,14 +251,6 @@ def wrap_title(text: str, width: int) -> str:
 TITLE_CHARS = {"full": 64, "half": 30, "panel": 28, "third": 24, "wide": 80, "square": 60}
 
 
-def _over_the_plot(annotation) -> bool:
-    """Whether an annotation is a panel title: standing on the top edge of the plot area (paper coordinates)
-    or of its panel (a y-axis domain: over a square heatmap, whose domain shrinks to the square)."""
-    yref = annotation.yref or ""
-    return ((yref == "paper" or yref.endswith(" domain")) and (annotation.y or 0) >= 1
-            and annotation.yanchor == "bottom")
-
-
 def fit_for_screen(fig, *, narrow: bool = False):
     """Wrap a long title (more top margin per extra line); larger type in presenter mode."""
     share = square_panel_share(fig)  # presenter mode: one square heatmap is narrower than the screen
@@ -357,7 +273,7 @@ def fit_for_screen(fig, *, narrow: bool = False):
             continue
         if panel_chars and len(annotation.text) > panel_chars:
             annotation.text = wrap_title(annotation.text, panel_chars)
-        if _over_the_plot(annotation):
+        if over_the_plot(annotation):
             panel_lines = max(panel_lines, 1 + annotation.text.count("<br>"))
     if panel_lines and fig.layout.title.text:
         # plotly centres the title in the top margin: it clears the panel titles below it when the
@@ -371,24 +287,6 @@ def fit_for_screen(fig, *, narrow: bool = False):
     return fig
 
 
-#: px per line of a presenter-mode figure title (25 px type) and of a panel title (20-22 px type)
-TITLE_LINE, PANEL_LINE = 31, 27
-
-
-def _title_at_top(fig) -> None:
-    """A heatmap's title pinned to the figure's top edge and the top margin just high enough for it and the
-    panel titles under it: plotly centres a title in the top margin, which then had to be twice the panel
-    titles' height (85 px of a 720-px screen for one title line over one line of panel titles)."""
-    if not fig.layout.title.text:
-        return
-    title_lines = 1 + fig.layout.title.text.count("<br>")
-    panel_lines = max((1 + a.text.count("<br>") for a in fig.layout.annotations or ()
-                       if a.text and _over_the_plot(a)), default=0)
-    # (plotly anchors a title of several lines by its first: the pad moves the others down into the margin)
-    fig.update_layout(title=dict(yref="container", y=1.0, yanchor="top", pad=dict(t=8 + TITLE_LINE * (title_lines - 1))),
-                      margin_t=8 + TITLE_LINE * title_lines + PANEL_LINE * panel_lines + 6)
-
-
 def chart(fig, data: pd.DataFrame, name: str, *, caption: str | None = None, key: str | None = None,
           narrow: bool = False, main: bool | None = None) -> None:
     """The figure, an optional caption, and a CSV download of the data behind it. ``narrow``: the chart
@@ -397,11 +295,11 @@ def chart(fig, data: pd.DataFrame, name: str, *, caption: str | None = None, key
     fragment's rerun does not know, so a fragment drawing the main chart says so)."""
     slug = key or _slug(name)
     fig = fit_for_screen(fig, narrow=narrow and not presenter())
-    if presenter():  # the height follows the screen (_FILL_SCRIPT); a square heatmap's width its height
+    if presenter():  # the height follows the screen (FILL_SCRIPT); a square heatmap's width its height
         share = square_panel_share(fig)
         chart_key = f"{FILL_KEY}{f'sq{round(100 * share)}-' if share else ''}{slug}"
         if share:
-            _title_at_top(fig)
+            title_at_top(fig)
     else:
         chart_key = f"chart_{slug}"
         if (getattr(_run, "in_lead", False) if main is None else main) and fig.layout.height:

@@ -560,7 +560,7 @@ def fresh_context(browser_page):
     context.close()
 
 
-#: presenter mode sizes charts in the browser (rkapp.layout._FILL_SCRIPT): settled when every such chart of the
+#: presenter mode sizes charts in the browser (rkapp.projector.FILL_SCRIPT): settled when every such chart of the
 #: first screen is drawn at the height the page gave its element (plotly redraws a chart further down when it
 #: comes into view)
 SETTLED_JS = """
