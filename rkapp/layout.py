@@ -14,10 +14,12 @@ import streamlit as st
 
 from rkcore.figures.alt_text import figure_alt_text
 from rkcore.figures.distinguish import without_colour_alone
-from rkcore.figures.style import VALIDATE_FIGURES_ENV, check_canonical, enlarged
+from rkcore.figures.style import VALIDATE_FIGURES_ENV, check_canonical, enlarged, square_panel_share
 from rkcore.teaching.claims import lead_and_rest
 
 from .guard import literal, show_error
+from .projector import (FILL_KEY, FILL_SCRIPT, PANEL_LINE, PRESENTER_CSS, TITLE_LINE, over_the_plot,
+                        title_at_top)
 from .navigation import page_menu
 from .run_context import begin_run, current_run
 from .state import FIELDS, file_name_parts, read_url, recorded_settings, stored
@@ -64,24 +66,6 @@ _CSS = """
 #: ``layout.meta`` of the chart-library preload figure: tests and checks that count a page's charts
 #: skip it (it shows nothing).
 PRELOAD_META = "rkapp-chart-preload"
-# Presenter mode: everything larger (never smaller: metric values keep their own, larger size), one chart
-# per row (see :func:`columns`), no sidebar (nothing is drawn there; hidden, with its expand button, should
-# anything of an earlier run linger), a tighter header so the chart starts high.
-_PRESENTER_CSS = """
-<style>
-  .block-container, [data-testid="stMainBlockContainer"] { padding-top: 3.2rem; }
-  [data-testid="stMain"] { font-size: 1.2rem; }
-  [data-testid="stMain"] p, [data-testid="stMain"] li { font-size: 1.2rem; }
-  div[data-testid="stCaptionContainer"], div[data-testid="stCaptionContainer"] p { font-size: 1.1rem; }
-  div[data-testid="stMetricValue"], div[data-testid="stMetricValue"] p,
-  div[data-testid="stMetricValue"] div { font-size: 2.2rem !important; }
-  h1 { font-size: 2.4rem !important; }
-  .katex { font-size: 1.25em; }
-  section[data-testid="stSidebar"], [data-testid="stExpandSidebarButton"] { display: none !important; }
-  /* the pages menu and the toggle beside the title: clear of the app's header bar */
-  .st-key-rk-presenter-controls { margin-top: 1.0rem; }
-</style>
-"""
 #: key of the container that holds each page's main chart or run button (class ``st-key-rk-lead``; the
 #: browser test measures the first screen by it)
 LEAD_KEY = "rk-lead"
@@ -111,15 +95,18 @@ NOTE_ROOM = 104
 SHOWN_PAGE_KEY = "_rk_shown_page"
 #: sent once per page switch: Streamlit switches pages in place and keeps the scroll position of the page before,
 #: so a preset clicked at the bottom of Home opened the next page at its bottom (6 of 12 clicks). The page scrolls
-#: to the top, again while its first charts arrive (they push the content), until the reader scrolls or 1.5 s pass.
+#: to the top, again while its first charts arrive (they push the content), until the reader scrolls or 3 s pass
+#: (once in 12 preset clicks at 1440x900 the page sat 761 px down after 1.5 s).
 _TO_TOP = """<script>(() => {
   const main = () => document.querySelector('[data-testid="stMain"]');
   let stop = false;
   const quit = () => { stop = true; };
   ["wheel", "keydown", "touchstart", "mousedown"].forEach(e => window.addEventListener(e, quit, {once: true}));
   const top = () => { if (stop) return; const m = main(); if (m) m.scrollTop = 0; window.scrollTo(0, 0); };
-  [0, 50, 150, 300, 600, 1000, 1500].forEach(ms => setTimeout(top, ms));
+  [0, 50, 150, 300, 600, 1000, 1500, 2200, 3000].forEach(ms => setTimeout(top, ms));
 })();</script>"""
+
+
 
 
 #: the tab's icon, a local file served by the app: a material icon or an emoji is fetched from a font or emoji
@@ -142,7 +129,8 @@ def page(title: str, intro: str | None = None, *, icon: str | None = None) -> No
     run = begin_run(title=title, intro=intro, figures=[], settings={})  # figures: what the export writes
     switched = st.session_state.get(SHOWN_PAGE_KEY) != title
     st.session_state[SHOWN_PAGE_KEY] = title
-    st.html(_CSS + (_PRESENTER_CSS if on else "") + (_TO_TOP if switched else ""), unsafe_allow_javascript=switched)
+    st.html(_CSS + (PRESENTER_CSS + FILL_SCRIPT if on else "") + (_TO_TOP if switched else ""),
+            unsafe_allow_javascript=switched or on)
     for message in errors:
         show_error(message)
     if on:
@@ -262,13 +250,17 @@ def wrap_title(text: str, width: int) -> str:
 
 
 #: characters per title line: a full-width chart at 1280x720 (~850 px at 21 px type), half of it, a panel
-#: of two beside a legend, a panel of three
-TITLE_CHARS = {"full": 64, "half": 30, "panel": 28, "third": 24}
+#: of two beside a legend, a panel of three; in presenter mode (no sidebar) a full-width chart (~1,200 px at 25 px)
+#: and a single square heatmap's figure (at least SQUARE_FRAME["least_width"], 740 px; two squares side by side
+#: take ~1,000 px at 1280x720, "wide")
+TITLE_CHARS = {"full": 64, "half": 30, "panel": 28, "third": 24, "wide": 80, "square": 60}
 
 
 def fit_for_screen(fig, *, narrow: bool = False):
     """Wrap a long title (more top margin per extra line); larger type in presenter mode."""
-    width = TITLE_CHARS["half" if narrow else "full"]
+    share = square_panel_share(fig)  # presenter mode: one square heatmap is narrower than the screen
+    wide = "square" if share and share > 0.5 else "wide"
+    width = TITLE_CHARS["half" if narrow else wide if presenter() else "full"]
     title = fig.layout.title.text
     if title:
         wrapped = wrap_title(title, width)
@@ -286,14 +278,15 @@ def fit_for_screen(fig, *, narrow: bool = False):
             continue
         if panel_chars and len(annotation.text) > panel_chars:
             annotation.text = wrap_title(annotation.text, panel_chars)
-        if annotation.yref == "paper" and (annotation.y or 0) >= 1 and annotation.yanchor == "bottom":
+        if over_the_plot(annotation):
             panel_lines = max(panel_lines, 1 + annotation.text.count("<br>"))
     if panel_lines and fig.layout.title.text:
         # plotly centres the title in the top margin: it clears the panel titles below it when the
         # margin is at least the title's height plus twice theirs
         title_lines = 1 + fig.layout.title.text.count("<br>")
         top = fig.layout.margin.t if fig.layout.margin.t is not None else 70
-        fig.update_layout(margin_t=max(top, 27 * title_lines + 2 * 23 * panel_lines + 12))
+        title_line, panel_line = (TITLE_LINE, PANEL_LINE) if presenter() else (27, 23)  # larger type there
+        fig.update_layout(margin_t=max(top, title_line * title_lines + 2 * panel_line * panel_lines + 12))
     if presenter():  # every font, not only the global one (legends, colorbars, panel titles had fixed sizes)
         fig = enlarged(fig, PRESENTER_FONT_STEP)
     return fig
@@ -307,13 +300,20 @@ def chart(fig, data: pd.DataFrame, name: str, *, caption: str | None = None, key
     fragment's rerun does not know, so a fragment drawing the main chart says so)."""
     slug = key or _slug(name)
     fig = without_colour_alone(fit_for_screen(fig, narrow=narrow and not presenter()))  # never by colour alone
-    if (current_run().in_lead if main is None else main) and fig.layout.height:
-        fig.update_layout(height=max(fig.layout.height - NOTE_ROOM, 240))
+    if presenter():  # the height follows the screen (FILL_SCRIPT); a square heatmap's width its height
+        share = square_panel_share(fig)
+        chart_key = f"{FILL_KEY}{f'sq{round(100 * share)}-' if share else ''}{slug}"
+        if share:
+            title_at_top(fig)
+    else:
+        chart_key = f"chart_{slug}"
+        if (current_run().in_lead if main is None else main) and fig.layout.height:
+            fig.update_layout(height=max(fig.layout.height - NOTE_ROOM, 240))
     if os.environ.get(VALIDATE_FIGURES_ENV):  # the test suite: the figure as sent is plotly-valid
         check_canonical(fig)
     settings = {"page": name, **recorded_settings()}
     # the PNG's name names the view (plotly's default, the title, was cut mid-word)
-    st.plotly_chart(fig, theme=None, key=f"chart_{slug}",
+    st.plotly_chart(fig, theme=None, key=chart_key,
                     config={"displaylogo": False, "toImageButtonOptions": {
                         "format": "png", "scale": 2, "filename": png_file_name(slug, settings)}})
     alt_text(fig)

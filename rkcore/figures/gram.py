@@ -47,7 +47,7 @@ def _block_note(b: int) -> str:
 
 
 def gram_title(n: int, block: int, clip_percentiles=None) -> str:
-    """"Gram matrices, n = 200 (2×2 block averages; color range: 1st–99th percentile)": one parenthesis
+    """"Gram matrices, n = 200 (2×2 block averages; colors: 1st–99th percentile)": one parenthesis
     holding every note (two in a row read as a stutter).
 
     Parameters
@@ -66,7 +66,9 @@ def gram_title(n: int, block: int, clip_percentiles=None) -> str:
     """
     notes = [f"{block}×{block} block averages"] if block != 1 else []
     if clip_percentiles is not None:
-        notes.append(f"color range: {_ordinal(clip_percentiles[0])}–{_ordinal(clip_percentiles[1])} percentile")
+        # short: the whole title fits one line over the presenter-mode pair at 1280x720 (a second line took
+        # 31 px from the squares)
+        notes.append(f"colors: {_ordinal(clip_percentiles[0])}–{_ordinal(clip_percentiles[1])} percentile")
     return f"Gram matrices, n = {n}" + (f" ({'; '.join(notes)})" if notes else "")
 
 
@@ -132,12 +134,15 @@ def gram_heatmaps(K: np.ndarray, K_hat: np.ndarray, *, block: int = 1, n: int | 
                            hovertemplate="i=%{y}<br>j=%{x}<br>value=%{z:.4g}<extra>" + name + "</extra>",
                            xaxis=f"x{suffix}", yaxis=f"y{suffix}"))
         axes[f"xaxis{suffix}"] = dict(anchor=f"y{suffix}", domain=domain, title=dict(text="point j"),
-                                      constrain="domain", showgrid=False)
+                                      constrain="domain", constraintoward="right", showgrid=False)
         axes[f"yaxis{suffix}"] = dict(anchor=f"x{suffix}", domain=[0.0, 1.0], title=dict(text="point i"),
                                       autorange="reversed", constrain="domain", scaleanchor=f"x{suffix}",
                                       showgrid=False)
-        panel_titles.append(dict(text=name, x=sum(domain) / 2, xanchor="center", xref="paper", y=1.0,
-                                 yanchor="bottom", yref="paper", showarrow=False, font=dict(size=FONT_SIZE + 1)))
+        # centred over the square (its axes' domain, which shrinks to the square), not over the panel's share
+        # of the width: there the title ran into the y tick labels beside the square
+        panel_titles.append(dict(text=name, x=0.5, xanchor="center", xref=f"x{suffix} domain", y=1.0,
+                                 yanchor="bottom", yref=f"y{suffix} domain", showarrow=False,
+                                 font=dict(size=FONT_SIZE + 1)))
     return figure(traces, dict(
         title=dict(text=gram_title(n, b, clip_percentiles if clipped else None)), annotations=panel_titles,
         coloraxis=dict(colorscale=SEQUENTIAL, cmin=zmin, cmax=zmax,
@@ -173,7 +178,7 @@ def gram_difference(K: np.ndarray, K_hat: np.ndarray, *, block: int = 1, n: int 
                    name="K̂ − K", hovertemplate="i=%{y}<br>j=%{x}<br>K̂−K=%{z:.3g}<extra></extra>")
     return figure([heatmap], dict(
         title=dict(text=f"Difference K̂ − K{_block_note(b)}"), height=GRAM_HEIGHT,
-        xaxis=dict(title=dict(text="point j"), showgrid=False, constrain="domain"),
+        xaxis=dict(title=dict(text="point j"), showgrid=False, constrain="domain", constraintoward="right"),
         yaxis=dict(title=dict(text="point i"), autorange="reversed", showgrid=False, scaleanchor="x",
                    constrain="domain")))
 

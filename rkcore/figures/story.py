@@ -20,13 +20,16 @@ STORY_HEIGHT = 370
 _PANEL_TITLE = dict(xanchor="center", xref="paper", y=1.0, yanchor="bottom", yref="paper", showarrow=False)
 
 
-def _two_panels(titles, x_domains) -> tuple[dict, list[dict]]:
+def _two_panels(titles, x_domains, *, over_squares: bool = False) -> tuple[dict, list[dict]]:
     """The axes and subplot-title annotations make_subplots(rows=1, cols=2, ...) lays out (it alone costs
     ~27 ms); ``x_domains`` are the two panels' [left, right], the titles sit centered above them."""
     axes = {"xaxis": dict(anchor="y", domain=x_domains[0]), "yaxis": dict(anchor="x", domain=[0.0, 1.0]),
             "xaxis2": dict(anchor="y2", domain=x_domains[1]), "yaxis2": dict(anchor="x2", domain=[0.0, 1.0])}
     notes = [dict(_PANEL_TITLE, text=text, x=sum(domain) / 2, font=dict(size=16))
              for text, domain in zip(titles, x_domains)]
+    if over_squares:  # centred over each square (its axes' domain shrinks to it), clear of the y tick labels
+        for note, suffix in zip(notes, ("", "2")):
+            note.update(x=0.5, xref=f"x{suffix} domain", yref=f"y{suffix} domain")
     return axes, notes
 
 
@@ -55,7 +58,8 @@ def matrix_figure(K: np.ndarray, labels, title: str) -> go.Figure:
                    hovertemplate="i=%{y}<br>j=%{x}<br>%{z:.3g}<extra></extra>")
     return figure([heatmap], dict(
         title=dict(text=title), height=STORY_HEIGHT,
-        xaxis=dict(title=dict(text="point j (sorted by label)"), showgrid=False, constrain="domain"),
+        xaxis=dict(title=dict(text="point j (sorted by label)"), showgrid=False, constrain="domain",
+                   constraintoward="right"),  # a wide figure: the square keeps to the colour bar's side
         yaxis=dict(title=dict(text="point i, by label"), autorange="reversed", showgrid=False, scaleanchor="x",
                    constrain="domain", **ticks)))
 
@@ -112,13 +116,15 @@ def pair_figure(K: np.ndarray, K_hat: np.ndarray, D: int) -> go.Figure:
     """
     lo, hi = (float(v) for v in np.percentile(np.concatenate([K.ravel(), K_hat.ravel()]), (1, 99)))
     # horizontal_spacing=0.08: panels [0, 0.46] and [0.54, 1]
-    axes, notes = _two_panels(("Exact K", f"RK estimate K̂, D = {D:,}"), ([0.0, 0.46], [0.54, 1.0]))
+    axes, notes = _two_panels(("Exact K", f"RK estimate K̂, D = {D:,}"), ([0.0, 0.46], [0.54, 1.0]),
+                              over_squares=True)
     traces = []
     for col, M in ((1, K), (2, K_hat)):
         suffix = "" if col == 1 else str(col)
         traces.append(dict(type="heatmap", z=M, coloraxis="coloraxis", hovertemplate="%{z:.3g}<extra></extra>",
                            xaxis=f"x{suffix}", yaxis=f"y{suffix}"))
-        axes[f"xaxis{suffix}"].update(title=dict(text="point j"), showgrid=False, constrain="domain")
+        axes[f"xaxis{suffix}"].update(title=dict(text="point j"), showgrid=False, constrain="domain",
+                                      constraintoward="right")  # a wide figure: the squares keep to the colour bar
         axes[f"yaxis{suffix}"].update(title=dict(text="point i"), autorange="reversed", showgrid=False,
                                       constrain="domain", scaleanchor=f"x{suffix}")
     return figure(traces, dict(

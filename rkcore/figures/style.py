@@ -16,6 +16,7 @@ plotly_text(text) -> str       text a user typed or a file carried (column, file
 figure(data, layout) -> go.Figure   (traces as dicts, built without plotly's per-property validation)
 check_canonical(fig)           raises unless the figure's JSON is what plotly's validation makes of it
 spans_decades(values, decades=2) -> bool   (whether a log axis is the honest choice)
+square_panel_share(fig) -> float | None    (the width share of a heatmap's square panel, if it has one)
 """
 from __future__ import annotations
 
@@ -295,3 +296,32 @@ def enlarged(fig: go.Figure, step: float) -> go.Figure:
     if "size" not in layout.get("font", {}):  # the global font came from the template: grown there already
         layout.setdefault("font", {})["size"] = template_font.get("size", FONT_SIZE)
     return go.Figure(spec, _validate=False)
+
+
+def square_panel_share(fig: go.Figure) -> float | None:
+    """The share of the figure's width that each square heatmap panel's x-axis domain takes (a y-axis
+    ``scaleanchor``-ed to its x-axis keeps the cells square), or None when the figure has no such panel. The
+    app sizes a presenter-mode chart's width by it, so that the squares fill their domains and the colour bar
+    beside the last one stays next to it.
+
+    Parameters
+    ----------
+    fig : plotly.graph_objects.Figure
+        Figure to inspect.
+
+    Returns
+    -------
+    float or None
+        The narrowest such panel's domain width, from 0 to 1.
+    """
+    shares = []
+    for trace in fig.data:
+        if trace.type != "heatmap":
+            continue
+        x_name = "xaxis" + (trace.xaxis or "x")[1:]
+        y_name = "yaxis" + (trace.yaxis or "y")[1:]
+        x_axis, y_axis = fig.layout[x_name], fig.layout[y_name]
+        if y_axis.scaleanchor and y_axis.scaleanchor == (trace.xaxis or "x"):
+            domain = x_axis.domain or (0.0, 1.0)
+            shares.append(float(domain[1]) - float(domain[0]))
+    return min(shares) if shares else None

@@ -147,14 +147,18 @@ OVERFLOWS_JS = """
     if (!svg || !shown(p)) return;
     const box = svg.getBoundingClientRect();
     const texts = [];
-    p.querySelectorAll('.gtitle, .legend, .annotation-text, ' + AXIS_TITLES).forEach(t => {
+    // titles, legends, panel titles, colour bars and every tick label (y ticks "digit 4" / "digit 5" ran
+    // into each other on the story's heatmap)
+    p.querySelectorAll('.gtitle, .legend, .annotation-text, .colorbar, .xtick text, .ytick text, '
+                       + AXIS_TITLES).forEach(t => {
       const r = t.getBoundingClientRect();
-      if (r.width === 0) return;
+      if (r.width === 0 || !t.textContent.trim() && !t.matches('.colorbar, .legend')) return;
       if (r.left < box.left - 2 || r.right > box.right + 2 || r.top < box.top - 2 || r.bottom > box.bottom + 2)
         bad.push('plot ' + (t.getAttribute('class') || '') + ': ' + t.textContent.slice(0, 50));
       texts.push([t, r]);
     });
-    // and none runs into another (a wrapped title into the panel titles, a legend into the axis titles)
+    // and none runs into another (a wrapped title into the panel titles, a legend into the axis titles, a
+    // tick label into its neighbour)
     texts.forEach(([a, ra], i) => texts.slice(i + 1).forEach(([b, rb]) => {
       if (a.contains(b) || b.contains(a)) return;
       const w = Math.min(ra.right, rb.right) - Math.max(ra.left, rb.left);
@@ -556,6 +560,55 @@ def fresh_context(browser_page):
     context.close()
 
 
+#: presenter mode sizes charts in the browser (rkapp.projector.FILL_SCRIPT): settled when every such chart of the
+#: first screen is drawn at the height the page gave its element (plotly redraws a chart further down when it
+#: comes into view)
+SETTLED_JS = """
+() => [...document.querySelectorAll('[class*="st-key-rkfill-"]')]
+  .filter(el => el.offsetParent !== null && el.getBoundingClientRect().width > 0
+                && el.getBoundingClientRect().top < window.innerHeight).every(el => {
+  const wanted = parseFloat(el.style.getPropertyValue('--rk-fill-height'));
+  const svg = el.querySelector('.main-svg');
+  return wanted > 0 && svg && Math.abs(svg.getBoundingClientRect().height - wanted) < 3;
+})
+"""
+#: The first screen's parts: the note's lead box, the main chart's plot areas, heatmap panels and colour bar,
+#: its legends, and what presenter mode hides (captions, download buttons) if still shown.
+SCREEN_JS = """
+() => {
+  const shown = e => e.offsetParent !== null && e.getBoundingClientRect().width > 0;
+  const box = e => { const r = e.getBoundingClientRect();
+                     return {left: r.left, right: r.right, top: r.top, bottom: r.bottom, height: r.height}; };
+  const note = [...document.querySelectorAll('[data-testid="stAlert"]')].find(e => e.innerText.includes('What to notice'));
+  const lead = document.querySelector('.st-key-rk-lead');
+  const charts = [...(lead || document).querySelectorAll('.js-plotly-plot')]
+    .filter(p => shown(p) && !p.closest('.st-key-chart-preload'));
+  const chart = charts[0];
+  const main = chart && {
+    svg: box(chart.querySelector('.main-svg')),
+    areas: [...chart.querySelectorAll('.nsewdrag')].map(box),
+    heatmap: !!chart.querySelector('.heatmaplayer .hm, .heatmaplayer image'),
+    colorbar: chart.querySelector('.colorbar .cbfills') && box(chart.querySelector('.colorbar .cbfills')),
+    legends: [...chart.querySelectorAll('.legend')].map(box)};
+  const hidden_in_presenter = [
+    ...[...document.querySelectorAll('[data-testid="stMain"] [data-testid="stCaptionContainer"]')].filter(shown)
+      .map(e => 'caption: ' + e.innerText.slice(0, 50)),
+    ...[...document.querySelectorAll('[data-testid="stMain"] [data-testid="stDownloadButton"]')].filter(shown)
+      .map(e => 'download: ' + e.innerText.slice(0, 50)).filter(t => !t.includes('Export'))];
+  return {note: note && box(note), main, hidden_in_presenter};
+}
+"""
+#: the views whose main chart is a heatmap: at least half the screen high in presenter mode
+HEATMAP_VIEWS = {("Gram_matrices", ""), ("Story", "story_step=1"), ("Story", "story_step=2")}
+
+
+def settle(page) -> None:
+    """Wait until presenter mode's charts are drawn at their screen-following size, then for plotly's last
+    relayout."""
+    page.wait_for_function(SETTLED_JS, timeout=30_000)
+    page.wait_for_timeout(600)
+
+
 def _first_screen(page, server, path: str, query: str, mode: str) -> tuple[dict, dict, list]:
     flag = "presenter=true" if mode == "presenter" else "presenter=false"
     page.goto(f"{server}/{path}?{'&'.join(q for q in (query, flag) if q)}", wait_until="domcontentloaded")
@@ -563,31 +616,90 @@ def _first_screen(page, server, path: str, query: str, mode: str) -> tuple[dict,
     page.wait_for_function(MAIN_TOP_JS.replace("return m ? m.top : null;", "return m !== null;"), timeout=240_000)
     page.wait_for_function(DRAWN_JS, timeout=120_000)
     wait_until_idle(page, timeout_ms=240_000)
-    page.wait_for_timeout(600)  # plotly's last relayout
+    settle(page)
     assert_no_exception(page, f"{path} {query} {mode}")
     page.screenshot(path=str(SHOTS / f"first_{path}{'_' + query if query else ''}_{mode}_1280x720.png"))
     return page.evaluate(MAIN_JS), page.evaluate(FONTS_JS), page.evaluate(CUT_JS)
 
 
+#: what a page still does wrong and another change owns (the pages are being rewritten): checked, and reported
+#: as an expected failure of the test once every other check has passed
+PAGE_ISSUES = {("Compositional_kernels", ""): "the page draws its note under its second chart, ~2,400 px down"}
+
+
+def _check_screen(page, path: str, query: str, mode: str, size: dict) -> list[str]:
+    """At one screen size: the note's lead and the main chart whole in the first screen, nothing overlapping
+    (titles, axis titles, tick labels, legends, colour bars), and in presenter mode a chart that fills the
+    screen (a heatmap at least half its height, its colour bar beside it, its legends inside the first
+    screen), with no captions or CSV buttons. Returns the failures PAGE_ISSUES expects."""
+    name = f"{path} {query} {mode} {size['width']}x{size['height']}"
+    main, screen = page.evaluate(MAIN_JS), page.evaluate(SCREEN_JS)
+    expected = []
+    if screen["note"] is None or screen["note"]["bottom"] > size["height"]:
+        assert (path, query) in PAGE_ISSUES, f"{name}: note {screen['note']}"
+        expected.append(f"{name}: note {screen['note']}")
+    assert main is not None and 0 <= main["top"] < size["height"] - 60, f"{name}: main {main}"
+    assert main["axis"] <= size["height"], f"{name}: x-axis ends at {main['axis']:.0f} px"
+    check_layout(page, name)
+    chart = screen["main"]
+    if mode != "presenter":
+        return expected
+    assert not screen["hidden_in_presenter"], f"{name}: shown in presenter mode {screen['hidden_in_presenter']}"
+    if chart is not None:  # beside the plot or inside it, not under the fold
+        for legend in chart["legends"]:
+            assert legend["bottom"] <= size["height"], f"{name}: legend below the first screen {legend}"
+    if chart is not None:  # the chart reaches down to the screen's bottom (within the gap under it)
+        assert chart["svg"]["bottom"] >= size["height"] - 40, f"{name}: chart ends at {chart['svg']['bottom']:.0f} px"
+    if (path, query) in HEATMAP_VIEWS:
+        assert chart is not None and chart["heatmap"], f"{name}: no heatmap"
+        for area in chart["areas"]:
+            assert area["height"] >= size["height"] / 2, f"{name}: heatmap {area['height']:.0f} px high"
+        gap = chart["colorbar"]["left"] - max(a["right"] for a in chart["areas"])
+        assert 0 <= gap <= 40, f"{name}: colour bar {gap:.0f} px from the plot"
+    return expected
+
+
 @pytest.mark.parametrize("path, query", FIRST_SCREEN, ids=[f"{p}{'-' + q if q else ''}" for p, q in FIRST_SCREEN])
 def test_first_screen_in_both_modes(server, fresh_context, path, query):
-    """At 1280x720, normal and presenter mode: the main chart (or its run button) starts inside the first
-    screen and its x-axis (tick labels and title) ends inside it, nothing is cut, and no kind of type
-    (ticks, legends, panel titles, colorbars, titles, metrics, text) is smaller in presenter mode."""
+    """At 1280x720 and 1440x900, normal and presenter mode: the note's lead and the main chart (or its run
+    button) inside the first screen, its x-axis (tick labels and title) too, nothing cut or overlapping
+    (titles, axis titles, tick labels, legends, colour bars), legends in the first screen, no kind of type
+    (ticks, legends, panel titles, colorbars, titles, metrics, text) smaller in presenter mode; in presenter
+    mode the chart fills the screen (heatmaps at least half its height on the Gram page and story steps 1-2,
+    colour bar beside the plot), no captions, no CSV buttons; and no request leaves the server."""
     page = fresh_context
     page.set_viewport_size(PROJECTOR)
     fonts = {}
-    for mode in ("normal", "presenter"):
-        main, fonts[mode], cut = _first_screen(page, server, path, query, mode)
-        print(f"{path} {query} {mode}: {main}")
-        assert main is not None, f"{path} {query} {mode}: no main chart or run button"
-        assert 0 <= main["top"] < PROJECTOR["height"] - 60, f"{path} {query} {mode}: main {main}"
-        assert main["axis"] <= PROJECTOR["height"], f"{path} {query} {mode}: x-axis ends at {main['axis']:.0f} px"
-        assert not cut, f"{path} {query} {mode}: cut text {cut}"
+    outside, expected = [], []
+
+    def record(request):
+        if not request.url.startswith((server, "data:", "blob:", "about:")):
+            outside.append(request.url)
+
+    page.on("request", record)
+    try:
+        for mode in ("normal", "presenter"):
+            page.set_viewport_size(PROJECTOR)
+            main, fonts[mode], cut = _first_screen(page, server, path, query, mode)
+            print(f"{path} {query} {mode}: {main}")
+            assert not cut, f"{path} {query} {mode}: cut text {cut}"
+            for size in (PROJECTOR, LAPTOP):
+                page.set_viewport_size(size)
+                page.wait_for_timeout(700)  # plotly relayouts on resize
+                settle(page)
+                expected += _check_screen(page, path, query, mode, size)
+                page.screenshot(path=str(SHOTS / f"screen_{path}{'_' + query if query else ''}_{mode}_"
+                                                 f"{size['width']}x{size['height']}.png"))
+    finally:
+        page.remove_listener("request", record)
+        page.set_viewport_size(PROJECTOR)
+    assert not outside, f"{path} {query}: requests beyond the server {outside}"
     smaller = {k: (fonts["normal"][k], fonts["presenter"][k]) for k in fonts["normal"]
                if fonts["normal"][k] is not None and fonts["presenter"][k] is not None
                and fonts["presenter"][k] < fonts["normal"][k] - 0.01}
     assert not smaller, f"{path} {query}: smaller in presenter mode (normal, presenter px): {smaller}"
+    if expected:
+        pytest.xfail(f"{PAGE_ISSUES[path, query]}: {expected}")
 
 
 def test_story_keys_move_between_steps(server, fresh_context):

@@ -7,7 +7,8 @@ from __future__ import annotations
 import pytest
 
 from tests.browser.test_browser import (  # noqa: F401  (fixtures used by name)
-    LAPTOP, PROJECTOR, SHOTS, DRAWN_JS, assert_no_exception, browser_page, server, wait_until_idle,
+    LAPTOP, PROJECTOR, SHOTS, DRAWN_JS, assert_no_exception, browser_page, check_layout, server, settle,
+    wait_until_idle,
 )
 
 pytestmark = pytest.mark.browser
@@ -24,11 +25,13 @@ NOTE_BOX_JS = """
 """
 
 
-def test_preset_clicked_at_the_bottom_of_home_opens_the_page_at_its_top(server, browser_page):
+@pytest.mark.parametrize("size", [PROJECTOR, LAPTOP], ids=["1280x720", "1440x900"])
+@pytest.mark.parametrize("mode", ["normal", "presenter"])
+def test_preset_clicked_at_the_bottom_of_home_opens_the_page_at_its_top(server, browser_page, size, mode):
     """Seen: 6 of 12 preset clicks (the custom-itemset preset 3 of 3) showed the bottom of the target page."""
     page = browser_page
-    page.set_viewport_size(PROJECTOR)
-    page.goto(server, wait_until="domcontentloaded")
+    page.set_viewport_size(size)
+    page.goto(f"{server}/?presenter={'true' if mode == 'presenter' else 'false'}", wait_until="domcontentloaded")
     wait_until_idle(page)
     page.mouse.move(640, 400)
     page.mouse.wheel(0, 5000)  # the reader scrolls down to the presets (a wheel: the page's own scroll-up stops)
@@ -40,8 +43,8 @@ def test_preset_clicked_at_the_bottom_of_home_opens_the_page_at_its_top(server, 
     page.wait_for_timeout(1800)  # past the page's own settling, as a reader would look
     assert page.evaluate(SCROLL_TOP_JS) < 5
     title = page.locator("h1").first.bounding_box()
-    assert title is not None and 0 <= title["y"] < PROJECTOR["height"] / 3, title
-    page.screenshot(path=str(SHOTS / "front_preset_itemsets_1280x720.png"))
+    assert title is not None and 0 <= title["y"] < size["height"] / 3, title
+    page.screenshot(path=str(SHOTS / f"front_preset_itemsets_{mode}_{size['width']}x{size['height']}.png"))
     assert_no_exception(page, "custom itemset preset")
 
 
@@ -101,3 +104,30 @@ def test_export_holds_the_view_on_screen(server, browser_page):
     assert text.count('id="rk-chart-') == 1
     # the difference chart's title, not the pair's ("Gram matrices, n = 40 ...")
     assert "Difference K" in text and "Gram matrices, n =" not in text, "the export is not the view on screen"
+
+
+def test_timing_results_fit_the_projector_in_presenter_mode(server, browser_page):
+    """Seen after Run on Timing in presenter mode: the y-axis title over the plot title, legends under the fold.
+    Every result chart at both sizes: nothing overlapping (titles, axis titles, tick labels, legends), each
+    legend inside its chart, each chart no taller than the screen."""
+    page = browser_page
+    page.set_viewport_size(PROJECTOR)
+    page.goto(f"{server}/Timing?presenter=true", wait_until="domcontentloaded")
+    wait_until_idle(page)
+    page.get_by_role("button", name="Run the timings").click()
+    page.get_by_text("Growth exponent").first.wait_for(timeout=120_000)
+    wait_until_idle(page, timeout_ms=120_000)
+    page.wait_for_function(DRAWN_JS, timeout=60_000)
+    try:
+        for size in (PROJECTOR, LAPTOP):
+            page.set_viewport_size(size)
+            page.wait_for_timeout(700)
+            settle(page)
+            check_layout(page, f"Timing after the run, presenter mode, {size['width']}x{size['height']}")
+            heights = page.evaluate("() => [...document.querySelectorAll('.js-plotly-plot:not(.st-key-chart-preload *)"
+                                    " .main-svg')].map(s => s.getBoundingClientRect().height)")
+            assert heights and max(heights) <= size["height"], heights
+            page.screenshot(path=str(SHOTS / f"front_timing_after_run_presenter_{size['width']}x{size['height']}.png"))
+    finally:
+        page.set_viewport_size(PROJECTOR)
+    assert_no_exception(page, "Timing after the run, presenter mode")

@@ -265,7 +265,7 @@ def test_gram_link_naming_D_keeps_its_own(run_page):
 def test_gram_title_has_one_parenthesis():
     from rkcore.figures.gram import gram_title
 
-    assert gram_title(200, 2, (1, 99)) == "Gram matrices, n = 200 (2×2 block averages; color range: 1st–99th percentile)"
+    assert gram_title(200, 2, (1, 99)) == "Gram matrices, n = 200 (2×2 block averages; colors: 1st–99th percentile)"
     assert gram_title(100, 1) == "Gram matrices, n = 100"
 
 
