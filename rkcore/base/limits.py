@@ -197,7 +197,7 @@ def _shape_text(shape: tuple[int, ...]) -> str:
 
 
 @dataclass(frozen=True)
-class CostEstimate:
+class CostEstimate:  # numpydoc ignore=PR02
     """What a computation would need: bytes of memory, and the named arrays behind them.
 
     Parameters

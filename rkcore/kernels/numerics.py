@@ -171,7 +171,7 @@ def check_gram_fits(n_rows: int, n_cols: int, gram_copies: int) -> None:
         Gram-sized arrays held at the peak (2 for the dot, all-subsets and itemset kernels, measured with
         tracemalloc; more for ANOVA and up-to, see their callers).
     """
-    def bytes_for(rows: int) -> int:
+    def bytes_for(rows: int) -> int:  # numpydoc ignore=GL08
         return nbytes((gram_copies, rows, max(1, rows * n_cols // max(n_rows, 1))))
 
     require_memory({f"the {n_rows:,} x {n_cols:,} Gram matrix and its temporaries": (gram_copies, n_rows, n_cols)},

@@ -238,7 +238,7 @@ def compositional_cost(n: int, d: int, D_list, trials: int, n_modes: int, D_gram
     """
     D_list = [int(D) for D in D_list]
 
-    def one_estimate(D: int) -> float:
+    def one_estimate(D: int) -> float:  # numpydoc ignore=GL08
         return (elements_seconds(n * D * n_nodes * 0.3) + D * n_nodes * 0.5e-6 + 1.5 * gemm_seconds(n, D, n) + elements_seconds(6 * n * n)
                 + CALL_SECONDS)
 
