@@ -16,7 +16,7 @@ __all__ = ["Metric", "METRICS", "GRAM_METRICS", "CURVE_METRICS", "SEPARATION_SE"
 
 
 @dataclass(frozen=True, kw_only=True)
-class Metric:
+class Metric:  # numpydoc ignore=PR02
     """An error measure: its key and the labels tables and charts show it with.
 
     Parameters

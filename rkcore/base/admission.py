@@ -111,7 +111,7 @@ def owner_runs() -> int:
 
 
 @dataclass
-class Ticket:
+class Ticket:  # numpydoc ignore=PR02
     """One run's place at the server: its predicted peak bytes and seconds, and when it arrived.
 
     Made by :meth:`Admission.request`, not by hand.
@@ -126,14 +126,14 @@ class Ticket:
         When it joined the line, on the admission's clock; the line is ordered by it.
     serial : int
         Tie-breaker between equal arrivals (increasing per admission).
+    owner : str or None, default=None
+        Who asked (a student's owner id); None: an owner of its own (no fair share with any other ticket).
     admitted : bool, default=False
         Whether it holds a slot.
     done : bool, default=False
         Whether it was released (finished, or left the line).
     started : float, default=0.0
         When it was admitted, on the admission's clock.
-    owner : str or None, default=None
-        Who asked (a student's owner id); None: an owner of its own (no fair share with any other ticket).
     """
 
     bytes: int

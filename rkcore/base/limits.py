@@ -36,8 +36,9 @@ from .validation import parse_byte_size
 HEATMAP_SIDE = 120
 
 __all__ = [
-    "CostEstimate", "check_allocation", "estimate_cost", "format_bytes", "format_estimate", "max_size_within",
-    "largest_fitting", "memory_budget", "memory_budget_set", "nbytes", "physical_memory", "require_memory",
+    "CostEstimate", "block_bytes", "check_allocation", "estimate_cost", "format_bytes", "format_estimate",
+    "max_size_within", "largest_fitting", "memory_budget", "memory_budget_set", "nbytes", "physical_memory",
+    "require_memory", "working_memory_bytes",
 ]
 
 #: The budget a ``memory_budget_set`` block set, per thread and context (a server's sessions run their scripts in
@@ -126,6 +127,45 @@ def memory_budget_set(budget: int) -> Iterator[int]:
         _budget_in_block.reset(token)
 
 
+def working_memory_bytes() -> int:
+    """scikit-learn's ``working_memory`` (``sklearn.get_config()``, in MiB) in bytes.
+
+    Set with ``sklearn.set_config(working_memory=...)`` or ``with sklearn.config_context(working_memory=...)``;
+    scikit-learn's pairwise functions chunk their output rows by it, and rkcore's blocked computations
+    (:func:`block_bytes`) do too.
+
+    Returns
+    -------
+    int
+        The working memory in bytes (at least 1).
+    """
+    import sklearn
+
+    return max(1, int(sklearn.get_config()["working_memory"] * 2**20))
+
+
+def block_bytes(default: int) -> int:
+    """Bytes one block of a blocked computation may use: the module's ``default``, lowered to scikit-learn's
+    ``working_memory`` when that is smaller.
+
+    ``working_memory`` is scikit-learn's cap on temporary arrays (1024 MiB unless set); rkcore's defaults
+    (a few MiB to 64 MiB) are below it, so the cost models that price one block at ``default`` bytes stay
+    upper bounds, and ``sklearn.config_context(working_memory=...)`` shrinks rkcore's blocks as it shrinks
+    scikit-learn's.
+
+    Parameters
+    ----------
+    default : int
+        The module's block size in bytes.
+
+    Returns
+    -------
+    int
+        ``min(default, working_memory_bytes())``, at least 1.
+    """
+    return max(1, min(int(default), working_memory_bytes()))
+
+
 def nbytes(*shapes: tuple[int, ...], itemsize: int = 8) -> int:
     """Bytes of arrays with these shapes and ``itemsize`` bytes per entry (float64 by default).
 
@@ -201,7 +241,7 @@ def _shape_text(shape: tuple[int, ...]) -> str:
 
 
 @dataclass(frozen=True)
-class CostEstimate:
+class CostEstimate:  # numpydoc ignore=PR02
     """What a computation would need: bytes of memory, and the named arrays behind them.
 
     Parameters

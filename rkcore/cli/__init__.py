@@ -39,6 +39,13 @@ class Parser(argparse.ArgumentParser):
     """argparse's parser with a one-line error (the usage block is one ``--help`` away)."""
 
     def error(self, message: str) -> NoReturn:
+        """Exit with status EXIT_USAGE after one line: the program, the message and where help is.
+
+        Parameters
+        ----------
+        message : str
+            argparse's description of what was wrong with the command line.
+        """
         self.exit(EXIT_USAGE, f"{self.prog}: error: {message} (see {self.prog} --help)\n")
 
 

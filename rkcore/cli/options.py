@@ -36,7 +36,7 @@ def bounded_int(low: int, high: int) -> Callable[[str], int]:
         Parser of one argument text; raises ``argparse.ArgumentTypeError`` outside the bounds.
     """
 
-    def parse(text: str) -> int:
+    def parse(text: str) -> int:  # numpydoc ignore=GL08
         try:
             value = int(text.strip().replace("_", ""))
         except ValueError:
@@ -65,7 +65,7 @@ def bounded_float(low: float, high: float, *, open_low: bool = True) -> Callable
         Parser of one argument text; raises ``argparse.ArgumentTypeError`` outside the bounds.
     """
 
-    def parse(text: str) -> float:
+    def parse(text: str) -> float:  # numpydoc ignore=GL08
         try:
             value = float(text)
         except ValueError:
@@ -123,7 +123,7 @@ def comma_list(item: Callable[[str], object], what: str, *, max_items: int = 64)
         Parser of the whole argument text into the list of parsed items.
     """
 
-    def parse(text: str) -> list:
+    def parse(text: str) -> list:  # numpydoc ignore=GL08
         parts = [p.strip() for p in text.split(",") if p.strip()]
         if not parts:
             raise argparse.ArgumentTypeError(f"expected comma-separated {what}, got {text[:40]!r}")
@@ -151,7 +151,7 @@ def choice_list(allowed: Sequence[str], what: str) -> Callable[[str], list[str]]
         Parser of the argument text into the list of keys.
     """
 
-    def key(text: str) -> str:
+    def key(text: str) -> str:  # numpydoc ignore=GL08
         if text not in allowed:
             raise argparse.ArgumentTypeError(f"unknown {what} {text[:40]!r}; allowed: {', '.join(allowed)}")
         return text

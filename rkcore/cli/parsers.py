@@ -29,7 +29,7 @@ MAX_WORKERS = 256
 DEFAULT_DUEL_N, MAX_DUEL_N = 8_000, 20_000  # the story's duel: the dashboard's n unless told
 
 
-class HelpFormatter(argparse.ArgumentDefaultsHelpFormatter, argparse.RawDescriptionHelpFormatter):
+class HelpFormatter(argparse.ArgumentDefaultsHelpFormatter, argparse.RawDescriptionHelpFormatter):  # numpydoc ignore=PR02
     """Defaults shown after each option's help; the examples in the epilog kept as written.
 
     Flags (default False), options whose help already says its default, and lists are shown as typed

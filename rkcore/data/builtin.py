@@ -23,7 +23,7 @@ NORMALIZATIONS = ("l1", "l2", "none")
 
 
 @dataclass(frozen=True)
-class Dataset:
+class Dataset:  # numpydoc ignore=PR02
     """A data matrix with optional labels.
 
     ``X`` is float64 of shape (n, d), dense or CSR; ``y`` holds integer class labels
@@ -56,17 +56,29 @@ class Dataset:
 
     @property
     def n_samples(self) -> int:
-        """Number of rows of ``X``."""
+        """Number of rows of ``X``.
+
+        Returns
+        -------
+        int
+            n, the number of samples.
+        """
         return self.X.shape[0]
 
     @property
     def n_features(self) -> int:
-        """Number of columns of ``X``."""
+        """Number of columns of ``X``.
+
+        Returns
+        -------
+        int
+            d, the number of features.
+        """
         return self.X.shape[1]
 
 
 @dataclass(frozen=True)
-class BuiltinDataset:
+class BuiltinDataset:  # numpydoc ignore=PR02
     """A built-in dataset of :data:`rkcore.data.catalog.BUILTIN`: its key, label, description and loader.
 
     Parameters

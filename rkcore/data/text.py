@@ -32,7 +32,7 @@ _UNICODE_LABELS = {"utf_16": "UTF-16", "utf_16_le": "UTF-16", "utf_16_be": "UTF-
                    "utf_32": "UTF-32", "utf_32_le": "UTF-32", "utf_32_be": "UTF-32"}
 
 
-class Text(NamedTuple):
+class Text(NamedTuple):  # numpydoc ignore=PR02
     """A file's text as UTF-8 bytes with ``\\n`` line ends, its display name and the encoding it was read in.
 
     Parameters

@@ -26,7 +26,7 @@ CHART_ID = "rk-chart-{}"
 
 
 @dataclass
-class Item:
+class Item:  # numpydoc ignore=PR02
     """One block of an exported view: ``kind`` is "chart" (``figure`` and an optional ``text`` caption),
     "note" (a "what to notice" sentence), "heading" or "text".
 
@@ -45,7 +45,7 @@ class Item:
 
 
 @dataclass
-class Lesson:
+class Lesson:  # numpydoc ignore=PR02
     """What an export holds: a title, blocks in reading order, and the settings that produced them.
 
     Parameters
@@ -181,7 +181,7 @@ def story_lesson(duel_n: int = 8000, *, progress=None) -> Lesson:
     from ..teaching import story
     from .story import STEP_BUILDERS
 
-    def say(message: str) -> None:
+    def say(message: str) -> None:  # numpydoc ignore=GL08
         if progress is not None:
             progress(message)
 

@@ -12,12 +12,14 @@ from threadpoolctl import threadpool_limits  # a dependency of scikit-learn
 from .blas_blocks import _tiles, gemm_into, mirror_upper_triangle, row_levels
 from .numerics import CONTRACT_RTOL, UNIT_ROUNDOFF
 from ..base.annotations import is_sparse
+from ..base.limits import block_bytes
 
 #: Columns per group in the grouped-GEMM all-subsets Gram (inner dimension 2**g per group).
 GRAM_GROUP = 4
 
 
-#: Bytes of one row block of the exact Gram computations (the one scratch array).
+#: Bytes of one row block of the exact Gram computations (the one scratch array); lowered to scikit-learn's
+#: working_memory when that is smaller (:func:`rkcore.base.limits.block_bytes`).
 GRAM_BLOCK_BYTES = 4 * 2**20
 
 
@@ -83,7 +85,7 @@ def _level_products(X, Y, out: np.ndarray) -> bool:
     YAT[d] = 1.0
     YAT[d + 1] = ib * (C + 1)
     n, m = out.shape
-    rows_per_block = max(1, GRAM_BLOCK_BYTES // (4 * m))
+    rows_per_block = max(1, block_bytes(GRAM_BLOCK_BYTES) // (4 * m))
     index32 = np.empty((min(rows_per_block, n), m), dtype=np.float32)
     index = np.empty((min(rows_per_block, n), m), dtype=np.int32)
     for rows in _tiles(n, rows_per_block):
@@ -163,7 +165,7 @@ def all_subsets_gram(X, Y, out: np.ndarray, symmetric: bool = False) -> np.ndarr
     n, m_ = out.shape
     # Row blocks over all columns: a few large BLAS calls (one per group and block) and the
     # element-wise products on a block that stays in the shared L3 cache.
-    rows_per_block = max(1, GRAM_BLOCK_BYTES // (dt.itemsize * m_))
+    rows_per_block = max(1, block_bytes(GRAM_BLOCK_BYTES) // (dt.itemsize * m_))
     scratch = np.empty((min(rows_per_block, n), m_), dtype=dt)
     with threadpool_limits(1, user_api="blas"):
         _grouped_products(Xd, Yd, PhiX, PhiY_T, direct, rows_per_block, scratch, out)
@@ -243,8 +245,8 @@ def _extended_products(X, Y, out: np.ndarray) -> np.ndarray:
         raise ValueError(f"An all-subsets Gram over {d:,} shared columns is beyond the accuracy "
                          "contract even in extended precision; use fewer columns.")
     ext_bytes = np.dtype(EXTENDED).itemsize
-    rows_per_block = max(1, GRAM_BLOCK_BYTES // (ext_bytes * max(m, d)))
-    cols_per_chunk = max(1, GRAM_BLOCK_BYTES // (ext_bytes * max(m, 1)))
+    rows_per_block = max(1, block_bytes(GRAM_BLOCK_BYTES) // (ext_bytes * max(m, d)))
+    cols_per_chunk = max(1, block_bytes(GRAM_BLOCK_BYTES) // (ext_bytes * max(m, 1)))
     H = np.empty((min(rows_per_block, n), m), dtype=EXTENDED)
     S = np.empty_like(H)
     for rows in _tiles(n, rows_per_block):
@@ -328,11 +330,11 @@ def _sparse_products(X: sp.csr_matrix, Yc: sp.csc_matrix, out: np.ndarray, symme
     dt = out.dtype
     n, m = out.shape
     y_len = np.diff(Yc.indptr)
-    index = np.int32 if max(Yc.nnz, GRAM_BLOCK_BYTES // dt.itemsize + m) < 2**31 else np.int64
+    index = np.int32 if max(Yc.nnz, block_bytes(GRAM_BLOCK_BYTES) // dt.itemsize + m) < 2**31 else np.int64
     y_start = Yc.indptr[:-1].astype(index)
     y_rows = Yc.indices.astype(index, copy=False)
     y_vals = Yc.data.astype(dt, copy=False)
-    rows_per_block = max(1, GRAM_BLOCK_BYTES // (dt.itemsize * m))
+    rows_per_block = max(1, block_bytes(GRAM_BLOCK_BYTES) // (dt.itemsize * m))
     # symmetric (Yc is X as CSC, indices sorted): block [s, e) skips, in every column, the entries
     # of rows k < s (the strictly lower triangle, mirrored at the end): 'skipped' counts them
     skipped = np.zeros(X.shape[1], dtype=index)

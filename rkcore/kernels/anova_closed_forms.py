@@ -180,8 +180,7 @@ def _gathered_check(X, Y, rows: np.ndarray, cols: np.ndarray, P: list, degree: i
     with their |z| power sums computed pair by pair (P: their power sums, gathered)."""
     c, c_b = consts
     out = np.empty(len(rows), dtype=bool)
-    step = max(1, BLOCK_BYTES // (8 * 4 * X.shape[1]))
-    for sl in row_blocks(len(rows), 1, step):
+    for sl in row_blocks(len(rows), 8 * 4 * X.shape[1], BLOCK_BYTES):
         U, V = np.abs(to_dense(X[rows[sl]])), np.abs(to_dense(Y[cols[sl]]))
         A = np.einsum("ij,ij->i", U, V)
         bound = A * A

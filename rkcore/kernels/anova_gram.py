@@ -12,7 +12,9 @@ import numpy as np
 from .blas_blocks import as_sparse_if_sparse, gemm_into, mirror_upper_triangle, row_levels
 from .witnesses import _cauchy_schwarz_witness, _count_threshold, _witness_failures
 from .anova_closed_forms import _gathered_check, _summed_block, _top_block, _top_counted, _top_value
+from ..base.limits import block_bytes
 from .numerics import (
+    row_batches,
     abs_max,
     _broadcast_full,
     gram_dense,
@@ -131,7 +133,8 @@ def _recompute_pairs(X, Y, out, rows: np.ndarray, cols: np.ndarray, degree: int,
         out[rows, cols] = fixed
 
 
-#: Bytes of the power-sum blocks of one row block of :func:`anova_gram` (all its scratch arrays).
+#: Bytes of the power-sum blocks of one row block of :func:`anova_gram` (all its scratch arrays); lowered to
+#: scikit-learn's working_memory when that is smaller (:func:`rkcore.base.limits.block_bytes`).
 GRAM_SCRATCH_BYTES = 16 * 2**20
 
 
@@ -140,7 +143,8 @@ GRAM_MIN_ROWS = 64
 
 
 #: Bytes of one sub-block of the fused element-wise passes of :func:`anova_gram`: its few
-#: temporaries and the power sums it reads stay in a core's L2 cache.
+#: temporaries and the power sums it reads stay in a core's L2 cache. Fixed, not scikit-learn's
+#: working_memory: a cache size for speed, inside a scratch block that working_memory does bound.
 FUSED_BYTES = 256 * 2**10
 
 
@@ -255,7 +259,7 @@ class _FusedGram:
         GRAM_SCRATCH_BYTES of power sums, then the entries left open checked or recomputed."""
         nX, nY = self.X.shape[0], self.Y.shape[0]
         self.out = np.empty((nX, nY))
-        rows_per_block = max(min(GRAM_MIN_ROWS, nX), GRAM_SCRATCH_BYTES // (8 * nY * self.n_arrays))
+        rows_per_block = max(min(GRAM_MIN_ROWS, nX), block_bytes(GRAM_SCRATCH_BYTES) // (8 * nY * self.n_arrays))
         self.scratch = np.empty(min(rows_per_block, nX) * nY * self.n_arrays)
         self.sub_rows = max(1, FUSED_BYTES // (8 * nY))
         self.temps = np.empty((3, self.sub_rows * nY))
@@ -269,7 +273,7 @@ class _FusedGram:
         # serves many sessions from threads of one process), and on a quiet 2-core machine two threads
         # were faster (new/old 0.57-1.21 with two threads, 0.79-1.57 with one; benchmarks/results/numerics.md).
         with np.errstate(over="ignore", invalid="ignore", divide="ignore"):
-            for rows in row_blocks(nX, 1, rows_per_block):
+            for rows in row_batches(nX, rows_per_block):
                 self._row_block(rows, rows.start if symmetric else 0)
         self._settle_open_entries()
         if symmetric:
@@ -290,7 +294,7 @@ class _FusedGram:
                       for t in range(1, degree + 1)]
         risky = may_overflow(abs_max(Xb), self.y_max, self.X.shape[1], degree)
         block = _BlockSums(self, Xb, rows, cols, slots, P)
-        for sub in row_blocks(r, 1, self.sub_rows):
+        for sub in row_batches(r, self.sub_rows):
             self._sub_block(rows.start + sub.start, sub, c0, w, P, block, risky)
 
     def _sub_block(self, row0: int, sub: slice, c0: int, w: int, P: list, block, risky: bool) -> None:
@@ -409,16 +413,16 @@ def _level_gram(X, Y, a: np.ndarray, b: np.ndarray, degree: int, symmetric: bool
     fb = b ** degree
     maskT = np.ascontiguousarray((Y.toarray() if is_sparse(Y) else Y).T != 0, dtype=np.float32)
     out = np.empty((nX, nY))
-    rows_per_block = max(min(GRAM_MIN_ROWS, nX), GRAM_SCRATCH_BYTES // (4 * nY))
+    rows_per_block = max(min(GRAM_MIN_ROWS, nX), block_bytes(GRAM_SCRATCH_BYTES) // (4 * nY))
     count = np.empty(min(rows_per_block, nX) * nY, dtype=np.float32)
     sub_rows = max(1, FUSED_BYTES // (8 * nY))
     tmp = np.empty(sub_rows * nY)
-    for rows in row_blocks(nX, 1, rows_per_block):
+    for rows in row_batches(nX, rows_per_block):
         c0 = rows.start if symmetric else 0
         r, w = rows.stop - rows.start, nY - c0
         Xb = X[rows]
         cnt = gemm_into(1.0, (Xb != 0).astype(np.float32), maskT[:, c0:], 0.0, count[:r * w].reshape(r, w))
-        for sub in row_blocks(r, 1, sub_rows):
+        for sub in row_batches(r, sub_rows):
             o = out[rows.start + sub.start:rows.start + sub.stop, c0:]
             c = cnt[sub]
             np.subtract(c, 1.0, out=o)  # c (c - 1) [(c - 2)]: exact integers

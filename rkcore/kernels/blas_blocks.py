@@ -7,6 +7,7 @@ import scipy.sparse as sp
 from scipy.linalg import blas
 from threadpoolctl import ThreadpoolController  # a dependency of scikit-learn
 from ..base.annotations import is_sparse
+from .numerics import row_batches
 
 try:  # Y += A @ X for CSR A and dense C-contiguous X, Y: scipy's own SpMM kernel, in place.
     from scipy.sparse._sparsetools import csr_matvecs as _csr_matvecs
@@ -14,7 +15,8 @@ except ImportError:  # pragma: no cover - private scipy API; fall back to A @ X 
     _csr_matvecs = None  # type: ignore[assignment]  # callers check for None before the fast path
 
 #: Bytes of a row block for the element-wise (non-GEMM) passes: two (rows x D) arrays that
-#: stay in the 1 MiB L2 cache of one core.
+#: stay in the 1 MiB L2 cache of one core. Fixed, not scikit-learn's working_memory: a cache size chosen
+#: for speed (far below any memory budget), inside blocks that working_memory does bound.
 CACHE_BLOCK_BYTES = 512 * 2**10
 
 
@@ -228,15 +230,12 @@ def _row_sums(A) -> np.ndarray:
 
 
 def _chunks(n: int, row_bytes: int):
-    step = max(1, CACHE_BLOCK_BYTES // max(1, row_bytes))
-    for start in range(0, n, step):
-        yield slice(start, min(start + step, n))
+    return row_batches(n, CACHE_BLOCK_BYTES // max(1, row_bytes))  # a cache size: fixed (CACHE_BLOCK_BYTES)
 
 
 # ---------------------------------------------------------------------- exact Gram matrices
 def _tiles(n: int, size: int):
-    for start in range(0, n, size):
-        yield slice(start, min(start + size, n))
+    return row_batches(n, size)
 
 
 def mirror_upper_triangle(out: np.ndarray, rows_per_block: int) -> None:

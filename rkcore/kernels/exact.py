@@ -371,7 +371,20 @@ def _cross_fields_gram(X, Y, fields: list, m: int) -> np.ndarray:
 
 
 def row_power_of_two_scale(A):
-    """(exponents E_i, A_i * 2^-E_i) with max_j |A_ij 2^-E_i| in [0.5, 1): an exact scaling."""
+    """(exponents E_i, A_i * 2^-E_i) with max_j |A_ij 2^-E_i| in [0.5, 1): an exact scaling.
+
+    Parameters
+    ----------
+    A : ndarray or scipy.sparse matrix of shape (n, d)
+        Dense or canonical CSR.
+
+    Returns
+    -------
+    E : ndarray of shape (n,), int64
+        The frexp exponent of each row's largest |a| (0 for a row without non-zeros).
+    scaled : ndarray or scipy.sparse matrix of shape (n, d)
+        A with row i multiplied by 2^-E_i: exact, since only exponents change.
+    """
     E = row_exponents(A)[1]
     return E, scale_rows(A, E)
 

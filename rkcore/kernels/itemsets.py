@@ -15,9 +15,9 @@ from math import comb
 from typing import Any, Iterable, Iterator, cast
 
 import numpy as np
-from scipy.special import gammaln
 
 from ..base.validation import check_int, is_int
+from .counts import _log2_comb, _log2_elementary, _log2_sum, format_count  # noqa: F401  (format_count: re-exported)
 
 FAMILY_KINDS = ("anova", "all_subsets", "dot", "up_to", "custom", "cross_fields")
 #: Kernel keys (rkcore.registry.KERNELS) that are itemset kernels K_S: "itemset" is a custom S.
@@ -34,67 +34,6 @@ MAX_ENUMERATION = 200_000
 EXACT_COUNT_BITS = 4096
 #: ...and the exact cross-field count (e_m of the field sizes) is computed only below this many big-int steps.
 EXACT_CROSS_STEPS = 2_000_000
-_LN2 = math.log(2.0)
-
-
-def _log2_comb(d: int, k) -> np.ndarray:
-    """log2 C(d, k) for an int or an array of k in [0, d] (float64, absolute error ~1e-9 for d <= 10^9)."""
-    k = np.asarray(k, dtype=np.float64)
-    return (gammaln(d + 1.0) - gammaln(k + 1.0) - gammaln(d - k + 1.0)) / _LN2
-
-
-def _log2_sum(log2_values) -> float:
-    """log2 of sum 2^v, without overflow."""
-    v = np.asarray(log2_values if isinstance(log2_values, np.ndarray) else list(log2_values), dtype=np.float64)
-    if v.size == 0:
-        return -math.inf
-    top = float(v.max())
-    return top + float(np.log2(np.exp2(v - top).sum()))
-
-
-def _log2_elementary(sizes, m: int) -> float:
-    """log2 e_m(sizes) for positive sizes, by the recursion e_k <- e_k + s e_{k-1} in log space."""
-    e = np.full(m + 1, -np.inf)
-    e[0] = 0.0
-    for s in sizes:
-        e[1:] = np.logaddexp2(e[1:], math.log2(s) + e[:-1])
-    return float(e[m])
-
-
-def format_count(count, log2: float | None = None, exact_digits: int = 15) -> str:
-    """A count for people: exact with thousands separators below 10^exact_digits, else "≈ 1.23 × 10^456".
-
-    Never converts a huge integer to decimal (quadratic, and refused by Python beyond 4300 digits).
-
-    Parameters
-    ----------
-    count : int, float or math.inf
-        The count (``math.inf``: too large to hold exactly; then ``log2`` gives its size).
-    log2 : float, optional
-        log2 of the count; None: computed from ``count``.
-    exact_digits : int, default=15
-        Counts below 10^exact_digits are written out in full.
-
-    Returns
-    -------
-    str
-        E.g. "1,234,567", "≈ 1.23 × 10^456", or "more than 2^1024" when neither the count nor its
-        logarithm is finite.
-    """
-    if isinstance(count, (int, np.integer)) and int(count).bit_length() <= 3.33 * exact_digits and count < 10**exact_digits:
-        return f"{int(count):,}"
-    if log2 is None:
-        log2 = math.log2(count) if count != math.inf else math.inf
-    if log2 == math.inf:
-        return "more than 2^1024"
-    log10 = log2 * math.log10(2.0)
-    exponent = math.floor(log10)
-    mantissa = 10 ** (log10 - exponent)
-    if mantissa >= 9.995:  # rounding would print 10.00
-        mantissa, exponent = mantissa / 10, exponent + 1
-    return f"≈ {mantissa:.2f} × 10^{exponent:,}"
-
-
 def _check_d(d) -> int:
     return check_int(d, "d (the number of features)")
 
@@ -121,7 +60,7 @@ def _elementary_symmetric(values: Iterable[int], m: int) -> list[int]:
 
 
 @dataclass(frozen=True)
-class ItemsetFamily:
+class ItemsetFamily:  # numpydoc ignore=PR02
     """A family S of itemsets over features 0..d-1. Build it with the class methods.
 
     Immutable (a frozen dataclass): :meth:`anova`, :meth:`all_subsets`, :meth:`dot`, :meth:`up_to`,
@@ -309,21 +248,39 @@ class ItemsetFamily:
     # ---------------------------------------------------------------- the fields a kind guarantees
     @property
     def order(self) -> int:
-        """The order m of an "anova", "up_to" or "cross_fields" family: ``degree``, which these kinds always set."""
+        """The order m of an "anova", "up_to" or "cross_fields" family: ``degree``, which these kinds always set.
+
+        Returns
+        -------
+        int
+            The order m.
+        """
         if self.degree is None:
             raise ValueError(f"A {self.kind} family has no order m; only anova, up_to and cross_fields families have one.")
         return self.degree
 
     @property
     def custom_itemsets(self) -> tuple[tuple[int, ...], ...]:
-        """The itemsets of a "custom" family: ``itemsets``, which that kind always sets."""
+        """The itemsets of a "custom" family: ``itemsets``, which that kind always sets.
+
+        Returns
+        -------
+        tuple of tuple of int
+            The itemsets, each a sorted tuple of feature indices.
+        """
         if self.itemsets is None:
             raise ValueError(f"A {self.kind} family stores no itemset list; only a custom family does.")
         return self.itemsets
 
     @property
     def field_groups(self) -> tuple[tuple[int, ...], ...]:
-        """The feature groups of a "cross_fields" family: ``fields``, which that kind always sets."""
+        """The feature groups of a "cross_fields" family: ``fields``, which that kind always sets.
+
+        Returns
+        -------
+        tuple of tuple of int
+            The feature indices of each field.
+        """
         if self.fields is None:
             raise ValueError(f"A {self.kind} family has no fields; only a cross_fields family does.")
         return self.fields
@@ -350,7 +307,13 @@ class ItemsetFamily:
 
     @property
     def log2_n_itemsets(self) -> float:
-        """log2 |S|, cheap for every family (all-subsets: exactly d)."""
+        """log2 |S|, cheap for every family (all-subsets: exactly d).
+
+        Returns
+        -------
+        float
+            The base-2 logarithm of the number of itemsets |S|.
+        """
         if self.kind == "all_subsets":
             return float(self.d)
         if self.kind in ("anova", "up_to"):  # straight from the array, no per-size dict
@@ -396,7 +359,13 @@ class ItemsetFamily:
 
     @property
     def n_itemsets(self) -> int | float:
-        """|S|: an exact int up to 2^EXACT_COUNT_BITS (all-subsets: always, 2^d), else ``math.inf``."""
+        """|S|: an exact int up to 2^EXACT_COUNT_BITS (all-subsets: always, 2^d), else ``math.inf``.
+
+        Returns
+        -------
+        int or float
+            The exact count |S|, or ``math.inf`` when it exceeds 2^EXACT_COUNT_BITS.
+        """
         if self.kind == "all_subsets":
             return 1 << self.d
         if self.kind in ("anova", "up_to") and self.log2_n_itemsets > EXACT_COUNT_BITS:
@@ -406,12 +375,24 @@ class ItemsetFamily:
 
     @property
     def n_itemsets_text(self) -> str:
-        """|S| for people (exact below 10^15, else "≈ 1.23 × 10^456")."""
+        """|S| for people (exact below 10^15, else "≈ 1.23 × 10^456").
+
+        Returns
+        -------
+        str
+            The count |S| written for a reader.
+        """
         return format_count(self.n_itemsets, self.log2_n_itemsets)
 
     @property
     def max_size(self) -> int:
-        """The size of the largest itemset (0 for a custom family holding only the empty set)."""
+        """The size of the largest itemset (0 for a custom family holding only the empty set).
+
+        Returns
+        -------
+        int
+            The largest itemset size.
+        """
         if self.kind in ("anova", "up_to", "cross_fields"):
             return self.order
         if self.kind == "all_subsets":

@@ -58,14 +58,17 @@ from typing import Iterator, cast
 import numpy as np
 import scipy.sparse as sp
 
-from ..base.limits import nbytes, require_memory
+from sklearn.utils import gen_batches
+
+from ..base.limits import block_bytes, nbytes, require_memory
 from ..base.validation import numeric_matrix_message
 from .matrices import abs_max, elementwise_power, gram_dense, max_nnz_per_row, to_dense
 from .sparse_input import canonical_csr  # noqa: F401  (re-exported: the kernels, maps and learners import it here)
 from ..base.annotations import is_sparse
 
 
-#: Bytes of temporary memory one block of a blocked computation may use.
+#: Bytes of temporary memory one block of a blocked computation may use; lowered to scikit-learn's
+#: working_memory when that is smaller (row_blocks, :func:`rkcore.base.limits.block_bytes`).
 BLOCK_BYTES = 64 * 2**20
 
 #: Relative accuracy promised against sum_V |prod_{j in V} z_j| (see the module docstring).
@@ -171,7 +174,7 @@ def check_gram_fits(n_rows: int, n_cols: int, gram_copies: int) -> None:
         Gram-sized arrays held at the peak (2 for the dot, all-subsets and itemset kernels, measured with
         tracemalloc; more for ANOVA and up-to, see their callers).
     """
-    def bytes_for(rows: int) -> int:
+    def bytes_for(rows: int) -> int:  # numpydoc ignore=GL08
         return nbytes((gram_copies, rows, max(1, rows * n_cols // max(n_rows, 1))))
 
     require_memory({f"the {n_rows:,} x {n_cols:,} Gram matrix and its temporaries": (gram_copies, n_rows, n_cols)},
@@ -182,6 +185,10 @@ def check_gram_fits(n_rows: int, n_cols: int, gram_copies: int) -> None:
 def row_blocks(n_rows: int, bytes_per_row: float, budget: int | None = None) -> Iterator[slice]:
     """Slices over rows so that one block needs at most ``budget`` bytes (at least one row each).
 
+    The budget is lowered to scikit-learn's ``working_memory`` when that is smaller
+    (:func:`rkcore.base.limits.block_bytes`), so ``sklearn.config_context(working_memory=...)`` bounds
+    rkcore's blocks as it bounds scikit-learn's pairwise chunks; the slices are ``sklearn.utils.gen_batches``'s.
+
     Parameters
     ----------
     n_rows : int
@@ -191,15 +198,35 @@ def row_blocks(n_rows: int, bytes_per_row: float, budget: int | None = None) -> 
     budget : int, optional
         Bytes per block; None: BLOCK_BYTES.
 
-    Yields
-    ------
-    slice
-        Consecutive row ranges covering 0..n_rows, ``budget // bytes_per_row`` rows (>= 1) each.
+    Returns
+    -------
+    iterator of slice
+        Consecutive row ranges covering 0..n_rows, ``block_bytes(budget) // bytes_per_row`` rows (>= 1) each.
     """
-    budget = BLOCK_BYTES if budget is None else budget
-    step = max(1, int(budget // max(1, bytes_per_row)))
-    for start in range(0, n_rows, step):
-        yield slice(start, min(start + step, n_rows))
+    step = max(1, int(block_bytes(BLOCK_BYTES if budget is None else budget) // max(1, bytes_per_row)))
+    return row_batches(n_rows, step)
+
+
+def row_batches(n_rows: int, rows_per_batch: int) -> Iterator[slice]:
+    """Slices of ``rows_per_batch`` rows covering 0..n_rows: ``sklearn.utils.gen_batches``, for a fixed row count
+    (a cache-sized block, or one already derived from :func:`row_blocks`'s budget).
+
+    Parameters
+    ----------
+    n_rows : int
+        Rows to cover (0: no slice).
+    rows_per_batch : int
+        Rows per slice (at least 1 is used); the last slice may be shorter.
+
+    Returns
+    -------
+    iterator of slice
+        The consecutive row ranges.
+    """
+    n_rows, step = int(n_rows), max(1, int(rows_per_batch))
+    if n_rows <= step:  # one block: gen_batches's parameter check (~90 us a call) would cost more than small inputs
+        return iter([slice(0, n_rows)] if n_rows > 0 else [])
+    return gen_batches(n_rows, step)
 
 
 # ---------------------------------------------------------------------- power sums

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from .numerics import BLOCK_BYTES, to_dense
+from .numerics import BLOCK_BYTES, row_blocks, to_dense
 
 
 #: Exponent that stands for "exactly zero" in the (mantissa, exponent) recursion.
@@ -257,17 +257,13 @@ def elementary_pairs(X, Y, rows: np.ndarray, cols: np.ndarray, degree: int,
     if summed:
         n_pairs, d = len(rows), X.shape[1]
         out = np.empty(n_pairs)
-        step = max(1, BLOCK_BYTES // (8 * 8 * d))
-        for start in range(0, n_pairs, step):
-            sl = slice(start, min(start + step, n_pairs))
+        for sl in row_blocks(n_pairs, 8 * 8 * d, BLOCK_BYTES):
             U, V = _shared_nonzeros(to_dense(X[rows[sl]]), to_dense(Y[cols[sl]]))
             out[sl] = elementary_stable(U, V, degree, summed=True, factor=factor)
         return out
     n_pairs, d = len(rows), X.shape[1]
     out = np.empty((degree + 1, n_pairs)) if all_orders else np.empty(n_pairs)
-    step = max(1, BLOCK_BYTES // (8 * 8 * d))
-    for start in range(0, n_pairs, step):
-        sl = slice(start, min(start + step, n_pairs))
+    for sl in row_blocks(n_pairs, 8 * 8 * d, BLOCK_BYTES):
         U, V = to_dense(X[rows[sl]]), to_dense(Y[cols[sl]])
         U, V = _shared_nonzeros(U, V)
         e = elementary_stable(U, V, degree, all_orders, factor=factor)
@@ -348,9 +344,7 @@ def _sum_fe(f: np.ndarray, E: np.ndarray):
 
 
 def _pair_chunks(n_pairs: int, width: int):
-    step = max(1, BLOCK_BYTES // (8 * 8 * max(width, 1)))
-    for start in range(0, n_pairs, step):
-        yield slice(start, min(start + step, n_pairs))
+    return row_blocks(n_pairs, 8 * 8 * max(width, 1), BLOCK_BYTES)
 
 
 def cross_field_pairs(X, Y, rows: np.ndarray, cols: np.ndarray, fields: list, degree: int,

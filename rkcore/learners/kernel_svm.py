@@ -14,7 +14,7 @@ from sklearn.utils.validation import check_is_fitted, validate_data
 from ..kernels.itemsets import check_degree_fits
 from ..base.arrays import row_indexable
 from ..kernels.exact import BLOCK_BYTES, row_blocks
-from ..kernels.numerics import check_gram_fits
+from ..kernels.numerics import check_gram_fits, row_batches
 from ..registry import KernelSpec
 from .common import ProbabilityMixin, ScoreClassifierMixin, _spec_or_default
 from ..base.annotations import fit_context
@@ -26,7 +26,7 @@ if TYPE_CHECKING:
 # ----------------------------------------------------------------------------- kernel SVM
 def _gram_blocks(spec: KernelSpec, n_rows: int, n_cols: int, block_size: int | None):
     if block_size is not None:
-        return row_blocks(n_rows, 1, block_size)
+        return row_batches(n_rows, block_size)
     # a few (rows x n_cols) temporaries per row (power sums, Newton's identities)
     return row_blocks(n_rows, 8 * n_cols * (2 * spec.degree + 2), BLOCK_BYTES)
 

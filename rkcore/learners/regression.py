@@ -162,7 +162,13 @@ class FactorizationMachineRegressor(RegressorMixin, FactorizationMachineClassifi
 
     @available_if(lambda self: False)
     def decision_function(self, X):
-        """Not offered: a regressor's output is :meth:`predict`."""
+        """Not offered: a regressor's output is :meth:`predict`.
+
+        Parameters
+        ----------
+        X : array-like of shape (n_samples, n_features)
+            Unused: the method is hidden (``hasattr(model, "decision_function")`` is False).
+        """
 
     def __sklearn_tags__(self):
         tags = super().__sklearn_tags__()

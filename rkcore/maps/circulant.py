@@ -21,7 +21,7 @@ from sklearn.utils.validation import check_array, check_is_fitted
 from ..base.arrays import validate_data  # scikit-learn's, in the user's words for ragged or text rows
 from ..base.validation import Count  # sizes: integers, never True
 
-from ..base.limits import check_allocation
+from ..base.limits import block_bytes, check_allocation
 from .distributions import draw_with, get_distribution
 from ..kernels.itemsets import check_degree_fits
 from ..kernels.numerics import canonical_csr
@@ -40,7 +40,8 @@ if TYPE_CHECKING:
 
 #: Temporary memory per row block in transform (spectra, products, inverse FFTs).
 #: Measured at D=8192, n=1000, d in {512, 4096}: ~4 MB blocks (they stay in cache) were
-#: 20-35% faster than 1 MB (per-call FFT overhead) or 64 MB blocks.
+#: 20-35% faster than 1 MB (per-call FFT overhead) or 64 MB blocks. Lowered to scikit-learn's working_memory
+#: when that is smaller (row_blocks), like every block of rkcore.
 TRANSFORM_BLOCK_BYTES = 4 * 2**20
 #: Threads for scipy.fft (-1: all cores).
 FFT_WORKERS = -1
@@ -220,7 +221,7 @@ class SignedCirculantRandomKernel(ClassNamePrefixFeaturesOutMixin, TransformerMi
         """Features of the rows ``bad`` of the (unscaled) block by the stable recursion
         (accuracy contract, rkcore.kernels), times ``scale``, over chunks of Omega's rows."""
         D, d, m = self.n_components, Xb.shape[1], self.degree
-        step = max(d, (BLOCK_BYTES // (8 * d)) // d * d)
+        step = max(d, (block_bytes(BLOCK_BYTES) // (8 * d)) // d * d)
         for start in range(0, D, step):
             stop = min(start + step, D)
             omega = self._omega_rows(start, stop)
@@ -279,7 +280,7 @@ class SignedCirculantRandomKernel(ClassNamePrefixFeaturesOutMixin, TransformerMi
         x_scale = scale_components ** (-0.5 / m)
         # the check's row blocks (its gamma and overflow test per block) are those of one map of
         # scale_components features: stacked maps then decide exactly as the separate maps do
-        step = max(1, int(TRANSFORM_BLOCK_BYTES // max(1, row_bytes(-(-scale_components // d), scale_components))))
+        step = max(1, int(block_bytes(TRANSFORM_BLOCK_BYTES) // max(1, row_bytes(-(-scale_components // d), scale_components))))
         exponents = np.zeros(n, dtype=np.int64)  # rows scaled by 2^-E (whole float range)
         wide = np.zeros(n, dtype=bool)  # rows too wide even then: the stable recursion
         with np.errstate(over="ignore", invalid="ignore"):

@@ -47,7 +47,7 @@ def draw_with(random_state, draw: Callable[[np.random.RandomState], _Drawn]) -> 
 
 
 @dataclass(frozen=True)
-class Distribution:
+class Distribution:  # numpydoc ignore=PR02
     """A weight distribution of RK: symmetric, zero mean, unit variance.
 
     Parameters
@@ -83,7 +83,13 @@ class Distribution:
 
     @property
     def iid(self) -> bool:
-        """Whether all entries of the weight matrix are independent (the exact variance formulas need it)."""
+        """Whether all entries of the weight matrix are independent (the exact variance formulas need it).
+
+        Returns
+        -------
+        bool
+            True when the entries are i.i.d. (no orthogonal blocks).
+        """
         return not self.blocks
 
     def sample(self, rng: np.random.RandomState, shape: tuple) -> np.ndarray:

@@ -265,7 +265,7 @@ def block_sampler(rows_of):
     >>> sample(np.random.RandomState(0), (2, 3, 4)).shape
     (2, 3, 4)
     """
-    def sample(rng, shape):
+    def sample(rng, shape):  # numpydoc ignore=GL08
         shape = tuple(int(s) for s in shape)
         if len(shape) == 1:
             return rows_of(rng, 1, shape[0]).reshape(shape)

@@ -22,7 +22,7 @@ from .distributions import DISTRIBUTIONS, draw_with, get_distribution
 from ..kernels.itemsets import ItemsetFamily, check_degree_fits, family_from_spec
 from ..kernels.numerics import canonical_csr, row_blocks
 from ..kernels.ranges import saturate_overflowed_rows
-from ..base.limits import check_allocation, estimate_cost, nbytes, require_memory
+from ..base.limits import block_bytes, check_allocation, estimate_cost, nbytes, require_memory
 from .rk_blocks import _block_mapper, _Mapper
 from ..base.annotations import fit_context, is_sparse
 
@@ -35,7 +35,8 @@ if TYPE_CHECKING:
 RK_KERNELS = ("anova", "all_subsets", "dot", "up_to", "itemset")
 
 #: Temporary memory per row block in transform. Small enough that a block's
-#: (rows x D) intermediates stay in cache for the element-wise passes.
+#: (rows x D) intermediates stay in cache for the element-wise passes; lowered to scikit-learn's
+#: working_memory when that is smaller (row_blocks), as the memory it is also bounds.
 TRANSFORM_BLOCK_BYTES = 8 * 2**20
 #: ...but at least this many rows for maps built on GEMMs, so that W (D x d, up to
 #: hundreds of MB) is streamed through the product a few times, not once per tiny block.
@@ -335,7 +336,7 @@ def scratch_rows(degree: int | None, n, D):
     """
     m = degree or 1
     D = np.asarray(D, dtype=float)  # floats: sizes a user asks to price may be past int64
-    block_rows = np.minimum(np.asarray(n, dtype=float), np.maximum(MIN_GEMM_BLOCK_ROWS, TRANSFORM_BLOCK_BYTES // (4 * D) + 1))
+    block_rows = np.minimum(np.asarray(n, dtype=float), np.maximum(MIN_GEMM_BLOCK_ROWS, block_bytes(TRANSFORM_BLOCK_BYTES) // (4 * D) + 1))
     return (6 * m + 2) * block_rows
 
 

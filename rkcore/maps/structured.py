@@ -201,7 +201,7 @@ class _FourierFeatures(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseEs
         return tags
 
 
-class OrthogonalRandomFeatures(_FourierFeatures):
+class OrthogonalRandomFeatures(_FourierFeatures):  # numpydoc ignore=PR02
     r"""Orthogonal random features (ORF, Yu et al., NIPS 2016) for the Gaussian kernel exp(-gamma ||x-y||^2).
 
     Frequencies in blocks of d orthogonal rows, each row exactly N(0, 2 gamma I): unbiased, with a
@@ -267,7 +267,7 @@ class OrthogonalRandomFeatures(_FourierFeatures):
         return np.asarray(Xb @ W.T), scale
 
 
-class RandomFourierPairs(_FourierFeatures):
+class RandomFourierPairs(_FourierFeatures):  # numpydoc ignore=PR02
     r"""Random Fourier features (Rahimi & Recht) with i.i.d. frequencies, in the layout of the maps here.
 
     Frequencies i.i.d. N(0, 2 gamma I), features in cos/sin pairs (see the module docstring): unbiased, the
@@ -349,7 +349,7 @@ class _HadamardFeatures(_FourierFeatures):
         return p, -(-n_frequencies // p)
 
 
-class StructuredOrthogonalRandomFeatures(_HadamardFeatures):
+class StructuredOrthogonalRandomFeatures(_HadamardFeatures):  # numpydoc ignore=PR02
     r"""Structured orthogonal random features (SORF, Yu et al., NIPS 2016) for exp(-gamma ||x - y||^2).
 
     Blocks sqrt(p) H D1 H D2 H D3 (p = d padded to a power of two, H normalized Walsh-Hadamard, D_k
@@ -434,7 +434,7 @@ class StructuredOrthogonalRandomFeatures(_HadamardFeatures):
         return V.reshape(V.shape[0], -1)[:, :self.n_components - self.n_pairs_], scale / p
 
 
-class FastFood(_HadamardFeatures):
+class FastFood(_HadamardFeatures):  # numpydoc ignore=PR02
     r"""FastFood (Le, Sarlos & Smola, ICML 2013) for the Gaussian kernel exp(-gamma ||x - y||^2).
 
     Blocks S H G Pi H B / sqrt(p): B random signs, H the Walsh-Hadamard matrix (two fast transforms),

@@ -362,7 +362,7 @@ def accuracy_study(dataset_or_XY, methods: Sequence[str], n_components_list: Seq
     jobs = [(m, D, t) for m in args.methods for D in (args.Ds if m.uses_D else [None])
             for t in (range(args.n_trials) if m.randomized else [0])]
 
-    def notify(done, text):
+    def notify(done, text):  # numpydoc ignore=GL08
         if progress is not None:
             progress(done, len(jobs), text)
 

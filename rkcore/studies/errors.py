@@ -45,12 +45,15 @@ from ..kernels.itemsets import ItemsetFamily
 from ..kernels.exact import anova_newton_float, check_array, itemset_support
 from ..maps.random_kernel import RandomKernel, stacked_features
 from ..registry import ORDERED_KERNELS, KernelSpec, get_map, make_map
+from ..base.limits import block_bytes
 from ..base.validation import check_int, check_int_list
+from ..kernels.numerics import row_batches
 from ..base.annotations import is_sparse
 
 PAIRS = ("all", "nonzero", "nonzero_float")
 DEFAULT_EPS = (1e-4, 1e-3, 1e-2, 1e-1)
-#: Memory for one row block of the sweep (exact + approximate + error blocks and temporaries).
+#: Memory for one row block of the sweep (exact + approximate + error blocks and temporaries); this and
+#: STACKED_FEATURES_BYTES are lowered to scikit-learn's working_memory when that is smaller (block_bytes).
 BLOCK_BYTES = 64 * 2**20
 #: Memory for the exact Gram strips cached across trials (the upper triangle of n = 10,000 is 400 MB).
 EXACT_CACHE_BYTES = 512 * 2**20
@@ -177,12 +180,12 @@ def _block_rows(n: int, block_size: int | None, degree: int) -> int:
     # exact kernel temporaries (power sums and elementary polynomials: ~2m+2 blocks) plus
     # the approximate / error block and two boolean masks
     temporaries = 2 * degree + 6
-    return max(1, min(n, BLOCK_BYTES // (8 * n * temporaries)))
+    return max(1, min(n, block_bytes(BLOCK_BYTES) // (8 * n * temporaries)))
 
 
 # ---------------------------------------------------------------------------- the sweep
 def _row_blocks(n: int, block: int) -> list[tuple[int, int]]:
-    return [(start, min(start + block, n)) for start in range(0, n, block)]
+    return [(rows.start, rows.stop) for rows in row_batches(n, block)]
 
 
 def _exact_upper(X, spec: KernelSpec, start: int, stop: int) -> np.ndarray:
@@ -320,7 +323,7 @@ def _trials_per_task(n: int, n_components: int, n_trials: int) -> int:
     """Trials of one (method, D) computed together: as many as STACKED_FEATURES_BYTES of features
     hold (small n: per-map overhead dominates; large n: one trial per task, as fine-grained as
     the workers need)."""
-    return max(1, min(n_trials, STACKED_FEATURES_BYTES // (8 * max(n, 1) * n_components)))
+    return max(1, min(n_trials, block_bytes(STACKED_FEATURES_BYTES) // (8 * max(n, 1) * n_components)))
 
 
 def _rows_of(task: tuple, sums: dict, eps: Sequence[float], kernel: str) -> list[tuple]:

@@ -135,7 +135,7 @@ def table1_view(study: pd.DataFrame, d: int, metric: str = "mean_abs_error") -> 
     tidy["lowest"] = tidy["mean"] == tidy.groupby("D")["mean"].transform("min")
     tidy = tidy[["method", "map", "distribution", "D", "multiple", "mean", "std", "n_trials", "lowest"]]
 
-    def header(D: int) -> str:
+    def header(D: int) -> str:  # numpydoc ignore=GL08
         mult = D / d
         return f"D = {mult:g}d = {D}" if float(mult).is_integer() else f"D = {D}"
 

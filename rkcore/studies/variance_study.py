@@ -20,10 +20,12 @@ from scipy.stats import chi2
 from ..base.arrays import dense
 from ..maps.distributions import DISTRIBUTIONS, get_distribution
 from ..registry import KernelSpec, make_map
+from ..base.limits import block_bytes
 from ..base.validation import check_int
 from ..theory.variance import VARIANCE_KERNELS, rk_variance
 
-#: Temporary memory for one chunk of random features in :func:`empirical_pair_variance`.
+#: Temporary memory for one chunk of random features in :func:`empirical_pair_variance` (lowered to
+#: scikit-learn's working_memory when that is smaller).
 CHUNK_BYTES = 32 * 2**20
 
 
@@ -104,7 +106,7 @@ def empirical_pair_variance(X, pairs: pd.DataFrame, spec: KernelSpec, distributi
     # trials per chunk so that one chunk's features (and the map's temporaries, up to d per
     # feature for the all-subsets kernel) stay within CHUNK_BYTES
     per_trial = 8 * D_max * max(len(rows), 1) * (X.shape[1] + 2)
-    chunk = int(max(1, min(n_trials, CHUNK_BYTES // per_trial)))
+    chunk = int(max(1, min(n_trials, block_bytes(CHUNK_BYTES) // per_trial)))
     lo_q, hi_q = chi2.ppf(0.975, n_trials - 1), chi2.ppf(0.025, n_trials - 1)
     out = []
     seeds = np.random.SeedSequence(int(random_state))

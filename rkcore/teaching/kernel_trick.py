@@ -169,7 +169,7 @@ def all_subsets_features(X) -> np.ndarray:
 
 
 @dataclass(frozen=True)
-class Expansion:
+class Expansion:  # numpydoc ignore=PR02
     """An explicit feature expansion and the kernel it realizes.
 
     Parameters

@@ -81,7 +81,7 @@ def chi2_band(m, delta: float = 0.05) -> tuple[np.ndarray, np.ndarray]:
 
 
 @dataclass(frozen=True)
-class Projection:
+class Projection:  # numpydoc ignore=PR02
     """A random projection of the notes (Theorem 1) and how to build it.
 
     Parameters

@@ -323,7 +323,7 @@ STORY_GRAM_D = 256
 
 
 @dataclass
-class StoryStep:
+class StoryStep:  # numpydoc ignore=PR02
     """One screen: its heading, its sentence, what its figure is built from (``kind`` names the builder
     of rkcore.figures.story, ``figure_args`` its arguments) and a caption.
 

@@ -428,8 +428,8 @@ def min_components_lemma2(eps, delta, R, d):
     with np.errstate(divide="ignore", invalid="ignore"):
         log_D = np.where(bracket > 0, _LOG8 + 4.0 * R - 2.0 * np.log(eps) + np.log(bracket), -np.inf)
 
-    def exact():
-        def D_star(e, dl, r, dd):
+    def exact():  # numpydoc ignore=GL08
+        def D_star(e, dl, r, dd):  # numpydoc ignore=GL08
             bracket = (2 / dl).ln() + 2 * dd * (32 * r * dd.sqrt() * r.exp() / e).ln()
             return 8 * (4 * r).exp() * bracket / (e * e) if bracket > 0 else bracket * 0 + 1
         return _decimal_ceil(D_star, eps, delta, R, d)

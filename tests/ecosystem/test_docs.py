@@ -3,6 +3,7 @@ rkcore, examples on the main API, and every doctest in the rkcore package runs w
 from __future__ import annotations
 
 import doctest
+import functools
 import importlib
 import inspect
 import pkgutil
@@ -141,6 +142,68 @@ def _hook_findings(files: list[str]) -> list[str]:
     return [line for line in (done.stdout + done.stderr).splitlines() if line.startswith("rkcore/")]
 
 
+def _public_files() -> list[str]:
+    """Every source file of rkcore's public modules (no part of its path starts with an underscore, except
+    ``__init__.py``), relative to the repository root."""
+    from tests.conftest import REPO
+
+    return sorted(str(p.relative_to(REPO)) for p in (REPO / "rkcore").rglob("*.py")
+                  if not any(part.startswith("_") and part != "__init__.py" for part in p.relative_to(REPO).parts))
+
+
+@functools.cache
+def _findings_by_file() -> dict[str, list[str]]:
+    """The hook run once over every public file, its findings grouped by file."""
+    findings: dict[str, list[str]] = {}
+    for line in _hook_findings(_public_files()):
+        findings.setdefault(line.split(":", 1)[0], []).append(line)
+    return findings
+
+
+#: files whose hook findings other work is rewriting (rkcore/views and rkcore/registry were being rewritten when
+#: the hook was extended to every public module): a strict expected failure each, so the test fails as soon as one
+#: is clean (remove it here: it is then enforced for good).
+HOOK_PENDING = {"rkcore/registry/kernels.py", "rkcore/registry/maps.py", "rkcore/registry/methods.py",
+                "rkcore/views/base.py", "rkcore/views/gram.py", "rkcore/views/settings.py"}
+
+
+def test_the_pending_hook_list_names_real_files():
+    assert HOOK_PENDING <= set(_public_files()), HOOK_PENDING - set(_public_files())
+
+
+@pytest.mark.parametrize("path", [
+    pytest.param(f, marks=pytest.mark.xfail(strict=True, reason="docstrings being rewritten elsewhere"))
+    if f in HOOK_PENDING else f for f in _public_files()])
+def test_numpydoc_hook_finds_nothing(path):
+    """numpydoc's hook (the codes of [tool.numpydoc_validation]) on every public file of rkcore: no finding.
+    It reads the source, so classmethods, properties and nested functions are checked too."""
+    findings = _findings_by_file().get(path, [])
+    assert not findings, f"{len(findings)} numpydoc finding(s) in {path}:\n" + "\n".join(findings)
+
+
+def test_numpydoc_hook_runs_on_every_public_module():
+    """The file list covers every public module the import-based checks see."""
+    modules = {f.removesuffix(".py").removesuffix("/__init__").replace("/", ".") for f in _public_files()}
+    assert set(_public_modules()) <= modules, set(_public_modules()) - modules
+
+
+def test_numpydoc_hook_reports_what_it_is_configured_for(tmp_path):
+    """The hook, run as the tests run it, does report: a silent crash would otherwise pass every file."""
+    import subprocess
+    import sys
+
+    from tests.conftest import REPO
+
+    bad = tmp_path / "bad.py"
+    bad.write_text('class Family:\n    @classmethod\n    def make(cls, d: int):\n        """Make one."""\n'
+                   '        return cls()\n\n\ndef pair(a, b):\n    """A pair.\n\n    Parameters\n    ----------\n'
+                   '    b : int\n        Second.\n    a : int\n        First.\n    """\n', encoding="utf-8")
+    done = subprocess.run([sys.executable, "-m", "numpydoc", "lint", "--config", str(REPO), str(bad)],
+                          capture_output=True, text=True)
+    codes = {word for line in (done.stdout + done.stderr).splitlines() for word in line.split() if word[:2] in ("PR", "RT", "GL")}
+    assert {"PR01", "RT01", "PR03"} <= codes, done.stdout + done.stderr
+
+
 def test_numpydoc_hook_is_configured_with_the_required_codes():
     import tomllib
 
@@ -154,11 +217,7 @@ def test_numpydoc_hook_classmethods_and_parameter_order():
     """The hook reads the source, so it sees what validate() on the public objects skipped: the six
     ItemsetFamily constructors (classmethods) document their parameters and what they return, and no
     public function documents its parameters out of order (accuracy_study and the cost models did)."""
-    from tests.conftest import REPO
-
-    files = sorted(str(p.relative_to(REPO)) for p in (REPO / "rkcore").rglob("*.py")
-                   if not any(part.startswith("_") and part != "__init__.py" for part in p.relative_to(REPO).parts))
-    findings = _hook_findings(files)
+    findings = [line for lines in _findings_by_file().values() for line in lines]
     assert not [f for f in findings if " PR03 " in f], [f for f in findings if " PR03 " in f]
     import rkcore.kernels.itemsets as itemsets
 
@@ -169,3 +228,43 @@ def test_numpydoc_hook_classmethods_and_parameter_order():
     assert not broken, broken
     assert not [f for f in findings if f.startswith(("rkcore/studies/costs/views.py:", "rkcore/studies/accuracy.py:"))
                 and " PR0" in f]
+
+
+def _ignore_comments() -> list[tuple[str, int, str]]:
+    """(file, line, codes) of every ``numpydoc ignore=`` comment in rkcore's public files."""
+    from numpydoc.validate import extract_ignore_validation_comments
+
+    from tests.conftest import REPO
+
+    return [(f, line, ",".join(codes)) for f in _public_files()
+            for line, codes in extract_ignore_validation_comments(str(REPO / f)).items()]
+
+
+def test_numpydoc_ignore_comments_only_where_the_hook_is_blind():
+    """An ignore comment is allowed for two blind spots of the hook, never to hide a missing section:
+    PR02 on a class whose __init__ is generated (dataclass, NamedTuple) or inherited, which the hook cannot see
+    (it reads the class body), when the documented parameters equal the real signature, names and order; GL08
+    on a function nested in another (a closure: the enclosing function documents what it returns)."""
+    import ast
+
+    from numpydoc.docscrape import get_doc_object
+    from numpydoc.validate import Validator
+
+    from tests.conftest import REPO
+
+    comments = _ignore_comments()
+    assert comments, "no ignore comment found: the scan is broken"
+    for f, line, codes in comments:
+        tree = ast.parse((REPO / f).read_text(encoding="utf-8"))
+        parents = {child: node for node in ast.walk(tree) for child in ast.iter_child_nodes(node)}
+        node = next(n for n in ast.walk(tree) if isinstance(n, (ast.ClassDef, ast.FunctionDef)) and n.lineno == line)
+        where = f"{f}:{line}"
+        if codes == "GL08":
+            assert isinstance(node, ast.FunctionDef) and isinstance(parents[node], ast.FunctionDef), where
+            continue
+        assert codes == "PR02" and isinstance(node, ast.ClassDef), f"{where}: numpydoc ignore={codes}"
+        assert not any(isinstance(n, ast.FunctionDef) and n.name == "__init__" for n in node.body), where
+        module = f.removesuffix(".py").removesuffix("/__init__").replace("/", ".")
+        doc = Validator(get_doc_object(Validator._load_obj(f"{module}.{node.name}")))
+        assert list(doc.doc_parameters) == list(doc.signature_parameters), \
+            f"{where}: documented {list(doc.doc_parameters)}, signature {list(doc.signature_parameters)}"

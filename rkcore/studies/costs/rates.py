@@ -36,7 +36,7 @@ BASE_BYTES = 8 * 2**20
 
 
 @dataclass(frozen=True)
-class RunCost:
+class RunCost:  # numpydoc ignore=PR02
     """Seconds and peak bytes of a run, with its sections ((name, seconds, bytes), in order).
 
     Parameters

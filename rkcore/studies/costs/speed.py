@@ -51,7 +51,7 @@ def probe_seconds(rounds: int = 20) -> float:
     rng = np.random.default_rng(0)
     A, x = rng.standard_normal((192, 192)), rng.standard_normal(1 << 16)
 
-    def piece() -> None:
+    def piece() -> None:  # numpydoc ignore=GL08
         A @ A
         np.sqrt(np.abs(x * 1.5 + 0.5)).sum()
 

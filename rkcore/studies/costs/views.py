@@ -7,7 +7,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from ...base.limits import nbytes
+from ...base.limits import block_bytes, nbytes
 from ...kernels.itemsets import MAX_ENUMERATION
 from ...registry import get_map, get_method
 from ..accuracy import estimate_seconds as accuracy_estimate_seconds
@@ -102,7 +102,7 @@ def error_study_cost(n: int, d: int, kernel: str, degree: int, D_list, methods, 
     seconds = exact_kernel_seconds(n, n, d, degree, kernel) + trials * sum(
         map_transform_seconds(n, d, D, degree, map_key, kernel, distribution) + gemm_seconds(n, D, n)
         + elements_seconds(n * n * (4 + n_eps / 8)) + CALL_SECONDS for map_key, distribution in methods for D in D_list)
-    block = min(n, max(1, 64 * 2**20 // (8 * n * (2 * max(degree, 2) + 6))))
+    block = min(n, max(1, block_bytes(64 * 2**20) // (8 * n * (2 * max(degree, 2) + 6))))  # errors.BLOCK_BYTES
     peak = nbytes((n, max(D_list)), (min(n * n, 64 * 2**20 // 8),), (block * (2 * max(degree, 2) + 6), n))
     return section("error study", seconds, peak)
 
@@ -143,7 +143,7 @@ def pair_variance_cost(d: int, kernel: str, degree: int, D_list, n_distributions
                + n_distributions * var_trials * CALL_SECONDS / 4)
     if exact_line:
         seconds += n_distributions * elements_seconds(2000 * d * m * m * 40)  # variance formulas over sampled pairs
-    chunk = min(var_trials, max(1, 32 * 2**20 // (8 * D_max * 6 * (d + 2))))  # variance_study.CHUNK_BYTES
+    chunk = min(var_trials, max(1, block_bytes(32 * 2**20) // (8 * D_max * 6 * (d + 2))))  # variance_study.CHUNK_BYTES
     return section("pair variances", seconds, nbytes((400, 400), (chunk * D_max * 6, d + 2)))
 
 
@@ -238,7 +238,7 @@ def compositional_cost(n: int, d: int, D_list, trials: int, n_modes: int, D_gram
     """
     D_list = [int(D) for D in D_list]
 
-    def one_estimate(D: int) -> float:
+    def one_estimate(D: int) -> float:  # numpydoc ignore=GL08
         return (elements_seconds(n * D * n_nodes * 0.3) + D * n_nodes * 0.5e-6 + 1.5 * gemm_seconds(n, D, n) + elements_seconds(6 * n * n)
                 + CALL_SECONDS)
 

@@ -15,7 +15,7 @@ from ...base.validation import check_int, entry_of
 
 # ============================================================================ activations
 @dataclass(frozen=True)
-class Activation:
+class Activation:  # numpydoc ignore=PR02
     r"""A normalized conjugate activation :math:`\hat\sigma(\rho) = \sum_n a_n \rho^n`, sum a_n = 1.
 
     ``dual`` evaluates the closed form on [-1, 1]; ``log_coefficient(n)`` gives log a_n for

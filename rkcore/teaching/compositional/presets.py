@@ -152,7 +152,7 @@ def mixed_skeleton(d: int, n_categories: int = 4, group_size: int = 2) -> Skelet
 
 
 @dataclass(frozen=True)
-class Preset:
+class Preset:  # numpydoc ignore=PR02
     """A named skeleton of the Compositional kernels page.
 
     Parameters

@@ -14,7 +14,7 @@ from .activations import ACTIVATIONS, get_activation
 
 # ============================================================================ base kernels
 @dataclass(frozen=True)
-class BaseKernel:
+class BaseKernel:  # numpydoc ignore=PR02
     """A normalized base kernel (k(x, x) = 1) and its random feature scheme (paper, Section 4).
 
     ``discrete`` says whether its random features take finitely many values of the
@@ -92,7 +92,7 @@ def _unit_rows(Xg: np.ndarray) -> np.ndarray:
 
 # ============================================================================ skeleton
 @dataclass(frozen=True)
-class InputNode:
+class InputNode:  # numpydoc ignore=PR02
     """An input node: a base kernel on the columns ``columns`` of X.
 
     ``gamma`` is the Gaussian width; ``n_categories`` (c) the number of categories of a
@@ -138,6 +138,11 @@ class InputNode:
     @property
     def is_input(self) -> bool:
         """True: an input node.
+
+        Returns
+        -------
+        bool
+            Always True.
         """
         return True
 
@@ -177,7 +182,7 @@ class InputNode:
 
 
 @dataclass(frozen=True)
-class InternalNode:
+class InternalNode:  # numpydoc ignore=PR02
     """An internal node: average of the children's kernels, then the dual activation.
 
     Parameters
@@ -212,6 +217,11 @@ class InternalNode:
     @property
     def is_input(self) -> bool:
         """False: an internal node.
+
+        Returns
+        -------
+        bool
+            Always False.
         """
         return False
 
@@ -234,7 +244,7 @@ def _format_cols(cols) -> str:
 
 
 @dataclass(frozen=True)
-class Skeleton:
+class Skeleton:  # numpydoc ignore=PR02
     """A computation skeleton: nodes in topological order (children before parents).
 
     The last node is the output node; every other node must feed some later node, so the
@@ -281,12 +291,22 @@ class Skeleton:
     @property
     def output(self):
         """The output node (the last one).
+
+        Returns
+        -------
+        InputNode or InternalNode
+            The last node of the skeleton.
         """
         return self.nodes[-1]
 
     @property
     def input_nodes(self) -> list[InputNode]:
         """The input nodes, in order.
+
+        Returns
+        -------
+        list of InputNode
+            The input nodes in the order of ``nodes``.
         """
         return [n for n in self.nodes if n.is_input]
 
@@ -307,7 +327,13 @@ class Skeleton:
 
     @property
     def n_columns(self) -> int:
-        """The number of columns X must have at least."""
+        """The number of columns X must have at least.
+
+        Returns
+        -------
+        int
+            1 + the largest column index an input node reads.
+        """
         return 1 + max(max(n.columns) for n in self.input_nodes)
 
     def complexity(self) -> float:
