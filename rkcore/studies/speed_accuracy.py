@@ -58,7 +58,7 @@ FIT_POINTS = 3
 
 
 @dataclass(frozen=True)
-class Contender:
+class Contender:  # numpydoc ignore=PR02
     """One curve of the comparison: an exact kernel SVM (``map_key`` None) or a linear SVM on a map's features.
 
     Parameters
@@ -83,7 +83,13 @@ class Contender:
 
     @property
     def exact(self) -> bool:
-        """Whether this is an exact kernel SVM (a flat line across D)."""
+        """Whether this is an exact kernel SVM (a flat line across D).
+
+        Returns
+        -------
+        bool
+            True when the contender has no map.
+        """
         return self.map_key is None
 
 
@@ -411,7 +417,7 @@ def crossover_n(measured: pd.DataFrame, phase: str = "train", slow: str = "svm_a
 
 
 @dataclass(frozen=True)
-class TimeStudy:
+class TimeStudy:  # numpydoc ignore=PR02
     """Time against n, measured and extrapolated (:func:`time_study`).
 
     Parameters

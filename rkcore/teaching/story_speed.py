@@ -28,7 +28,7 @@ JUST_NOW_S = 60.0
 
 
 @dataclass(frozen=True)
-class SpeedDuel:
+class SpeedDuel:  # numpydoc ignore=PR02
     """The duel's numbers.
 
     Parameters

@@ -17,7 +17,7 @@ from .settings import FIELDS, ViewSpec, check_field
 
 
 @dataclass(frozen=True, kw_only=True)
-class View:
+class View:  # numpydoc ignore=PR02
     """One computation of a dashboard page.
 
     Parameters

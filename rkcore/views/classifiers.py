@@ -120,7 +120,7 @@ def check_labels(data) -> None:
 
 
 @dataclass(frozen=True)
-class ClassifierResult:
+class ClassifierResult:  # numpydoc ignore=PR02
     """One row per fit, and how many fits stopped at their iteration limit.
 
     Parameters
@@ -386,7 +386,7 @@ def _regression_checked(cl_methods) -> list[str]:
 
 
 @dataclass(frozen=True)
-class RegressionResult:
+class RegressionResult:  # numpydoc ignore=PR02
     """One row per fit of the regression study.
 
     Parameters

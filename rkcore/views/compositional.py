@@ -58,7 +58,7 @@ def curve_D(ck_Dmax: int) -> tuple[int, ...]:
 
 
 @dataclass(frozen=True)
-class CompositionalGram:
+class CompositionalGram:  # numpydoc ignore=PR02
     """The skeleton, its exact Gram matrix and one de-duplicated estimate.
 
     Parameters

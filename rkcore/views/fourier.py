@@ -79,7 +79,7 @@ def bandwidth(X, rff_bw: str, rff_gamma: float) -> float:
 
 # ============================================================================ the error curve
 @dataclass(frozen=True)
-class CurveResult:
+class CurveResult:  # numpydoc ignore=PR02
     """The RFF error curve: every (trial, D, metric) error, the γ used, the data's shape and the D.
 
     Parameters
@@ -245,7 +245,7 @@ def _check_choice(rff_maps, rff_mult=("1",)) -> None:
 
 
 @dataclass(frozen=True)
-class StructuredResult:
+class StructuredResult:  # numpydoc ignore=PR02
     """The map comparison: MSE, variance and squared bias per (map, D), on the first rows.
 
     Parameters
@@ -369,7 +369,7 @@ def structured_reproduce(spec: ViewSpec, *, rff_maps, rff_mult, rff_strials: int
 
 # ============================================================================ the map comparison's timings
 @dataclass(frozen=True)
-class TimingResult:
+class TimingResult:  # numpydoc ignore=PR02
     """Mapping times of the compared maps against d, and each map's fitted exponent.
 
     Parameters

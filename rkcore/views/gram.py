@@ -38,7 +38,7 @@ CHARTS = {"pair": "K and K̂ side by side", "difference": "Difference K̂ − K"
 
 
 @dataclass(frozen=True)
-class GramResult:
+class GramResult:  # numpydoc ignore=PR02
     """What the Gram page draws: the matrices averaged over ``block`` x ``block`` cells (at most
     HEATMAP_SIDE per side), the error statistics over every entry, and a subsample of entry pairs.
 

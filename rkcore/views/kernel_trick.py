@@ -81,7 +81,7 @@ def d_values(kt_kind: str, kt_m: int, kt_dmax: int) -> list[int]:
 
 
 @dataclass(frozen=True)
-class KernelTrickResult:
+class KernelTrickResult:  # numpydoc ignore=PR02
     """What the Kernel trick page draws.
 
     Parameters

@@ -110,7 +110,7 @@ def _check_kinds(rp_kinds) -> None:
 
 
 @dataclass(frozen=True)
-class ProjectionResult:
+class ProjectionResult:  # numpydoc ignore=PR02
     """Every distortion ratio, and what the page says about the vectors.
 
     Parameters

@@ -38,7 +38,7 @@ def _codec(default) -> tuple[Callable[[str], Any], Callable[[Any], str]]:
 
 
 @dataclass(frozen=True)
-class Field:
+class Field:  # numpydoc ignore=PR02
     """One setting of the dashboard.
 
     Parameters
@@ -79,17 +79,35 @@ class Field:
 
     @property
     def parse(self) -> Callable[[str], Any]:
-        """Reads the field's value from URL text."""
+        """Reads the field's value from URL text.
+
+        Returns
+        -------
+        callable
+            str -> value.
+        """
         return _codec(self.default)[0]
 
     @property
     def dump(self) -> Callable[[Any], str]:
-        """Writes the field's value as URL text."""
+        """Writes the field's value as URL text.
+
+        Returns
+        -------
+        callable
+            value -> str.
+        """
         return _codec(self.default)[1]
 
     @property
     def multi(self) -> bool:
-        """Whether the field holds several choices (a tuple)."""
+        """Whether the field holds several choices (a tuple).
+
+        Returns
+        -------
+        bool
+            True for a tuple default.
+        """
         return isinstance(self.default, tuple)
 
 
@@ -244,7 +262,7 @@ assert len(FIELDS) == len(TABLE) and not set(ALIASES) & set(FIELDS), "one name p
 
 # ============================================================================ the view's shared settings
 @dataclass(frozen=True)
-class ViewSpec:
+class ViewSpec:  # numpydoc ignore=PR02
     """The shared settings of a view (the sidebar's fields of the state table), frozen and hashable: a
     cache key and a picklable argument of a view's computation (:mod:`rkcore.views`), which may run in
     another process. The defaults are the table's (a test checks that the two agree field by field).
@@ -280,12 +298,24 @@ distributions, D, seed : object
 
     @property
     def distribution(self) -> str:
-        """The first chosen weight distribution (the registry's default for RK when none is)."""
+        """The first chosen weight distribution (the registry's default for RK when none is).
+
+        Returns
+        -------
+        str
+            A distribution key.
+        """
         return self.distributions[0] if self.distributions else DEFAULT_DISTRIBUTION
 
     @property
     def map_distribution(self) -> str | None:
-        """The distribution to pass to make_map: None for a map that draws its own (registry ``takes_distribution``)."""
+        """The distribution to pass to make_map: None for a map that draws its own (registry ``takes_distribution``).
+
+        Returns
+        -------
+        str or None
+            A distribution key, or None.
+        """
         return self.distribution if MAPS[self.map].takes_distribution else None
 
     def with_(self, **changes) -> "ViewSpec":

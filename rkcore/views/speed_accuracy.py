@@ -50,7 +50,7 @@ def D_grid(D_max: int) -> list[int]:
 
 
 @dataclass(frozen=True)
-class SpeedResult:
+class SpeedResult:  # numpydoc ignore=PR02
     """What the page draws.
 
     Parameters

@@ -48,17 +48,21 @@ SETTINGS = ("tm_maps", "tm_m", "tm_n", "tm_sweep_n_features", "tm_at_n_component
 
 
 @dataclass(frozen=True)
-class Sweep:
+class Sweep:  # numpydoc ignore=PR02
     """The two sweeps the settings ask for, as numbers.
 
     Parameters
     ----------
     maps : tuple of str
         Registry keys of the maps timed.
-    d_list, D_list : tuple of int
-        The values of d (at ``D_at``) and of D (at ``d_at``), sorted.
-    D_at, d_at : int
-        The fixed D of the sweep over d, and the fixed d of the sweep over D.
+    d_list : tuple of int
+        The values of d swept (at ``D_at``), sorted.
+    D_at : int
+        The fixed D of the sweep over d.
+    D_list : tuple of int
+        The values of D swept (at ``d_at``), sorted.
+    d_at : int
+        The fixed d of the sweep over D.
     n, degree, repeats : int
         Samples mapped, the kernel's order m, timed runs per cell.
     single_thread : bool
@@ -144,7 +148,7 @@ def checked_sweep(**settings) -> Sweep:
 
 
 @dataclass(frozen=True)
-class TimingResult:
+class TimingResult:  # numpydoc ignore=PR02
     """The measured times of both sweeps.
 
     Parameters
@@ -235,7 +239,7 @@ def compute(spec: ViewSpec, data, *, progress: Callable[[float, str], None] | No
     s = checked_sweep(**settings)
     cells = (len(s.d_list), len(s.D_list))
 
-    def part(k: int):  # the two sweeps share one progress bar
+    def part(k: int):  # the two sweeps share one progress bar  # numpydoc ignore=GL08
         start = 0.0 if k == 0 else cells[0] / sum(cells)
         return None if progress is None else (lambda f, msg: progress(start + f * cells[k] / sum(cells), msg))
 

@@ -163,8 +163,7 @@ def _findings_by_file() -> dict[str, list[str]]:
 #: files whose hook findings other work is rewriting (rkcore/views and rkcore/registry were being rewritten when
 #: the hook was extended to every public module): a strict expected failure each, so the test fails as soon as one
 #: is clean (remove it here: it is then enforced for good).
-HOOK_PENDING = {"rkcore/registry/kernels.py", "rkcore/registry/maps.py", "rkcore/registry/methods.py",
-                "rkcore/views/base.py", "rkcore/views/gram.py", "rkcore/views/settings.py"}
+HOOK_PENDING = {"rkcore/registry/kernels.py", "rkcore/registry/maps.py", "rkcore/registry/methods.py"}
 
 
 def test_the_pending_hook_list_names_real_files():
