@@ -41,6 +41,9 @@ class View:
         Whether ``compute`` reads the view's dataset.
     measure : bool, default=False
         A measurement (wall-clock times): never cached, run only when the user asks.
+    progress : str, default=""
+        The text of a progress bar the dashboard shows while ``compute`` runs; ``compute`` then takes a
+        ``progress`` keyword, ``report(fraction, message)`` or None (a script, a worker process).
     """
 
     key: str
@@ -51,6 +54,7 @@ class View:
     settings: tuple[str, ...] = ()
     needs_data: bool = True
     measure: bool = False
+    progress: str = ""
 
     def __post_init__(self) -> None:
         unknown = [name for name in self.settings if name not in FIELDS or FIELDS[name].view]
