@@ -17,6 +17,7 @@ from typing import Any, Callable
 import streamlit as st
 
 from rkcore.views import View, ViewSpec
+from rkcore.views.settings import check_field
 
 from .data import load_data
 from .guard import admitted_run, guarded, largest_fitting, run_or_wait
@@ -63,14 +64,16 @@ def _own_settings(view: View, settings: dict) -> dict:
 
 
 def run_view(view: View, spec: ViewSpec, render: Callable[[ViewRun], None], *, autorun: bool = False,
-             along: tuple[View, ...] = (), what: str | None = None, fits: str | None = None,
-             **settings) -> ViewRun | None:
+             along: tuple[View, ...] = (), shown: dict | None = None, what: str | None = None,
+             fits: str | None = None, **settings) -> ViewRun | None:
     """Run ``view`` for ``spec`` and the page's ``settings`` (fields of the state table), then
     ``render`` its result; errors show in place and the page goes on. Returns the run (None when the
     view waits for its button or failed). ``autorun``: run without the button (a preset's click).
     ``along``: the page's other views, computed in ``render`` with :func:`computed`; their costs join the
-    run's estimate (one button, one place in line), ``settings`` holds theirs too. ``what``: the run in
-    its estimate (default: the view's ``what``); ``fits``: what fits beyond the limits (default: the n)."""
+    run's estimate (one button, one place in line), ``settings`` holds theirs too. ``shown``: page settings
+    that only pick what ``render`` shows of the result (and the reproduce code takes): checked, but out of the
+    cache key and the run's button, so changing one recomputes nothing. ``what``: the run in its estimate
+    (default: the view's ``what``); ``fits``: what fits beyond the limits (default: the n)."""
     run = None
     with guarded(view.what):
         known = {name for v in (view, *along) for name in v.settings}
@@ -78,6 +81,9 @@ def run_view(view: View, spec: ViewSpec, render: Callable[[ViewRun], None], *, a
             raise ValueError(f"View {view.key!r} reads the settings {sorted(known)}; unknown {unknown}.")
         own = [(v, _own_settings(v, settings)) for v in (view, *along)]
         settings = {name: value for _, checked in own for name, value in checked.items()}
+        shown = dict(shown or {})
+        if problems := [problem for name, value in shown.items() if (problem := check_field(name, value))]:
+            raise ValueError(" ".join(problems))
         data = load_data(spec) if view.needs_data else None
         n, d = data.X.shape if data is not None else (0, 0)
 
@@ -92,10 +98,10 @@ def run_view(view: View, spec: ViewSpec, render: Callable[[ViewRun], None], *, a
                     autorun=autorun)
         started = time.perf_counter()
         result = _computed(view.key, spec, tuple(sorted(own[0][1].items())), view, data)
-        run = ViewRun(spec, settings, data, result, time.perf_counter() - started)
+        run = ViewRun(spec, {**settings, **shown}, data, result, time.perf_counter() - started)
         render(run)
     with guarded("the reproduce code"):
-        reproduce(view.reproduce(spec, **_own_settings(view, settings)))
+        reproduce(view.reproduce(spec, **_own_settings(view, settings), **(shown or {})))
     return run
 
 
