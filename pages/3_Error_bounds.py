@@ -1,7 +1,7 @@
 """Error bounds: Lemmas 1-3 of the paper against the measured tail probability of the RK error."""
 import streamlit as st
 
-from rkapp import chart, columns, escape_markdown, formula, lead, notice, page, persistent_widget, sidebar, table
+from rkapp import chart, escape_markdown, formula, lead, notice, page, persistent_widget, sidebar, table
 from rkapp.views import ViewRun, run_view
 from rkcore.views import error_bounds as eb
 
@@ -35,8 +35,8 @@ formula(r"p\Big(\sup_{\mathbf{x},\mathbf{y}\in\mathcal{B}} |\mathcal{E}(\mathbf{
 
 def charts(r: "eb.BoundsStudy", shown: "eb.BoundsShown", trials: int) -> None:
     measured, n = r.measured, r.n
-    with lead():  # the two charts first, above the settings (one chart per row in presenter mode)
-        left, right = columns(2)
+    with lead():  # the two charts first, above the settings, one per row: each legend beside its plot
+        left, right = st.container(), st.container()
     with left:
         chart(eb.bounds_vs_eps_figure(measured, shown.bounds_eps, D=D_show, R=r.R), eb.tail_rows(measured, D=D_show),
               "Tail probability vs eps", main=True,
