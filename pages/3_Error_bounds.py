@@ -82,4 +82,5 @@ def render(run: ViewRun) -> None:
     notice(eb.note(run.spec, shown, D=int(D_show), trials=trials))
 
 
-run_view(eb.BOUNDS, view, render, shown=dict(eb_eps=eps, eb_delta=delta, eb_D=D_show), eb_trials=trials)
+run_view(eb.BOUNDS, view, render, shown=dict(eb_eps=eps, eb_delta=delta, eb_D=D_show), eb_trials=trials,
+         fits=f"With {trials} trials, n up to {{n}} fits; or lower the trials.")

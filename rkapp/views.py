@@ -73,7 +73,8 @@ def run_view(view: View, spec: ViewSpec, render: Callable[[ViewRun], None], *, a
     run's estimate (one button, one place in line), ``settings`` holds theirs too. ``shown``: page settings
     that only pick what ``render`` shows of the result (and the reproduce code takes): checked, but out of the
     cache key and the run's button, so changing one recomputes nothing. ``what``: the run in its estimate
-    (default: the view's ``what``); ``fits``: what fits beyond the limits (default: the n)."""
+    (default: the view's ``what``); ``fits``: what fits beyond the limits, ``{n}`` in it the largest n that
+    does (default: that n)."""
     run = None
     with guarded(view.what):
         known = {name for v in (view, *along) for name in v.settings}
@@ -92,8 +93,9 @@ def run_view(view: View, spec: ViewSpec, render: Callable[[ViewRun], None], *, a
             return sum(parts[1:], parts[0])
 
         if fits is None:
-            fits = (f"With these settings (d = {d}), n up to {largest_fitting(cost_of, n):,} fits."
-                    if view.needs_data else "")
+            fits = f"With these settings (d = {d}), n up to {{n}} fits." if view.needs_data else ""
+        if "{n}" in fits:  # only computed when said: a bisection over n of the cost models
+            fits = fits.replace("{n}", f"{largest_fitting(cost_of, n):,}")
         run_or_wait(cost_of(n), key=view.key, params=(spec, settings), what=what or view.what, fits=fits,
                     autorun=autorun)
         started = time.perf_counter()

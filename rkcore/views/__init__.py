@@ -17,7 +17,7 @@ from .base import View
 from .settings import FIELDS, ViewSpec
 
 #: The view modules, one per page that computes (imported by :func:`all_views`, not at import time).
-VIEW_MODULES: tuple[str, ...] = ("error_bounds", "gram", "itemsets")
+VIEW_MODULES: tuple[str, ...] = ("distributions", "error_bounds", "gram", "itemsets")
 
 
 def all_views() -> dict[str, View]:
