@@ -10,10 +10,13 @@ A measurement view (``View.measure``: wall-clock times, Timing and Classifiers) 
 (:func:`rkapp.guard.measure_on_press`, in the page's lead), never cached; its last result is kept across
 setting changes and rendered with a note when the settings changed since (:class:`OnPress` says how).
 A ``compute`` that takes a ``progress`` keyword gets a progress bar's ``report(fraction, message)``.
+A page with several computations runs its main view with ``along=`` the others, and its ``render`` gets their
+results with :func:`computed`: one estimate, one button and one place in line for the whole run.
 """
 from __future__ import annotations
 
 import inspect
+import time
 from dataclasses import dataclass
 from typing import Any, Callable
 
@@ -36,7 +39,8 @@ RESULT_CACHE_ENTRIES = 64
 
 @dataclass(frozen=True)
 class ViewRun:
-    """What a page's ``render`` receives: the view's settings, data and result."""
+    """What a page's ``render`` receives: the view's settings (the page's own ones of every view of the run),
+    data and result, and the seconds this run took to get the result (about 0 when it was cached)."""
 
     spec: ViewSpec
     settings: dict
@@ -46,6 +50,8 @@ class ViewRun:
     #: compare it with (:func:`rkapp.guard.show_measurement`); None for other views.
     measurement: Measurement | None = None
     params: Any = None
+    #: how long this run took to get its result (about 0 when cached)
+    seconds: float = 0.0
 
 
 @dataclass(frozen=True)
@@ -99,35 +105,60 @@ def _fits(view: View, spec: ViewSpec, settings: dict, cost_of: Callable, n: int,
     return f"With these settings (d = {d}), n up to {largest_fitting(cost_of, n):,} fits." if view.needs_data else ""
 
 
+def _own_settings(view: View, settings: dict) -> dict:
+    """The view's own settings out of a run's (every view of the run's), checked against the state table."""
+    return view.checked({name: settings[name] for name in view.settings if name in settings})
+
+
 def run_view(view: View, spec: ViewSpec, render: Callable[[ViewRun], None], *, autorun: bool = False,
-             reproduce_box: bool = True, shown: dict | None = None, on_press: OnPress | None = None,
+             reproduce_box: bool = True, along: tuple[View, ...] = (), shown: dict | None = None,
+             what: str | None = None, fits: str | None = None, on_press: OnPress | None = None,
              **settings) -> ViewRun | None:
     """Run ``view`` for ``spec`` and the page's ``settings`` (fields of the state table), then
     ``render`` its result; errors show in place and the page goes on. Returns the run (None when the
     view waits for its button or failed). ``autorun``: run without the button (a preset's click).
     ``reproduce_box``: end with the reproduce box (False on a page of several views, which ends with
     :func:`reproduce_view` once, after its last chart: the box's export holds every chart drawn before it).
-    ``shown``: page fields only the figures read, for the reproduce code (:func:`reproduce_view`).
+    ``along``: the page's other views, computed in ``render`` with :func:`computed`; their costs join the
+    run's estimate (one button, one place in line), ``settings`` holds theirs too. ``shown``: page settings
+    that only pick what ``render`` shows of the result (and the reproduce code takes): checked, but out of the
+    cache key and the run's button, so changing one recomputes nothing. ``what``: the run in its estimate
+    (default: the view's ``what``); ``fits``: what fits beyond the limits, ``{n}`` in it the largest n that
+    does (default: the view's ``fits``, else that n).
     A measurement view (``view.measure``) runs as ``on_press`` says (:func:`measure_view`)."""
     if view.measure:
         return measure_view(view, spec, render, on_press or OnPress(label="Run"), autorun=autorun, **settings)
     run = None
     with guarded(view.what):
-        settings = view.checked(settings)
+        known = {name for v in (view, *along) for name in v.settings}
+        if unknown := [name for name in settings if name not in known]:
+            raise ValueError(f"View {view.key!r} reads the settings {sorted(known)}; unknown {unknown}.")
+        own = [(v, _own_settings(v, settings)) for v in (view, *along)]
+        settings = {name: value for _, checked in own for name, value in checked.items()}
+        shown = dict(shown or {})
+        if problems := [problem for name, value in shown.items() if (problem := check_field(name, value))]:
+            raise ValueError(" ".join(problems))
         data = load_data(spec) if view.needs_data else None
         n, d = data.X.shape if data is not None else (int(settings[view.size]) if view.size else 0, 0)
 
         def cost_of(size: int):
-            return view.cost(spec, size, d, **settings)
+            parts = [v.cost(spec, size, d, **checked) for v, checked in own]
+            return sum(parts[1:], parts[0])
 
-        fits = _fits(view, spec, settings, cost_of, n, d)
-        run_or_wait(cost_of(n), key=view.key, params=(spec, settings), what=view.what, fits=fits, autorun=autorun)
-        result = (_computed(view.key, spec, tuple(sorted(settings.items())), view, data) if view.cached
-                  else _fresh(view, spec, data, settings))
-        run = ViewRun(spec, settings, data, result)
+        if fits is None:
+            fits = _fits(view, spec, own[0][1], cost_of, n, d)
+        elif "{n}" in fits:  # only computed when said: a bisection over n of the cost models
+            fits = fits.replace("{n}", f"{largest_fitting(cost_of, n):,}")
+        run_or_wait(cost_of(n), key=view.key, params=(spec, settings), what=what or view.what, fits=fits,
+                    autorun=autorun)
+        started = time.perf_counter()
+        mine = own[0][1]
+        result = (_computed(view.key, spec, tuple(sorted(mine.items())), view, data) if view.cached
+                  else _fresh(view, spec, data, mine))
+        run = ViewRun(spec, {**settings, **shown}, data, result, seconds=time.perf_counter() - started)
         render(run)
     if reproduce_box:
-        reproduce_view(view, spec, shown=shown, **settings)
+        reproduce_view(view, spec, shown=shown, **{name: settings[name] for name in view.settings if name in settings})
     return run
 
 
@@ -199,3 +230,26 @@ def measure_view(view: View, spec: ViewSpec, render: Callable[[ViewRun], None], 
     with guarded("the reproduce code"):
         reproduce(view.reproduce(spec, **view.checked(settings)))
     return run
+
+
+def computed(view: View, run: ViewRun, *, spec: ViewSpec | None = None) -> Any:
+    """The result of ``view``, one of the ``along`` views of ``run``, cached and admitted in the run's place
+    in line. ``spec``: other shared settings than the run's (e.g. the run's without its seed, for what no
+    random draw enters: a seed change then recomputes nothing of it).
+
+    Parameters
+    ----------
+    view : View
+        The view to compute.
+    run : ViewRun
+        The page's run (its settings hold the view's own ones).
+    spec : ViewSpec, optional
+        The shared settings; default the run's.
+
+    Returns
+    -------
+    object
+        The view's result.
+    """
+    own = _own_settings(view, run.settings)
+    return _computed(view.key, spec or run.spec, tuple(sorted(own.items())), view, run.data)

@@ -17,8 +17,10 @@ from .base import View
 from .settings import FIELDS, ViewSpec
 
 #: The view modules, one per page that computes (imported by :func:`all_views`, not at import time).
-VIEW_MODULES: tuple[str, ...] = ("classifiers", "compositional", "fourier", "gram", "home", "kernel_trick",
-                                  "projections", "speed_accuracy", "story", "timing")
+VIEW_MODULES: tuple[str, ...] = (
+    "classifiers", "compositional", "distributions", "error_bounds", "fourier", "gram", "home", "itemsets",
+    "kernel_trick", "projections", "speed_accuracy", "story", "timing",
+)
 
 
 def all_views() -> dict[str, View]:
