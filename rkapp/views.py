@@ -18,6 +18,7 @@ from rkcore.views import View, ViewSpec
 from .data import load_data
 from .guard import admitted_run, guarded, largest_fitting, run_or_wait
 from .layout import reproduce
+from .workers import run_in_worker
 
 #: Results kept for the whole server (every view's entries together); a view's result is tables and
 #: arrays of at most a few MB (the Gram page's block averages: 2 x 250² floats).
@@ -35,8 +36,11 @@ class ViewRun:
 
 
 def execute(view: View, spec: ViewSpec, data, settings: dict) -> Any:
-    """The view's computation, in this process (the one place a view's ``compute`` is called)."""
-    return view.compute(spec, data, **settings)
+    """The view's computation (the one place a view's ``compute`` is called): in a worker process of the
+    server's Dask cluster when it has one, else in this process (:func:`rkapp.workers.run_in_worker`). The
+    caller holds the run's admission slot meanwhile. A worker that stops mid-run raises a ValueError saying so
+    (shown in place by :class:`rkapp.guard.guarded`)."""
+    return run_in_worker(view.compute, (spec, data), settings, what=view.what)
 
 
 @st.cache_data(show_spinner="Computing…", max_entries=RESULT_CACHE_ENTRIES)

@@ -238,3 +238,86 @@ def _transform_chunk(block, estimator):
 def _preserves_float32(estimator) -> bool:
     tags = estimator.__sklearn_tags__()
     return "float32" in (tags.transformer_tags.preserves_dtype if tags.transformer_tags else [])
+
+
+def call_with_one_blas_thread(fn: Callable, args: tuple = (), kwargs: Mapping[str, Any] | None = None) -> Any:
+    """``fn(*args, **kwargs)`` with BLAS and OpenMP pools limited to one thread: what a worker task of the
+    dashboard runs (one thread per worker, one core per run, whatever the worker's environment).
+
+    Parameters
+    ----------
+    fn : callable
+        A module-level function (pickled by reference).
+    args : tuple, default=()
+        Its positional arguments.
+    kwargs : mapping, optional
+        Its keyword arguments.
+
+    Returns
+    -------
+    object
+        ``fn``'s result.
+    """
+    from threadpoolctl import threadpool_limits
+
+    with threadpool_limits(limits=1):
+        return fn(*args, **dict(kwargs or {}))
+
+
+#: The local cluster's settings (:func:`serve_local_cluster`): a run that kills its worker is not tried again
+#: on another (it would kill that one too); no spilling to disk and no pause (a task's result leaves the worker
+#: at once); the nanny ends a worker at 95% of its memory limit and starts a new one; the scheduler hands a
+#: worker one task at a time (one thread each).
+LOCAL_CLUSTER_CONFIG = {
+    "distributed.scheduler.allowed-failures": 0,
+    "distributed.scheduler.worker-saturation": 1.0,
+    "distributed.worker.memory.target": False,
+    "distributed.worker.memory.spill": False,
+    "distributed.worker.memory.pause": False,
+    "distributed.worker.memory.terminate": 0.95,
+}
+
+
+def serve_local_cluster(workers: int, memory_limit: int, *, announce: Callable[[str], None] = print,
+                        parent: int | None = None, poll: float = 1.0) -> None:
+    """Run a local cluster of worker processes until this process is asked to stop (SIGTERM, SIGINT) or
+    ``parent`` (a process id) ends: what ``rkcore-app`` starts beside the app (``rkapp.workers``).
+
+    Each worker is a process with one thread, ``memory_limit`` bytes (its nanny ends it at 95% and starts a
+    new one) and one BLAS thread (dask's nanny sets OMP/MKL/OpenBLAS_NUM_THREADS=1); everything binds to
+    127.0.0.1, without a dashboard. Settings: :data:`LOCAL_CLUSTER_CONFIG`.
+
+    Parameters
+    ----------
+    workers : int
+        Worker processes, at least 1.
+    memory_limit : int
+        Bytes per worker.
+    announce : callable, default=print
+        Called once with the scheduler's address when the workers are up.
+    parent : int, optional
+        A process id: the cluster ends when it is gone (the app was killed without a word).
+    poll : float, default=1.0
+        Seconds between two looks at ``parent``.
+    """
+    import os
+    import signal
+    import threading
+
+    import dask
+
+    distributed = _distributed()
+    stop = threading.Event()
+    for sig in (signal.SIGTERM, signal.SIGINT):
+        signal.signal(sig, lambda *_: stop.set())
+    with dask.config.set(LOCAL_CLUSTER_CONFIG):
+        cluster = distributed.LocalCluster(n_workers=int(workers), threads_per_worker=1, processes=True,
+                                           memory_limit=int(memory_limit), host="127.0.0.1", dashboard_address=None,
+                                           scheduler_kwargs={"dashboard": False})
+        try:
+            announce(cluster.scheduler_address)
+            while not stop.wait(poll):
+                if parent is not None and os.getppid() != parent:
+                    break
+        finally:
+            cluster.close()

@@ -1,0 +1,203 @@
+"""Heavy work in worker processes: a view's computation and the parsing of an upload run on Dask distributed.
+
+Where a run executes (:func:`run_in_worker`), decided once per app process from ``RKCORE_SCHEDULER``:
+
+* ``rkcore-app`` (one process, or ``--processes N`` behind nginx) starts, unless told otherwise, a local
+  cluster beside the app (:func:`start_local_cluster`): one worker process per usable core (cgroup- and
+  affinity-aware), one thread and one BLAS thread each, each with a memory limit derived from the server's
+  memory budget (:func:`worker_memory_limit`), bound to 127.0.0.1. It passes the scheduler's address to
+  every app process in ``RKCORE_SCHEDULER``. Nothing to install or configure.
+* ``RKCORE_SCHEDULER=tcp://host:8786`` set by whoever starts ``rkcore-app``: the app uses that cluster (the
+  department's) and starts none. Its workers need rkcore installed; set
+  ``distributed.scheduler.allowed-failures: 0`` there too, so that a run that kills its worker is not tried
+  again on another one.
+* Neither (``streamlit run app.py``, Streamlit's AppTest in the test suite): the run executes in the app
+  process, as before.
+
+A run still holds its admission slot (:mod:`rkapp.guard`) while a worker computes it: the slots and the
+memory budget remain the server's fairness and memory gate; the workers are where the memory is spent, so
+that a run that outgrows its estimate ends its own worker (the nanny starts a new one), not the app.
+A worker that dies mid-run raises :class:`WorkerLost`, a ValueError whose message says what stopped and
+what to do; :class:`rkapp.guard.guarded` shows it in place and the page goes on.
+"""
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+import threading
+from typing import Any, Callable
+
+from rkcore.base.admission import server_memory, usable_cores
+from rkcore.base.limits import physical_memory
+
+__all__ = ["SCHEDULER_ENV", "WORKER_BASE_BYTES", "WorkerLost", "scheduler_address", "start_local_cluster",
+           "run_in_worker", "worker_memory_limit"]
+
+SCHEDULER_ENV = "RKCORE_SCHEDULER"
+#: What a worker process holds before its run: Python, dask and the library's imports (measured: about 0.3 GB
+#: with rkcore.views, numpy, scipy, scikit-learn and pandas loaded), given on top of each run's own budget.
+WORKER_BASE_BYTES = 384 * 2**20
+#: Seconds to reach the scheduler.
+CONNECT_SECONDS = 10
+#: Arguments larger than this (an upload's bytes) go to a worker directly (scatter), not through the scheduler.
+SCATTER_BYTES = 1 * 2**20
+
+_lock = threading.Lock()
+_client = None  # this process's client, connected on first use
+
+
+class WorkerLost(ValueError):
+    """The worker process running a computation stopped before it finished (killed, or out of memory)."""
+
+
+def scheduler_address() -> str | None:
+    """The Dask scheduler this app process sends its heavy work to (``RKCORE_SCHEDULER``), None: in process."""
+    return os.environ.get(SCHEDULER_ENV, "").strip() or None
+
+
+def worker_memory_limit(budget: int | None = None) -> int:
+    """Bytes a local worker may hold: the most one run may need (the server's memory budget, at most a quarter
+    of the machine's memory and 2 GB, as :data:`rkapp.guard.MEMORY_BUDGET` allows a view) plus the worker's own
+    :data:`WORKER_BASE_BYTES`. The admission keeps the sum of the admitted runs within the budget; the limit ends
+    only the worker whose run outgrew its estimate."""
+    budget = server_memory() if budget is None else int(budget)
+    return int(min(budget, 2 * 2**30, physical_memory() // 4)) + WORKER_BASE_BYTES
+
+
+def _client_or_none():
+    """This process's client of the scheduler (connected once, again after the scheduler was lost), or None."""
+    global _client
+    address = scheduler_address()
+    if address is None:
+        return None
+    with _lock:
+        if _client is None or _client.status not in ("running", "connecting"):
+            from distributed import Client
+
+            try:
+                _client = Client(address, timeout=f"{CONNECT_SECONDS}s", set_as_default=False)
+            except (OSError, TimeoutError) as exc:
+                raise ValueError(f"The server's worker processes cannot be reached ({SCHEDULER_ENV}={address}): "
+                                 f"{exc}. Ask whoever runs the server to check them; reloading the page tries again."
+                                 ) from None
+        return _client
+
+
+def _large(value) -> bool:
+    return isinstance(value, (bytes, bytearray, memoryview)) and len(value) > SCATTER_BYTES
+
+
+def _lost(doing: str, hint: str) -> WorkerLost:
+    return WorkerLost(f"The worker {doing} stopped before it finished (out of memory?): {hint}. "
+                      "Nothing else on the server was affected, and a new worker has taken its place.")
+
+
+def run_in_worker(fn: Callable, args: tuple = (), kwargs: dict | None = None, *, what: str,
+                  hint: str = "reduce n or D and run again", doing: str | None = None) -> Any:
+    """``fn(*args, **kwargs)`` in a worker process of the cluster (see the module's docstring), else here.
+
+    Parameters
+    ----------
+    fn : callable
+        A module-level, pure function (a view's ``compute``, a file reader): pickled by reference.
+    args, kwargs : tuple, dict
+        Its arguments (pickled; bytes over :data:`SCATTER_BYTES` are sent to a worker directly).
+    what : str
+        What it computes, as messages name it ("the Gram matrices").
+    hint : str
+        What the user can do when the worker stops mid-run (out of memory).
+    doing : str, optional
+        What the worker was doing, for that message (default "computing <what>").
+
+    Returns
+    -------
+    object
+        ``fn``'s result; its exceptions are raised here as they were raised there.
+
+    Raises
+    ------
+    WorkerLost
+        When the worker stopped before it finished (killed, or ended by its memory limit).
+    """
+    from rkcore.studies.distributed import call_with_one_blas_thread
+
+    client = _client_or_none()
+    if client is None:
+        return fn(*args, **(kwargs or {}))
+    from distributed import CancelledError, KilledWorker
+
+    scattered = []
+
+    def sent(value):
+        if _large(value):
+            scattered.append(client.scatter(value, hash=False))
+            return scattered[-1]
+        return value
+
+    future = None
+    try:
+        future = client.submit(call_with_one_blas_thread, fn, tuple(sent(a) for a in args),
+                               {k: sent(v) for k, v in (kwargs or {}).items()}, pure=False)
+        return future.result()
+    except (KilledWorker, CancelledError) as exc:
+        raise _lost(doing or f"computing {what}", hint) from exc
+    except OSError as exc:  # the scheduler went away mid-run (a restart): the next run connects again
+        raise ValueError(f"The server's worker processes could not be reached while computing {what} ({exc}); "
+                         "run it again in a moment.") from None
+    finally:
+        for handle in [future, *scattered]:
+            if handle is not None:
+                handle.release()
+
+
+# ---------------------------------------------------------------------------- the local cluster (rkcore-app)
+def local_workers() -> int:
+    """Worker processes of the local cluster: one per usable core (cgroup- and affinity-aware)."""
+    return usable_cores()
+
+
+def start_local_cluster(workers: int | None = None, memory_limit: int | None = None,
+                        timeout: float = 120.0) -> tuple[subprocess.Popen, str]:
+    """Start a local cluster in a process of its own (it imports no streamlit; it ends with this process).
+
+    Parameters
+    ----------
+    workers : int, optional
+        Worker processes (default :func:`local_workers`).
+    memory_limit : int, optional
+        Bytes per worker (default :func:`worker_memory_limit`).
+    timeout : float, default=120.0
+        Seconds to wait for the workers.
+
+    Returns
+    -------
+    (process, address)
+        The cluster's process (SIGTERM ends it and its workers) and its scheduler's address.
+    """
+    workers = local_workers() if workers is None else int(workers)
+    memory_limit = worker_memory_limit() if memory_limit is None else int(memory_limit)
+    code = ("import sys\nfrom rkcore.studies.distributed import serve_local_cluster\n"
+            f"serve_local_cluster({workers}, {memory_limit}, parent={os.getpid()}, "
+            "announce=lambda a: print('RKCORE_SCHEDULER=' + a, flush=True))\n")
+    process = subprocess.Popen([sys.executable, "-c", code], stdout=subprocess.PIPE, stderr=None, text=True)
+    result: list[str] = []
+    reader = threading.Thread(target=lambda: result.append(process.stdout.readline()), daemon=True)
+    reader.start()
+    reader.join(timeout)
+    line = result[0].strip() if result else ""
+    if not line.startswith("RKCORE_SCHEDULER="):
+        process.terminate()
+        raise SystemExit(f"the local Dask cluster did not start within {timeout:g} s (set {SCHEDULER_ENV} to use "
+                         "another cluster, or --workers 0 to compute in the app process)")
+    return process, line.split("=", 1)[1]
+
+
+def stop_local_cluster(process: subprocess.Popen) -> None:
+    """End the cluster started by :func:`start_local_cluster` (its workers end with it)."""
+    if process.poll() is None:
+        process.terminate()
+        try:
+            process.wait(timeout=30)
+        except subprocess.TimeoutExpired:
+            process.kill()
