@@ -32,7 +32,7 @@ from rkcore.base.admission import server_memory, usable_cores
 from rkcore.base.limits import physical_memory
 
 __all__ = ["SCHEDULER_ENV", "WORKER_BASE_BYTES", "WorkerLost", "scheduler_address", "start_local_cluster",
-           "run_in_worker", "worker_memory_limit"]
+           "run_in_worker", "worker_memory_limit", "workers_from"]
 
 SCHEDULER_ENV = "RKCORE_SCHEDULER"
 #: What a worker process holds before its run: Python, dask and the library's imports (measured: about 0.3 GB
@@ -42,6 +42,8 @@ WORKER_BASE_BYTES = 384 * 2**20
 CONNECT_SECONDS = 10
 #: Arguments larger than this (an upload's bytes) go to a worker directly (scatter), not through the scheduler.
 SCATTER_BYTES = 1 * 2**20
+#: Times a run is sent again when the worker it waited on died before starting it (another run ended that worker).
+RESUBMISSIONS = 2
 
 _lock = threading.Lock()
 _client = None  # this process's client, connected on first use
@@ -127,34 +129,58 @@ def run_in_worker(fn: Callable, args: tuple = (), kwargs: dict | None = None, *,
         return fn(*args, **(kwargs or {}))
     from distributed import CancelledError, KilledWorker
 
-    scattered = []
+    handles = []  # futures of this run (its task and its scattered inputs), released at the end
 
     def sent(value):
         if _large(value):
-            scattered.append(client.scatter(value, hash=False))
-            return scattered[-1]
+            handles.append(client.scatter(value, hash=False))
+            return handles[-1]
         return value
 
-    future = None
     try:
-        future = client.submit(call_with_one_blas_thread, fn, tuple(sent(a) for a in args),
-                               {k: sent(v) for k, v in (kwargs or {}).items()}, pure=False)
-        return future.result()
-    except (KilledWorker, CancelledError) as exc:
-        raise _lost(doing or f"computing {what}", hint) from exc
+        for attempt in range(1 + RESUBMISSIONS):
+            future = client.submit(call_with_one_blas_thread, fn, tuple(sent(a) for a in args),
+                                   {k: sent(v) for k, v in (kwargs or {}).items()}, pure=False)
+            handles.append(future)
+            try:
+                return future.result()
+            except (KilledWorker, CancelledError) as exc:  # its worker died (or the one holding its input)
+                if attempt == RESUBMISSIONS or _started(client, future.key):
+                    raise _lost(doing or f"computing {what}", hint) from exc
+                # it only waited on a worker that another run ended: not this run's fault, send it again
     except OSError as exc:  # the scheduler went away mid-run (a restart): the next run connects again
         raise ValueError(f"The server's worker processes could not be reached while computing {what} ({exc}); "
                          "run it again in a moment.") from None
     finally:
-        for handle in [future, *scattered]:
-            if handle is not None:
-                handle.release()
+        for handle in handles:
+            handle.release()
+
+
+def _started(client, key) -> bool:
+    """Whether the task ``key`` had started (rkcore.studies.distributed.STARTED_TOPIC) when its worker died."""
+    from rkcore.studies.distributed import STARTED_TOPIC
+
+    return any(event.get("key") == str(key) for _, event in client.get_events(STARTED_TOPIC))
 
 
 # ---------------------------------------------------------------------------- the local cluster (rkcore-app)
 def local_workers() -> int:
     """Worker processes of the local cluster: one per usable core (cgroup- and affinity-aware)."""
     return usable_cores()
+
+
+def workers_from(text: str) -> int:
+    """``rkcore-app --workers``: a whole number from 0 (compute in the app process) to 64, or ``auto`` (one
+    worker per usable core, the default)."""
+    if text.strip().lower() == "auto":
+        return local_workers()
+    try:
+        value = int(text)
+    except ValueError:
+        raise SystemExit(f"--workers takes a whole number from 0 to 64 or 'auto', not {text!r}") from None
+    if not 0 <= value <= 64:
+        raise SystemExit(f"--workers takes 0 to 64 worker processes, not {value}")
+    return value
 
 
 def start_local_cluster(workers: int | None = None, memory_limit: int | None = None,

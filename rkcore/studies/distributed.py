@@ -260,8 +260,27 @@ def call_with_one_blas_thread(fn: Callable, args: tuple = (), kwargs: Mapping[st
     """
     from threadpoolctl import threadpool_limits
 
+    _announce_start()
     with threadpool_limits(limits=1):
         return fn(*args, **dict(kwargs or {}))
+
+
+#: The scheduler's event topic where a task of :func:`call_with_one_blas_thread` says that it started: a task that
+#: was only waiting on a worker that died had not started, and can be sent to another worker (rkapp.workers).
+STARTED_TOPIC = "rkcore-task-started"
+
+
+def _announce_start() -> None:
+    """In a worker: record on the scheduler, before running, that this task started (a round trip, so that the
+    record is there even when the run kills its worker at once). Elsewhere: nothing."""
+    try:
+        from distributed import get_worker
+        from distributed.utils import sync
+
+        worker = get_worker()
+    except (ImportError, ValueError):
+        return
+    sync(worker.loop, worker.scheduler.log_event, topic=STARTED_TOPIC, msg={"key": str(worker.get_current_task())})
 
 
 #: The local cluster's settings (:func:`serve_local_cluster`): a run that kills its worker is not tried again
