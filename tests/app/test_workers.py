@@ -95,8 +95,9 @@ def test_a_worker_that_dies_mid_run_is_a_clear_message_and_the_next_run_works(on
 
 
 def test_a_worker_killed_from_outside_mid_run_is_a_clear_message_others_go_on(on_cluster):
-    """Two runs at once, one per worker; the worker of the first is killed (SIGKILL) while it runs: that run's
-    student gets the message, the other run finishes, and a run afterwards works on the restarted worker."""
+    """Both workers busy with a run each, a third run waiting on one of them; that worker is killed (SIGKILL):
+    the run it was computing gets the message; the run that only waited there is sent again and finishes, as
+    does the other worker's run; a run afterwards works on the restarted worker."""
     results: dict = {}
 
     def run(name: str, seconds: float) -> None:
@@ -105,27 +106,33 @@ def test_a_worker_killed_from_outside_mid_run_is_a_clear_message_others_go_on(on
         except ValueError as exc:
             results[name] = exc
 
-    first = threading.Thread(target=run, args=("first", 30.0))
-    first.start()
-    deadline = time.monotonic() + 30
-    while not (busy := [w for w, tasks in on_cluster.processing().items() if tasks]):
-        assert time.monotonic() < deadline, "the run never started"
-        time.sleep(0.05)
-    (victim,) = busy
+    def processing(count: int) -> dict:
+        deadline = time.monotonic() + 30
+        while True:
+            now = on_cluster.processing()
+            if sum(len(tasks) for tasks in now.values()) >= count:
+                return now
+            assert time.monotonic() < deadline, f"{count} runs never reached the workers: {now}"
+            time.sleep(0.05)
+
+    threads = []
+    for name, seconds, count in (("long", 8.0, 1), ("other", 8.0, 2), ("waiting", 0.0, 3)):
+        threads.append(threading.Thread(target=run, args=(name, seconds)))
+        threads[-1].start()
+        now = processing(count)
+    (victim,) = [w for w, tasks in now.items() if len(tasks) == 2]
     pid = on_cluster.run(os.getpid, workers=[victim])[victim]
-    second = threading.Thread(target=run, args=("second", 2.0))
-    second.start()
-    time.sleep(0.5)
     os.kill(pid, 9)
-    first.join(60)
-    second.join(60)
-    assert isinstance(results["first"], workers.WorkerLost), results
-    assert "The worker computing the first run stopped before it finished" in str(results["first"])
-    # the other run finished: on the other worker, or (when it had been sent to the killed one, where it only
-    # waited) sent again to a live one
-    assert isinstance(results["second"], int) and results["second"] != pid, results
+    for thread in threads:
+        thread.join(60)
+    lost = [name for name, value in results.items() if isinstance(value, workers.WorkerLost)]
+    assert len(lost) == 1 and lost[0] in ("long", "other"), results
+    assert str(results[lost[0]]).startswith(f"The worker computing the {lost[0]} run stopped before it finished")
+    finished = {name: value for name, value in results.items() if name not in lost}
+    assert set(finished) == {"waiting", "long", "other"} - set(lost)
+    assert all(isinstance(v, int) and v != pid for v in finished.values()), results
     on_cluster.wait_for_workers(2, timeout=60)  # the nanny started a new worker
-    assert workers.run_in_worker(worker_tasks.sleep_then_pid, (0,), what="x") not in (pid, None)
+    assert workers.run_in_worker(worker_tasks.sleep_then_pid, (0,), what="x") != pid
 
 
 @pytest.mark.slow  # a worker process's memory, another cluster, or a page's run in AppTest
