@@ -32,7 +32,10 @@ def main(argv: list[str] | None = None) -> None:
 
     from .navigation import PAGES_DIR
     from .serving.proxy import processes_from, serve, take_option
-    from .workers import SCHEDULER_ENV, scheduler_address, start_local_cluster, stop_local_cluster, workers_from
+    from rkcore.base.limits import format_bytes
+
+    from .workers import (SCHEDULER_ENV, scheduler_address, start_local_cluster, stop_local_cluster,
+                          worker_memory_limit, workers_from)
 
     # rkapp/serve.py in a wheel (pages in rkapp/pages), the repository's serve.py in a checkout (the app.py
     # next to it under st.App, with the app's own owner cookie: rkapp.identity); streamlit reads
@@ -43,8 +46,11 @@ def main(argv: list[str] | None = None) -> None:
     workers, args = take_option(args, "--workers")
     cluster = None
     if scheduler_address() is None and workers_from(workers or "auto") > 0:
-        cluster, address = start_local_cluster(workers_from(workers or "auto"))
+        count_workers = workers_from(workers or "auto")
+        cluster, address = start_local_cluster(count_workers)
         os.environ[SCHEDULER_ENV] = address  # every app process (this one, or the farm's) sends its heavy work there
+        print(f"Heavy work runs in {count_workers} Dask worker process(es) of {format_bytes(worker_memory_limit())} "
+              f"each; their scheduler: {address}", flush=True)
     try:
         if count > 1:
             sys.exit(serve(script, count, args))
