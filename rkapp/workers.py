@@ -122,7 +122,7 @@ def run_in_worker(fn: Callable, args: tuple = (), kwargs: dict | None = None, *,
     WorkerLost
         When the worker stopped before it finished (killed, or ended by its memory limit).
     """
-    from rkcore.studies.distributed import call_with_one_blas_thread
+    from rkcore.studies.distributed import call_with_one_blas_thread, pickled_call
 
     client = _client_or_none()
     if client is None:
@@ -130,17 +130,22 @@ def run_in_worker(fn: Callable, args: tuple = (), kwargs: dict | None = None, *,
     from distributed import CancelledError, KilledWorker
 
     handles = []  # futures of this run (its task and its scattered inputs), released at the end
+    large = frozenset(k for k, v in [*enumerate(args), *(kwargs or {}).items()] if _large(v))
+    payload = pickled_call(fn, tuple(args), dict(kwargs or {}), large)
 
-    def sent(value):
-        if _large(value):
-            handles.append(client.scatter(value, hash=False))
-            return handles[-1]
-        return value
+    def scattered() -> dict:
+        """Large bytes arguments go straight to a worker (not through the scheduler), as uint8 arrays: sent
+        without a pickled copy in this process (made bytes again in the worker)."""
+        import numpy as np
+
+        arrays = {k: np.frombuffer(args[k] if isinstance(k, int) else kwargs[k], dtype=np.uint8) for k in large}
+        futures = {k: client.scatter(a, direct=True, hash=False) for k, a in arrays.items()}
+        handles.extend(futures.values())
+        return futures
 
     try:
         for attempt in range(1 + RESUBMISSIONS):
-            future = client.submit(call_with_one_blas_thread, fn, tuple(sent(a) for a in args),
-                                   {k: sent(v) for k, v in (kwargs or {}).items()}, pure=False)
+            future = client.submit(call_with_one_blas_thread, payload, scattered(), pure=False)
             handles.append(future)
             try:
                 return future.result()

@@ -240,29 +240,59 @@ def _preserves_float32(estimator) -> bool:
     return "float32" in (tags.transformer_tags.preserves_dtype if tags.transformer_tags else [])
 
 
-def call_with_one_blas_thread(fn: Callable, args: tuple = (), kwargs: Mapping[str, Any] | None = None) -> Any:
-    """``fn(*args, **kwargs)`` with BLAS and OpenMP pools limited to one thread: what a worker task of the
+def call_with_one_blas_thread(payload: bytes, large: Mapping[Any, Any] | None = None) -> Any:
+    """Run a pickled call with BLAS and OpenMP pools limited to one thread: what a worker task of the
     dashboard runs (one thread per worker, one core per run, whatever the worker's environment).
+
+    The call comes pickled (:func:`pickled_call`), so that the scheduler, which unpickles every task it is given,
+    handles bytes only and never imports the modules the call needs (pandas, scikit-learn: about 150 MB).
 
     Parameters
     ----------
-    fn : callable
-        A module-level function (pickled by reference).
-    args : tuple, default=()
-        Its positional arguments.
-    kwargs : mapping, optional
-        Its keyword arguments.
+    payload : bytes
+        ``pickle.dumps((fn, args, kwargs))`` with the large arguments left out (None in their place).
+    large : mapping, optional
+        Position in ``args`` or name in ``kwargs`` -> a uint8 array: large bytes arguments, sent without a copy
+        (scattered), made bytes again here.
 
     Returns
     -------
     object
-        ``fn``'s result.
+        ``fn(*args, **kwargs)``.
     """
     from threadpoolctl import threadpool_limits
 
     _announce_start()
+    fn, args, kwargs = pickle.loads(payload)
+    args, kwargs = list(args), dict(kwargs)
+    for where, array in (large or {}).items():
+        (args if isinstance(where, int) else kwargs)[where] = array.tobytes()
     with threadpool_limits(limits=1):
-        return fn(*args, **dict(kwargs or {}))
+        return fn(*args, **kwargs)
+
+
+def pickled_call(fn: Callable, args: tuple, kwargs: Mapping[str, Any], leave_out: frozenset = frozenset()) -> bytes:
+    """The payload of :func:`call_with_one_blas_thread`: ``(fn, args, kwargs)`` pickled, the arguments at the
+    positions and names in ``leave_out`` replaced by None.
+
+    Parameters
+    ----------
+    fn : callable
+        A module-level function.
+    args : tuple
+        Positional arguments.
+    kwargs : mapping
+        Keyword arguments.
+    leave_out : frozenset, default=frozenset()
+        Positions and names sent apart.
+
+    Returns
+    -------
+    bytes
+        The pickle.
+    """
+    return pickle.dumps((fn, tuple(None if k in leave_out else a for k, a in enumerate(args)),
+                         {k: None if k in leave_out else v for k, v in kwargs.items()}), protocol=5)
 
 
 #: The scheduler's event topic where a task of :func:`call_with_one_blas_thread` says that it started: a task that
