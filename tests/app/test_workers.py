@@ -191,7 +191,11 @@ def test_rkcore_app_starts_a_local_cluster_unless_one_is_named(monkeypatch, envi
 
     from rkapp import cli
 
-    monkeypatch.delenv(workers.SCHEDULER_ENV, raising=False)
+    import sys
+
+    monkeypatch.setattr(sys, "argv", list(sys.argv))  # the command sets streamlit's argv
+    monkeypatch.setenv(workers.SCHEDULER_ENV, "")  # recorded, so the address the command sets is undone at the end
+    monkeypatch.delenv(workers.SCHEDULER_ENV)
     for name, value in environment.items():
         monkeypatch.setenv(name, value)
     calls = []
