@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import os
 import sys
+from importlib.util import find_spec
 
 from . import APP_EXTRA_MISSING
 
@@ -45,7 +46,10 @@ def main(argv: list[str] | None = None) -> None:
     count = processes_from(processes) if processes is not None else 1
     workers, args = take_option(args, "--workers")
     cluster = None
-    if scheduler_address() is None and workers_from(workers or "auto") > 0:
+    if scheduler_address() is None and workers_from(workers or "auto") > 0 and find_spec("distributed") is None:
+        print("Dask distributed is not installed (pip install 'rkcore[dask]'): heavy work runs in the app "
+              "process(es)", flush=True)
+    elif scheduler_address() is None and workers_from(workers or "auto") > 0:
         count_workers = workers_from(workers or "auto")
         cluster, address = start_local_cluster(count_workers)
         os.environ[SCHEDULER_ENV] = address  # every app process (this one, or the farm's) sends its heavy work there
