@@ -9,18 +9,30 @@ import streamlit as st
 
 from rkcore.data.datasets import data_roots
 from rkcore.spec import MOVIELENS, UPLOAD, load_view_data
+from rkcore.studies.costs.files import parse_cost
 
+from .guard import heavy_work
 from .identity import owner_id
 from .upload_section import UPLOAD_STATE_KEY, upload_digest
+from .workers import run_in_worker
+
 
 @st.cache_data(show_spinner="Loading data…", max_entries=32)
 def _load(dataset, normalization, n: int, *, target, movielens_path, upload, movielens_roots, _upload_bytes=None):
     """load_view_data, cached by the view's settings; an upload by ``upload`` (its name and its owner's digest,
     rkapp.upload_section.upload_digest), not by its bytes (not hashed: ``_upload_bytes``): per owner, so the
-    cache cannot tell anyone whether a file was uploaded by someone else."""
-    return load_view_data(dataset, normalization, n, target=target, movielens_path=movielens_path,
-                          upload_name=upload[0] if upload else None, upload_bytes=_upload_bytes,
-                          movielens_roots=movielens_roots)
+    cache cannot tell anyone whether a file was uploaded by someone else. An upload is parsed by a worker process
+    when the server has them (rkapp.workers), admitted like a run at its price (:func:`parse_cost`: the
+    memory budget counts parsing); built-in data sets and MovieLens are read here."""
+    name = upload[0] if upload else None
+    arguments = dict(target=target, movielens_path=movielens_path, upload_name=name, upload_bytes=_upload_bytes,
+                     movielens_roots=movielens_roots)
+    if _upload_bytes is None:
+        return load_view_data(dataset, normalization, n, **arguments)
+    with heavy_work(parse_cost(len(_upload_bytes))):
+        return run_in_worker(load_view_data, (dataset, normalization, n), arguments, what=f"the file {name}",
+                             doing=f"reading {name}", hint="upload a sample of its rows (or fewer columns)")
+
 
 #: Built figures kept for the whole server, so a class opening the same views builds each figure once
 #: (building a plotly figure, with its validation, was about half of a Gram page's rerun). Bounded on

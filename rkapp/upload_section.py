@@ -6,7 +6,6 @@ from __future__ import annotations
 
 import hashlib
 import hmac
-import io
 from typing import Callable
 
 import streamlit as st
@@ -15,12 +14,14 @@ from rkcore.data import datasets as rkdata
 from rkcore.data.text import too_large
 from rkcore.base.limits import format_bytes
 from rkcore.spec import is_csv
+from rkcore.studies.costs.files import columns_cost
 
 from . import uploads
-from .guard import literal, show_error, show_warning
+from .guard import heavy_work, literal, show_error, show_warning
 from .identity import owner_id
 from .state import FIELDS, NO_TARGET, is_stored, read_url, store, stored, write_url
 from .unseen import is_unseen
+from .workers import run_in_worker
 
 UPLOAD_STATE_KEY = "_rk_upload"  # (file name, bytes) of the uploaded file; tests may set it directly
 TOKEN_KEY = "_rk_upload_token"  # the token the URL carries for it
@@ -128,8 +129,10 @@ def _memo(content: bytes, token: str | None, csv: bool, owner: str) -> tuple:
     if memo is None or memo[0] != (token, len(content), owner):
         columns: list[str] | str = []
         if csv:
-            try:  # same encoding / delimiter detection and size limits as load_csv (UTF-16, ';', tabs, ...)
-                columns = rkdata.csv_columns(io.BytesIO(content))
+            try:  # same encoding / delimiter detection and size limits as load_csv (UTF-16, ';', tabs, ...), in a
+                with heavy_work(columns_cost(len(content))):  # worker process when the server has them, admitted
+                    columns = run_in_worker(rkdata.csv_columns, (content,), what="the file's columns",
+                                            doing="reading the file's columns", hint="upload a smaller file")
             except ValueError as exc:  # load_data shows the same message in place of the page
                 columns = str(exc)
         memo = ((token, len(content), owner), upload_digest(content, owner), columns)

@@ -31,6 +31,7 @@ from .guard import (
     refuse_beyond_limits, run_or_wait, show_warning,
 )
 from .layout import lead, progress_bar, reproduce
+from .workers import run_in_worker, scheduler_address
 
 #: Results kept for the whole server (every view's entries together); a view's result is tables and
 #: arrays of at most a few MB (the Gram page's block averages: 2 x 250² floats).
@@ -75,10 +76,18 @@ class OnPress:
 
 
 def execute(view: View, spec: ViewSpec, data, settings: dict) -> Any:
-    """The view's computation, in this process (the one place a view's ``compute`` is called); a view with
-    ``progress`` (its bar's text), or whose ``compute`` takes a ``progress`` keyword, reports to a progress bar."""
-    if not view.progress and "progress" not in inspect.signature(view.compute).parameters:
-        return view.compute(spec, data, **settings)
+    """The view's computation (the one place a view's ``compute`` is called): in a worker process of the
+    server's Dask cluster when it has one (:func:`rkapp.workers.run_in_worker`), else in this process. The
+    caller holds the run's admission slot meanwhile; a worker that stops mid-run raises a ValueError saying
+    so (shown in place by :class:`rkapp.guard.guarded`). A view with ``progress`` (its bar's text), or whose
+    ``compute`` takes a ``progress`` keyword, reports to a progress bar in this process; in a worker, whose
+    reports cannot reach the page, it gets ``progress=None`` and the page a spinner."""
+    reports = bool(view.progress) or "progress" in inspect.signature(view.compute).parameters
+    if not reports:
+        return run_in_worker(view.compute, (spec, data), settings, what=view.what)
+    if scheduler_address():
+        with st.spinner(view.progress or f"Computing {view.what}…"):
+            return run_in_worker(view.compute, (spec, data), {**settings, "progress": None}, what=view.what)
     with progress_bar(view.progress or f"Computing {view.what}…") as report:
         return view.compute(spec, data, progress=report, **settings)
 

@@ -36,17 +36,23 @@ class StreamlitServer:
     """``streamlit run <script>`` from the repository, on 127.0.0.1 and a free port (or ``port``)."""
 
     def __init__(self, script: str = "serve.py", *, port: int | None = None, env: dict[str, str] | None = None,
-                 health_timeout: float = 90.0, repo: Path = REPO, processes: int = 1):
+                 health_timeout: float = 90.0, repo: Path = REPO, processes: int = 1, workers: int | None = None):
+        """``workers``: None, ``streamlit run`` (one process) or ``rkapp.cli --processes N`` as given; else
+        ``rkapp.cli`` (rkcore-app) with its local Dask cluster of that many worker processes (-1: its default,
+        one per core; 0: none, computing in the app process)."""
         self.port = port or free_port()
         self.url = f"http://127.0.0.1:{self.port}"
-        self.processes = processes
+        self.processes, self.workers = processes, workers
         self.log = tempfile.NamedTemporaryFile(prefix="streamlit-", suffix=".log", delete=False)
         environment = dict(os.environ, PYTHONPATH=str(repo), STREAMLIT_BROWSER_GATHER_USAGE_STATS="false",
                            RKCORE_SPEED_FACTOR=os.environ.get("RKCORE_SPEED_FACTOR", "1"))
         environment.update(env or {})
-        if processes > 1:  # rkcore-app --processes N: N app processes behind nginx on self.port
+        if processes > 1 or workers is not None:  # rkcore-app --processes N: N app processes behind nginx
             command = [sys.executable, "-m", "rkapp.cli", "--processes", str(processes), "--server.port",
-                       str(self.port), "--server.address", "127.0.0.1", "--server.fileWatcherType", "none"]
+                       str(self.port), "--server.address", "127.0.0.1", "--server.fileWatcherType", "none",
+                       *(["--workers", str(workers)] if workers is not None and workers >= 0 else [])]
+            if processes == 1:
+                command += ["--server.headless", "true"]
         else:
             command = [sys.executable, "-m", "streamlit", "run", script, "--server.headless", "true", "--server.port",
                        str(self.port), "--server.address", "127.0.0.1", "--server.fileWatcherType", "none"]
@@ -95,7 +101,7 @@ class StreamlitServer:
 
     def cpu_seconds(self) -> float:
         """CPU seconds (user + system) of the server process so far, its exited threads included."""
-        if self.processes == 1:
+        if self.processes == 1 and self.workers is None:
             t = self._processes()[0].cpu_times()
             return t.user + t.system
         total = 0.0  # the launcher, nginx and every app process

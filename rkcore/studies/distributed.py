@@ -238,3 +238,135 @@ def _transform_chunk(block, estimator):
 def _preserves_float32(estimator) -> bool:
     tags = estimator.__sklearn_tags__()
     return "float32" in (tags.transformer_tags.preserves_dtype if tags.transformer_tags else [])
+
+
+def call_with_one_blas_thread(payload: bytes, large: Mapping[Any, Any] | None = None) -> Any:
+    """Run a pickled call with BLAS and OpenMP pools limited to one thread: what a worker task of the
+    dashboard runs (one thread per worker, one core per run, whatever the worker's environment).
+
+    The call comes pickled (:func:`pickled_call`), so that the scheduler, which unpickles every task it is given,
+    handles bytes only and never imports the modules the call needs (pandas, scikit-learn: about 150 MB).
+
+    Parameters
+    ----------
+    payload : bytes
+        ``pickle.dumps((fn, args, kwargs))`` with the large arguments left out (None in their place).
+    large : mapping, optional
+        Position in ``args`` or name in ``kwargs`` -> a uint8 array: large bytes arguments, sent without a copy
+        (scattered), made bytes again here.
+
+    Returns
+    -------
+    object
+        ``fn(*args, **kwargs)``.
+    """
+    from threadpoolctl import threadpool_limits
+
+    _announce_start()
+    fn, args, kwargs = pickle.loads(payload)
+    args, kwargs = list(args), dict(kwargs)
+    for where, array in (large or {}).items():
+        (args if isinstance(where, int) else kwargs)[where] = array.tobytes()
+    with threadpool_limits(limits=1):
+        return fn(*args, **kwargs)
+
+
+def pickled_call(fn: Callable, args: tuple, kwargs: Mapping[str, Any], leave_out: frozenset = frozenset()) -> bytes:
+    """The payload of :func:`call_with_one_blas_thread`: ``(fn, args, kwargs)`` pickled, the arguments at the
+    positions and names in ``leave_out`` replaced by None.
+
+    Parameters
+    ----------
+    fn : callable
+        A module-level function.
+    args : tuple
+        Positional arguments.
+    kwargs : mapping
+        Keyword arguments.
+    leave_out : frozenset, default=frozenset()
+        Positions and names sent apart.
+
+    Returns
+    -------
+    bytes
+        The pickle.
+    """
+    return pickle.dumps((fn, tuple(None if k in leave_out else a for k, a in enumerate(args)),
+                         {k: None if k in leave_out else v for k, v in kwargs.items()}), protocol=5)
+
+
+#: The scheduler's event topic where a task of :func:`call_with_one_blas_thread` says that it started: a task that
+#: was only waiting on a worker that died had not started, and can be sent to another worker (rkapp.workers).
+STARTED_TOPIC = "rkcore-task-started"
+
+
+def _announce_start() -> None:
+    """In a worker: record on the scheduler, before running, that this task started (a round trip, so that the
+    record is there even when the run kills its worker at once). Elsewhere: nothing."""
+    try:
+        from distributed import get_worker
+        from distributed.utils import sync
+
+        worker = get_worker()
+    except (ImportError, ValueError):
+        return
+    sync(worker.loop, worker.scheduler.log_event, topic=STARTED_TOPIC, msg={"key": str(worker.get_current_task())})
+
+
+#: The local cluster's settings (:func:`serve_local_cluster`): a run that kills its worker is not tried again
+#: on another (it would kill that one too); no spilling to disk and no pause (a task's result leaves the worker
+#: at once); the nanny ends a worker at 95% of its memory limit and starts a new one; the scheduler hands a
+#: worker one task at a time (one thread each).
+LOCAL_CLUSTER_CONFIG = {
+    "distributed.scheduler.allowed-failures": 0,
+    "distributed.scheduler.worker-saturation": 1.0,
+    "distributed.worker.memory.target": False,
+    "distributed.worker.memory.spill": False,
+    "distributed.worker.memory.pause": False,
+    "distributed.worker.memory.terminate": 0.95,
+}
+
+
+def serve_local_cluster(workers: int, memory_limit: int, *, announce: Callable[[str], None] = print,
+                        parent: int | None = None, poll: float = 1.0) -> None:
+    """Run a local cluster of worker processes until this process is asked to stop (SIGTERM, SIGINT) or
+    ``parent`` (a process id) ends: what ``rkcore-app`` starts beside the app (``rkapp.workers``).
+
+    Each worker is a process with one thread, ``memory_limit`` bytes (its nanny ends it at 95% and starts a
+    new one) and one BLAS thread (dask's nanny sets OMP/MKL/OpenBLAS_NUM_THREADS=1); everything binds to
+    127.0.0.1, without a dashboard. Settings: :data:`LOCAL_CLUSTER_CONFIG`.
+
+    Parameters
+    ----------
+    workers : int
+        Worker processes, at least 1.
+    memory_limit : int
+        Bytes per worker.
+    announce : callable, default=print
+        Called once with the scheduler's address when the workers are up.
+    parent : int, optional
+        A process id: the cluster ends when it is gone (the app was killed without a word).
+    poll : float, default=1.0
+        Seconds between two looks at ``parent``.
+    """
+    import os
+    import signal
+    import threading
+
+    import dask
+
+    distributed = _distributed()
+    stop = threading.Event()
+    for sig in (signal.SIGTERM, signal.SIGINT):
+        signal.signal(sig, lambda *_: stop.set())
+    with dask.config.set(LOCAL_CLUSTER_CONFIG):
+        cluster = distributed.LocalCluster(n_workers=int(workers), threads_per_worker=1, processes=True,
+                                           memory_limit=int(memory_limit), host="127.0.0.1", dashboard_address=None,
+                                           scheduler_kwargs={"dashboard": False})
+        try:
+            announce(cluster.scheduler_address)
+            while not stop.wait(poll):
+                if parent is not None and os.getppid() != parent:
+                    break
+        finally:
+            cluster.close()

@@ -4,7 +4,8 @@ The command is started as a user starts it (a subprocess, the repository's app).
 contexts are two browsers with their own cookies: each keeps its session (and its process) across
 reruns and reloads, an upload works through the proxy, the second browser cannot open the first's
 private upload, and a shared link works although the second browser's process is another one (the
-processes share the upload store). nginx's route log (``routes.log`` in the run's folder) says which
+processes share the upload store); a run whose Dask worker process is killed mid-run is a clear message
+in the page, and the next run works. nginx's route log (``routes.log`` in the run's folder) says which
 process answered each request.
 """
 from __future__ import annotations
@@ -59,7 +60,7 @@ def farm(tmp_path_factory):
             pytest.fail(f"rkcore-app --processes 2 did not start:\n{log.read_text(errors='replace')[-3000:]}")
         time.sleep(0.5)
     folder = Path(re.search(r"logs and the upload store in (\S+),", log.read_text(errors="replace")).group(1))
-    yield url, folder
+    yield url, folder, proc.pid, log
     os.killpg(proc.pid, signal.SIGTERM)
     proc.wait(timeout=30)
     assert not folder.exists(), "the run's private folder is removed at the end"
@@ -84,14 +85,14 @@ def _probe_routes(url: str, folder: Path) -> dict[str, set[str]]:
 
 
 def test_new_browsers_spread_over_both_processes(farm):
-    url, folder = farm
+    url, folder, *_ = farm
     probes = _probe_routes(url, folder)
     assert all(len(addrs) == 1 for addrs in probes.values())
     assert len(set().union(*probes.values())) == 2, probes
 
 
 def test_two_browsers_keep_their_process_and_their_uploads_private(farm, tmp_path):
-    url, folder = farm
+    url, folder, *_ = farm
     path = tmp_path / SECRET
     path.write_bytes(CSV)
     with sync_playwright() as p:
@@ -131,3 +132,52 @@ def test_two_browsers_keep_their_process_and_their_uploads_private(farm, tmp_pat
         assert served[alice_route] == {alice_process}, f"Alice's requests reached {served[alice_route]}: no affinity"
         assert served[other] and alice_process not in served[other]
         browser.close()
+
+
+def _worker_processes(farm_pid: int) -> list:
+    """The Dask worker processes rkcore-app started for the farm (children of its local cluster's process)."""
+    import psutil
+
+    return [p for p in psutil.Process(farm_pid).children(recursive=True)
+            if "spawn_main" in " ".join(p.cmdline())]
+
+
+def test_a_killed_worker_is_a_clear_message_through_the_proxy(farm):
+    """rkcore-app --processes 2 computes in the worker processes of its local cluster: a run whose worker is killed
+    mid-run (as the kernel's OOM killer would) shows the message in place, the page goes on, and the next run
+    (its worker started again) draws its charts."""
+    import psutil
+    from distributed import Client
+
+    from rkcore.studies.distributed import STARTED_TOPIC
+
+    url, folder, pid, log = farm
+    assert len(_worker_processes(pid)) >= 1, "rkcore-app started no worker processes"
+    with sync_playwright() as p:
+        browser = p.chromium.launch(executable_path=str(CHROMIUM), args=CHROMIUM_ARGS, headless=True)
+        page = browser.new_context().new_page()
+        # priced at about 6 s: it waits for its button, then computes in a worker long enough to be killed
+        page.goto(f"{url}/Gram_matrices?dataset=gaussian&n=200&kernel=anova&degree=8&D=4096&seed=5")
+        wait_until_idle(page)
+        scheduler = re.search(r"their scheduler: (\S+)", log.read_text()).group(1)
+        with Client(scheduler, timeout="30s") as client:
+            started = len(client.get_events(STARTED_TOPIC))
+            page.get_by_role("button", name=re.compile(r"^Run \(")).click()
+            deadline = time.monotonic() + 120
+            while len(client.get_events(STARTED_TOPIC)) == started:  # the run started computing in a worker
+                assert time.monotonic() < deadline, f"the run never started:\n{body_text(page)[-1500:]}"
+                time.sleep(0.1)
+            (busy,) = [w for w, tasks in client.processing().items() if tasks]
+            killed = client.run(os.getpid, workers=[busy])[busy]
+            os.kill(killed, signal.SIGKILL)
+        _wait_for(page, "The worker computing the Gram matrices stopped before it finished (out of memory?)")
+        wait_until_idle(page)
+        text = body_text(page)
+        assert "reduce n or D" in text and "Reproduce in Python" in text and "Traceback" not in text
+        page.goto(f"{url}/Gram_matrices?dataset=gaussian&n=40&D=64&seed=6")
+        page.wait_for_selector(".js-plotly-plot:not(.st-key-chart-preload *) .main-svg", timeout=180_000)
+        wait_until_idle(page)
+        assert "stopped before it finished" not in body_text(page)
+        browser.close()
+    assert killed not in {w.pid for w in _worker_processes(pid)}
+    assert not any(w.status() == psutil.STATUS_ZOMBIE for w in _worker_processes(pid))

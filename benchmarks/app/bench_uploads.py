@@ -1,0 +1,176 @@
+"""Memory of the whole server while eight students upload a 59 MB CSV each, at once (issue 37, benchmark (e)).
+
+    python benchmarks/app/bench_uploads.py                       # after: rkcore-app and its worker processes
+    python benchmarks/app/bench_uploads.py --before DIR          # also the code checked out in DIR (in process)
+    python benchmarks/app/bench_uploads.py --quick --out F       # 2 students, 1 MB files: the suite's smoke run
+
+Each student is a Streamlit session over the websocket (as in bench_classroom.py): it opens the Gram page,
+chooses the upload as its data set, asks for an upload URL, PUTs its own CSV (generated here, never stored:
+numeric cells of 3 characters, about 15 million cells, the densest valid file of that size) and reruns with it,
+as a browser does; all eight start together. The server runs with ``RKCORE_SERVER_MEMORY=1e9`` (a 1 GB budget).
+Reported: the peak resident memory of all the server's processes together (app processes, Dask scheduler and
+workers, nginx), sampled every 0.25 s; how many students got their charts, how many were refused (the server's
+upload bound answers 413; the page says why) and the errors; the time from the upload to the charts.
+The target: the peak within the budget + 0.5 GB.
+"""
+from __future__ import annotations
+
+import argparse
+import asyncio
+import os
+import random
+import sys
+import time
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[2]))  # run from a checkout: benchmarks/<subject>/this file
+
+from benchmarks.app.bench_classroom import Action, PeakSampler, Uploaded, _put_file, _rerun, pct  # noqa: E402
+from benchmarks.app.streamlit_server import StreamlitServer  # noqa: E402
+from benchmarks.results_io import Run, add_output_arguments  # noqa: E402
+
+BUDGET = 10**9
+GB = 1e9
+PAGE = "Gram_matrices"
+RUN_TIMEOUT = 600.0
+
+
+def dense_csv(megabytes: float, seed: int) -> bytes:
+    """A valid numeric CSV of about ``megabytes`` MB: 20 columns of one-decimal numbers and a 0/1 label."""
+    import numpy as np
+
+    rng = np.random.default_rng(seed)
+    rows = int(megabytes * 1e6 / (20 * 4 + 2))
+    values = rng.integers(0, 100, size=(rows, 20)) / 10
+    lines = ["\n".join(",".join(f"{v:.1f}" for v in row) + f",{int(row[0] > 5)}" for row in values[k:k + 10_000])
+             for k in range(0, rows, 10_000)]
+    return (",".join(f"x{j}" for j in range(20)) + ",label\n" + "\n".join(lines) + "\n").encode()
+
+
+async def _upload(ws, base: str, session: str, name: str, content: bytes, route: str) -> Uploaded:
+    from streamlit.proto.BackMsg_pb2 import BackMsg
+    from streamlit.proto.ForwardMsg_pb2 import ForwardMsg
+
+    back = BackMsg()
+    back.file_urls_request.request_id = name
+    back.file_urls_request.file_names.append(name)
+    back.file_urls_request.session_id = session
+    await ws.send(back.SerializeToString())
+    while True:
+        fm = ForwardMsg()
+        fm.ParseFromString(await asyncio.wait_for(ws.recv(), RUN_TIMEOUT))
+        if fm.WhichOneof("type") == "file_urls_response" and fm.file_urls_response.response_id == name:
+            urls = fm.file_urls_response.file_urls[0]
+            break
+    await asyncio.to_thread(_put_file, base, urls.upload_url, name, content, route)
+    return Uploaded(urls.file_id, name, len(content), urls.upload_url, urls.delete_url)
+
+
+async def student(url: str, k: int, content: bytes, start: asyncio.Event, out: list[dict]) -> None:
+    import websockets
+
+    route = f"uploader-{k}-{random.getrandbits(32)}"
+    row = {"student": k, "refused": False, "charted": False, "errors": [], "seconds": float("nan")}
+    try:
+        async with websockets.connect(url.replace("http", "ws") + "/_stcore/stream", subprotocols=["streamlit"],
+                                      max_size=2**28, open_timeout=RUN_TIMEOUT,
+                                      additional_headers={"Cookie": f"rkcore_route={route}"}) as ws:
+            landing = Action(k, "landing", PAGE, "")
+            widgets = await _rerun(ws, landing, PAGE)
+            choose = Action(k, "choose upload", PAGE, "Dataset = upload")
+            option = next(o for o in widgets["Dataset"][2] if "pload" in o)
+            widgets = await _rerun(ws, choose, PAGE, (widgets["Dataset"][1], option, "selectbox")) or widgets
+            uploader = next(v[1] for v in widgets.values() if v[0] == "file_uploader")
+            await start.wait()  # every student uploads at the same moment
+            t0 = time.perf_counter()
+            try:
+                file = await _upload(ws, url, landing.session, f"class_{k}.csv", content, route)
+            except OSError as exc:  # urllib's HTTPError: the server's upload bound (413) says why
+                row["refused"] = True
+                row["errors"].append(f"upload refused: {str(exc)[:120]}")
+                out.append(row)
+                return
+            action = Action(k, "upload", PAGE, file.name)
+            await _rerun(ws, action, PAGE, (uploader, file, "file_uploader"))
+            row.update(charted=action.charted, seconds=time.perf_counter() - t0, errors=action.errors)
+    except Exception as exc:  # noqa: BLE001 - a lost session is a result
+        row["errors"].append(f"session lost: {type(exc).__name__}: {str(exc)[:160]}")
+    out.append(row)
+
+
+async def _class(url: str, n: int, content: bytes) -> list[dict]:
+    start, out = asyncio.Event(), []
+    tasks = [asyncio.create_task(student(url, k, content, start, out)) for k in range(n)]
+    await asyncio.sleep(20.0 if n > 2 else 8.0)  # every session opened its page and chose the upload
+    start.set()
+    await asyncio.gather(*tasks)
+    return out
+
+
+def measure(label: str, n: int, content: bytes, *, repo: Path | None, processes: int, workers: int | None) -> dict:
+    env = {"RKCORE_SERVER_MEMORY": str(BUDGET)}
+    options = {"repo": repo} if repo is not None else {}
+    with StreamlitServer(env=env, processes=processes, workers=workers, **options) as server:
+        rss_start = server.rss_tree()
+        sampler = PeakSampler(server)
+        sampler.start()
+        load_before = os.getloadavg()[0]
+        rows = asyncio.run(_class(server.url, n, content))
+        peak = sampler.stop()
+        rss_end = server.rss_tree()
+        log = server.log_text()
+    charted = [r["seconds"] for r in rows if r["charted"]]
+    return dict(label=label, n=n, rss_start=rss_start, peak=peak, rss_end=rss_end, load=(load_before, os.getloadavg()[0]),
+                charted=len(charted), refused=sum(r["refused"] for r in rows), p50=pct(charted, 0.5),
+                max=max(charted, default=float("nan")), errors=[e for r in rows for e in r["errors"] if not r["refused"]],
+                tracebacks=log.count("Traceback"))
+
+
+HEADER = ("| server | students | at rest | peak, all processes | after | budget + 0.5 GB | charted | refused (413) | "
+          "upload → charts p50 / max | errors | load |\n|---|---|---|---|---|---|---|---|---|---|---|")
+
+
+def format_row(r: dict) -> str:
+    verdict = "within" if r["peak"] <= BUDGET + 0.5 * GB else "over"
+    return (f"| {r['label']} | {r['n']} | {r['rss_start'] / GB:.2f} GB | **{r['peak'] / GB:.2f} GB** | "
+            f"{r['rss_end'] / GB:.2f} GB | {verdict} | {r['charted']} | {r['refused']} | {r['p50']:.1f} / {r['max']:.1f} s | "
+            f"{len(r['errors'])} | {r['load'][0]:.1f} → {r['load'][1]:.1f} |")
+
+
+def main(argv=None) -> int:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--students", type=int, default=8)
+    ap.add_argument("--megabytes", type=float, default=59.0)
+    ap.add_argument("--processes", type=int, default=1, help="app processes (rkcore-app --processes N)")
+    ap.add_argument("--workers", type=int, default=None, help="worker processes (default: one per core)")
+    ap.add_argument("--before", type=Path, default=None,
+                    help="a checkout of the code before (e.g. `git worktree add DIR <commit>`): measured too, as "
+                         "`streamlit run serve.py` (its computations in the app process)")
+    add_output_arguments(ap, "uploads.md")
+    args = ap.parse_args(argv)
+    if args.quick:
+        args.students, args.megabytes, args.before = 2, 1.0, None
+    run = Run.start(args, None if argv is None else [__file__, *argv])
+    content = dense_csv(args.megabytes, 0)
+    print(f"{len(content) / 1e6:.1f} MB per file", HEADER, sep="\n", flush=True)
+    rows = []
+    if args.before is not None:
+        rows.append(measure(f"before ({args.before.name}): one process, in process", args.students, content,
+                            repo=args.before.resolve(), processes=1, workers=None))
+        print(format_row(rows[-1]), flush=True)
+    workers = args.workers if args.workers is not None else "one per core"
+    rows.append(measure(f"rkcore-app --processes {args.processes}, workers: {workers}", args.students, content,
+                        repo=None, processes=args.processes, workers=args.workers if args.workers is not None else -1))
+    print(format_row(rows[-1]), flush=True)
+    body = "\n".join([
+        f"{args.students} students upload a {len(content) / 1e6:.1f} MB CSV each at the same moment "
+        f"(RKCORE_SERVER_MEMORY=1e9: a 1 GB budget; target: the peak of all processes together within 1.5 GB).", "",
+        HEADER, *map(format_row, rows), "",
+        *[f"- {r['label']}: errors {r['errors'][:3]}; tracebacks in the server's log: {r['tracebacks']}" for r in rows]])
+    run.write(f"{args.students} uploads of {args.megabytes:g} MB, {args.processes} app process(es)", body,
+              preamble="# Memory during simultaneous uploads (issue 37, benchmark (e))")
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

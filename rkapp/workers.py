@@ -1,0 +1,234 @@
+"""Heavy work in worker processes: a view's computation and the parsing of an upload run on Dask distributed.
+
+Where a run executes (:func:`run_in_worker`), decided once per app process from ``RKCORE_SCHEDULER``:
+
+* ``rkcore-app`` (one process, or ``--processes N`` behind nginx) starts, unless told otherwise, a local
+  cluster beside the app (:func:`start_local_cluster`): one worker process per usable core (cgroup- and
+  affinity-aware), one thread and one BLAS thread each, each with a memory limit derived from the server's
+  memory budget (:func:`worker_memory_limit`), bound to 127.0.0.1. It passes the scheduler's address to
+  every app process in ``RKCORE_SCHEDULER``. Nothing to install or configure.
+* ``RKCORE_SCHEDULER=tcp://host:8786`` set by whoever starts ``rkcore-app``: the app uses that cluster (the
+  department's) and starts none. Its workers need rkcore installed; set
+  ``distributed.scheduler.allowed-failures: 0`` there too, so that a run that kills its worker is not tried
+  again on another one.
+* Neither (``streamlit run app.py``, Streamlit's AppTest in the test suite): the run executes in the app
+  process, as before.
+
+A run still holds its admission slot (:mod:`rkapp.guard`) while a worker computes it: the slots and the
+memory budget remain the server's fairness and memory gate; the workers are where the memory is spent, so
+that a run that outgrows its estimate ends its own worker (the nanny starts a new one), not the app.
+A worker that dies mid-run raises :class:`WorkerLost`, a ValueError whose message says what stopped and
+what to do; :class:`rkapp.guard.guarded` shows it in place and the page goes on.
+"""
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+import threading
+from typing import Any, Callable
+
+from rkcore.base.admission import server_memory, usable_cores
+from rkcore.base.limits import physical_memory
+
+__all__ = ["SCHEDULER_ENV", "WORKER_BASE_BYTES", "WorkerLost", "scheduler_address", "start_local_cluster",
+           "run_in_worker", "worker_memory_limit", "workers_from"]
+
+SCHEDULER_ENV = "RKCORE_SCHEDULER"
+#: What a worker process holds before its run: Python, dask and the library's imports (measured: about 0.3 GB
+#: with rkcore.views, numpy, scipy, scikit-learn and pandas loaded), given on top of each run's own budget.
+WORKER_BASE_BYTES = 384 * 2**20
+#: Seconds to reach the scheduler.
+CONNECT_SECONDS = 10
+#: Arguments larger than this (an upload's bytes) go to a worker directly (scatter), not through the scheduler.
+SCATTER_BYTES = 1 * 2**20
+#: Times a run is sent again when the worker it waited on died before starting it (another run ended that worker).
+RESUBMISSIONS = 2
+
+_lock = threading.Lock()
+_client = None  # this process's client, connected on first use
+
+
+class WorkerLost(ValueError):
+    """The worker process running a computation stopped before it finished (killed, or out of memory)."""
+
+
+def scheduler_address() -> str | None:
+    """The Dask scheduler this app process sends its heavy work to (``RKCORE_SCHEDULER``), None: in process."""
+    return os.environ.get(SCHEDULER_ENV, "").strip() or None
+
+
+def worker_memory_limit(budget: int | None = None) -> int:
+    """Bytes a local worker may hold: the most one run may need (the server's memory budget, at most a quarter
+    of the machine's memory and 2 GB, as :data:`rkapp.guard.MEMORY_BUDGET` allows a view) plus the worker's own
+    :data:`WORKER_BASE_BYTES`. The admission keeps the sum of the admitted runs within the budget; the limit ends
+    only the worker whose run outgrew its estimate."""
+    budget = server_memory() if budget is None else int(budget)
+    return int(min(budget, 2 * 2**30, physical_memory() // 4)) + WORKER_BASE_BYTES
+
+
+def _client_or_none():
+    """This process's client of the scheduler (connected once, again after the scheduler was lost), or None."""
+    global _client
+    address = scheduler_address()
+    if address is None:
+        return None
+    with _lock:
+        if _client is None or _client.status not in ("running", "connecting"):
+            from distributed import Client
+
+            try:
+                _client = Client(address, timeout=f"{CONNECT_SECONDS}s", set_as_default=False)
+            except (OSError, TimeoutError) as exc:
+                raise ValueError(f"The server's worker processes cannot be reached ({SCHEDULER_ENV}={address}): "
+                                 f"{exc}. Ask whoever runs the server to check them; reloading the page tries again."
+                                 ) from None
+        return _client
+
+
+def _large(value) -> bool:
+    return isinstance(value, (bytes, bytearray, memoryview)) and len(value) > SCATTER_BYTES
+
+
+def _lost(doing: str, hint: str) -> WorkerLost:
+    return WorkerLost(f"The worker {doing} stopped before it finished (out of memory?): {hint}. "
+                      "Nothing else on the server was affected, and a new worker has taken its place.")
+
+
+def run_in_worker(fn: Callable, args: tuple = (), kwargs: dict | None = None, *, what: str,
+                  hint: str = "reduce n or D and run again", doing: str | None = None) -> Any:
+    """``fn(*args, **kwargs)`` in a worker process of the cluster (see the module's docstring), else here.
+
+    Parameters
+    ----------
+    fn : callable
+        A module-level, pure function (a view's ``compute``, a file reader): pickled by reference.
+    args, kwargs : tuple, dict
+        Its arguments (pickled; bytes over :data:`SCATTER_BYTES` are sent to a worker directly).
+    what : str
+        What it computes, as messages name it ("the Gram matrices").
+    hint : str
+        What the user can do when the worker stops mid-run (out of memory).
+    doing : str, optional
+        What the worker was doing, for that message (default "computing <what>").
+
+    Returns
+    -------
+    object
+        ``fn``'s result; its exceptions are raised here as they were raised there.
+
+    Raises
+    ------
+    WorkerLost
+        When the worker stopped before it finished (killed, or ended by its memory limit).
+    """
+    from rkcore.studies.distributed import call_with_one_blas_thread, pickled_call
+
+    client = _client_or_none()
+    if client is None:
+        return fn(*args, **(kwargs or {}))
+    from distributed import CancelledError, KilledWorker
+
+    handles = []  # futures of this run (its task and its scattered inputs), released at the end
+    large = frozenset(k for k, v in [*enumerate(args), *(kwargs or {}).items()] if _large(v))
+    payload = pickled_call(fn, tuple(args), dict(kwargs or {}), large)
+
+    def scattered() -> dict:
+        """Large bytes arguments go straight to a worker (not through the scheduler), as uint8 arrays: sent
+        without a pickled copy in this process (made bytes again in the worker)."""
+        import numpy as np
+
+        arrays = {k: np.frombuffer(args[k] if isinstance(k, int) else kwargs[k], dtype=np.uint8) for k in large}
+        futures = {k: client.scatter(a, direct=True, hash=False) for k, a in arrays.items()}
+        handles.extend(futures.values())
+        return futures
+
+    try:
+        for attempt in range(1 + RESUBMISSIONS):
+            future = client.submit(call_with_one_blas_thread, payload, scattered(), pure=False)
+            handles.append(future)
+            try:
+                return future.result()
+            except (KilledWorker, CancelledError) as exc:  # its worker died (or the one holding its input)
+                if attempt == RESUBMISSIONS or _started(client, future.key):
+                    raise _lost(doing or f"computing {what}", hint) from exc
+                # it only waited on a worker that another run ended: not this run's fault, send it again
+    except OSError as exc:  # the scheduler went away mid-run (a restart): the next run connects again
+        raise ValueError(f"The server's worker processes could not be reached while computing {what} ({exc}); "
+                         "run it again in a moment.") from None
+    finally:
+        for handle in handles:
+            handle.release()
+
+
+def _started(client, key) -> bool:
+    """Whether the task ``key`` had started (rkcore.studies.distributed.STARTED_TOPIC) when its worker died."""
+    from rkcore.studies.distributed import STARTED_TOPIC
+
+    return any(event.get("key") == str(key) for _, event in client.get_events(STARTED_TOPIC))
+
+
+# ---------------------------------------------------------------------------- the local cluster (rkcore-app)
+def local_workers() -> int:
+    """Worker processes of the local cluster: one per usable core (cgroup- and affinity-aware)."""
+    return usable_cores()
+
+
+def workers_from(text: str) -> int:
+    """``rkcore-app --workers``: a whole number from 0 (compute in the app process) to 64, or ``auto`` (one
+    worker per usable core, the default)."""
+    if text.strip().lower() == "auto":
+        return local_workers()
+    try:
+        value = int(text)
+    except ValueError:
+        raise SystemExit(f"--workers takes a whole number from 0 to 64 or 'auto', not {text!r}") from None
+    if not 0 <= value <= 64:
+        raise SystemExit(f"--workers takes 0 to 64 worker processes, not {value}")
+    return value
+
+
+def start_local_cluster(workers: int | None = None, memory_limit: int | None = None,
+                        timeout: float = 120.0) -> tuple[subprocess.Popen, str]:
+    """Start a local cluster in a process of its own (it imports no streamlit; it ends with this process).
+
+    Parameters
+    ----------
+    workers : int, optional
+        Worker processes (default :func:`local_workers`).
+    memory_limit : int, optional
+        Bytes per worker (default :func:`worker_memory_limit`).
+    timeout : float, default=120.0
+        Seconds to wait for the workers.
+
+    Returns
+    -------
+    (process, address)
+        The cluster's process (SIGTERM ends it and its workers) and its scheduler's address.
+    """
+    workers = local_workers() if workers is None else int(workers)
+    memory_limit = worker_memory_limit() if memory_limit is None else int(memory_limit)
+    code = ("import sys\nfrom rkcore.studies.distributed import serve_local_cluster\n"
+            f"serve_local_cluster({workers}, {memory_limit}, parent={os.getpid()}, "
+            "announce=lambda a: print('RKCORE_SCHEDULER=' + a, flush=True))\n")
+    process = subprocess.Popen([sys.executable, "-c", code], stdout=subprocess.PIPE, stderr=None, text=True)
+    result: list[str] = []
+    reader = threading.Thread(target=lambda: result.append(process.stdout.readline()), daemon=True)
+    reader.start()
+    reader.join(timeout)
+    line = result[0].strip() if result else ""
+    if not line.startswith("RKCORE_SCHEDULER="):
+        process.terminate()
+        raise SystemExit(f"the local Dask cluster did not start within {timeout:g} s (set {SCHEDULER_ENV} to use "
+                         "another cluster, or --workers 0 to compute in the app process)")
+    return process, line.split("=", 1)[1]
+
+
+def stop_local_cluster(process: subprocess.Popen) -> None:
+    """End the cluster started by :func:`start_local_cluster` (its workers end with it)."""
+    if process.poll() is None:
+        process.terminate()
+        try:
+            process.wait(timeout=30)
+        except subprocess.TimeoutExpired:
+            process.kill()

@@ -1,0 +1,32 @@
+"""Functions the worker tests send to a Dask worker (a module of its own, importable by name in the worker
+processes: pickle sends a function by reference)."""
+from __future__ import annotations
+
+import os
+import time
+
+
+def stop_own_process(*args, **kwargs):
+    """A computation whose worker dies mid-run (as the kernel's OOM killer or a crash ends it)."""
+    os._exit(3)
+
+
+def sleep_then_pid(seconds: float) -> int:
+    """A long computation (the test kills its worker meanwhile)."""
+    time.sleep(seconds)
+    return os.getpid()
+
+
+def allocate(megabytes: int) -> int:
+    """A computation that outgrows its worker's memory limit (every page written)."""
+    import numpy as np
+
+    block = np.ones(megabytes * 2**20 // 8)
+    return int(block.size)
+
+
+def blas_threads() -> list:
+    """The BLAS / OpenMP pools' thread counts where the computation runs."""
+    from threadpoolctl import threadpool_info
+
+    return sorted({pool["num_threads"] for pool in threadpool_info()})
