@@ -47,10 +47,9 @@ formula(ck.REAL_FEATURE_LATEX, "Complex base features of modulus 1 keep products
 def render_gram(run: ViewRun) -> None:
     r: ck.CompositionalGram = run.result
     skel = r.skeleton
-    with lead():  # the main chart first, above the settings
-        chart(ck.skeleton_figure(skel), skel.describe(), "Skeleton nodes",
-              caption="Squares: input nodes (base kernels); circles: dual activations. Hover a node for its "
-                      "formula. Complexity: expected calls of Algorithm 1 per feature (paper, eq. 11).")
+    chart(ck.skeleton_figure(skel), skel.describe(), "Skeleton nodes",
+          caption="Squares: input nodes (base kernels); circles: dual activations. Hover a node for its "
+                  "formula. Complexity: expected calls of Algorithm 1 per feature (paper, eq. 11).")
     st.caption(f"{escape_markdown(run.data.description)} n = {r.n} points, d = {r.d} columns ({spec.normalization}-normalized rows, then "
                "standardized columns" + (f"; the last column binned into {r.codes} quantile codes "
                                          "for the categorical node" if r.codes is not None else "") + ").")
@@ -74,11 +73,12 @@ def render_gram(run: ViewRun) -> None:
 
 def render_curves(run: ViewRun) -> None:
     df = run.result
-    chart(ck.compositional_error_figure(df, metric), df, "Compositional error vs D",
-          caption="Line: median over trials; band: 10–90%; dashed: 1/√D through the first point. "
-                  "Same seeds for every mode.")
+    with lead():  # the chart the note describes is the main one: both in the first screen, above the skeleton
+        chart(ck.compositional_error_figure(df, metric), df, "Compositional error vs D",
+              caption="Line: median over trials; band: 10–90%; dashed: 1/√D through the first point. "
+                      "Same seeds for every mode.")
     summary = ck.compositional_summary(df, metric)
-    notice(ck.compositional_note(summary, df), here=True)  # under the chart it describes, not under the skeleton
+    notice(ck.compositional_note(summary, df))  # its lead right above the chart it describes
     table(summary, "Compositional error summary", caption="Median error per D and mode.",
           column_config={k: st.column_config.NumberColumn(format="%.4g") for k in summary.columns if k != "D"})
     chart(ck.draws_figure(df), df[df.metric == "draws_per_feature"], "Draws per stored feature",

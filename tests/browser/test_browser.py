@@ -624,7 +624,7 @@ def _first_screen(page, server, path: str, query: str, mode: str) -> tuple[dict,
 
 #: what a page still does wrong and another change owns (the pages are being rewritten): checked, and reported
 #: as an expected failure of the test once every other check has passed
-PAGE_ISSUES = {("Compositional_kernels", ""): "the page draws its note under its second chart, ~2,400 px down"}
+PAGE_ISSUES: dict[tuple[str, str], str] = {}  # (page, query) -> a known first-screen failure (none today)
 
 
 def _check_screen(page, path: str, query: str, mode: str, size: dict) -> list[str]:

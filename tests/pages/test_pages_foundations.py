@@ -93,12 +93,12 @@ def test_projections_bad_input_is_an_error_in_place(run_page):
 def test_compositional_default(run_page):
     at = run_page(CK, ck_Dmax=64, ck_trials=2, ck_Dgram=32, **SMALL)
     assert_clean(at)
-    kinds = traces(at)
-    assert kinds[0][1] == ["scatter"] * 3  # skeleton: edges, input nodes, activation nodes
-    assert kinds[1][1] == ["heatmap", "heatmap"]
-    assert kinds[2][1].count("scatter") == 5  # 2 modes x (band + median) + guide
-    assert axis_types(plotly_figures(at)[2]) == ("log", "log")
-    assert plotly_figures(at)[2]["layout"]["xaxis"]["tickvals"] == [16, 32, 64]
+    kinds = traces(at)  # the error curve first (the main chart, which the note describes), then the skeleton
+    assert kinds[0][1].count("scatter") == 5  # 2 modes x (band + median) + guide
+    assert kinds[1][1] == ["scatter"] * 3  # skeleton: edges, input nodes, activation nodes
+    assert kinds[2][1] == ["heatmap", "heatmap"]
+    assert axis_types(plotly_figures(at)[0]) == ("log", "log")
+    assert plotly_figures(at)[0]["layout"]["xaxis"]["tickvals"] == [16, 32, 64]
 
 
 @pytest.mark.parametrize("preset", ["deep", "gaussian", "mixed"])
@@ -106,14 +106,14 @@ def test_compositional_presets(run_page, preset):
     at = run_page(CK, ck_Dmax=64, ck_trials=2, ck_Dgram=16, **SMALL)
     at.selectbox(key="ck_preset").set_value(preset).run()
     assert_clean(at)
-    assert preset in plotly_figures(at)[0]["layout"]["title"]["text"]
+    assert preset in plotly_figures(at)[1]["layout"]["title"]["text"]  # the skeleton's
 
 
 def test_compositional_modes(run_page):
     at = run_page(CK, ck_Dmax=64, ck_trials=2, ck_Dgram=16, **SMALL)
     at.multiselect(key="ck_modes").set_value(["none", "unbiased", "counts"]).run()
     assert_clean(at)
-    assert traces(at)[2][1].count("scatter") == 7
+    assert traces(at)[0][1].count("scatter") == 7
     at.multiselect(key="ck_modes").set_value([]).run()
     assert not at.exception
     assert any("de-duplication mode" in e for e in error_texts(at))
