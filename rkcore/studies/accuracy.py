@@ -169,7 +169,8 @@ def total_seconds(estimates: pd.DataFrame, n_trials: int, n_train: int, d: int, 
     fits = sum(seconds * (n_trials if get_method(method).randomized else 1)
                for method, seconds in zip(estimates["method"], estimates["seconds"]))
     targets = {get_method(k).kernel_of(spec) for k in estimates["method"].unique()}
-    svm = {t: METHODS["poly_svm" if t.name == "polynomial" else "kernel_svm"] for t in targets}
+    svm = {t: METHODS["poly_svm" if t.entry.is_polynomial and not t.entry.homogeneous else "kernel_svm"]
+           for t in targets}
     return fits + sum(n_C * svm[t].fit_seconds(n_train, d, 0, 2) for t in targets)
 
 
@@ -239,7 +240,7 @@ def check_study(methods: Sequence[str], kernel: KernelSpec, n_features: int, n_c
             raise ValueError(f"parameters given for method {key!r}, which is not in the study ({', '.join(methods)}).")
     for method in chosen:
         spec = method.kernel_of(kernel)
-        if spec.name in ("anova", "up_to", "polynomial") and spec.degree > n_features and spec.name != "polynomial":
+        if spec.entry.ordered and spec.degree > n_features:
             raise ValueError(f"{method.key}: degree {spec.degree} exceeds the number of features d = {n_features}.")
         try:
             est = build_estimator(method, spec, max(Ds) if method.uses_D else None, 1.0, 100, 0,

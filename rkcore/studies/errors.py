@@ -44,7 +44,7 @@ from ..maps.distributions import get_distribution
 from ..kernels.itemsets import ItemsetFamily
 from ..kernels.exact import anova_newton_float, check_array, itemset_support
 from ..maps.random_kernel import RandomKernel, stacked_features
-from ..registry import ORDERED_KERNELS, KernelSpec, get_map, make_map
+from ..registry import KernelSpec, get_map, make_map
 from ..base.validation import check_int, check_int_list
 from ..base.annotations import is_sparse
 
@@ -198,7 +198,7 @@ def _support_upper(X, spec: KernelSpec, start: int, stop: int) -> np.ndarray:
     family = spec.family(X.shape[1])
     if family is not None:
         return itemset_support(A, B, family)
-    if spec.name == "homogeneous_polynomial" or (spec.name == "polynomial" and spec.c == 0):
+    if spec.entry.is_polynomial and spec.coef0 == 0:
         return itemset_support(A, B, ItemsetFamily.dot(X.shape[1]))
     return np.ones((stop - start, X.shape[0] - start), dtype=bool)
 
@@ -206,7 +206,7 @@ def _support_upper(X, spec: KernelSpec, start: int, stop: int) -> np.ndarray:
 def _float_formula_upper(X, spec: KernelSpec, start: int, stop: int) -> np.ndarray:
     """The strip as the paper's floating-point formula gives it (eq. 12 for ANOVA, whose
     rounding residues decide the mask; the exact kernel otherwise)."""
-    if spec.name == "anova":
+    if spec.entry.single_order:
         return anova_newton_float(X[start:stop], X[start:], spec.degree)
     return _exact_upper(X, spec, start, stop)
 
@@ -413,7 +413,7 @@ def error_study(X, spec: KernelSpec, methods: Sequence, n_components_list: Seque
     X, methods, D_list, n_trials, eps = _checked_study(X, spec, methods, n_components_list, n_trials, eps, pairs,
                                                        random_state)
     n = X.shape[0]
-    block = _block_rows(n, block_size, spec.degree if spec.name in ORDERED_KERNELS else 2)
+    block = _block_rows(n, block_size, spec.degree if spec.entry.ordered else 2)
     report = progress or (lambda fraction, message: None)
     report(0.0, f"exact {spec.label()} kernel on {n} rows")
     exact_cache = _exact_cache(X, spec, _row_blocks(n, block), max(0, int(exact_cache_bytes)))
