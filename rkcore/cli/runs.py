@@ -26,7 +26,7 @@ from ..data.datasets import Dataset, load_builtin, load_csv, load_libsvm, load_m
 from ..registry import KernelSpec
 from ..registry.methods import default_methods
 from ..studies.accuracy import PAPER_SPLIT, accuracy_study, check_study, format_table
-from ..studies.table1 import KERNELS as TABLE1_KERNELS
+from ..studies.table1 import TABLE1_KERNELS
 from ..studies.table1 import format_tables, run_table1
 from ..studies.timing import render_report, time_maps
 from . import names

@@ -29,14 +29,16 @@ from .kernels import (
     KERNELS, POLYNOMIAL_KERNELS, KernelEntry, KernelParameter, KernelSpec, anova_of, get_kernel, latex_with_degree,
     polynomial_of, register_kernel, same_kernel, unregister_kernel,
 )
-from .maps import MAPS, CostModel, MapEntry, get_map, make_map, maps_for, register_map, unregister_map
+from .maps import (
+    MAPS, CostModel, MapEntry, get_map, make_map, maps_for, register_map, time_complexity_latex, unregister_map,
+)
 from .methods import FM_MAX_ITER, LEARNERS, METHODS, MethodEntry, MethodTable, get_method
 
 __all__ = [
     "DISTRIBUTIONS", "ITEMSET_KERNELS", "ORDERED_KERNELS", "KERNELS", "MAPS", "KernelEntry", "KernelParameter",
     "KernelSpec", "register_kernel", "unregister_kernel",
     "MapEntry", "CostModel", "MethodEntry", "METHODS", "LEARNERS", "get_method", "check_degree_fits", "get_distribution", "get_kernel", "get_map", "make_map", "maps_for",
-    "register_map", "unregister_map", "same_kernel", "polynomial_of", "anova_of",
+    "register_map", "unregister_map", "time_complexity_latex", "same_kernel", "polynomial_of", "anova_of",
 ]
 # Also public here as before the split, outside __all__: latex_with_degree (the pages' formulas),
 # POLYNOMIAL_KERNELS, MethodTable, and the itemset vocabulary's ItemsetFamily and family_from_spec.

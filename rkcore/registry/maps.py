@@ -429,6 +429,24 @@ def maps_for(spec: KernelSpec | str) -> list[str]:
     return [k for k, e in MAPS.items() if name in e.kernels]
 
 
+def time_complexity_latex(map_keys=None) -> str:
+    """The maps' per-sample time complexities as one formula, from their entries' ``time_complexity`` (the
+    Timing page's formula): a map registered with one entry appears with no edit of the page.
+
+    Parameters
+    ----------
+    map_keys : sequence of str, optional
+        Keys of :data:`MAPS` (None: every registered map).
+
+    Returns
+    -------
+    str
+        LaTeX: ``\\text{RK: } O(D\\,d\\,m)\\qquad ...``.
+    """
+    entries = [get_map(k) for k in (MAPS if map_keys is None else map_keys)]
+    return r"\qquad ".join(rf"\text{{{e.short_label}: }} {e.time_complexity}" for e in entries)
+
+
 def make_map(key: str, spec: KernelSpec, n_components: int, distribution: str | None = None,
              random_state=None) -> BaseEstimator:
     """Build an unfitted map from (kernel spec, D, distribution, seed), checking compatibility.
