@@ -13,12 +13,8 @@ from .blas_blocks import as_sparse_if_sparse, gemm_into, mirror_upper_triangle, 
 from .witnesses import _cauchy_schwarz_witness, _count_threshold, _witness_failures
 from .anova_closed_forms import _gathered_check, _summed_block, _top_block, _top_counted, _top_value
 from .numerics import (
-    abs_max,
     _broadcast_full,
-    gram_dense,
     _is_nonnegative,
-    max_nnz_per_row,
-    elementwise_power,
     _zero_fraction,
     closed_form_check_constants,
     elementary_from_power_sums,
@@ -28,6 +24,7 @@ from .numerics import (
     rounding_gamma,
     row_blocks,
 )
+from .matrices import abs_max, elementwise_power, gram_dense, max_nnz_per_row
 from .stable import elementary_pairs
 from ..base.annotations import is_sparse
 

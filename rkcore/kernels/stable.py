@@ -4,7 +4,8 @@ from __future__ import annotations
 
 import numpy as np
 
-from .numerics import BLOCK_BYTES, to_dense
+from .numerics import BLOCK_BYTES
+from ..base.arrays import dense
 
 
 #: Exponent that stands for "exactly zero" in the (mantissa, exponent) recursion.
@@ -260,7 +261,7 @@ def elementary_pairs(X, Y, rows: np.ndarray, cols: np.ndarray, degree: int,
         step = max(1, BLOCK_BYTES // (8 * 8 * d))
         for start in range(0, n_pairs, step):
             sl = slice(start, min(start + step, n_pairs))
-            U, V = _shared_nonzeros(to_dense(X[rows[sl]]), to_dense(Y[cols[sl]]))
+            U, V = _shared_nonzeros(dense(X[rows[sl]], dtype=None), dense(Y[cols[sl]], dtype=None))
             out[sl] = elementary_stable(U, V, degree, summed=True, factor=factor)
         return out
     n_pairs, d = len(rows), X.shape[1]
@@ -268,7 +269,7 @@ def elementary_pairs(X, Y, rows: np.ndarray, cols: np.ndarray, degree: int,
     step = max(1, BLOCK_BYTES // (8 * 8 * d))
     for start in range(0, n_pairs, step):
         sl = slice(start, min(start + step, n_pairs))
-        U, V = to_dense(X[rows[sl]]), to_dense(Y[cols[sl]])
+        U, V = dense(X[rows[sl]], dtype=None), dense(Y[cols[sl]], dtype=None)
         U, V = _shared_nonzeros(U, V)
         e = elementary_stable(U, V, degree, all_orders, factor=factor)
         if all_orders:
@@ -384,7 +385,7 @@ def cross_field_pairs(X, Y, rows: np.ndarray, cols: np.ndarray, fields: list, de
     """
     out = np.empty(len(rows))
     for sl in _pair_chunks(len(rows), X.shape[1]):
-        zf, zE = _products_fe(to_dense(X[rows[sl]]), to_dense(Y[cols[sl]]))
+        zf, zE = _products_fe(dense(X[rows[sl]], dtype=None), dense(Y[cols[sl]], dtype=None))
         gf = np.empty((zf.shape[0], len(fields)))
         gE = np.empty(gf.shape, dtype=np.int64)
         for q, f in enumerate(fields):
@@ -423,7 +424,7 @@ def custom_pairs(X, Y, rows: np.ndarray, cols: np.ndarray, itemsets, factor: flo
         by_size.setdefault(len(v), []).append(tuple(v))
     out = np.empty(len(rows))
     for sl in _pair_chunks(len(rows), X.shape[1] + 2 * len(itemsets)):
-        zf, zE = _products_fe(to_dense(X[rows[sl]]), to_dense(Y[cols[sl]]))
+        zf, zE = _products_fe(dense(X[rows[sl]], dtype=None), dense(Y[cols[sl]], dtype=None))
         n = zf.shape[0]
         F, E = [], []
         for size, group in by_size.items():

@@ -13,7 +13,7 @@ from sklearn.metrics.pairwise import rbf_kernel
 
 from ..kernels import exact as K
 from ..kernels.itemsets import FAMILY_KINDS, ORDERED_KERNELS, ItemsetFamily, check_degree_fits, family_from_spec
-from ..base.validation import entry_of
+from ..base.validation import entry_of, is_int
 
 
 def latex_with_degree(latex: str, degree: int) -> str:
@@ -66,7 +66,7 @@ class KernelSpec:
     def __post_init__(self):
         entry = entry_of(KERNELS, self.name, "kernel")  # unknown or unhashable (a list): the allowed names
         low = entry.min_degree
-        if not K.is_integer(self.degree) or self.degree < low:
+        if not is_int(self.degree) or self.degree < low:
             raise ValueError(f"degree={self.degree!r} is not allowed: the order must be an integer >= {low}.")
         if entry.is_polynomial:
             K.check_polynomial_parameters(self.degree, self.c)

@@ -55,8 +55,7 @@ from sklearn.metrics import balanced_accuracy_score
 from sklearn.pipeline import Pipeline
 from sklearn.svm import SVC
 
-from ..base.validation import check_int
-from ..kernels.exact import is_integer
+from ..base.validation import check_int, is_int
 from ..learners import exact_gram, for_many_classes
 from ..registry import METHODS, KernelSpec, get_method
 from ..registry import MethodEntry as Method  # the old name, still importable
@@ -411,7 +410,7 @@ def _checked_arguments(methods, n_components_list, n_trials, kernel, C_grid, sel
         raise ValueError(f"kernel must be a KernelSpec, got {type(kernel).__name__}.")
     chosen = _check_methods(methods, kernel)
     Ds = list(n_components_list)
-    if any(not is_integer(D) for D in Ds):
+    if any(not is_int(D) for D in Ds):
         raise ValueError(f"n_components_list must hold integers >= 1; got {n_components_list!r}.")
     Ds = [int(D) for D in Ds]
     if any(D < 1 for D in Ds) or (not Ds and any(m.uses_D for m in chosen)):

@@ -77,23 +77,15 @@ rkcore.teaching.compositional.transformer            CompositionalFeatures (scik
 rkcore.teaching.compositional.studies                error curves and feature tables
 ==========================================  ====================================================
 """
-# Re-exports: every name of the former module, public and private (tests use some).
-from .activations import (
-    activation_curves, activation_table,
-    Activation, ACTIVATIONS, _exp_log_coefficient, _exp_sample, get_activation, _relu_dual, _relu_log_b,
-    _relu_log_coefficient, _RELU_RATIO_MAX, _relu_sample, _table_activation, _ZIPF_A,
-)
+# Re-exports: the public names only; private helpers are imported from the module that owns them.
+from .activations import ACTIVATIONS, Activation, activation_curves, activation_table, get_activation
 from .skeleton import (
-    BASE_KERNELS, BaseKernel, _format_cols, get_base_kernel, InputNode, InternalNode, _is_complex_base,
-    REAL_FEATURE_LATEX, Skeleton, _unit_rows,
+    BASE_KERNELS, BaseKernel, get_base_kernel, InputNode, InternalNode, REAL_FEATURE_LATEX, Skeleton,
 )
 from .presets import (
-    _check_positive_int, deep_skeleton, gaussian_skeleton, get_preset, _groups, mixed_skeleton,
-    prepare_data, Preset, preset_skeleton, PRESETS, shallow_skeleton,
+    PRESETS, Preset, deep_skeleton, gaussian_skeleton, get_preset, mixed_skeleton, prepare_data, preset_skeleton,
+    shallow_skeleton,
 )
-from .sampling import (
-    _base_log_mass, _complex_features, CONST, DEDUP_MODES, _feature_keys, _Forest, _keys_and_masses,
-    _row_ids, _sample_base, sample_features, _sample_forest, _select, TRANSFORM_BLOCK_BYTES,
-)
-from .transformer import _base_features, CompositionalFeatures
+from .sampling import CONST, DEDUP_MODES, TRANSFORM_BLOCK_BYTES, sample_features
+from .transformer import CompositionalFeatures
 from .studies import compositional_error_curve, describe_features
