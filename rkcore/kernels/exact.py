@@ -34,7 +34,7 @@ from .matrices import gram_dense
 from ..base.arrays import dense
 from .ranges import ranged_gram, row_exponents, scale_rows
 from .stable import cross_field_pairs, custom_pairs, elementary_pairs, elementary_stable, product_one_plus
-from ..base.validation import check_int, is_int
+from ..base.validation import check_order, is_int
 
 #: Names of the accuracy-contract machinery that callers import from here.
 __all__ = [
@@ -85,7 +85,7 @@ def anova_kernel(X, Y=None, degree: int = 2) -> np.ndarray:
     """
     symmetric = Y is None or Y is X
     X, Y = _pair(X, Y, gram_copies=None)  # priced below, by degree
-    _check_degree(degree, X.shape[1], allow_zero=True)
+    check_order(degree, X.shape[1], allow_zero=True)
     check_gram_fits(X.shape[0], Y.shape[0], _anova_gram_copies(degree))
     if degree == 0:
         return np.ones((X.shape[0], Y.shape[0]))
@@ -119,7 +119,7 @@ def up_to_kernel(X, Y=None, degree: int = 2) -> np.ndarray:
     """
     symmetric = Y is None or Y is X
     X, Y = _pair(X, Y, gram_copies=None)  # priced below, by degree
-    _check_degree(degree, X.shape[1], allow_zero=True)
+    check_order(degree, X.shape[1], allow_zero=True)
     check_gram_fits(X.shape[0], Y.shape[0], _anova_gram_copies(degree))
     if degree == 0:
         return np.ones((X.shape[0], Y.shape[0]))
@@ -253,13 +253,6 @@ def check_polynomial_parameters(degree, c) -> None:
         raise ValueError(f"c={c!r} is not allowed: the polynomial kernel's offset must be a finite number >= 0.")
 
 
-def _check_degree(degree, d: int, allow_zero: bool = False) -> None:
-    low = 0 if allow_zero else 1
-    check_int(degree, f"degree={degree!r} is not allowed: the order", low, d,
-              expected=f"an integer between {low} and the number of features ({d})")
-
-
-# ---------------------------------------------------------------------- general families
 def explicit_features(X, family: ItemsetFamily, max_features: int = MAX_ENUMERATION) -> np.ndarray:
     """phi_S(x): one column prod_{j in V} x_j per itemset V, in ``family.enumerate()`` order.
 

@@ -32,7 +32,6 @@ Output is tidy (long) form: one row per (method, D, trial, metric[, eps]).
 from __future__ import annotations
 
 import zlib
-from numbers import Real
 from typing import Any, Callable, Sequence
 
 import numpy as np
@@ -45,7 +44,7 @@ from ..kernels.itemsets import ItemsetFamily
 from ..kernels.exact import anova_newton_float, check_array, itemset_support
 from ..maps.random_kernel import RandomKernel, stacked_features
 from ..registry import KernelSpec, get_map, make_map
-from ..base.validation import check_int, check_int_list
+from ..base.validation import check_eps, check_int, check_int_list
 from ..base.annotations import is_sparse
 
 PAIRS = ("all", "nonzero", "nonzero_float")
@@ -137,7 +136,7 @@ def _check_int_list(values, name: str) -> list[int]:
     return check_int_list(values, name)
 
 
-def _check_methods(methods, spec: KernelSpec) -> list[tuple[str, str]]:
+def _check_map_pairs(methods, spec: KernelSpec) -> list[tuple[str, str]]:
     if isinstance(methods, tuple) and len(methods) == 2 and all(isinstance(m, str) for m in methods):
         methods = [methods]
     methods = list(methods)
@@ -159,16 +158,6 @@ def _check_methods(methods, spec: KernelSpec) -> list[tuple[str, str]]:
     if len(set(out)) != len(out):
         raise ValueError(f"methods lists the same (map, distribution) more than once: {out}.")
     return out
-
-
-def _check_eps(eps) -> tuple[float, ...]:
-    if isinstance(eps, (str, bytes)):
-        raise ValueError(f"eps must be a number or a list of numbers > 0, got the string {eps!r}.")
-    eps = (eps,) if isinstance(eps, Real) else tuple(eps)
-    for e in eps:
-        if isinstance(e, bool) or not isinstance(e, Real) or not np.isfinite(float(e)) or e <= 0:
-            raise ValueError(f"eps values must be finite numbers > 0; got {e!r}.")
-    return tuple(float(e) for e in eps)
 
 
 def _block_rows(n: int, block_size: int | None, degree: int) -> int:
@@ -431,10 +420,10 @@ def _checked_study(X, spec, methods, n_components_list, n_trials, eps, pairs: st
     if not isinstance(spec, KernelSpec):
         raise ValueError(f"spec must be a rkcore.registry.KernelSpec, got {type(spec).__name__}.")
     X = check_array(X)
-    methods = _check_methods(methods, spec)
+    methods = _check_map_pairs(methods, spec)
     D_list = _check_int_list(n_components_list, "n_components_list (D)")
     (n_trials,) = _check_int_list([n_trials], "n_trials")
-    eps = _check_eps(eps)
+    eps = tuple(float(e) for e in np.atleast_1d(check_eps(eps)).ravel())
     if pairs not in PAIRS:
         raise ValueError(f"pairs={pairs!r} is not allowed; use one of {', '.join(map(repr, PAIRS))}.")
     check_int(random_state, "random_state", minimum=0, expected="a non-negative integer")
