@@ -85,7 +85,7 @@ def anova_kernel(X, Y=None, degree: int = 2) -> np.ndarray:
     """
     symmetric = Y is None or Y is X
     X, Y = _pair(X, Y, gram_copies=None)  # priced below, by degree
-    check_order(degree, X.shape[1], allow_zero=True)
+    check_order(degree, X.shape[1], allow_zero=True, bound=f"the number of features ({X.shape[1]})")
     check_gram_fits(X.shape[0], Y.shape[0], _anova_gram_copies(degree))
     if degree == 0:
         return np.ones((X.shape[0], Y.shape[0]))
@@ -119,7 +119,7 @@ def up_to_kernel(X, Y=None, degree: int = 2) -> np.ndarray:
     """
     symmetric = Y is None or Y is X
     X, Y = _pair(X, Y, gram_copies=None)  # priced below, by degree
-    check_order(degree, X.shape[1], allow_zero=True)
+    check_order(degree, X.shape[1], allow_zero=True, bound=f"the number of features ({X.shape[1]})")
     check_gram_fits(X.shape[0], Y.shape[0], _anova_gram_copies(degree))
     if degree == 0:
         return np.ones((X.shape[0], Y.shape[0]))
