@@ -256,8 +256,9 @@ def as_float_array(value, name: str, what: str) -> np.ndarray:
     numpy.ndarray
         The values, float64 (0-d for a number).
     """
-    if isinstance(value, (str, bytes, bool, np.bool_)):
-        raise ValueError(f"{name} ({what}) must be a number or an array of numbers, got {value!r}.")
+    if isinstance(value, (str, bytes, bool, np.bool_)):  # numpy would read "0.1" as 0.1 and True as 1.0
+        kind = "the string" if isinstance(value, (str, bytes)) else "the bool"
+        raise ValueError(f"{name} ({what}) must be a number or an array of numbers, got {kind} {value!r}.")
     try:
         arr = np.asarray(value, dtype=np.float64)
     except (TypeError, ValueError):
