@@ -17,14 +17,8 @@ from sklearn.utils.validation import _check_sample_weight, check_is_fitted, vali
 
 from ..base.validation import Count
 from ..kernels.itemsets import check_degree_fits
-from ..kernels.numerics import (
-    canonical_csr,
-    elementary_from_power_sums,
-    may_overflow,
-    newton_is_safe,
-    rounding_gamma,
-    row_blocks,
-)
+from ..kernels.numerics import (canonical_csr, elementary_from_power_sums, may_overflow, newton_is_safe,
+                                rounding_gamma, row_blocks)
 from ..kernels.matrices import abs_max, max_nnz_per_row
 from ..kernels.ranges import failing_pairs, in_range, restore_scale, row_exponents, scale_rows
 from ..kernels.stable import elementary_pairs
