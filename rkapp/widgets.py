@@ -182,22 +182,46 @@ def _data_section(sb, values: dict, drawn: dict, draw: Callable) -> None:
     draw(sb.radio, key="normalization", format_func=NORM_LABELS.get, horizontal=True)
 
 
+#: How the sidebar draws each widget a kernel asks for (KernelEntry.widgets): the widget and its arguments.
+_KERNEL_WIDGETS = {"family": ("radio", dict(format_func=FAMILY_SOURCES.get)), "itemsets": ("text_input", {}),
+                   "fields": ("text_input", dict(placeholder="the dataset's own fields")),
+                   "degree": ("number_input", dict(step=1)), "c": ("number_input", dict(step=0.5)),
+                   "gamma": ("number_input", dict(step=0.5, format="%.4g"))}
+
+
+def kernel_widgets(kernel: str, family: str = "custom") -> list[str]:
+    """The widgets the sidebar draws for a kernel, in order: the entry's (``KernelEntry.widgets``), with
+    the family source deciding between typed itemsets and fields (cross fields also take the degree).
+
+    Parameters
+    ----------
+    kernel : str
+        A key of the registry's KERNELS.
+    family : str, default="custom"
+        The family source ("custom" or "cross"), for a kernel whose family the user gives.
+
+    Returns
+    -------
+    list of str
+        Fields of the state table.
+    """
+    entry = KERNELS[kernel]
+    shown = [w for w in entry.widgets if w != ("fields" if family == "custom" else "itemsets")]
+    if entry.takes_family and family != "custom" and "degree" not in shown:
+        shown.append("degree")  # a cross-fields family has an order m
+    return shown
+
+
 def _kernel_section(sb, kernels: Sequence[str] | None, values: dict, draw: Callable) -> None:
     sb.header("Kernel")
     allowed = list(kernels) if kernels is not None else list(KERNELS)
     draw(sb.selectbox, key="kernel", options=allowed, format_func=lambda k: KERNELS[k].label)
-    if values["kernel"] == "itemset":
-        draw(sb.radio, key="family", format_func=FAMILY_SOURCES.get)
-        if values["family"] == "custom":
-            draw(sb.text_input, key="itemsets")
-        else:
-            draw(sb.text_input, key="fields", placeholder="the dataset's own fields")
-    if KERNELS[values["kernel"]].uses_degree or (values["kernel"] == "itemset" and values["family"] == "cross"):
-        draw(sb.number_input, key="degree", step=1)
-    if values["kernel"] == "polynomial":
-        draw(sb.number_input, key="c", step=0.5)
-    if values["kernel"] == "rbf":
-        draw(sb.number_input, key="gamma", step=0.5, format="%.4g")
+    if KERNELS[values["kernel"]].takes_family:  # drawn first: its value decides the widgets that follow
+        draw(sb.radio, key="family", **_KERNEL_WIDGETS["family"][1])
+    for key in kernel_widgets(values["kernel"], values["family"]):
+        widget, kwargs = _KERNEL_WIDGETS[key]
+        if key != "family":
+            draw(getattr(sb, widget), key=key, **kwargs)
 
 
 def _features_section(sb, maps: bool | Sequence[str], distributions: str | None, with_D: bool, values: dict,

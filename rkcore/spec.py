@@ -10,7 +10,7 @@ from typing import Sequence
 
 from .data import datasets as rkdata
 from .kernels.itemsets import ItemsetFamily
-from .registry import KERNELS, KernelSpec
+from .registry import KernelSpec, get_kernel
 from .base.arrays import subsample_rows
 from .data.textformats import parse_fields, parse_itemsets
 
@@ -167,12 +167,12 @@ def kernel_spec_from_text(kernel: str, d: int, *, degree: int = 2, family: str =
     KernelSpec
         The validated spec.
     """
-    if kernel == "itemset":
+    if get_kernel(kernel).takes_family:
         if family == "cross":
             itemset_family = ItemsetFamily.cross_fields(cross_fields(fields, d, data_fields), degree, d)
         else:
             itemset_family = ItemsetFamily.custom(d, parse_itemsets(itemsets))
-        return KernelSpec("itemset", degree=degree, itemsets=itemset_family)
+        return KernelSpec(kernel, degree=degree, itemsets=itemset_family)
     spec = KernelSpec(kernel, degree=int(degree), c=float(c), gamma=float(gamma))
     spec.family(d)  # itemset kernels: validates 1 <= m <= d now, with a message naming both
     return spec
@@ -228,7 +228,7 @@ def reproduce_code(*, dataset: str, n: int, normalization: str, kernel: str, deg
              "pd.set_option('display.max_columns', None)",
              "# fits that stop at their iteration limit: the page counts them under its results",
              "warnings.simplefilter('ignore', ConvergenceWarning)"]
-    if kernel == "itemset":
+    if get_kernel(kernel).takes_family:
         lines.append("from rkcore.kernels.itemsets import ItemsetFamily")
     lines.append("")
     lines += _data_code(dataset, n, normalization, target=target, movielens_path=movielens_path,
@@ -259,13 +259,14 @@ def _data_code(dataset: str, n: int, normalization: str, *, target: str | None, 
 def _kernel_code(kernel: str, degree: int, *, family: str, itemsets: str, fields: str, c: float,
                  gamma: float) -> list[str]:
     """The lines of :func:`reproduce_code` that define the kernel ``spec`` (and its itemset ``family``)."""
-    if kernel != "itemset":
+    entry = get_kernel(kernel)
+    if not entry.takes_family:
         args = [repr(kernel)]
-        if KERNELS[kernel].uses_degree:
+        if entry.uses_degree:
             args.append(f"degree={degree}")
-        if kernel == "polynomial":
+        if entry.uses_offset:
             args.append(f"c={c}")
-        if kernel == "rbf":
+        if entry.uses_gamma:
             args.append(f"gamma={gamma}")
         return [f"spec = KernelSpec({', '.join(args)})"]
     if family == "cross":
@@ -282,4 +283,4 @@ def _kernel_code(kernel: str, degree: int, *, family: str, itemsets: str, fields
         except ValueError:
             sets = "[(0, 1), (2, 3)]  # your itemsets"
         family_line = f"family = ItemsetFamily.custom(d, {sets})"
-    return [family_line, "spec = KernelSpec('itemset', itemsets=family)"]
+    return [family_line, f"spec = KernelSpec({kernel!r}, itemsets=family)"]

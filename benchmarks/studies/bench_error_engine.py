@@ -27,7 +27,7 @@ import numpy as np
 from rkcore.data.datasets import load_movielens, normalize
 from rkcore.studies.errors import _block_rows, error_study
 from rkcore.registry import make_map
-from rkcore.studies.table1 import KERNELS
+from rkcore.studies.table1 import TABLE1_KERNELS as KERNELS
 
 
 def synthetic(n: int, d: int = 78, active: int = 7, seed: int = 0) -> np.ndarray:

@@ -88,20 +88,23 @@ def take_rows(X, rows: np.ndarray):
     return X.iloc[rows] if hasattr(X, "iloc") else row_indexable(X)[rows]
 
 
-def dense(X) -> np.ndarray:
-    """X as a float64 numpy array (sparse matrices are densified).
+def dense(X, dtype=np.float64) -> np.ndarray:
+    """X as a numpy array (sparse matrices are densified): the one densify of the house.
 
     Parameters
     ----------
     X : array-like or scipy.sparse matrix
         The data.
+    dtype : numpy dtype or None, default=numpy.float64
+        The dtype of array input; None keeps X's own dtype and an array is returned as it is, no copy (the
+        kernels' long double paths keep their precision).
 
     Returns
     -------
     numpy.ndarray
-        X as a dense array: float64 for array input, the matrix's own dtype for sparse input.
+        X as a dense array: ``dtype`` for array input, the matrix's own dtype for sparse input.
     """
-    return X.toarray() if is_sparse(X) else np.asarray(X, dtype=np.float64)
+    return X.toarray() if is_sparse(X) else np.asarray(X, dtype=dtype)
 
 
 def subsample_rows(X, y=None, n: int | None = None, random_state: int = 0):

@@ -193,6 +193,154 @@ def check_int_list(values, name: str, minimum: int = 1) -> list[int]:
 
 
 
+def check_n_features(d) -> int:
+    """``int(d)`` if it is an integer >= 1 (a number of features), else a ValueError saying so.
+
+    Parameters
+    ----------
+    d : object
+        The number of features.
+
+    Returns
+    -------
+    int
+        d.
+    """
+    return check_int(d, "d (the number of features)")
+
+
+def check_order(m, d: int, *, allow_zero: bool = False, name: str = "degree", bound: str | None = None) -> int:
+    """``int(m)`` if it is an integer order in [low, d] (low = 0 with ``allow_zero``, else 1), else a ValueError.
+
+    Parameters
+    ----------
+    m : object
+        The order (degree) asked for.
+    d : int
+        The largest order allowed (the number of features, or of fields).
+    allow_zero : bool, default=False
+        Whether order 0 is allowed.
+    name : str, default="degree"
+        The argument's name, for the message.
+    bound : str, optional
+        What d is, for the message (default "d=.. (the number of features)").
+
+    Returns
+    -------
+    int
+        m.
+    """
+    low = 0 if allow_zero else 1
+    bound = f"d={d} (the number of features)" if bound is None else bound
+    if not is_int(m):
+        raise ValueError(f"{name} must be an integer between {low} and {bound}, got {m!r}.")
+    if not low <= m <= d:
+        raise ValueError(f"{name}={m} is out of range: allowed {name} is between {low} and {bound}.")
+    return int(m)
+
+
+def as_float_array(value, name: str, what: str) -> np.ndarray:
+    """``value`` (a number or an array of numbers) as a finite float64 array, else a ValueError naming it.
+
+    Parameters
+    ----------
+    value : object
+        A number or an array-like of numbers; text and bools are refused.
+    name : str
+        The argument's name.
+    what : str
+        What it is, in words (the message says "name (what) must ...").
+
+    Returns
+    -------
+    numpy.ndarray
+        The values, float64 (0-d for a number).
+    """
+    if isinstance(value, (str, bytes, bool, np.bool_)):  # numpy would read "0.1" as 0.1 and True as 1.0
+        kind = "the string" if isinstance(value, (str, bytes)) else "the bool"
+        raise ValueError(f"{name} ({what}) must be a number or an array of numbers, got {kind} {value!r}.")
+    try:
+        arr = np.asarray(value, dtype=np.float64)
+    except (TypeError, ValueError):
+        raise ValueError(f"{name} ({what}) must be a number or an array of numbers, got {value!r}.") from None
+    if not np.isfinite(arr).all():
+        raise ValueError(f"{name} ({what}) must be finite; got NaN or infinity.")
+    return arr
+
+
+def _first_bad(arr: np.ndarray, bad: np.ndarray) -> float:
+    return float(arr[bad].flat[0]) if arr.ndim else float(arr)
+
+
+def check_positive(value, name: str, what: str) -> np.ndarray:
+    """:func:`as_float_array` of values that must all be > 0.
+
+    Parameters
+    ----------
+    value : object
+        A number or an array-like of numbers.
+    name : str
+        The argument's name.
+    what : str
+        What it is, in words.
+
+    Returns
+    -------
+    numpy.ndarray
+        The values, float64.
+    """
+    arr = as_float_array(value, name, what)
+    bad = arr <= 0
+    if bad.any():
+        raise ValueError(f"{name} ({what}) must be > 0, got {_first_bad(arr, bad)!r}.")
+    return arr
+
+
+def check_at_least_one(value, name: str, what: str, *, integer: bool) -> np.ndarray:
+    """:func:`as_float_array` of values that must all be >= 1 (and whole numbers with ``integer``).
+
+    Parameters
+    ----------
+    value : object
+        A number or an array-like of numbers.
+    name : str
+        The argument's name.
+    what : str
+        What it is, in words.
+    integer : bool
+        Whether the values must be whole numbers (2.0 is accepted: the bounds are drawn as curves).
+
+    Returns
+    -------
+    numpy.ndarray
+        The values, float64.
+    """
+    arr = as_float_array(value, name, what)
+    bad = arr < 1
+    if integer:
+        bad = bad | (arr != np.round(arr))
+    if bad.any():
+        kind = "an integer >= 1" if integer else ">= 1"
+        raise ValueError(f"{name} ({what}) must be {kind}, got {_first_bad(arr, bad)!r}.")
+    return arr
+
+
+def check_eps(eps) -> np.ndarray:
+    """The absolute error tolerance(s) eps: finite numbers > 0, as a float64 array (0-d for a number).
+
+    Parameters
+    ----------
+    eps : float or array-like of float
+        The tolerance(s).
+
+    Returns
+    -------
+    numpy.ndarray
+        eps, float64.
+    """
+    return check_positive(eps, "eps", "the absolute error tolerance")
+
+
 def entry_of(table: Mapping[str, _Entry], key, what: str) -> _Entry:
     """``table[key]``, or a ValueError naming ``what`` was asked for and listing the allowed keys.
 

@@ -1,13 +1,17 @@
 """What the command line offers, as plain names and numbers.
 
 ``rkcore --help`` must answer at once, so building the parser imports no numpy, scikit-learn or
-engine. The choices below are therefore written out here; tests/ecosystem/test_cli.py checks each
-one against its source (the registry, the method table, the datasets, the engines' presets), so
-they cannot drift apart unnoticed.
+engine. The registry's names (maps, study kernels, methods) are therefore functions that import the
+registry when they are asked, that is when an option is parsed or a subcommand's help is printed:
+a map or kernel registered with one entry is offered here with no edit of this file. The paper's grids
+come from :mod:`rkcore.studies.paper` (standard library only); the other choices are written out and
+tests/ecosystem/test_cli_safety.py checks each against its source, so they cannot drift apart unnoticed.
 """
 from __future__ import annotations
 
 from typing import TypedDict
+
+from ..studies.paper import FIGURE1 as PAPER_FIGURE1, TABLE1_MULTIPLES as PAPER_TABLE1_MULTIPLES
 
 
 class TimingGrid(TypedDict, total=False):
@@ -20,13 +24,46 @@ class TimingGrid(TypedDict, total=False):
     degree: int
 
 
-#: rkcore.registry.MAPS
-MAP_KEYS = ("rk", "scrk", "ts", "rm", "rff", "nystroem", "rff_pairs", "orf", "sorf", "fastfood")
-#: study kernels of ``rkcore accuracy``: rkcore.registry.KERNELS that RK features approximate without an
-#: extra parameter (the itemset kernel needs a family)
-ACCURACY_KERNELS = ("anova", "all_subsets", "dot", "up_to")
-#: rkcore.registry.METHODS
-METHOD_KEYS = ("kernel_svm", "poly_svm", "fm", "all_subsets_model", "rk", "scrk", "ts", "rm", "sparse_rf")
+def map_keys() -> tuple[str, ...]:
+    """The keys of the registry's maps (``rkcore.registry.MAPS``), registered ones included.
+
+    Returns
+    -------
+    tuple of str
+        Map keys, in registry order.
+    """
+    from ..registry import MAPS
+
+    return tuple(MAPS)
+
+
+def accuracy_kernels() -> tuple[str, ...]:
+    """The study kernels of ``rkcore accuracy``: kernels of ``rkcore.registry.KERNELS`` that need no itemset
+    family typed by the user and that a map offered to the study estimates on the study kernel itself.
+
+    Returns
+    -------
+    tuple of str
+        Kernel keys, in registry order.
+    """
+    from ..registry import KERNELS, METHODS
+
+    estimated = {k for m in METHODS.values() for k in m.requires}
+    return tuple(k for k, e in KERNELS.items() if k in estimated and not e.takes_family)
+
+
+def method_keys() -> tuple[str, ...]:
+    """The keys of the accuracy study's learners (``rkcore.registry.METHODS``), registered maps' included.
+
+    Returns
+    -------
+    tuple of str
+        Method keys, in table order.
+    """
+    from ..registry import METHODS
+
+    return tuple(METHODS)
+
 #: rkcore.studies.accuracy.DEFAULT_C_GRID and SELECTION_METRICS
 DEFAULT_C_GRID = (0.1, 1.0, 10.0, 100.0, 1000.0)
 SELECTION_METRICS = ("accuracy", "balanced_accuracy")
@@ -39,11 +76,11 @@ BUILTIN_DATASETS = {
     "digits": "Digits 8x8, 1797 x 64, 10 classes",
     "movielens_ratings": "MovieLens-shaped ratings 1-5 (a generated stand-in, 78 features), regression",
 }
-#: rkcore.studies.table1.KERNELS and MULTIPLES
+#: rkcore.studies.table1.TABLE1_KERNELS (the paper's sub-tables) and MULTIPLES
 TABLE1_KERNELS = ("anova2", "anova3", "all_subsets")
-TABLE1_MULTIPLES = (2, 4, 8, 16)
-#: rkcore.studies.timing.FIGURE1 (paper Figure 1) and the default timing grid
-FIGURE1: TimingGrid = {"maps": ["rk", "scrk", "ts", "rm"], "d": [512, 1024, 2048, 4096], "D": [8192], "n": [1000], "degree": 2}
+TABLE1_MULTIPLES = PAPER_TABLE1_MULTIPLES
+#: rkcore.studies.paper.FIGURE1 (paper Figure 1) and the default timing grid
+FIGURE1: TimingGrid = PAPER_FIGURE1
 TIMING_DEFAULTS: TimingGrid = {"maps": ["rk", "scrk"], "d": [128, 256, 512], "D": [2048], "n": [500]}
 #: rkcore.data.datasets.NORMALIZATIONS offered by the command line
 NORMALIZATIONS = ("l1", "l2", "none")

@@ -13,7 +13,7 @@ import math
 from pathlib import Path
 from typing import Callable, Sequence
 
-from .names import MAP_KEYS, TABLE1_KERNELS
+from .names import TABLE1_KERNELS, map_keys
 
 #: numpy and scikit-learn take 32-bit seeds
 MAX_SEED = 2**32 - 1
@@ -135,13 +135,40 @@ def comma_list(item: Callable[[str], object], what: str, *, max_items: int = 64)
     return parse
 
 
-def choice_list(allowed: Sequence[str], what: str) -> Callable[[str], list[str]]:
-    """argparse type: comma-separated keys out of ``allowed``.
+def choice(allowed: Sequence[str] | Callable[[], Sequence[str]], what: str) -> Callable[[str], str]:
+    """argparse type: one key out of ``allowed``; a callable is asked when the argument is parsed (the
+    registry's names: a map registered at run time is accepted, and ``--help`` imports nothing).
 
     Parameters
     ----------
-    allowed : Sequence[str]
-        The accepted keys.
+    allowed : Sequence[str] or callable
+        The accepted keys, or a function returning them.
+    what : str
+        Singular name of a key, used in error messages.
+
+    Returns
+    -------
+    Callable[[str], str]
+        Parser of the argument text into the key.
+    """
+
+    def key(text: str) -> str:
+        keys = allowed() if callable(allowed) else allowed
+        if text not in keys:
+            raise argparse.ArgumentTypeError(f"unknown {what} {text[:40]!r}; allowed: {', '.join(keys)}")
+        return text
+
+    key.__name__ = what
+    return key
+
+
+def choice_list(allowed: Sequence[str] | Callable[[], Sequence[str]], what: str) -> Callable[[str], list[str]]:
+    """argparse type: comma-separated keys out of ``allowed`` (a callable is asked when the argument is parsed).
+
+    Parameters
+    ----------
+    allowed : Sequence[str] or callable
+        The accepted keys, or a function returning them.
     what : str
         Singular name of a key, used in error messages.
 
@@ -150,16 +177,10 @@ def choice_list(allowed: Sequence[str], what: str) -> Callable[[str], list[str]]
     Callable[[str], list[str]]
         Parser of the argument text into the list of keys.
     """
-
-    def key(text: str) -> str:  # numpydoc ignore=GL08
-        if text not in allowed:
-            raise argparse.ArgumentTypeError(f"unknown {what} {text[:40]!r}; allowed: {', '.join(allowed)}")
-        return text
-
-    return comma_list(key, f"{what}s")
+    return comma_list(choice(allowed, what), f"{what}s")
 
 
-map_list = choice_list(MAP_KEYS, "map")
+map_list = choice_list(map_keys, "map")
 table1_kernel_list = choice_list(TABLE1_KERNELS, "kernel")
 multiple_list = comma_list(bounded_int(1, 1024), "multiples of d")
 C_list = comma_list(bounded_float(0.0, 1e12), "values of C", max_items=50)
@@ -175,7 +196,7 @@ Returns
 list
     The parsed {what}.
 """
-map_list.__doc__ = _LIST_DOC.format(what="map keys (see ``MAP_KEYS``)")
+map_list.__doc__ = _LIST_DOC.format(what="map keys (see ``names.map_keys``)")
 table1_kernel_list.__doc__ = _LIST_DOC.format(what="Table 1 kernel keys (see ``TABLE1_KERNELS``)")
 multiple_list.__doc__ = _LIST_DOC.format(what="multiples of d, integers from 1 to 1024")
 C_list.__doc__ = _LIST_DOC.format(what="values of C, numbers in (0, 1e12], at most 50")

@@ -12,6 +12,7 @@ from .options import (
     MAX_SIZE,
     C_list,
     bounded_int,
+    choice,
     map_list,
     multiple_list,
     html_path,
@@ -49,6 +50,8 @@ class HelpFormatter(argparse.ArgumentDefaultsHelpFormatter, argparse.RawDescript
 
     def _get_help_string(self, action: argparse.Action) -> str:
         text = action.help or ""
+        if callable(getattr(action, "names", None)):  # the registry's names, asked only when help is printed
+            text = text.replace("%(names)s", ", ".join(action.names()).replace("%", "%%"))
         default = action.default
         shown = not (default is None or default is False or default == [] or default == argparse.SUPPRESS)
         if not shown or "default" in text or not action.option_strings:
@@ -94,8 +97,8 @@ def add_timing(sub) -> None:
                    help=f"paper Figure 1: ANOVA m=2, D={fig['D'][0]}, d in {fig['d'][0]}..{fig['d'][-1]}, "
                         f"n={fig['n'][0]}, maps {' '.join(fig['maps'])}")
     p.add_argument("--maps", nargs="+", type=map_list,
-                   help=f"map keys out of {', '.join(names.MAP_KEYS)} (commas also work); "
-                        f"default {','.join(default['maps'])}, or Figure 1's")
+                   help=f"map keys out of %(names)s (commas also work); "
+                        f"default {','.join(default['maps'])}, or Figure 1's").names = names.map_keys
     p.add_argument("--d", nargs="+", type=bounded_int(1, MAX_DIMENSION),
                    help=f"input dimensions d; default {' '.join(map(str, default['d']))}, or Figure 1's")
     p.add_argument("--D", nargs="+", type=bounded_int(1, MAX_DIMENSION),
@@ -170,15 +173,16 @@ def add_accuracy(sub) -> None:
     p.add_argument("--n-samples", type=bounded_int(2, MAX_SIZE), default=None,
                    help="load only this many rows (a seeded subsample; synthetic sets: generate this many)")
     p.add_argument("--normalize", default="l1", choices=names.NORMALIZATIONS, help="row normalization (paper: l1)")
-    p.add_argument("--kernel", default="anova", choices=names.ACCURACY_KERNELS, help="study kernel")
+    p.add_argument("--kernel", default="anova", type=choice(names.accuracy_kernels, "kernel"),
+                   help="study kernel: %(names)s").names = names.accuracy_kernels
     p.add_argument("--degree", type=bounded_int(1, MAX_DEGREE), default=2, help="kernel degree m")
     p.add_argument("--D", default="2d,4d,8d,16d",
                    help="numbers of random features, comma-separated: counts (156,312) or multiples of d (2d,16d)")
     p.add_argument("--trials", type=bounded_int(1, MAX_TRIALS), default=3,
                    help="seeds per randomized method and D (the exact SVMs run once)")
     p.add_argument("--methods", default=None,
-                   help=f"comma-separated, out of {', '.join(names.METHOD_KEYS)}; default kernel_svm,fm,rk,scrk "
-                        "for ANOVA, else kernel_svm,rk")
+                   help="comma-separated, out of %(names)s; default kernel_svm,fm,rk,scrk "
+                        "for ANOVA, else kernel_svm,rk").names = names.method_keys
     for part, share in (("train", 0.5), ("val", 0.1), ("test", 0.4)):
         p.add_argument(f"--n-{part}", type=split_part, default=None,
                        help=f"{part} part: a count, or a fraction of the rows in (0, 1); default: the paper's "

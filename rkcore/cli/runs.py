@@ -24,8 +24,9 @@ from ..base.limits import require_memory
 from ..base.validation import file_fix_action_set
 from ..data.datasets import Dataset, load_builtin, load_csv, load_libsvm, load_movielens, normalize
 from ..registry import KernelSpec
+from ..registry.methods import default_methods
 from ..studies.accuracy import PAPER_SPLIT, accuracy_study, check_study, format_table
-from ..studies.table1 import KERNELS as TABLE1_KERNELS
+from ..studies.table1 import TABLE1_KERNELS
 from ..studies.table1 import format_tables, run_table1
 from ..studies.timing import render_report, time_maps
 from . import names
@@ -278,7 +279,7 @@ def _accuracy_plan(args, d: int, n: int) -> dict:
     if args.methods:
         methods = [m.strip() for m in args.methods.split(",") if m.strip()]
     else:
-        methods = ["kernel_svm", "fm", "rk", "scrk"] if args.kernel == "anova" else ["kernel_svm", "rk"]
+        methods = default_methods(kernel)
     Ds = parse_Ds(args.D, d)
     split = split_of(n, args.n_train, args.n_val, args.n_test, PAPER_SPLIT)
     params = parse_params(args.param)

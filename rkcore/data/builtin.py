@@ -17,7 +17,7 @@ from sklearn.preprocessing import normalize as _sk_normalize
 from sklearn.utils import check_random_state
 
 from ..base.limits import check_allocation
-from ..base.validation import check_int
+from ..base.validation import check_int, is_int
 
 NORMALIZATIONS = ("l1", "l2", "none")
 
@@ -99,11 +99,6 @@ class BuiltinDataset:  # numpydoc ignore=PR02
 
 
 # ---------------------------------------------------------------------------- helpers
-def _is_int(value) -> bool:
-    from ..kernels.exact import is_integer
-    return is_integer(value)
-
-
 def normalize(X, norm: str = "l1") -> np.ndarray | sp.csr_matrix:
     """Row-wise normalization x / ||x||_p for p = 1 ("l1") or 2 ("l2"); "none" returns X.
 
@@ -190,9 +185,9 @@ def make_interactions(n_samples: int | None = 1000, n_features: int = 20, n_inte
         The labelled data.
     """
     n = _check_n_samples(n_samples, 1000)
-    if not _is_int(n_features):
+    if not is_int(n_features):
         raise ValueError(f"n_features must be an integer, got {n_features!r}.")
-    if not _is_int(n_interactions) or n_interactions < 1:  # 0 terms: f = 0 and every label would be 0
+    if not is_int(n_interactions) or n_interactions < 1:  # 0 terms: f = 0 and every label would be 0
         raise ValueError(f"n_interactions must be an integer >= 1 (with no pairwise term every label is 0), "
                          f"got {n_interactions!r}.")
     if isinstance(noise, bool) or not isinstance(noise, (int, float, np.integer, np.floating)) \
@@ -233,7 +228,7 @@ REFERENCE_ROWS = 20_000
 def _streams(random_state, k: int) -> list[np.random.Generator]:
     """k independent generators from one seed (an int, None for fresh entropy, or a RandomState /
     Generator, which gives the seed): each part of a synthetic set draws from its own stream."""
-    if random_state is None or _is_int(random_state):
+    if random_state is None or is_int(random_state):
         seed = random_state
     elif isinstance(random_state, np.random.Generator):
         seed = int(random_state.integers(2**63))
@@ -260,7 +255,7 @@ def make_gaussian(n_samples: int | None = 1000, n_features: int = 50, random_sta
         The data, without labels.
     """
     n = _check_n_samples(n_samples, 1000)
-    if not _is_int(n_features):
+    if not is_int(n_features):
         raise ValueError(f"n_features must be an integer, got {n_features!r}.")
     d = int(n_features)
     if d < 1:

@@ -6,7 +6,8 @@ from __future__ import annotations
 
 import numpy as np
 
-from .numerics import BLOCK_BYTES, CONTRACT_RTOL, to_dense, row_blocks
+from .numerics import BLOCK_BYTES, CONTRACT_RTOL, row_blocks
+from ..base.arrays import dense
 
 
 def _top_value(P, degree, o, t) -> None:
@@ -181,7 +182,7 @@ def _gathered_check(X, Y, rows: np.ndarray, cols: np.ndarray, P: list, degree: i
     c, c_b = consts
     out = np.empty(len(rows), dtype=bool)
     for sl in row_blocks(len(rows), 8 * 4 * X.shape[1], BLOCK_BYTES):
-        U, V = np.abs(to_dense(X[rows[sl]])), np.abs(to_dense(Y[cols[sl]]))
+        U, V = np.abs(dense(X[rows[sl]], dtype=None)), np.abs(dense(Y[cols[sl]], dtype=None))
         A = np.einsum("ij,ij->i", U, V)
         bound = A * A
         bound *= c

@@ -15,12 +15,8 @@ from .anova_closed_forms import _gathered_check, _summed_block, _top_block, _top
 from ..base.limits import block_bytes
 from .numerics import (
     row_batches,
-    abs_max,
     _broadcast_full,
-    gram_dense,
     _is_nonnegative,
-    max_nnz_per_row,
-    elementwise_power,
     _zero_fraction,
     closed_form_check_constants,
     elementary_from_power_sums,
@@ -30,6 +26,7 @@ from .numerics import (
     rounding_gamma,
     row_blocks,
 )
+from .matrices import abs_max, elementwise_power, gram_dense, max_nnz_per_row
 from .stable import elementary_pairs
 from ..base.annotations import is_sparse
 

@@ -18,31 +18,30 @@ from .numerics import (
     CONTRACT_RTOL,
     UNIT_ROUNDOFF,
     _broadcast_full,
-    to_dense,
-    gram_dense,
     _pair,
     check_gram_fits,
     check_array,
     closed_form_check_constants,
     elementary_from_power_sums,
     elementary_top,
-    is_integer,
     may_overflow,
     newton_is_safe,
     power_sums,
     rounding_gamma,
     row_blocks,
 )
+from .matrices import gram_dense
+from ..base.arrays import dense
 from .ranges import ranged_gram, row_exponents, scale_rows
 from .stable import cross_field_pairs, custom_pairs, elementary_pairs, elementary_stable, product_one_plus
-from ..base.validation import check_int
+from ..base.validation import check_order, is_int
 
 #: Names of the accuracy-contract machinery that callers import from here.
 __all__ = [
     "BLOCK_BYTES", "CONTRACT_RTOL", "UNIT_ROUNDOFF", "all_subsets_kernel", "anova_kernel", "anova_newton_float",
     "check_array", "check_polynomial_parameters", "closed_form_check_constants", "cross_fields_kernel",
     "dot_kernel", "elementary_from_power_sums", "elementary_pairs", "elementary_stable", "elementary_top",
-    "explicit_features", "is_integer", "itemset_kernel", "itemset_support", "may_overflow", "newton_is_safe",
+    "explicit_features", "itemset_kernel", "itemset_support", "may_overflow", "newton_is_safe",
     "polynomial_kernel", "power_sums", "product_one_plus", "rounding_gamma", "row_blocks", "up_to_kernel",
 ]
 
@@ -86,7 +85,7 @@ def anova_kernel(X, Y=None, degree: int = 2) -> np.ndarray:
     """
     symmetric = Y is None or Y is X
     X, Y = _pair(X, Y, gram_copies=None)  # priced below, by degree
-    _check_degree(degree, X.shape[1], allow_zero=True)
+    check_order(degree, X.shape[1], allow_zero=True, bound=f"the number of features ({X.shape[1]})")
     check_gram_fits(X.shape[0], Y.shape[0], _anova_gram_copies(degree))
     if degree == 0:
         return np.ones((X.shape[0], Y.shape[0]))
@@ -120,7 +119,7 @@ def up_to_kernel(X, Y=None, degree: int = 2) -> np.ndarray:
     """
     symmetric = Y is None or Y is X
     X, Y = _pair(X, Y, gram_copies=None)  # priced below, by degree
-    _check_degree(degree, X.shape[1], allow_zero=True)
+    check_order(degree, X.shape[1], allow_zero=True, bound=f"the number of features ({X.shape[1]})")
     check_gram_fits(X.shape[0], Y.shape[0], _anova_gram_copies(degree))
     if degree == 0:
         return np.ones((X.shape[0], Y.shape[0]))
@@ -193,7 +192,7 @@ def all_subsets_kernel(X, Y=None) -> np.ndarray:
     if bad.any():
         r, c = np.nonzero(bad)
         for sl in row_blocks(len(r), 8 * 8 * X.shape[1]):  # (pairs x d) temporaries, bounded
-            out[r[sl], c[sl]] = product_one_plus(to_dense(X[r[sl]]), to_dense(Y[c[sl]]))
+            out[r[sl], c[sl]] = product_one_plus(dense(X[r[sl]], dtype=None), dense(Y[c[sl]], dtype=None))
     return out
 
 
@@ -247,20 +246,13 @@ def check_polynomial_parameters(degree, c) -> None:
     ValueError
         Naming the parameter and what is allowed.
     """
-    if not is_integer(degree) or degree < 0:
+    if not is_int(degree) or degree < 0:
         raise ValueError(f"degree={degree!r} is not allowed: the polynomial kernel needs an integer order >= 0.")
     if isinstance(c, (bool, np.bool_)) or not isinstance(c, (int, float, np.integer, np.floating)) \
             or not np.isfinite(c) or c < 0:
         raise ValueError(f"c={c!r} is not allowed: the polynomial kernel's offset must be a finite number >= 0.")
 
 
-def _check_degree(degree, d: int, allow_zero: bool = False) -> None:
-    low = 0 if allow_zero else 1
-    check_int(degree, f"degree={degree!r} is not allowed: the order", low, d,
-              expected=f"an integer between {low} and the number of features ({d})")
-
-
-# ---------------------------------------------------------------------- general families
 def explicit_features(X, family: ItemsetFamily, max_features: int = MAX_ENUMERATION) -> np.ndarray:
     """phi_S(x): one column prod_{j in V} x_j per itemset V, in ``family.enumerate()`` order.
 
@@ -295,7 +287,7 @@ def explicit_features(X, family: ItemsetFamily, max_features: int = MAX_ENUMERAT
             f"{max_features:,} columns allowed; use itemset_kernel, which never lists them."
         )
     itemsets = family.enumerate(limit=max_features)
-    Xd = to_dense(X)
+    Xd = dense(X, dtype=None)
     n = Xd.shape[0]
     out = np.empty((n, len(itemsets)))
     col = 0

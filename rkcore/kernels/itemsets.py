@@ -16,7 +16,7 @@ from typing import Any, Iterable, Iterator, cast
 
 import numpy as np
 
-from ..base.validation import check_int, is_int
+from ..base.validation import check_n_features, check_order
 from .counts import _log2_comb, _log2_elementary, _log2_sum, format_count  # noqa: F401  (format_count: re-exported)
 
 FAMILY_KINDS = ("anova", "all_subsets", "dot", "up_to", "custom", "cross_fields")
@@ -34,20 +34,6 @@ MAX_ENUMERATION = 200_000
 EXACT_COUNT_BITS = 4096
 #: ...and the exact cross-field count (e_m of the field sizes) is computed only below this many big-int steps.
 EXACT_CROSS_STEPS = 2_000_000
-def _check_d(d) -> int:
-    return check_int(d, "d (the number of features)")
-
-
-def _check_order(m, d: int, *, allow_zero: bool = False, name: str = "degree",
-                 bound: str | None = None) -> int:
-    """m as an int in [low, d]; ``bound`` describes d in messages (default "d=.. (the number of features)")."""
-    low = 0 if allow_zero else 1
-    bound = f"d={d} (the number of features)" if bound is None else bound
-    if not is_int(m):
-        raise ValueError(f"{name} must be an integer between {low} and {bound}, got {m!r}.")
-    if not low <= m <= d:
-        raise ValueError(f"{name}={m} is out of range: allowed {name} is between {low} and {bound}.")
-    return int(m)
 
 
 def _elementary_symmetric(values: Iterable[int], m: int) -> list[int]:
@@ -104,8 +90,8 @@ class ItemsetFamily:  # numpydoc ignore=PR02
         ItemsetFamily
             The family.
         """
-        d = _check_d(d)
-        return cls("anova", d, _check_order(m, d))
+        d = check_n_features(d)
+        return cls("anova", d, check_order(m, d))
 
     @classmethod
     def all_subsets(cls, d: int) -> "ItemsetFamily":
@@ -121,7 +107,7 @@ class ItemsetFamily:  # numpydoc ignore=PR02
         ItemsetFamily
             The family.
         """
-        return cls("all_subsets", _check_d(d))
+        return cls("all_subsets", check_n_features(d))
 
     @classmethod
     def dot(cls, d: int) -> "ItemsetFamily":
@@ -137,7 +123,7 @@ class ItemsetFamily:  # numpydoc ignore=PR02
         ItemsetFamily
             The family.
         """
-        return cls("dot", _check_d(d))
+        return cls("dot", check_n_features(d))
 
     @classmethod
     def up_to(cls, d: int, m: int) -> "ItemsetFamily":
@@ -155,8 +141,8 @@ class ItemsetFamily:  # numpydoc ignore=PR02
         ItemsetFamily
             The family.
         """
-        d = _check_d(d)
-        return cls("up_to", d, _check_order(m, d, allow_zero=True))
+        d = check_n_features(d)
+        return cls("up_to", d, check_order(m, d, allow_zero=True))
 
     @classmethod
     def custom(cls, d: int, itemsets: Iterable[Iterable[int]]) -> "ItemsetFamily":
@@ -174,7 +160,7 @@ class ItemsetFamily:  # numpydoc ignore=PR02
         ItemsetFamily
             The family.
         """
-        d = _check_d(d)
+        d = check_n_features(d)
         if isinstance(itemsets, (str, bytes)) or not isinstance(itemsets, Iterable):
             raise ValueError("itemsets must be a list of tuples of feature indices, e.g. [(0, 1), (2,)].")
         normalized: list[tuple[int, ...]] = []
@@ -237,10 +223,10 @@ class ItemsetFamily:  # numpydoc ignore=PR02
             raise ValueError("cross_fields: the fields overlap; each feature may belong to one field only.")
         if min(flat) < 0:
             raise ValueError("cross_fields: feature indices must be >= 0.")
-        d = max(flat) + 1 if d is None else _check_d(d)
+        d = max(flat) + 1 if d is None else check_n_features(d)
         if max(flat) >= d:
             raise ValueError(f"cross_fields: index {max(flat)} out of range: allowed indices are 0..{d - 1} (d={d}).")
-        m = _check_order(m, len(groups), name="m (the itemset size)",
+        m = check_order(m, len(groups), name="m (the itemset size)",
                          bound=f"{len(groups)}, the number of fields (m is at most the number of fields: each "
                                "feature of an itemset comes from a different field)")
         return cls("cross_fields", d, m, None, tuple(groups))

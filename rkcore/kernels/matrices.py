@@ -1,4 +1,4 @@
-"""Small helpers on a matrix that may be dense or sparse (densify, element-wise power, Gram product,
+"""Small helpers on a matrix that may be dense or sparse (element-wise power, Gram product,
 largest entry, widest row), shared by the kernels, the maps, the learners and the variance formulas."""
 from __future__ import annotations
 
@@ -8,24 +8,9 @@ import numpy as np
 import scipy.sparse as sp
 
 from ..base.annotations import is_sparse
+from ..base.arrays import dense
 
-__all__ = ["abs_max", "elementwise_power", "gram_dense", "max_nnz_per_row", "to_dense"]
-
-
-def to_dense(A) -> np.ndarray:
-    """A dense array of A (sparse matrices densified, arrays as they are: no copy, no dtype change).
-
-    Parameters
-    ----------
-    A : numpy.ndarray or scipy.sparse matrix
-        The matrix.
-
-    Returns
-    -------
-    numpy.ndarray
-        A itself, or its dense form.
-    """
-    return A.toarray() if is_sparse(A) else A
+__all__ = ["abs_max", "elementwise_power", "gram_dense", "max_nnz_per_row"]
 
 
 def elementwise_power(A, t: int):
@@ -62,7 +47,7 @@ def gram_dense(A, B) -> np.ndarray:
         The dense product.
     """
     out = A @ B.T
-    return to_dense(out) if is_sparse(out) else np.asarray(out)
+    return dense(out, dtype=None)
 
 
 def abs_max(A) -> float:

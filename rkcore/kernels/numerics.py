@@ -62,7 +62,7 @@ from sklearn.utils import gen_batches
 
 from ..base.limits import block_bytes, nbytes, require_memory
 from ..base.validation import numeric_matrix_message
-from .matrices import abs_max, elementwise_power, gram_dense, max_nnz_per_row, to_dense
+from .matrices import elementwise_power, gram_dense
 from .sparse_input import canonical_csr  # noqa: F401  (re-exported: the kernels, maps and learners import it here)
 from ..base.annotations import is_sparse
 
@@ -81,22 +81,6 @@ UNIT_ROUNDOFF = 2.0**-53
 
 #: lambda of the probabilistic rounding-error bound (see the module docstring).
 ROUNDING_LAMBDA = 10.0
-
-
-def is_integer(value) -> bool:
-    """True for Python and numpy integers; False for bool, floats (even 2.0) and everything else.
-
-    Parameters
-    ----------
-    value : object
-        Any value.
-
-    Returns
-    -------
-    bool
-        Whether ``value`` is an integer in the strict sense the parameter checks use.
-    """
-    return isinstance(value, (int, np.integer)) and not isinstance(value, (bool, np.bool_))
 
 
 def check_array(X, name: str = "X") -> np.ndarray | sp.csr_matrix:

@@ -4,7 +4,8 @@ from __future__ import annotations
 
 import numpy as np
 
-from .numerics import BLOCK_BYTES, row_blocks, to_dense
+from .numerics import BLOCK_BYTES, row_blocks
+from ..base.arrays import dense
 
 
 #: Exponent that stands for "exactly zero" in the (mantissa, exponent) recursion.
@@ -258,13 +259,13 @@ def elementary_pairs(X, Y, rows: np.ndarray, cols: np.ndarray, degree: int,
         n_pairs, d = len(rows), X.shape[1]
         out = np.empty(n_pairs)
         for sl in row_blocks(n_pairs, 8 * 8 * d, BLOCK_BYTES):
-            U, V = _shared_nonzeros(to_dense(X[rows[sl]]), to_dense(Y[cols[sl]]))
+            U, V = _shared_nonzeros(dense(X[rows[sl]], dtype=None), dense(Y[cols[sl]], dtype=None))
             out[sl] = elementary_stable(U, V, degree, summed=True, factor=factor)
         return out
     n_pairs, d = len(rows), X.shape[1]
     out = np.empty((degree + 1, n_pairs)) if all_orders else np.empty(n_pairs)
     for sl in row_blocks(n_pairs, 8 * 8 * d, BLOCK_BYTES):
-        U, V = to_dense(X[rows[sl]]), to_dense(Y[cols[sl]])
+        U, V = dense(X[rows[sl]], dtype=None), dense(Y[cols[sl]], dtype=None)
         U, V = _shared_nonzeros(U, V)
         e = elementary_stable(U, V, degree, all_orders, factor=factor)
         if all_orders:
@@ -378,7 +379,7 @@ def cross_field_pairs(X, Y, rows: np.ndarray, cols: np.ndarray, fields: list, de
     """
     out = np.empty(len(rows))
     for sl in _pair_chunks(len(rows), X.shape[1]):
-        zf, zE = _products_fe(to_dense(X[rows[sl]]), to_dense(Y[cols[sl]]))
+        zf, zE = _products_fe(dense(X[rows[sl]], dtype=None), dense(Y[cols[sl]], dtype=None))
         gf = np.empty((zf.shape[0], len(fields)))
         gE = np.empty(gf.shape, dtype=np.int64)
         for q, f in enumerate(fields):
@@ -417,7 +418,7 @@ def custom_pairs(X, Y, rows: np.ndarray, cols: np.ndarray, itemsets, factor: flo
         by_size.setdefault(len(v), []).append(tuple(v))
     out = np.empty(len(rows))
     for sl in _pair_chunks(len(rows), X.shape[1] + 2 * len(itemsets)):
-        zf, zE = _products_fe(to_dense(X[rows[sl]]), to_dense(Y[cols[sl]]))
+        zf, zE = _products_fe(dense(X[rows[sl]], dtype=None), dense(Y[cols[sl]], dtype=None))
         n = zf.shape[0]
         F, E = [], []
         for size, group in by_size.items():

@@ -33,12 +33,11 @@ rkcore.learners.regression           FactorizationMachineRegressor, ExactKernelR
                                      for_many_classes (one-vs-rest for the binary-by-nature models)
 =================================  ============================================================
 """
-# Re-exports: every name of the former module, public and private (tests use some).
-from .common import (_binary_labels, _check_finite_decision, CLASSIFIERS, expected_failed_checks, _loss_and_derivative,
-                     LOSSES, _rmatmul, _spec_or_default)
-from .kernel_svm import exact_gram, ExactKernelSVC, _gram_blocks
+# Re-exports: the public names only; private helpers are imported from the module that owns them.
+from .common import CLASSIFIERS, LOSSES, expected_failed_checks
+from .kernel_svm import ExactKernelSVC, exact_gram
 from .linear import random_feature_pipeline
-from .factorized import AllSubsetsModelClassifier, FactorizationMachineClassifier, _LBFGSBinaryClassifier
+from .factorized import AllSubsetsModelClassifier, FactorizationMachineClassifier
 from .sparse_rf import SparseRandomFeatureClassifier
 from .streaming import RandomFeatureSGDClassifier
 from .regression import (BINARY_BY_NATURE, ExactKernelRidge, FactorizationMachineRegressor, for_many_classes,

@@ -17,7 +17,8 @@ from sklearn.utils.validation import _check_sample_weight, check_is_fitted, vali
 
 from ..base.validation import Count
 from ..kernels.itemsets import check_degree_fits
-from ..kernels.numerics import (abs_max, canonical_csr, max_nnz_per_row, elementary_from_power_sums, may_overflow, newton_is_safe, rounding_gamma, row_blocks)
+from ..kernels.numerics import canonical_csr, elementary_from_power_sums, may_overflow, newton_is_safe, rounding_gamma, row_blocks  # noqa: E501
+from ..kernels.matrices import abs_max, max_nnz_per_row
 from ..kernels.ranges import failing_pairs, in_range, restore_scale, row_exponents, scale_rows
 from ..kernels.stable import elementary_pairs
 from .common import check_factor_memory, _fit_one_vs_rest, ProbabilityMixin, ScoreClassifierMixin, _binary_labels, _check_finite_decision, _loss_and_derivative, LOSSES, _rmatmul
@@ -312,8 +313,7 @@ class FactorizationMachineClassifier(_LBFGSBinaryClassifier):
     def _check_features(self, X) -> None:
         check_degree_fits("anova", self.degree, X.shape[1], type(self).__name__)
 
-    # layout of the flat parameter vector: [b] [w (d)] P (k x d)
-    def _split(self, theta, d):
+    def _split(self, theta, d):  # layout of the flat parameter vector: [b] [w (d)] P (k x d)
         i = 0
         b = 0.0
         if self.fit_intercept:

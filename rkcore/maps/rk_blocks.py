@@ -9,11 +9,6 @@ from ..kernels.blas_blocks import gemm_into
 from ..kernels.fastpaths import rk_block
 from ..kernels.itemsets import ItemsetFamily
 from ..kernels.numerics import (
-    abs_max,
-    to_dense,
-    gram_dense,
-    max_nnz_per_row,
-    elementwise_power,
     elementary_from_power_sums,
     elementary_top,
     may_overflow,
@@ -22,6 +17,8 @@ from ..kernels.numerics import (
     rounding_gamma,
     row_blocks,
 )
+from ..kernels.matrices import abs_max, elementwise_power, gram_dense, max_nnz_per_row
+from ..base.arrays import dense
 from ..kernels.ranges import in_range, restore_scale, row_exponents, safe_binades, scale_rows, unscaled_failing_rows
 from ..kernels.stable import cross_field_pairs, custom_pairs, elementary_pairs, product_one_plus
 from ..kernels.exact import explicit_features, itemset_kernel
@@ -203,7 +200,7 @@ def _all_subsets_mapper(W: np.ndarray, signs: bool, n_components, scale: float):
         if bad.any():
             r, c_ = np.nonzero(bad)
             for sl in row_blocks(len(r), 8 * 8 * W.shape[1]):
-                out[r[sl], c_[sl]] = product_one_plus(to_dense(Xb[r[sl]]), W[c_[sl]], log_scale)
+                out[r[sl], c_[sl]] = product_one_plus(dense(Xb[r[sl]], dtype=None), W[c_[sl]], log_scale)
         return out
 
     return _Mapper(all_subsets_fast, fast.temporaries, in_place=True)

@@ -9,7 +9,7 @@ classifier's fit time), whether it is unbiased, whether and how a linear classif
 it (accuracy engine), and its colour. A missing field is an error when the entry is made,
 never a silent fallback to another map's numbers. :data:`METHODS` lists the learners of
 the accuracy study (the exact ones and one per map offered to it). :func:`register_map` adds an entry at run
-time (tests do this with a toy map).
+time (tests do this with a toy map), as :func:`register_kernel` adds a kernel.
 
 This package is the face of three modules, imported from here:
 
@@ -26,16 +26,19 @@ from __future__ import annotations
 from ..kernels.itemsets import ITEMSET_KERNELS, ORDERED_KERNELS, ItemsetFamily, check_degree_fits, family_from_spec
 from ..maps.distributions import DISTRIBUTIONS, get_distribution
 from .kernels import (
-    KERNELS, POLYNOMIAL_KERNELS, KernelEntry, KernelSpec, anova_of, get_kernel, latex_with_degree, polynomial_of,
-    same_kernel,
+    KERNELS, POLYNOMIAL_KERNELS, KernelEntry, KernelParameter, KernelSpec, anova_of, get_kernel, latex_with_degree,
+    polynomial_of, register_kernel, same_kernel, unregister_kernel,
 )
-from .maps import MAPS, CostModel, MapEntry, get_map, make_map, maps_for, register_map, unregister_map
+from .maps import (
+    MAPS, CostModel, MapEntry, get_map, make_map, maps_for, register_map, time_complexity_latex, unregister_map,
+)
 from .methods import FM_MAX_ITER, LEARNERS, METHODS, MethodEntry, MethodTable, get_method
 
 __all__ = [
-    "DISTRIBUTIONS", "ITEMSET_KERNELS", "ORDERED_KERNELS", "KERNELS", "MAPS", "KernelEntry", "KernelSpec",
+    "DISTRIBUTIONS", "ITEMSET_KERNELS", "ORDERED_KERNELS", "KERNELS", "MAPS", "KernelEntry", "KernelParameter",
+    "KernelSpec", "register_kernel", "unregister_kernel",
     "MapEntry", "CostModel", "MethodEntry", "METHODS", "LEARNERS", "get_method", "check_degree_fits", "get_distribution", "get_kernel", "get_map", "make_map", "maps_for",
-    "register_map", "unregister_map", "same_kernel", "polynomial_of", "anova_of",
+    "register_map", "unregister_map", "time_complexity_latex", "same_kernel", "polynomial_of", "anova_of",
 ]
 # Also public here as before the split, outside __all__: latex_with_degree (the pages' formulas),
 # POLYNOMIAL_KERNELS, MethodTable, and the itemset vocabulary's ItemsetFamily and family_from_spec.

@@ -12,8 +12,8 @@ import numpy as np
 from sklearn.metrics.pairwise import rbf_kernel
 
 from ..kernels import exact as K
-from ..kernels.itemsets import ITEMSET_KERNELS, ItemsetFamily, check_degree_fits, family_from_spec
-from ..base.validation import entry_of
+from ..kernels.itemsets import FAMILY_KINDS, ORDERED_KERNELS, ItemsetFamily, check_degree_fits, family_from_spec
+from ..base.validation import entry_of, is_int
 
 
 def latex_with_degree(latex: str, degree: int) -> str:
@@ -64,11 +64,11 @@ class KernelSpec:
     gamma: float = 1.0
 
     def __post_init__(self):
-        entry_of(KERNELS, self.name, "kernel")  # unknown or unhashable (a list): the allowed names
-        low = 0 if self.name == "up_to" else 1
-        if not K.is_integer(self.degree) or self.degree < low:
+        entry = entry_of(KERNELS, self.name, "kernel")  # unknown or unhashable (a list): the allowed names
+        low = entry.min_degree
+        if not is_int(self.degree) or self.degree < low:
             raise ValueError(f"degree={self.degree!r} is not allowed: the order must be an integer >= {low}.")
-        if self.name in ("polynomial", "homogeneous_polynomial"):
+        if entry.is_polynomial:
             K.check_polynomial_parameters(self.degree, self.c)
         g = self.gamma
         if isinstance(g, (bool, np.bool_)) or not isinstance(g, (int, float, np.integer, np.floating)) \
@@ -96,7 +96,7 @@ class KernelSpec:
     def is_itemset(self) -> bool:
         """Whether the kernel is an itemset kernel K_S (it has a family S).
         """
-        return self.name in ITEMSET_KERNELS
+        return self.entry.is_itemset
 
     def family(self, d: int) -> ItemsetFamily | None:
         """The itemset family S over d features, or None for non-itemset kernels.
@@ -181,9 +181,53 @@ class KernelSpec:
         return replace(self, **changes)
 
 
-@dataclass(frozen=True)
+#: The sidebar's widgets (fields of the state table, rkcore.views.settings) that set each kernel parameter.
+PARAMETER_WIDGETS = {"degree": ("degree",), "c": ("c",), "gamma": ("gamma",), "itemsets": ("family", "itemsets", "fields")}
+
+
+@dataclass(frozen=True, kw_only=True)
+class KernelParameter:
+    """One parameter a kernel takes, with the values it allows.
+
+    Parameters
+    ----------
+    name : {"degree", "c", "gamma", "itemsets"}
+        The :class:`KernelSpec` field it sets.
+    low : float, optional
+        Least value allowed (None: no bound, or not a number).
+    high : float, optional
+        Largest value allowed (None: no bound).
+    low_open : bool, default=False
+        ``low`` itself is refused (gamma > 0).
+    integer : bool, default=False
+        Only integers are allowed.
+    """
+
+    name: str
+    low: float | None = None
+    high: float | None = None
+    low_open: bool = False
+    integer: bool = False
+
+    def __post_init__(self):
+        if self.name not in PARAMETER_WIDGETS:
+            raise ValueError(f"Unknown kernel parameter {self.name!r}; allowed: {', '.join(PARAMETER_WIDGETS)}.")
+
+
+DEGREE = KernelParameter(name="degree", low=1, integer=True)
+DEGREE_FROM_ZERO = KernelParameter(name="degree", low=0, integer=True)  # K_A^0 = 1: "up to m" starts at 0
+OFFSET = KernelParameter(name="c", low=0.0)
+WIDTH = KernelParameter(name="gamma", low=0.0, low_open=True)
+FAMILY = KernelParameter(name="itemsets")
+
+
+@dataclass(frozen=True, kw_only=True)
 class KernelEntry:
-    """One kernel of :data:`KERNELS`: its names, its formula and its exact Gram matrix.
+    """One kernel of :data:`KERNELS`: its names, parameters, formula, exact Gram matrix and the structure
+    the engines and the sidebar ask about.
+
+    Keyword-only, like :class:`rkcore.registry.maps.MapEntry`. Code outside the registry and the kernels room
+    asks the entry (``takes_family``, ``is_polynomial``, ``uses_gamma``, ...), never compares kernel keys.
 
     Parameters
     ----------
@@ -193,19 +237,117 @@ class KernelEntry:
         Its name in the dashboard.
     latex : str
         Its formula; ``{m}`` stands for the degree.
-    uses_degree : bool
-        Whether the degree m is a parameter of the kernel.
     exact : callable
         ``exact(X, Y, spec)`` -> the exact Gram matrix.
+    parameters : tuple of KernelParameter, default=()
+        The parameters it takes, with their bounds (the sidebar draws a widget for each).
+    family : str, optional
+        The :class:`rkcore.kernels.itemsets.ItemsetFamily` kind it sums over (an itemset kernel); None
+        for the polynomial and RBF kernels.
+    polynomial : bool, default=False
+        A polynomial kernel (c + <x, y>)^m (the maps of polynomial kernels estimate it).
     homogeneous : bool, default=False
         A polynomial without offset: ``c`` is ignored (taken as 0).
+    gram_work : {"elementary", "product", "gemm"}, default="gemm"
+        How its exact Gram matrix is computed: elementary symmetric polynomials (Newton identities with a
+        stable fallback), a product over features, or one matrix product and element-wise passes
+        (:func:`rkcore.studies.costs.rates.exact_kernel_seconds` prices each).
     """
+
     key: str
     label: str
     latex: str
-    uses_degree: bool
     exact: Callable  # (X, Y, spec) -> Gram
+    parameters: tuple[KernelParameter, ...] = ()
+    family: str | None = None
+    polynomial: bool = False
     homogeneous: bool = False  # polynomial without offset: c is ignored (taken as 0)
+    gram_work: str = "gemm"
+
+    def __post_init__(self):
+        names = [p.name for p in self.parameters]
+        if len(set(names)) != len(names):
+            raise ValueError(f"Kernel {self.key!r}: a parameter is listed twice ({', '.join(names)}).")
+        if self.gram_work not in ("elementary", "product", "gemm"):
+            raise ValueError(f"Kernel {self.key!r}: gram_work must be 'elementary', 'product' or 'gemm', "
+                             f"got {self.gram_work!r}.")
+        if self.family is not None and self.family not in FAMILY_KINDS:
+            raise ValueError(f"Kernel {self.key!r}: family must be one of {', '.join(FAMILY_KINDS)}, "
+                             f"got {self.family!r}.")
+
+    def parameter(self, name: str) -> KernelParameter | None:
+        """The parameter of that name, or None if the kernel does not take it.
+
+        Parameters
+        ----------
+        name : str
+            "degree", "c", "gamma" or "itemsets".
+
+        Returns
+        -------
+        KernelParameter or None
+            The parameter and its bounds.
+        """
+        return next((p for p in self.parameters if p.name == name), None)
+
+    @property
+    def uses_degree(self) -> bool:
+        """Whether the degree m is a parameter of the kernel."""
+        return self.parameter("degree") is not None
+
+    @property
+    def min_degree(self) -> int:
+        """The least order m allowed (0 for "itemsets up to size m", else 1)."""
+        p = self.parameter("degree")
+        return int(p.low) if p is not None and p.low is not None else 1
+
+    @property
+    def uses_offset(self) -> bool:
+        """Whether the offset c is a parameter (the non-homogeneous polynomial kernel)."""
+        return self.parameter("c") is not None
+
+    @property
+    def uses_gamma(self) -> bool:
+        """Whether the width gamma is a parameter (the Gaussian kernel)."""
+        return self.parameter("gamma") is not None
+
+    @property
+    def takes_family(self) -> bool:
+        """Whether the user gives the itemset family S (typed itemsets or fields)."""
+        return self.parameter("itemsets") is not None
+
+    custom_family = takes_family
+
+    @property
+    def is_itemset(self) -> bool:
+        """Whether it is an itemset kernel K_S (a sum over a family S)."""
+        return self.family is not None
+
+    @property
+    def is_polynomial(self) -> bool:
+        """Whether it is a polynomial kernel (c + <x, y>)^m, homogeneous or not."""
+        return self.polynomial
+
+    @property
+    def ordered(self) -> bool:
+        """Whether its order m must not exceed d (ANOVA, up-to: :data:`rkcore.kernels.itemsets.ORDERED_KERNELS`)."""
+        return self.key in ORDERED_KERNELS
+
+    @property
+    def sums_orders(self) -> bool:
+        """Whether it sums the ANOVA kernels of every order 0..m (not only order m)."""
+        return self.family == "up_to"
+
+    @property
+    def single_order(self) -> bool:
+        """Whether it is the ANOVA kernel of order m alone (the paper's eq. 12 computes it in floats)."""
+        return self.family == "anova"
+
+    @property
+    def widgets(self) -> tuple[str, ...]:
+        """The sidebar's widgets for it: fields of the state table (:mod:`rkcore.views.settings`), in order."""
+        return tuple(w for p in sorted(self.parameters, key=lambda p: p.name != "itemsets")
+                     for w in PARAMETER_WIDGETS[p.name])
 
 
 def _family_exact(X, Y, spec: KernelSpec) -> np.ndarray:
@@ -225,19 +367,26 @@ def _polynomial_exact(X, Y, spec: KernelSpec) -> np.ndarray:
 KERNELS: dict[str, KernelEntry] = {
     e.key: e
     for e in (
-        KernelEntry("anova", "ANOVA", r"K_A^{m}(\mathbf{x},\mathbf{y}) = \sum_{j_1<\dots<j_{m}} \prod_{k=1}^{m} x_{j_k} y_{j_k}", True, _family_exact),
-        KernelEntry("all_subsets", "All-subsets", r"K_{\mathrm{all}}(\mathbf{x},\mathbf{y}) = \prod_{j=1}^{d}(1 + x_j y_j)", False, _family_exact),
-        KernelEntry("dot", "Dot product", r"K(\mathbf{x},\mathbf{y}) = \langle\mathbf{x},\mathbf{y}\rangle", False, _family_exact),
-        KernelEntry("up_to", "Itemsets up to size m", r"K(\mathbf{x},\mathbf{y}) = \sum_{k=0}^{m} K_A^{k}(\mathbf{x},\mathbf{y})", True, _family_exact),
-        KernelEntry("itemset", "Custom itemset family", r"K_{\mathcal{S}}(\mathbf{x},\mathbf{y}) = \sum_{V\in\mathcal{S}}\prod_{j\in V} x_j y_j", False, _family_exact),
-        KernelEntry("polynomial", "Polynomial", r"K_P^{m}(\mathbf{x},\mathbf{y}; c) = (c + \langle\mathbf{x},\mathbf{y}\rangle)^{m}", True,
-                    _polynomial_exact),
-        KernelEntry("homogeneous_polynomial", "Homogeneous polynomial", r"K_{HP}^{m}(\mathbf{x},\mathbf{y}) = \langle\mathbf{x},\mathbf{y}\rangle^{m}", True,
-                    _polynomial_exact, homogeneous=True),
-        KernelEntry("rbf", "Gaussian (RBF)", r"K(\mathbf{x},\mathbf{y}) = \exp(-\gamma\|\mathbf{x}-\mathbf{y}\|^2)", False, _rbf_exact),
+        KernelEntry(key="anova", label="ANOVA", latex=r"K_A^{m}(\mathbf{x},\mathbf{y}) = \sum_{j_1<\dots<j_{m}} \prod_{k=1}^{m} x_{j_k} y_{j_k}",
+                    exact=_family_exact, parameters=(DEGREE,), family="anova", gram_work="elementary"),
+        KernelEntry(key="all_subsets", label="All-subsets", latex=r"K_{\mathrm{all}}(\mathbf{x},\mathbf{y}) = \prod_{j=1}^{d}(1 + x_j y_j)",
+                    exact=_family_exact, family="all_subsets", gram_work="product"),
+        KernelEntry(key="dot", label="Dot product", latex=r"K(\mathbf{x},\mathbf{y}) = \langle\mathbf{x},\mathbf{y}\rangle",
+                    exact=_family_exact, family="dot"),
+        KernelEntry(key="up_to", label="Itemsets up to size m", latex=r"K(\mathbf{x},\mathbf{y}) = \sum_{k=0}^{m} K_A^{k}(\mathbf{x},\mathbf{y})",
+                    exact=_family_exact, parameters=(DEGREE_FROM_ZERO,), family="up_to", gram_work="elementary"),
+        KernelEntry(key="itemset", label="Custom itemset family", latex=r"K_{\mathcal{S}}(\mathbf{x},\mathbf{y}) = \sum_{V\in\mathcal{S}}\prod_{j\in V} x_j y_j",
+                    exact=_family_exact, parameters=(FAMILY,), family="custom", gram_work="elementary"),
+        KernelEntry(key="polynomial", label="Polynomial", latex=r"K_P^{m}(\mathbf{x},\mathbf{y}; c) = (c + \langle\mathbf{x},\mathbf{y}\rangle)^{m}",
+                    exact=_polynomial_exact, parameters=(DEGREE, OFFSET), polynomial=True),
+        KernelEntry(key="homogeneous_polynomial", label="Homogeneous polynomial", latex=r"K_{HP}^{m}(\mathbf{x},\mathbf{y}) = \langle\mathbf{x},\mathbf{y}\rangle^{m}",
+                    exact=_polynomial_exact, parameters=(DEGREE,), polynomial=True, homogeneous=True),
+        KernelEntry(key="rbf", label="Gaussian (RBF)", latex=r"K(\mathbf{x},\mathbf{y}) = \exp(-\gamma\|\mathbf{x}-\mathbf{y}\|^2)",
+                    exact=_rbf_exact, parameters=(WIDTH,)),
     )
 }
-POLYNOMIAL_KERNELS = ("polynomial", "homogeneous_polynomial")
+#: The polynomial kernels (what Tensor Sketch, Random Maclaurin and Nystroem estimate), from their entries.
+POLYNOMIAL_KERNELS = tuple(k for k, e in KERNELS.items() if e.polynomial)
 
 
 def get_kernel(key: str) -> KernelEntry:
@@ -253,10 +402,47 @@ def get_kernel(key: str) -> KernelEntry:
     KernelEntry
         Its entry.
     """
-    try:
-        return KERNELS[key]
-    except (KeyError, TypeError):
-        raise ValueError(f"Unknown kernel {key!r}; allowed: {', '.join(map(repr, KERNELS))}.") from None
+    return entry_of(KERNELS, key, "kernel")
+
+
+def register_kernel(entry: KernelEntry) -> KernelEntry:
+    """Add a kernel to :data:`KERNELS` (at the end): the state table's choices, the sidebar, the command line's
+    names and every engine that lists kernels pick it up. Explicit: nothing registers on import.
+
+    Parameters
+    ----------
+    entry : KernelEntry
+        The new kernel; its key must not be registered yet.
+
+    Returns
+    -------
+    KernelEntry
+        ``entry``.
+    """
+    if not isinstance(entry, KernelEntry):
+        raise ValueError(f"register_kernel takes a KernelEntry, got {type(entry).__name__}.")
+    if entry.key in KERNELS:
+        raise ValueError(f"A kernel with key {entry.key!r} is already registered.")
+    KERNELS[entry.key] = entry
+    return entry
+
+
+def unregister_kernel(key: str) -> KernelEntry:
+    """Remove a kernel added by :func:`register_kernel` (returns its entry); a map that still names it is refused.
+
+    Parameters
+    ----------
+    key : str
+        A key of :data:`KERNELS`.
+
+    Returns
+    -------
+    KernelEntry
+        The removed entry.
+    """
+    entry = get_kernel(key)
+    del KERNELS[key]
+    return entry
 
 
 # Which kernel a learner on a map (or an exact learner) targets, given the study kernel.

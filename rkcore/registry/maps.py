@@ -215,7 +215,7 @@ def _build_rff(spec, D, distribution, seed):
 
 
 def _build_nystroem(spec, D, distribution, seed):
-    if spec.name == "rbf":
+    if spec.entry.uses_gamma:
         return Nystroem(kernel="rbf", gamma=spec.gamma, n_components=D, random_state=seed)
     return Nystroem(kernel="polynomial", degree=spec.degree, gamma=1.0, coef0=spec.coef0, n_components=D,
                     random_state=seed)
@@ -412,20 +412,39 @@ def unregister_map(key: str) -> MapEntry:
     return entry
 
 
-def maps_for(spec: KernelSpec) -> list[str]:
-    """Keys of the maps that approximate this kernel.
+def maps_for(spec: KernelSpec | str) -> list[str]:
+    """Keys of the maps that approximate this kernel (which maps can estimate a kernel of :data:`KERNELS`).
 
     Parameters
     ----------
-    spec : KernelSpec
-        The kernel.
+    spec : KernelSpec or str
+        The kernel, or its key.
 
     Returns
     -------
     list of str
         Map keys, in :data:`MAPS` order.
     """
-    return [k for k, e in MAPS.items() if e.supports(spec)]
+    name = spec if isinstance(spec, str) else spec.name
+    return [k for k, e in MAPS.items() if name in e.kernels]
+
+
+def time_complexity_latex(map_keys=None) -> str:
+    """The maps' per-sample time complexities as one formula, from their entries' ``time_complexity`` (the
+    Timing page's formula): a map registered with one entry appears with no edit of the page.
+
+    Parameters
+    ----------
+    map_keys : sequence of str, optional
+        Keys of :data:`MAPS` (None: every registered map).
+
+    Returns
+    -------
+    str
+        LaTeX: ``\\text{RK: } O(D\\,d\\,m)\\qquad ...``.
+    """
+    entries = [get_map(k) for k in (MAPS if map_keys is None else map_keys)]
+    return r"\qquad ".join(rf"\text{{{e.short_label}: }} {e.time_complexity}" for e in entries)
 
 
 def make_map(key: str, spec: KernelSpec, n_components: int, distribution: str | None = None,

@@ -144,3 +144,25 @@ def get_method(key: str) -> MethodEntry:
         return METHODS[key]
     except (KeyError, TypeError):
         raise ValueError(f"Unknown method {key!r}; allowed: {', '.join(map(repr, METHODS))}.") from None
+
+
+#: The paper's learners (Figure 3), in its order: the accuracy study's default where they target the study kernel.
+PAPER_METHODS = ("kernel_svm", "fm", "rk", "scrk")
+
+
+def default_methods(kernel: KernelSpec) -> list[str]:
+    """The paper's learners that target the study kernel itself (kernel_svm, fm, rk, scrk for ANOVA; kernel_svm
+    and rk for the other itemset kernels): the accuracy study's methods when none are named.
+
+    Parameters
+    ----------
+    kernel : KernelSpec
+        The study kernel.
+
+    Returns
+    -------
+    list of str
+        Method keys, in :data:`PAPER_METHODS` order.
+    """
+    chosen = [get_method(k) for k in PAPER_METHODS]
+    return [m.key for m in chosen if (not m.requires or kernel.name in m.requires) and m.kernel_of(kernel) == kernel]

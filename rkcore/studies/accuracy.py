@@ -55,8 +55,7 @@ from sklearn.metrics import balanced_accuracy_score
 from sklearn.pipeline import Pipeline
 from sklearn.svm import SVC
 
-from ..base.validation import check_int
-from ..kernels.exact import is_integer
+from ..base.validation import check_int, is_int
 from ..learners import exact_gram, for_many_classes
 from ..registry import METHODS, KernelSpec, get_method
 from ..registry import MethodEntry as Method  # the old name, still importable
@@ -169,7 +168,8 @@ def total_seconds(estimates: pd.DataFrame, n_trials: int, n_train: int, d: int, 
     fits = sum(seconds * (n_trials if get_method(method).randomized else 1)
                for method, seconds in zip(estimates["method"], estimates["seconds"]))
     targets = {get_method(k).kernel_of(spec) for k in estimates["method"].unique()}
-    svm = {t: METHODS["poly_svm" if t.name == "polynomial" else "kernel_svm"] for t in targets}
+    svm = {t: METHODS["poly_svm" if t.entry.is_polynomial and not t.entry.homogeneous else "kernel_svm"]
+           for t in targets}
     return fits + sum(n_C * svm[t].fit_seconds(n_train, d, 0, 2) for t in targets)
 
 
@@ -239,7 +239,7 @@ def check_study(methods: Sequence[str], kernel: KernelSpec, n_features: int, n_c
             raise ValueError(f"parameters given for method {key!r}, which is not in the study ({', '.join(methods)}).")
     for method in chosen:
         spec = method.kernel_of(kernel)
-        if spec.name in ("anova", "up_to", "polynomial") and spec.degree > n_features and spec.name != "polynomial":
+        if spec.entry.ordered and spec.degree > n_features:
             raise ValueError(f"{method.key}: degree {spec.degree} exceeds the number of features d = {n_features}.")
         try:
             est = build_estimator(method, spec, max(Ds) if method.uses_D else None, 1.0, 100, 0,
@@ -410,7 +410,7 @@ def _checked_arguments(methods, n_components_list, n_trials, kernel, C_grid, sel
         raise ValueError(f"kernel must be a KernelSpec, got {type(kernel).__name__}.")
     chosen = _check_methods(methods, kernel)
     Ds = list(n_components_list)
-    if any(not is_integer(D) for D in Ds):
+    if any(not is_int(D) for D in Ds):
         raise ValueError(f"n_components_list must hold integers >= 1; got {n_components_list!r}.")
     Ds = [int(D) for D in Ds]
     if any(D < 1 for D in Ds) or (not Ds and any(m.uses_D for m in chosen)):

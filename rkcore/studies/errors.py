@@ -32,7 +32,6 @@ Output is tidy (long) form: one row per (method, D, trial, metric[, eps]).
 from __future__ import annotations
 
 import zlib
-from numbers import Real
 from typing import Any, Callable, Sequence
 
 import numpy as np
@@ -44,9 +43,9 @@ from ..maps.distributions import get_distribution
 from ..kernels.itemsets import ItemsetFamily
 from ..kernels.exact import anova_newton_float, check_array, itemset_support
 from ..maps.random_kernel import RandomKernel, stacked_features
-from ..registry import ORDERED_KERNELS, KernelSpec, get_map, make_map
+from ..registry import KernelSpec, get_map, make_map
 from ..base.limits import block_bytes
-from ..base.validation import check_int, check_int_list
+from ..base.validation import check_eps, check_int, check_int_list
 from ..kernels.numerics import row_batches
 from ..base.annotations import is_sparse
 
@@ -140,7 +139,7 @@ def _check_int_list(values, name: str) -> list[int]:
     return check_int_list(values, name)
 
 
-def _check_methods(methods, spec: KernelSpec) -> list[tuple[str, str]]:
+def _check_map_pairs(methods, spec: KernelSpec) -> list[tuple[str, str]]:
     if isinstance(methods, tuple) and len(methods) == 2 and all(isinstance(m, str) for m in methods):
         methods = [methods]
     methods = list(methods)
@@ -162,16 +161,6 @@ def _check_methods(methods, spec: KernelSpec) -> list[tuple[str, str]]:
     if len(set(out)) != len(out):
         raise ValueError(f"methods lists the same (map, distribution) more than once: {out}.")
     return out
-
-
-def _check_eps(eps) -> tuple[float, ...]:
-    if isinstance(eps, (str, bytes)):
-        raise ValueError(f"eps must be a number or a list of numbers > 0, got the string {eps!r}.")
-    eps = (eps,) if isinstance(eps, Real) else tuple(eps)
-    for e in eps:
-        if isinstance(e, bool) or not isinstance(e, Real) or not np.isfinite(float(e)) or e <= 0:
-            raise ValueError(f"eps values must be finite numbers > 0; got {e!r}.")
-    return tuple(float(e) for e in eps)
 
 
 def _block_rows(n: int, block_size: int | None, degree: int) -> int:
@@ -201,7 +190,7 @@ def _support_upper(X, spec: KernelSpec, start: int, stop: int) -> np.ndarray:
     family = spec.family(X.shape[1])
     if family is not None:
         return itemset_support(A, B, family)
-    if spec.name == "homogeneous_polynomial" or (spec.name == "polynomial" and spec.c == 0):
+    if spec.entry.is_polynomial and spec.coef0 == 0:
         return itemset_support(A, B, ItemsetFamily.dot(X.shape[1]))
     return np.ones((stop - start, X.shape[0] - start), dtype=bool)
 
@@ -209,7 +198,7 @@ def _support_upper(X, spec: KernelSpec, start: int, stop: int) -> np.ndarray:
 def _float_formula_upper(X, spec: KernelSpec, start: int, stop: int) -> np.ndarray:
     """The strip as the paper's floating-point formula gives it (eq. 12 for ANOVA, whose
     rounding residues decide the mask; the exact kernel otherwise)."""
-    if spec.name == "anova":
+    if spec.entry.single_order:
         return anova_newton_float(X[start:stop], X[start:], spec.degree)
     return _exact_upper(X, spec, start, stop)
 
@@ -416,7 +405,7 @@ def error_study(X, spec: KernelSpec, methods: Sequence, n_components_list: Seque
     X, methods, D_list, n_trials, eps = _checked_study(X, spec, methods, n_components_list, n_trials, eps, pairs,
                                                        random_state)
     n = X.shape[0]
-    block = _block_rows(n, block_size, spec.degree if spec.name in ORDERED_KERNELS else 2)
+    block = _block_rows(n, block_size, spec.degree if spec.entry.ordered else 2)
     report = progress or (lambda fraction, message: None)
     report(0.0, f"exact {spec.label()} kernel on {n} rows")
     exact_cache = _exact_cache(X, spec, _row_blocks(n, block), max(0, int(exact_cache_bytes)))
@@ -434,10 +423,10 @@ def _checked_study(X, spec, methods, n_components_list, n_trials, eps, pairs: st
     if not isinstance(spec, KernelSpec):
         raise ValueError(f"spec must be a rkcore.registry.KernelSpec, got {type(spec).__name__}.")
     X = check_array(X)
-    methods = _check_methods(methods, spec)
+    methods = _check_map_pairs(methods, spec)
     D_list = _check_int_list(n_components_list, "n_components_list (D)")
     (n_trials,) = _check_int_list([n_trials], "n_trials")
-    eps = _check_eps(eps)
+    eps = tuple(float(e) for e in np.atleast_1d(check_eps(eps)).ravel())
     if pairs not in PAIRS:
         raise ValueError(f"pairs={pairs!r} is not allowed; use one of {', '.join(map(repr, PAIRS))}.")
     check_int(random_state, "random_state", minimum=0, expected="a non-negative integer")

@@ -12,7 +12,7 @@ import numpy as np
 from sklearn.model_selection import train_test_split
 from sklearn.utils import check_random_state
 
-from ..kernels.exact import is_integer
+from ..base.validation import is_int
 
 __all__ = ["split_indices", "split_sizes"]
 
@@ -54,7 +54,7 @@ def split_sizes(n: int, split) -> tuple[int, int, int]:
     for part in split:
         is_number = isinstance(part, (int, float, np.integer, np.floating)) and not isinstance(part, (bool, np.bool_))
         if not is_number or (isinstance(part, (float, np.floating)) and not math.isfinite(part)) or part <= 0 \
-                or (part >= 1 and not is_integer(part)):
+                or (part >= 1 and not is_int(part)):
             raise ValueError("split entries must be positive counts or fractions in (0, 1), counts whole numbers; "
                              f"got {split!r}.")
     exact = {i: Fraction(float(p)) * n for i, p in enumerate(split) if p < 1}

@@ -35,12 +35,14 @@ import pandas as pd
 
 from .errors import error_study, summarize_errors
 from ..registry import KernelSpec
+from .paper import TABLE1_MULTIPLES
 
-MULTIPLES = (2, 4, 8, 16)
+MULTIPLES = TABLE1_MULTIPLES  # defined once, in rkcore.studies.paper (the command line reads it there)
 DISTRIBUTION_KEYS = ("rademacher", "gaussian", "uniform", "laplace")
 
-#: kernel key -> (KernelSpec, title, whether SCRK applies)
-KERNELS = {
+#: Table 1's sub-tables: key -> (KernelSpec, title, whether SCRK applies). Not the registry's KERNELS: a sub-table
+#: is a kernel with its degree.
+TABLE1_KERNELS = {
     "anova2": (KernelSpec("anova", 2), "(a) Second-order ANOVA kernel", True),
     "anova3": (KernelSpec("anova", 3), "(b) Third-order ANOVA kernel", True),
     "all_subsets": (KernelSpec("all_subsets"), "(c) All-subsets kernel", False),
@@ -91,7 +93,7 @@ def methods_for(kernel_key: str) -> list[tuple[str, str | None]]:
     Parameters
     ----------
     kernel_key : str
-        A key of :data:`KERNELS`.
+        A key of :data:`TABLE1_KERNELS`.
 
     Returns
     -------
@@ -99,7 +101,7 @@ def methods_for(kernel_key: str) -> list[tuple[str, str | None]]:
         Map key and weight distribution key (None for SCRK).
     """
     methods: list[tuple[str, str | None]] = [("rk", dist) for dist in DISTRIBUTION_KEYS]
-    return methods + [("scrk", None)] if KERNELS[kernel_key][2] else methods
+    return methods + [("scrk", None)] if TABLE1_KERNELS[kernel_key][2] else methods
 
 
 def table1_view(study: pd.DataFrame, d: int, metric: str = "mean_abs_error") -> tuple[pd.DataFrame, pd.DataFrame]:
@@ -148,7 +150,7 @@ def table1_view(study: pd.DataFrame, d: int, metric: str = "mean_abs_error") -> 
     return wide.reset_index().rename(columns={"method": "Method"}), tidy
 
 
-def run_table1(X, *, kernels=tuple(KERNELS), multiples=MULTIPLES, n_trials: int = 100, pairs: str = "nonzero_float",
+def run_table1(X, *, kernels=tuple(TABLE1_KERNELS), multiples=MULTIPLES, n_trials: int = 100, pairs: str = "nonzero_float",
                random_state: int = 0, n_jobs: int = 1, progress=None, log=None,
                client=None) -> tuple[pd.DataFrame, pd.DataFrame]:
     """Run the study on (already normalized) X; returns (summary with paper columns, per-trial tidy frame).
@@ -159,8 +161,8 @@ def run_table1(X, *, kernels=tuple(KERNELS), multiples=MULTIPLES, n_trials: int 
     ----------
     X : array-like or sparse matrix of shape (n, d)
         The points, already normalized.
-    kernels : sequence of str, default all of KERNELS
-        Keys of :data:`KERNELS` to run.
+    kernels : sequence of str, default all of TABLE1_KERNELS
+        Keys of :data:`TABLE1_KERNELS` to run.
     multiples : sequence of int, default MULTIPLES
         Values of D / d.
     n_trials : int, default 100
@@ -188,7 +190,7 @@ def run_table1(X, *, kernels=tuple(KERNELS), multiples=MULTIPLES, n_trials: int 
     d = X.shape[1]
     summaries, raws = [], []
     for kernel_key in kernels:
-        spec = KERNELS[kernel_key][0]
+        spec = TABLE1_KERNELS[kernel_key][0]
         start = time.perf_counter()
         raw = error_study(X, spec, methods_for(kernel_key), [m * d for m in multiples], n_trials,
                           pairs=pairs, random_state=random_state, n_jobs=n_jobs, progress=progress,
@@ -199,7 +201,7 @@ def run_table1(X, *, kernels=tuple(KERNELS), multiples=MULTIPLES, n_trials: int 
         summaries.append(summary)
         raws.append(raw)
         if log:
-            log(f"{KERNELS[kernel_key][1]}: {time.perf_counter() - start:.1f} s")
+            log(f"{TABLE1_KERNELS[kernel_key][1]}: {time.perf_counter() - start:.1f} s")
     summary = pd.concat(summaries, ignore_index=True)
     summary["multiple"] = summary["D"] // d
     summary = summary.merge(paper_frame(), on=["kernel_key", "method", "multiple"], how="left")
@@ -225,7 +227,7 @@ def format_tables(summary: pd.DataFrame) -> str:
     lines = []
     for kernel_key, part in summary.groupby("kernel_key", sort=False):
         multiples = sorted(part["multiple"].unique())
-        lines.append(f"\n{KERNELS[str(kernel_key)][1]} - mean absolute error, ours / paper (ratio ours/paper)\n")
+        lines.append(f"\n{TABLE1_KERNELS[str(kernel_key)][1]} - mean absolute error, ours / paper (ratio ours/paper)\n")
         lines.append("| Method | " + " | ".join(f"D = {m}d" for m in multiples) + " |")
         lines.append("|---" * (len(multiples) + 1) + "|")
         for method, rows in part.groupby("method", sort=False):

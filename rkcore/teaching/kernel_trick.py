@@ -291,7 +291,7 @@ def feature_count_table(d_list=(2, 4, 8, 16, 32, 64, 128, 256, 512, 1024), degre
     rows = []
     for d in d_list:
         for key, e in EXPANSIONS.items():
-            if (key == "interactions" and m > d) or (key == "all_subsets" and d > max_subsets_d):
+            if (key == "interactions" and m > d) or (e.max_d is not None and d > max_subsets_d):  # 2^d: capped
                 continue
             count = e.n_features(d, m)
             rows.append(dict(kind=key, d=d, n_features=float(count)))

@@ -38,6 +38,7 @@ import pandas as pd
 
 from ..kernels.exact import check_array
 from ..base.annotations import is_sparse
+from ..base.validation import as_float_array, check_at_least_one, check_eps, check_positive
 
 _LOG2 = np.log(2.0)
 _LOG8 = np.log(8.0)
@@ -49,68 +50,30 @@ _EXACT_INTEGER_LIMIT = 1e10
 
 
 # ------------------------------------------------------------------------- validation
-def _as_float_array(value, name: str, what: str) -> np.ndarray:
-    try:
-        arr = np.asarray(value, dtype=np.float64)
-    except (TypeError, ValueError):
-        raise ValueError(f"{name} ({what}) must be a number or an array of numbers, got {value!r}.") from None
-    if not np.isfinite(arr).all():
-        raise ValueError(f"{name} ({what}) must be finite; got NaN or infinity.")
-    return arr
-
-
-def _first_bad(arr: np.ndarray, bad: np.ndarray) -> float:
-    return float(arr[bad].flat[0]) if arr.ndim else float(arr)
-
-
-def _check_positive(value, name: str, what: str) -> np.ndarray:
-    arr = _as_float_array(value, name, what)
-    bad = arr <= 0
-    if bad.any():
-        raise ValueError(f"{name} ({what}) must be > 0, got {_first_bad(arr, bad)!r}.")
-    return arr
-
-
-def _check_at_least_one(value, name: str, what: str, *, integer: bool) -> np.ndarray:
-    arr = _as_float_array(value, name, what)
-    bad = arr < 1
-    if integer:
-        bad = bad | (arr != np.round(arr))
-    if bad.any():
-        kind = "an integer >= 1" if integer else ">= 1"
-        raise ValueError(f"{name} ({what}) must be {kind}, got {_first_bad(arr, bad)!r}.")
-    return arr
-
-
 def _check_delta(value) -> np.ndarray:
-    arr = _as_float_array(value, "delta", "the failure probability")
+    arr = as_float_array(value, "delta", "the failure probability")
     bad = (arr <= 0) | (arr >= 1)
     if bad.any():
-        raise ValueError(
-            f"delta (the failure probability) must lie strictly between 0 and 1, got {_first_bad(arr, bad)!r}."
-        )
+        first = float(arr[bad].flat[0]) if arr.ndim else float(arr)
+        raise ValueError(f"delta (the failure probability) must lie strictly between 0 and 1, got {first!r}.")
     return arr
 
 
 def _check_D(n_components) -> np.ndarray:
     # Real D >= 1 is accepted so that bounds can be drawn as continuous curves in D.
-    return _check_at_least_one(n_components, "n_components", "D, the number of random features", integer=False)
-
-
-def _check_eps(eps) -> np.ndarray:
-    return _check_positive(eps, "eps", "the absolute error tolerance")
+    return check_at_least_one(n_components, "n_components", "D, the number of random features", integer=False)
 
 
 def _check_R(R) -> np.ndarray:
-    return _check_positive(R, "R", "the bound on the L1 norm of the inputs")
+    return check_positive(R, "R", "the bound on the L1 norm of the inputs")
 
 
 def _check_d(d) -> np.ndarray:
-    return _check_at_least_one(d, "d", "the number of original features", integer=True)
+    return check_at_least_one(d, "d", "the number of original features", integer=True)
 
 
 def _check_degree(degree) -> np.ndarray:
-    return _check_at_least_one(degree, "degree", "the ANOVA order m", integer=True)
+    return check_at_least_one(degree, "degree", "the ANOVA order m", integer=True)
 
 
 def _scalar_or_array(arr: np.ndarray):
@@ -164,7 +127,7 @@ def log_lemma1(n_components, eps, R):
     float or numpy.ndarray
         The natural log of the right-hand side (> 0 where the bound is vacuous).
     """
-    D, eps, R = _check_D(n_components), _check_eps(eps), _check_R(R)
+    D, eps, R = _check_D(n_components), check_eps(eps), _check_R(R)
     return _scalar_or_array(_log_lemma1(D, eps, R))
 
 
@@ -230,7 +193,7 @@ def log_lemma2(n_components, eps, R, d):
     float or numpy.ndarray
         The natural log of the right-hand side (> 0 where the bound is vacuous).
     """
-    D, eps, R, d = _check_D(n_components), _check_eps(eps), _check_R(R), _check_d(d)
+    D, eps, R, d = _check_D(n_components), check_eps(eps), _check_R(R), _check_d(d)
     return _scalar_or_array(_log_lemma2(D, eps, R, d))
 
 
@@ -284,7 +247,7 @@ def log_lemma3(n_components, eps, R, degree):
     float or numpy.ndarray
         The natural log of the right-hand side (> 0 where the bound is vacuous).
     """
-    D, eps, R, m = _check_D(n_components), _check_eps(eps), _check_R(R), _check_degree(degree)
+    D, eps, R, m = _check_D(n_components), check_eps(eps), _check_R(R), _check_degree(degree)
     return _scalar_or_array(_log_lemma3(D, eps, R, m))
 
 
@@ -394,7 +357,7 @@ def min_components_lemma1(eps, delta, R):
     int or numpy.ndarray of int
         The smallest D with bound(D) <= delta.
     """
-    eps, delta, R = _check_eps(eps), _check_delta(delta), _check_R(R)
+    eps, delta, R = check_eps(eps), _check_delta(delta), _check_R(R)
     eps, delta, R = np.broadcast_arrays(eps, delta, R)
     return _min_components_pointwise(eps, delta, 4.0 * R, lambda D: _log_lemma1(D, eps, R), lambda r: (4 * r).exp(),
                                      (R,))
@@ -421,7 +384,7 @@ def min_components_lemma2(eps, delta, R, d):
     int or numpy.ndarray of int
         The smallest D with bound(D) <= delta.
     """
-    eps, delta, R, d = _check_eps(eps), _check_delta(delta), _check_R(R), _check_d(d)
+    eps, delta, R, d = check_eps(eps), _check_delta(delta), _check_R(R), _check_d(d)
     eps, delta, R, d = np.broadcast_arrays(eps, delta, R, d)
     log_delta = np.log(delta)
     bracket = _log_lemma2_prefactor(eps, R, d) - log_delta  # = log(2/delta) + 2d log(...)
@@ -458,7 +421,7 @@ def min_components_lemma3(eps, delta, R, degree):
     int or numpy.ndarray of int
         The smallest D with bound(D) <= delta.
     """
-    eps, delta, R, m = _check_eps(eps), _check_delta(delta), _check_R(R), _check_degree(degree)
+    eps, delta, R, m = check_eps(eps), _check_delta(delta), _check_R(R), _check_degree(degree)
     eps, delta, R, m = np.broadcast_arrays(eps, delta, R, m)
     return _min_components_pointwise(eps, delta, 4.0 * m * np.log(R), lambda D: _log_lemma3(D, eps, R, m),
                                      lambda r, mm: r ** (4 * mm), (R, m))
@@ -515,7 +478,7 @@ def bounds_table(n_components, eps, R, d=None, degree=None) -> pd.DataFrame:
         The tidy table described above.
     """
     D = np.atleast_1d(_check_D(n_components)).ravel()
-    E = np.atleast_1d(_check_eps(eps)).ravel()
+    E = np.atleast_1d(check_eps(eps)).ravel()
     R = float(_check_R(R))
     DD, EE = (a.ravel() for a in np.meshgrid(D, E, indexing="ij"))
     logs = {"lemma1": _log_lemma1(DD, EE, R)}

@@ -51,7 +51,9 @@ import pandas as pd
 
 from ..maps.distributions import DISTRIBUTIONS, Distribution, get_distribution
 from ..kernels.itemsets import ItemsetFamily, family_from_spec
-from ..kernels.numerics import to_dense, gram_dense, check_array, check_gram_fits, row_blocks
+from ..kernels.numerics import check_array, check_gram_fits, row_blocks
+from ..kernels.matrices import gram_dense
+from ..base.arrays import dense
 from ..kernels.ranges import SAFE_BINADES, row_exponents, scale_rows
 from ..base.validation import check_int
 from .variance_range import (_all_subsets_moments_fe, out_of_range_pairs, _sizes_moments_fe, _to_float,
@@ -243,7 +245,7 @@ def _moments(X, Y, family: ItemsetFamily, mu4: float, *, balanced: bool = False,
         X, Y = _balanced(X, Y)
     with np.errstate(over="ignore", under="ignore", invalid="ignore"):
         for rows in row_blocks(n, per_pair, PAIR_BLOCK_BYTES):
-            XT, YT = _compact(to_dense(X[rows]), to_dense(Y[rows]))
+            XT, YT = _compact(dense(X[rows], dtype=None), dense(Y[rows], dtype=None))
             if kind in ("dot", "all_subsets"):
                 second[rows], kernel[rows] = _closed_moments(kind, XT, YT, mu4)
             else:
@@ -266,7 +268,7 @@ def _moments(X, Y, family: ItemsetFamily, mu4: float, *, balanced: bool = False,
 
 def _exact_form_moments(X, Y, family: ItemsetFamily, mu4: float) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """(E f^2, K, S2) in (mantissa, exponent) form for a few paired rows: nothing over- or underflows."""
-    XT, YT = _compact(to_dense(X), to_dense(Y))
+    XT, YT = _compact(dense(X, dtype=None), dense(Y, dtype=None))
     if family.kind == "all_subsets":
         second, kernel = _all_subsets_moments_fe(XT, YT, mu4)
         scale = _all_subsets_moments_fe(np.abs(XT), np.abs(YT), mu4)[0]

@@ -382,8 +382,8 @@ distributions, D, seed : object
         str
             The description.
         """
-        kernel = (KernelSpec(self.kernel, degree=self.degree).label() if self.kernel != "itemset"
-                  else f"itemset kernel ({FAMILY_SOURCES[self.family].lower()})")
+        kernel = (f"itemset kernel ({FAMILY_SOURCES[self.family].lower()})" if KERNELS[self.kernel].takes_family
+                  else KernelSpec(self.kernel, degree=self.degree).label())
         return ", ".join([dataset_label(self.dataset), f"n={self.n}", f"{self.normalization}-normalized", kernel,
                           f"D={self.D}", f"seed={self.seed}"])
 

@@ -70,3 +70,29 @@ def test_the_check_sees_a_private_import(tmp_path):
         ("rkcore/maps/probe.py", "rkcore.kernels.numerics", "_dense"),
         ("rkcore/maps/probe.py", "rkcore.kernels.exact", "_hidden"),
         ("rkcore/maps/probe.py", "sklearn.utils._testing", "ignore_warnings")]
+
+
+def private_reexports(root: Path = REPO) -> list[tuple[str, str]]:
+    """(package __init__, name) of every private name a package's ``__init__`` imports (re-exports) from its
+    modules: a package's face shows its public API only."""
+    found = []
+    for file in sorted([*(root / "rkcore").rglob("__init__.py"), *(root / "rkapp").rglob("__init__.py")]):
+        for node in ast.walk(ast.parse(file.read_text(encoding="utf-8"))):
+            if isinstance(node, ast.ImportFrom):
+                found += [(file.relative_to(root).as_posix(), alias.name) for alias in node.names
+                          if alias.name.startswith("_") and not alias.name.startswith("__")]
+    return found
+
+
+def test_no_package_re_exports_a_private_name():
+    assert not private_reexports(), "\n".join(f"{f}: re-exports {n}" for f, n in private_reexports())
+
+
+def test_the_check_sees_a_private_re_export(tmp_path):
+    (tmp_path / "rkcore" / "learners").mkdir(parents=True)
+    (tmp_path / "rkapp").mkdir()
+    (tmp_path / "rkcore" / "learners" / "__init__.py").write_text(
+        "from .common import (LOSSES,\n    _binary_labels)\nfrom . import ratings as _ratings\n"
+        "from .fit import _Fit as Fit\n")
+    assert private_reexports(tmp_path) == [("rkcore/learners/__init__.py", "_binary_labels"),
+                                           ("rkcore/learners/__init__.py", "_Fit")]

@@ -303,7 +303,8 @@ def _cancellation_sweep(m, n_features=400):
 @pytest.mark.parametrize("degree", [2, 3])
 @pytest.mark.parametrize("sparse", [False, True])
 def test_anova_checked_never_accepts_what_newton_is_safe_rejects(degree, sparse, few_rows, monkeypatch):
-    from rkcore.kernels.numerics import max_nnz_per_row, rounding_gamma
+    from rkcore.kernels.matrices import max_nnz_per_row
+    from rkcore.kernels.numerics import rounding_gamma
 
     _set_few_rows(monkeypatch, few_rows)
 
@@ -364,7 +365,8 @@ def test_anova_checked_max_test_at_large_d(sparse, few_rows, monkeypatch):
     newton_is_safe rejects: rows where one product dominates, a row with two non-zeros,
     a tiny row (its guard) and a feature with one huge weight."""
     from rkcore.kernels.anova_blocks import anova_tier1_constants
-    from rkcore.kernels.numerics import max_nnz_per_row, rounding_gamma
+    from rkcore.kernels.matrices import max_nnz_per_row
+    from rkcore.kernels.numerics import rounding_gamma
 
     _set_few_rows(monkeypatch, few_rows)
     rng = np.random.RandomState(5)
@@ -441,7 +443,8 @@ def test_anova3_checked_at_large_d_is_newton_is_safe(sparse):
     """m = 3 at d = 800 (probabilistic gamma, newton_is_safe's c ~ 0.09): the fused check
     replays newton_is_safe's branch 1 and bounds its branch 2: never more lenient, and on
     N(0, 1) rows (plus one dominated row and a row with 3 non-zeros) the same verdicts."""
-    from rkcore.kernels.numerics import max_nnz_per_row, rounding_gamma
+    from rkcore.kernels.matrices import max_nnz_per_row
+    from rkcore.kernels.numerics import rounding_gamma
 
     rng = np.random.RandomState(7)
     d, D = 800, 40

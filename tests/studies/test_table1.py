@@ -17,7 +17,7 @@ def test_paper_table_joins_the_engine_rows():
     comparison silently drops them), one cell per multiple, and a plausible transcription:
     positive numbers whose means shrink with D in every row, as the paper's do."""
     paper = table1.paper_frame()
-    for kernel_key in table1.KERNELS:
+    for kernel_key in table1.TABLE1_KERNELS:
         engine_labels = {method_label(key, dist) for key, dist in table1.methods_for(kernel_key)}
         assert set(paper.loc[paper.kernel_key == kernel_key, "method"]) == engine_labels
     for _, rows in paper.groupby(["kernel_key", "method"]):

@@ -33,6 +33,9 @@ from rkcore.teaching.compositional import (
     sample_features,
     shallow_skeleton,
 )
+# the package re-exports only public names; these tests reach into the modules that own the helpers
+from rkcore.teaching.compositional.activations import _relu_log_b
+from rkcore.teaching.compositional.sampling import _keys_and_masses, _sample_forest
 
 Z_TOL = 4.5
 

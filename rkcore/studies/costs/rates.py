@@ -10,7 +10,7 @@ from dataclasses import dataclass
 
 from ...base.limits import format_bytes, format_estimate
 from ...kernels.all_subsets_gram import grouped_gram_within_contract
-from ...registry import get_map
+from ...registry import KERNELS, get_map
 from .speed import estimate_factor
 from .stable_path import stable_seconds
 
@@ -148,7 +148,7 @@ def exact_kernel_seconds(n_rows: float, n_cols: float, d: int, degree: int, kern
     d, degree : int
         Number of input features, order m of the kernel.
     kernel : str
-        Kernel name (anova, itemset, up_to, all_subsets, or another for one GEMM).
+        Kernel key; its entry's ``gram_work`` decides the price (a key not in the registry: one GEMM).
 
     Returns
     -------
@@ -157,11 +157,12 @@ def exact_kernel_seconds(n_rows: float, n_cols: float, d: int, degree: int, kern
     """
     m = max(int(degree), 1)
     block = n_rows * n_cols
-    if kernel in ("anova", "itemset", "up_to"):
+    work = getattr(KERNELS.get(kernel), "gram_work", "gemm")  # how the kernel's entry says its Gram is computed
+    if work == "elementary":
         # the entries the Newton check rejects go to the stable recursion (stable_path: products x * y of rows)
         return (m * gemm_seconds(n_rows, d, n_cols) + elements_seconds(block * (m * m + 2 * m))
                 + stable_seconds(block, d, m, kernel, "gaussian"))
-    if kernel == "all_subsets":
+    if work == "product":
         if not grouped_gram_within_contract(d):
             # beyond ~1,500 shared columns float64 products leave the accuracy contract: long double
             # products, one column at a time (measured ~14 ns per entry and column, 2026-11-24)

@@ -21,6 +21,7 @@ import numpy as np
 
 from ...kernels.numerics import newton_is_safe, rounding_gamma
 from ...maps.random_kernel import draw_weights
+from ...registry import KERNELS
 
 __all__ = ["STABLE_SECONDS", "stable_seconds", "stable_share"]
 
@@ -28,8 +29,6 @@ __all__ = ["STABLE_SECONDS", "stable_seconds", "stable_share"]
 #: thread, measured 5-17 ns on the 2-core machine (2026-11-29, /tmp benchmark of elementary_pairs at
 #: d = 16..2,048, m = 2..10): the upper end, as small d pays a per-column overhead.
 STABLE_SECONDS = 1.5e-8
-#: Families whose fast path hands values to the stable recursion when the Newton check fails.
-CHECKED_KERNELS = ("anova", "up_to")
 _SAMPLE_ROWS, _SAMPLE_WEIGHTS = 4, 8
 #: Widest sample evaluated (4 x 8 x 65,536 values: 16 MB). Wider inputs are priced as all stable: the check's
 #: rounding term grows with d, so the rejected share only grows past here, and no cost model may allocate in
@@ -49,7 +48,7 @@ def stable_share(d: int, degree: int, kernel: str = "anova", weights: str = "rad
     degree : int
         Order m of the kernel.
     kernel : str, default "anova"
-        The family; only "anova" and "up_to" are checked (others: 0.0).
+        The kernel key; only ordered kernels (``KernelEntry.ordered``: ANOVA, up-to) are checked (others: 0.0).
     weights : str, default "rademacher"
         What multiplies the rows: a weight distribution of :mod:`rkcore.maps.distributions` ("rademacher"
         for RK's default and SCRK's +-1 circulant entries; "gaussian" also stands for the exact kernel's
@@ -61,7 +60,8 @@ def stable_share(d: int, degree: int, kernel: str = "anova", weights: str = "rad
         The share in [0, 1] of (row, weight) values the check rejects.
     """
     d, m = int(d), int(degree)
-    if kernel not in CHECKED_KERNELS or m < 1 or d < 1 or (kernel == "anova" and m > d):
+    entry = KERNELS.get(kernel)  # the ordered families' fast path hands values to the stable recursion
+    if entry is None or not entry.ordered or m < 1 or d < 1 or (entry.single_order and m > d):
         return 0.0
     if d > MAX_SAMPLE_D:
         return 1.0
@@ -72,7 +72,7 @@ def stable_share(d: int, degree: int, kernel: str = "anova", weights: str = "rad
     else:
         Z = X[:, None, :] * np.abs(draw_weights(weights, _SAMPLE_WEIGHTS, d, _SAMPLE_SEED))[None, :, :]
     Pa = [None] + [np.sum(Z**t, axis=-1) for t in range(1, m + 1)]
-    ok = newton_is_safe(Pa, m, rounding_gamma(d + 2 * m), all_orders=kernel == "up_to")
+    ok = newton_is_safe(Pa, m, rounding_gamma(d + 2 * m), all_orders=entry.sums_orders)
     return float(1.0 - np.mean(ok))
 
 
