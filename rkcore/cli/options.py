@@ -152,7 +152,7 @@ def choice(allowed: Sequence[str] | Callable[[], Sequence[str]], what: str) -> C
         Parser of the argument text into the key.
     """
 
-    def key(text: str) -> str:
+    def key(text: str) -> str:  # numpydoc ignore=GL08
         keys = allowed() if callable(allowed) else allowed
         if text not in keys:
             raise argparse.ArgumentTypeError(f"unknown {what} {text[:40]!r}; allowed: {', '.join(keys)}")

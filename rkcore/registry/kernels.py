@@ -36,7 +36,7 @@ def latex_with_degree(latex: str, degree: int) -> str:
 
 
 @dataclass(frozen=True)
-class KernelSpec:
+class KernelSpec:  # numpydoc ignore=PR02
     """What to approximate: a kernel key from :data:`KERNELS` plus its parameters.
 
     ``degree`` is the order m (ANOVA, up-to, polynomial); ``itemsets`` the family for
@@ -84,17 +84,33 @@ class KernelSpec:
     @property
     def entry(self) -> "KernelEntry":
         """The kernel's :class:`KernelEntry` in :data:`KERNELS`.
+
+        Returns
+        -------
+        KernelEntry
+            The value described above.
         """
         return KERNELS[self.name]
 
     @property
     def coef0(self) -> float:
-        """The offset c of (c + <x, y>)^m as the maps take it: 0 for the homogeneous polynomial."""
+        """The offset c of (c + <x, y>)^m as the maps take it: 0 for the homogeneous polynomial.
+
+        Returns
+        -------
+        float
+            The value described above.
+        """
         return 0.0 if self.entry.homogeneous else float(self.c)
 
     @property
     def is_itemset(self) -> bool:
         """Whether the kernel is an itemset kernel K_S (it has a family S).
+
+        Returns
+        -------
+        bool
+            The value described above.
         """
         return self.entry.is_itemset
 
@@ -186,7 +202,7 @@ PARAMETER_WIDGETS = {"degree": ("degree",), "c": ("c",), "gamma": ("gamma",), "i
 
 
 @dataclass(frozen=True, kw_only=True)
-class KernelParameter:
+class KernelParameter:  # numpydoc ignore=PR02
     """One parameter a kernel takes, with the values it allows.
 
     Parameters
@@ -222,7 +238,7 @@ FAMILY = KernelParameter(name="itemsets")
 
 
 @dataclass(frozen=True, kw_only=True)
-class KernelEntry:
+class KernelEntry:  # numpydoc ignore=PR02
     """One kernel of :data:`KERNELS`: its names, parameters, formula, exact Gram matrix and the structure
     the engines and the sidebar ask about.
 
@@ -292,60 +308,137 @@ class KernelEntry:
 
     @property
     def uses_degree(self) -> bool:
-        """Whether the degree m is a parameter of the kernel."""
+        """Whether the degree m is a parameter of the kernel.
+
+        Returns
+        -------
+        bool
+            The value described above.
+        """
         return self.parameter("degree") is not None
 
     @property
     def min_degree(self) -> int:
-        """The least order m allowed (0 for "itemsets up to size m", else 1)."""
+        """The least order m allowed (0 for "itemsets up to size m", else 1).
+
+        Returns
+        -------
+        int
+            The value described above.
+        """
         p = self.parameter("degree")
         return int(p.low) if p is not None and p.low is not None else 1
 
     @property
     def uses_offset(self) -> bool:
-        """Whether the offset c is a parameter (the non-homogeneous polynomial kernel)."""
+        """Whether the offset c is a parameter (the non-homogeneous polynomial kernel).
+
+        Returns
+        -------
+        bool
+            The value described above.
+        """
         return self.parameter("c") is not None
 
     @property
     def uses_gamma(self) -> bool:
-        """Whether the width gamma is a parameter (the Gaussian kernel)."""
+        """Whether the width gamma is a parameter (the Gaussian kernel).
+
+        Returns
+        -------
+        bool
+            The value described above.
+        """
         return self.parameter("gamma") is not None
 
     @property
     def takes_family(self) -> bool:
-        """Whether the user gives the itemset family S (typed itemsets or fields)."""
+        """Whether the user gives the itemset family S (typed itemsets or fields).
+
+        Returns
+        -------
+        bool
+            The value described above.
+        """
         return self.parameter("itemsets") is not None
 
     custom_family = takes_family
 
     @property
     def is_itemset(self) -> bool:
-        """Whether it is an itemset kernel K_S (a sum over a family S)."""
+        """Whether it is an itemset kernel K_S (a sum over a family S).
+
+        Returns
+        -------
+        bool
+            The value described above.
+        """
         return self.family is not None
 
     @property
     def is_polynomial(self) -> bool:
-        """Whether it is a polynomial kernel (c + <x, y>)^m, homogeneous or not."""
+        """Whether it is a polynomial kernel (c + <x, y>)^m, homogeneous or not.
+
+        Returns
+        -------
+        bool
+            The value described above.
+        """
         return self.polynomial
 
     @property
     def ordered(self) -> bool:
-        """Whether its order m must not exceed d (ANOVA, up-to: :data:`rkcore.kernels.itemsets.ORDERED_KERNELS`)."""
+        """Whether its order m must not exceed d (ANOVA, up-to: :data:`rkcore.kernels.itemsets.ORDERED_KERNELS`).
+
+        Returns
+        -------
+        bool
+            The value described above.
+        """
         return self.key in ORDERED_KERNELS
 
     @property
     def sums_orders(self) -> bool:
-        """Whether it sums the ANOVA kernels of every order 0..m (not only order m)."""
+        """Whether it sums the ANOVA kernels of every order 0..m (not only order m).
+
+        Returns
+        -------
+        bool
+            The value described above.
+        """
         return self.family == "up_to"
 
     @property
+    def is_linear(self) -> bool:
+        """Whether the kernel is the dot product itself (the family of single items): nothing to approximate.
+
+        Returns
+        -------
+        bool
+            True for the dot kernel.
+        """
+        return self.family == "dot"
+
+    @property
     def single_order(self) -> bool:
-        """Whether it is the ANOVA kernel of order m alone (the paper's eq. 12 computes it in floats)."""
+        """Whether it is the ANOVA kernel of order m alone (the paper's eq. 12 computes it in floats).
+
+        Returns
+        -------
+        bool
+            The value described above.
+        """
         return self.family == "anova"
 
     @property
     def widgets(self) -> tuple[str, ...]:
-        """The sidebar's widgets for it: fields of the state table (:mod:`rkcore.views.settings`), in order."""
+        """The sidebar's widgets for it: fields of the state table (:mod:`rkcore.views.settings`), in order.
+
+        Returns
+        -------
+        tuple[str, ...]
+            The value described above.
+        """
         return tuple(w for p in sorted(self.parameters, key=lambda p: p.name != "itemsets")
                      for w in PARAMETER_WIDGETS[p.name])
 

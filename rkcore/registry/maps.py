@@ -52,7 +52,7 @@ def _no_floats(n, d, D, m):
 
 
 @dataclass(frozen=True, kw_only=True)
-class CostModel:
+class CostModel:  # numpydoc ignore=PR02
     """What fitting a map and transforming n rows with it does, in units free of the machine:
     :mod:`rkcore.studies.costs` prices them with the machine's rates (random numbers per second, GEMM flop/s,
     element-wise passes per second) and its bytes per float. Every callable takes numbers (or numpy
@@ -85,7 +85,7 @@ class CostModel:
 
 
 @dataclass(frozen=True, kw_only=True)
-class MapEntry:
+class MapEntry:  # numpydoc ignore=PR02
     """One random feature map: what it approximates, what it costs, how to build it, how to draw it.
 
     Keyword-only: ``MapEntry(key="toy", label=..., ...)``. ``operations(d, D, m)`` is the per-sample
@@ -173,7 +173,13 @@ class MapEntry:
 
     @property
     def takes_distribution(self) -> bool:
-        """Whether the user picks its weight distribution (RK); the others draw their own."""
+        """Whether the user picks its weight distribution (RK); the others draw their own.
+
+        Returns
+        -------
+        bool
+            The value described above.
+        """
         return len(self.distributions) > 1
 
     def supports(self, spec: KernelSpec) -> bool:

@@ -17,7 +17,7 @@ LEARNERS = ("kernel_svm", "factorization_machine", "all_subsets_model", "linear_
 
 
 @dataclass(frozen=True, kw_only=True)
-class MethodEntry:
+class MethodEntry:  # numpydoc ignore=PR02
     """One learner of the accuracy study: the kernel it targets, what it costs, how it is drawn, and the kind
     of estimator it is (``learner``, one of :data:`LEARNERS`; the accuracy engine builds it). Pure metadata:
     the figures and the CLI read it without importing the engine.

@@ -32,7 +32,7 @@ import pandas as pd
 
 from ..base.limits import memory_budget
 from ..learners import ExactKernelSVC, random_feature_pipeline
-from ..registry import MAPS, KernelSpec
+from ..registry import KERNELS, MAPS, KernelSpec
 from .accuracy import DEFAULT_SPLIT, validate_C_kernel_svm
 from .splits import split_indices, split_sizes
 
@@ -130,7 +130,7 @@ def rbf_gamma(X_train) -> float:
 
 
 def _target_spec(target: str, gamma: float) -> KernelSpec:
-    return ANOVA2 if target == "anova" else KernelSpec("rbf", gamma=gamma)
+    return ANOVA2 if KERNELS[target].single_order else KernelSpec(target, gamma=gamma)
 
 
 def _estimator(contender: Contender, spec: KernelSpec, D: int | None, C: float, seed: int):

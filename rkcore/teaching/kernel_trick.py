@@ -202,6 +202,9 @@ class Expansion:  # numpydoc ignore=PR02
     max_d: int | None = None
 
 
+#: The expansion of every subset's product (its key names the expansion, not the kernel of the same name).
+ALL_SUBSETS_EXPANSION = "all_subsets"
+
 EXPANSIONS: dict[str, Expansion] = {
     e.key: e
     for e in (
@@ -217,7 +220,7 @@ EXPANSIONS: dict[str, Expansion] = {
                   lambda d, m: comb(d, m),
                   lambda X, m: interaction_features(X, m),
                   lambda X, Y, m: anova_kernel(X, Y, m)),
-        Expansion("all_subsets", "All subsets (2^d products)",
+        Expansion(ALL_SUBSETS_EXPANSION, "All subsets (2^d products)",
                   r"\phi(\mathbf{x}) = \Big(\prod_{i \in S} x_i\Big)_{S \subseteq [d]}",
                   r"\langle\phi(\mathbf{x}), \phi(\mathbf{y})\rangle = \prod_{i=1}^{d} (1 + x_i y_i)",
                   lambda d, m: 2**d,

@@ -14,7 +14,7 @@ from threadpoolctl import threadpool_limits
 
 from rkcore.base.limits import format_estimate
 from rkcore.figures.bounds import LEMMA_LABELS, bounds_note, bounds_vs_D_figure, bounds_vs_eps_figure, sci
-from rkcore.registry import ITEMSET_KERNELS
+from rkcore.registry import ITEMSET_KERNELS, KERNELS
 from rkcore.studies import errors
 from rkcore.studies.costs import error_study_cost
 from rkcore.studies.costs.rates import RunCost
@@ -31,7 +31,7 @@ SHOWN = ("eb_eps", "eb_delta", "eb_D")
 
 
 @dataclass(frozen=True)
-class BoundsStudy:
+class BoundsStudy:  # numpydoc ignore=PR02
     """The error study of RK on the view's data, and what the bounds need of the data.
 
     Parameters
@@ -61,7 +61,7 @@ class BoundsStudy:
 
 def _degree(kernel) -> int | None:
     """The order m of Lemma 3 (ANOVA kernels), else None."""
-    return int(kernel.degree) if kernel.name == "anova" else None  # kernel-key
+    return int(kernel.degree) if kernel.entry.single_order else None
 
 
 def compute(spec: ViewSpec, data, *, eb_trials: int, progress=None) -> BoundsStudy:
@@ -135,7 +135,7 @@ def reproduce(spec: ViewSpec, *, eb_trials: int, eb_eps: float, eb_delta: float,
     str
         The code.
     """
-    degree = f"{spec.degree}" if spec.kernel == "anova" else "None"  # kernel-key
+    degree = f"{spec.degree}" if KERNELS[spec.kernel].single_order else "None"
     return spec.code(
         "from rkcore.theory.bounds import bounds_table, l1_radius",
         "from rkcore.theory.measured_tails import measured_tails, required_components",
@@ -154,7 +154,7 @@ def reproduce(spec: ViewSpec, *, eb_trials: int, eb_eps: float, eb_delta: float,
 
 
 @dataclass(frozen=True)
-class BoundsShown:
+class BoundsShown:  # numpydoc ignore=PR02
     """What the charts, metrics and table show at one ε, δ and D (formulas over the study: no random map).
 
     Parameters

@@ -38,7 +38,7 @@ NOTE = ("The number of itemsets explodes with d and the itemset size (the y axis
 
 
 @dataclass(frozen=True)
-class ItemsetsResult:
+class ItemsetsResult:  # numpydoc ignore=PR02
     """What the Itemsets page shows: the family, its counts and listing, and the explicit map's check.
 
     Parameters

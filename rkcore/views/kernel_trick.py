@@ -16,7 +16,7 @@ from rkcore.figures.foundations import feature_count_figure, kernel_trick_figure
 from rkcore.registry import latex_with_degree
 from rkcore.studies.costs import kernel_trick_cost
 from rkcore.studies.costs.rates import RunCost
-from rkcore.teaching.kernel_trick import EXPANSIONS, MAX_SUBSETS_D, feature_count_table, kernel_trick_timing
+from rkcore.teaching.kernel_trick import ALL_SUBSETS_EXPANSION, EXPANSIONS, MAX_SUBSETS_D, feature_count_table, kernel_trick_timing
 
 from .base import View
 from .settings import ViewSpec
@@ -27,7 +27,7 @@ D_OPTIONS = {
     "interactions": [8, 16, 32, 64, 128, 256],
     "all_subsets": [4, 6, 8, 10, 12, 14, 16],
 }
-assert max(D_OPTIONS["all_subsets"]) <= MAX_SUBSETS_D
+assert max(D_OPTIONS[ALL_SUBSETS_EXPANSION]) <= MAX_SUBSETS_D
 #: The largest d a page opens on for all subsets when the stored one is not offered there.
 SUBSETS_FALLBACK_D = 12
 #: Timed runs per (d, method), after one warm-up run.
@@ -51,7 +51,7 @@ def order(kt_kind: str, kt_m: int) -> int:
     int
         The order.
     """
-    return 2 if kt_kind == "all_subsets" else int(kt_m)
+    return 2 if kt_kind == ALL_SUBSETS_EXPANSION else int(kt_m)
 
 
 def d_values(kt_kind: str, kt_m: int, kt_dmax: int) -> list[int]:
@@ -75,7 +75,7 @@ def d_values(kt_kind: str, kt_m: int, kt_dmax: int) -> list[int]:
     if int(kt_dmax) not in D_OPTIONS[kt_kind]:
         raise ValueError(f"Largest d timed = {kt_dmax!r} is not offered for {EXPANSIONS[kt_kind].label}; "
                          f"allowed: {', '.join(map(str, D_OPTIONS[kt_kind]))}.")
-    d_list = ([d for d in (2, 4, 6, 8, 10, 12, 14, 16) if d <= kt_dmax] if kt_kind == "all_subsets"
+    d_list = ([d for d in (2, 4, 6, 8, 10, 12, 14, 16) if d <= kt_dmax] if kt_kind == ALL_SUBSETS_EXPANSION
               else [int(d) for d in 2 ** np.arange(1, int(np.log2(kt_dmax)) + 1)])
     return [d for d in d_list if d >= order(kt_kind, kt_m) or kt_kind != "interactions"]
 

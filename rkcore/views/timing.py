@@ -141,7 +141,7 @@ def checked_sweep(**settings) -> Sweep:
         raise ValueError("Choose at least two values of d and two values of D: a growth rate needs two points.")
     smallest = min(s.d_list + (s.d_at,))
     for key in s.maps:
-        if timing_kernel(key, s.degree).name == "anova" and s.degree > smallest:  # kernel-key
+        if timing_kernel(key, s.degree).entry.single_order and s.degree > smallest:
             raise ValueError(f"Degree m = {s.degree} exceeds the smallest d = {smallest}: the ANOVA kernel of "
                              f"{MAPS[key].label} needs m ≤ d. Lower m or drop the small d values.")
     return s
