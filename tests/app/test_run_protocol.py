@@ -48,7 +48,7 @@ def _state_the_cost_once_in_a_neutral_colour(at) -> str:
 def test_the_estimate_states_the_cost_once_in_a_neutral_colour(run_page):
     at = run_page(DIST, n=300, dv_trials=20, dv_vtrials=1000)  # two sections
     estimate = _state_the_cost_once_in_a_neutral_colour(at)
-    assert "(error study and pair variances)" in estimate, estimate  # what it covers, named once
+    assert "(error study, pair variances and exact variances)" in estimate, estimate  # what it covers, named once
     button = at.button(key="dv_run")
     assert "error study: about" in button.help and "pair variances: about" in button.help, button.help
 

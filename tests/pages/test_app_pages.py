@@ -11,6 +11,7 @@ import pytest
 from rkcore.maps.distributions import DISTRIBUTIONS
 from rkcore.registry import ITEMSET_KERNELS, KERNELS, KernelSpec, maps_for
 from tests.conftest import (
+    estimate_texts,
     REPO, error_texts, page_files, plotly_figures, snippet_of, table_values, warning_texts,
 )
 
@@ -379,7 +380,8 @@ BAD_UPLOAD = _csv("a,b,label\n1,2,0\n,3,1\n4,5,0\n")
 def assert_figures_or_message(at, where: str):
     """A page either draws its figures or says in place why it cannot; never a traceback."""
     assert_clean(at)
-    assert plotly_figures(at) or error_texts(at) or at.warning or at.info, f"{where}: neither figure nor message"
+    assert plotly_figures(at) or error_texts(at) or at.warning or at.info or estimate_texts(at), (
+        f"{where}: neither figure nor message")
 
 
 @pytest.mark.parametrize("kernel", list(KERNELS))
