@@ -435,7 +435,7 @@ class TimeStudy:  # numpydoc ignore=PR02
     """
 
     times: pd.DataFrame
-    crossovers: dict
+    crossovers: dict[str, tuple[float | None, str]]
     n_memory: int
     D: int
     max_measured: int
