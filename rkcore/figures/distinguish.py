@@ -89,7 +89,7 @@ def without_colour_alone(fig: go.Figure) -> go.Figure:
     looks: dict[str, tuple] = {}
     for trace in traces:
         looks.setdefault(series_key(trace), look(trace))
-    seen: dict[tuple, str] = {}
+    seen: dict[str, tuple] = {}  # series key -> its look, for the series kept as drawn
     restyle: dict[str, str] = {}
     used = {symbol for _, symbol in looks.values() if symbol}
     free = [s for s in SYMBOLS if s not in used]

@@ -6,6 +6,8 @@ Traces and layouts are plain dicts in plotly's canonical form, built once by
 """
 from __future__ import annotations
 
+from collections.abc import Callable
+
 import numpy as np
 import pandas as pd
 import plotly.graph_objects as go
@@ -231,5 +233,5 @@ def speed_figure(times: pd.DataFrame, crossovers: dict, n_memory: int, D: int) -
 
 
 #: The figure builder of each kind of story step (the ``kind`` of :class:`rkcore.teaching.story.StoryStep`).
-STEP_BUILDERS = {"matrix": matrix_figure, "pair": pair_figure, "curve": error_curve_figure, "duel": duel_figure,
-                 "speed": speed_figure}
+STEP_BUILDERS: dict[str, Callable[..., go.Figure]] = {"matrix": matrix_figure, "pair": pair_figure, "curve": error_curve_figure, "duel": duel_figure,
+                                                      "speed": speed_figure}

@@ -26,6 +26,7 @@ from __future__ import annotations
 import math
 import time
 from dataclasses import dataclass
+from typing import cast
 
 import numpy as np
 import pandas as pd
@@ -134,8 +135,10 @@ def _target_spec(target: str, gamma: float) -> KernelSpec:
 
 
 def _estimator(contender: Contender, spec: KernelSpec, D: int | None, C: float, seed: int):
-    if contender.exact:
+    if contender.map_key is None:  # contender.exact
         return ExactKernelSVC(spec, C=C)
+    if D is None:
+        raise ValueError(f"{contender.label} needs a number of random features D.")
     return random_feature_pipeline(contender.map_key, spec, int(D), random_state=seed, C=C,
                                    classifier_params={"max_iter": 5000})
 
@@ -211,7 +214,8 @@ def sweep_D(X, y, D_grid, seeds, contenders=tuple(CONTENDERS), *, split=DEFAULT_
             spec = _target_spec(contender.target, gamma)
             if contender.target not in C_by_target:  # the first seed's validation set, as the paper's rule
                 table = validate_C_kernel_svm(spec, X[tr], y[tr], X[va], y[va], C_grid)
-                C_by_target[contender.target] = float(table.loc[table["val_accuracy"].idxmax(), "C"])
+                best = cast(int, table["val_accuracy"].idxmax())  # a RangeIndex label; the stubs say Hashable
+                C_by_target[contender.target] = float(table["C"].loc[best])
             C = C_by_target[contender.target]
             for D in ([None] if contender.exact else Ds):
                 est = _estimator(contender, spec, D, C, seed)
@@ -435,7 +439,7 @@ class TimeStudy:  # numpydoc ignore=PR02
     """
 
     times: pd.DataFrame
-    crossovers: dict
+    crossovers: dict[str, tuple[float | None, str]]
     n_memory: int
     D: int
     max_measured: int

@@ -90,7 +90,7 @@ def methods_for(spec: ViewSpec, distributions: tuple[str, ...], scrk: bool) -> l
     list of (str, str or None)
         The methods, as :func:`rkcore.studies.errors.error_study` takes them.
     """
-    methods = [("rk", dist) for dist in distributions]
+    methods: list[tuple[str, str | None]] = [("rk", dist) for dist in distributions]
     return methods + [("scrk", None)] if scrk and scrk_available(spec) else methods
 
 
@@ -534,8 +534,9 @@ def lowest_text(lowest: pd.DataFrame) -> str:
     str
         "D = 40: Rademacher (ties with Gaussian); ..."
     """
-    return "; ".join(f"D = {r.D}: {r.lowest}" + (f" (ties with {', '.join(t for t in r.tied if t != r.lowest)})"
-                                                  if len(r.tied) > 1 else "") for r in lowest.itertuples())
+    return "; ".join(f"D = {D}: {best}" + (f" (ties with {', '.join(t for t in tied if t != best)})"
+                                            if len(tied) > 1 else "")
+                     for D, best, tied in zip(lowest["D"], lowest["lowest"], lowest["tied"]))
 
 
 STUDY = View(key="dv", what="the distribution study", compute=compute_study, cost=study_cost, reproduce=reproduce,

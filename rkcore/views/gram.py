@@ -102,8 +102,8 @@ def compute(spec: ViewSpec, data) -> GramResult:
     K, K_hat = gram_pair(X, kernel, spec.map, spec.D, spec.map_distribution, spec.seed)
     K_small, block = block_average(K, max_side=HEATMAP_SIDE)
     K_hat_small, _ = block_average(K_hat, max_side=HEATMAP_SIDE)
-    kernel_text = (f"itemset kernel over {kernel.family(d).describe()}" if kernel.itemsets is not None  # a given family
-                   else f"{kernel.label()} kernel")
+    family = kernel.family(d) if kernel.itemsets is not None else None  # a given family
+    kernel_text = f"itemset kernel over {family.describe()}" if family is not None else f"{kernel.label()} kernel"
     return GramResult(K_small, K_hat_small, block, n, d, gram_error_stats(K, K_hat),
                       gram_pairs(K, K_hat, max_points=MAX_SCATTER_POINTS, random_state=0), kernel_text,
                       data.y is not None)

@@ -119,10 +119,10 @@ def _choices(*values) -> Callable[[], list]:
     return lambda: list(values)
 
 
-def _page(page: str, *fields: tuple | Field) -> list[Field]:
+def _page(page: str, *fields: tuple[str, Any] | Field) -> list[Field]:
     """A page's own settings: (name, default) pairs, or Fields with their choices and bounds."""
-    return [dataclasses.replace(f, view=False, page=page) if isinstance(f, Field) else Field(*f, view=False, page=page)
-            for f in fields]
+    return [dataclasses.replace(f, view=False, page=page) if isinstance(f, Field)
+            else Field(f[0], f[1], view=False, page=page) for f in fields]
 
 
 #: The ε grid of the Error bounds study: 1, 2, 5 per decade, exact decimal floats (they round-trip the URL).
@@ -250,8 +250,16 @@ def choices(name: str) -> tuple:
     -------
     tuple
         Its allowed values.
+
+    Raises
+    ------
+    ValueError
+        For a free field (bounds, no list of choices).
     """
-    return tuple(FIELDS[name].options())
+    options = FIELDS[name].options
+    if options is None:
+        raise ValueError(f"The setting {name!r} takes any value in its bounds; it has no list of choices.")
+    return tuple(options())
 
 
 #: old URL key -> field name (links shared before the keys became the field names)

@@ -311,7 +311,8 @@ def unstable_slopes(times: pd.DataFrame) -> list[tuple[str, str]]:
         (map key, "d" or "D").
     """
     errors = slope_errors(times)
-    return [(r.map, r.along) for r in errors.itertuples() if r.stable is not True]  # None: too few to tell
+    return [(map_key, along) for map_key, along, stable in zip(errors["map"], errors["along"], errors["stable"])
+            if stable is not True]  # None: too few to tell
 
 
 def cost(spec: ViewSpec, n: int, d: int, **settings) -> RunCost:
