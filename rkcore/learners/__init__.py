@@ -22,22 +22,25 @@ per class against the rest themselves.
 The four learner families live in sub-modules (pure moves; everything is re-exported here, so
 ``from rkcore.learners import ...`` works as before):
 
-=================================  ============================================================
-rkcore.learners.common               losses, label checks, sparse products shared by the learners
-rkcore.learners.kernel_svm           ExactKernelSVC, exact_gram
-rkcore.learners.linear               random_feature_pipeline
-rkcore.learners.factorized           FactorizationMachineClassifier, AllSubsetsModelClassifier
-rkcore.learners.sparse_rf            SparseRandomFeatureClassifier
-rkcore.learners.streaming            RandomFeatureSGDClassifier
-rkcore.learners.regression           FactorizationMachineRegressor, ExactKernelRidge, random_feature_ridge,
-                                     for_many_classes (one-vs-rest for the binary-by-nature models)
-=================================  ============================================================
+======================================  ============================================================
+rkcore.learners.common                  losses, label checks, sparse products shared by the learners
+rkcore.learners.kernel_svm              ExactKernelSVC, exact_gram
+rkcore.learners.linear                  random_feature_pipeline
+rkcore.learners.factorization_machine   FactorizationMachineClassifier
+rkcore.learners.all_subsets_model       AllSubsetsModelClassifier
+rkcore.learners.lbfgs                   the L-BFGS-B binary classifier the two share
+rkcore.learners.sparse_rf               SparseRandomFeatureClassifier
+rkcore.learners.streaming               RandomFeatureSGDClassifier
+rkcore.learners.regression              FactorizationMachineRegressor, ExactKernelRidge, random_feature_ridge,
+                                        for_many_classes (one-vs-rest for the binary-by-nature models)
+======================================  ============================================================
 """
 # Re-exports: the public names only; private helpers are imported from the module that owns them.
 from .common import CLASSIFIERS, LOSSES, expected_failed_checks
 from .kernel_svm import ExactKernelSVC, exact_gram
 from .linear import random_feature_pipeline
-from .factorized import AllSubsetsModelClassifier, FactorizationMachineClassifier
+from .all_subsets_model import AllSubsetsModelClassifier
+from .factorization_machine import FactorizationMachineClassifier
 from .sparse_rf import SparseRandomFeatureClassifier
 from .streaming import RandomFeatureSGDClassifier
 from .regression import (BINARY_BY_NATURE, ExactKernelRidge, FactorizationMachineRegressor, for_many_classes,

@@ -28,7 +28,9 @@ from sklearn.utils.validation import _check_sample_weight, check_is_fitted, vali
 from ..kernels.itemsets import check_degree_fits
 from ..registry import KernelSpec, make_map
 from .common import _spec_or_default
-from .factorized import AllSubsetsModelClassifier, FactorizationMachineClassifier, _LBFGSBinaryClassifier
+from .all_subsets_model import AllSubsetsModelClassifier
+from .factorization_machine import FactorizationMachineClassifier
+from .lbfgs import _LBFGSBinaryClassifier
 from .kernel_svm import exact_gram
 from ..base.annotations import fit_context
 

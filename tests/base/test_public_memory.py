@@ -192,8 +192,8 @@ MUST_REFUSE = {"rkcore.teaching.compositional.transformer.CompositionalFeatures:
                "rkcore.teaching.compositional.activations.activation_curves:n_points",
                "rkcore.teaching.compositional.presets.deep_skeleton:d",
                "rkcore.theory.variance.rk_variance_gram:X (rows)",
-               "rkcore.learners.factorized.FactorizationMachineClassifier:n_components",
-               "rkcore.learners.factorized.AllSubsetsModelClassifier:n_components",
+               "rkcore.learners.factorization_machine.FactorizationMachineClassifier:n_components",
+               "rkcore.learners.all_subsets_model.AllSubsetsModelClassifier:n_components",
                "rkcore.learners.regression.FactorizationMachineRegressor:n_components"}
 #: Words of numpy's, scipy's and Python's internals that a user never wrote.
 INTERNALS = ("inhomogeneous", "Unable to allocate", "subscriptable", "unhashable", "object has no attribute",
