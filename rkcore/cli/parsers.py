@@ -50,8 +50,9 @@ class HelpFormatter(argparse.ArgumentDefaultsHelpFormatter, argparse.RawDescript
 
     def _get_help_string(self, action: argparse.Action) -> str:
         text = action.help or ""
-        if callable(getattr(action, "names", None)):  # the registry's names, asked only when help is printed
-            text = text.replace("%(names)s", ", ".join(action.names()).replace("%", "%%"))
+        names = getattr(action, "names", None)
+        if callable(names):  # the registry's names, asked only when help is printed
+            text = text.replace("%(names)s", ", ".join(names()).replace("%", "%%"))
         default = action.default
         shown = not (default is None or default is False or default == [] or default == argparse.SUPPRESS)
         if not shown or "default" in text or not action.option_strings:
