@@ -39,7 +39,9 @@ _CSS = """
   div[data-testid="stMetricValue"] { font-size: 1.8rem; }
   div[data-testid="stMetricLabel"] p { white-space: normal; }
   .katex { font-size: 1.1em; }
-  .katex-display { margin: 0.4em 0; }
+  /* formulas are broken to fit (fit_formula); a display that scrolled by a pixel or two was a scrollable region
+     no keyboard could reach (axe: scrollable-region-focusable) */
+  .katex-display { margin: 0.4em 0; overflow: visible !important; }
   div[data-testid="stColumn"] .katex { font-size: 1.0em; }
   /* a button label wraps instead of being cut ("Linear model on RK featu…") */
   div[data-testid="stButton"] button p { white-space: normal; }

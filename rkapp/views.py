@@ -158,8 +158,9 @@ def run_view(view: View, spec: ViewSpec, render: Callable[[ViewRun], None], *, a
             fits = _fits(view, spec, own[0][1], cost_of, n, d)
         elif "{n}" in fits:  # only computed when said: a bisection over n of the cost models
             fits = fits.replace("{n}", f"{largest_fitting(cost_of, n):,}")
-        run_or_wait(cost_of(n), key=view.key, params=(spec, settings), what=what or view.what, fits=fits,
-                    autorun=autorun)
+        with lead():  # the estimate and its button where the main chart will be: in the first screen
+            run_or_wait(cost_of(n), key=view.key, params=(spec, settings), what=what or view.what, fits=fits,
+                        autorun=autorun)
         started = time.perf_counter()
         mine = own[0][1]
         result = (_computed(view.key, spec, tuple(sorted(mine.items())), view, data) if view.cached

@@ -96,7 +96,7 @@ def _tail_layout(title: str, x_title: str, low: float, traces: list[dict]) -> di
     (presenter mode) plotly's own log ticks labelled 2 and 5 at three quarters of the font size."""
     xs = np.concatenate([np.asarray(t["x"], dtype=float) for t in traces]) if traces else np.array([])
     return dict(
-        title=dict(text=title), height=640, legend=_LEGEND_BESIDE,
+        title=dict(text=title), height=500, legend=_LEGEND_BESIDE,  # the legend beside: no room below to keep
         xaxis=dict(type="log", title=dict(text=x_title), exponentformat="power", **log_ticks(xs)),
         yaxis=dict(type="log", range=[np.log10(low), 0.15], exponentformat="power",
                    title=dict(text="probability (log scale)"), **log_ticks([low, 1.0])),

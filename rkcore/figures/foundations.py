@@ -175,7 +175,11 @@ def kernel_trick_figure(df: pd.DataFrame) -> go.Figure:
         height=520, legend=LEGEND_BELOW,
         title=dict(text=f"Gram matrix of n = {n} points: explicit features vs kernel trick ({kind})"),
         xaxis=dict(anchor="y", domain=[0.0, 0.94], type="log", title=dict(text="d (input features, log scale)")),
-        yaxis=dict(anchor="x", domain=[0.0, 1.0], type="log", title=dict(text="time (s)")),
+        # labelled ticks 1-2-5 or by decades: plotly labels every minor tick of a short log range, and they
+        # collided at presenter-mode sizes ("5 6 7 8 9")
+        yaxis=dict(anchor="x", domain=[0.0, 1.0], type="log", title=dict(text="time (s)"),
+                   **log_ticks(np.concatenate([np.asarray(q[["min", "max"]], dtype=float).ravel()
+                                               for q in per_method.values()]))),
         yaxis2=dict(anchor="x", overlaying="y", side="right", type="log",
                     title=dict(text="numbers per point"), showgrid=False, dtick=1, exponentformat="power")))
 

@@ -344,7 +344,7 @@ def test_story_walks_end_to_end(server, browser_page):
             page.get_by_role("button", name="Next").click()
             page.wait_for_function(f"() => window.location.search.includes('story_step={step + 1}')",
                                    timeout=30_000)
-    assert "measured just now" in note.inner_text()
+    assert "faster than the kernel SVM" in note.inner_text()  # the last step: the skeptic's comparison
 
 
 def test_presenter_mode_from_link(server, browser_page):
@@ -635,7 +635,9 @@ def _check_screen(page, path: str, query: str, mode: str, size: dict) -> list[st
     name = f"{path} {query} {mode} {size['width']}x{size['height']}"
     main, screen = page.evaluate(MAIN_JS), page.evaluate(SCREEN_JS)
     expected = []
-    if screen["note"] is None or screen["note"]["bottom"] > size["height"]:
+    waiting = main is not None and main["kind"] == "button" and screen["note"] is None  # nothing to note yet:
+    # the view waits for its run button, drawn where its chart will be (the note follows the results)
+    if not waiting and (screen["note"] is None or screen["note"]["bottom"] > size["height"]):
         assert (path, query) in PAGE_ISSUES, f"{name}: note {screen['note']}"
         expected.append(f"{name}: note {screen['note']}")
     assert main is not None and 0 <= main["top"] < size["height"] - 60, f"{name}: main {main}"
