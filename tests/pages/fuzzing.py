@@ -377,7 +377,12 @@ def check(at, case: Case, seconds: float, peak: int, limit: float, uploaded: boo
     if case.kind == "control":
         if at.error or (at.warning and not at.button):
             failures.append(f"refused legal small settings: {[e.value[:150] for e in (*at.error, *at.warning)]}")
-    if case.path.name not in NO_MAIN_CHART and not drawn and (case.kind == "control" or not _refused_or_waiting(at)):
+    # a view whose run takes longer than the auto-run limit (the Speed and accuracy study's seeds and sizes) waits for
+    # its button beside its estimate: that is its main output until the user presses it, as on the page
+    waiting_for_run = any((b.key or "").endswith("_run") for b in at.button) and any(
+        m.value.startswith(":material/timer:") for m in at.markdown)
+    if case.path.name not in NO_MAIN_CHART and not drawn and not waiting_for_run and (
+            case.kind == "control" or not _refused_or_waiting(at)):
         failures.append("no main output: the page drew no chart" + ("" if case.kind == "control" else
                                                                     " and gave no refusal"))
     if case.kind == "probe" and uploaded and not any("attacker" in t for t in texts):
