@@ -70,6 +70,7 @@ def test_a_series_drawn_in_two_panels_keeps_one_look():
 PAGES = [p for p in page_files() if p.name != "app.py"]
 
 
+@pytest.mark.slow  # every page once (~25 s): CI's long job
 @pytest.mark.parametrize("path", PAGES, ids=lambda p: p.name)
 def test_no_chart_of_a_page_tells_series_apart_by_colour_alone(run_page, path):
     at = run_page(path.relative_to(path.parents[1]), timeout=180)

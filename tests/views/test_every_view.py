@@ -61,6 +61,7 @@ VISITS = ([(f"pages/{page.name}", {}) for page in PAGES if page.name != "Home.py
              ("pages/8_Random_Fourier_features.py", {"rff_struct": "true", "rff_mult": "1", "rff_strials": 5})])
 
 
+@pytest.mark.slow  # every page and story step once (~30 s): CI's long job; the per-view admission spies run here
 def test_every_view_is_computed_by_a_page_inside_the_servers_admission(run_page, monkeypatch):
     """Run every page (pressing a view's run button where the view waits for it): every call of a view's
     compute happens inside rkapp.guard.heavy_work, the server's admission, and every view of the room is
