@@ -6,11 +6,15 @@ file's bytes, its decoded text (at most as many bytes again), and the parsed tab
 bytes per cell each; a cell takes at least 2 bytes of the file ("1," or "1\\n"), so a file of B bytes has at most
 B / 2 cells: 1 + 1 + 2 x 8 / 2 = :data:`PARSE_BYTES_PER_FILE_BYTE` bytes per byte of the file, before
 :func:`~rkcore.studies.costs.rates.section`'s overhead. Measured peaks (tests/studies/test_parse_cost.py): 2.5 x
-the file for a CSV of 20 float columns, 9.2 x for one-digit cells. Text cells cost more (a Python string per
+the file for a CSV of 20 float columns, 9.2 x for one-digit cells with pandas 3.1, but 15.2 x with pandas 2.1 (the
+declared floor, whose reader keeps more per cell): pandas 3 is priced at 10 x, older releases at 18 x (the floor's
+peak with room; releases between were not measured, so they get the larger price). Text cells cost more (a Python string per
 cell: 31 x for two-character hex cells, which the reader then refuses): such a file is priced as numbers and
 its worker's memory limit ends it when it outgrows that (rkapp.workers).
 """
 from __future__ import annotations
+
+import pandas as pd
 
 from .rates import RunCost, section
 
@@ -18,7 +22,7 @@ __all__ = ["COLUMNS_BYTES_PER_FILE_BYTE", "PARSE_BYTES_PER_FILE_BYTE", "PARSE_SE
            "parse_cost"]
 
 #: Peak bytes of parsing a file, per byte of the file (see the module's docstring).
-PARSE_BYTES_PER_FILE_BYTE = 10
+PARSE_BYTES_PER_FILE_BYTE = 10 if int(pd.__version__.split(".")[0]) >= 3 else 18
 #: Peak bytes of reading a CSV's header (the bytes and the decoded text), per byte of the file.
 COLUMNS_BYTES_PER_FILE_BYTE = 2
 #: Seconds per byte of parsing on one thread (measured 4-6 ns for a CSV of floats on the calibration machine).
