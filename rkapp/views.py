@@ -218,10 +218,8 @@ def measure_view(view: View, spec: ViewSpec, render: Callable[[ViewRun], None], 
         cost = view.cost(spec, n, d, **settings)
         if on_press.fits is not None:
             fits = on_press.fits(spec, data, largest_fitting, **settings)
-        else:
-            fits = (f"With these settings (d = {d}), n up to "
-                    f"{largest_fitting(lambda s: view.cost(spec, s, d, **settings), n):,} fits."
-                    if view.needs_data else "")
+        else:  # the view's own sentence, or the largest n that fits (as run_view says it)
+            fits = _fits(view, spec, settings, lambda s: view.cost(spec, s, d, **settings), n, d)
         what = on_press.what(spec, data, **settings) if on_press.what is not None else view.what
         params = (spec, tuple(sorted(settings.items())))  # valid settings: a refusal keeps the last run shown
         refuse_beyond_limits(cost, what, fits)  # before the details are drawn
