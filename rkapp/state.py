@@ -109,3 +109,57 @@ def recorded_settings() -> dict:
     return dict(st.session_state.get(_SETTINGS_KEY, {}))
 
 
+
+
+# ============================================================================ a view's settings, as text
+#: fields a lesson step or a class never carries: the mode of the screen (each device's own) and the
+#: private files (an upload token or a server path names what one person may read, never the class)
+NOT_SHARED = ("presenter", "upload", "movielens_path")
+
+
+def view_settings() -> dict[str, str]:
+    """The session's settings that differ from their defaults, written as the URL writes them (field name ->
+    text): what a lesson step keeps and a class follows. :func:`apply_view_settings` sets them back."""
+    out = {}
+    for f in TABLE:
+        if f.name in NOT_SHARED or not is_stored(f.name):
+            continue
+        value = stored(f.name)
+        if value != f.default:
+            out[f.name] = f.dump(value)
+    return out
+
+
+def read_view_settings(texts: dict) -> tuple[dict, list[str]]:
+    """Field name -> text (a lesson file's or a class's settings) as checked values, and a message for each
+    entry refused (unknown field, unreadable text, outside the table's choices or bounds: shown literally)."""
+    values, problems = {}, []
+    if not isinstance(texts, dict):
+        return values, ["The settings must be a table of names and values."]
+    for name, text in texts.items():
+        f = FIELDS.get(ALIASES.get(name, name)) if isinstance(name, str) else None
+        if f is None or f.name in NOT_SHARED:
+            problems.append(f"Unknown setting {quoted(name)}.")
+            continue
+        if not isinstance(text, str):
+            problems.append(f"{f.label or f.name}: {quoted(text)} must be written as text.")
+            continue
+        try:
+            value = f.parse(text)
+        except (ValueError, KeyError, TypeError, OverflowError):
+            problems.append(f"{f.label or f.name}: could not read {quoted(text)}.")
+            continue
+        problem = check(value, f.options() if f.options else None, f.min_value, f.max_value, f.label or f.name)
+        if problem:
+            problems.append(problem)
+            continue
+        values[f.name] = value
+    return values, problems
+
+
+def apply_view_settings(texts: dict) -> list[str]:
+    """Reset the settings to their defaults, then set ``texts`` (field name -> text, as
+    :func:`view_settings` wrote them); the messages for the entries refused (those are left at default)."""
+    values, problems = read_view_settings(texts)
+    apply_preset(values)
+    return problems
