@@ -366,6 +366,35 @@ def entry_of(table: Mapping[str, _Entry], key, what: str) -> _Entry:
     except (KeyError, TypeError):
         raise ValueError(f"Unknown {what} {key!r}; allowed: {', '.join(map(repr, table))}.") from None
 
+
+def add_entry(table: dict, entry, entry_type: type, what: str, *, adder: str):
+    """Add ``entry`` to ``table`` under its ``key`` (at the end): the one registration of the registries.
+
+    Parameters
+    ----------
+    table : dict of str to object
+        The registry, keyed by name.
+    entry : object
+        The new entry: an instance of ``entry_type`` whose key is not in ``table`` yet.
+    entry_type : type
+        The class every entry of ``table`` is.
+    what : str
+        What an entry is, for the message ("kernel", "map").
+    adder : str
+        The public function's name, for the message ("register_kernel").
+
+    Returns
+    -------
+    object
+        ``entry``.
+    """
+    if not isinstance(entry, entry_type):
+        raise ValueError(f"{adder} takes a {entry_type.__name__}, got {type(entry).__name__}.")
+    if entry.key in table:
+        raise ValueError(f"A {what} with key {entry.key!r} is already registered.")
+    table[entry.key] = entry
+    return entry
+
 #: Unit prefixes of :func:`parse_byte_size`: powers of 1024, as :func:`rkcore.base.limits.format_bytes` prints them.
 _BYTE_UNITS = {"": 0, "k": 1, "m": 2, "g": 3, "t": 4, "p": 5}
 _BYTE_SIZE = re.compile(r"^\s*(\d[\d,_]*(?:\.\d*)?(?:e[+-]?\d+)?)\s*(?:([kmgtp])(?:i?b)?|b)?\s*$", re.IGNORECASE)

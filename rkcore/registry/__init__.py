@@ -27,10 +27,10 @@ from ..kernels.itemsets import ITEMSET_KERNELS, ORDERED_KERNELS, ItemsetFamily, 
 from ..maps.distributions import DISTRIBUTIONS, get_distribution
 from .kernels import (
     KERNELS, POLYNOMIAL_KERNELS, KernelEntry, KernelParameter, KernelSpec, anova_of, get_kernel, latex_with_degree,
-    polynomial_of, register_kernel, same_kernel, unregister_kernel,
+    polynomial_of, register_kernel, same_kernel,
 )
 from .maps import (
-    MAPS, CostModel, MapEntry, get_map, make_map, maps_for, register_map, time_complexity_latex, unregister_map,
+    MAPS, CostModel, MapEntry, get_map, make_map, maps_for, register_map, time_complexity_latex, unregister_kernel, unregister_map,
 )
 from .methods import FM_MAX_ITER, LEARNERS, METHODS, MethodEntry, MethodTable, get_method
 

@@ -13,7 +13,7 @@ from sklearn.metrics.pairwise import rbf_kernel
 
 from ..kernels import exact as K
 from ..kernels.itemsets import FAMILY_KINDS, ORDERED_KERNELS, ItemsetFamily, check_degree_fits, family_from_spec
-from ..base.validation import entry_of, is_int
+from ..base.validation import add_entry, entry_of, is_int
 
 
 def latex_with_degree(latex: str, degree: int) -> str:
@@ -88,7 +88,7 @@ class KernelSpec:  # numpydoc ignore=PR02
         Returns
         -------
         KernelEntry
-            The value described above.
+            The registry's entry for ``name``.
         """
         return KERNELS[self.name]
 
@@ -99,7 +99,7 @@ class KernelSpec:  # numpydoc ignore=PR02
         Returns
         -------
         float
-            The value described above.
+            c for the non-homogeneous polynomial kernel, 0.0 otherwise.
         """
         return 0.0 if self.entry.homogeneous else float(self.c)
 
@@ -110,7 +110,7 @@ class KernelSpec:  # numpydoc ignore=PR02
         Returns
         -------
         bool
-            The value described above.
+            True if the kernel is an itemset kernel K_S.
         """
         return self.entry.is_itemset
 
@@ -313,7 +313,7 @@ class KernelEntry:  # numpydoc ignore=PR02
         Returns
         -------
         bool
-            The value described above.
+            True if the degree m is a parameter of the kernel.
         """
         return self.parameter("degree") is not None
 
@@ -324,7 +324,7 @@ class KernelEntry:  # numpydoc ignore=PR02
         Returns
         -------
         int
-            The value described above.
+            0 or 1.
         """
         p = self.parameter("degree")
         return int(p.low) if p is not None and p.low is not None else 1
@@ -336,7 +336,7 @@ class KernelEntry:  # numpydoc ignore=PR02
         Returns
         -------
         bool
-            The value described above.
+            True if the offset c is a parameter.
         """
         return self.parameter("c") is not None
 
@@ -347,7 +347,7 @@ class KernelEntry:  # numpydoc ignore=PR02
         Returns
         -------
         bool
-            The value described above.
+            True if the width gamma is a parameter.
         """
         return self.parameter("gamma") is not None
 
@@ -358,7 +358,7 @@ class KernelEntry:  # numpydoc ignore=PR02
         Returns
         -------
         bool
-            The value described above.
+            True if the user gives the itemset family S.
         """
         return self.parameter("itemsets") is not None
 
@@ -371,7 +371,7 @@ class KernelEntry:  # numpydoc ignore=PR02
         Returns
         -------
         bool
-            The value described above.
+            True if it is an itemset kernel K_S.
         """
         return self.family is not None
 
@@ -382,7 +382,7 @@ class KernelEntry:  # numpydoc ignore=PR02
         Returns
         -------
         bool
-            The value described above.
+            True if it is a polynomial kernel.
         """
         return self.polynomial
 
@@ -393,7 +393,7 @@ class KernelEntry:  # numpydoc ignore=PR02
         Returns
         -------
         bool
-            The value described above.
+            True if its order m must not exceed d.
         """
         return self.key in ORDERED_KERNELS
 
@@ -404,7 +404,7 @@ class KernelEntry:  # numpydoc ignore=PR02
         Returns
         -------
         bool
-            The value described above.
+            True if it sums the ANOVA kernels of every order 0..m.
         """
         return self.family == "up_to"
 
@@ -426,7 +426,7 @@ class KernelEntry:  # numpydoc ignore=PR02
         Returns
         -------
         bool
-            The value described above.
+            True if it is the ANOVA kernel of order m alone.
         """
         return self.family == "anova"
 
@@ -437,7 +437,7 @@ class KernelEntry:  # numpydoc ignore=PR02
         Returns
         -------
         tuple[str, ...]
-            The value described above.
+            Field names, e.g. ``("kernel", "degree")``.
         """
         return tuple(w for p in sorted(self.parameters, key=lambda p: p.name != "itemsets")
                      for w in PARAMETER_WIDGETS[p.name])
@@ -512,30 +512,7 @@ def register_kernel(entry: KernelEntry) -> KernelEntry:
     KernelEntry
         ``entry``.
     """
-    if not isinstance(entry, KernelEntry):
-        raise ValueError(f"register_kernel takes a KernelEntry, got {type(entry).__name__}.")
-    if entry.key in KERNELS:
-        raise ValueError(f"A kernel with key {entry.key!r} is already registered.")
-    KERNELS[entry.key] = entry
-    return entry
-
-
-def unregister_kernel(key: str) -> KernelEntry:
-    """Remove a kernel added by :func:`register_kernel` (returns its entry); a map that still names it is refused.
-
-    Parameters
-    ----------
-    key : str
-        A key of :data:`KERNELS`.
-
-    Returns
-    -------
-    KernelEntry
-        The removed entry.
-    """
-    entry = get_kernel(key)
-    del KERNELS[key]
-    return entry
+    return add_entry(KERNELS, entry, KernelEntry, "kernel", adder="register_kernel")
 
 
 # Which kernel a learner on a map (or an exact learner) targets, given the study kernel.

@@ -15,7 +15,7 @@ from sklearn.kernel_approximation import Nystroem, PolynomialCountSketch, RBFSam
 if TYPE_CHECKING:
     from sklearn.base import BaseEstimator
 
-from ..base.validation import check_int
+from ..base.validation import add_entry, check_int
 from ..kernels.itemsets import ITEMSET_KERNELS
 from ..maps.circulant import SignedCirculantRandomKernel
 from ..maps.distributions import DISTRIBUTIONS, get_distribution
@@ -23,7 +23,7 @@ from ..maps.random_kernel import scratch_rows, weight_copies
 from ..maps.maclaurin import RandomMaclaurin
 from ..maps.random_kernel import RandomKernel
 from ..maps.structured import FastFood, OrthogonalRandomFeatures, RandomFourierPairs, StructuredOrthogonalRandomFeatures
-from .kernels import KERNELS, POLYNOMIAL_KERNELS, KernelSpec, polynomial_of, same_kernel
+from .kernels import KERNELS, POLYNOMIAL_KERNELS, KernelEntry, KernelSpec, get_kernel, polynomial_of, same_kernel
 
 #: A chart colour as the entries give it: "#rrggbb".
 HEX_COLOR = re.compile(r"^#[0-9A-Fa-f]{6}$")
@@ -178,7 +178,7 @@ class MapEntry:  # numpydoc ignore=PR02
         Returns
         -------
         bool
-            The value described above.
+            True if the user picks its weight distribution.
         """
         return len(self.distributions) > 1
 
@@ -392,12 +392,7 @@ def register_map(entry: MapEntry) -> MapEntry:
     MapEntry
         ``entry``.
     """
-    if not isinstance(entry, MapEntry):
-        raise ValueError(f"register_map takes a MapEntry, got {type(entry).__name__}.")
-    if entry.key in MAPS:
-        raise ValueError(f"A map with key {entry.key!r} is already registered.")
-    MAPS[entry.key] = entry
-    return entry
+    return add_entry(MAPS, entry, MapEntry, "map", adder="register_map")
 
 
 def unregister_map(key: str) -> MapEntry:
@@ -415,6 +410,31 @@ def unregister_map(key: str) -> MapEntry:
     """
     entry = get_map(key)
     del MAPS[key]
+    return entry
+
+
+def unregister_kernel(key: str) -> KernelEntry:
+    """Remove a kernel added by :func:`register_kernel` (returns its entry); a map that still names it is refused.
+
+    It lives beside the maps (not with :func:`register_kernel`): it reads :data:`MAPS`, and the kernels' module
+    cannot import the maps' module, which imports it.
+
+    Parameters
+    ----------
+    key : str
+        A key of :data:`KERNELS`.
+
+    Returns
+    -------
+    KernelEntry
+        The removed entry.
+    """
+    entry = get_kernel(key)
+    naming = [k for k, m in MAPS.items() if key in m.kernels]
+    if naming:
+        raise ValueError(f"Kernel {key!r} is still named by the map(s) {', '.join(map(repr, naming))}: "
+                         "unregister them first.")
+    del KERNELS[key]
     return entry
 
 

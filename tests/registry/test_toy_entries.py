@@ -143,3 +143,14 @@ def test_the_gram_page_draws_the_toy_kernel_with_its_map(toys, run_page):
     assert at.selectbox(key="map").options == ["Cauchy Fourier features (toy)"]  # the one map of its kernel
     assert [w.key for w in at.sidebar.number_input] == ["D", "seed", "n", "gamma"]  # its widget, no degree
     assert [[t["type"] for t in f["data"]] for f in plotly_figures(at)] == [["heatmap", "heatmap"]]
+
+
+def test_registration_refuses_twins_wrong_types_and_orphans(toys):
+    with pytest.raises(ValueError, match="already registered"):
+        register_kernel(TOY_KERNEL)
+    with pytest.raises(ValueError, match="register_map takes a MapEntry, got KernelEntry"):
+        register_map(TOY_KERNEL)
+    # a map still names the kernel: removing the kernel first would leave the map pointing at nothing
+    with pytest.raises(ValueError, match=f"still named by the map.*{MAP}"):
+        unregister_kernel(KERNEL)
+    assert KERNEL in KERNELS
