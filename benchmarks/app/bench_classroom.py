@@ -278,6 +278,14 @@ def warm_up(server: StreamlitServer, seed: int) -> None:
     asyncio.run(classroom(server.url, 1, 15, seed + 999))
 
 
+def idle_cores(server: StreamlitServer, seconds: float = 10.0) -> dict[str, float]:
+    """The cores each role uses with no student (Dask's heartbeats and memory monitor, Streamlit's loop): the
+    part of the CPU per change that is only the time passing."""
+    before = server.cpu_by_role()
+    time.sleep(seconds)
+    return {role: (t - before[role]) / seconds for role, t in server.cpu_by_role().items()}
+
+
 def wait_idle(server: StreamlitServer, timeout: float = 60.0, cores: float = 0.15) -> float:
     """Wait until the server uses under ``cores`` (runs cut off by the last round end); returns the seconds waited."""
     started = time.monotonic()
@@ -294,7 +302,8 @@ def measure(n: int, seconds: float, seed: int, env: dict[str, str], dump: str | 
     """A fresh server (``rkcore-app --processes N`` with its Dask cluster), warmed up; one round of ``n``."""
     with StreamlitServer(env=env, processes=processes, workers=workers) as server:
         warm_up(server, seed)
-        return measure_round(server, n, seconds, seed, dump=dump)
+        idle = idle_cores(server)
+        return measure_round(server, n, seconds, seed, dump=dump) | {"idle_cores": idle}
 
 
 def measure_round(server: StreamlitServer, n: int, seconds: float, seed: int | str, *, dump: str | None = None,
@@ -407,7 +416,7 @@ def row_data(r: dict) -> str:
     keys = ("N", "processes", "workers", "cores", "seconds", "wall", "actions", "charted", "unfinished", "p50", "p95",
             "max", "by_load", "gated", "queued", "peak", "rss_start", "peak_roles", "role_peaks", "cpu_roles",
             "server_cpu")
-    data = {k: r[k] for k in keys} | {"errors": len(r["errors"]), "passed": passed(r), "load_before": r["load_before"][0],
+    data = {k: r[k] for k in ("idle_cores", "idle_wait", "round_wall") if k in r} | {k: r[k] for k in keys} | {"errors": len(r["errors"]), "passed": passed(r), "load_before": r["load_before"][0],
                                       "load_after": r["load_after"][0]}
     return f"<!-- {DATA} {json.dumps(data, sort_keys=True)} -->"
 
@@ -433,7 +442,10 @@ def cpu_reading(r: dict) -> str:
             f"{r['cpu_roles']['app'] / max(r['actions'], 1):.3f}, Dask scheduler and workers "
             f"{r['cpu_roles']['dask'] / max(r['actions'], 1):.3f}); {wanted:.2f} changes/s (every student "
             f"every 20 s) need {per_change * wanted:.2f} cores at that rate; the server got "
-            f"{r['server_cpu'] / r['wall']:.2f} cores on average.")
+            f"{r['server_cpu'] / r['wall']:.2f} cores on average" + (
+                "; idle, before the class, the server used " + ", ".join(
+                    f"{role} {cores:.3f}" for role, cores in r["idle_cores"].items()) + " cores" if "idle_cores" in r
+                else "") + ".")
 
 
 def configuration(processes: int, workers: int, env: dict[str, str]) -> str:
@@ -444,10 +456,16 @@ def configuration(processes: int, workers: int, env: dict[str, str]) -> str:
     return f"{farm}{dask}{limits}"
 
 
-def report_title(args, env: dict[str, str], processes: int) -> str:
+def report_title(students: list[int], minutes: float, processes: int, workers: int = -1,
+                 env: dict[str, str] | None = None) -> str:
     """The section's title: the configuration, so a re-run of the same one replaces it."""
-    return (f"{', '.join(map(str, args.students))} students, {args.minutes:g} minutes each"
-            f"{configuration(processes, args.workers, env)}")
+    return f"{', '.join(map(str, students))} students, {minutes:g} minutes each{configuration(processes, workers, env or {})}"
+
+
+def capacity_title(processes: int, workers: int = -1, env: dict[str, str] | None = None) -> str:
+    """The title of a ``--find-capacity`` search's section."""
+    return (f"Students per core, {processes} app process{'es' if processes > 1 else ''}"
+            f"{configuration(1, workers, env or {})}")
 
 
 def machine_line(args, env: dict[str, str]) -> str:
@@ -551,7 +569,8 @@ def main(argv=None) -> int:
         for n in args.students:
             rows.append(measure(n, 60 * args.minutes, args.seed, env, args.dump, processes, args.workers))
             print_row(rows[-1])
-        run.write(report_title(args, env, processes), report_body(rows, args, env), preamble=PREAMBLE)
+        run.write(report_title(args.students, args.minutes, processes, args.workers, env), report_body(rows, args, env),
+                  preamble=PREAMBLE)
     return 0
 
 

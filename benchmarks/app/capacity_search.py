@@ -23,9 +23,9 @@ from __future__ import annotations
 import json
 import time
 
-from benchmarks.app.bench_classroom import (ARRIVAL_SECONDS, HEADER, P95_TARGET, PREAMBLE, configuration, details,
-                                            format_row, machine_line, measure_round, passed, print_row, row_data,
-                                            usable_cores, verdict, wait_idle, warm_up)
+from benchmarks.app.bench_classroom import (ARRIVAL_SECONDS, HEADER, P95_TARGET, PREAMBLE, capacity_title, details,
+                                            format_row, idle_cores, machine_line, measure_round, passed, print_row,
+                                            row_data, usable_cores, verdict, wait_idle, warm_up)
 from benchmarks.app.streamlit_server import StreamlitServer
 
 DATA = "capacity-data"  # the HTML comment holding a search's result, read by capacity_plan.py
@@ -110,14 +110,15 @@ def find_capacity(args, env: dict[str, str], run) -> int:
         began = time.monotonic()
         with StreamlitServer(env=env, processes=processes, workers=args.workers) as server:
             warm_up(server, args.seed)
+            idle = idle_cores(server)
             print(f"{processes} app process(es): server up and warmed in {time.monotonic() - began:.0f} s", flush=True)
             print(HEADER, flush=True)
-            rows = search(server, args.steps, start, args.round_seconds, args.grace, args.seed)
+            rows = [r | {"idle_cores": idle} for r in search(server, args.steps, start, args.round_seconds, args.grace,
+                                                               args.seed)]
         data = capacity_data(rows, processes, args.workers, args)
         print(f"{processes} app process(es): capacity {data['capacity']} ({data['students_per_core']:.1f} per core), "
               f"search {time.monotonic() - began:.0f} s", flush=True)
-        run.write(f"Students per core, {processes} app process{'es' if processes > 1 else ''}"
-                  f"{configuration(processes, args.workers, env)}", capacity_body(rows, data, args, env),
+        run.write(capacity_title(processes, args.workers, env), capacity_body(rows, data, args, env),
                   preamble=PREAMBLE)
         previous = max(previous, data["capacity"])
     return 0
