@@ -1,9 +1,14 @@
 """Classroom capacity: N students acting independently on the study pages over several minutes.
 
-    python benchmarks/app/bench_classroom.py [--students 30 60] [--minutes 5] [--seed 0]
+    python benchmarks/app/bench_classroom.py [--students 30 60] [--minutes 5] [--processes 1 2] [--seed 0]
+    python benchmarks/app/bench_classroom.py --find-capacity --processes 1 2 [--steps ...] [--round-seconds 90]
     python benchmarks/app/bench_classroom.py --smoke            # 5 students, 1 minute: does it work at all
     python benchmarks/app/bench_classroom.py --quick --out F    # 2 students, 15 s: the test suite's smoke run
     python benchmarks/app/bench_classroom.py --browser 5        # a browser sanity check (shares the cores)
+
+The server is started as ``rkcore-app --processes N`` starts it: N Streamlit processes (behind nginx when N > 1)
+and the local Dask cluster that computes the views (one worker per core; ``--workers 0``: in the app process).
+``--find-capacity``: students per core (benchmarks/app/capacity_search.py).
 
 Every student is a real Streamlit session over the server's websocket (/_stcore/stream, the
 BackMsg / ForwardMsg protobufs of streamlit.proto, as a browser sends and receives them) with no
@@ -15,14 +20,17 @@ random stream, so no two students ask for the same result), sometimes a switch t
 one student in ten uploads a CSV of its own (the file_urls_request, a multipart PUT to the upload
 URL with the XSRF cookie, the file_uploader's widget state: what a browser does) and goes on with it.
 
-Reported per N (a section "<N> students, <minutes> minutes each[, server limits]" of
+Reported per N (a section "<N> students, <minutes> minutes each, <processes, workers>[, server limits]" of
 benchmarks/results/classroom.md, written by this script; the same run replaces its section): p50 / p95 / max of the time
 from a change (the BackMsg sent) to its new charts (the last plotly chart of the run received);
 errors (exception elements, error boxes, tracebacks in the server's log, lost connections); actions
 and students that got a gate ("press the button") instead of charts; runs that waited in the
 server's admission line (its "Waiting for one of the server's run slots" notice: shown after 0.5 s of
-waiting) and how long; peak RSS of the server's process tree; server and client CPU seconds; the load
-average before and after (the machine is shared: it is part of the result).
+waiting) and how long; peak RSS of all the server's processes together (app processes and launcher, nginx, the
+Dask cluster's scheduler, nannies and workers: StreamlitServer.roles), with each role's share at the peak; server
+CPU seconds per change by role, the cores each role uses idle, client CPU seconds; the load average before and
+after (the machine is shared: it is part of the result). Each row's figures are also an HTML comment that
+capacity_plan.py reads.
 """
 from __future__ import annotations
 
