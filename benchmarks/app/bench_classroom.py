@@ -540,6 +540,9 @@ def parse_arguments(argv=None) -> argparse.Namespace:
                     help="with --find-capacity: the class sizes tried, in increasing order")
     ap.add_argument("--round-seconds", type=float, default=90.0,
                     help="with --find-capacity: each round's length after the students' arrival")
+    ap.add_argument("--max-minutes", type=float, default=float("inf"),
+                    help="with --find-capacity: a time budget for the whole search, shared by the --processes values; "
+                         "no larger class is tried once a value's share is spent (one has passed)")
     ap.add_argument("--grace", type=float, default=30.0,
                     help="with --find-capacity: seconds after a round to wait for the changes in flight (those still "
                          "waiting count with their wait so far, over 3 s: the verdict stays exact)")

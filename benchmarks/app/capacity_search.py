@@ -32,11 +32,12 @@ DATA = "capacity-data"  # the HTML comment holding a search's result, read by ca
 
 
 def search(server: StreamlitServer, steps: list[int], start: int, round_seconds: float, grace: float,
-           seed: int) -> list[dict]:
-    """The rounds from ``steps[start]`` up until one fails (down from it while none has passed)."""
+           seed: int, deadline: float = float("inf")) -> list[dict]:
+    """The rounds from ``steps[start]`` up until one fails (down from it while none has passed); no new round
+    starts after ``deadline`` (time.monotonic()) once one has passed."""
     rows: list[dict] = []
     index, direction = start, +1
-    while 0 <= index < len(steps):
+    while 0 <= index < len(steps) and not (time.monotonic() > deadline and any(passed(r) for r in rows)):
         n = steps[index]
         began = time.monotonic()
         row = measure_round(server, n, ARRIVAL_SECONDS + round_seconds, f"{seed}:round{n}", grace=grace)
@@ -65,7 +66,7 @@ def capacity_of(rows: list[dict]) -> int:
 def capacity_data(rows: list[dict], processes: int, workers: int, args) -> dict:
     """The search's result as capacity_plan.py reads it."""
     capacity, cores = capacity_of(rows), usable_cores()
-    failed = sorted(r["N"] for r in rows if not passed(r))
+    failed = sorted(r["N"] for r in rows if not passed(r) and r["N"] > capacity)
     return {"processes": processes, "workers": workers, "cores": cores, "capacity": capacity,
             "students_per_core": capacity / cores, "first_failed": failed[0] if failed else None,
             "round_seconds": args.round_seconds, "grace": args.grace, "steps": args.steps,
@@ -78,7 +79,7 @@ def capacity_body(rows: list[dict], data: dict, args, env: dict[str, str]) -> st
            f"**{data['capacity']} students** (p95 ≤ {P95_TARGET:g} s, 0 errors, 0 gated by load) on {data['cores']} "
            f"cores: **{data['students_per_core']:.1f} students per core**")
     above = (f"; the next step, {data['first_failed']}, failed" if data["first_failed"] is not None else
-             "; every step tried passed (the steps end there: the capacity is at least this)")
+             "; no larger class was tried (the steps or the time budget ended there: the capacity is at least this)")
     return "\n".join([
         machine_line(args, env),
         "",
@@ -103,8 +104,8 @@ def capacity_body(rows: list[dict], data: dict, args, env: dict[str, str]) -> st
 
 def find_capacity(args, env: dict[str, str], run) -> int:
     """Each ``--processes`` value's search, written as its own section (see the module's docstring)."""
-    previous = 0
-    for processes in args.processes:
+    previous, began_all = 0, time.monotonic()
+    for number, processes in enumerate(args.processes):
         above = [i for i, n in enumerate(args.steps) if n > previous]
         start = above[0] if above else len(args.steps) - 1
         began = time.monotonic()
@@ -113,8 +114,9 @@ def find_capacity(args, env: dict[str, str], run) -> int:
             idle = idle_cores(server)
             print(f"{processes} app process(es): server up and warmed in {time.monotonic() - began:.0f} s", flush=True)
             print(HEADER, flush=True)
+            share = (began_all + 60 * args.max_minutes - time.monotonic()) / (len(args.processes) - number)
             rows = [r | {"idle_cores": idle} for r in search(server, args.steps, start, args.round_seconds, args.grace,
-                                                               args.seed)]
+                                                               args.seed, time.monotonic() + share)]
         data = capacity_data(rows, processes, args.workers, args)
         print(f"{processes} app process(es): capacity {data['capacity']} ({data['students_per_core']:.1f} per core), "
               f"search {time.monotonic() - began:.0f} s", flush=True)

@@ -135,3 +135,43 @@ def test_search_climbs_then_steps_down(monkeypatch, holds, start, tried, capacit
     assert done == tried and capacity_search.capacity_of(rows) == capacity
     data = capacity_search.capacity_data(rows, 2, -1, Namespace(round_seconds=90.0, grace=30.0, steps=[20, 40]))
     assert data["capacity"] == capacity and data["students_per_core"] == capacity / data["cores"]
+
+
+def test_search_tries_no_larger_class_after_its_deadline(monkeypatch):
+    done = _fake_rounds(monkeypatch, 200)
+    rows = capacity_search.search(None, [20, 40, 60], 0, 90.0, 30.0, 0, deadline=0.0)  # long past
+    assert done == [20] and capacity_search.capacity_of(rows) == 20
+    done.clear()
+    rows = capacity_search.search(None, [20, 40, 60], 2, 90.0, 30.0, 0, deadline=0.0)
+    assert done == [60]  # the first round always runs
+
+
+class _Process:
+    def __init__(self, pid, ppid, name, cmdline):
+        self.pid, self._ppid, self._name, self._cmdline = pid, ppid, name, cmdline
+
+    def ppid(self):
+        return self._ppid
+
+    def name(self):
+        return self._name
+
+    def cmdline(self):
+        return self._cmdline.split()
+
+
+def test_the_sampler_sees_every_process_by_role(monkeypatch):
+    """rkcore-app's tree: the launcher, two Streamlit processes, nginx and its worker, the Dask cluster's process
+    (a subprocess of the launcher) and what it spawned (resource tracker, two workers, one of theirs)."""
+    from benchmarks.app.streamlit_server import StreamlitServer
+
+    tree = [_Process(1, 0, "python", "python -m rkapp.cli --processes 2"),
+            _Process(2, 1, "python", "python -c serve_local_cluster(2, ...)"),
+            _Process(3, 1, "python", "python -m streamlit run serve.py"), _Process(4, 1, "python", "python -m streamlit"),
+            _Process(5, 1, "nginx", "nginx: master process"), _Process(6, 2, "python", "python -B -c resource_tracker"),
+            _Process(7, 2, "python", "python -c spawn_main"), _Process(8, 2, "python", "python -c spawn_main"),
+            _Process(9, 5, "nginx", "nginx: worker process"), _Process(10, 7, "python", "python -c child")]
+    server = StreamlitServer.__new__(StreamlitServer)
+    monkeypatch.setattr(server, "_processes", lambda: tree, raising=False)
+    roles = {role: sorted(p.pid for p in ps) for role, ps in server.roles().items()}
+    assert roles == {"app": [1, 3, 4], "nginx": [5, 9], "dask": [2, 6, 7, 8, 10]}
