@@ -181,7 +181,10 @@ def guide_table(inputs: Inputs, students: int = 300, headroom: float = 0.3, core
                   f"**{p.cores} cores** (steady: {p.steady_cores}, burst: {p.burst_cores}), **{p.memory_gib} GiB**"),
                  ("app processes; Dask workers", f"{p.cores}; {p.cores} (`rkcore-app --processes auto` on one machine)"
                   if p.machines == 1 else f"{p.app_cores} on one machine; {p.worker_cores} on {p.machines - 1} more "
-                  f"machine(s) of {p.cores_per_machine} cores (`RKCORE_SCHEDULER`)"),
+                  f"machine(s) of {p.cores_per_machine} cores (`RKCORE_SCHEDULER`)" + (
+                      f"; **{p.app_cores} app cores do not fit one machine of {p.cores_per_machine}**: the app processes "
+                      "share one machine's upload store, so this needs a larger machine (or a store shared across "
+                      "machines, not supported yet)" if p.app_cores > p.cores_per_machine else "")),
                  ("machines", f"{p.machines} (of up to {p.cores_per_machine} cores)")]
     return "\n".join(["| figure | value |", "|---|---|", *[f"| {k} | {v} |" for k, v in rows]])
 

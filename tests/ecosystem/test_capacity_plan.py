@@ -175,3 +175,9 @@ def test_the_sampler_sees_every_process_by_role(monkeypatch):
     monkeypatch.setattr(server, "_processes", lambda: tree, raising=False)
     roles = {role: sorted(p.pid for p in ps) for role, ps in server.roles().items()}
     assert roles == {"app": [1, 3, 4], "nginx": [5, 9], "dask": [2, 6, 7, 8, 10]}
+
+
+def test_app_processes_that_do_not_fit_one_machine_are_said_so(results):
+    table = capacity_plan.guide_table(capacity_plan.Inputs.read(results), students=3000, cores_per_machine=8)
+    assert "do not fit one machine of 8" in table
+    assert "do not fit" not in capacity_plan.guide_table(capacity_plan.Inputs.read(results), cores_per_machine=8)
