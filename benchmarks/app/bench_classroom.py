@@ -1,9 +1,14 @@
 """Classroom capacity: N students acting independently on the study pages over several minutes.
 
-    python benchmarks/app/bench_classroom.py [--students 30 60] [--minutes 5] [--seed 0]
+    python benchmarks/app/bench_classroom.py [--students 30 60] [--minutes 5] [--processes 1 2] [--seed 0]
+    python benchmarks/app/bench_classroom.py --find-capacity --processes 1 2 [--steps ...] [--round-seconds 90]
     python benchmarks/app/bench_classroom.py --smoke            # 5 students, 1 minute: does it work at all
     python benchmarks/app/bench_classroom.py --quick --out F    # 2 students, 15 s: the test suite's smoke run
     python benchmarks/app/bench_classroom.py --browser 5        # a browser sanity check (shares the cores)
+
+The server is started as ``rkcore-app --processes N`` starts it: N Streamlit processes (behind nginx when N > 1)
+and the local Dask cluster that computes the views (one worker per core; ``--workers 0``: in the app process).
+``--find-capacity``: students per core (benchmarks/app/capacity_search.py).
 
 Every student is a real Streamlit session over the server's websocket (/_stcore/stream, the
 BackMsg / ForwardMsg protobufs of streamlit.proto, as a browser sends and receives them) with no
@@ -15,14 +20,17 @@ random stream, so no two students ask for the same result), sometimes a switch t
 one student in ten uploads a CSV of its own (the file_urls_request, a multipart PUT to the upload
 URL with the XSRF cookie, the file_uploader's widget state: what a browser does) and goes on with it.
 
-Reported per N (a section "<N> students, <minutes> minutes each[, server limits]" of
+Reported per N (a section "<N> students, <minutes> minutes each, <processes, workers>[, server limits]" of
 benchmarks/results/classroom.md, written by this script; the same run replaces its section): p50 / p95 / max of the time
 from a change (the BackMsg sent) to its new charts (the last plotly chart of the run received);
 errors (exception elements, error boxes, tracebacks in the server's log, lost connections); actions
 and students that got a gate ("press the button") instead of charts; runs that waited in the
 server's admission line (its "Waiting for one of the server's run slots" notice: shown after 0.5 s of
-waiting) and how long; peak RSS of the server's process tree; server and client CPU seconds; the load
-average before and after (the machine is shared: it is part of the result).
+waiting) and how long; peak RSS of all the server's processes together (app processes and launcher, nginx, the
+Dask cluster's scheduler, nannies and workers: StreamlitServer.roles), with each role's share at the peak; server
+CPU seconds per change by role, the cores each role uses idle, client CPU seconds; the load average before and
+after (the machine is shared: it is part of the result). Each row's figures are also an HTML comment that
+capacity_plan.py reads.
 """
 from __future__ import annotations
 
@@ -41,6 +49,7 @@ import psutil
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[2]))  # run from a checkout: benchmarks/<subject>/this file
 
+from benchmarks.app.classroom_upload import Uploaded, _put_file, _upload, class_csv  # noqa: E402,F401 (bench_uploads)
 from benchmarks.app.streamlit_server import StreamlitServer  # noqa: E402
 from benchmarks.results_io import Run, add_output_arguments  # noqa: E402
 
@@ -63,6 +72,9 @@ UPLOADER_EVERY = 10
 THINK_SECONDS = (10.0, 30.0)
 ARRIVAL_SECONDS = 10.0
 RUN_TIMEOUT = 180.0
+P95_TARGET = 3.0  # seconds, change -> charts: the capacity criterion of issue 37
+MAX_STUDENTS = 200
+PREAMBLE = "# Classroom capacity (issues 26, 37): independent students over the websocket protocol"
 QUEUE_NOTICE = "Waiting for one of the server's"
 GATE_TEXT = "press the button"
 
@@ -81,69 +93,8 @@ class Action:
     errors: list[str] = field(default_factory=list)
     queue_wait: float | None = None  # seconds in the admission line (None: no notice)
     session: str = ""  # the server's session id (from new_session)
-
-
-@dataclass(frozen=True)
-class Uploaded:
-    """A file put to the server's upload endpoint, as a file_uploader widget state refers to it."""
-
-    file_id: str
-    name: str
-    size: int
-    upload_url: str
-    delete_url: str
-
-
-def class_csv(rng: random.Random, rows: int = 200, columns: int = 12) -> bytes:
-    """A student's own small CSV: numeric columns and a 0/1 label."""
-    lines = [",".join([f"x{j}" for j in range(columns)] + ["label"])]
-    for _ in range(rows):
-        x = [rng.random() for _ in range(columns)]
-        lines.append(",".join(f"{v:.5f}" for v in x) + f",{int(x[0] * x[1] > 0.25)}")
-    return ("\n".join(lines) + "\n").encode()
-
-
-def _put_file(base: str, upload_url: str, name: str, content: bytes, route: str) -> None:
-    """PUT the file as a browser does: multipart form, with the XSRF cookie of a page visit and its header."""
-    import urllib.request
-    from http.cookies import SimpleCookie
-
-    visit = urllib.request.Request(base + "/_stcore/health", headers={"Cookie": f"rkcore_route={route}"})
-    with urllib.request.urlopen(visit, timeout=30) as page:  # sets the XSRF cookie
-        cookie = SimpleCookie()
-        for header in page.headers.get_all("Set-Cookie") or []:
-            cookie.load(header)
-    token = cookie["_streamlit_xsrf"].value if "_streamlit_xsrf" in cookie else ""
-    boundary = f"----classroom{random.getrandbits(64):x}"
-    body = (f"--{boundary}\r\nContent-Disposition: form-data; name=\"file\"; filename=\"{name}\"\r\n"
-            f"Content-Type: text/csv\r\n\r\n").encode() + content + f"\r\n--{boundary}--\r\n".encode()
-    url = upload_url if upload_url.startswith("http") else base + upload_url
-    request = urllib.request.Request(url, data=body, method="PUT", headers={
-        "Content-Type": f"multipart/form-data; boundary={boundary}", "X-Xsrftoken": token,
-        "Cookie": f"_streamlit_xsrf={token}; rkcore_route={route}"})
-    with urllib.request.urlopen(request, timeout=60) as response:
-        response.read()
-
-
-async def _upload(ws, base: str, session: str, rng: random.Random, route: str) -> Uploaded:
-    """Ask the server for an upload URL (file_urls_request), PUT a CSV to it; the widget state to send."""
-    from streamlit.proto.BackMsg_pb2 import BackMsg
-    from streamlit.proto.ForwardMsg_pb2 import ForwardMsg
-
-    name, content = f"class_{rng.randrange(10**6)}.csv", class_csv(rng)
-    back = BackMsg()
-    back.file_urls_request.request_id = name
-    back.file_urls_request.file_names.append(name)
-    back.file_urls_request.session_id = session
-    await ws.send(back.SerializeToString())
-    while True:
-        fm = ForwardMsg()
-        fm.ParseFromString(await asyncio.wait_for(ws.recv(), RUN_TIMEOUT))
-        if fm.WhichOneof("type") == "file_urls_response" and fm.file_urls_response.response_id == name:
-            urls = fm.file_urls_response.file_urls[0]
-            break
-    await asyncio.to_thread(_put_file, base, urls.upload_url, name, content, route)
-    return Uploaded(urls.file_id, name, len(content), urls.upload_url, urls.delete_url)
+    sent_at: float = float("nan")  # perf_counter when its BackMsg was sent
+    unfinished: bool = False  # still waiting for its charts when the round ended (seconds: the wait so far)
 
 
 # ----------------------------------------------------------------------------- one session over the protocol
@@ -182,7 +133,7 @@ async def _rerun(ws, action: Action, page: str, widget=None) -> dict:
         else:
             state.string_array_value.data.append(str(value))
     widgets, first_notice, last_notice, after_notice = {}, None, None, None
-    t0 = time.perf_counter()
+    t0 = action.sent_at = time.perf_counter()
     await ws.send(back.SerializeToString())
     while True:
         fm = ForwardMsg()
@@ -225,7 +176,7 @@ async def student(url: str, k: int, rng: random.Random, end: float, actions: lis
     import websockets
 
     await asyncio.sleep(rng.uniform(0, ARRIVAL_SECONDS))
-    page, widgets = "", {}
+    page, widgets, action = "", {}, None
     route = f"student-{k}-{rng.randrange(10**9)}"  # the browser's nginx route cookie (rkcore-app --processes N)
     try:
         async with websockets.connect(url.replace("http", "ws") + "/_stcore/stream", subprotocols=["streamlit"],
@@ -259,6 +210,12 @@ async def student(url: str, k: int, rng: random.Random, end: float, actions: lis
                 actions.append(action)
                 next_at += rng.uniform(*THINK_SECONDS)
                 await asyncio.sleep(max(0.0, min(next_at, end) - time.monotonic()))
+    except asyncio.CancelledError:  # the round's grace is over: the change in flight is kept as unfinished
+        if action is not None and action.sent_at == action.sent_at and not any(a is action for a in actions):
+            action.unfinished, action.charted = True, False
+            action.seconds = time.perf_counter() - action.sent_at  # a lower bound of its time
+            actions.append(action)
+        raise
     except Exception as exc:  # noqa: BLE001 - a lost session is a result
         failed = Action(k, "lost", page, "")
         failed.errors.append(f"session lost: {type(exc).__name__}: {str(exc)[:160]}")
@@ -269,27 +226,41 @@ def actions_of(actions: list[Action], k: int) -> list[Action]:
     return [a for a in actions if a.student == k]
 
 
-async def classroom(url: str, n: int, seconds: float, seed: int) -> list[Action]:
+async def classroom(url: str, n: int, seconds: float, seed: int | str, grace: float | None = None) -> list[Action]:
+    """``n`` students acting for ``seconds`` (their arrival included); each student's random stream is
+    ``f"{seed}:{k}"``. ``grace``: seconds after the end to wait for the changes still in flight (None: as long
+    as they take, up to RUN_TIMEOUT each); those still waiting then are kept as unfinished."""
     actions: list[Action] = []
     end = time.monotonic() + seconds
-    await asyncio.gather(*(student(url, k, random.Random(f"{seed}:{k}"), end, actions) for k in range(n)))
+    tasks = [asyncio.create_task(student(url, k, random.Random(f"{seed}:{k}"), end, actions)) for k in range(n)]
+    _, pending = await asyncio.wait(tasks, timeout=None if grace is None else seconds + grace)
+    for task in pending:
+        task.cancel()
+    await asyncio.gather(*tasks, return_exceptions=True)
     return actions
 
 
 # ----------------------------------------------------------------------------- measuring the server
 class PeakSampler(threading.Thread):
-    """Peak RSS of the server's process tree, sampled every 0.25 s."""
+    """Peak RSS of the server's process tree, sampled every 0.25 s: of all processes together (``peak``), the
+    roles at that moment (``at_peak``: app, nginx, dask) and each role's own peak (``role_peaks``)."""
 
     def __init__(self, server: StreamlitServer):
         super().__init__(daemon=True)
         self.server, self.peak, self._halt = server, 0, threading.Event()
+        self.at_peak: dict[str, int] = {}
+        self.role_peaks: dict[str, int] = {}
 
     def run(self) -> None:
         while not self._halt.is_set():
             try:
-                self.peak = max(self.peak, self.server.rss_tree())
+                roles = self.server.rss_by_role()
             except psutil.Error:
                 return
+            total = sum(roles.values())
+            if total > self.peak:
+                self.peak, self.at_peak = total, roles
+            self.role_peaks = {r: max(self.role_peaks.get(r, 0), b) for r, b in roles.items()}
             time.sleep(0.25)
 
     def stop(self) -> int:
@@ -305,35 +276,82 @@ def pct(values: list[float], q: float) -> float:
     return v[min(len(v) - 1, max(0, int(round(q * (len(v) - 1)))))]
 
 
+def usable_cores() -> int:
+    """The cores this process may use (affinity; what rkcore-app's ``auto`` counts, cgroup quotas aside)."""
+    return len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count() or 1
+
+
+def warm_up(server: StreamlitServer, seed: int) -> None:
+    """One student for 15 s: imports, first compile, the workers' first task; not reported."""
+    asyncio.run(classroom(server.url, 1, 15, seed + 999))
+
+
+def idle_cores(server: StreamlitServer, seconds: float = 10.0) -> dict[str, float]:
+    """The cores each role uses with no student (Dask's heartbeats and memory monitor, Streamlit's loop): the
+    part of the CPU per change that is only the time passing."""
+    before = server.cpu_by_role()
+    time.sleep(seconds)
+    return {role: (t - before[role]) / seconds for role, t in server.cpu_by_role().items()}
+
+
+def wait_idle(server: StreamlitServer, timeout: float = 60.0, cores: float = 0.15) -> float:
+    """Wait until the server uses under ``cores`` (runs cut off by the last round end); returns the seconds waited."""
+    started = time.monotonic()
+    while time.monotonic() - started < timeout:
+        before = server.cpu_seconds()
+        time.sleep(2.0)
+        if (server.cpu_seconds() - before) / 2.0 < cores:
+            break
+    return time.monotonic() - started
+
+
 def measure(n: int, seconds: float, seed: int, env: dict[str, str], dump: str | None = None,
-            processes: int = 1) -> dict:
-    with StreamlitServer(env=env, processes=processes) as server:
-        asyncio.run(classroom(server.url, 1, 15, seed + 999))  # warm-up: imports, first compile; not reported
-        log_before = len(server.log_text())
-        sampler = PeakSampler(server)
-        load_before, cpu_before, client_before = os.getloadavg(), server.cpu_seconds(), time.process_time()
-        rss_start = server.rss_tree()
-        sampler.start()
-        started = time.perf_counter()
-        actions = asyncio.run(classroom(server.url, n, seconds, seed))
-        wall = time.perf_counter() - started
-        peak = sampler.stop()
-        server_log = server.log_text()[log_before:]
-        row = dict(N=n, wall=wall, rss_start=rss_start, peak=peak, load_before=load_before, load_after=os.getloadavg(),
-                   server_cpu=server.cpu_seconds() - cpu_before, client_cpu=time.process_time() - client_before)
+            processes: int = 1, workers: int = -1) -> dict:
+    """A fresh server (``rkcore-app --processes N`` with its Dask cluster), warmed up; one round of ``n``."""
+    with StreamlitServer(env=env, processes=processes, workers=workers) as server:
+        warm_up(server, seed)
+        idle = idle_cores(server)
+        return measure_round(server, n, seconds, seed, dump=dump) | {"idle_cores": idle}
+
+
+def measure_round(server: StreamlitServer, n: int, seconds: float, seed: int | str, *, dump: str | None = None,
+                  grace: float | None = None) -> dict:
+    """``n`` students for ``seconds`` on a running server: the row of the report (see :func:`summarize`)."""
+    log_before = len(server.log_text())
+    sampler = PeakSampler(server)
+    load_before, client_before = os.getloadavg(), time.process_time()
+    cpu_before = server.cpu_by_role()
+    rss_start = server.rss_tree()
+    sampler.start()
+    started = time.perf_counter()
+    actions = asyncio.run(classroom(server.url, n, seconds, seed, grace))
+    wall = time.perf_counter() - started
+    peak = sampler.stop()
+    cpu = {role: t - cpu_before[role] for role, t in server.cpu_by_role().items()}
+    row = dict(N=n, processes=server.processes, workers=server.workers, cores=usable_cores(), seconds=seconds,
+               wall=wall, rss_start=rss_start, peak=peak, peak_roles=sampler.at_peak, role_peaks=sampler.role_peaks,
+               load_before=load_before, load_after=os.getloadavg(), server_cpu=sum(cpu.values()), cpu_roles=cpu,
+               client_cpu=time.process_time() - client_before)
     if dump:  # every action, for a closer look
         import dataclasses
         import json
 
         Path(dump).write_text("\n".join(json.dumps(dataclasses.asdict(a)) for a in actions) + "\n")
+    return summarize(row, actions, server.log_text()[log_before:])
+
+
+def summarize(row: dict, actions: list[Action], server_log: str) -> dict:
+    """The round's figures: change -> charts p50 / p95 / max (an unfinished change counts with its wait so far,
+    a lower bound: the verdict p95 <= 3 s stays exact as long as the grace is over 3 s), errors, gates, waits."""
     log_errors = [line for line in server_log.splitlines() if "Traceback" in line or "Error while computing" in line]
     changes = [a for a in actions if a.kind in ("page", "widget", "upload")]
     charted = [a.seconds for a in changes if a.charted]
+    timed = charted + [a.seconds for a in changes if a.unfinished]
     waits = [a.queue_wait for a in changes if a.queue_wait is not None]
-    row.update(actions=len(changes), charted=len(charted), p50=pct(charted, 0.5), p95=pct(charted, 0.95),
-               max=max(charted, default=float("nan")),
-               widget_p95=pct([a.seconds for a in changes if a.charted and a.kind == "widget"], 0.95),
-               page_p95=pct([a.seconds for a in changes if a.charted and a.kind == "page"], 0.95),
+    row.update(actions=len(changes), charted=len(charted), unfinished=sum(a.unfinished for a in changes),
+               p50=pct(timed, 0.5), p95=pct(timed, 0.95), max=max(timed, default=float("nan")),
+               widget_p95=pct([a.seconds for a in changes if (a.charted or a.unfinished) and a.kind == "widget"], 0.95),
+               page_p95=pct([a.seconds for a in changes if (a.charted or a.unfinished) and a.kind == "page"], 0.95),
                errors=[f"student {a.student}, {a.page}, {a.what or a.kind}: {e}" for a in actions for e in a.errors]
                + [f"server log: {line[:160]}" for line in log_errors],
                error_students=len({a.student for a in actions if a.errors}),
@@ -346,6 +364,11 @@ def measure(n: int, seconds: float, seed: int, env: dict[str, str], dump: str | 
                uploads=sum(a.kind == "upload" for a in changes),
                uploads_charted=sum(a.kind == "upload" and a.charted for a in changes))
     return row
+
+
+def passed(r: dict) -> bool:
+    """The capacity criterion of issue 37: p95 change -> charts <= 3 s, no error, no gate by load."""
+    return r["p95"] <= P95_TARGET and not r["errors"] and r["by_load"] == 0
 
 
 def _unescaped(text: str) -> str:
@@ -371,25 +394,49 @@ def gated_by_settings(text: str) -> bool:
 
 
 # ----------------------------------------------------------------------------- report
-HEADER = ("| students | changes (charted) | change → charts p50 / p95 / max s | p95 widget / page switch s | errors "
-          "(students) | gated: by load, by settings (students) | waited in line: runs, p50 / p95 / max s | peak server RSS MB (start) "
-          "| server CPU s | client CPU s | load avg 1 min (before → after) |\n"
-          "|---|---|---|---|---|---|---|---|---|---|---|")
+HEADER = ("| students | app processes | changes (charted, unfinished) | change → charts p50 / p95 / max s | p95 widget / "
+          "page switch s | errors (students) | gated: by load, by settings (students) | waited in line: runs, p50 / p95 / "
+          "max s | peak RSS MB, all processes (app / nginx / Dask at the peak; at the start) | server CPU s per change "
+          "(app / nginx / Dask) | client CPU s | load avg 1 min (before → after) |\n"
+          "|---|---|---|---|---|---|---|---|---|---|---|---|")
+DATA = "classroom-data"  # the HTML comment holding a row's figures, read by capacity_plan.py
 
 
 def format_row(r: dict) -> str:
     mb = lambda b: f"{b / 2**20:,.0f}"  # noqa: E731
-    return (f"| {r['N']} | {r['actions']} ({r['charted']}) | {r['p50']:.2f} / {r['p95']:.2f} / {r['max']:.2f} "
-            f"| {r['widget_p95']:.2f} / {r['page_p95']:.2f} | {len(r['errors'])} ({r['error_students']}) "
-            f"| {r['by_load']}, {r['gated'] - r['by_load']} ({r['by_load_students']}, {r['gated_students']}) | {r['queued']}, {r['wait_p50']:.1f} / {r['wait_p95']:.1f} / "
-            f"{r['wait_max']:.1f} | {mb(r['peak'])} ({mb(r['rss_start'])}) | {r['server_cpu']:.0f} "
+    roles, cpu = r["peak_roles"], r["cpu_roles"]
+    per = lambda t: t / max(r["actions"], 1)  # noqa: E731
+    bound = "≥ " if r["unfinished"] else ""
+    return (f"| {r['N']} | {r['processes']} | {r['actions']} ({r['charted']}, {r['unfinished']}) | {r['p50']:.2f} / "
+            f"{bound}{r['p95']:.2f} / {bound}{r['max']:.2f} | {r['widget_p95']:.2f} / {r['page_p95']:.2f} "
+            f"| {len(r['errors'])} ({r['error_students']}) | {r['by_load']}, {r['gated'] - r['by_load']} "
+            f"({r['by_load_students']}, {r['gated_students']}) | {r['queued']}, {r['wait_p50']:.1f} / "
+            f"{r['wait_p95']:.1f} / {r['wait_max']:.1f} | **{mb(r['peak'])}** ({mb(roles.get('app', 0))} / "
+            f"{mb(roles.get('nginx', 0))} / {mb(roles.get('dask', 0))}; {mb(r['rss_start'])}) | "
+            f"**{per(r['server_cpu']):.3f}** ({per(cpu['app']):.3f} / {per(cpu['nginx']):.3f} / {per(cpu['dask']):.3f}) "
             f"| {r['client_cpu']:.0f} | {r['load_before'][0]:.1f} → {r['load_after'][0]:.1f} |")
 
 
+def row_data(r: dict) -> str:
+    """The row's figures as one HTML comment (invisible in the rendered page): what capacity_plan.py reads."""
+    import json
+
+    keys = ("N", "processes", "workers", "cores", "seconds", "wall", "actions", "charted", "unfinished", "p50", "p95",
+            "max", "by_load", "gated", "queued", "peak", "rss_start", "peak_roles", "role_peaks", "cpu_roles",
+            "server_cpu")
+    data = {k: r[k] for k in ("idle_cores", "idle_wait", "round_wall") if k in r} | {k: r[k] for k in keys} | {"errors": len(r["errors"]), "passed": passed(r), "load_before": r["load_before"][0],
+                                      "load_after": r["load_after"][0]}
+    return f"<!-- {DATA} {json.dumps(data, sort_keys=True)} -->"
+
+
 def verdict(r: dict) -> str:
-    checks = [(r["p95"] <= 3.0, f"p95 {r['p95']:.2f} s ≤ 3 s"), (not r["errors"], f"{len(r['errors'])} errors = 0"),
-              (r["by_load"] == 0, f"{r['by_load']} gated by load = 0"), (r["peak"] < 4 * 2**30, f"peak {r['peak'] / 2**30:.2f} GB < 4 GB")]
-    return f"N = {r['N']}: " + "; ".join(("met: " if ok else "NOT met: ") + text for ok, text in checks) + "."
+    checks = [(r["p95"] <= P95_TARGET, f"p95 {r['p95']:.2f} s ≤ {P95_TARGET:g} s"),
+              (not r["errors"], f"{len(r['errors'])} errors = 0"),
+              (r["by_load"] == 0, f"{r['by_load']} gated by load = 0"),
+              (r["peak"] < 4 * 2**30, f"peak {r['peak'] / 2**30:.2f} GB < 4 GB")]
+    unfinished = (f" ({r['unfinished']} change(s) still waiting when the round's grace ended count with their wait "
+                  "so far, a lower bound)") if r["unfinished"] else ""
+    return f"N = {r['N']}: " + "; ".join(("met: " if ok else "NOT met: ") + text for ok, text in checks) + unfinished + "."
 
 
 def cpu_reading(r: dict) -> str:
@@ -399,23 +446,47 @@ def cpu_reading(r: dict) -> str:
     the machine's when other jobs load it)."""
     per_change = r["server_cpu"] / max(r["actions"], 1)
     wanted = r["N"] / (sum(THINK_SECONDS) / 2)
-    return (f"N = {r['N']}: {per_change:.2f} server CPU s per change; {wanted:.2f} changes/s (every student "
+    return (f"N = {r['N']}: {per_change:.3f} server CPU s per change (app processes and launcher "
+            f"{r['cpu_roles']['app'] / max(r['actions'], 1):.3f}, Dask scheduler and workers "
+            f"{r['cpu_roles']['dask'] / max(r['actions'], 1):.3f}); {wanted:.2f} changes/s (every student "
             f"every 20 s) need {per_change * wanted:.2f} cores at that rate; the server got "
-            f"{r['server_cpu'] / r['wall']:.2f} cores on average.")
+            f"{r['server_cpu'] / r['wall']:.2f} cores on average" + (
+                "; idle, before the class, the server used " + ", ".join(
+                    f"{role} {cores:.3f}" for role, cores in r["idle_cores"].items()) + " cores" if "idle_cores" in r
+                else "") + ".")
 
 
-def report_title(args, env: dict[str, str]) -> str:
-    """The section's title: the configuration, so a re-run of the same one replaces it."""
+def configuration(processes: int, workers: int, env: dict[str, str]) -> str:
+    """The server's configuration as a title's tail."""
     limits = "".join(f", {k}={v}" for k, v in env.items())
-    processes = f", {args.processes} app processes behind nginx" if args.processes > 1 else ""
-    return f"{', '.join(map(str, args.students))} students, {args.minutes:g} minutes each{processes}{limits}"
+    farm = f", {processes} app processes behind nginx" if processes > 1 else ""
+    dask = {-1: ", one Dask worker per core", 0: ", computing in the app process"}.get(workers, f", {workers} Dask workers")
+    return f"{farm}{dask}{limits}"
+
+
+def report_title(students: list[int], minutes: float, processes: int, workers: int = -1,
+                 env: dict[str, str] | None = None) -> str:
+    """The section's title: the configuration, so a re-run of the same one replaces it."""
+    return f"{', '.join(map(str, students))} students, {minutes:g} minutes each{configuration(processes, workers, env or {})}"
+
+
+def capacity_title(processes: int, workers: int = -1, env: dict[str, str] | None = None) -> str:
+    """The title of a ``--find-capacity`` search's section."""
+    return (f"Students per core, {processes} app process{'es' if processes > 1 else ''}"
+            f"{configuration(1, workers, env or {})}")
+
+
+def machine_line(args, env: dict[str, str]) -> str:
+    return (f"Seed {args.seed}; {os.cpu_count()} cores ({usable_cores()} usable), "
+            f"{psutil.virtual_memory().total / 2**30:.0f} GiB; server limits: "
+            f"{', '.join(f'{k}={v}' for k, v in env.items()) or 'defaults'}. The server (`rkcore-app`: its app "
+            "processes, nginx with more than one, its local Dask cluster) and every client run on this machine, which "
+            "other jobs may share: see the load average (2 cores: a load above 2 means waiting for a core).")
 
 
 def report_body(rows: list[dict], args, env: dict[str, str]) -> str:
     lines = [
-        f"Seed {args.seed}; {os.cpu_count()} cores, {psutil.virtual_memory().total / 2**30:.0f} GiB; server limits: "
-        f"{', '.join(f'{k}={v}' for k, v in env.items()) or 'defaults'}. The server and every client run on this "
-        "machine, which other jobs share: see the load average (2 cores: a load above 2 means waiting for a core).",
+        machine_line(args, env),
         "",
         HEADER,
         *[format_row(r) for r in rows],
@@ -427,30 +498,65 @@ def report_body(rows: list[dict], args, env: dict[str, str]) -> str:
         "Changes by page: " + "; ".join(f"N = {r['N']}: " + ", ".join(f"{p} {c}" for p, c in r["per_page"].items())
                                         + f"; uploads {r['uploads']} ({r['uploads_charted']} charted)"
                                         for r in rows) + ".",
+        "",
+        *[row_data(r) for r in rows],
     ]
+    lines += details(rows)
+    return "\n".join(lines)
+
+
+def details(rows: list[dict]) -> list[str]:
+    """The gates and errors of each row, for a closer look."""
+    lines = []
     for r in rows:
         if r["gates"]:
             lines += ["", f"Gates at N = {r['N']} (a button instead of charts; the estimates they stated, distinct):",
                       *[f"- {g}" for g in r["gates"][:12]]]
         if r["errors"]:
             lines += ["", f"Errors at N = {r['N']} (first 15):", *[f"- {e}" for e in r["errors"][:15]]]
-    return "\n".join(lines)
+    return lines
 
 
-def main(argv=None) -> int:
+def print_row(r: dict) -> None:
+    print(format_row(r), verdict(r), cpu_reading(r), sep="\n", flush=True)
+    for e in r["errors"][:10]:
+        print("   error:", e, flush=True)
+
+
+def parse_arguments(argv=None) -> argparse.Namespace:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--students", type=int, nargs="+", default=[30, 60])
     ap.add_argument("--minutes", type=float, default=5.0)
     ap.add_argument("--seed", type=int, default=0)
-    ap.add_argument("--processes", type=int, default=1,
-                    help="app processes behind nginx (rkcore-app --processes N); 1: one Streamlit process")
+    ap.add_argument("--processes", type=int, nargs="+", default=[1],
+                    help="app processes behind nginx (rkcore-app --processes N); several: one section each")
+    ap.add_argument("--workers", type=int, default=-1,
+                    help="Dask worker processes of rkcore-app's local cluster (-1, the default: one per core, as "
+                         "rkcore-app starts it; 0: computing in the app process)")
+    ap.add_argument("--find-capacity", action="store_true",
+                    help="students per core: rounds of growing classes (--steps) until one fails p95 <= 3 s, 0 errors, "
+                         "0 gated by load (benchmarks/app/capacity_search.py)")
+    ap.add_argument("--steps", type=int, nargs="+", default=[20, 40, 60, 90, 120, 150, 180],
+                    help="with --find-capacity: the class sizes tried, in increasing order")
+    ap.add_argument("--round-seconds", type=float, default=90.0,
+                    help="with --find-capacity: each round's length after the students' arrival")
+    ap.add_argument("--max-minutes", type=float, default=float("inf"),
+                    help="with --find-capacity: a time budget for the whole search, shared by the --processes values; "
+                         "no larger class is tried once a value's share is spent (one has passed)")
+    ap.add_argument("--grace", type=float, default=30.0,
+                    help="with --find-capacity: seconds after a round to wait for the changes in flight (those still "
+                         "waiting count with their wait so far, over 3 s: the verdict stays exact)")
     ap.add_argument("--smoke", action="store_true", help="5 students for 1 minute, written only with --out")
     ap.add_argument("--smoke-students", type=int, default=5, help=argparse.SUPPRESS)
     ap.add_argument("--browser", type=int, default=0, metavar="N",
                     help="instead: N ≤ 5 headless Chromium sessions as a sanity check (they share the server's cores)")
     ap.add_argument("--dump", help="write every action of the last N as JSON lines to this file")
     add_output_arguments(ap, "classroom.md")
-    args = ap.parse_args(argv)
+    return ap.parse_args(argv)
+
+
+def main(argv=None) -> int:
+    args = parse_arguments(argv)
     if args.browser:
         from benchmarks.app.classroom_browser import main as browser_main
 
@@ -459,21 +565,23 @@ def main(argv=None) -> int:
         args.students, args.minutes, args.quick = [args.smoke_students], 1.0, True  # quick: not written by default
     elif args.quick:
         args.students, args.minutes = [2], 0.25
+        args.steps, args.round_seconds = [1, 2], 5.0
     run = Run.start(args, None if argv is None else [__file__, *argv])
-    if max(args.students) > 60:
-        raise SystemExit("at most 60 students: this is a classroom, not a load test of the machine")
+    if max(args.students + args.steps) > MAX_STUDENTS:
+        raise SystemExit(f"at most {MAX_STUDENTS} students: a lecture hall, not a load test of the machine")
     env = {k: os.environ[k] for k in ("RKCORE_SERVER_RUNS", "RKCORE_SERVER_MEMORY") if k in os.environ}
+    if args.find_capacity:
+        from benchmarks.app.capacity_search import find_capacity
+
+        return find_capacity(args, env, run)
     print(HEADER, flush=True)
-    rows = []
-    for n in args.students:
-        rows.append(measure(n, 60 * args.minutes, args.seed, env, args.dump, args.processes))
-        rows[-1]["processes"] = args.processes
-        print(format_row(rows[-1]), flush=True)
-        print(verdict(rows[-1]), cpu_reading(rows[-1]), sep="\n", flush=True)
-        for e in rows[-1]["errors"][:10]:
-            print("   error:", e, flush=True)
-    run.write(report_title(args, env), report_body(rows, args, env),
-              preamble="# Classroom capacity (issue 26): independent students over the websocket protocol")
+    for processes in args.processes:
+        rows = []
+        for n in args.students:
+            rows.append(measure(n, 60 * args.minutes, args.seed, env, args.dump, processes, args.workers))
+            print_row(rows[-1])
+        run.write(report_title(args.students, args.minutes, processes, args.workers, env), report_body(rows, args, env),
+                  preamble=PREAMBLE)
     return 0
 
 

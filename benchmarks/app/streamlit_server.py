@@ -2,7 +2,7 @@
 
     from benchmarks.app.streamlit_server import StreamlitServer
     with StreamlitServer(env={"RKCORE_SERVER_RUNS": "2"}) as server:
-        ...  # server.url, server.rss_tree(), server.cpu_seconds(), server.log_text()
+        ...  # server.url, server.rss_tree(), server.cpu_seconds(), server.log_text(), server.cpu_by_role()
 
 One place for what every benchmark and the browser test did on its own: a free port on 127.0.0.1
 (picked by the OS, so helpers sharing the machine do not collide), headless, file watcher off, usage
@@ -23,6 +23,8 @@ import urllib.request
 from pathlib import Path
 
 REPO = Path(__file__).resolve().parents[2]  # benchmarks/<subject>/this file
+#: The server's processes by role (:meth:`StreamlitServer.roles`).
+ROLES = ("app", "nginx", "dask")
 
 
 def free_port() -> int:
@@ -98,6 +100,57 @@ class StreamlitServer:
             except psutil.Error:
                 pass
         return total
+
+    def roles(self) -> dict[str, list]:
+        """The server's processes by role: ``app`` (the launcher and the Streamlit processes), ``nginx`` (its
+        master and workers), ``dask`` (the local cluster's process, which holds the scheduler and the nannies,
+        and everything it started: the worker processes). The cluster is told apart by its command line
+        (rkapp.workers.start_local_cluster runs ``serve_local_cluster``), nginx by its name."""
+        import psutil
+
+        roles: dict[str, list] = {role: [] for role in ROLES}
+        dask_roots: set[int] = set()
+        for p in self._processes():  # parents come before their children (psutil walks the tree in order)
+            try:
+                parent = p.ppid()
+                if parent in dask_roots or "serve_local_cluster" in " ".join(p.cmdline()):
+                    dask_roots.add(p.pid)
+                    roles["dask"].append(p)
+                elif p.name().startswith("nginx"):
+                    roles["nginx"].append(p)
+                else:
+                    roles["app"].append(p)
+            except psutil.Error:  # ended meanwhile
+                pass
+        return roles
+
+    def rss_by_role(self) -> dict[str, int]:
+        """Resident bytes of each role of :meth:`roles` now."""
+        import psutil
+
+        totals = dict.fromkeys(ROLES, 0)
+        for role, processes in self.roles().items():
+            for p in processes:
+                try:
+                    totals[role] += p.memory_info().rss
+                except psutil.Error:
+                    pass
+        return totals
+
+    def cpu_by_role(self) -> dict[str, float]:
+        """CPU seconds (user + system) of each role of :meth:`roles` so far, the ended children those processes
+        waited for included (a worker the nanny restarted, an app process started again)."""
+        import psutil
+
+        totals = dict.fromkeys(ROLES, 0.0)
+        for role, processes in self.roles().items():
+            for p in processes:
+                try:
+                    t = p.cpu_times()
+                    totals[role] += t.user + t.system + t.children_user + t.children_system
+                except psutil.Error:
+                    pass
+        return totals
 
     def cpu_seconds(self) -> float:
         """CPU seconds (user + system) of the server process so far, its exited threads included."""
