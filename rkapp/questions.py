@@ -23,10 +23,12 @@ is live and not revealed in this session's class, the page's charts give way to 
 """
 from __future__ import annotations
 
+import hashlib
 import re
 import sqlite3
 import threading
 import time
+from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -34,8 +36,9 @@ from .class_contract import CLASS_KEY, LESSON_QUESTION_KEY
 from .identity import keyed_digest
 
 __all__ = ["LIVE_QUESTION_KEY", "MAX_CHOICES", "MIN_CHOICES", "QuestionRefused", "Tally", "answer", "ask",
-           "chart_reveal_pending", "charts_hidden", "check_question", "forget_class", "is_revealed", "live_question",
-           "my_answer", "reveal", "tally", "voter_id"]
+           "chart_reveal_pending", "charts_hidden", "check_question", "forget_class", "hide_for_question",
+           "is_revealed", "live_question", "my_answer", "reveal", "set_placeholder", "showing_box", "slug", "tally",
+           "voter_id"]
 
 MIN_CHOICES, MAX_CHOICES = 2, 6
 MAX_TEXT_CHARS = 300      # the question, read aloud from the projector
@@ -130,6 +133,22 @@ def voter_id(class_code: str, owner: str) -> str:
         shares the server's secret.
     """
     return keyed_digest(b"voter", f"{_check_code(class_code)}|{owner}")
+
+
+def slug(class_code: str, question_id: str) -> str:
+    """A short name of the question in the class, for widget keys (letters and digits only).
+
+    Parameters
+    ----------
+    class_code, question_id : str
+        The class and the question.
+
+    Returns
+    -------
+    str
+        16 hexadecimal digits.
+    """
+    return hashlib.sha256(f"{class_code}|{question_id}".encode()).hexdigest()[:16]
 
 
 # -- the store ---------------------------------------------------------------------------------------------------
@@ -423,3 +442,55 @@ def charts_hidden() -> bool:
         True while the session's class has a live question the lecturer has not revealed.
     """
     return chart_reveal_pending(live_question())
+
+
+_hook = threading.local()  # the box drawing its own tally (a chart that is never hidden)
+_placeholder: list = []   # the drawer rkapp.question_box sets (it stands above rkapp.layout, which calls this)
+
+
+@contextmanager
+def showing_box():
+    """While the question box draws its tally chart: that chart is not hidden.
+
+    Yields
+    ------
+    None
+        Inside the block, :func:`charts_hidden` is False in this thread.
+    """
+    before = getattr(_hook, "box", False)
+    _hook.box = True
+    try:
+        yield
+    finally:
+        _hook.box = before
+
+
+def set_placeholder(draw) -> None:
+    """What :func:`hide_for_question` draws in place of a hidden chart (rkapp.question_box's box, set on import).
+
+    Parameters
+    ----------
+    draw : callable
+        Called with no arguments, once per hidden chart.
+    """
+    _placeholder[:] = [draw]
+
+
+def hide_for_question() -> bool:
+    """``rkapp.layout.chart``'s hook: while the session's live question is not revealed, draw the placeholder
+    (the question box once per run, then a sentence) instead of the chart.
+
+    Returns
+    -------
+    bool
+        True when the chart was hidden (the caller draws nothing more).
+    """
+    if getattr(_hook, "box", False) or not charts_hidden():
+        return False
+    if _placeholder:
+        _placeholder[0]()
+    else:  # the box's module is not loaded: say why the chart is missing
+        import streamlit as st
+
+        st.info("The chart appears when the lecturer reveals it.")
+    return True
