@@ -99,7 +99,9 @@ def check_question(question) -> str | None:
     if not MIN_CHOICES <= len(choices) <= MAX_CHOICES:
         return f"A question has {MIN_CHOICES} to {MAX_CHOICES} choices; this one has {len(choices)}."
     for number, choice in enumerate(choices, start=1):
-        if not isinstance(choice, str) or not choice.strip():
+        if not isinstance(choice, str):
+            return f"Choice {number} must be a text."
+        if not choice.strip():
             return f"Choice {number} is empty; every choice needs a text."
         if len(choice) > MAX_CHOICE_CHARS:
             return f"Choice {number} has {len(choice)} characters; at most {MAX_CHOICE_CHARS} fit."
