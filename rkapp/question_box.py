@@ -148,21 +148,26 @@ def question_for_student(class_code: str, question: dict) -> None:
                 st.info("The question opens when the lecturer's screen shows it.")
                 return
             mine = questions.my_answer(class_code, question["id"], voter)
-            st.radio(f"**Question:** {literal(question['text'])}", question["choices"], key=slug,
-                     index=mine, disabled=tally.revealed, on_change=_answer,
-                     args=(class_code, question, voter, slug))
-            error = st.session_state.pop("_rk_question_error", None)
-            if error:
-                show_error(error)
-            if tally.revealed:
-                st.markdown("Answers are closed: the lecturer revealed them.")
+            if tally.revealed:  # frozen as text (a disabled radio's grey fails the 4.5:1 contrast)
+                st.markdown(f"**Question:** {literal(question['text'])}")
+                st.markdown("Answers are closed: the lecturer revealed them. " + (
+                    "You did not answer." if mine is None else f"Your answer: **{literal(question['choices'][mine])}**."))
                 _tally_chart(class_code, question, tally, key=slug + "-tally")
             else:
-                st.markdown("Your answer is saved; you may change it until the lecturer reveals."
-                            if mine is not None else "Pick an answer: nobody sees who chose what.")
+                _choices(class_code, question, voter, slug, mine)
         _rerun_on_reveal(f"{slug}-revealed", tally.revealed)
 
     box()
+
+
+def _choices(class_code: str, question: dict, voter: str, slug: str, mine: int | None) -> None:
+    st.radio(f"**Question:** {literal(question['text'])}", question["choices"], key=slug,
+             index=mine, on_change=_answer, args=(class_code, question, voter, slug))
+    error = st.session_state.pop("_rk_question_error", None)
+    if error:
+        show_error(error)
+    st.markdown("Your answer is saved; you may change it until the lecturer reveals."
+                if mine is not None else "Pick an answer: nobody sees who chose what.")
 
 
 def _mark_drawn() -> bool:
