@@ -26,12 +26,13 @@ from .identity import owner_id
 from .layout import chart
 from .run_context import current_run
 
-__all__ = ["draw_chart_placeholder", "question_for_lecturer", "question_for_student", "show_live_question"]
+__all__ = ["draw_chart_placeholder", "question_by_hands", "question_for_lecturer", "question_for_student", "show_live_question"]
 
 #: the live tally on the projector and the student's wait for the reveal: redrawn this often
 POLL = timedelta(seconds=1)
 WAITING = "The chart appears when the lecturer reveals it."
 HIDDEN_FROM_CLASS = "This chart is hidden from the class until you reveal the answers."
+BY_HANDS = "This chart appears when you reveal it."
 _box = threading.local()  # which run drew the box already (once per run, however many charts give way)
 
 
@@ -74,7 +75,9 @@ def question_for_lecturer(class_code: str, question: dict, *, followers: int | N
     with st.container(border=True, key=f"{slug}-box"):
         st.markdown(f"**Question:** {literal(question['text'])}")
 
-        @st.fragment(run_every=POLL)
+        revealed = questions.is_revealed(class_code, question["id"])
+
+        @st.fragment(run_every=None if revealed else POLL)  # a revealed tally is final: no more polling
         def live_tally() -> None:
             tally = questions.tally(class_code, question["id"])
             if tally is None:
@@ -90,7 +93,7 @@ def question_for_lecturer(class_code: str, question: dict, *, followers: int | N
         error = st.session_state.pop("_rk_question_error", None)
         if error:
             show_error(error)
-        if not questions.is_revealed(class_code, question["id"]):
+        if not revealed:
             st.button("Reveal the answers and the chart", key=f"{slug}-reveal", type="primary",
                       on_click=_reveal, args=(class_code, question["id"]))
 
@@ -139,8 +142,8 @@ def question_for_student(class_code: str, question: dict) -> None:
     slug = f"rk-answer-{questions.slug(class_code, question['id'])}"
     voter = questions.voter_id(class_code, owner_id())
 
-    @st.fragment(run_every=POLL)
-    def box() -> None:
+    @st.fragment(run_every=None if questions.is_revealed(class_code, question["id"]) else POLL)
+    def box() -> None:  # polls for the lecturer's reveal; after it nothing changes
         tally = questions.tally(class_code, question["id"])
         with st.container(border=True, key=f"{slug}-box"):
             if tally is None:
@@ -186,13 +189,46 @@ def draw_chart_placeholder() -> None:
         st.info(WAITING)
         return
     if _mark_drawn():
-        st.info(HIDDEN_FROM_CLASS if live["role"] == "lecturer" else WAITING)
+        st.info({"lecturer": HIDDEN_FROM_CLASS, "hands": BY_HANDS}.get(live["role"], WAITING))
         return
     _draw(live)
 
 
+def question_by_hands(question: dict) -> None:
+    """A lecturer without a class asks the room by hands: the question, its numbered choices and Reveal (no
+    tally: nobody answers on a device). The page's charts wait for the Reveal in this session only.
+
+    Parameters
+    ----------
+    question : dict
+        ``{"id", "text", "choices"}`` (checked).
+    """
+    problem = questions.check_question(question)
+    if problem:
+        show_error(problem)
+        return
+    slug = f"rk-hands-{questions.slug('hands', question['id'])}"
+    with st.container(border=True, key=f"{slug}-box"):
+        st.markdown(f"**Question:** {literal(question['text'])}")
+        st.markdown("\n".join(f"{number}. {literal(choice)}" for number, choice in
+                              enumerate(question["choices"], start=1)))
+        if question["id"] in st.session_state.get(questions.HANDS_REVEALED_KEY, ()):
+            st.success("Revealed.")
+        else:
+            st.markdown("Ask the room to raise hands for each answer, then reveal the chart.")
+            st.button("Reveal the chart", key=f"{slug}-reveal", type="primary", on_click=_reveal_by_hands,
+                      args=(question["id"],))
+
+
+def _reveal_by_hands(question_id: str) -> None:
+    revealed = list(st.session_state.get(questions.HANDS_REVEALED_KEY, ()))[-questions.MAX_QUESTIONS_PER_CLASS:]
+    st.session_state[questions.HANDS_REVEALED_KEY] = [*revealed, question_id]
+
+
 def _draw(live: dict) -> None:
-    if live["role"] == "lecturer":
+    if live["role"] == "hands":
+        question_by_hands(live["question"])
+    elif live["role"] == "lecturer":
         question_for_lecturer(live["code"], live["question"], followers=live.get("followers"))
     else:
         question_for_student(live["code"], live["question"])
@@ -208,19 +244,19 @@ def show_live_question(code: str, question: dict | None, role: str, *, draw: boo
 
     Parameters
     ----------
-    code : str
-        The session's class (as in :data:`rkapp.class_contract.CLASS_KEY`).
+    code : str or None
+        The session's class (as in :data:`rkapp.class_contract.CLASS_KEY`); None for role "hands".
     question : dict or None
         The question on screen (the lecturer: :data:`~rkapp.class_contract.LESSON_QUESTION_KEY`; a student:
         the class's published question); None clears it.
-    role : {"lecturer", "student"}
-        The session's role in the class.
+    role : {"lecturer", "student", "hands"}
+        The session's role in the class; "hands": a lecturer without a class asks the room by hands.
     draw : bool, default True
         Draw the box here; False: only record it (the first hidden chart draws it).
     followers : int or None, optional
         The lecturer's count of followers, if known ("k of n answered").
     """
-    if question is None or role not in ("lecturer", "student"):
+    if question is None or role not in ("lecturer", "student", "hands"):
         st.session_state.pop(questions.LIVE_QUESTION_KEY, None)
         return
     st.session_state[questions.LIVE_QUESTION_KEY] = {"code": code, "question": question, "role": role,

@@ -35,7 +35,7 @@ from pathlib import Path
 from .class_contract import CLASS_KEY, LESSON_QUESTION_KEY
 from .identity import keyed_digest
 
-__all__ = ["LIVE_QUESTION_KEY", "MAX_CHOICES", "MIN_CHOICES", "QuestionRefused", "Tally", "answer", "ask",
+__all__ = ["HANDS_REVEALED_KEY", "LIVE_QUESTION_KEY", "MAX_CHOICES", "MIN_CHOICES", "QuestionRefused", "Tally", "answer", "ask",
            "chart_reveal_pending", "charts_hidden", "check_question", "forget_class", "hide_for_question",
            "is_revealed", "live_question", "my_answer", "reveal", "set_placeholder", "showing_box", "slug", "tally",
            "voter_id"]
@@ -54,6 +54,8 @@ _CODE = re.compile(r"^[A-Za-z0-9_-]{1,64}$")
 #: this session's live question, set by the class code (rkapp.question_box.show_live_question):
 #: {"code": str, "question": {"id", "text", "choices"}, "role": "lecturer" | "student"}
 LIVE_QUESTION_KEY = "_rk_live_question"
+#: the ids of the questions a lecturer without a class has revealed (asked by hands: nothing is stored)
+HANDS_REVEALED_KEY = "_rk_hands_revealed"
 
 
 class QuestionRefused(ValueError):
@@ -395,7 +397,8 @@ def live_question() -> dict | None:
     Returns
     -------
     dict or None
-        ``{"code", "question", "role"}``; None when none is set, when the session's class
+        ``{"code", "question", "role"}``; None when none is set, for a question asked by hands (role
+        "hands") when the session has a class or the lesson step's question is another, when the session's class
         (:data:`~rkapp.class_contract.CLASS_KEY`) is another or none, or, for the lecturer, when the lesson
         step's question (:data:`~rkapp.class_contract.LESSON_QUESTION_KEY`) is no longer this one.
     """
@@ -405,6 +408,10 @@ def live_question() -> dict | None:
     if not isinstance(live, dict) or check_question(live.get("question")) is not None:
         return None
     joined = st.session_state.get(CLASS_KEY)
+    if live.get("role") == "hands":  # a lecturer without a class asks the room by hands
+        current = st.session_state.get(LESSON_QUESTION_KEY)
+        fresh = isinstance(current, dict) and current.get("id") == live["question"]["id"]
+        return live if joined is None and fresh else None
     if not isinstance(joined, dict) or joined.get("code") != live.get("code") or joined.get("role") != live.get("role"):
         return None
     if live["role"] == "lecturer":
@@ -429,6 +436,10 @@ def chart_reveal_pending(live: dict | None) -> bool:
     """
     if live is None:
         return False
+    if live["role"] == "hands":
+        import streamlit as st
+
+        return live["question"]["id"] not in st.session_state.get(HANDS_REVEALED_KEY, ())
     try:
         return not is_revealed(live["code"], live["question"]["id"])
     except (sqlite3.Error, QuestionRefused):

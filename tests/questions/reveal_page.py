@@ -1,6 +1,6 @@
 """A test page (never part of the app): a class of one lecturer and its students around one question, set up
 the way the class code does it (rkapp.question_box.show_live_question), then a page chart that waits for the
-reveal. ``?role=lecturer|student&code=...`` picks the session's part; run with AppTest or ``streamlit run``."""
+reveal. ``?role=lecturer|student|hands&code=...`` picks the session's part; run with AppTest or ``streamlit run``."""
 import numpy as np
 import pandas as pd
 import plotly.graph_objects as go
@@ -16,8 +16,11 @@ QUESTION = {"id": "lesson-1/step-3", "text": "Which weights give the lower error
 page("Predict, then reveal", "A test page for the question box.")
 role = st.query_params.get("role", "student")
 code = st.query_params.get("code", "CLASS1")
-st.session_state[CLASS_KEY] = {"code": code, "role": role}
-if role == "lecturer":
+if role == "hands":  # a lecturer without a class
+    st.session_state.pop(CLASS_KEY, None)
+else:
+    st.session_state[CLASS_KEY] = {"code": code, "role": role}
+if role in ("lecturer", "hands"):
     st.session_state[LESSON_QUESTION_KEY] = QUESTION
 show_live_question(code, QUESTION, role)
 d = np.arange(1, 9)

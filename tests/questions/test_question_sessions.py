@@ -90,3 +90,14 @@ def test_another_session_has_no_answer_and_another_class_sees_none(store):
     assert again.radio[0].value is None
     other_class = session("lecturer", code="CLASS2")
     assert tally_counts(other_class) == [0, 0, 0]  # class 2's tally holds none of class 1's answers
+
+
+def test_a_lecturer_without_a_class_asks_by_hands(store):
+    """No class: the question and Reveal, no tally and nothing stored; the page's charts wait for the Reveal."""
+    lecturer = session("hands")
+    assert not lecturer.exception and not lecturer.error
+    assert plotly_figures(lecturer) == [] and "raise hands" in texts(lecturer)
+    assert "1. Rademacher\n2. Gaussian\n3. About the same" in texts(lecturer)
+    lecturer.button[0].click().run()
+    assert len(plotly_figures(lecturer)) == 2 and "Revealed." in texts(lecturer)
+    assert [b.label for b in lecturer.button] == []
