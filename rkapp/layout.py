@@ -18,9 +18,9 @@ from rkcore.figures.style import VALIDATE_FIGURES_ENV, check_canonical, enlarged
 from rkcore.teaching.claims import lead_and_rest
 
 from .guard import literal, show_error
-from .questions import hide_for_question
 from .projector import (FILL_KEY, FILL_SCRIPT, PANEL_LINE, PRESENTER_CSS, TITLE_LINE, over_the_plot,
                         title_at_top)
+from .questions import hide_for_question
 from .navigation import page_menu
 from .run_context import begin_run, current_run
 from .state import FIELDS, file_name_parts, read_url, recorded_settings, stored
