@@ -31,7 +31,8 @@ import os
 import re
 import secrets
 
-__all__ = ["COOKIE_SECRET_ENV", "OWNER_COOKIE", "OwnerCookie", "issue_cookie", "owner_from_cookie", "owner_id"]
+__all__ = ["COOKIE_SECRET_ENV", "OWNER_COOKIE", "OwnerCookie", "issue_cookie", "keyed_digest", "owner_from_cookie",
+           "owner_id"]
 
 OWNER_COOKIE = "rkcore_owner"
 COOKIE_SECRET_ENV = "RKCORE_COOKIE_SECRET"
@@ -59,6 +60,25 @@ _PROCESS_SECRET = secrets.token_bytes(32)
 
 def _mac(purpose: bytes, ident: str) -> bytes:
     return hmac.new(_secret(), b"rkcore owner|" + purpose + b"|" + ident.encode("ascii"), hashlib.sha256).digest()
+
+
+def keyed_digest(purpose: bytes, text: str) -> str:
+    """HMAC-SHA256 of ``text`` with the server's secret, for ``purpose`` (a name no other use shares): the
+    same in every app process holding the secret, and no one without it can compute or invert it.
+
+    Parameters
+    ----------
+    purpose : bytes
+        What the digest is for (b"voter": rkapp.questions), so digests of one use never match another's.
+    text : str
+        What is hashed.
+
+    Returns
+    -------
+    str
+        64 hexadecimal digits.
+    """
+    return hmac.new(_secret(), b"rkcore digest|" + purpose + b"|" + text.encode("utf-8"), hashlib.sha256).hexdigest()
 
 
 def issue_cookie() -> str:

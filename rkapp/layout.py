@@ -20,6 +20,7 @@ from rkcore.teaching.claims import lead_and_rest
 from .guard import literal, show_error
 from .projector import (FILL_KEY, FILL_SCRIPT, PANEL_LINE, PRESENTER_CSS, TITLE_LINE, over_the_plot,
                         title_at_top)
+from .questions import hide_for_question
 from .navigation import page_menu
 from .run_context import begin_run, current_run
 from .state import FIELDS, file_name_parts, read_url, recorded_settings, stored
@@ -300,6 +301,8 @@ def chart(fig, data: pd.DataFrame, name: str, *, caption: str | None = None, key
     sits in a half-width column (its title wraps sooner). ``main``: the page's main chart, which leaves
     NOTE_ROOM of its height to the note's lead above it (None: whether it is drawn inside :func:`lead`; a
     fragment's rerun does not know, so a fragment drawing the main chart says so)."""
+    if hide_for_question():  # predict, then reveal (issue 39): the question box stands in until the reveal
+        return
     slug = key or _slug(name)
     fig = without_colour_alone(fit_for_screen(fig, narrow=narrow and not presenter()))  # never by colour alone
     if presenter():  # the height follows the screen (FILL_SCRIPT); a square heatmap's width its height
