@@ -36,7 +36,7 @@ from .widgets import TOUCHES_KEY
 LECTURER_KEY_ENV = "RKCORE_LECTURER_KEY"
 LECTURER_KEY_FILE_ENV = "RKCORE_LECTURER_KEY_FILE"
 #: seconds between two polls of a follower: a change reaches it within this plus one page run (p95 <= 1 s)
-POLL_SECONDS = 0.4
+POLL_SECONDS = 0.3
 #: wrong lecturer keys allowed per browser and per server in classroom.ATTEMPT_WINDOW_S (15 min)
 KEY_TRIES_PER_OWNER, KEY_TRIES_PER_SERVER = 5, 30
 #: wrong class codes allowed per browser and per server in the same window (a code cannot be enumerated)
@@ -47,6 +47,8 @@ _TOKEN_KEY = "_rk_class_token"      # the lecturer's token: in the lecturer's se
 _FOLLOW_KEY = "_rk_class_follow"    # a student's: version, page and settings last applied; branched or not
 _NOTE_KEY = "_rk_class_note"        # a message for the next run of the panel (shown once)
 _URL_SEEN_KEY = "_rk_class_url_seen"
+#: key of the "Class" expander (class ``st-key-rk-class``)
+PANEL_KEY = "rk-class"
 
 
 def lecturer_key() -> str | None:
@@ -333,7 +335,7 @@ def class_panel(*, in_sidebar: bool) -> None:
         if joined and joined.get("role") == "student":
             _follow_box()
         if in_sidebar:
-            box = st.expander("Class", icon=":material/cast_for_education:",
+            box = st.expander("Class", icon=":material/cast_for_education:", key=PANEL_KEY,
                               expanded=bool(joined) or _NOTE_KEY in st.session_state)
         else:
             if joined and joined.get("role") == "lecturer":
