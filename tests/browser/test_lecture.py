@@ -19,20 +19,27 @@ from tests.browser.test_browser import CHROMIUM, CHROMIUM_ARGS, assert_no_except
 pytestmark = pytest.mark.browser
 KEY = secrets.token_urlsafe(16)
 FOLLOW_SECONDS = 1.0
+LOADED_SECONDS = 5.0
 
 
-@pytest.fixture(scope="module")
-def class_server(tmp_path_factory):
+@pytest.fixture(scope="module", params=[1, 2], ids=["one process", "two processes behind nginx"])
+def class_server(request, tmp_path_factory):
+    """The app with a lecturer key: one Streamlit process, or ``rkcore-app --processes 2`` behind nginx (the
+    three browsers' route cookies are random: they may land on either process; the class store is shared)."""
     if not CHROMIUM.exists() or sync_playwright is None:
         pytest.skip("browser test needs Debian's Chromium at /usr/bin/chromium and playwright")
     from benchmarks.app.streamlit_server import StreamlitServer
+    from tests.browser.test_proxy import _nginx
+
+    if request.param > 1 and _nginx() is None:
+        pytest.skip("nginx is not installed (apt-get install nginx-light)")
 
     store = tmp_path_factory.mktemp("class-store")
     previous = os.environ.get("RKCORE_STORE_DIR")
     os.environ["RKCORE_STORE_DIR"] = str(store)  # this process reads the class store the server writes
     try:
         with StreamlitServer(env={"RKCORE_STORE_DIR": str(store), "RKCORE_LECTURER_KEY": KEY},
-                             health_timeout=90) as running:
+                             health_timeout=180, processes=request.param) as running:
             yield running.url
     finally:
         if previous is None:
@@ -115,9 +122,11 @@ def test_students_follow_branch_off_come_back_and_cannot_drive(class_server):
             for student in (alice, bob):
                 wait_until_idle(student)
         print(f"both students showed the lecturer's D after {', '.join(f'{s:.2f}' for s in seen)} s")
-        # the fastest of three: on a loaded machine a change may wait for the cores, but a follower that
-        # polled too slowly, or applied only on its own next click, never makes it in time
-        assert min(seen) <= FOLLOW_SECONDS, seen
+        # the fastest of three within 1 s: a follower that polled too slowly, or applied the change only on its
+        # own next click, never makes it. On a machine loaded beyond its cores (the browsers and the server
+        # share them with other work) every step waits for a core: then only "within LOADED_SECONDS" is asserted
+        loaded = os.getloadavg()[0] > (os.cpu_count() or 1)
+        assert min(seen) <= (LOADED_SECONDS if loaded else FOLLOW_SECONDS), (seen, os.getloadavg())
 
         wait_until_idle(alice)
         _set_number(alice, "Seed", 7)  # Alice explores
