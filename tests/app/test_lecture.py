@@ -153,3 +153,13 @@ def test_the_student_is_told_once_when_the_class_ends_and_keeps_the_page():
     assert student.title[0].value == "Gram matrices" and CLASS_KEY not in student.session_state
     student.run()
     assert not any("has ended" in i for i in _texts(student, "info"))
+
+
+def test_presenter_mode_runs_the_class_from_the_header():
+    lecturer = _start(_session(presenter="true"))
+    code = lecturer.session_state[CLASS_KEY]["code"]
+    assert any(f"Class {code}" in m for m in _texts(lecturer, "markdown"))  # beside "Pages", on the projector
+    assert not lecturer.sidebar.children or not any(e.key == lecture.PANEL_KEY for e in lecturer.sidebar.expander)
+    student = _session(**{"class": code})
+    assert any("Following the lecture" in s for s in _texts(student, "success"))
+    assert student.session_state[CLASS_KEY]["role"] == "student"
