@@ -180,7 +180,8 @@ def _lecturer_running(code: str) -> None:
     except ImportError:
         segno = None
     if segno is not None:
-        st.html(segno.make(link, error="m").svg_inline(scale=6, dark="#000", light="#fff"))
+        st.html(segno.make(link, error="m").svg_inline(scale=6, dark="#000", light="#fff",
+                                                        title=f"QR code of the join link, class {code}"))
     st.button("End the class", key="rk_class_end", on_click=_end, icon=":material/stop_circle:")
 
 

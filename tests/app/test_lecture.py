@@ -163,3 +163,12 @@ def test_presenter_mode_runs_the_class_from_the_header():
     student = _session(**{"class": code})
     assert any("Following the lecture" in s for s in _texts(student, "success"))
     assert student.session_state[CLASS_KEY]["role"] == "student"
+
+
+def test_a_qr_code_only_when_segno_is_installed():
+    """segno is optional (not a requirement): without it the code and the link; with it, an SVG of the link."""
+    import importlib.util
+
+    lecturer = _start(_session())
+    html = [e.proto.body for e in lecturer.get("html")]
+    assert any("<svg" in h for h in html) == (importlib.util.find_spec("segno") is not None)
