@@ -35,6 +35,7 @@ else:
         chart, columns, export_button, formula, lead, notice, page, preload_chart_library, presenter, progress_bar,
         reproduce, table,
     )
+    from . import question_box  # noqa: F401 - the hidden charts' placeholder is its question box (issue 39)
     from .navigation import PAGES, RUN_REQUEST_KEY, find_page, page_files, page_label, preset_button, run_requested
     from .state import FIELDS, ViewSpec, apply_preset, choices
     from .widgets import UPLOAD_STATE_KEY, persistent_widget, sidebar

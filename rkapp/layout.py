@@ -20,6 +20,7 @@ from rkcore.teaching.claims import lead_and_rest
 from .guard import literal, show_error
 from .projector import (FILL_KEY, FILL_SCRIPT, PANEL_LINE, PRESENTER_CSS, TITLE_LINE, over_the_plot,
                         title_at_top)
+from .lecture import class_panel
 from .questions import hide_for_question
 from .navigation import page_menu
 from .run_context import begin_run, current_run
@@ -141,11 +142,13 @@ def page(title: str, intro: str | None = None, *, icon: str | None = None) -> No
         with controls_column, st.container(horizontal=True, horizontal_alignment="right",
                                            vertical_alignment="center", key=PRESENTER_CONTROLS_KEY):
             page_menu(in_sidebar=False)
+            class_panel(in_sidebar=False)  # issue 39: the class control, a student's follow box
             run.presenter = bool(persistent_widget(st.toggle, key="presenter"))
         with title_column:
             st.title(title)
     else:
         page_menu()
+        class_panel(in_sidebar=True)
         run.presenter = bool(persistent_widget(st.sidebar.toggle, key="presenter"))
         st.title(title)
     if intro and not run.presenter:

@@ -256,10 +256,8 @@ def show_live_question(code: str, question: dict | None, role: str, *, draw: boo
     followers : int or None, optional
         The lecturer's count of followers, if known ("k of n answered").
     """
+    questions.record_live_question(code, question, role, followers=followers)
     if question is None or role not in ("lecturer", "student", "hands"):
-        st.session_state.pop(questions.LIVE_QUESTION_KEY, None)
         return
-    st.session_state[questions.LIVE_QUESTION_KEY] = {"code": code, "question": question, "role": role,
-                                                     "followers": followers}
     if draw and not _mark_drawn():
         _draw({"code": code, "question": question, "role": role, "followers": followers})

@@ -37,7 +37,7 @@ from .identity import keyed_digest
 
 __all__ = ["HANDS_REVEALED_KEY", "LIVE_QUESTION_KEY", "MAX_CHOICES", "MIN_CHOICES", "QuestionRefused", "Tally", "answer", "ask",
            "chart_reveal_pending", "charts_hidden", "check_question", "forget_class", "hide_for_question",
-           "is_revealed", "live_question", "my_answer", "reveal", "set_placeholder", "showing_box", "slug", "tally",
+           "is_revealed", "live_question", "record_live_question", "my_answer", "reveal", "set_placeholder", "showing_box", "slug", "tally",
            "voter_id"]
 
 MIN_CHOICES, MAX_CHOICES = 2, 6
@@ -476,6 +476,31 @@ def showing_box():
         yield
     finally:
         _hook.box = before
+
+
+def record_live_question(code: str | None, question: dict | None, role: str, *, followers: int | None = None) -> None:
+    """Record this session's live question (None: there is none now): the page's charts wait for its reveal
+    and the first of them draws the box (:mod:`rkapp.question_box`). Drawing nothing, so that the class panel
+    (:mod:`rkapp.lecture`, imported by the layout) can call it without importing the box, which draws with the
+    layout.
+
+    Parameters
+    ----------
+    code : str or None
+        The session's class; None for role "hands".
+    question : dict or None
+        The question on screen; None clears it.
+    role : {"lecturer", "student", "hands"}
+        The session's role; "hands": no class, the room answers by hands.
+    followers : int or None, optional
+        The lecturer's count of followers, if known.
+    """
+    import streamlit as st
+
+    if question is None or role not in ("lecturer", "student", "hands"):
+        st.session_state.pop(LIVE_QUESTION_KEY, None)
+        return
+    st.session_state[LIVE_QUESTION_KEY] = {"code": code, "question": question, "role": role, "followers": followers}
 
 
 def set_placeholder(draw) -> None:

@@ -48,9 +48,15 @@ def _let_non_finite_numbers_through() -> None:
 NORM_LABELS = {"l1": "L1 (paper)", "l2": "L2", "none": "none"}
 
 
+#: session key: how many times the reader changed a setting's widget (a followed class's student then branches off)
+TOUCHES_KEY = "_rk_touches"
+
+
 def _on_change(name: str, multi: bool) -> None:
     value = st.session_state[name]
     store(name, tuple(value) if multi else value)
+    if name != "presenter":  # the screen's mode is each device's own, not a change of the view
+        st.session_state[TOUCHES_KEY] = st.session_state.get(TOUCHES_KEY, 0) + 1
 
 
 def persistent_widget(draw: Callable, label: str | None = None, *, key: str, options: Sequence | None = None,

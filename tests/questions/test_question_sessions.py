@@ -52,7 +52,7 @@ def test_three_sessions_answer_then_reveal(store):
         assert not student.exception and not student.error
         assert plotly_figures(student) == []  # no chart before the reveal
         assert WAITING in texts(student)
-        assert [b.label for b in student.button] == []  # a student has no Reveal
+        assert [b.label for b in student.main.button] == []  # a student has no Reveal
         assert student.radio[0].options == ["Rademacher", "Gaussian", "About the same"]
 
     students[0].radio[0].set_value("Gaussian").run()
@@ -70,7 +70,7 @@ def test_three_sessions_answer_then_reveal(store):
         student.run()
         assert plotly_figures(student) == []
 
-    lecturer.button[0].click().run()
+    lecturer.main.button[0].click().run()
     assert not lecturer.exception
     assert "Revealed" in texts(lecturer)
     assert len(plotly_figures(lecturer)) == 3  # the tally and the page's two charts
@@ -98,6 +98,6 @@ def test_a_lecturer_without_a_class_asks_by_hands(store):
     assert not lecturer.exception and not lecturer.error
     assert plotly_figures(lecturer) == [] and "raise hands" in texts(lecturer)
     assert "1. Rademacher\n2. Gaussian\n3. About the same" in texts(lecturer)
-    lecturer.button[0].click().run()
+    lecturer.main.button[0].click().run()
     assert len(plotly_figures(lecturer)) == 2 and "Revealed." in texts(lecturer)
-    assert [b.label for b in lecturer.button] == []
+    assert [b.label for b in lecturer.main.button] == []
