@@ -316,6 +316,32 @@ def _forget_cached(code: str) -> None:
         _version_cache.pop(code, None)
 
 
+def take_over_class(code: str, token: str) -> bool:
+    """Give a live class a new lecturer token (the lecturer's tab was reloaded and lost its token): the old
+    token stops driving it. The caller has checked the lecturer key, which is what a lecturer holds across
+    tabs; a student holds neither.
+
+    Parameters
+    ----------
+    code : str
+        The class's code (as typed: :func:`normal_code` is applied).
+    token : str
+        The new token (``secrets.token_urlsafe(32)``); only its hash is kept.
+
+    Returns
+    -------
+    bool
+        False when no live class has that code.
+    """
+    if not isinstance(token, str) or len(token) < 32:
+        raise ClassError("A class needs the lecturer's token.")
+    code = normal_code(code)
+    with _Transaction() as conn:
+        _expire(conn)
+        changed = conn.execute("UPDATE classes SET token_hash = ? WHERE code = ?", (_hash(token), code)).rowcount
+    return bool(changed)
+
+
 def end_class(code: str, token: str) -> bool:
     """End the class (its lecturer only); followers are told on their next poll.
 

@@ -120,8 +120,9 @@ def join_link(code: str) -> str:
 
 
 # ============================================================================ the lecturer
-def _start(typed: str) -> None:
-    """Check the key (bounded tries), start a class, keep the token in this session only."""
+def _start(typed: str, resume: str = "") -> None:
+    """Check the key (bounded tries), start a class (or take back the live class ``resume`` names: the
+    lecturer's tab was reloaded), keep the token in this session only."""
     key = lecturer_key()
     owner = owner_id()
     if key is None:
@@ -138,7 +139,15 @@ def _start(typed: str) -> None:
         return
     token = secrets.token_urlsafe(32)
     try:
-        code = classroom.start_class(token, page=current_page(), settings=view_settings(), question=_question())
+        if (resume or "").strip():
+            code = classroom.normal_code(resume)
+            if not classroom.take_over_class(code, token):
+                st.session_state[_NOTE_KEY] = ("error", f"No class {quoted(resume)} is running: leave the code "
+                                               "empty to start a new class.")
+                return
+        else:
+            code = classroom.start_class(token, page=current_page(), settings=view_settings(),
+                                         question=_question())
     except classroom.ClassError as error:
         st.session_state[_NOTE_KEY] = ("error", str(error))
         return
@@ -193,8 +202,11 @@ def _lecturer_form() -> None:
         return
     with st.form("rk_class_start", border=False):
         typed = st.text_input("Lecturer key", type="password", key="rk_class_key")
+        resume = st.text_input("Class code to take back (optional)", max_chars=12, key="rk_class_resume",
+                               help="Your class goes on after a reload of this tab: type its code to drive it "
+                                    "again. Empty: a new class.")
         if st.form_submit_button("Start a class", icon=":material/cast_for_education:"):
-            _start(typed)
+            _start(typed, resume)
             st.session_state.pop("rk_class_key", None)  # the key is not kept in the session
             st.rerun()
 

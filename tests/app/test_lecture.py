@@ -225,3 +225,38 @@ def test_ending_a_class_forgets_its_answers():
     _button(lecturer, "End the class").click()
     lecturer.run()
     assert questions.tally(code, QUESTION["id"]) is None
+
+
+def test_a_reloaded_lecturer_takes_the_class_back_with_the_key_and_the_old_tab_stops_driving():
+    lecturer, code = _lecturer_on_gram()
+    student = _session(**{"class": code})
+    reloaded = _session()  # the projector's tab reloaded: a new session, no token
+    reloaded.text_input(key="rk_class_key").input(KEY)
+    reloaded.text_input(key="rk_class_resume").input(code.lower())
+    _button(reloaded, "Start a class").click()
+    reloaded.run()
+    assert reloaded.session_state[CLASS_KEY] == {"code": code, "role": "lecturer"}
+    reloaded.switch_page("pages/1_Gram_matrices.py").run()
+    _d(reloaded).set_value(768).run()
+    assert classroom.state(code)["settings"]["D"] == "768"
+    student.run()
+    assert _d(student).value == 768
+    _d(lecturer).set_value(320).run()  # the old tab's token no longer publishes
+    assert classroom.state(code)["settings"]["D"] == "768"
+
+
+def test_taking_back_needs_the_key_and_a_live_code():
+    lecturer, code = _lecturer_on_gram()
+    stranger = _session()
+    stranger.text_input(key="rk_class_key").input("not the key")
+    stranger.text_input(key="rk_class_resume").input(code)
+    _button(stranger, "Start a class").click()
+    stranger.run()
+    assert CLASS_KEY not in stranger.session_state
+    wrong = _session()
+    wrong.text_input(key="rk_class_key").input(KEY)
+    wrong.text_input(key="rk_class_resume").input("<b>ZZZ</b>")
+    _button(wrong, "Start a class").click()
+    wrong.run()
+    assert CLASS_KEY not in wrong.session_state
+    assert any("No class" in e and "ZZZ" in e for e in _texts(wrong, "error"))
