@@ -5,6 +5,7 @@ from __future__ import annotations
 import html
 import os
 import re
+import sys
 import time
 from contextlib import contextmanager
 from pathlib import Path
@@ -20,6 +21,7 @@ from rkcore.teaching.claims import lead_and_rest
 from .guard import literal, show_error
 from .projector import (FILL_KEY, FILL_SCRIPT, PANEL_LINE, PRESENTER_CSS, TITLE_LINE, over_the_plot,
                         title_at_top)
+from .lessons import lesson_messages, lesson_panel
 from .navigation import page_menu
 from .run_context import begin_run, current_run
 from .state import FIELDS, file_name_parts, read_url, recorded_settings, stored
@@ -124,6 +126,7 @@ def page(title: str, intro: str | None = None, *, icon: str | None = None) -> No
     the URL, rkapp.unseen) and it is hidden; the pages menu and the presenter toggle sit beside the title;
     the type is larger and the intro follows the chart."""
     errors: list[str] = []
+    page_file = Path(sys._getframe(1).f_globals.get("__file__", "")).name  # the page script calling page()
     on = _presenter_setting(errors)
     icon = icon or (str(ICON) if ICON.exists() else None)  # None: Streamlit's own icon, served locally too
     st.set_page_config(page_title=f"{title} · Random Kernel Explorer", page_icon=icon, layout="wide",
@@ -140,13 +143,16 @@ def page(title: str, intro: str | None = None, *, icon: str | None = None) -> No
         with controls_column, st.container(horizontal=True, horizontal_alignment="right",
                                            vertical_alignment="center", key=PRESENTER_CONTROLS_KEY):
             page_menu(in_sidebar=False)
+            lesson_panel(page_file, presenter=True)
             run.presenter = bool(persistent_widget(st.toggle, key="presenter"))
         with title_column:
             st.title(title)
     else:
         page_menu()
+        lesson_panel(page_file, presenter=False)
         run.presenter = bool(persistent_widget(st.sidebar.toggle, key="presenter"))
         st.title(title)
+    lesson_messages()
     if intro and not run.presenter:
         st.markdown(intro)
     # the note's lead first, then the chart: both in the first screen (below the chart, the note sat under the
