@@ -271,9 +271,14 @@ def _manager(entry: PageEntry | None) -> None:
         st.text_input("Lesson title", value=held.title, max_chars=MAX_TITLE_CHARS, key="lesson_title",
                       on_change=_retitle)
         _step_list(held)
-        st.download_button("Save lesson (JSON file)", data=lesson_to_json(held), mime="application/json",
-                           file_name=lesson_file_name(held.title) + ".json", on_click="ignore",
-                           icon=":material/download:", key="lesson_save")
+        try:
+            text = lesson_to_json(held)
+        except LessonFileError as e:  # a lesson held in the session always reads; should one not, say why
+            st.error(literal(f"The lesson cannot be saved: {e}"), icon=":material/error:")
+        else:
+            st.download_button("Save lesson (JSON file)", data=text, mime="application/json",
+                               file_name=lesson_file_name(held.title) + ".json", on_click="ignore",
+                               icon=":material/download:", key="lesson_save")
         lesson_export_button(held, st.session_state.get(VISITS_KEY, {}))
     st.file_uploader("Load lesson (JSON file)", type=["json"], key="lesson_file", on_change=_load,
                      help=f"A lesson file saved here, at most {MAX_FILE_BYTES // 1024} KB.")
