@@ -21,7 +21,7 @@ from rkcore.teaching.claims import lead_and_rest
 from .guard import literal, show_error
 from .projector import (FILL_KEY, FILL_SCRIPT, PANEL_LINE, PRESENTER_CSS, TITLE_LINE, over_the_plot,
                         title_at_top)
-from .lessons import lesson_messages, lesson_panel
+from .lessons import lesson_active, lesson_messages, lesson_panel
 from .navigation import page_menu
 from .run_context import begin_run, current_run
 from .state import FIELDS, file_name_parts, read_url, recorded_settings, stored
@@ -139,7 +139,8 @@ def page(title: str, intro: str | None = None, *, icon: str | None = None) -> No
     for message in errors:
         show_error(message)
     if on:
-        title_column, controls_column = st.columns([2, 1], vertical_alignment="bottom")
+        # a held lesson's Previous / step / Next join the controls: they take half the row, not a third
+        title_column, controls_column = st.columns([1, 1] if lesson_active() else [2, 1], vertical_alignment="bottom")
         with controls_column, st.container(horizontal=True, horizontal_alignment="right",
                                            vertical_alignment="center", key=PRESENTER_CONTROLS_KEY):
             page_menu(in_sidebar=False)

@@ -250,10 +250,13 @@ def _step_buttons(*, compact: bool) -> None:
         return
     at = st.session_state.get(AT_KEY)
     position = f"Step {at + 1} of {len(held.steps)}" if at is not None else f"{len(held.steps)} steps"
-    with st.container(horizontal=True, vertical_alignment="center", gap="small", key="rk-lesson-steps"):
+    if not compact:
+        st.markdown(f"**Lesson:** {literal(held.title)}")
+    with st.container(horizontal=True, vertical_alignment="center", gap="small", key="rk-lesson-steps",
+                      wrap=not compact, width="content" if compact else "stretch"):
         st.button("Previous", key=PREVIOUS_KEY, on_click=step_by, args=(-1,), disabled=at is None or at == 0,
                   shortcut="Left", help="Previous step of the lesson (Left arrow or Page Up)")
-        st.markdown(f"**{position}**" if compact else f"**{literal(held.title)}** · {position}")
+        st.markdown(f"**{position}**", width="content")
         st.button("Next", key=NEXT_KEY, on_click=step_by, args=(+1,), type="primary",
                   disabled=at is not None and at == len(held.steps) - 1, shortcut="Right",
                   help="Next step of the lesson (Right arrow or Page Down)")
