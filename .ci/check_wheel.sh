@@ -25,7 +25,7 @@ python - "$WHEEL" <<'PY'
 import sys, zipfile
 names = zipfile.ZipFile(sys.argv[1]).namelist()
 need = ["rkapp/app.py", "rkapp/.streamlit/config.toml", "rkapp/pages/Home.py", "rkapp/pages/1_Gram_matrices.py",
-        "rkapp/state.py", "rkcore/spec.py", "rkcore/py.typed"]
+        "rkapp/state.py", "rkcore/spec.py", "rkcore/py.typed", "rkcore/data/lessons/story.json"]
 missing = [n for n in need if n not in names]
 top = sorted({n.split("/")[0] for n in names if not n.split("/")[0].endswith((".dist-info", ".data"))})
 assert not missing, f"missing from the wheel: {missing}"

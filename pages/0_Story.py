@@ -1,9 +1,11 @@
 """The five-minute story: the paper's argument in five screens, each with one sentence computed from
 the numbers it shows (rkcore.teaching.story). The step is in the URL (story_step=3), so a link opens that screen.
-Arrow keys, Space and a clicker's Page Up / Page Down move between the steps (Streamlit's button shortcuts)."""
+Arrow keys, Space and a clicker's Page Up / Page Down move between the steps (Streamlit's button shortcuts), unless
+a lesson is held: then its Previous / Next take the keys (rkapp.lessons) and these buttons are for the mouse."""
 import streamlit as st
 
 from rkapp import chart, export_button, guarded, notice, page, persistent_widget
+from rkapp.lessons import lesson_active
 from rkapp.state import store
 from rkapp.views import view_result
 from rkcore.views import story
@@ -14,6 +16,7 @@ STEPS = story.STEP_TITLES
 MORE_KEYS = {"story_next_space": ("Space", +1), "story_next_pgdn": ("PageDown", +1), "story_prev_pgup": ("PageUp", -1)}
 
 page("The story in five screens")
+keys = not lesson_active()  # a held lesson's keys step the lesson (rkapp.lessons); one shortcut, one button
 st.html("<style>" + "".join(f".st-key-{key} {{ display: none; }}" for key in MORE_KEYS) + "</style>")
 
 
@@ -27,10 +30,10 @@ with st.container(horizontal=True, vertical_alignment="center", gap="small"):
                              label_visibility="collapsed")
     step = step or 1
     st.button("Previous", on_click=go_to, args=(step - 1,), disabled=step == 1, key="story_prev",
-              shortcut="Left", help="Left arrow or Page Up")
+              shortcut="Left" if keys else None, help="Left arrow or Page Up" if keys else None)
     st.button("Next", on_click=go_to, args=(step + 1,), disabled=step == len(STEPS), key="story_next",
-              type="primary", shortcut="Right", help="Right arrow, Space or Page Down")
-for key, (shortcut, move) in MORE_KEYS.items():
+              type="primary", shortcut="Right" if keys else None, help="Right arrow, Space or Page Down" if keys else None)
+for key, (shortcut, move) in MORE_KEYS.items() if keys else ():
     st.button(shortcut, key=key, on_click=go_to, args=(step + move,), shortcut=shortcut)
 
 

@@ -21,8 +21,9 @@ from .guard import literal, show_error
 from .projector import (FILL_KEY, FILL_SCRIPT, PANEL_LINE, PRESENTER_CSS, TITLE_LINE, over_the_plot,
                         title_at_top)
 from .lecture import class_panel
+from .lessons import lesson_active, lesson_messages, lesson_panel
 from .questions import hide_for_question
-from .navigation import page_menu
+from .navigation import page_menu, running_page_file
 from .run_context import begin_run, current_run
 from .state import FIELDS, file_name_parts, read_url, recorded_settings, stored
 from .widgets import persistent_widget
@@ -126,6 +127,7 @@ def page(title: str, intro: str | None = None, *, icon: str | None = None) -> No
     the URL, rkapp.unseen) and it is hidden; the pages menu and the presenter toggle sit beside the title;
     the type is larger and the intro follows the chart."""
     errors: list[str] = []
+    page_file = running_page_file()
     on = _presenter_setting(errors)
     icon = icon or (str(ICON) if ICON.exists() else None)  # None: Streamlit's own icon, served locally too
     st.set_page_config(page_title=f"{title} · Random Kernel Explorer", page_icon=icon, layout="wide",
@@ -138,19 +140,23 @@ def page(title: str, intro: str | None = None, *, icon: str | None = None) -> No
     for message in errors:
         show_error(message)
     if on:
-        title_column, controls_column = st.columns([2, 1], vertical_alignment="bottom")
+        # a held lesson's Previous / step / Next join the controls: they take half the row, not a third
+        title_column, controls_column = st.columns([1, 1] if lesson_active() else [2, 1], vertical_alignment="bottom")
         with controls_column, st.container(horizontal=True, horizontal_alignment="right",
                                            vertical_alignment="center", key=PRESENTER_CONTROLS_KEY):
             page_menu(in_sidebar=False)
+            lesson_panel(page_file, presenter=True)
             class_panel(in_sidebar=False)  # issue 39: the class control, a student's follow box
             run.presenter = bool(persistent_widget(st.toggle, key="presenter"))
         with title_column:
             st.title(title)
     else:
         page_menu()
+        lesson_panel(page_file, presenter=False)
         class_panel(in_sidebar=True)
         run.presenter = bool(persistent_widget(st.sidebar.toggle, key="presenter"))
         st.title(title)
+    lesson_messages()
     if intro and not run.presenter:
         st.markdown(intro)
     # the note's lead first, then the chart: both in the first screen (below the chart, the note sat under the

@@ -19,7 +19,6 @@ import hashlib
 import hmac
 import os
 import secrets
-import sys
 from pathlib import Path
 from urllib.parse import urlsplit
 
@@ -29,7 +28,7 @@ from . import classroom, questions
 from .class_contract import CLASS_KEY, LESSON_QUESTION_KEY
 from .guard import literal, show_error
 from .identity import owner_id
-from .navigation import HOME, PAGES, PAGES_DIR
+from .navigation import HOME, PAGES, PAGES_DIR, running_page_file
 from .state import apply_view_settings, quoted, view_settings
 from .widgets import TOUCHES_KEY
 
@@ -79,16 +78,10 @@ def current_page() -> str:
 
 
 def _note_current_page() -> None:
-    """The page script running now, found on the call stack: Streamlit runs a page through app.py's
-    st.navigation or, for a deep link into the pages/ folder, directly; both call page() from the page file."""
-    frame = sys._getframe(1)
-    while frame is not None:
-        path = Path(frame.f_code.co_filename)
-        if path.parent == PAGES_DIR and path.suffix == ".py":
-            entry = next((e for e in PAGES if e.file == path.name), None)
-            st.session_state[CURRENT_PAGE_KEY] = "" if entry is None else entry.url_path
-            return
-        frame = frame.f_back
+    """Note the page running now (its url_path; Home and a page outside the list: "")."""
+    name = running_page_file()
+    entry = next((e for e in PAGES if e.file == name), None)
+    st.session_state[CURRENT_PAGE_KEY] = "" if entry is None else entry.url_path
 
 
 def _page_path(url_path: str) -> str | None:

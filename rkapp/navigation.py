@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 import re
+import sys
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -48,6 +49,19 @@ def page_files() -> list[Path]:
 
 
 PAGES: list[PageEntry] = [PageEntry(p.name, page_label(p), page_label(p).replace(" ", "_")) for p in page_files()]
+
+
+def running_page_file() -> str:
+    """The file name of the page script running now ("1_Gram_matrices.py", "Home.py"; "" outside a page),
+    found on the call stack: Streamlit runs a page through app.py's st.navigation or, for a deep link into the
+    pages/ folder, directly, and offers no public way to ask which; either way the page file is a caller."""
+    frame = sys._getframe(1)
+    while frame is not None:
+        path = Path(frame.f_code.co_filename)
+        if path.parent == PAGES_DIR and path.suffix == ".py":
+            return path.name
+        frame = frame.f_back
+    return ""
 
 
 def find_page(*fragments: str) -> str | None:

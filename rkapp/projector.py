@@ -26,7 +26,7 @@ PRESENTER_CSS = """
   /* the teacher says it: no grey small print, no CSV buttons (the page's own ones included; the offline
      export stays, for the teacher) */
   [data-testid="stMain"] [data-testid="stElementContainer"]:has([data-testid="stCaptionContainer"]),
-  [data-testid="stMain"] [data-testid="stElementContainer"]:has([data-testid="stDownloadButton"]):not(.st-key-export_view)
+  [data-testid="stMain"] [data-testid="stElementContainer"]:has([data-testid="stDownloadButton"]):not(.st-key-export_view):not(.st-key-lesson_save):not(.st-key-lesson_export)
       { display: none !important; }
   /* the note's box (on every page and story step) as slim as the page's own conclusion box */
   [data-testid="stMain"] [data-testid="stAlertContainer"] { padding-top: 0.35rem !important;
