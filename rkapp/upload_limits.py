@@ -10,6 +10,16 @@ cookie, :mod:`rkapp.identity`) past MAX_OWNER_BYTES over all its sessions, or th
 :func:`server_upload_bytes` (``RKCORE_UPLOAD_MEMORY``, default a quarter of the server's memory budget);
 the answer is 413 with a sentence saying which bound. Ids the page never issued count like any other.
 
+Memory, not bytes, for the server's bound: an upload costs the app process :data:`UPLOAD_MEMORY_FACTOR` times
+its size for as long as it is held (measured with ``benchmarks/app/bench_uploads.py``: 0.13-0.16 GB held by the
+app process for one 59 MB file, 0.54 GB for four: Streamlit's copy read from its temporary file, the bytes of
+the request in flight, what the rerun and the copies sent to the workers leave), so the bound is checked at that
+price before Streamlit reads the body (its Content-Length). With ``rkcore-app --processes N`` each app process
+takes ``1/N`` of the server's bound (``RKCORE_APP_PROCESSES``, set by :mod:`rkapp.serving.proxy`): the uploads
+a process holds live in that process's memory, so a per-process share is the only bound that needs no traffic
+between processes; the parsing of uploads and every heavy run share one budget through the Dask workers'
+``MEMORY`` resource (:mod:`rkapp.workers`).
+
 What it cannot do: tell an issued id from a made-up one (Streamlit issues them over the websocket, with no
 public hook), or stop a client that fetches many owner cookies and opens many sessions from filling the
 server's bound: that bound then refuses uploads (the memory budget holds) until sessions end.
@@ -24,7 +34,8 @@ from rkcore.base.admission import SERVER_MEMORY_ENV, server_memory
 
 from .identity import OWNER_COOKIE, owner_from_cookie
 
-__all__ = ["MAX_OWNER_BYTES", "MAX_SESSION_BYTES", "MAX_SESSION_FILES", "UploadLimits", "server_upload_bytes"]
+__all__ = ["MAX_OWNER_BYTES", "MAX_SESSION_BYTES", "MAX_SESSION_FILES", "UPLOAD_MEMORY_FACTOR", "UploadLimits",
+           "app_processes", "process_upload_bytes", "server_upload_bytes"]
 
 MB = 2**20
 #: Files one session may hold at once (the page has one uploader: a new file replaces the last one).
@@ -34,12 +45,36 @@ MAX_SESSION_BYTES = 2 * 64 * MB + MB
 #: Bytes one browser (owner cookie) may hold over all its sessions (tabs) at once.
 MAX_OWNER_BYTES = 3 * 64 * MB + MB
 UPLOAD_MEMORY_ENV = "RKCORE_UPLOAD_MEMORY"
+#: The app processes sharing the server's upload bound (``rkcore-app --processes N`` sets it for each).
+APP_PROCESSES_ENV = "RKCORE_APP_PROCESSES"
+#: What an upload held costs the app process's memory, as a multiple of its size (module docstring: measured
+#: 2.2-2.7x for 59 MB files, one to four at once).
+UPLOAD_MEMORY_FACTOR = 2.5
 _UPLOAD_PATH = re.compile(r"^/_stcore/upload_file/([^/]+)/([^/]+)$")
 
 
+def app_processes() -> int:
+    """The app processes sharing the server's upload bound: ``RKCORE_APP_PROCESSES`` (1 when unset or invalid)."""
+    import os
+
+    text = os.environ.get(APP_PROCESSES_ENV, "").strip()
+    return int(text) if text.isdigit() and int(text) >= 1 else 1
+
+
+def process_upload_bytes() -> int:
+    """This app process's share of :func:`server_upload_bytes`: the server's bound over :func:`app_processes`.
+
+    Returns
+    -------
+    int
+        The bound in bytes of memory (uploads priced at :data:`UPLOAD_MEMORY_FACTOR` times their size), at least 1.
+    """
+    return max(1, server_upload_bytes() // app_processes())
+
+
 def server_upload_bytes() -> int:
-    """Bytes all sessions' uploads may take together: ``RKCORE_UPLOAD_MEMORY``, else a quarter of the server's
-    memory budget (``RKCORE_SERVER_MEMORY``).
+    """Bytes of memory all sessions' uploads may take together, over every app process: ``RKCORE_UPLOAD_MEMORY``,
+    else a quarter of the server's memory budget (``RKCORE_SERVER_MEMORY``).
 
     Returns
     -------
@@ -94,14 +129,15 @@ class UploadLimits:
     app : ASGI application
         The application it wraps (Streamlit's).
     server_bytes : int, optional
-        The server's bound (default :func:`server_upload_bytes`, read when the server starts).
+        Memory this process's uploads may take, each priced :data:`UPLOAD_MEMORY_FACTOR` times its size (default
+        :func:`process_upload_bytes`, read when the server starts).
     is_active : callable, optional
         ``is_active(session_id)``: whether the session still holds its files (default: Streamlit's runtime).
     """
 
     def __init__(self, app, server_bytes: int | None = None, is_active: Callable[[str], bool] | None = None):
         self.app = app
-        self.server_bytes = server_upload_bytes() if server_bytes is None else int(server_bytes)
+        self.server_bytes = process_upload_bytes() if server_bytes is None else int(server_bytes)
         self._is_active = is_active or _streamlit_session_is_active
         self._lock = threading.Lock()
         self._held: dict[str, dict[str, tuple[int, str | None]]] = {}  # session -> file id -> (bytes, owner)
@@ -145,11 +181,21 @@ class UploadLimits:
                       if (s, f) != (session, file_id)]
             if owner is not None and sum(b for *_, b, o in others if o == owner) + size > MAX_OWNER_BYTES:
                 return "Your open tabs hold as many uploads as one browser may; close some tabs or reload them."
-            if sum(b for *_, b, _ in others) + size > self.server_bytes:
+            if UPLOAD_MEMORY_FACTOR * (sum(b for *_, b, _ in others) + size) > self.server_bytes:
                 return ("The server holds as many uploads as its memory allows for now; try again in a few minutes "
                         "(uploads are freed when their pages are closed).")
             self._held.setdefault(session, {})[file_id] = (size, owner)
         return None
+
+    def held_memory(self) -> float:
+        """Memory the uploads held now cost, over all sessions: :data:`UPLOAD_MEMORY_FACTOR` times their bytes.
+
+        Returns
+        -------
+        float
+            Bytes, at most ``server_bytes``.
+        """
+        return UPLOAD_MEMORY_FACTOR * self.held_bytes()
 
     def held_bytes(self) -> int:
         """Bytes of uploads held now, over all sessions (for tests and the benchmark).
