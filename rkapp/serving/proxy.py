@@ -135,9 +135,7 @@ class Farm:
     def environment(self) -> dict[str, str]:
         env = dict(os.environ)
         env.setdefault("RKCORE_STORE_DIR", str(self.folder / "store"))
-        # each process takes 1/N of the server's upload memory (rkapp.upload_limits); glibc's allocator settings
-        # (rkapp.workers.MALLOC_ENV) for every app process, as for the workers
-        env["RKCORE_APP_PROCESSES"] = str(self.processes)
+        # glibc's allocator settings (rkapp.workers.MALLOC_ENV) for every app process, as for the workers
         for name, value in MALLOC_ENV.items():
             env.setdefault(name, value)
         env.setdefault("STREAMLIT_SERVER_COOKIE_SECRET", self._secret)

@@ -1,6 +1,6 @@
 """One memory budget for the whole server (issue 37, deliverable (e)): the runs of every app process share the Dask
 workers' MEMORY resource, the local cluster starts as many workers as the budget pays for, uploads held by an app
-process are priced at their measured memory cost against its share of the server's bound (before Streamlit reads
+process are priced at their measured memory cost against one bound for all app processes (before Streamlit reads
 the body), and the processes start with the allocator settings; a slow test measures the whole server's peak."""
 from __future__ import annotations
 
@@ -34,9 +34,9 @@ class BodyReadingApp:
         await send({"type": "http.response.body", "body": b""})
 
 
-def _put(limits, size: int, session: str) -> tuple[int, str]:
+def _put(limits, size: int, session: str, file_id: str | None = None) -> tuple[int, str]:
     scope = {"type": "http", "method": "PUT", "headers": [(b"content-length", str(size).encode())],
-             "path": f"/_stcore/upload_file/{session}/{uuid.uuid4()}"}
+             "path": f"/_stcore/upload_file/{session}/{file_id or uuid.uuid4()}"}
     sent = []
 
     async def receive():
@@ -54,7 +54,7 @@ def test_an_upload_is_priced_at_its_memory_cost_before_its_body_is_read():
     not its bytes: with room for 250 MB of memory, one 59 MB file fits (147 MB) and a second (295 MB) is refused
     before Streamlit reads its body. Counting bytes, as before, let four in (236 MB of files, 0.54 GB of memory)."""
     app = BodyReadingApp()
-    limits = upload_limits.UploadLimits(app, server_bytes=250 * 10**6, is_active=lambda s: True)
+    limits = upload_limits.UploadLimits(app, server_bytes=250 * 10**6, is_active=lambda s: True, ledger=False)
     assert _put(limits, 59 * 10**6, "a")[0] == 204
     status, sentence = _put(limits, 59 * 10**6, "b")
     assert status == 413 and "memory" in sentence
@@ -62,14 +62,32 @@ def test_an_upload_is_priced_at_its_memory_cost_before_its_body_is_read():
     assert limits.held_memory() == upload_limits.UPLOAD_MEMORY_FACTOR * 59 * 10**6 <= limits.server_bytes
 
 
-def test_each_app_process_takes_its_share_of_the_upload_bound(monkeypatch):
-    monkeypatch.setenv("RKCORE_SERVER_MEMORY", "1e9")
-    monkeypatch.delenv(upload_limits.UPLOAD_MEMORY_ENV, raising=False)
-    monkeypatch.delenv(upload_limits.APP_PROCESSES_ENV, raising=False)
-    assert upload_limits.process_upload_bytes() == upload_limits.server_upload_bytes() == 250_000_000
-    monkeypatch.setenv(upload_limits.APP_PROCESSES_ENV, "4")
-    assert upload_limits.process_upload_bytes() == 62_500_000
-    assert upload_limits.UploadLimits(BodyReadingApp()).server_bytes == 62_500_000
+def test_the_app_processes_share_one_upload_bound(tmp_path):
+    """Two app processes (two middlewares, one ledger file in the store folder they share): the bound holds for their
+    sum. Process 1 holds a 59 MB file (147 of 250 MB); process 2's 59 MB upload is refused before its body is read;
+    once process 1's file is deleted, or process 1 has ended, process 2's fits. Each process alone, as before, would
+    have taken a file (a bound per process: N times the server's)."""
+    running = {1, 2}
+    apps = {pid: BodyReadingApp() for pid in (1, 2)}
+    limits = {pid: upload_limits.UploadLimits(apps[pid], server_bytes=250 * 10**6, is_active=lambda s: True,
+                                              ledger=upload_limits.HeldLedger(tmp_path, pid, running.__contains__))
+              for pid in (1, 2)}
+    scope_delete = {"type": "http", "method": "DELETE", "headers": [], "path": "/_stcore/upload_file/a/f1"}
+    assert _put(limits[1], 59 * 10**6, "a", file_id="f1")[0] == 204
+    assert _put(limits[2], 59 * 10**6, "b")[0] == 413 and apps[2].bodies_read == 0
+    asyncio.run(limits[1](scope_delete, _empty_body, _ignore))
+    assert _put(limits[2], 59 * 10**6, "b")[0] == 204  # process 1 gave its file back
+    assert _put(limits[1], 59 * 10**6, "a")[0] == 413  # now process 2 holds it
+    running.discard(2)  # process 2 ended (its sessions with it)
+    assert _put(limits[1], 59 * 10**6, "a")[0] == 204
+
+
+async def _ignore(*args):
+    return None
+
+
+async def _empty_body():
+    return {"type": "http.request", "body": b"", "more_body": False}
 
 
 def test_the_farm_and_the_cluster_start_their_processes_with_the_allocator_settings(tmp_path, monkeypatch):
@@ -78,7 +96,7 @@ def test_the_farm_and_the_cluster_start_their_processes_with_the_allocator_setti
     farm = Farm(REPO / "serve.py", 3, folder=tmp_path)
     farm._secret = farm._owner_secret = "x"
     app_env = farm.environment()
-    assert app_env["RKCORE_APP_PROCESSES"] == "3"
+    assert app_env["RKCORE_STORE_DIR"] == str(tmp_path / "store")  # where the upload ledger lives
     cluster_env = workers.cluster_environment(123_456_789, base={})
     for env in (app_env, cluster_env):
         assert {k: env.get(k) for k in workers.MALLOC_ENV} == workers.MALLOC_ENV
