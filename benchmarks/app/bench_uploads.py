@@ -250,7 +250,7 @@ def main(argv=None) -> int:
         rows.append(measure(f"before ({args.before.name}): one process, in process", args.students, content,
                             repo=args.before.resolve(), processes=1, workers=None, budget=int(args.budget)))
         print(format_row(rows[-1]), flush=True)
-    workers = args.workers if args.workers is not None else "one per core"
+    workers = args.workers if args.workers is not None else "as many as the budget pays for, at most one per core"
     with_env = f", {' '.join(args.env)}" if args.env else ""
     rows.append(measure(f"rkcore-app --processes {args.processes}, workers: {workers}{with_env}", args.students, content,
                         repo=None, processes=args.processes, workers=args.workers if args.workers is not None else -1,
