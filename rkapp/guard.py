@@ -258,10 +258,10 @@ def heavy_work(cost: RunCost | None = None) -> Iterator[None]:
             st.session_state[_RUN_PLACE] = (ticket.arrival, time.monotonic())
         if slot is not None:
             slot.empty()  # the results replace the place in line
-        current_run().holding_slot = True
+        current_run().holding_slot, current_run().memory = True, int(cost.bytes)  # its workers' MEMORY price
         yield
     finally:
-        current_run().holding_slot = False
+        current_run().holding_slot, current_run().memory = False, 0
         ADMISSION.release(ticket)
 
 

@@ -30,6 +30,7 @@ class ScriptRun:
     in_lead: bool = False             # drawing inside lead() now
     settings: dict | None = None      # the settings the sidebar drew; None: not drawn in this run
     holding_slot: bool = False        # the run holds one of the server's run slots (rkapp.guard.heavy_work)
+    memory: int = 0                   # the price in bytes of the admitted run it holds (rkapp.workers' resources)
 
 
 _local = threading.local()

@@ -15,8 +15,22 @@ Where a run executes (:func:`run_in_worker`), decided once per app process from 
   process, as before.
 
 A run still holds its admission slot (:mod:`rkapp.guard`) while a worker computes it: the slots and the
-memory budget remain the server's fairness and memory gate; the workers are where the memory is spent, so
-that a run that outgrows its estimate ends its own worker (the nanny starts a new one), not the app.
+per-student queue are each app process's own (nginx's cookie affinity keeps a browser's tabs on one process);
+the workers are where the memory is spent, so that a run that outgrows its estimate ends its own worker (the
+nanny starts a new one), not the app.
+
+**One memory budget for all app processes** (``RKCORE_SERVER_MEMORY``, issue 37). The server-wide bound on
+the runs' memory is the engine's own placement, not the app processes' admissions (one per process): each
+local worker declares the Dask resource ``MEMORY`` = :func:`worker_run_bytes` (the most one run may take) and
+every task is submitted with ``resources={"MEMORY": its price}`` (the cost its :func:`rkapp.guard.heavy_work`
+holds), so the scheduler never runs more than the declared total at once, whichever app process submitted the
+runs. Dask's resources are per worker (cluster-wide resources are an open request, dask/distributed#6382), so
+the total is set by the number of workers: :func:`local_workers` starts as many as the budget pays for, each
+one's imports (:data:`WORKER_BASE_BYTES`) and one largest run, at most one per core, at least one:
+``workers x (WORKER_BASE_BYTES + worker_run_bytes) <= budget`` when two or more fit. With a 1 GB budget that is
+one worker (two would hold 0.5 GB of imports before any run). A department's cluster whose workers declare
+``MEMORY`` is used the same way; one whose workers declare nothing gets tasks without resources. What does not
+run in Dask (uploads received by the app processes) takes a per-process share (:mod:`rkapp.upload_limits`).
 A worker that dies mid-run raises :class:`WorkerLost`, a ValueError whose message says what stopped and
 what to do; :class:`rkapp.guard.guarded` shows it in place and the page goes on.
 """
@@ -31,8 +45,8 @@ from typing import Any, Callable
 from rkcore.base.admission import server_memory, usable_cores
 from rkcore.base.limits import physical_memory
 
-__all__ = ["SCHEDULER_ENV", "WORKER_BASE_BYTES", "WorkerLost", "scheduler_address", "start_local_cluster",
-           "run_in_worker", "worker_memory_limit", "workers_from"]
+__all__ = ["MEMORY_RESOURCE", "SCHEDULER_ENV", "WORKER_BASE_BYTES", "WorkerLost", "scheduler_address",
+           "start_local_cluster", "run_in_worker", "worker_memory_limit", "worker_run_bytes", "workers_from"]
 
 SCHEDULER_ENV = "RKCORE_SCHEDULER"
 #: What a worker process holds before its run: Python, dask and the library's imports (measured: about 0.3 GB
@@ -42,6 +56,14 @@ WORKER_BASE_BYTES = 384 * 2**20
 CONNECT_SECONDS = 10
 #: Arguments larger than this (an upload's bytes) go to a worker directly (scatter), not through the scheduler.
 SCATTER_BYTES = 1 * 2**20
+#: The Dask resource a worker declares (bytes its runs may take at once) and every task asks for (its price).
+MEMORY_RESOURCE = "MEMORY"
+#: Seconds the workers' declared MEMORY is taken as read (workers a nanny restarts declare the same).
+DECLARED_SECONDS = 30.0
+#: Environment of the local cluster's processes (glibc reads it at start): two malloc arenas, not eight per
+#: core (arenas of threads that no longer run hold freed memory), and free memory at the heap's top returned
+#: above 64 kB (dask's own nanny default for its workers: ``distributed.nanny.pre-spawn-environ``).
+MALLOC_ENV = {"MALLOC_ARENA_MAX": "2", "MALLOC_TRIM_THRESHOLD_": "65536"}
 #: Times a run is sent again when the worker it waited on died before starting it (another run ended that worker).
 RESUBMISSIONS = 2
 
@@ -58,13 +80,19 @@ def scheduler_address() -> str | None:
     return os.environ.get(SCHEDULER_ENV, "").strip() or None
 
 
-def worker_memory_limit(budget: int | None = None) -> int:
-    """Bytes a local worker may hold: the most one run may need (the server's memory budget, at most a quarter
-    of the machine's memory and 2 GB, as :data:`rkapp.guard.MEMORY_BUDGET` allows a view) plus the worker's own
-    :data:`WORKER_BASE_BYTES`. The admission keeps the sum of the admitted runs within the budget; the limit ends
-    only the worker whose run outgrew its estimate."""
+def worker_run_bytes(budget: int | None = None) -> int:
+    """Bytes one run may take in a worker: the server's memory budget, at most a quarter of the machine's memory
+    and 2 GB (what :data:`rkapp.guard.MEMORY_BUDGET` allows a view); the ``MEMORY`` resource each local worker
+    declares."""
     budget = server_memory() if budget is None else int(budget)
-    return int(min(budget, 2 * 2**30, physical_memory() // 4)) + WORKER_BASE_BYTES
+    return int(min(budget, 2 * 2**30, physical_memory() // 4))
+
+
+def worker_memory_limit(budget: int | None = None) -> int:
+    """Bytes a local worker may hold: :func:`worker_run_bytes` plus the worker's own :data:`WORKER_BASE_BYTES`.
+    The resources keep the runs within the budget; the limit ends only the worker whose run outgrew its
+    estimate."""
+    return worker_run_bytes(budget) + WORKER_BASE_BYTES
 
 
 def _client_or_none():
@@ -95,8 +123,35 @@ def _lost(doing: str, hint: str) -> WorkerLost:
                       "Nothing else on the server was affected, and a new worker has taken its place.")
 
 
+_declared: dict[int, tuple[float, int | None]] = {}  # id(client) -> (when read, largest MEMORY declared)
+
+
+def _declared_memory(client) -> int | None:
+    """The largest ``MEMORY`` resource a worker of the cluster declares (None: no worker declares it), read from
+    the scheduler at most every DECLARED_SECONDS."""
+    import time
+
+    when, value = _declared.get(id(client), (-DECLARED_SECONDS, None))
+    if time.monotonic() - when >= DECLARED_SECONDS:
+        workers = client.scheduler_info(n_workers=-1)["workers"].values()
+        declared = [int(w.get("resources", {}).get(MEMORY_RESOURCE) or 0) for w in workers]
+        value = max([d for d in declared if d > 0], default=None)
+        _declared[id(client)] = (time.monotonic(), value)
+    return value
+
+
+def _resources(client, memory: int | None) -> dict | None:
+    """``{"MEMORY": price}`` for a task priced ``memory`` bytes when the workers declare the resource (capped at the
+    largest declaration, so that every task can be placed), else None."""
+    if not memory:
+        return None
+    declared = _declared_memory(client)
+    return None if declared is None else {MEMORY_RESOURCE: max(1, min(int(memory), declared))}
+
+
 def run_in_worker(fn: Callable, args: tuple = (), kwargs: dict | None = None, *, what: str,
-                  hint: str = "reduce n or D and run again", doing: str | None = None) -> Any:
+                  hint: str = "reduce n or D and run again", doing: str | None = None,
+                  memory: int | None = None) -> Any:
     """``fn(*args, **kwargs)`` in a worker process of the cluster (see the module's docstring), else here.
 
     Parameters
@@ -111,6 +166,9 @@ def run_in_worker(fn: Callable, args: tuple = (), kwargs: dict | None = None, *,
         What the user can do when the worker stops mid-run (out of memory).
     doing : str, optional
         What the worker was doing, for that message (default "computing <what>").
+    memory : int, optional
+        The run's price in bytes, asked of the workers' ``MEMORY`` resource (module docstring); default: the price
+        of the admitted run this thread holds (:func:`rkapp.guard.heavy_work`), if any.
 
     Returns
     -------
@@ -143,9 +201,14 @@ def run_in_worker(fn: Callable, args: tuple = (), kwargs: dict | None = None, *,
         handles.extend(futures.values())
         return futures
 
+    if memory is None:
+        from .run_context import current_run
+
+        memory = current_run().memory
     try:
+        resources = _resources(client, memory)
         for attempt in range(1 + RESUBMISSIONS):
-            future = client.submit(call_with_one_blas_thread, payload, scattered(), pure=False)
+            future = client.submit(call_with_one_blas_thread, payload, scattered(), pure=False, resources=resources)
             handles.append(future)
             try:
                 return future.result()
@@ -169,9 +232,12 @@ def _started(client, key) -> bool:
 
 
 # ---------------------------------------------------------------------------- the local cluster (rkcore-app)
-def local_workers() -> int:
-    """Worker processes of the local cluster: one per usable core (cgroup- and affinity-aware)."""
-    return usable_cores()
+def local_workers(budget: int | None = None) -> int:
+    """Worker processes of the local cluster: as many as the memory budget pays for (each one's imports and one
+    largest run, :func:`worker_memory_limit`), at most one per usable core (cgroup- and affinity-aware), at
+    least one (module docstring)."""
+    budget = server_memory() if budget is None else int(budget)
+    return max(1, min(usable_cores(), budget // worker_memory_limit(budget)))
 
 
 def workers_from(text: str) -> int:
@@ -186,6 +252,17 @@ def workers_from(text: str) -> int:
     if not 0 <= value <= 64:
         raise SystemExit(f"--workers takes 0 to 64 worker processes, not {value}")
     return value
+
+
+def cluster_environment(run_bytes: int, base: dict[str, str] | None = None) -> dict[str, str]:
+    """The local cluster's environment: ``base`` (default this process's) with :data:`MALLOC_ENV` (unless set)
+    and each worker's ``MEMORY`` resource, ``run_bytes`` (dask reads ``DASK_DISTRIBUTED__WORKER__RESOURCES__*``;
+    the nannies pass their configuration on to the workers they start)."""
+    env = dict(os.environ if base is None else base)
+    for name, value in MALLOC_ENV.items():
+        env.setdefault(name, value)
+    env[f"DASK_DISTRIBUTED__WORKER__RESOURCES__{MEMORY_RESOURCE}"] = str(int(run_bytes))
+    return env
 
 
 def start_local_cluster(workers: int | None = None, memory_limit: int | None = None,
@@ -211,7 +288,8 @@ def start_local_cluster(workers: int | None = None, memory_limit: int | None = N
     code = ("import sys\nfrom rkcore.studies.distributed import serve_local_cluster\n"
             f"serve_local_cluster({workers}, {memory_limit}, parent={os.getpid()}, "
             "announce=lambda a: print('RKCORE_SCHEDULER=' + a, flush=True))\n")
-    process = subprocess.Popen([sys.executable, "-c", code], stdout=subprocess.PIPE, stderr=None, text=True)
+    process = subprocess.Popen([sys.executable, "-c", code], stdout=subprocess.PIPE, stderr=None, text=True,
+                               env=cluster_environment(memory_limit - WORKER_BASE_BYTES))
     result: list[str] = []
     reader = threading.Thread(target=lambda: result.append(process.stdout.readline()), daemon=True)
     reader.start()

@@ -28,6 +28,8 @@ import urllib.request
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from ..workers import MALLOC_ENV
+
 TEMPLATE = Path(__file__).with_name("nginx.conf.template")
 NGINX_HINT = ("rkcore-app --processes needs nginx on the PATH (Debian/Ubuntu: apt-get install nginx-light); "
               "without --processes the app runs as one process and needs nothing else")
@@ -133,6 +135,9 @@ class Farm:
     def environment(self) -> dict[str, str]:
         env = dict(os.environ)
         env.setdefault("RKCORE_STORE_DIR", str(self.folder / "store"))
+        # glibc's allocator settings (rkapp.workers.MALLOC_ENV) for every app process, as for the workers
+        for name, value in MALLOC_ENV.items():
+            env.setdefault(name, value)
         env.setdefault("STREAMLIT_SERVER_COOKIE_SECRET", self._secret)
         # one owner-cookie secret for every process: a browser's rkcore_owner cookie (rkapp.identity) verifies
         # on whichever process it reaches (a restarted one included)

@@ -30,3 +30,10 @@ def blas_threads() -> list:
     from threadpoolctl import threadpool_info
 
     return sorted({pool["num_threads"] for pool in threadpool_info()})
+
+
+def interval(seconds: float) -> tuple[float, float]:
+    """(start, end) wall-clock times of a computation that holds its worker thread ``seconds``."""
+    start = time.time()
+    time.sleep(seconds)
+    return start, time.time()
