@@ -100,7 +100,9 @@ def without_colour_alone(fig: go.Figure) -> go.Figure:
             seen[key] = shown
     if not restyle:
         return fig
-    fig = go.Figure(fig)
+    # a copy without plotly's validation, which the figure passed when it was built (it was most of the cost
+    # of a chart on the app's server: benchmarks/results/cpu_per_change.md); the restyled properties are validated
+    fig = go.Figure(fig.to_dict(), _validate=False)
     for trace in series_traces(fig):
         symbol = restyle.get(series_key(trace))
         if symbol is None:

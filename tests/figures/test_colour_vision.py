@@ -1,6 +1,7 @@
 """Colours for every student (issue 39): the palette stays distinguishable under the common colour-vision
 deficiencies (a simulation), and no chart tells two series apart by colour alone (line style or marker)."""
 import itertools
+import json
 
 import numpy as np
 import plotly.graph_objects as go
@@ -78,3 +79,48 @@ def test_no_chart_of_a_page_tells_series_apart_by_colour_alone(run_page, path):
     for spec in plotly_figures(at):
         fig = go.Figure(spec, _validate=False)
         assert alike_series(fig) == [], (path.name, fig.layout.title.text, alike_series(fig))
+
+
+def _validated_reference(fig: go.Figure) -> go.Figure:
+    """without_colour_alone as it was written first: a validated copy of the figure (plotly's go.Figure(fig)),
+    restyled the same way. The fast copy must send the same chart."""
+    from rkcore.figures import distinguish
+
+    fast = without_colour_alone(fig)
+    if fast is fig:
+        return fig
+    copy = go.Figure(fig)
+    for mine, theirs in zip(copy.data, fast.data):
+        if mine.marker.symbol != theirs.marker.symbol:
+            mine.mode = theirs.mode
+            mine.marker.symbol, mine.marker.size = theirs.marker.symbol, theirs.marker.size
+            mine.marker.maxdisplayed = distinguish.MAX_MARKERS_SHOWN
+    return copy
+
+
+def _studies_figures() -> list[go.Figure]:
+    """Charts of the study pages with many alike series (error bounds, variance by distribution)."""
+    from rkcore.figures import bounds as fb
+    from rkcore.theory.bounds import bounds_table
+    from rkcore.theory import measured_tails as mt
+    from tests.figures.test_figures_studies import fake_study
+
+    measured = mt.measured_tails(fake_study(D_list=(16, 64), eps=(0.001, 0.01, 0.1, 0.5)))
+    return [fb.bounds_vs_eps_figure(measured, bounds_table(16, np.logspace(-3, 0, 30), 1.0, d=10, degree=2), D=16,
+                                    R=1.0),
+            fb.bounds_vs_D_figure(measured, bounds_table(np.logspace(0, 6, 50), 0.1, 1.0, d=10), eps=0.1, R=1.0),
+            go.Figure([go.Scatter(x=np.arange(40), y=np.linspace(0, 1, 40) * k, name=f"map {k}", mode="lines")
+                       for k in range(len(SYMBOLS))])]
+
+
+@pytest.mark.parametrize("index", range(3))
+def test_the_unvalidated_copy_sends_the_same_chart_as_a_validated_one(index):
+    """The copy skips plotly's validation (the figure passed it when built): the JSON sent to the browser is the
+    same as a validated copy's, restyled alike, and the input is left as it was. The values are copied, never
+    computed, so the JSON texts are equal."""
+    fig = _studies_figures()[index]
+    before = fig.to_json()
+    fast = without_colour_alone(fig)
+    assert fig.to_json() == before, "the input figure is left as it was"
+    assert json.loads(fast.to_json()) == json.loads(_validated_reference(fig).to_json())
+    assert alike_series(fast) == []
