@@ -81,23 +81,6 @@ def test_no_chart_of_a_page_tells_series_apart_by_colour_alone(run_page, path):
         assert alike_series(fig) == [], (path.name, fig.layout.title.text, alike_series(fig))
 
 
-def _validated_reference(fig: go.Figure) -> go.Figure:
-    """without_colour_alone as it was written first: a validated copy of the figure (plotly's go.Figure(fig)),
-    restyled the same way. The fast copy must send the same chart."""
-    from rkcore.figures import distinguish
-
-    fast = without_colour_alone(fig)
-    if fast is fig:
-        return fig
-    copy = go.Figure(fig)
-    for mine, theirs in zip(copy.data, fast.data):
-        if mine.marker.symbol != theirs.marker.symbol:
-            mine.mode = theirs.mode
-            mine.marker.symbol, mine.marker.size = theirs.marker.symbol, theirs.marker.size
-            mine.marker.maxdisplayed = distinguish.MAX_MARKERS_SHOWN
-    return copy
-
-
 def _studies_figures() -> list[go.Figure]:
     """Charts of the study pages with many alike series (error bounds, variance by distribution)."""
     from rkcore.figures import bounds as fb
@@ -114,13 +97,15 @@ def _studies_figures() -> list[go.Figure]:
 
 
 @pytest.mark.parametrize("index", range(3))
-def test_the_unvalidated_copy_sends_the_same_chart_as_a_validated_one(index):
-    """The copy skips plotly's validation (the figure passed it when built): the JSON sent to the browser is the
-    same as a validated copy's, restyled alike, and the input is left as it was. The values are copied, never
-    computed, so the JSON texts are equal."""
+def test_restyling_in_place_sends_the_same_chart_as_the_copy(index):
+    """The app's chart() restyles its own figure in place (a copy rebuilt every trace): the JSON sent to the
+    browser is the copy's, and the copy leaves its input as it was. The values are copied, never computed,
+    so the JSON texts are equal."""
     fig = _studies_figures()[index]
     before = fig.to_json()
-    fast = without_colour_alone(fig)
-    assert fig.to_json() == before, "the input figure is left as it was"
-    assert json.loads(fast.to_json()) == json.loads(_validated_reference(fig).to_json())
-    assert alike_series(fast) == []
+    copied = without_colour_alone(fig)
+    assert fig.to_json() == before, "the copy leaves its input as it was"
+    in_place = without_colour_alone(fig, copy=False)
+    assert in_place is fig
+    assert json.loads(in_place.to_json()) == json.loads(copied.to_json())
+    assert alike_series(in_place) == [] and (index == 1 or copied is not fig)
