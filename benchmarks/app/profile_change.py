@@ -107,7 +107,8 @@ async def drive(server: StreamlitServer, folder: Path, changes: int, seed: int) 
             wall = time.perf_counter() - started
             await asyncio.sleep(1.5)  # the sampler writes every second
             cpu1, prof1 = process_cpu(server), sampled(folder, server.proc.pid)
-            out[page] = {"cpu": diff(cpu1, cpu0), "sampler": prof1.get("sampler_cpu", 0) - prof0.get("sampler_cpu", 0), "phases": diff(prof1["phases"], prof0["phases"]),
+            out[page] = {"cpu": diff(cpu1, cpu0), "sampler": prof1.get("sampler_cpu", 0) - prof0.get("sampler_cpu", 0),
+                         "phases": diff(prof1["phases"], prof0["phases"]),
                          "script": diff(prof1["script"], prof0["script"]),
                          "functions": diff(prof1["functions"], prof0["functions"]), "wall": wall,
                          "entries": diff(prof1.get("entries", {}), prof0.get("entries", {})),
@@ -162,8 +163,8 @@ def report(samples: dict[str, list[dict]], args) -> str:
                 for fn, s in r[page].get("entries", {}).items():
                     entries.setdefault(fn, {}).setdefault(page, 0.0)
                     entries[fn][page] += s / r[page]["n"] / len(runs)
-        lines += ["", f"The rerun's CPU by the app's outermost call under the page script ({version}; CPU s per change, "
-                  "mean over repeats; '-': Streamlit's own, outside our calls):", "",
+        lines += ["", f"The rerun's CPU by the app's outermost call under the page script ({version}; CPU s per "
+                  "change, mean over repeats; '-': Streamlit's own, outside our calls):", "",
                   "| call | " + " | ".join(p.replace("_", " ") for p in STUDY_PAGES) + " |",
                   "|---|" + "---|" * len(STUDY_PAGES)]
         for fn, by_page in sorted(entries.items(), key=lambda kv: -sum(kv[1].values()))[:14]:
@@ -205,7 +206,8 @@ def main(argv=None) -> int:
     body = (f"{args.changes} changes per page after a warm-up change, {args.repeats} repeats "
             f"(versions alternating, each on a fresh server), {args.workers} Dask workers, {os.cpu_count()} cores; "
             f"load average at start {load[0]:.2f} {load[1]:.2f} {load[2]:.2f}, at end "
-            + " ".join(f"{v:.2f}" for v in os.getloadavg()) + " (6 agents share the machine).\n\n" + report(samples, args))
+            + " ".join(f"{v:.2f}" for v in os.getloadavg()) + " (6 agents share the machine).\n\n"
+            + report(samples, args))
     run.write(TITLE, body, preamble="# CPU per widget change (issue 37, benchmark (d))")
     print(body)
     return 0

@@ -201,8 +201,8 @@ def gram_difference(K: np.ndarray, K_hat: np.ndarray, *, block: int = 1, n: int 
     E_small, b = np.asarray(K_hat, dtype=np.float64) - np.asarray(K, dtype=np.float64), int(block)
     coords = _axis_coords(_points(E_small, b, n), b)
     bound = float(np.abs(E_small).max()) or 1.0
-    heatmap = dict(type="heatmap", z=shown_cells(E_small), x=coords, y=coords, colorscale=DIVERGING, zmid=0.0, zmin=-bound,
-                   zmax=bound, colorbar=dict(title=dict(text="K̂ − K", side="top"), exponentformat="e"),
+    heatmap = dict(type="heatmap", z=shown_cells(E_small), x=coords, y=coords, colorscale=DIVERGING, zmid=0.0,
+                   zmin=-bound, zmax=bound, colorbar=dict(title=dict(text="K̂ − K", side="top"), exponentformat="e"),
                    name="K̂ − K", hovertemplate="i=%{y}<br>j=%{x}<br>K̂−K=%{z:.3g}<extra></extra>")
     return figure([heatmap], dict(
         title=dict(text=f"Difference K̂ − K{_block_note(b)}"), height=GRAM_HEIGHT,
