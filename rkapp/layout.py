@@ -313,7 +313,8 @@ def chart(fig, data: pd.DataFrame, name: str, *, caption: str | None = None, key
     if hide_for_question():  # predict, then reveal (issue 39): the question box stands in until the reveal
         return
     slug = key or _slug(name)
-    fig = without_colour_alone(fit_for_screen(fig, narrow=narrow and not presenter()))  # never by colour alone
+    # never by colour alone; in place: the page hands chart() a figure of its own (a copy rebuilt every trace)
+    fig = without_colour_alone(fit_for_screen(fig, narrow=narrow and not presenter()), copy=False)
     if presenter():  # the height follows the screen (FILL_SCRIPT); a square heatmap's width its height
         share = square_panel_share(fig)
         chart_key = f"{FILL_KEY}{f'sq{round(100 * share)}-' if share else ''}{slug}"

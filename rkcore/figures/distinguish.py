@@ -72,18 +72,22 @@ def look(trace) -> tuple:
     return dash, symbol if not isinstance(symbol, (list, tuple)) else tuple(symbol)
 
 
-def without_colour_alone(fig: go.Figure) -> go.Figure:
+def without_colour_alone(fig: go.Figure, *, copy: bool = True) -> go.Figure:
     """A copy of ``fig`` in which no two series look alike but for their colour.
 
     Parameters
     ----------
     fig : plotly.graph_objects.Figure
-        The chart; not modified.
+        The chart; not modified unless ``copy`` is False.
+    copy : bool, default=True
+        False: restyle ``fig`` itself, for a caller that owns it (the app's ``chart``, which gets a new figure
+        every rerun): a copy builds every trace object again, with or without plotly's validation, which was
+        most of the CPU a chart cost the app's server (benchmarks/results/cpu_per_change.md).
 
     Returns
     -------
     plotly.graph_objects.Figure
-        The copy (the same figure when nothing had to change).
+        The copy, or ``fig`` restyled (the same figure when nothing had to change).
     """
     traces = series_traces(fig)
     looks: dict[str, tuple] = {}
@@ -100,7 +104,8 @@ def without_colour_alone(fig: go.Figure) -> go.Figure:
             seen[key] = shown
     if not restyle:
         return fig
-    fig = go.Figure(fig)
+    if copy:
+        fig = go.Figure(fig)
     for trace in series_traces(fig):
         symbol = restyle.get(series_key(trace))
         if symbol is None:

@@ -80,6 +80,34 @@ def _points(K: np.ndarray, block: int, n: int | None) -> int:
     return int(n)
 
 
+#: Heatmap cells travel to the browser as float32 when every value fits its normal range: a relative rounding of
+#: at most 2**-24 (7 significant digits), finer than anything the chart shows (the hover 4 digits, the difference's
+#: 3, a colour scale of 256 steps). It halves the Gram page's chart (2 x 250² cells at most) and with it the
+#: server's JSON, protobuf and websocket work per rerun (benchmarks/results/cpu_per_change.md). Values beyond
+#: float32's range (tiny or huge kernel values) keep float64: the chart never shows an inf or a 0 they are not.
+CELL_DTYPE = np.float32
+
+
+def shown_cells(Z: np.ndarray) -> np.ndarray:
+    """The heatmap cells as sent: float32 when every finite nonzero value is within its normal range, else float64.
+
+    Parameters
+    ----------
+    Z : numpy.ndarray
+        The cells (float64).
+
+    Returns
+    -------
+    numpy.ndarray
+        ``Z`` as float32 (relative rounding at most 2**-24), or ``Z`` itself.
+    """
+    info = np.finfo(CELL_DTYPE)
+    magnitudes = np.abs(Z[np.isfinite(Z) & (Z != 0)])
+    if magnitudes.size and (magnitudes.max() > info.max or magnitudes.min() < info.tiny):
+        return Z
+    return Z.astype(CELL_DTYPE)
+
+
 def gram_heatmaps(K: np.ndarray, K_hat: np.ndarray, *, block: int = 1, n: int | None = None,
                   titles: tuple[str, ...] = (EXACT_LABEL, APPROX_LABEL),
                   clip_percentiles: tuple[float, float] | None = (1.0, 99.0)) -> go.Figure:
@@ -130,7 +158,7 @@ def gram_heatmaps(K: np.ndarray, K_hat: np.ndarray, *, block: int = 1, n: int | 
     # two panels laid out here as make_subplots(1, 2, horizontal_spacing=0.1) would (it alone costs ~27 ms)
     for col, (Z, name), domain in zip((1, 2), ((K_small, titles[0]), (Kh_small, titles[1])), ([0.0, 0.45], [0.55, 1.0])):
         suffix = "" if col == 1 else str(col)
-        traces.append(dict(type="heatmap", z=Z, x=coords, y=coords, coloraxis="coloraxis", name=name,
+        traces.append(dict(type="heatmap", z=shown_cells(Z), x=coords, y=coords, coloraxis="coloraxis", name=name,
                            hovertemplate="i=%{y}<br>j=%{x}<br>value=%{z:.4g}<extra>" + name + "</extra>",
                            xaxis=f"x{suffix}", yaxis=f"y{suffix}"))
         axes[f"xaxis{suffix}"] = dict(anchor=f"y{suffix}", domain=domain, title=dict(text="point j"),
@@ -173,8 +201,8 @@ def gram_difference(K: np.ndarray, K_hat: np.ndarray, *, block: int = 1, n: int 
     E_small, b = np.asarray(K_hat, dtype=np.float64) - np.asarray(K, dtype=np.float64), int(block)
     coords = _axis_coords(_points(E_small, b, n), b)
     bound = float(np.abs(E_small).max()) or 1.0
-    heatmap = dict(type="heatmap", z=E_small, x=coords, y=coords, colorscale=DIVERGING, zmid=0.0, zmin=-bound,
-                   zmax=bound, colorbar=dict(title=dict(text="K̂ − K", side="top"), exponentformat="e"),
+    heatmap = dict(type="heatmap", z=shown_cells(E_small), x=coords, y=coords, colorscale=DIVERGING, zmid=0.0,
+                   zmin=-bound, zmax=bound, colorbar=dict(title=dict(text="K̂ − K", side="top"), exponentformat="e"),
                    name="K̂ − K", hovertemplate="i=%{y}<br>j=%{x}<br>K̂−K=%{z:.3g}<extra></extra>")
     return figure([heatmap], dict(
         title=dict(text=f"Difference K̂ − K{_block_note(b)}"), height=GRAM_HEIGHT,

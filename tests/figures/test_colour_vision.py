@@ -1,6 +1,7 @@
 """Colours for every student (issue 39): the palette stays distinguishable under the common colour-vision
 deficiencies (a simulation), and no chart tells two series apart by colour alone (line style or marker)."""
 import itertools
+import json
 
 import numpy as np
 import plotly.graph_objects as go
@@ -78,3 +79,33 @@ def test_no_chart_of_a_page_tells_series_apart_by_colour_alone(run_page, path):
     for spec in plotly_figures(at):
         fig = go.Figure(spec, _validate=False)
         assert alike_series(fig) == [], (path.name, fig.layout.title.text, alike_series(fig))
+
+
+def _studies_figures() -> list[go.Figure]:
+    """Charts of the study pages with many alike series (error bounds, variance by distribution)."""
+    from rkcore.figures import bounds as fb
+    from rkcore.theory.bounds import bounds_table
+    from rkcore.theory import measured_tails as mt
+    from tests.figures.test_figures_studies import fake_study
+
+    measured = mt.measured_tails(fake_study(D_list=(16, 64), eps=(0.001, 0.01, 0.1, 0.5)))
+    return [fb.bounds_vs_eps_figure(measured, bounds_table(16, np.logspace(-3, 0, 30), 1.0, d=10, degree=2), D=16,
+                                    R=1.0),
+            fb.bounds_vs_D_figure(measured, bounds_table(np.logspace(0, 6, 50), 0.1, 1.0, d=10), eps=0.1, R=1.0),
+            go.Figure([go.Scatter(x=np.arange(40), y=np.linspace(0, 1, 40) * k, name=f"map {k}", mode="lines")
+                       for k in range(len(SYMBOLS))])]
+
+
+@pytest.mark.parametrize("index", range(3))
+def test_restyling_in_place_sends_the_same_chart_as_the_copy(index):
+    """The app's chart() restyles its own figure in place (a copy rebuilt every trace): the JSON sent to the
+    browser is the copy's, and the copy leaves its input as it was. The values are copied, never computed,
+    so the JSON texts are equal."""
+    fig = _studies_figures()[index]
+    before = fig.to_json()
+    copied = without_colour_alone(fig)
+    assert fig.to_json() == before, "the copy leaves its input as it was"
+    in_place = without_colour_alone(fig, copy=False)
+    assert in_place is fig
+    assert json.loads(in_place.to_json()) == json.loads(copied.to_json())
+    assert alike_series(in_place) == [] and (index == 1 or copied is not fig)

@@ -55,8 +55,41 @@ def test_heatmaps_share_one_color_scale(grams):
     assert fig.layout.coloraxis.colorbar.title.text == "K(xᵢ, xⱼ)"
     assert fig.layout.xaxis.title.text == "point j" and fig.layout.yaxis.title.text == "point i"
     assert fig.layout.yaxis.autorange == "reversed"
-    np.testing.assert_array_equal(np.asarray(fig.data[0].z), K)
+    np.testing.assert_allclose(np.asarray(fig.data[0].z), K, rtol=FLOAT32_ROUNDING, atol=0)
     assert isinstance(decoded(fig)["data"][0]["z"], dict), "z must travel as a typed array, not a list"
+
+
+#: float32's relative rounding (round to nearest: half its epsilon)
+FLOAT32_ROUNDING = 2.0 ** -24
+
+
+@pytest.mark.parametrize("scale", [1.0, 1e-3, 1e30, -7.5])
+def test_heatmap_cells_travel_as_float32_within_its_rounding(grams, scale):
+    """The chart sends float32 cells (half the bytes), each within 2**-24 of the float64 value: more digits than
+    the hover (4) or the colour scale show. The colour range stays the float64 one."""
+    K, K_hat = (scale * m for m in grams)
+    for fig, exact in ((gram_heatmaps(K, K_hat, clip_percentiles=None), (K, K_hat)),
+                       (gram_difference(K, K_hat), (K_hat - K,))):
+        for trace, values in zip(fig.data, exact):
+            z = np.asarray(trace.z)
+            assert z.dtype == np.float32
+            np.testing.assert_allclose(z.astype(np.float64), values, rtol=FLOAT32_ROUNDING, atol=0)
+            assert decoded(fig)["data"][0]["z"]["dtype"] == "f4"
+    full = gram_heatmaps(K, K_hat, clip_percentiles=None)
+    assert full.layout.coloraxis.cmin == min(K.min(), K_hat.min())  # from the float64 values, not rounded
+    cells = decoded(full)["data"][0]["z"]["bdata"]
+    assert len(cells) <= (4 * K.size * 4 + 2) // 3 + 4, "4 bytes per cell (base64), half of float64's 8"
+
+
+@pytest.mark.parametrize("extreme", [1e300, 1e-300])
+def test_heatmap_cells_beyond_float32_keep_float64(grams, extreme):
+    """A value float32 cannot hold (huge all-subsets kernels, tiny ones) is never sent as inf or 0."""
+    K, K_hat = grams
+    K = K.copy()
+    K[0, 1] = extreme
+    fig = gram_heatmaps(K, K_hat, clip_percentiles=None)
+    assert np.asarray(fig.data[0].z).dtype == np.float64 and np.asarray(fig.data[0].z)[0, 1] == extreme
+    assert np.asarray(fig.data[1].z).dtype == np.float32  # the other panel fits
 
 
 def test_heatmaps_block_average_large_matrices():
@@ -84,7 +117,7 @@ def test_difference_is_diverging_and_centered(grams):
     colors = [c[1] for c in trace.colorscale]
     assert colors[0] != colors[-1]  # diverging: different ends
     assert trace.colorbar.title.text == "K̂ − K"
-    np.testing.assert_allclose(np.asarray(trace.z), K_hat - K)
+    np.testing.assert_allclose(np.asarray(trace.z), K_hat - K, rtol=FLOAT32_ROUNDING, atol=0)
     assert fig.layout.xaxis.title.text == "point j"
 
 
