@@ -43,6 +43,8 @@ import threading
 from typing import Any, Callable
 
 from rkcore.base.admission import server_memory, usable_cores
+
+from .serving.proxy import MALLOC_ENV  # the allocator settings, defined where the supervisor can read them
 from rkcore.base.limits import physical_memory
 
 __all__ = ["MEMORY_RESOURCE", "SCHEDULER_ENV", "WORKER_BASE_BYTES", "WorkerLost", "scheduler_address",
@@ -60,10 +62,6 @@ SCATTER_BYTES = 1 * 2**20
 MEMORY_RESOURCE = "MEMORY"
 #: Seconds the workers' declared MEMORY is taken as read (workers a nanny restarts declare the same).
 DECLARED_SECONDS = 30.0
-#: Environment of the local cluster's processes (glibc reads it at start): two malloc arenas, not eight per
-#: core (arenas of threads that no longer run hold freed memory), and free memory at the heap's top returned
-#: above 64 kB (dask's own nanny default for its workers: ``distributed.nanny.pre-spawn-environ``).
-MALLOC_ENV = {"MALLOC_ARENA_MAX": "2", "MALLOC_TRIM_THRESHOLD_": "65536"}
 #: Times a run is sent again when the worker it waited on died before starting it (another run ended that worker).
 RESUBMISSIONS = 2
 

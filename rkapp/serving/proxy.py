@@ -10,6 +10,10 @@ its own process. The processes share the upload store (``RKCORE_STORE_DIR``, see
 :mod:`rkapp.uploads`) and the owner cookie's secret (``RKCORE_COOKIE_SECRET``, :mod:`rkapp.identity`), so
 that a browser is the same owner, and a shared link works, whichever process it reaches.
 
+The command's own process only supervises: ``rkcore-app`` replaces itself (``os.execv``, same process id,
+so the Dask cluster that watches it stays) with this file run as a script, which imports the standard
+library only (about 20 MB, against 0.23 GB with the app's imports it no longer needs).
+
 Nothing to configure: the run's folder (configuration, logs, nginx's temporary files, the store) is a
 new private temporary folder, removed at the end. A Streamlit process that dies is started again.
 """
@@ -28,7 +32,12 @@ import urllib.request
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from ..workers import MALLOC_ENV
+#: glibc's allocator settings for every process the command starts (app processes, the Dask cluster and its
+#: workers; glibc reads them at start): two malloc arenas, not eight per core (arenas of threads that no longer
+#: run hold freed memory), and free memory at the heap's top returned above 64 kB (dask's own nanny default for
+#: its workers: ``distributed.nanny.pre-spawn-environ``). Defined here, in a module of the standard library
+#: only, so that the supervisor (this file run as a script) needs no other import.
+MALLOC_ENV = {"MALLOC_ARENA_MAX": "2", "MALLOC_TRIM_THRESHOLD_": "65536"}
 
 TEMPLATE = Path(__file__).with_name("nginx.conf.template")
 NGINX_HINT = ("rkcore-app --processes needs nginx on the PATH (Debian/Ubuntu: apt-get install nginx-light); "
@@ -237,3 +246,13 @@ def serve(script: Path, processes: int, streamlit_args: list[str]) -> int:
     finally:
         farm.stop()
     return 0
+
+
+def supervise_argv(script: Path, processes: int, streamlit_args: list[str]) -> list[str]:
+    """The command line that runs :func:`serve` in a process of the standard library only (this file as a
+    script: no package import, so neither streamlit nor the library is loaded)."""
+    return [sys.executable, str(Path(__file__).resolve()), str(script), str(int(processes)), *streamlit_args]
+
+
+if __name__ == "__main__":  # rkcore-app --processes N, after os.execv (supervise_argv)
+    sys.exit(serve(Path(sys.argv[1]), int(sys.argv[2]), sys.argv[3:]))
