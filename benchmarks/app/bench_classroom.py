@@ -75,6 +75,8 @@ RUN_TIMEOUT = 180.0
 P95_TARGET = 3.0  # seconds, change -> charts: the capacity criterion of issue 37
 MAX_STUDENTS = 200
 PREAMBLE = "# Classroom capacity (issues 26, 37): independent students over the websocket protocol"
+#: the data set's uploader (the sidebar also holds the lesson panel's, for JSON files): found by its label
+DATA_UPLOADER = "CSV (header row) or LIBSVM file"
 QUEUE_NOTICE = "Waiting for one of the server's"
 GATE_TEXT = "press the button"
 
@@ -196,7 +198,7 @@ async def student(url: str, k: int, rng: random.Random, end: float, actions: lis
                     actions.append(action)
                     file = await _upload(ws, url, landing.session, rng, route)
                     action = Action(k, "upload", page, file.name)
-                    uploader = next(v[1] for v in widgets.values() if v[0] == "file_uploader")
+                    uploader = widgets[DATA_UPLOADER][1]
                     widgets = await _rerun(ws, action, page, (uploader, file, "file_uploader")) or widgets
                 elif widgets and rng.random() >= PAGE_SWITCH:
                     label = rng.choice(sorted(set(widgets) & set(CHANGES)))

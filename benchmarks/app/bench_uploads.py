@@ -26,7 +26,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[2]))  # run from a checkout: benchmarks/<subject>/this file
 
-from benchmarks.app.bench_classroom import Action, Uploaded, _put_file, _rerun, pct  # noqa: E402
+from benchmarks.app.bench_classroom import DATA_UPLOADER, Action, Uploaded, _put_file, _rerun, pct  # noqa: E402
 from benchmarks.app.streamlit_server import StreamlitServer  # noqa: E402
 from benchmarks.results_io import Run, add_output_arguments  # noqa: E402
 
@@ -87,7 +87,7 @@ async def student(url: str, k: int, content: bytes, start: asyncio.Event, out: l
             choose = Action(k, "choose upload", PAGE, "Dataset = upload")
             option = next(o for o in widgets["Dataset"][2] if "pload" in o)
             widgets = await _rerun(ws, choose, PAGE, (widgets["Dataset"][1], option, "selectbox")) or widgets
-            uploader = next(v[1] for v in widgets.values() if v[0] == "file_uploader")
+            uploader = widgets[DATA_UPLOADER][1]
             await start.wait()  # every student uploads at the same moment
             t0 = time.perf_counter()
             try:
