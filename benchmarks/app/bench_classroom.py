@@ -164,6 +164,9 @@ async def _rerun(ws, action: Action, page: str, widget=None) -> dict:
                 action.errors.append("error box: " + body[:160])
             elif GATE_TEXT in body:
                 action.gated, action.gate = True, body[:400]
+        elif kind == "markdown" and GATE_TEXT in el.markdown.body:  # the estimate beside the run button (stop 42:
+            # a line of text with a timer icon, no longer an alert), its punctuation escaped as user text is
+            action.gated, action.gate = True, re.sub(r"\\(.)", r"\1", el.markdown.body)[:400]
         elif kind in ("number_input", "slider", "checkbox", "selectbox", "file_uploader"):
             widgets[getattr(el, kind).label] = (kind, getattr(el, kind).id,
                                                 list(el.selectbox.options) if kind == "selectbox" else [])

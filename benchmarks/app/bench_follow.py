@@ -122,23 +122,23 @@ async def follow(url: str, n: int, changes: int, every: float, idle: float, serv
     cpu0, t0 = server.cpu_seconds(), time.perf_counter()
     await asyncio.sleep(idle)
     idle_cpu = (server.cpu_seconds() - cpu0) / (time.perf_counter() - t0)
-    published = {}
+    published = []  # per change (D values repeat: a change is its own entry): (when, lags, missed)
     for i in range(changes):
         value = D_VALUES[i % len(D_VALUES)]
         for f in followers:
             f.seen.pop(value, None)
-        published[value] = time.perf_counter()
+        when = time.perf_counter()
         classroom.publish(code, token, PAGE, {"D": str(value)})
         await asyncio.sleep(every)
-        lags = [f.seen[value] - published[value] for f in followers if value in f.seen]
+        lags = [f.seen[value] - when for f in followers if value in f.seen]
         print(f"  change {i + 1}: D = {value}: {len(lags)}/{n} followed, "
               f"p95 {pct(lags, 0.95):.3f} s", flush=True)
-        published[value] = (published[value], lags, n - len(lags))
+        published.append((when, lags, n - len(lags)))
     stop.set()
     await asyncio.gather(*tasks)
     classroom.end_class(code, token)
-    lags = [x for _, got, _ in published.values() for x in got]
-    return {"lags": lags, "missed": sum(m for _, _, m in published.values()), "idle_cpu": idle_cpu,
+    lags = [x for _, got, _ in published for x in got]
+    return {"lags": lags, "missed": sum(m for _, _, m in published), "idle_cpu": idle_cpu,
             "errors": [e for f in followers for e in f.errors], "branched": sum(f.branched for f in followers)}
 
 
