@@ -286,7 +286,9 @@ def _manager(entry: PageEntry | None) -> None:
                                file_name=lesson_file_name(held.title) + ".json", on_click="ignore",
                                icon=":material/download:", key="lesson_save")
         lesson_export_button(held, st.session_state.get(VISITS_KEY, {}))
-    st.file_uploader("Load lesson (JSON file)", type=["json"], key="lesson_file", on_change=_load,
+    # no type= for Streamlit to enforce (a client bypassing the file picker got its exception): the file's
+    # content is what lesson_from_json checks, whatever its name
+    st.file_uploader("Load lesson (JSON file)", key="lesson_file", on_change=_load,
                      help=f"A lesson file saved here, at most {MAX_FILE_BYTES // 1024} KB.")
     if st.session_state.get(LOAD_ERROR_KEY):
         st.error(literal(st.session_state[LOAD_ERROR_KEY]), icon=":material/error:")

@@ -19,7 +19,7 @@ from rkcore.studies.costs.files import columns_cost
 from . import uploads
 from .guard import heavy_work, literal, show_error, show_warning
 from .identity import owner_id
-from .state import FIELDS, NO_TARGET, is_stored, read_url, store, stored, write_url
+from .state import FIELDS, NO_TARGET, is_stored, quoted, read_url, store, stored, write_url
 from .unseen import is_unseen
 from .workers import run_in_worker
 
@@ -33,6 +33,10 @@ SHOWN_COLUMNS = 30
 HOURS = uploads.TTL_SECONDS // 3600
 
 
+#: the file names the data uploader takes (CSV, or LIBSVM text under its usual names)
+DATA_FILE_KINDS = (".csv", ".txt", ".svm", ".libsvm", ".svmlight")
+
+
 def _take_new_file(file, owner: str) -> bool:
     """Put a newly chosen file in the session (False: refused as too large, the page says why)."""
     ss = st.session_state
@@ -42,6 +46,10 @@ def _take_new_file(file, owner: str) -> bool:
         uploads.forget(ss[TOKEN_KEY], owner)  # one kept file per upload box: the new one replaces it
     for key in (UPLOAD_STATE_KEY, TOKEN_KEY, FOREIGN_KEY, FILE_ID_KEY, SHARE_KEY, MEMO_KEY):
         ss.pop(key, None)
+    if not str(file.name).lower().endswith(DATA_FILE_KINDS):
+        show_error(f"{quoted(file.name)} is not a data file this page reads: upload a "
+                   f"{', '.join(DATA_FILE_KINDS)} file.")
+        return False
     if file.size > rkdata.MAX_FILE_BYTES:  # refused before its bytes are copied into the session
         show_error(str(too_large(file.name, file.size, rkdata.MAX_FILE_BYTES)))
         return False
@@ -165,9 +173,11 @@ def upload_section(box, persistent_widget: Callable) -> tuple[str, str] | None:
 
     ss = st.session_state
     box = box or st.sidebar
-    file = box.file_uploader("CSV (header row) or LIBSVM file", type=["csv", "txt", "svm", "libsvm", "svmlight"],
-                             key="upload_file", help="CSV: numeric feature columns plus an optional target "
-                             "column. LIBSVM: 'label index:value ...' lines. Private to you unless you share it.")
+    # no type= for Streamlit to enforce: a client that bypasses the browser's file picker got Streamlit's own
+    # exception, with its traceback, instead of a message; the kinds are checked here (DATA_FILE_KINDS)
+    file = box.file_uploader("CSV (header row) or LIBSVM file", key="upload_file",
+                             help="CSV: numeric feature columns plus an optional target column. LIBSVM: 'label "
+                             "index:value ...' lines. Private to you unless you share it.")
     owner = owner_id()
     linked = str(st.query_params.get("upload", ""))
     if file is not None:

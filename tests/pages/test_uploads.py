@@ -389,3 +389,23 @@ def test_the_store_is_shared_by_processes(tmp_path, monkeypatch):
     assert other_process() == ["True", "-"]
     uploads.set_shared(token, "browser:alice", True)
     assert other_process() == ["True", "mine.csv"]
+
+
+@pytest.mark.parametrize("name", ["evil.exe", "data.csv.exe", "<b>x</b>.json", "no_extension"])
+def test_a_file_of_another_kind_is_refused_in_place_without_an_exception(run_page, browser, name):
+    """A client that bypasses the browser's file picker sends any name: Streamlit's own type check raised
+    (an exception with its traceback); the page checks the kind itself and says so, the name shown literally."""
+    browser.use(ALICE)
+    at = run_page(GRAM, dataset="upload", n=30, D=32)
+    at.file_uploader(key="upload_file").set_value((name, CSV, "application/octet-stream")).run()
+    assert not at.exception, at.exception
+    errors = [e.value for e in at.error]
+    assert any("is not a data file this page reads" in e for e in errors), errors
+    assert "upload" not in at.query_params  # nothing kept
+
+
+def test_the_lesson_uploader_reads_any_name_and_refuses_what_is_not_a_lesson(run_page):
+    at = run_page(GRAM)
+    at.file_uploader(key="lesson_file").set_value(("lesson.exe", b"\x00\xffnot json", "application/octet-stream")).run()
+    assert not at.exception, at.exception
+    assert [e.value for e in at.error] == ["lesson\\.exe\\: not a lesson file\\: byte 1 is not UTF\\-8 text\\."]
