@@ -22,12 +22,20 @@ import math
 import re
 from contextlib import contextmanager
 from numbers import Integral
-from typing import Iterator, Mapping, TypeVar
+from typing import Iterator, Mapping, Protocol, TypeVar
 
 import numpy as np
 from sklearn.utils._param_validation import Interval
 
 _Entry = TypeVar("_Entry")
+
+
+class _Keyed(Protocol):
+    @property
+    def key(self) -> str: ...  # noqa: D102 - a registry entry's name (frozen dataclasses: read-only)
+
+
+_KeyedEntry = TypeVar("_KeyedEntry", bound=_Keyed)
 
 
 def is_int(value) -> bool:
@@ -367,7 +375,8 @@ def entry_of(table: Mapping[str, _Entry], key, what: str) -> _Entry:
         raise ValueError(f"Unknown {what} {key!r}; allowed: {', '.join(map(repr, table))}.") from None
 
 
-def add_entry(table: dict, entry, entry_type: type, what: str, *, adder: str):
+def add_entry(table: dict[str, _KeyedEntry], entry: _KeyedEntry, entry_type: type, what: str, *,
+              adder: str) -> _KeyedEntry:
     """Add ``entry`` to ``table`` under its ``key`` (at the end): the one registration of the registries.
 
     Parameters
