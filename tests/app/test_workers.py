@@ -94,6 +94,7 @@ def test_a_worker_that_dies_mid_run_is_a_clear_message_and_the_next_run_works(on
     assert workers.run_in_worker(worker_tasks.sleep_then_pid, (0,), what="x") in _worker_pids(on_cluster)
 
 
+@pytest.mark.slow  # 8 s; CI's long job runs it (the README suite keeps under 8 minutes)
 def test_a_worker_killed_from_outside_mid_run_is_a_clear_message_others_go_on(on_cluster):
     """Both workers busy with a run each, a third run waiting on one of them; that worker is killed (SIGKILL):
     the run it was computing gets the message; the run that only waited there is sent again and finishes, as

@@ -31,7 +31,7 @@ def lecture_server(tmp_path_factory):
 
 
 def _sidebar_button(page, key: str):
-    return page.locator(f'[data-testid="stSidebar"] .st-key-{key} button')
+    return page.locator(f'[data-testid="stSidebar"] .st-key-{key} button').first
 
 
 def _answer(page, choice: str) -> None:
@@ -99,6 +99,6 @@ def test_a_class_answers_the_lessons_question_before_the_reveal(lecture_server, 
         lecturer.get_by_role("button", name="Reveal the answers and the chart").click()
         for student in (alice, bob):
             student.locator('[data-testid="stPlotlyChart"]').first.wait_for(timeout=120_000)
-            assert_no_exception(student)
-        assert_no_exception(lecturer)
+            assert_no_exception(student, "a student after the reveal")
+        assert_no_exception(lecturer, "the lecturer after the reveal")
         browser.close()

@@ -78,6 +78,7 @@ def test_scattering_keeps_the_graph_small():
     assert scattered < 8 * 2000  # only references
 
 
+@pytest.mark.slow  # 10 s: a local cluster started by the command; CI's long job runs it (the README suite keeps under 8 minutes)
 def test_cli_scheduler_local_gives_the_local_numbers(tmp_path, capsys):
     base = ["timing", "--maps", "rk", "--d", "8", "--D", "16", "--n", "10", "--repeats", "1", "--warmup", "0",
             "--quiet"]

@@ -134,6 +134,7 @@ print(questions.tally("A", "lesson/3").counts)
 """
 
 
+@pytest.mark.slow  # 5 s: real subprocesses; CI's long job runs it (the README suite keeps under 8 minutes)
 def test_two_processes_see_the_same_tally(store):
     """Each answer is written by a process of its own; each process and this one count all of them, and the
     same owner in two processes is the same voter (the shared secret): its second answer replaces its first."""
