@@ -30,6 +30,7 @@ import sqlite3
 import threading
 import time
 
+from .shared_store import SharedStore
 from .uploads import store_path
 
 #: no 0/O, 1/I/L, 5/S, 2/Z, 8/B: a code read off a projector from the back row is typed right
@@ -52,7 +53,6 @@ _SCHEMA = (
     "CREATE TABLE IF NOT EXISTS failures (kind TEXT NOT NULL, who TEXT NOT NULL, at REAL NOT NULL)",
     "CREATE INDEX IF NOT EXISTS failures_by_who ON failures (kind, who, at)",
 )
-_local = threading.local()
 _cache_lock = threading.Lock()
 _version_cache: dict[str, tuple[float, int | None]] = {}
 
@@ -76,29 +76,9 @@ def class_store_path():
     return store_path().with_name("classes.sqlite3")
 
 
-def _db() -> sqlite3.Connection:
-    path = class_store_path()
-    conn = getattr(_local, "conn", None)
-    if conn is None or getattr(_local, "path", None) != path:
-        path.parent.mkdir(mode=0o700, parents=True, exist_ok=True)
-        conn = sqlite3.connect(path, timeout=30, isolation_level=None)
-        conn.execute("PRAGMA journal_mode=WAL")  # followers read while the lecturer writes
-        for statement in _SCHEMA:
-            conn.execute(statement)
-        _local.conn, _local.path = conn, path
-    return conn
-
-
-class _Transaction:
-    """BEGIN IMMEDIATE ... COMMIT: checks and change see one state of the store, across processes."""
-
-    def __enter__(self) -> sqlite3.Connection:
-        self.conn = _db()
-        self.conn.execute("BEGIN IMMEDIATE")
-        return self.conn
-
-    def __exit__(self, kind, value, trace) -> None:
-        self.conn.execute("ROLLBACK" if kind else "COMMIT")
+_STORE = SharedStore(class_store_path, _SCHEMA)
+_db = _STORE.connection
+_Transaction = _STORE.transaction
 
 
 def _hash(token: str) -> str:

@@ -32,6 +32,7 @@ from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 
+from .shared_store import SharedStore
 from .class_contract import CLASS_KEY, LESSON_QUESTION_KEY
 from .identity import keyed_digest
 
@@ -163,7 +164,6 @@ _SCHEMA = ("""CREATE TABLE IF NOT EXISTS questions (
            """CREATE TABLE IF NOT EXISTS answers (
     code TEXT NOT NULL, qid TEXT NOT NULL, voter TEXT NOT NULL, choice INTEGER NOT NULL,
     PRIMARY KEY (code, qid, voter))""")
-_local = threading.local()  # one connection per thread (sqlite3 connections stay in their thread)
 
 
 def _clock() -> float:
@@ -177,29 +177,9 @@ def store_path() -> Path:
     return uploads_path().with_name("answers.sqlite3")
 
 
-def _db() -> sqlite3.Connection:
-    path = store_path()
-    conn = getattr(_local, "conn", None)
-    if conn is None or getattr(_local, "path", None) != path:
-        path.parent.mkdir(mode=0o700, parents=True, exist_ok=True)
-        conn = sqlite3.connect(path, timeout=30, isolation_level=None)  # transactions spelled out below
-        conn.execute("PRAGMA journal_mode=WAL")  # readers do not wait for a writer
-        for statement in _SCHEMA:
-            conn.execute(statement)
-        _local.conn, _local.path = conn, path
-    return conn
-
-
-class _Transaction:
-    """BEGIN IMMEDIATE ... COMMIT: the write lock is taken first, so the checks and the change see one state."""
-
-    def __enter__(self) -> sqlite3.Connection:
-        self.conn = _db()
-        self.conn.execute("BEGIN IMMEDIATE")
-        return self.conn
-
-    def __exit__(self, kind, value, trace) -> None:
-        self.conn.execute("ROLLBACK" if kind else "COMMIT")
+_STORE = SharedStore(store_path, _SCHEMA)
+_db = _STORE.connection
+_Transaction = _STORE.transaction
 
 
 def _expire(conn: sqlite3.Connection) -> None:

@@ -36,6 +36,8 @@ from pathlib import Path
 
 from rkcore.base.limits import format_bytes
 
+from .shared_store import SharedStore
+
 MAX_ENTRY_BYTES = 32 * 2**20
 MAX_TOTAL_BYTES = 1024 * 2**20  # on disk
 TTL_SECONDS = 2 * 3600
@@ -58,7 +60,6 @@ def _size(content: bytes) -> int:
 _SCHEMA = """CREATE TABLE IF NOT EXISTS uploads (
     token TEXT PRIMARY KEY, owner TEXT NOT NULL, name TEXT NOT NULL, content BLOB NOT NULL,
     shared INTEGER NOT NULL, size INTEGER NOT NULL, last_used REAL NOT NULL)"""
-_local = threading.local()  # one connection per thread (sqlite3 connections stay in their thread)
 _private_dir: str | None = None
 _dir_lock = threading.Lock()
 
@@ -76,30 +77,9 @@ def store_path() -> Path:
     return Path(folder) / "uploads.sqlite3"
 
 
-def _db() -> sqlite3.Connection:
-    path = store_path()
-    conn = getattr(_local, "conn", None)
-    if conn is None or getattr(_local, "path", None) != path:
-        path.parent.mkdir(mode=0o700, parents=True, exist_ok=True)
-        conn = sqlite3.connect(path, timeout=30, isolation_level=None)  # transactions spelled out below
-        conn.execute("PRAGMA journal_mode=WAL")  # readers do not wait for a writer
-        conn.execute(_SCHEMA)
-        conn.execute("CREATE INDEX IF NOT EXISTS by_owner ON uploads (owner, last_used)")
-        _local.conn, _local.path = conn, path
-    return conn
-
-
-class _Transaction:
-    """BEGIN IMMEDIATE ... COMMIT: the write lock is taken at the start, so the checks and the change
-    inside see one state of the store, whichever process writes at the same time."""
-
-    def __enter__(self) -> sqlite3.Connection:
-        self.conn = _db()
-        self.conn.execute("BEGIN IMMEDIATE")
-        return self.conn
-
-    def __exit__(self, kind, value, trace) -> None:
-        self.conn.execute("ROLLBACK" if kind else "COMMIT")
+_STORE = SharedStore(store_path, (_SCHEMA, "CREATE INDEX IF NOT EXISTS by_owner ON uploads (owner, last_used)"))
+_db = _STORE.connection
+_Transaction = _STORE.transaction
 
 
 def _expire(conn: sqlite3.Connection) -> None:
