@@ -4,7 +4,7 @@ Arrow keys, Space and a clicker's Page Up / Page Down move between the steps (St
 a lesson is held: then its Previous / Next take the keys (rkapp.lessons) and these buttons are for the mouse."""
 import streamlit as st
 
-from rkapp import chart, export_button, guarded, notice, page, persistent_widget
+from rkapp import lecture_tools, chart, export_button, guarded, notice, page, persistent_widget
 from rkapp.lessons import lesson_active
 from rkapp.state import store
 from rkapp.views import view_result
@@ -59,4 +59,5 @@ with guarded("this step"):
           key=f"story_{step}", caption=current.caption or None)
     notice(current.sentence, into=sentence_box)
 
+lecture_tools()  # the lesson and class controls (a page with settings draws them under its settings)
 export_button(lesson, "the_story", label="Export the story (one HTML file, works offline)")

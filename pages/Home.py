@@ -1,7 +1,7 @@
 """Random Kernel Explorer: the landing page (story in three steps, presets, links to every page)."""
 import streamlit as st
 
-from rkapp import find_page, page, page_files, page_label, preload_chart_library, preset_button
+from rkapp import lecture_tools, find_page, page, page_files, page_label, preload_chart_library, preset_button
 from rkcore.views import home
 
 page("Random Kernel Explorer",
@@ -76,4 +76,5 @@ for path in page_files():
     st.page_link(f"pages/{path.name}", label=page_label(path), icon=":material/arrow_forward:")
 st.caption("Settings (data, kernel, distribution, D, seed) follow you from page to page and are kept in the URL, "
            "so a copied link reproduces the view.")
+lecture_tools()  # the lesson and class controls (a page with settings draws them under its settings)
 preload_chart_library()  # last: loads the chart library while the reader reads (see its docstring)

@@ -36,6 +36,7 @@ else:
         reproduce, table,
     )
     from . import question_box  # noqa: F401 - the hidden charts' placeholder is its question box (issue 39)
+    from .run_context import draw_sidebar_tools as lecture_tools
     from .navigation import PAGES, RUN_REQUEST_KEY, find_page, page_files, page_label, preset_button, run_requested
     from .state import FIELDS, ViewSpec, apply_preset, choices
     from .widgets import UPLOAD_STATE_KEY, persistent_widget, sidebar
@@ -44,7 +45,7 @@ else:
 
     __all__ = [
         "FIELDS", "MEMORY_BUDGET", "columns", "presenter", "PAGES", "RUN_REQUEST_KEY", "UPLOAD_STATE_KEY", "ViewSpec", "apply_preset", "chart", "choices",
-        "escape_markdown", "export_button", "lead", "estimate_cost", "find_page", "formula", "guarded", "kept_measurement", "largest_fitting", "literal", "load_data", "max_size_within", "measure_on_press",
+        "escape_markdown", "export_button", "lead", "estimate_cost", "find_page", "formula", "guarded", "kept_measurement", "largest_fitting", "lecture_tools", "literal", "load_data", "max_size_within", "measure_on_press",
         "notice", "page", "page_files", "page_label", "persistent_widget", "preload_chart_library", "preset_button", "progress_bar", "reproduce",
         "refuse_beyond_limits", "require_memory", "run_or_wait", "run_requested", "shared_figure", "show_error", "show_measurement", "show_warning", "sidebar", "table",
     ]

@@ -20,8 +20,8 @@ from rkcore.teaching.claims import lead_and_rest
 from .guard import literal, show_error
 from .projector import (FILL_KEY, FILL_SCRIPT, PANEL_LINE, PRESENTER_CSS, TITLE_LINE, over_the_plot,
                         title_at_top)
-from .lecture import class_panel
-from .lessons import lesson_active, lesson_messages, lesson_panel
+from .lecture import class_controls, class_expander, class_panel
+from .lessons import lesson_expander, lesson_manager, lesson_messages, lesson_panel
 from .questions import hide_for_question
 from .navigation import page_menu, running_page_file
 from .run_context import begin_run, current_run
@@ -140,13 +140,18 @@ def page(title: str, intro: str | None = None, *, icon: str | None = None) -> No
     for message in errors:
         show_error(message)
     if on:
-        # a held lesson's Previous / step / Next join the controls: they take half the row, not a third
-        title_column, controls_column = st.columns([1, 1] if lesson_active() else [2, 1], vertical_alignment="bottom")
+        # Pages, Lesson, Class and the toggle (and a held lesson's Previous / step / Next): half the row, in one
+        # line (in a third they wrapped to two and the charts below lost the height)
+        title_column, controls_column = st.columns([1, 1], vertical_alignment="bottom")
         with controls_column, st.container(horizontal=True, horizontal_alignment="right",
                                            vertical_alignment="center", key=PRESENTER_CONTROLS_KEY):
             page_menu(in_sidebar=False)
             lesson_panel(page_file, presenter=True)
-            class_panel(in_sidebar=False)  # issue 39: the class control, a student's follow box
+            class_panel(in_sidebar=False)  # issue 39: a student's follow box, the lecturer's class code
+            with st.popover("Lesson and class", icon=":material/school:"):  # one control: the row stays one line
+                lesson_manager(page_file)
+                st.divider()
+                class_controls()
             run.presenter = bool(persistent_widget(st.toggle, key="presenter"))
         with title_column:
             st.title(title)
@@ -154,6 +159,8 @@ def page(title: str, intro: str | None = None, *, icon: str | None = None) -> No
         page_menu()
         lesson_panel(page_file, presenter=False)
         class_panel(in_sidebar=True)
+        # the lesson and class expanders go under the page's settings (D and the seed in the first screen)
+        run.sidebar_tools = lambda: (lesson_expander(page_file), class_expander())
         run.presenter = bool(persistent_widget(st.sidebar.toggle, key="presenter"))
         st.title(title)
     lesson_messages()

@@ -357,7 +357,8 @@ def _panel_body() -> None:
 def class_panel(*, in_sidebar: bool) -> None:
     """The live lecture's part of a page (rkapp.layout.page calls it once per run): join from a link,
     publish the lecturer's view, the follow box of a student, and the "Class" control (a sidebar expander,
-    or in presenter mode a popover where it is called, beside "Pages").
+    or in presenter mode a popover where it is called, beside "Pages"). In the sidebar the control itself is
+    :func:`class_expander`, drawn under the page's settings.
 
     Parameters
     ----------
@@ -373,16 +374,27 @@ def class_panel(*, in_sidebar: bool) -> None:
     publish_now()
     live_question()
     joined = st.session_state.get(CLASS_KEY)
-    where = st.sidebar if in_sidebar else st.container()
-    with where:
+    if in_sidebar:
         if joined and joined.get("role") == "student":
-            _follow_box()
-        if in_sidebar:
-            box = st.expander("Class", icon=":material/cast_for_education:", key=PANEL_KEY,
-                              expanded=bool(joined) or _NOTE_KEY in st.session_state)
-        else:
-            if joined and joined.get("role") == "lecturer":
-                st.markdown(f"**Class {joined['code']}**")
-            box = st.popover("Class", icon=":material/cast_for_education:")
-        with box:
-            _panel_body()
+            with st.sidebar:
+                _follow_box()
+        return
+    if joined and joined.get("role") == "student":
+        _follow_box()
+    if joined and joined.get("role") == "lecturer":
+        st.markdown(f"**Class {joined['code']}**")
+
+
+def class_controls() -> None:
+    """The class's controls (join, start with the key, the code and link, end), where they are called:
+    presenter mode's "Lesson and class" popover."""
+    _panel_body()
+
+
+def class_expander() -> None:
+    """The "Class" control in the sidebar (normal mode), drawn under the page's settings
+    (:func:`rkapp.run_context.draw_sidebar_tools`): D and the seed stay in the first screen."""
+    joined = st.session_state.get(CLASS_KEY)
+    with st.sidebar, st.expander("Class", icon=":material/cast_for_education:", key=PANEL_KEY,
+                                 expanded=bool(joined) or _NOTE_KEY in st.session_state):
+        _panel_body()

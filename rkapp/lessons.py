@@ -219,18 +219,27 @@ def lesson_panel(page_file: str, *, presenter: bool) -> None:
             pass
     _record_visit(page_file)
     _share_question()
-    entry = next((e for e in [HOME_ENTRY, *PAGES] if e.file == page_file), None)
-    if presenter:
+    if presenter:  # the manager is in the header's "Lesson and class" popover (rkapp.layout.page)
         _step_buttons(compact=True)
-        with st.popover("Lesson", icon=":material/school:"):
-            _note()
-            _manager(entry)
     else:
         with st.sidebar:
             _step_buttons(compact=False)
             _note()
-            with st.expander("Lesson", icon=":material/school:", expanded=False):
-                _manager(entry)
+
+
+def lesson_manager(page_file: str) -> None:
+    """The lesson's manager (the step's note, add this view, the steps, save, load, the story, export), where
+    it is called: presenter mode's "Lesson and class" popover."""
+    _note()
+    _manager(next((e for e in [HOME_ENTRY, *PAGES] if e.file == page_file), None))
+
+
+def lesson_expander(page_file: str) -> None:
+    """The "Lesson" manager in the sidebar (normal mode), drawn under the page's settings
+    (:func:`rkapp.run_context.draw_sidebar_tools`): D and the seed stay in the first screen."""
+    entry = next((e for e in [HOME_ENTRY, *PAGES] if e.file == page_file), None)
+    with st.sidebar, st.expander("Lesson", icon=":material/school:", expanded=False):
+        _manager(entry)
 
 
 def _note() -> None:

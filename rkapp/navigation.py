@@ -92,7 +92,7 @@ def page_menu(*, in_sidebar: bool = True) -> None:
     st.page_link refuses them, and the menu is taken back."""
     slot = st.sidebar.empty() if in_sidebar else st.empty()
     try:
-        with slot.container(), (st.expander("Pages", icon=":material/menu:") if in_sidebar else
+        with slot.container(width="stretch" if in_sidebar else "content"), (st.expander("Pages", icon=":material/menu:") if in_sidebar else
                                 st.popover("Pages", icon=":material/menu:")):
             st.page_link(str(PAGES_DIR / HOME), label="Home", icon=":material/home:")
             for entry in PAGES:

@@ -30,6 +30,7 @@ class ScriptRun:
     in_lead: bool = False             # drawing inside lead() now
     settings: dict | None = None      # the settings the sidebar drew; None: not drawn in this run
     holding_slot: bool = False        # the run holds one of the server's run slots (rkapp.guard.heavy_work)
+    sidebar_tools: Any = None         # draws the lecture's sidebar controls once, under the settings
     memory: int = 0                   # the price in bytes of the admitted run it holds (rkapp.workers' resources)
 
 
@@ -48,3 +49,12 @@ def begin_run(**fields: Any) -> ScriptRun:
     """A page's run begins: a new record with ``fields`` set."""
     _local.run = ScriptRun(**fields)
     return _local.run
+
+
+def draw_sidebar_tools() -> None:
+    """The lecture's sidebar controls (the lesson and class expanders), once per run, where this is called: at
+    the end of the settings (:func:`rkapp.widgets.sidebar`), or at the end of a page without settings."""
+    run = current_run()
+    draw, run.sidebar_tools = run.sidebar_tools, None
+    if draw is not None:
+        draw()

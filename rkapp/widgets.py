@@ -18,6 +18,7 @@ from rkcore.registry import KERNELS, MAPS, KernelSpec, maps_for
 from rkcore.spec import FAMILY_SOURCES, UPLOAD, dataset_label
 
 from .guard import literal, show_error
+from .run_context import draw_sidebar_tools
 from .upload_section import UPLOAD_STATE_KEY, upload_section  # noqa: F401  (UPLOAD_STATE_KEY: tests set it)
 from .unseen import UNSEEN, is_unseen
 from .state import (
@@ -167,6 +168,7 @@ def sidebar(*, data: bool = True, n: bool = True, n_max: int = 5000, kernel: boo
         values["target"] = NO_TARGET
         write_url(FIELDS["upload"], "")  # the file's key goes with the upload choice
     record_settings(drawn)
+    draw_sidebar_tools()  # the lecture's controls, under the settings
     return ViewSpec(**values)
 
 
