@@ -148,7 +148,7 @@ def page(title: str, intro: str | None = None, *, icon: str | None = None) -> No
             page_menu(in_sidebar=False)
             lesson_panel(page_file, presenter=True)
             class_panel(in_sidebar=False)  # issue 39: a student's follow box, the lecturer's class code
-            with st.popover("Lesson and class", icon=":material/school:"):  # one control: the row stays one line
+            with st.popover("Lecture", icon=":material/school:", help="The lesson and the class"):  # one control: one line
                 lesson_manager(page_file)
                 st.divider()
                 class_controls()

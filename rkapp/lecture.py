@@ -387,7 +387,7 @@ def class_panel(*, in_sidebar: bool) -> None:
 
 def class_controls() -> None:
     """The class's controls (join, start with the key, the code and link, end), where they are called:
-    presenter mode's "Lesson and class" popover."""
+    presenter mode's "Lecture" popover."""
     _panel_body()
 
 

@@ -219,7 +219,7 @@ def lesson_panel(page_file: str, *, presenter: bool) -> None:
             pass
     _record_visit(page_file)
     _share_question()
-    if presenter:  # the manager is in the header's "Lesson and class" popover (rkapp.layout.page)
+    if presenter:  # the manager is in the header's "Lecture" popover (rkapp.layout.page)
         _step_buttons(compact=True)
     else:
         with st.sidebar:
@@ -229,7 +229,7 @@ def lesson_panel(page_file: str, *, presenter: bool) -> None:
 
 def lesson_manager(page_file: str) -> None:
     """The lesson's manager (the step's note, add this view, the steps, save, load, the story, export), where
-    it is called: presenter mode's "Lesson and class" popover."""
+    it is called: presenter mode's "Lecture" popover."""
     _note()
     _manager(next((e for e in [HOME_ENTRY, *PAGES] if e.file == page_file), None))
 

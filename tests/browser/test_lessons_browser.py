@@ -43,7 +43,7 @@ def _load(page, server, presenter: bool) -> None:
 def _open_panel(page, presenter: bool) -> None:
     """The lesson's popover (presenter mode) or the sidebar's "Lesson" expander, opened."""
     if presenter:
-        page.get_by_role("button", name="Lesson").click()
+        page.get_by_role("button", name="Lecture").click()
         return
     panel = page.locator('[data-testid="stSidebar"] [data-testid="stExpander"]').filter(has_text="Lesson").first
     if panel.locator('input[type="file"]').count() == 0 or panel.get_by_text("Start from the story").first.is_hidden():
@@ -82,7 +82,7 @@ def test_the_lesson_export_holds_every_note_and_requests_nothing(server, browser
     page.set_viewport_size(PROJECTOR)
     if "Step" not in (page.evaluate(STEP_JS) or ""):
         test_the_arrow_keys_step_a_loaded_lesson_in_presenter_mode(server, browser_page)
-    page.get_by_role("button", name="Lesson").click()
+    page.get_by_role("button", name="Lecture").click()
     with page.expect_download(timeout=120_000) as info:
         page.get_by_role("button", name="Export the lesson (one HTML file, works offline)").click()
     text = Path(info.value.path()).read_text(encoding="utf-8")
