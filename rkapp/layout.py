@@ -38,7 +38,8 @@ _CSS = """
   section[data-testid="stSidebar"] label p { font-size: 1.0rem; font-weight: 600; }
   div[data-testid="stCaptionContainer"] { font-size: 0.95rem; overflow-wrap: anywhere; }
   /* captions in a darker grey than Streamlit's (3.8:1 on white and on the sidebar): 6.7:1, WCAG AA's 4.5:1 */
-  div[data-testid="stCaptionContainer"], div[data-testid="stCaptionContainer"] p { color: #5c5b5a; opacity: 1; }
+  div[data-testid="stCaptionContainer"], div[data-testid="stCaptionContainer"] p,
+  [data-testid="InputInstructions"] { color: #5c5b5a; opacity: 1; }
   div[data-testid="stMetricValue"] { font-size: 1.8rem; }
   div[data-testid="stMetricLabel"] p { white-space: normal; }
   .katex { font-size: 1.1em; }
@@ -148,7 +149,7 @@ def page(title: str, intro: str | None = None, *, icon: str | None = None) -> No
             page_menu(in_sidebar=False)
             lesson_panel(page_file, presenter=True)
             class_panel(in_sidebar=False)  # issue 39: a student's follow box, the lecturer's class code
-            with st.popover("Lecture", icon=":material/school:", help="The lesson and the class"):  # one control: one line
+            with st.popover("Lecture", icon=":material/school:"):  # the lesson and the class: one control, one line
                 lesson_manager(page_file)
                 st.divider()
                 class_controls()
