@@ -26,7 +26,8 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[2]))  # run from a checkout: benchmarks/<subject>/this file
 
-from benchmarks.app.bench_classroom import DATA_UPLOADER, Action, Uploaded, _put_file, _rerun, pct  # noqa: E402
+from benchmarks.app.bench_classroom import DATA_UPLOADER, Action, Uploaded, _rerun, pct  # noqa: E402
+from benchmarks.app.classroom_upload import upload_file  # noqa: E402
 from benchmarks.app.streamlit_server import StreamlitServer  # noqa: E402
 from benchmarks.results_io import Run, add_output_arguments  # noqa: E402
 
@@ -55,22 +56,7 @@ def dense_csv(megabytes: float, seed: int) -> bytes:
 
 
 async def _upload(ws, base: str, session: str, name: str, content: bytes, route: str) -> Uploaded:
-    from streamlit.proto.BackMsg_pb2 import BackMsg
-    from streamlit.proto.ForwardMsg_pb2 import ForwardMsg
-
-    back = BackMsg()
-    back.file_urls_request.request_id = name
-    back.file_urls_request.file_names.append(name)
-    back.file_urls_request.session_id = session
-    await ws.send(back.SerializeToString())
-    while True:
-        fm = ForwardMsg()
-        fm.ParseFromString(await asyncio.wait_for(ws.recv(), RUN_TIMEOUT))
-        if fm.WhichOneof("type") == "file_urls_response" and fm.file_urls_response.response_id == name:
-            urls = fm.file_urls_response.file_urls[0]
-            break
-    await asyncio.to_thread(_put_file, base, urls.upload_url, name, content, route)
-    return Uploaded(urls.file_id, name, len(content), urls.upload_url, urls.delete_url)
+    return await upload_file(ws, base, session, name, content, route, RUN_TIMEOUT)
 
 
 async def student(url: str, k: int, content: bytes, start: asyncio.Event, out: list[dict]) -> None:

@@ -52,12 +52,12 @@ def _put_file(base: str, upload_url: str, name: str, content: bytes, route: str)
         response.read()
 
 
-async def _upload(ws, base: str, session: str, rng: random.Random, route: str) -> Uploaded:
-    """Ask the server for an upload URL (file_urls_request), PUT a CSV to it; the widget state to send."""
+async def upload_file(ws, base: str, session: str, name: str, content: bytes, route: str,
+                      timeout: float = UPLOAD_TIMEOUT) -> Uploaded:
+    """Ask the server for an upload URL (file_urls_request), PUT ``content`` to it; the widget state to send."""
     from streamlit.proto.BackMsg_pb2 import BackMsg
     from streamlit.proto.ForwardMsg_pb2 import ForwardMsg
 
-    name, content = f"class_{rng.randrange(10**6)}.csv", class_csv(rng)
     back = BackMsg()
     back.file_urls_request.request_id = name
     back.file_urls_request.file_names.append(name)
@@ -65,9 +65,14 @@ async def _upload(ws, base: str, session: str, rng: random.Random, route: str) -
     await ws.send(back.SerializeToString())
     while True:
         fm = ForwardMsg()
-        fm.ParseFromString(await asyncio.wait_for(ws.recv(), UPLOAD_TIMEOUT))
+        fm.ParseFromString(await asyncio.wait_for(ws.recv(), timeout))
         if fm.WhichOneof("type") == "file_urls_response" and fm.file_urls_response.response_id == name:
             urls = fm.file_urls_response.file_urls[0]
             break
     await asyncio.to_thread(_put_file, base, urls.upload_url, name, content, route)
     return Uploaded(urls.file_id, name, len(content), urls.upload_url, urls.delete_url)
+
+
+async def _upload(ws, base: str, session: str, rng: random.Random, route: str) -> Uploaded:
+    """A student's own CSV (from its random stream), uploaded as a browser does."""
+    return await upload_file(ws, base, session, f"class_{rng.randrange(10**6)}.csv", class_csv(rng), route)
