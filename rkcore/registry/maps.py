@@ -430,7 +430,7 @@ def unregister_kernel(key: str) -> KernelEntry:
         The removed entry.
     """
     entry = get_kernel(key)
-    naming = [k for k, m in MAPS.items() if key in m.kernels]
+    naming = maps_for(key)
     if naming:
         raise ValueError(f"Kernel {key!r} is still named by the map(s) {', '.join(map(repr, naming))}: "
                          "unregister them first.")
