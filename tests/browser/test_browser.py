@@ -119,6 +119,42 @@ def body_text(page) -> str:
     return page.inner_text("body")
 
 
+def wait_for_text(page, text: str, timeout_ms: int = 90_000) -> None:
+    """Wait until the page shows ``text``; on a timeout fail with what the page showed instead (CI's log is all
+    there is to read of a run on a loaded machine)."""
+    try:
+        page.wait_for_function("t => document.body.innerText.includes(t)", arg=text, timeout=timeout_ms)
+    except PlaywrightTimeoutError:
+        shown = " | ".join(body_text(page).split("\n"))[:3000]
+        raise AssertionError(f"{text!r} not shown within {timeout_ms / 1000:g} s at {page.url}; the page showed: "
+                             f"{shown}") from None
+
+
+#: The data uploader's text above its drop zone (rkapp.upload_section): the sidebar has a lesson uploader too.
+DATA_UPLOADER_TEXT = "CSV (header row) or LIBSVM file"
+UPLOAD_CONFIRMED = "Private: the page's link does not give"
+
+
+def upload_data_file(page, path, confirmed: str = UPLOAD_CONFIRMED, timeout_ms: int = 60_000) -> None:
+    """Give the sidebar's data uploader (found by its label, not the first file input) the file at ``path`` and
+    wait for the page to confirm it. Once more if the confirmation does not come: on CI's loaded machine one
+    upload of the two-test module never showed it within 90 s (stop 43), what a student would answer by dropping
+    the file again; the first wait's page text goes into a warning, so a second miss is a failure with both."""
+    import warnings
+
+    uploader = page.locator('[data-testid="stFileUploader"]').filter(has_text=DATA_UPLOADER_TEXT)
+    for attempt in range(2):
+        uploader.locator('input[type="file"]').set_input_files(str(path))
+        try:
+            wait_for_text(page, confirmed, timeout_ms)
+            return
+        except AssertionError as exc:
+            if attempt:
+                raise
+            warnings.warn(f"the upload was not confirmed; dropped once more: {exc}", stacklevel=2)
+            wait_until_idle(page)
+
+
 def assert_no_exception(page, name: str) -> None:
     assert page.locator('[data-testid="stException"]').count() == 0, f"{name}: st.exception shown"
     text = body_text(page)

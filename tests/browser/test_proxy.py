@@ -24,8 +24,10 @@ from pathlib import Path
 import pytest
 
 from rkapp.serving.proxy import free_port
-from tests.browser.test_browser import CHROMIUM, CHROMIUM_ARGS, body_text, sync_playwright, wait_until_idle
-from tests.browser.test_upload_privacy import CSV, SECRET, _wait_for
+from tests.browser.test_browser import (
+    CHROMIUM, CHROMIUM_ARGS, body_text, sync_playwright, upload_data_file, wait_for_text, wait_until_idle,
+)
+from tests.browser.test_upload_privacy import CSV, SECRET
 
 pytestmark = pytest.mark.browser
 REPO = Path(__file__).resolve().parents[2]
@@ -101,13 +103,12 @@ def test_two_browsers_keep_their_process_and_their_uploads_private(farm, tmp_pat
         alice, bob = alice_context.new_page(), bob_context.new_page()
         alice.goto(f"{url}/Gram_matrices?dataset=upload&n=30&D=32")
         wait_until_idle(alice)
-        alice.set_input_files('[data-testid="stFileUploaderDropzoneInput"]', str(path))
-        _wait_for(alice, "Private: the page's link does not give")
+        upload_data_file(alice, path)
         wait_until_idle(alice)
         link = alice.url
         alice.reload()  # a new session of the same browser: same process, the file found again
         wait_until_idle(alice)
-        _wait_for(alice, "found again on the server")
+        wait_for_text(alice, "found again on the server")
 
         # Bob's browser on the other process (a route that nginx sends there), so that the shared link below
         # must cross processes: one process's memory would not have Alice's file.
@@ -117,14 +118,14 @@ def test_two_browsers_keep_their_process_and_their_uploads_private(farm, tmp_pat
         bob_context.add_cookies([{"name": "rkcore_route", "value": other, "url": url}])
         bob.goto(link)
         wait_until_idle(bob)
-        _wait_for(bob, "cannot open")
+        wait_for_text(bob, "cannot open")
         assert SECRET not in body_text(bob) and "grade_of_alice" not in bob.content()
 
         alice.get_by_role("checkbox", name="Share this file with the link").check(force=True)
-        _wait_for(alice, "anyone with this page's link can use")
+        wait_for_text(alice, "anyone with this page's link can use")
         bob.goto(link)
         wait_until_idle(bob)
-        _wait_for(bob, "was shared with this link")
+        wait_for_text(bob, "was shared with this link")
 
         routes = {c["name"]: c for c in alice_context.cookies() if c["name"] == "rkcore_route"}
         assert routes and routes["rkcore_route"]["httpOnly"], "nginx's route cookie is HttpOnly"
@@ -170,7 +171,7 @@ def test_a_killed_worker_is_a_clear_message_through_the_proxy(farm):
             (busy,) = [w for w, tasks in client.processing().items() if tasks]
             killed = client.run(os.getpid, workers=[busy])[busy]
             os.kill(killed, signal.SIGKILL)
-        _wait_for(page, "The worker computing the Gram matrices stopped before it finished (out of memory?)")
+        wait_for_text(page, "The worker computing the Gram matrices stopped before it finished (out of memory?)")
         wait_until_idle(page)
         text = body_text(page)
         assert "reduce n or D" in text and "Reproduce in Python" in text and "Traceback" not in text

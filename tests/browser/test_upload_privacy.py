@@ -10,7 +10,7 @@ import re
 import pytest
 
 from tests.browser.test_browser import (  # noqa: F401  (server: a fixture)
-    CHROMIUM, CHROMIUM_ARGS, body_text, server, sync_playwright, wait_until_idle,
+    CHROMIUM, CHROMIUM_ARGS, body_text, server, sync_playwright, upload_data_file, wait_for_text, wait_until_idle,
 )
 
 pytestmark = pytest.mark.browser
@@ -26,10 +26,6 @@ def _remasked(cookie: str) -> str:
     return "|".join([version, new_mask.hex(), bytes(b ^ new_mask[k % 4] for k, b in enumerate(token)).hex(), when])
 
 
-def _wait_for(page, text: str, timeout_ms: int = 90_000) -> None:
-    page.wait_for_function("t => document.body.innerText.includes(t)", arg=text, timeout=timeout_ms)
-
-
 def test_a_reload_finds_the_upload_and_another_browser_does_not(server, tmp_path):  # noqa: F811 (the fixture)
     path = tmp_path / SECRET
     path.write_bytes(CSV)
@@ -39,15 +35,14 @@ def test_a_reload_finds_the_upload_and_another_browser_does_not(server, tmp_path
         alice = alice_context.new_page()
         alice.goto(f"{server}/Gram_matrices?dataset=upload&n=30&D=32")
         wait_until_idle(alice)
-        alice.set_input_files('[data-testid="stFileUploaderDropzoneInput"]', str(path))
-        _wait_for(alice, "Private: the page's link does not give")
+        upload_data_file(alice, path)
         wait_until_idle(alice)
         link = alice.url
         assert re.search(r"upload=[A-Za-z0-9_-]{22}", link), link
 
         alice.reload()  # F5: a new Streamlit session of the same browser
         wait_until_idle(alice)
-        _wait_for(alice, "found again on the server")
+        wait_for_text(alice, "found again on the server")
         assert SECRET in body_text(alice)
 
         (owner,) = [c for c in alice_context.cookies() if c["name"] == "rkcore_owner"]
@@ -60,14 +55,14 @@ def test_a_reload_finds_the_upload_and_another_browser_does_not(server, tmp_path
         bob = bob_context.new_page()
         bob.goto(link)
         wait_until_idle(bob)
-        _wait_for(bob, "cannot open")
+        wait_for_text(bob, "cannot open")
         assert SECRET not in body_text(bob) and "grade_of_alice" not in bob.content()
 
         alice.get_by_role("checkbox", name="Share this file with the link").check(force=True)
-        _wait_for(alice, "anyone with this page's link can use")
+        wait_for_text(alice, "anyone with this page's link can use")
         bob.goto(link)
         wait_until_idle(bob)
-        _wait_for(bob, "was shared with this link")
+        wait_for_text(bob, "was shared with this link")
         assert SECRET in body_text(bob)
         browser.close()
 
@@ -100,8 +95,7 @@ def test_uploads_to_made_up_file_ids_are_bounded(server, tmp_path):  # noqa: F81
         page.on("request", lambda r: urls.append(r.url) if "/_stcore/upload_file/" in r.url and r.method == "PUT" else None)
         page.goto(f"{server}/Gram_matrices?dataset=upload&n=30&D=32")
         wait_until_idle(page)
-        page.set_input_files('[data-testid="stFileUploaderDropzoneInput"]', str(path))
-        _wait_for(page, "Private: the page's link does not give")
+        upload_data_file(page, path)
         assert urls, "the page's own upload went through the middleware"
         base = urls[0].rsplit("/", 1)[0]  # .../_stcore/upload_file/<this session>
         statuses = page.evaluate(PUT_MADE_UP_IDS, [base, MAX_SESSION_FILES + 3, 2**20])
