@@ -104,7 +104,9 @@ def _client_or_none():
             from distributed import Client
 
             try:
-                _client = Client(address, timeout=f"{CONNECT_SECONDS}s", set_as_default=False)
+                # results straight from the worker that holds them, not relayed (and copied) by the scheduler: the
+                # workers are reachable from here already (large uploads are scattered to them directly)
+                _client = Client(address, timeout=f"{CONNECT_SECONDS}s", set_as_default=False, direct_to_workers=True)
             except (OSError, TimeoutError) as exc:
                 raise ValueError(f"The server's worker processes cannot be reached ({SCHEDULER_ENV}={address}): "
                                  f"{exc}. Ask whoever runs the server to check them; reloading the page tries again."

@@ -17,6 +17,7 @@ Dask is optional (``pip install rkcore[dask]``); this module imports it only whe
 from __future__ import annotations
 
 import pickle
+import sys
 from typing import TYPE_CHECKING, Any, Callable, Iterator, Mapping, Sequence
 
 import numpy as np
@@ -260,15 +261,29 @@ def call_with_one_blas_thread(payload: bytes, large: Mapping[Any, Any] | None = 
     object
         ``fn(*args, **kwargs)``.
     """
-    from threadpoolctl import threadpool_limits
-
     _announce_start()
     fn, args, kwargs = pickle.loads(payload)
     args, kwargs = list(args), dict(kwargs)
     for where, array in (large or {}).items():
         (args if isinstance(where, int) else kwargs)[where] = array.tobytes()
-    with threadpool_limits(limits=1):
+    with _thread_pools().limit(limits=1):
         return fn(*args, **kwargs)
+
+
+_pools: tuple[int, Any] | None = None  # (modules imported when made, the controller)
+
+
+def _thread_pools():
+    """threadpoolctl's view of this process's BLAS and OpenMP pools, made again only when modules were imported
+    since (a new import may load a new pool). ``threadpool_limits`` finds the pools anew on every call by walking
+    every loaded library: 2.5 ms per task, against 0.01 ms for a kept controller's ``limit``."""
+    global _pools
+    from threadpoolctl import ThreadpoolController
+
+    imported = len(sys.modules)
+    if _pools is None or _pools[0] != imported:
+        _pools = (imported, ThreadpoolController())
+    return _pools[1]
 
 
 def pickled_call(fn: Callable, args: tuple, kwargs: Mapping[str, Any], leave_out: frozenset = frozenset()) -> bytes:
@@ -315,8 +330,13 @@ def _announce_start() -> None:
 
 #: The local cluster's settings (:func:`serve_local_cluster`): a run that kills its worker is not tried again
 #: on another (it would kill that one too); no spilling to disk and no pause (a task's result leaves the worker
-#: at once); the nanny ends a worker at 95% of its memory limit and starts a new one; the scheduler hands a
-#: worker one task at a time (one thread each).
+#: at once); the nanny ends a worker at 95% of its memory limit and starts a new one (its own 100 ms memory
+#: monitor, left as it is); the scheduler hands a worker one task at a time (one thread each).
+#: Less housekeeping, for a cluster that sits idle between a class's changes (issue 37 (d); measured in
+#: benchmarks/results/cpu_per_change.md): no statistical profiler in the workers (it samples every thread every
+#: 10 ms for a dashboard this cluster does not serve), the event loops' health tick every second instead of every
+#: 20 ms, and the system monitor (CPU, memory and disk figures for that dashboard) every 2 s instead of 0.5 s.
+#: An idle two-worker cluster went from 0.06-0.075 to 0.017-0.018 cores.
 LOCAL_CLUSTER_CONFIG = {
     "distributed.scheduler.allowed-failures": 0,
     "distributed.scheduler.worker-saturation": 1.0,
@@ -324,6 +344,9 @@ LOCAL_CLUSTER_CONFIG = {
     "distributed.worker.memory.spill": False,
     "distributed.worker.memory.pause": False,
     "distributed.worker.memory.terminate": 0.95,
+    "distributed.worker.profile.enabled": False,
+    "distributed.admin.tick.interval": "1s",
+    "distributed.admin.system-monitor.interval": "2s",
 }
 
 
