@@ -35,8 +35,8 @@ def main(argv: list[str] | None = None) -> None:
     from .serving.proxy import processes_from, supervise_argv, take_option
     from rkcore.base.limits import format_bytes
 
-    from .workers import (SCHEDULER_ENV, scheduler_address, start_local_cluster, stop_local_cluster,
-                          worker_memory_limit, workers_from)
+    from .workers import (SCHEDULER_ENV, one_blas_thread_here, scheduler_address, start_local_cluster,
+                          stop_local_cluster, worker_memory_limit, workers_from)
 
     # rkapp/serve.py in a wheel (pages in rkapp/pages), the repository's serve.py in a checkout (the app.py
     # next to it under st.App, with the app's own owner cookie: rkapp.identity); streamlit reads
@@ -55,6 +55,8 @@ def main(argv: list[str] | None = None) -> None:
         os.environ[SCHEDULER_ENV] = address  # every app process (this one, or the farm's) sends its heavy work there
         print(f"Heavy work runs in {count_workers} Dask worker process(es) of {format_bytes(worker_memory_limit())} "
               f"each; their scheduler: {address}", flush=True)
+    if scheduler_address() is not None:
+        one_blas_thread_here()  # this process and the app processes it starts: heavy work goes to the workers
     if count > 1:  # supervise with the standard library only (0.23 GB less); the cluster watches this pid
         sys.stdout.flush()
         os.execv(sys.executable, supervise_argv(script, count, args))

@@ -239,8 +239,16 @@ def heavy_work(cost: RunCost | None = None) -> Iterator[None]:
     line. The slot or the place in line is released whatever ends the block (an error, a rerun, the
     session's end); a rerun that interrupts the wait keeps its place for the next request."""
     cost = cost or st.session_state.get(_ANNOUNCED) or UNANNOUNCED
-    if _is_light(cost) or current_run().holding_slot:  # nested heavy work runs in its caller's slot
+    if current_run().holding_slot:  # nested heavy work runs in its caller's slot
         yield
+        return
+    if _is_light(cost):  # no line; its price goes with it (rkapp.views.execute computes light runs in place)
+        run = current_run()
+        outer, run.light = run.light, cost
+        try:
+            yield
+        finally:
+            run.light = outer
         return
     ticket = ADMISSION.request(cost.bytes, cost.seconds, arrival=_earlier_place(), owner=owner_id())
     slot = shown = None

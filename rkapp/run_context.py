@@ -32,6 +32,7 @@ class ScriptRun:
     holding_slot: bool = False        # the run holds one of the server's run slots (rkapp.guard.heavy_work)
     sidebar_tools: Any = None         # draws the lecture's sidebar controls once, under the settings
     memory: int = 0                   # the price in bytes of the admitted run it holds (rkapp.workers' resources)
+    light: Any = None                 # the RunCost of the light run under way (rkapp.guard), None: none or heavy
 
 
 _local = threading.local()

@@ -31,7 +31,8 @@ from .guard import (
     refuse_beyond_limits, run_or_wait, show_warning,
 )
 from .layout import lead, progress_bar, reproduce
-from .workers import run_in_worker, scheduler_address
+from .run_context import current_run
+from .workers import computed_here, run_in_worker
 
 #: Results kept for the whole server (every view's entries together); a view's result is tables and
 #: arrays of at most a few MB (the Gram page's block averages: 2 x 250² floats).
@@ -77,19 +78,25 @@ class OnPress:
 
 def execute(view: View, spec: ViewSpec, data, settings: dict) -> Any:
     """The view's computation (the one place a view's ``compute`` is called): in a worker process of the
-    server's Dask cluster when it has one (:func:`rkapp.workers.run_in_worker`), else in this process. The
+    server's Dask cluster when it has one (:func:`rkapp.workers.run_in_worker`), else in this process; a light
+    run (priced under :data:`rkapp.workers.HERE_SECONDS` and ``HERE_BYTES``) in this process either way
+    (:func:`rkapp.workers.computed_here`: the trip to a worker cost more than the run). The
     caller holds the run's admission slot meanwhile; a worker that stops mid-run raises a ValueError saying
     so (shown in place by :class:`rkapp.guard.guarded`). A view with ``progress`` (its bar's text), or whose
     ``compute`` takes a ``progress`` keyword, reports to a progress bar in this process; in a worker, whose
     reports cannot reach the page, it gets ``progress=None`` and the page a spinner."""
     reports = bool(view.progress) or "progress" in inspect.signature(view.compute).parameters
+    light = current_run().light  # the price of a light run (rkapp.guard.heavy_work), None for a heavy one
+    with computed_here(*((light.seconds, light.bytes) if light is not None else (float("inf"), 0))) as here:
+        if here and not reports:
+            return view.compute(spec, data, **settings)
+        if here:
+            with progress_bar(view.progress or f"Computing {view.what}…") as report:
+                return view.compute(spec, data, progress=report, **settings)
     if not reports:
         return run_in_worker(view.compute, (spec, data), settings, what=view.what)
-    if scheduler_address():
-        with st.spinner(view.progress or f"Computing {view.what}…"):
-            return run_in_worker(view.compute, (spec, data), {**settings, "progress": None}, what=view.what)
-    with progress_bar(view.progress or f"Computing {view.what}…") as report:
-        return view.compute(spec, data, progress=report, **settings)
+    with st.spinner(view.progress or f"Computing {view.what}…"):
+        return run_in_worker(view.compute, (spec, data), {**settings, "progress": None}, what=view.what)
 
 
 @st.cache_data(show_spinner="Computing…", max_entries=RESULT_CACHE_ENTRIES)

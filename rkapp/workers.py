@@ -40,15 +40,17 @@ import os
 import subprocess
 import sys
 import threading
-from typing import Any, Callable
+from contextlib import contextmanager
+from typing import Any, Callable, Iterator
 
 from rkcore.base.admission import server_memory, usable_cores
 
 from .serving.proxy import MALLOC_ENV  # the allocator settings, defined where the supervisor can read them
 from rkcore.base.limits import physical_memory
 
-__all__ = ["MEMORY_RESOURCE", "SCHEDULER_ENV", "WORKER_BASE_BYTES", "WorkerLost", "scheduler_address",
-           "start_local_cluster", "run_in_worker", "worker_memory_limit", "worker_run_bytes", "workers_from"]
+__all__ = ["MEMORY_RESOURCE", "SCHEDULER_ENV", "WORKER_BASE_BYTES", "WorkerLost", "computed_here",
+           "one_blas_thread_here", "scheduler_address", "start_local_cluster", "run_in_worker", "worker_memory_limit",
+           "worker_run_bytes", "workers_from"]
 
 SCHEDULER_ENV = "RKCORE_SCHEDULER"
 #: What a worker process holds before its run: Python, dask and the library's imports (measured: about 0.3 GB
@@ -65,8 +67,22 @@ DECLARED_SECONDS = 30.0
 #: Times a run is sent again when the worker it waited on died before starting it (another run ended that worker).
 RESUBMISSIONS = 2
 
+#: A run the cost models price under both of these (rkapp.guard's light runs) is computed in the app process that
+#: asked for it, not sent to a worker (:func:`computed_here`): for such a run the trip cost more CPU than the run
+#: (issue 37 (d): the Gram view at n = 250, D = 512 takes 4-5 ms of CPU with one BLAS thread, against 16-70 ms
+#: through the cluster: client, scheduler, worker; benchmarks/results/cpu_per_change.md). The bytes are the cost
+#: models' prices, which are upper bounds (that run: priced 29 MB, 2.9 MB at its traced peak). Uploads are parsed
+#: by workers whatever their size (they are the bytes a stranger chose).
+HERE_SECONDS = 0.05
+HERE_BYTES = 64 * 2**20
+#: At most this many bytes (prices) of such runs at once in one app process (its script threads run them side by
+#: side): a run that would go past it goes to a worker instead, without waiting. Part of each app process's own
+#: memory, beside its imports and its sessions.
+HERE_PROCESS_BYTES = 128 * 2**20
+
 _lock = threading.Lock()
 _client = None  # this process's client, connected on first use
+_here_bytes = 0  # bytes of light runs being computed in this process now (computed_here)
 
 
 class WorkerLost(ValueError):
@@ -107,11 +123,47 @@ def _client_or_none():
                 # results straight from the worker that holds them, not relayed (and copied) by the scheduler: the
                 # workers are reachable from here already (large uploads are scattered to them directly)
                 _client = Client(address, timeout=f"{CONNECT_SECONDS}s", set_as_default=False, direct_to_workers=True)
+                one_blas_thread_here()  # also when the app was started without rkcore-app (streamlit run)
             except (OSError, TimeoutError) as exc:
                 raise ValueError(f"The server's worker processes cannot be reached ({SCHEDULER_ENV}={address}): "
                                  f"{exc}. Ask whoever runs the server to check them; reloading the page tries again."
                                  ) from None
         return _client
+
+
+@contextmanager
+def computed_here(seconds: float, memory: int) -> Iterator[bool]:
+    """Whether a run priced ``seconds`` and ``memory`` bytes is computed in this process (True inside the block,
+    its bytes held in this process's share meanwhile) rather than by :func:`run_in_worker`: always without a
+    cluster; with one, when it is light (:data:`HERE_SECONDS`, :data:`HERE_BYTES`) and the process's share
+    (:data:`HERE_PROCESS_BYTES`) has room."""
+    global _here_bytes
+    if scheduler_address() is None:
+        yield True
+        return
+    memory = max(0, int(memory))
+    with _lock:
+        here = seconds < HERE_SECONDS and memory < HERE_BYTES and _here_bytes + memory <= HERE_PROCESS_BYTES
+        if here:
+            _here_bytes += memory
+    try:
+        yield here
+    finally:
+        if here:
+            with _lock:
+                _here_bytes -= memory
+
+
+def one_blas_thread_here() -> None:
+    """This process sends its heavy work to workers; what it computes itself (figures, light runs:
+    :func:`computed_here`) takes one BLAS and OpenMP thread, as a worker's task does, so that no idle pool spins
+    beside the script threads (two OpenBLAS threads cost 5x the CPU of one on a light Gram run). For the pools
+    loaded now (threadpoolctl) and those loaded later or by child processes (the environment they read)."""
+    from threadpoolctl import threadpool_limits
+
+    for name in ("OMP_NUM_THREADS", "OPENBLAS_NUM_THREADS", "MKL_NUM_THREADS"):
+        os.environ.setdefault(name, "1")
+    threadpool_limits(limits=1)
 
 
 def _large(value) -> bool:

@@ -227,8 +227,14 @@ def test_worker_memory_limit_follows_the_budget():
 GRAM_PAGE = "pages/1_Gram_matrices.py"
 
 
+@pytest.fixture
+def heavy_runs(monkeypatch):
+    """Every run priced as too heavy to compute in the app process (workers.computed_here), whatever its size."""
+    monkeypatch.setattr(workers, "HERE_SECONDS", 0.0)
+
+
 @pytest.mark.slow  # a worker process's memory, another cluster, or a page's run in AppTest
-def test_the_gram_page_computes_in_a_worker(on_cluster, run_page):
+def test_the_gram_page_computes_in_a_worker(on_cluster, run_page, heavy_runs):
     from distributed import get_task_stream
 
     from tests.conftest import error_texts, plotly_figures
@@ -240,7 +246,52 @@ def test_the_gram_page_computes_in_a_worker(on_cluster, run_page):
 
 
 @pytest.mark.slow  # a worker process's memory, another cluster, or a page's run in AppTest
-def test_a_worker_dying_mid_run_is_an_error_in_place_and_the_page_goes_on(on_cluster, run_page, monkeypatch):
+def test_a_light_run_is_computed_in_the_app_process_a_heavy_one_in_a_worker(on_cluster, run_page):
+    """Issue 37 (d): a run priced under HERE_SECONDS and HERE_BYTES costs less CPU here than its trip to a worker.
+    The Gram page at n = 40, D = 64 is light (priced in ms): no task; at n = 400, D = 4096 it is not: one task."""
+    from distributed import get_task_stream
+
+    from tests.conftest import error_texts, plotly_figures
+
+    for n, D, tasks in ((40, 64, 0), (400, 4096, 1)):
+        cost = gram.GRAM.cost(ViewSpec(dataset="wine", n=n, D=D), n, 13)
+        assert (cost.seconds < workers.HERE_SECONDS) == (tasks == 0), (n, D, cost)
+        with get_task_stream(on_cluster) as stream:
+            at = run_page(GRAM_PAGE, dataset="wine", n=n, D=D)
+        assert not error_texts(at) and plotly_figures(at)
+        assert len(stream.data) == tasks, (n, D, stream.data)
+
+
+def test_light_runs_here_are_bounded_per_process(monkeypatch):
+    """computed_here: without a cluster everything is here; with one, a light run is here while the process's share
+    has room, a heavy or large one never, and a run's bytes return to the share when it ends (or raises)."""
+    monkeypatch.delenv(workers.SCHEDULER_ENV, raising=False)
+    with workers.computed_here(1e9, 10**12) as here:
+        assert here
+    monkeypatch.setenv(workers.SCHEDULER_ENV, "tcp://127.0.0.1:1")  # never reached: nothing here connects
+    light = workers.HERE_BYTES - 1
+    with workers.computed_here(workers.HERE_SECONDS / 2, light) as here:
+        assert here
+    with workers.computed_here(workers.HERE_SECONDS, 0) as here:
+        assert not here
+    with workers.computed_here(0.0, workers.HERE_BYTES) as here:
+        assert not here
+    fits = workers.HERE_PROCESS_BYTES // light
+    held = [workers.computed_here(0.0, light) for _ in range(fits + 1)]
+    entered = [h.__enter__() for h in held]
+    assert entered == [True] * fits + [False]
+    for h in reversed(held):
+        h.__exit__(None, None, None)
+    with pytest.raises(RuntimeError):
+        with workers.computed_here(0.0, light) as here:
+            assert here
+            raise RuntimeError("the run failed")
+    assert workers._here_bytes == 0
+
+
+@pytest.mark.slow  # a worker process's memory, another cluster, or a page's run in AppTest
+def test_a_worker_dying_mid_run_is_an_error_in_place_and_the_page_goes_on(on_cluster, run_page, monkeypatch,
+                                                                         heavy_runs):
     """The student sees the message where the charts would be, the page's other parts (the reproduce box) are
     drawn, no traceback; the next run, with a working compute, draws the charts."""
     import dataclasses
