@@ -86,7 +86,9 @@ def execute(view: View, spec: ViewSpec, data, settings: dict) -> Any:
     ``compute`` takes a ``progress`` keyword, reports to a progress bar in this process; in a worker, whose
     reports cannot reach the page, it gets ``progress=None`` and the page a spinner."""
     reports = bool(view.progress) or "progress" in inspect.signature(view.compute).parameters
-    light = current_run().light  # the price of a light run (rkapp.guard.heavy_work), None for a heavy one
+    # the price of a light run (rkapp.guard.heavy_work), None for a heavy one; a timing is taken where heavy work
+    # runs (a worker: one thread, no other session's script beside it), whatever its size
+    light = None if view.measure else current_run().light
     with computed_here(*((light.seconds, light.bytes) if light is not None else (float("inf"), 0))) as here:
         if here and not reports:
             return view.compute(spec, data, **settings)
