@@ -306,13 +306,19 @@ def workers_from(text: str) -> int:
     return value
 
 
+#: The app processes' allocator settings (MALLOC_ENV) that the local cluster's processes take too.
+WORKER_MALLOC = ("MALLOC_ARENA_MAX",)
+
+
 def cluster_environment(run_bytes: int, base: dict[str, str] | None = None) -> dict[str, str]:
-    """The local cluster's environment: ``base`` (default this process's) with :data:`MALLOC_ENV` (unless set)
-    and each worker's ``MEMORY`` resource, ``run_bytes`` (dask reads ``DASK_DISTRIBUTED__WORKER__RESOURCES__*``;
-    the nannies pass their configuration on to the workers they start)."""
+    """The local cluster's environment: ``base`` (default this process's) with :data:`MALLOC_ENV`'s arena cap
+    (unless set) and each worker's ``MEMORY`` resource, ``run_bytes`` (dask reads
+    ``DASK_DISTRIBUTED__WORKER__RESOURCES__*``; the nannies pass their configuration on to the workers they
+    start). Not the app processes' trim threshold: a nanny lets its own environment override the heap thresholds
+    it gives its workers (rkcore.studies.distributed.LOCAL_CLUSTER_CONFIG, chosen for runs, not for uploads)."""
     env = dict(os.environ if base is None else base)
-    for name, value in MALLOC_ENV.items():
-        env.setdefault(name, value)
+    for name in WORKER_MALLOC:
+        env.setdefault(name, MALLOC_ENV[name])
     env[f"DASK_DISTRIBUTED__WORKER__RESOURCES__{MEMORY_RESOURCE}"] = str(int(run_bytes))
     return env
 

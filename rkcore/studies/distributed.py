@@ -347,6 +347,18 @@ LOCAL_CLUSTER_CONFIG = {
     "distributed.worker.profile.enabled": False,
     "distributed.admin.tick.interval": "1s",
     "distributed.admin.system-monitor.interval": "2s",
+    # What the nanny puts in a worker's environment before starting it (dask's default: one thread for BLAS and
+    # OpenMP, and MALLOC_TRIM_THRESHOLD_=65536). That trim threshold also freezes glibc's mmap threshold at
+    # 128 KiB, so every array above it is a fresh mmap whose pages fault in zeroed, and the study views spent
+    # as much time in the kernel as in numpy (one BLAS thread, n = 200, D = 256, CPU ms per run, default ->
+    # these: error study 105 -> 57, pair variances 95 -> 45, error bounds 55 -> 38; page faults 24,000 -> 4 a
+    # run; benchmarks/app/bench_run_trip.py). Arrays up to 32 MiB now come from the heap and are reused; a
+    # worker keeps at most 64 MiB of freed heap on top (inside WORKER_BASE_BYTES' margin: imports take about 0.3
+    # of its 0.375 GiB), and larger arrays still go back to the system when freed.
+    "distributed.nanny.pre-spawn-environ": {
+        "OMP_NUM_THREADS": 1, "MKL_NUM_THREADS": 1, "OPENBLAS_NUM_THREADS": 1,
+        "MALLOC_MMAP_THRESHOLD_": 32 * 2**20, "MALLOC_TRIM_THRESHOLD_": 64 * 2**20,
+    },
 }
 
 

@@ -98,8 +98,11 @@ def test_the_farm_and_the_cluster_start_their_processes_with_the_allocator_setti
     app_env = farm.environment()
     assert app_env["RKCORE_STORE_DIR"] == str(tmp_path / "store")  # where the upload ledger lives
     cluster_env = workers.cluster_environment(123_456_789, base={})
-    for env in (app_env, cluster_env):
-        assert {k: env.get(k) for k in workers.MALLOC_ENV} == workers.MALLOC_ENV
+    assert {k: app_env.get(k) for k in workers.MALLOC_ENV} == workers.MALLOC_ENV
+    # the cluster's processes: the arena cap, not the trim threshold (a nanny's own environment would override the
+    # heap thresholds LOCAL_CLUSTER_CONFIG gives its workers)
+    assert {k: cluster_env.get(k) for k in workers.MALLOC_ENV} == {
+        k: (v if k in workers.WORKER_MALLOC else None) for k, v in workers.MALLOC_ENV.items()}
     assert cluster_env["DASK_DISTRIBUTED__WORKER__RESOURCES__MEMORY"] == "123456789"
     assert workers.cluster_environment(1, base={"MALLOC_ARENA_MAX": "4"})["MALLOC_ARENA_MAX"] == "4"  # the host's own
 

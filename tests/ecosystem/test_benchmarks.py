@@ -30,7 +30,7 @@ SCRIPTS = {
     "studies/table1_results.py": "", "studies/bench_partial_fit_memory.py": "", "studies/bench_speed_accuracy.py": "",
     "app/app_render_times.py": "", "app/bench_rerun_server.py": "", "app/bench_classroom.py": "",
     "app/bench_burst.py": "", "app/bench_uploads.py": "", "app/capacity_plan.py": "", "app/bench_follow.py": "",
-    "app/profile_change.py": "",
+    "app/profile_change.py": "", "app/bench_run_trip.py": "",
     "app/bench_browser.py": "browser", "app/profile_browser.py": "browser", "app/bench_home_content.py": "browser",
     "app/bench_plotly_preload.py": "browser",
     "robustness/repro_hostile_lib.py": "", "robustness/repro_upload_bounds.py": "",
