@@ -266,8 +266,33 @@ def call_with_one_blas_thread(payload: bytes, large: Mapping[Any, Any] | None = 
     args, kwargs = list(args), dict(kwargs)
     for where, array in (large or {}).items():
         (args if isinstance(where, int) else kwargs)[where] = array.tobytes()
-    with _thread_pools().limit(limits=1):
-        return fn(*args, **kwargs)
+    try:
+        with _thread_pools().limit(limits=1):
+            return fn(*args, **kwargs)
+    finally:
+        del args, kwargs
+        _release_free_heap()
+
+
+_malloc_trim: Any = None  # glibc's malloc_trim, looked up once (False: not glibc)
+
+
+def _release_free_heap() -> None:
+    """Give the heap's free memory back to the system at the end of a task (glibc's ``malloc_trim(0)``; nothing
+    elsewhere). A worker reuses its heap for arrays under 4 MiB (LOCAL_CLUSTER_CONFIG): within a run that saves
+    the page faults; between runs that memory would stay with the worker, above what the memory budget counts
+    (eight 59 MB uploads, 2 app processes: the server's memory after them 1.24 GB without this, 1.03 with it)."""
+    global _malloc_trim
+    if _malloc_trim is None:
+        import ctypes
+        import ctypes.util
+
+        try:
+            _malloc_trim = ctypes.CDLL(ctypes.util.find_library("c") or "libc.so.6").malloc_trim
+        except (OSError, AttributeError):
+            _malloc_trim = False
+    if _malloc_trim:
+        _malloc_trim(0)
 
 
 _pools: tuple[int, Any] | None = None  # (modules imported when made, the controller)
@@ -350,14 +375,15 @@ LOCAL_CLUSTER_CONFIG = {
     # What the nanny puts in a worker's environment before starting it (dask's default: one thread for BLAS and
     # OpenMP, and MALLOC_TRIM_THRESHOLD_=65536). That trim threshold also freezes glibc's mmap threshold at
     # 128 KiB, so every array above it is a fresh mmap whose pages fault in zeroed, and the study views spent
-    # as much time in the kernel as in numpy (one BLAS thread, n = 200, D = 256, CPU ms per run, default ->
-    # these: error study 105 -> 57, pair variances 95 -> 45, error bounds 55 -> 38; page faults 24,000 -> 4 a
-    # run; benchmarks/app/bench_run_trip.py). Arrays up to 32 MiB now come from the heap and are reused; a
-    # worker keeps at most 64 MiB of freed heap on top (inside WORKER_BASE_BYTES' margin: imports take about 0.3
-    # of its 0.375 GiB), and larger arrays still go back to the system when freed.
+    # nearly as much time in the kernel as in numpy (one BLAS thread, n = 200, D = 256, CPU ms per run, dask's
+    # default -> these: error study 105 -> 58, error bounds 55 -> 37, pair variances 95 -> 65; page faults
+    # 24,000 -> 2,000 a run; benchmarks/app/bench_run_trip.py). Arrays under 4 MiB now come from the heap and are
+    # reused. Not higher: at 32 MiB a worker parsing a 59 MB upload peaked 50 MB higher and eight such uploads
+    # went past the memory budget's 1.5 GB (benchmarks/results/uploads.md); each task ends by giving the free
+    # heap back (_release_free_heap).
     "distributed.nanny.pre-spawn-environ": {
         "OMP_NUM_THREADS": 1, "MKL_NUM_THREADS": 1, "OPENBLAS_NUM_THREADS": 1,
-        "MALLOC_MMAP_THRESHOLD_": 32 * 2**20, "MALLOC_TRIM_THRESHOLD_": 64 * 2**20,
+        "MALLOC_MMAP_THRESHOLD_": 4 * 2**20, "MALLOC_TRIM_THRESHOLD_": 8 * 2**20,
     },
 }
 

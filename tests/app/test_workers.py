@@ -145,15 +145,20 @@ def test_a_run_beyond_its_workers_memory_limit_ends_that_worker_only(on_cluster)
     assert workers.run_in_worker(worker_tasks.allocate, (8,), what="x") == 2**20
 
 
-def test_workers_reuse_their_heap_for_arrays_up_to_32_mib(on_cluster):
+def test_workers_reuse_their_heap_for_small_arrays_and_give_it_back_after_a_task(on_cluster):
     """LOCAL_CLUSTER_CONFIG's heap thresholds reach the workers (dask's default trim threshold, which freezes the mmap
-    threshold at 128 KiB, made the study views fault in fresh pages for every array): and they work, a 4 MB array
-    allocated and freed a hundred times faults its pages in once, not a hundred times."""
-    environ = on_cluster.run(lambda: {k: os.environ.get(k) for k in ("MALLOC_MMAP_THRESHOLD_", "MALLOC_TRIM_THRESHOLD_")})
-    expected = {"MALLOC_MMAP_THRESHOLD_": str(32 * 2**20), "MALLOC_TRIM_THRESHOLD_": str(64 * 2**20)}
-    assert environ and all(e == expected for e in environ.values()), environ
-    faults = on_cluster.submit(worker_tasks.page_faults_of_reused_arrays, 4 * 2**20, 100, pure=False).result()
-    assert faults < 4 * 2**20 // 4096 * 5, faults  # a fresh mmap each time would be 100 x 1024 pages
+    threshold at 128 KiB, made the study views fault in fresh pages for every array), and they work: a 2 MB array
+    allocated and freed a hundred times faults its pages in about once, not a hundred times."""
+    from rkcore.studies.distributed import LOCAL_CLUSTER_CONFIG
+
+    wanted = LOCAL_CLUSTER_CONFIG["distributed.nanny.pre-spawn-environ"]
+    names = ("MALLOC_MMAP_THRESHOLD_", "MALLOC_TRIM_THRESHOLD_")
+    environ = on_cluster.run(lambda: {k: os.environ.get(k) for k in names})
+    assert environ and all(e == {k: str(wanted[k]) for k in names} for e in environ.values()), environ
+    size = 2 * 2**20
+    assert size < int(wanted["MALLOC_MMAP_THRESHOLD_"])
+    faults = on_cluster.submit(worker_tasks.page_faults_of_reused_arrays, size, 100, pure=False).result()
+    assert faults < size // 4096 * 5, faults  # a fresh mmap each time: about 100 x 512 pages
 
 
 def test_errors_raised_in_a_worker_arrive_as_raised(on_cluster):
@@ -348,3 +353,19 @@ def test_an_upload_is_parsed_in_a_worker_admitted_at_its_price(on_cluster, run_p
     assert not error_texts(at) and plotly_figures(at)
     assert columns_cost(len(content)).bytes in asked and parse_cost(len(content)).bytes in asked
     assert len(stream.data) == 3  # the columns, the data, the view
+
+
+def test_a_task_gives_its_free_heap_back_whatever_it_ends_with(monkeypatch):
+    """call_with_one_blas_thread (every worker task) ends with malloc_trim(0), after a result and after an error:
+    the heap a run freed does not stay with the worker, above what the memory budget counts."""
+    from rkcore.studies import distributed as rkd
+
+    trims = []
+    monkeypatch.setattr(rkd, "_malloc_trim", lambda pad: trims.append(pad))
+    assert rkd.call_with_one_blas_thread(rkd.pickled_call(sum, ([1, 2, 3],), {})) == 6
+    with pytest.raises(ZeroDivisionError):
+        rkd.call_with_one_blas_thread(rkd.pickled_call(divmod, (1, 0), {}))
+    assert trims == [0, 0]
+    monkeypatch.setattr(rkd, "_malloc_trim", None)  # looked up for real: glibc's here, called without harm
+    rkd._release_free_heap()
+    assert rkd._malloc_trim is not None
