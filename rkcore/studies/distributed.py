@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import pickle
 import sys
+from contextlib import contextmanager
 from typing import TYPE_CHECKING, Any, Callable, Iterator, Mapping, Sequence
 
 import numpy as np
@@ -267,14 +268,56 @@ def call_with_one_blas_thread(payload: bytes, large: Mapping[Any, Any] | None = 
     for where, array in (large or {}).items():
         (args if isinstance(where, int) else kwargs)[where] = array.tobytes()
     try:
-        with _thread_pools().limit(limits=1):
+        with _thread_pools().limit(limits=1), _heap_mapped_per_array(bool(large)):
             return fn(*args, **kwargs)
     finally:
         del args, kwargs
         _release_free_heap()
 
 
-_malloc_trim: Any = None  # glibc's malloc_trim, looked up once (False: not glibc)
+_libc: Any = None  # glibc, looked up once (False: not glibc)
+#: mallopt's parameters (glibc's malloc.h).
+M_TRIM_THRESHOLD, M_MMAP_THRESHOLD = -1, -3
+#: The thresholds of a task that reads a file's bytes (an upload, scattered to the worker: ``large``): dask's own
+#: (every array above 128 KiB mapped on its own, unmapped when freed), not the study views' (LOCAL_CLUSTER_CONFIG):
+#: parsing a 59 MB CSV on the heap peaked 50 MB higher, and the memory budget prices uploads from its peak.
+FILE_TASK_THRESHOLD = 128 * 2**10
+
+
+def _glibc():
+    global _libc
+    if _libc is None:
+        import ctypes
+        import ctypes.util
+
+        try:
+            _libc = ctypes.CDLL(ctypes.util.find_library("c") or "libc.so.6")
+            _libc.malloc_trim, _libc.mallopt  # noqa: B018 - both exist, or this is not glibc
+        except (OSError, AttributeError):
+            _libc = False
+    return _libc
+
+
+@contextmanager
+def _heap_mapped_per_array(active: bool) -> Iterator[None]:
+    """While ``active``: glibc's mmap and trim thresholds at :data:`FILE_TASK_THRESHOLD`; after, the worker's own
+    (its environment's MALLOC_MMAP_THRESHOLD_ / MALLOC_TRIM_THRESHOLD_, else glibc's 128 KiB)."""
+    libc = _glibc() if active else False
+    if not libc:
+        yield
+        return
+    import os
+
+    libc.mallopt(M_MMAP_THRESHOLD, FILE_TASK_THRESHOLD)
+    libc.mallopt(M_TRIM_THRESHOLD, FILE_TASK_THRESHOLD)
+    try:
+        yield
+    finally:
+        for option, name in ((M_MMAP_THRESHOLD, "MALLOC_MMAP_THRESHOLD_"), (M_TRIM_THRESHOLD, "MALLOC_TRIM_THRESHOLD_")):
+            try:
+                libc.mallopt(option, int(os.environ.get(name, FILE_TASK_THRESHOLD)))
+            except ValueError:
+                libc.mallopt(option, FILE_TASK_THRESHOLD)
 
 
 def _release_free_heap() -> None:
@@ -282,17 +325,9 @@ def _release_free_heap() -> None:
     elsewhere). A worker reuses its heap for arrays under 4 MiB (LOCAL_CLUSTER_CONFIG): within a run that saves
     the page faults; between runs that memory would stay with the worker, above what the memory budget counts
     (eight 59 MB uploads, 2 app processes: the server's memory after them 1.24 GB without this, 1.03 with it)."""
-    global _malloc_trim
-    if _malloc_trim is None:
-        import ctypes
-        import ctypes.util
-
-        try:
-            _malloc_trim = ctypes.CDLL(ctypes.util.find_library("c") or "libc.so.6").malloc_trim
-        except (OSError, AttributeError):
-            _malloc_trim = False
-    if _malloc_trim:
-        _malloc_trim(0)
+    libc = _glibc()
+    if libc:
+        libc.malloc_trim(0)
 
 
 _pools: tuple[int, Any] | None = None  # (modules imported when made, the controller)
@@ -376,14 +411,14 @@ LOCAL_CLUSTER_CONFIG = {
     # OpenMP, and MALLOC_TRIM_THRESHOLD_=65536). That trim threshold also freezes glibc's mmap threshold at
     # 128 KiB, so every array above it is a fresh mmap whose pages fault in zeroed, and the study views spent
     # nearly as much time in the kernel as in numpy (one BLAS thread, n = 200, D = 256, CPU ms per run, dask's
-    # default -> these: error study 105 -> 58, error bounds 55 -> 37, pair variances 95 -> 65; page faults
-    # 24,000 -> 2,000 a run; benchmarks/app/bench_run_trip.py). Arrays under 4 MiB now come from the heap and are
-    # reused. Not higher: at 32 MiB a worker parsing a 59 MB upload peaked 50 MB higher and eight such uploads
-    # went past the memory budget's 1.5 GB (benchmarks/results/uploads.md); each task ends by giving the free
-    # heap back (_release_free_heap).
+    # default -> these: error study 105 -> 57, pair variances 95 -> 45, error bounds 55 -> 38; page faults
+    # 24,000 -> 4 a run; benchmarks/app/bench_run_trip.py). Arrays up to 32 MiB now come from the heap and are
+    # reused; each task ends by giving the free heap back (_release_free_heap), and a task that reads an upload's
+    # bytes runs with dask's thresholds (_heap_mapped_per_array: on the heap, parsing a 59 MB file peaked 50 MB
+    # higher, and eight such uploads went past the memory budget's 1.5 GB; benchmarks/results/uploads.md).
     "distributed.nanny.pre-spawn-environ": {
         "OMP_NUM_THREADS": 1, "MKL_NUM_THREADS": 1, "OPENBLAS_NUM_THREADS": 1,
-        "MALLOC_MMAP_THRESHOLD_": 4 * 2**20, "MALLOC_TRIM_THRESHOLD_": 8 * 2**20,
+        "MALLOC_MMAP_THRESHOLD_": 32 * 2**20, "MALLOC_TRIM_THRESHOLD_": 64 * 2**20,
     },
 }
 

@@ -357,15 +357,33 @@ def test_an_upload_is_parsed_in_a_worker_admitted_at_its_price(on_cluster, run_p
 
 def test_a_task_gives_its_free_heap_back_whatever_it_ends_with(monkeypatch):
     """call_with_one_blas_thread (every worker task) ends with malloc_trim(0), after a result and after an error:
-    the heap a run freed does not stay with the worker, above what the memory budget counts."""
+    the heap a run freed does not stay with the worker, above what the memory budget counts. A task given a file's
+    bytes (``large``: an upload) runs with every array above 128 KiB mapped on its own, and the worker's own
+    thresholds come back after it."""
     from rkcore.studies import distributed as rkd
 
-    trims = []
-    monkeypatch.setattr(rkd, "_malloc_trim", lambda pad: trims.append(pad))
+    calls = []
+
+    class FakeLibc:
+        def malloc_trim(self, pad):
+            calls.append(("trim", pad))
+
+        def mallopt(self, option, value):
+            calls.append((option, value))
+
+    monkeypatch.setattr(rkd, "_libc", FakeLibc())
+    monkeypatch.setenv("MALLOC_MMAP_THRESHOLD_", str(32 * 2**20))
+    monkeypatch.delenv("MALLOC_TRIM_THRESHOLD_", raising=False)
     assert rkd.call_with_one_blas_thread(rkd.pickled_call(sum, ([1, 2, 3],), {})) == 6
     with pytest.raises(ZeroDivisionError):
         rkd.call_with_one_blas_thread(rkd.pickled_call(divmod, (1, 0), {}))
-    assert trims == [0, 0]
-    monkeypatch.setattr(rkd, "_malloc_trim", None)  # looked up for real: glibc's here, called without harm
-    rkd._release_free_heap()
-    assert rkd._malloc_trim is not None
+    assert calls == [("trim", 0), ("trim", 0)]
+    calls.clear()
+    payload = rkd.pickled_call(len, (b"",), {}, leave_out=frozenset({0}))
+    assert rkd.call_with_one_blas_thread(payload, {0: np.zeros(5, dtype=np.uint8)}) == 5
+    small = rkd.FILE_TASK_THRESHOLD
+    assert calls == [(rkd.M_MMAP_THRESHOLD, small), (rkd.M_TRIM_THRESHOLD, small),
+                     (rkd.M_MMAP_THRESHOLD, 32 * 2**20), (rkd.M_TRIM_THRESHOLD, small), ("trim", 0)]
+    monkeypatch.setattr(rkd, "_libc", None)  # looked up for real: glibc's here (mallopt is not called: it would
+    rkd._release_free_heap()                 # change this test process's allocator for the rest of the suite)
+    assert rkd._libc is not None and (rkd._libc is False or hasattr(rkd._libc, "mallopt"))
