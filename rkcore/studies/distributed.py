@@ -302,7 +302,7 @@ def _glibc():
 def _heap_mapped_per_array(active: bool) -> Iterator[None]:
     """While ``active``: glibc's mmap and trim thresholds at :data:`FILE_TASK_THRESHOLD`; after, the worker's own
     (its environment's MALLOC_MMAP_THRESHOLD_ / MALLOC_TRIM_THRESHOLD_, else glibc's 128 KiB)."""
-    libc = _glibc() if active else False
+    libc = _glibc() if active else None
     if not libc:
         yield
         return
