@@ -33,6 +33,11 @@ def cluster():
     """rkcore-app's local cluster (two worker processes, one thread each), as start_local_cluster starts it."""
     with pytest.MonkeyPatch.context() as mp:
         mp.setenv("PYTHONPATH", os.pathsep.join([str(REPO), os.environ.get("PYTHONPATH", "")]))
+        # as rkcore-app's environment is: a nanny started in this test process earlier (dask's own default
+        # configuration) wrote its MALLOC_TRIM_THRESHOLD_ into os.environ, and a nanny lets the environment override
+        # the thresholds its configuration gives the workers
+        for name in ("MALLOC_TRIM_THRESHOLD_", "MALLOC_MMAP_THRESHOLD_"):
+            mp.delenv(name, raising=False)
         process, address = workers.start_local_cluster(2, TEST_WORKER_BYTES)
     yield address
     _disconnect()
@@ -43,6 +48,7 @@ def cluster():
 @pytest.fixture
 def on_cluster(cluster, monkeypatch):
     monkeypatch.setenv(workers.SCHEDULER_ENV, cluster)
+    monkeypatch.setattr(workers, "one_blas_thread_here", lambda: None)  # not this test process's pools and environment
     client = workers._client_or_none()
     # a worker ended by the test before is back: in 0.3 s on a quiet machine, but twice in this stop's runs (after
     # an edit, with the test files' bytecode recompiled) not within 60 s; 180 s before calling it an error
@@ -221,11 +227,12 @@ def test_rkcore_app_starts_a_local_cluster_unless_one_is_named(monkeypatch, envi
     monkeypatch.setattr(workers, "start_local_cluster", lambda n: calls.append(("start", n)) or ("proc", "tcp://x:1"))
     monkeypatch.setattr(workers, "stop_local_cluster", lambda p: calls.append(("stop", p)))
     monkeypatch.setattr(stcli, "main", lambda: calls.append(("app", os.environ.get(workers.SCHEDULER_ENV))) or 0)
+    monkeypatch.setattr(workers, "one_blas_thread_here", lambda: calls.append(("one BLAS thread", None)))
     with pytest.raises(SystemExit):
         cli.main([])
     scheduler = "tcp://x:1" if started else environment[workers.SCHEDULER_ENV]
-    assert calls == ([("start", workers.local_workers())] if started else []) + [("app", scheduler)] + (
-        [("stop", "proc")] if started else [])
+    assert calls == ([("start", workers.local_workers())] if started else []) + [
+        ("one BLAS thread", None), ("app", scheduler)] + ([("stop", "proc")] if started else [])
     calls.clear()
     monkeypatch.delenv(workers.SCHEDULER_ENV, raising=False)
     with pytest.raises(SystemExit):
