@@ -24,6 +24,7 @@ from rkcore.studies.costs import RunCost
 
 from .identity import owner_id
 from .run_context import current_run
+from .workers import HERE_BYTES, HERE_SECONDS
 
 __all__ = ["ADMISSION", "AUTO_RUN_SECONDS", "MAX_RUN_SECONDS", "MEMORY_BUDGET", "Measurement", "Waiting",
            "admitted_run", "cost_phrase", "estimate_cost", "guarded", "heavy_work", "kept_measurement", "largest_fitting", "literal", "max_size_within", "measure_on_press",
@@ -178,9 +179,10 @@ def run_or_wait(cost: RunCost, *, key: str, params, what: str, fits: str = "", a
 
 # ---------------------------------------------------------------------------- the server's admission
 #: Runs the cost models price below both of these are light: they skip the line (a queue in front of a
-#: 20 ms view would only add waiting).
-LIGHT_SECONDS = 0.05
-LIGHT_BYTES = 64 * 2**20
+#: 20 ms view would only add waiting), and are computed in the app process (rkapp.workers.computed_here, where the
+#: bounds are defined once).
+LIGHT_SECONDS = HERE_SECONDS
+LIGHT_BYTES = HERE_BYTES
 #: What a heavy function asks for when no estimate was announced (run_or_wait was not called first).
 UNANNOUNCED = RunCost(1.0, 256 * 2**20)
 #: Seconds between two looks at the line: the notice shows after the first, and changes when the place does.

@@ -86,18 +86,20 @@ def execute(view: View, spec: ViewSpec, data, settings: dict) -> Any:
     ``compute`` takes a ``progress`` keyword, reports to a progress bar in this process; in a worker, whose
     reports cannot reach the page, it gets ``progress=None`` and the page a spinner."""
     reports = bool(view.progress) or "progress" in inspect.signature(view.compute).parameters
+    label = view.progress or f"Computing {view.what}…"
     # the price of a light run (rkapp.guard.heavy_work), None for a heavy one; a timing is taken where heavy work
     # runs (a worker: one thread, no other session's script beside it), whatever its size
     light = None if view.measure else current_run().light
-    with computed_here(*((light.seconds, light.bytes) if light is not None else (float("inf"), 0))) as here:
+    seconds, memory = (light.seconds, light.bytes) if light is not None else (float("inf"), 0)
+    with computed_here(seconds, memory) as here:
         if here and not reports:
             return view.compute(spec, data, **settings)
         if here:
-            with progress_bar(view.progress or f"Computing {view.what}…") as report:
+            with progress_bar(label) as report:
                 return view.compute(spec, data, progress=report, **settings)
     if not reports:
         return run_in_worker(view.compute, (spec, data), settings, what=view.what)
-    with st.spinner(view.progress or f"Computing {view.what}…"):
+    with st.spinner(label):
         return run_in_worker(view.compute, (spec, data), {**settings, "progress": None}, what=view.what)
 
 

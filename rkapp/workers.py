@@ -67,7 +67,8 @@ DECLARED_SECONDS = 30.0
 #: Times a run is sent again when the worker it waited on died before starting it (another run ended that worker).
 RESUBMISSIONS = 2
 
-#: A run the cost models price under both of these (rkapp.guard's light runs) is computed in the app process that
+#: A run the cost models price under both of these (rkapp.guard's light runs: LIGHT_SECONDS and LIGHT_BYTES are these)
+#: is computed in the app process that
 #: asked for it, not sent to a worker (:func:`computed_here`): for such a run the trip cost more CPU than the run
 #: (issue 37 (d): the Gram view at n = 250, D = 512 takes 4-5 ms of CPU with one BLAS thread, against 16-70 ms
 #: through the cluster: client, scheduler, worker; benchmarks/results/cpu_per_change.md). The bytes are the cost

@@ -314,15 +314,13 @@ def _heap_mapped_per_array(active: bool) -> Iterator[None]:
         yield
     finally:
         for option, name in ((M_MMAP_THRESHOLD, "MALLOC_MMAP_THRESHOLD_"), (M_TRIM_THRESHOLD, "MALLOC_TRIM_THRESHOLD_")):
-            try:
-                libc.mallopt(option, int(os.environ.get(name, FILE_TASK_THRESHOLD)))
-            except ValueError:
-                libc.mallopt(option, FILE_TASK_THRESHOLD)
+            value = os.environ.get(name, "").strip()
+            libc.mallopt(option, int(value) if value.isdigit() else FILE_TASK_THRESHOLD)
 
 
 def _release_free_heap() -> None:
     """Give the heap's free memory back to the system at the end of a task (glibc's ``malloc_trim(0)``; nothing
-    elsewhere). A worker reuses its heap for arrays under 4 MiB (LOCAL_CLUSTER_CONFIG): within a run that saves
+    elsewhere). A worker reuses its heap for arrays up to 32 MiB (LOCAL_CLUSTER_CONFIG): within a run that saves
     the page faults; between runs that memory would stay with the worker, above what the memory budget counts
     (eight 59 MB uploads, 2 app processes: the server's memory after them 1.24 GB without this, 1.03 with it)."""
     libc = _glibc()
